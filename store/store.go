@@ -1,0 +1,214 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Sentinel errors. Every backend maps its own failures to these once, so
+// callers branch with errors.Is and never on backend-specific codes.
+var (
+	// ErrNotFound: the object (or, for S3, the key under If-Match) does not exist.
+	ErrNotFound = errors.New("object not found")
+	// ErrPrecondition: a conditional write lost: the object exists (create-if-absent)
+	// or its version is no longer the one given (replace-if-match).
+	ErrPrecondition = errors.New("precondition failed")
+	// ErrTransient: a failure worth retrying after a backoff: S3 409
+	// ConditionalRequestConflict, 5xx, throttling, connection resets. For a
+	// write, its outcome is unknown: the object may or may not have been written.
+	ErrTransient = errors.New("transient store failure")
+	// ErrAccessDenied: the credentials are wrong or lack permission. Not retried.
+	ErrAccessDenied = errors.New("access denied")
+	// ErrBucketNotFound: the bucket (or root directory) does not exist. Not retried.
+	ErrBucketNotFound = errors.New("bucket not found")
+	// ErrInvalidKey: a key that could escape the store root or is otherwise
+	// malformed (empty, absolute, "..", control characters, reserved names).
+	ErrInvalidKey = errors.New("invalid key")
+)
+
+// Attrs describes a stored object.
+type Attrs struct {
+	Key     string    // relative to the store root
+	Size    int64     // bytes
+	ETag    string    // opaque version token; changes whenever the content is replaced. May be empty in List results.
+	ModTime time.Time // the store's own timestamp of the last write (never the caller's clock)
+}
+
+// PutOptions make a write conditional. The zero value is an unconditional write.
+type PutOptions struct {
+	// IfNoneMatch makes the write create-if-absent (S3 If-None-Match: *).
+	// A write to an existing key fails with ErrPrecondition and leaves it unchanged.
+	IfNoneMatch bool
+	// IfMatch, when not empty, makes the write replace-if-version-matches
+	// (S3 If-Match: etag). A stale version fails with ErrPrecondition; a missing
+	// key fails with an error matching both ErrPrecondition and ErrNotFound.
+	IfMatch string
+	// ContentType is advisory metadata; backends that cannot store it ignore it.
+	ContentType string
+}
+
+// WriterOptions tune a streaming write. The zero value works.
+type WriterOptions struct {
+	PutOptions
+	// PartSize is the size of one multipart part on S3 (default 8 MiB, minimum 5 MiB).
+	PartSize int64
+	// Concurrency is the number of parts uploaded at once (default 4).
+	// Memory in use is bounded by about (Concurrency+1) * PartSize.
+	Concurrency int
+}
+
+// Writer streams a large object. Nothing is visible until Commit returns nil;
+// Abort (or a failed Commit, or a cancelled context) leaves nothing behind:
+// no object and no dangling multipart upload.
+type Writer interface {
+	io.Writer
+	// Commit finishes the write and makes the object visible atomically.
+	Commit() (Attrs, error)
+	// Abort discards everything written. Safe to call after Commit (no-op).
+	Abort() error
+}
+
+// Store is a flat key space of immutable-on-write objects with conditional
+// writes. Keys are relative, slash-separated, and validated by ValidateKey.
+type Store interface {
+	// Get opens an object for reading. The caller closes the reader.
+	Get(ctx context.Context, key string) (io.ReadCloser, Attrs, error)
+	// Stat returns an object's attributes without its content.
+	Stat(ctx context.Context, key string) (Attrs, error)
+	// Put writes a small object in one request, atomically.
+	Put(ctx context.Context, key string, data []byte, opts PutOptions) (Attrs, error)
+	// NewWriter starts a streaming write of a large object.
+	NewWriter(ctx context.Context, key string, opts WriterOptions) (Writer, error)
+	// Delete removes an object unconditionally. Deleting a missing key is not an error.
+	Delete(ctx context.Context, key string) error
+	// List yields every object whose key starts with prefix, in lexical key order.
+	List(ctx context.Context, prefix string) iter.Seq2[Attrs, error]
+	// URI returns the absolute location of a key (s3://bucket/root/key, file:///root/key, mem://...).
+	URI(key string) string
+	// Close releases resources held by the store.
+	Close() error
+}
+
+// BatchDeleter is implemented by stores that delete many keys per request
+// (S3 DeleteObjects, up to 1,000 keys per call).
+type BatchDeleter interface {
+	DeleteMany(ctx context.Context, keys []string) error
+}
+
+// Upload is an unfinished multipart upload.
+type Upload struct {
+	Key       string
+	ID        string
+	Initiated time.Time
+}
+
+// UploadLister is implemented by stores with multipart uploads (S3), so that
+// garbage collection can find and abort abandoned ones.
+type UploadLister interface {
+	ListUploads(ctx context.Context, prefix string) iter.Seq2[Upload, error]
+	AbortUpload(ctx context.Context, u Upload) error
+}
+
+// Clock reports the store's notion of the current time, e.g. by writing a probe
+// object and reading its timestamp. GC uses it so that ages never depend on a
+// worker's clock. Stores without it fall back to the local clock.
+type Clock interface {
+	Now(ctx context.Context) (time.Time, error)
+}
+
+// ValidateKey rejects keys that could escape the store root or are ambiguous:
+// empty keys, absolute paths, empty, "." or ".." segments, backslashes,
+// control characters, invalid UTF-8, and names reserved for the file
+// backend's temporary and lock files.
+func ValidateKey(key string) error {
+	if key == "" {
+		return fmt.Errorf("%w: empty key", ErrInvalidKey)
+	}
+	if len(key) > 1024 {
+		return fmt.Errorf("%w: key longer than 1024 bytes", ErrInvalidKey)
+	}
+	if !utf8.ValidString(key) {
+		return fmt.Errorf("%w: %q is not valid UTF-8", ErrInvalidKey, key)
+	}
+	if strings.HasPrefix(key, "/") {
+		return fmt.Errorf("%w: %q is absolute", ErrInvalidKey, key)
+	}
+	for _, r := range key {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%w: %q contains a control character", ErrInvalidKey, key)
+		}
+		if r == '\\' {
+			return fmt.Errorf("%w: %q contains a backslash", ErrInvalidKey, key)
+		}
+	}
+	for _, seg := range strings.Split(key, "/") {
+		switch {
+		case seg == "":
+			return fmt.Errorf("%w: %q has an empty path segment", ErrInvalidKey, key)
+		case seg == "." || seg == "..":
+			return fmt.Errorf("%w: %q has a %q segment", ErrInvalidKey, key, seg)
+		case strings.HasSuffix(seg, reservedTmpSuffix) || strings.HasSuffix(seg, reservedLockSuffix):
+			return fmt.Errorf("%w: %q uses a reserved name", ErrInvalidKey, key)
+		}
+	}
+	return nil
+}
+
+// ValidatePrefix is ValidateKey for list prefixes: the empty prefix (everything)
+// is allowed, and a trailing slash is allowed.
+func ValidatePrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	return ValidateKey(strings.TrimSuffix(prefix, "/"))
+}
+
+const (
+	reservedTmpSuffix  = ".pswap-tmp"
+	reservedLockSuffix = ".pswap-lock"
+)
+
+// IsRetryable reports whether err is worth retrying after a backoff.
+func IsRetryable(err error) bool {
+	return errors.Is(err, ErrTransient)
+}
+
+// ReadAll reads a whole (small) object.
+func ReadAll(ctx context.Context, s Store, key string) ([]byte, Attrs, error) {
+	rc, a, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, Attrs{}, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, Attrs{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	return b, a, nil
+}
+
+// DeleteAll deletes keys, in batches where the store supports it.
+func DeleteAll(ctx context.Context, s Store, keys []string) error {
+	if bd, ok := s.(BatchDeleter); ok {
+		for len(keys) > 0 {
+			n := min(len(keys), 1000)
+			if err := bd.DeleteMany(ctx, keys[:n]); err != nil {
+				return err
+			}
+			keys = keys[n:]
+		}
+		return nil
+	}
+	for _, k := range keys {
+		if err := s.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
