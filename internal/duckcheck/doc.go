@@ -1,0 +1,12 @@
+// Package duckcheck runs SQL in DuckDB, through Node.js and the npm package
+// @duckdb/node-api, so that tests can check pswap's Parquet output with a
+// reader that shares no code with pswap, and benchmarks can compare against
+// DuckDB's own Parquet writer.
+//
+// The npm package is pinned by package.json and package-lock.json in this
+// folder; `npm ci` there installs it into node_modules (not committed).
+// Tests call [Available] (or [SkipIfUnavailable]) first and skip with a
+// clear message when node or the package is missing.
+//
+// This package is for tests and benchmarks only.
+package duckcheck
