@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# MinIO for pswap's tests: built from source (no binaries are published),
+# started on free loopback ports with fresh random credentials per run.
+#
+#   scripts/minio.sh build            build (or reuse) the pinned MinIO; prints its path
+#   scripts/minio.sh start [ENVFILE]  start a server; prints the env file path
+#   scripts/minio.sh stop ENVFILE     stop that server and remove its data
+#
+# The env file (mode 0600) sets AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
+# AWS_SECRET_ACCESS_KEY, AWS_REGION, PSWAP_TEST_S3=1, MINIO_PID,
+# MINIO_DATA_DIR, MINIO_STATE_DIR and MINIO_LOG. Load it with
+#   set -a; . "$ENVFILE"; set +a
+# Nothing here prints the secret key.
+#
+# Cache: ${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/minio/<version>/minio
+set -euo pipefail
+
+MINIO_MODULE=github.com/minio/minio
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+CACHE_DIR="${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/minio/$MINIO_VERSION"
+MINIO_BIN="$CACHE_DIR/minio"
+START_TIMEOUT="${MINIO_START_TIMEOUT:-60}"
+
+log() { printf 'minio.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+# binary_ok reports whether $MINIO_BIN exists and was built from the pinned version.
+binary_ok() {
+	[[ -x "$MINIO_BIN" ]] || return 1
+	go version -m "$MINIO_BIN" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+$MINIO_MODULE[[:space:]]+$MINIO_VERSION([[:space:]]|\$)"
+}
+
+cmd_build() {
+	if binary_ok; then
+		echo "$MINIO_BIN"
+		return 0
+	fi
+	mkdir -p "$CACHE_DIR"
+	# One build at a time per cache: a second caller waits and reuses it.
+	exec 9>"$CACHE_DIR/.build.lock"
+	flock 9
+	if binary_ok; then
+		echo "$MINIO_BIN"
+		return 0
+	fi
+	local tmp start
+	tmp="$(mktemp -d "$CACHE_DIR/.build.XXXXXX")"
+	start=$SECONDS
+	log "building MinIO $MINIO_VERSION from source (takes minutes the first time)"
+	if ! (cd "$tmp" && GOBIN="$tmp/bin" GOFLAGS= GOWORK=off go install "$MINIO_MODULE@$MINIO_VERSION") >"$tmp/build.log" 2>&1; then
+		tail -n 30 "$tmp/build.log" >&2
+		rm -rf "$tmp"
+		die "MinIO build failed"
+	fi
+	mv -f "$tmp/bin/minio" "$MINIO_BIN"
+	rm -rf "$tmp"
+	log "built MinIO in $((SECONDS - start))s: $MINIO_BIN"
+	echo "$MINIO_BIN"
+}
+
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+	local port i
+	for ((i = 0; i < 200; i++)); do
+		port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	die "no free port found"
+}
+
+random_hex() { # bytes
+	od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'
+}
+
+cmd_start() {
+	[[ -x "$MINIO_BIN" ]] || die "MinIO is not built: run '$0 build' first"
+	local state envfile data logf port cport user pass pid i
+	state="$(mktemp -d "${TMPDIR:-/tmp}/pswap-minio.XXXXXX")"
+	chmod 700 "$state"
+	envfile="${1:-$state/env}"
+	data="$state/data"
+	logf="$state/minio.log"
+	mkdir -p "$data"
+	port="$(free_port)"
+	cport="$(free_port)"
+	while [[ "$cport" == "$port" ]]; do cport="$(free_port)"; done
+	user="pswap-$(random_hex 6)"
+	pass="$(random_hex 24)"
+
+	# setsid: the server gets its own process group, so a Ctrl-C aimed at
+	# the test run does not kill it before the cleanup trap stops it.
+	MINIO_ROOT_USER="$user" MINIO_ROOT_PASSWORD="$pass" \
+		MINIO_BROWSER=on MINIO_UPDATE=off MINIO_CI_CD=1 \
+		setsid "$MINIO_BIN" server "$data" --quiet \
+		--address "127.0.0.1:$port" --console-address "127.0.0.1:$cport" \
+		>"$logf" 2>&1 </dev/null &
+	pid=$!
+
+	(
+		umask 077
+		cat >"$envfile" <<EOF
+AWS_ENDPOINT_URL=http://127.0.0.1:$port
+AWS_ACCESS_KEY_ID=$user
+AWS_SECRET_ACCESS_KEY=$pass
+AWS_REGION=us-east-1
+PSWAP_TEST_S3=1
+MINIO_PID=$pid
+MINIO_DATA_DIR=$data
+MINIO_STATE_DIR=$state
+MINIO_LOG=$logf
+MINIO_CONSOLE_URL=http://127.0.0.1:$cport
+EOF
+	)
+
+	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
+		if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/minio/health/live" 2>/dev/null; then
+			log "MinIO is up on 127.0.0.1:$port (pid $pid)"
+			echo "$envfile"
+			return 0
+		fi
+		if ! kill -0 "$pid" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	log "MinIO did not become healthy; last log lines (secret redacted):"
+	tail -n 30 "$logf" | sed "s/$pass/[redacted]/g" >&2 || true
+	cmd_stop "$envfile" || true
+	die "MinIO failed to start"
+}
+
+cmd_stop() {
+	local envfile="${1:?usage: $0 stop ENVFILE}"
+	[[ -f "$envfile" ]] || die "no env file $envfile"
+	local pid data state i
+	pid="$(sed -n 's/^MINIO_PID=//p' "$envfile")"
+	data="$(sed -n 's/^MINIO_DATA_DIR=//p' "$envfile")"
+	state="$(sed -n 's/^MINIO_STATE_DIR=//p' "$envfile")"
+	if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
+		# Only kill the process if it still is our MinIO server.
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "server $data"; then
+			kill -TERM "$pid" 2>/dev/null || true
+			for ((i = 0; i < 100; i++)); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			if kill -0 "$pid" 2>/dev/null; then
+				kill -KILL "$pid" 2>/dev/null || true
+			fi
+		else
+			log "pid $pid is not the MinIO server started with $envfile; not killing it"
+		fi
+	fi
+	# Remove only what start created: a pswap-minio.* temp directory.
+	if [[ -n "$state" && -d "$state" && "$(basename "$state")" == pswap-minio.* ]]; then
+		rm -rf "$state"
+	elif [[ -n "$data" && -d "$data" ]]; then
+		rm -rf "$data"
+	fi
+	rm -f "$envfile"
+}
+
+case "${1:-}" in
+build) cmd_build ;;
+start) shift; cmd_start "$@" ;;
+stop) shift; cmd_stop "$@" ;;
+path) echo "$MINIO_BIN" ;;
+version) echo "$MINIO_VERSION" ;;
+*)
+	echo "usage: $0 build | start [ENVFILE] | stop ENVFILE | path | version" >&2
+	exit 2
+	;;
+esac
