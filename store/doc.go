@@ -1,0 +1,16 @@
+// Package store is pswap's small object-store abstraction: get, stat,
+// conditional put, streaming write, delete and list, with a few optional
+// interfaces (batch delete, multipart-upload listing, the store's clock).
+//
+// Backends live in subpackages: memstore (in memory, for tests), filestore
+// (a local directory, the embedded default) and s3store (AWS S3 and
+// S3-compatible servers such as MinIO). All of them pass the same
+// conformance suite, storetest.Run.
+//
+// Conditional writes are the foundation of pswap's commit: PutOptions.IfNoneMatch
+// creates an object only if it is absent, PutOptions.IfMatch replaces it only
+// if it is still at the version the caller read. Backend failures are mapped
+// once to the sentinels of this package (ErrNotFound, ErrPrecondition,
+// ErrTransient, ErrAccessDenied, ErrBucketNotFound, ErrInvalidKey), which
+// callers check with errors.Is.
+package store

@@ -1,0 +1,15 @@
+// Package filestore is the store.Store of a local directory, the embedded
+// default of pswap (file:///path or a plain path).
+//
+// Conditional writes are atomic by construction and hold across processes:
+//   - every write goes to a fully written, fsynced temporary file beside the
+//     target (".NAME.RANDOM.pswap-tmp");
+//   - create-if-absent is link(2) of that file to the final name, which fails
+//     if the name exists — never stat-then-rename;
+//   - replace-if-match takes an exclusive flock(2) on ".NAME.pswap-lock",
+//     compares the current content hash with the expected one, and renames.
+//
+// The version token (ETag) is a SHA-256 content hash, never a timestamp, so a
+// replace within the same clock tick is still seen as a change. Temporary and
+// lock files are hidden from List, and keys may not use their suffixes.
+package filestore

@@ -1,0 +1,512 @@
+package filestore
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"iter"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pswap/pswap/store"
+)
+
+const (
+	tmpSuffix  = ".pswap-tmp"
+	lockSuffix = ".pswap-lock"
+)
+
+// Store is a store.Store on a local directory. It is safe for concurrent use
+// by many goroutines and many processes.
+type Store struct {
+	root string // absolute, cleaned
+}
+
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.Clock        = (*Store)(nil)
+	_ store.BatchDeleter = (*Store)(nil)
+)
+
+// New returns a store rooted at dir. The directory is created on the first
+// write if it does not exist; reads of a missing root find nothing.
+func New(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("filestore: empty root directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("filestore: root %q: %w", dir, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("filestore: root %s is not a directory", abs)
+	}
+	return &Store{root: filepath.Clean(abs)}, nil
+}
+
+// Root returns the absolute root directory.
+func (s *Store) Root() string { return s.root }
+
+func (s *Store) path(key string) (string, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.root, filepath.FromSlash(key)), nil
+}
+
+// URI implements store.Store.
+func (s *Store) URI(key string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(s.root, filepath.FromSlash(key)))}
+	return u.String()
+}
+
+// Close implements store.Store.
+func (s *Store) Close() error { return nil }
+
+// Now implements store.Clock: a local directory's timestamps come from this
+// machine's clock.
+func (s *Store) Now(ctx context.Context) (time.Time, error) { return time.Now().UTC(), ctx.Err() }
+
+func mapErr(op, uri string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s %s: %w", op, uri, store.ErrNotFound)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s %s: %w: %v", op, uri, store.ErrAccessDenied, err)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%s %s: %w", op, uri, store.ErrNotFound)
+	}
+	return fmt.Errorf("%s %s: %w", op, uri, err)
+}
+
+// etag is a content hash: the file's version token never depends on mtime.
+func etagOf(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)[:16]) }
+
+func hashFile(f *os.File) (string, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return "", err
+	}
+	return etagOf(h), nil
+}
+
+func attrsOf(key string, fi os.FileInfo, etag string) store.Attrs {
+	return store.Attrs{Key: key, Size: fi.Size(), ETag: etag, ModTime: fi.ModTime().UTC()}
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, store.Attrs{}, err
+	}
+	p, err := s.path(key)
+	if err != nil {
+		return nil, store.Attrs{}, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, store.Attrs{}, mapErr("get", s.URI(key), err)
+	}
+	a, err := statFile(key, f)
+	if err != nil {
+		f.Close()
+		return nil, store.Attrs{}, mapErr("get", s.URI(key), err)
+	}
+	return f, a, nil
+}
+
+func statFile(key string, f *os.File) (store.Attrs, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	if fi.IsDir() {
+		return store.Attrs{}, fs.ErrNotExist
+	}
+	etag, err := hashFile(f)
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	return attrsOf(key, fi, etag), nil
+}
+
+// Stat implements store.Store. The ETag costs a read of the file.
+func (s *Store) Stat(ctx context.Context, key string) (store.Attrs, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Attrs{}, err
+	}
+	p, err := s.path(key)
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return store.Attrs{}, mapErr("stat", s.URI(key), err)
+	}
+	defer f.Close()
+	a, err := statFile(key, f)
+	return a, mapErr("stat", s.URI(key), err)
+}
+
+// Put implements store.Store.
+func (s *Store) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
+	w, err := s.NewWriter(ctx, key, store.WriterOptions{PutOptions: opts})
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	if _, err := w.Write(data); err != nil {
+		w.Abort()
+		return store.Attrs{}, err
+	}
+	return w.Commit()
+}
+
+// NewWriter implements store.Store: the object is written to a temporary file
+// beside its final name and becomes visible on Commit by link(2) (create if
+// absent) or rename(2) (replace), after an fsync.
+func (s *Store) NewWriter(ctx context.Context, key string, opts store.WriterOptions) (store.Writer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := s.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := createTemp(p)
+	if err != nil {
+		return nil, mapErr("write", s.URI(key), err)
+	}
+	return &writer{ctx: ctx, s: s, key: key, path: p, f: f, h: sha256.New(), opts: opts.PutOptions}, nil
+}
+
+func createTemp(p string) (*os.File, error) {
+	dir, base := filepath.Split(p)
+	var lastErr error
+	// A concurrent Delete may remove an empty parent directory between
+	// MkdirAll and the create: retry.
+	for range 5 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		name := filepath.Join(dir, "."+base+"."+hex.EncodeToString(rnd[:])+tmpSuffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, nil
+		}
+		lastErr = err
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+type writer struct {
+	ctx  context.Context
+	s    *Store
+	key  string
+	path string
+	f    *os.File
+	h    hash.Hash
+	n    int64
+	opts store.PutOptions
+	done bool
+	err  error
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, fmt.Errorf("write %s: writer already finished", w.s.URI(w.key))
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if err := w.ctx.Err(); err != nil {
+		w.err = err
+		return 0, err
+	}
+	n, err := w.f.Write(p)
+	w.h.Write(p[:n])
+	w.n += int64(n)
+	if err != nil {
+		w.err = mapErr("write", w.s.URI(w.key), err)
+		return n, w.err
+	}
+	return n, nil
+}
+
+func (w *writer) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	name := w.f.Name()
+	w.f.Close()
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func (w *writer) Commit() (store.Attrs, error) {
+	if w.done {
+		return store.Attrs{}, fmt.Errorf("commit %s: writer already finished", w.s.URI(w.key))
+	}
+	if w.err != nil {
+		w.Abort()
+		return store.Attrs{}, w.err
+	}
+	if err := w.ctx.Err(); err != nil {
+		w.Abort()
+		return store.Attrs{}, err
+	}
+	tmp := w.f.Name()
+	if err := w.f.Sync(); err != nil {
+		w.Abort()
+		return store.Attrs{}, mapErr("sync", w.s.URI(w.key), err)
+	}
+	fi, err := w.f.Stat()
+	if err != nil {
+		w.Abort()
+		return store.Attrs{}, mapErr("stat", w.s.URI(w.key), err)
+	}
+	if err := w.f.Close(); err != nil {
+		w.Abort()
+		return store.Attrs{}, mapErr("close", w.s.URI(w.key), err)
+	}
+	w.done = true
+	defer os.Remove(tmp) // after link the temp name is redundant; after rename it is gone
+	etag := etagOf(w.h)
+	uri := w.s.URI(w.key)
+	switch {
+	case w.opts.IfNoneMatch:
+		// link(2) fails if the name exists: an atomic create-if-absent.
+		if err := os.Link(tmp, w.path); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return store.Attrs{}, fmt.Errorf("put %s: object exists: %w", uri, store.ErrPrecondition)
+			}
+			return store.Attrs{}, mapErr("link", uri, err)
+		}
+	default:
+		unlock, err := lock(w.path, true)
+		if err != nil {
+			return store.Attrs{}, mapErr("lock", uri, err)
+		}
+		defer unlock(false)
+		if w.opts.IfMatch != "" {
+			cur, err := os.Open(w.path)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return store.Attrs{}, fmt.Errorf("put %s if-match: %w: %w", uri, store.ErrPrecondition, store.ErrNotFound)
+				}
+				return store.Attrs{}, mapErr("open", uri, err)
+			}
+			curTag, err := hashFile(cur)
+			cur.Close()
+			if err != nil {
+				return store.Attrs{}, mapErr("read", uri, err)
+			}
+			if curTag != w.opts.IfMatch {
+				return store.Attrs{}, fmt.Errorf("put %s: version changed: %w", uri, store.ErrPrecondition)
+			}
+		}
+		if err := os.Rename(tmp, w.path); err != nil {
+			return store.Attrs{}, mapErr("rename", uri, err)
+		}
+	}
+	syncDir(filepath.Dir(w.path))
+	return store.Attrs{Key: w.key, Size: w.n, ETag: etag, ModTime: fi.ModTime().UTC()}, nil
+}
+
+// lock takes an exclusive flock(2) on the key's lock file, which lives beside
+// it. With create=false and no lock file, nobody has ever replaced the key,
+// and no lock is needed. The returned release func removes the lock file
+// first when remove is true (Delete): lockers that raced on the unlinked file
+// notice that the name now points elsewhere and retry, so two holders can
+// never run at once.
+func lock(p string, create bool) (release func(remove bool), err error) {
+	dir, base := filepath.Split(p)
+	name := filepath.Join(dir, "."+base+lockSuffix)
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE
+	}
+	for {
+		f, err := os.OpenFile(name, flag, 0o644)
+		if err != nil {
+			if !create && errors.Is(err, fs.ErrNotExist) {
+				return func(bool) {}, nil
+			}
+			return nil, err
+		}
+		for {
+			err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		// Is the name still this file? A Delete may have removed it while we waited.
+		var held, now unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &held) != nil || unix.Stat(name, &now) != nil || held.Ino != now.Ino || held.Dev != now.Dev {
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			f.Close()
+			if !create {
+				return func(bool) {}, nil
+			}
+			continue
+		}
+		return func(remove bool) {
+			if remove {
+				os.Remove(name)
+			}
+			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			f.Close()
+		}, nil
+	}
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// Delete implements store.Store. Empty parent directories are removed up to
+// the root, so collected generations leave no empty folders behind.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := s.path(key)
+	if err != nil {
+		return err
+	}
+	unlock, err := lock(p, false)
+	if err != nil {
+		return mapErr("lock", s.URI(key), err)
+	}
+	err = os.Remove(p)
+	unlock(true)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		return mapErr("delete", s.URI(key), err)
+	}
+	s.pruneDirs(filepath.Dir(p))
+	return nil
+}
+
+func (s *Store) pruneDirs(dir string) {
+	for dir != s.root && strings.HasPrefix(dir, s.root+string(filepath.Separator)) {
+		if err := os.Remove(dir); err != nil { // fails while not empty
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// DeleteMany implements store.BatchDeleter.
+func (s *Store) DeleteMany(ctx context.Context, keys []string) error {
+	for _, k := range keys {
+		if err := s.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// List implements store.Store. ETags are left empty (they would cost a read
+// of every file); use Stat for one.
+func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, error] {
+	return func(yield func(store.Attrs, error) bool) {
+		if err := ctx.Err(); err != nil {
+			yield(store.Attrs{}, err)
+			return
+		}
+		if err := store.ValidatePrefix(prefix); err != nil {
+			yield(store.Attrs{}, err)
+			return
+		}
+		// Walk only the deepest directory that the prefix names.
+		start := s.root
+		if i := strings.LastIndex(prefix, "/"); i >= 0 {
+			start = filepath.Join(s.root, filepath.FromSlash(prefix[:i]))
+		}
+		var out []store.Attrs
+		err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			name := d.Name()
+			if strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, lockSuffix) {
+				return nil
+			}
+			rel, err := filepath.Rel(s.root, p)
+			if err != nil || rel == "." {
+				return nil
+			}
+			key := filepath.ToSlash(rel)
+			if d.IsDir() {
+				// Skip directories that cannot contain a match.
+				if !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasPrefix(key, prefix) || !d.Type().IsRegular() {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) { // deleted meanwhile
+					return nil
+				}
+				return err
+			}
+			out = append(out, attrsOf(key, fi, ""))
+			return nil
+		})
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				err = ctxErr
+			}
+			yield(store.Attrs{}, mapErr("list", s.URI(prefix), err))
+			return
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+		for _, a := range out {
+			if !yield(a, nil) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package storetest
+
+import (
+	"context"
+	"io"
+	"iter"
+	"sync"
+
+	"github.com/pswap/pswap/store"
+)
+
+// Counting wraps a store and counts requests by operation, so that tests and
+// benchmarks can check what a commit or a read costs.
+type Counting struct {
+	store.Store
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// NewCounting wraps s.
+func NewCounting(s store.Store) *Counting { return &Counting{Store: s, counts: map[string]int{}} }
+
+func (c *Counting) add(op string) {
+	c.mu.Lock()
+	c.counts[op]++
+	c.mu.Unlock()
+}
+
+// Counts returns a copy of the counts by operation ("get", "stat", "put",
+// "put-if-none-match", "put-if-match", "writer", "delete", "list").
+func (c *Counting) Counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.counts))
+	for k, v := range c.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// Total returns the number of requests counted.
+func (c *Counting) Total() int {
+	n := 0
+	for _, v := range c.Counts() {
+		n += v
+	}
+	return n
+}
+
+// Reset zeroes the counts.
+func (c *Counting) Reset() {
+	c.mu.Lock()
+	c.counts = map[string]int{}
+	c.mu.Unlock()
+}
+
+func (c *Counting) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs, error) {
+	c.add("get")
+	return c.Store.Get(ctx, key)
+}
+
+func (c *Counting) Stat(ctx context.Context, key string) (store.Attrs, error) {
+	c.add("stat")
+	return c.Store.Stat(ctx, key)
+}
+
+func (c *Counting) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
+	switch {
+	case opts.IfNoneMatch:
+		c.add("put-if-none-match")
+	case opts.IfMatch != "":
+		c.add("put-if-match")
+	default:
+		c.add("put")
+	}
+	return c.Store.Put(ctx, key, data, opts)
+}
+
+func (c *Counting) NewWriter(ctx context.Context, key string, opts store.WriterOptions) (store.Writer, error) {
+	c.add("writer")
+	return c.Store.NewWriter(ctx, key, opts)
+}
+
+func (c *Counting) Delete(ctx context.Context, key string) error {
+	c.add("delete")
+	return c.Store.Delete(ctx, key)
+}
+
+func (c *Counting) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, error] {
+	c.add("list")
+	return c.Store.List(ctx, prefix)
+}

@@ -1,0 +1,549 @@
+// Package storetest is the conformance suite that every store.Store backend
+// runs (memory, file, S3 on MinIO), each supplying only a constructor, in the
+// style of go-cloud's blob/drivertest. It also offers a request-counting
+// wrapper used by tests and benchmarks of the layers above.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pswap/pswap/store"
+)
+
+// Options tune the suite for a backend. The zero value runs everything.
+type Options struct {
+	// PartSize for the multipart test (default 5 MiB, the S3 minimum).
+	PartSize int64
+	// ListKeys is the number of keys in the pagination test (default 1,050:
+	// more than one S3 page of 1,000).
+	ListKeys int
+}
+
+// Run runs the conformance suite. newStore must return an empty store,
+// isolated from every other call's.
+func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Options) {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.PartSize == 0 {
+		o.PartSize = 5 << 20
+	}
+	if o.ListKeys == 0 {
+		o.ListKeys = 1050
+	}
+	ctx := context.Background()
+	t.Run("MissingKey", func(t *testing.T) {
+		s := newStore(t)
+		if _, _, err := s.Get(ctx, "no/such/key"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Get missing: got %v, want ErrNotFound", err)
+		}
+		if _, err := s.Stat(ctx, "no/such/key"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Stat missing: got %v, want ErrNotFound", err)
+		}
+		if err := s.Delete(ctx, "no/such/key"); err != nil {
+			t.Fatalf("Delete missing: %v", err)
+		}
+	})
+	t.Run("RoundTrip", func(t *testing.T) {
+		s := newStore(t)
+		data := []byte("hello, partition\n")
+		a, err := s.Put(ctx, "dt=2026-11-29/a.txt", data, store.PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Size != int64(len(data)) || a.ETag == "" || a.Key != "dt=2026-11-29/a.txt" {
+			t.Fatalf("Put attrs = %+v", a)
+		}
+		got, ga, err := store.ReadAll(ctx, s, "dt=2026-11-29/a.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatalf("Get = %q, want %q", got, data)
+		}
+		st, err := s.Stat(ctx, "dt=2026-11-29/a.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.ETag != a.ETag || ga.ETag != a.ETag || st.Size != a.Size {
+			t.Fatalf("etags differ: put %q get %q stat %q", a.ETag, ga.ETag, st.ETag)
+		}
+		if st.ModTime.IsZero() {
+			t.Fatal("zero ModTime")
+		}
+		// An empty object is an object.
+		if _, err := s.Put(ctx, "empty", nil, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if b, _, err := store.ReadAll(ctx, s, "empty"); err != nil || len(b) != 0 {
+			t.Fatalf("empty object: %q, %v", b, err)
+		}
+	})
+	t.Run("Overwrite", func(t *testing.T) {
+		s := newStore(t)
+		a1 := mustPut(t, s, "k", "one", store.PutOptions{})
+		a2 := mustPut(t, s, "k", "two", store.PutOptions{})
+		if a1.ETag == a2.ETag {
+			t.Fatalf("etag unchanged by overwrite: %q", a1.ETag)
+		}
+		expectContent(t, s, "k", "two")
+	})
+	t.Run("CreateIfAbsent", func(t *testing.T) {
+		s := newStore(t)
+		mustPut(t, s, "k", "first", store.PutOptions{IfNoneMatch: true})
+		_, err := s.Put(ctx, "k", []byte("second"), store.PutOptions{IfNoneMatch: true})
+		if !errors.Is(err, store.ErrPrecondition) {
+			t.Fatalf("create on existing key: got %v, want ErrPrecondition", err)
+		}
+		expectContent(t, s, "k", "first")
+	})
+	t.Run("ReplaceIfMatch", func(t *testing.T) {
+		s := newStore(t)
+		a1 := mustPut(t, s, "ptr", "v1", store.PutOptions{})
+		a2 := mustPut(t, s, "ptr", "v2", store.PutOptions{IfMatch: a1.ETag})
+		_, err := s.Put(ctx, "ptr", []byte("stale"), store.PutOptions{IfMatch: a1.ETag})
+		if !errors.Is(err, store.ErrPrecondition) {
+			t.Fatalf("replace with stale version: got %v, want ErrPrecondition", err)
+		}
+		expectContent(t, s, "ptr", "v2")
+		mustPut(t, s, "ptr", "v3", store.PutOptions{IfMatch: a2.ETag})
+		expectContent(t, s, "ptr", "v3")
+		_, err = s.Put(ctx, "missing", []byte("x"), store.PutOptions{IfMatch: a2.ETag})
+		if !errors.Is(err, store.ErrPrecondition) || !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("if-match on missing key: got %v, want ErrPrecondition and ErrNotFound", err)
+		}
+		if _, err := s.Stat(ctx, "missing"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("failed if-match created the key: %v", err)
+		}
+	})
+	t.Run("RacingReplace", func(t *testing.T) {
+		s := newStore(t)
+		const workers, rounds = 16, 50
+		cur := mustPut(t, s, "ptr", "round-0", store.PutOptions{})
+		for r := 1; r <= rounds; r++ {
+			var wins atomic.Int32
+			var winner atomic.Value
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			errs := make(chan error, workers)
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					body := fmt.Sprintf("round-%d-worker-%d", r, w)
+					a, err := s.Put(ctx, "ptr", []byte(body), store.PutOptions{IfMatch: cur.ETag})
+					switch {
+					case err == nil:
+						wins.Add(1)
+						winner.Store(a)
+					case errors.Is(err, store.ErrPrecondition):
+					default:
+						errs <- err
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatalf("round %d: unexpected error %v", r, err)
+			}
+			if n := wins.Load(); n != 1 {
+				t.Fatalf("round %d: %d winners, want exactly 1", r, n)
+			}
+			cur = winner.Load().(store.Attrs)
+			st, err := s.Stat(ctx, "ptr")
+			if err != nil || st.ETag != cur.ETag {
+				t.Fatalf("round %d: current etag %q (%v), winner wrote %q", r, st.ETag, err, cur.ETag)
+			}
+		}
+		t.Logf("%d workers x %d rounds: exactly one winner per round", workers, rounds)
+	})
+	t.Run("Counter", func(t *testing.T) {
+		// arrow-rs object_store's test: workers increment a counter by read +
+		// conditional replace; no increment may be lost.
+		s := newStore(t)
+		mustPut(t, s, "counter", "0", store.PutOptions{IfNoneMatch: true})
+		const workers, incs = 5, 10
+		var wg sync.WaitGroup
+		var conflicts atomic.Int64
+		errs := make(chan error, workers)
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range incs {
+					if err := Increment(ctx, s, "counter", &conflicts); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		expectContent(t, s, "counter", fmt.Sprint(workers*incs))
+		t.Logf("%d increments, %d lost races retried", workers*incs, conflicts.Load())
+	})
+	t.Run("ListPagination", func(t *testing.T) {
+		s := newStore(t)
+		n := o.ListKeys
+		want := make([]string, n)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 32)
+		errs := make(chan error, n)
+		for i := range n {
+			want[i] = fmt.Sprintf("many/k%05d", i)
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if _, err := s.Put(ctx, want[i], []byte(want[i]), store.PutOptions{}); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		mustPut(t, s, "other/x", "x", store.PutOptions{})
+		got := listKeys(t, s, "many/")
+		if !slices.Equal(got, want) {
+			t.Fatalf("listed %d keys, want %d (first diff near %v)", len(got), len(want), firstDiff(got, want))
+		}
+		for a, err := range s.List(ctx, "many/k0000") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Size != int64(len(a.Key)) || a.ModTime.IsZero() {
+				t.Fatalf("list attrs %+v", a)
+			}
+		}
+		// Stopping early must not hang or leak.
+		count := 0
+		for _, err := range s.List(ctx, "many/") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			count++
+			if count == 3 {
+				break
+			}
+		}
+	})
+	t.Run("PrefixIsolation", func(t *testing.T) {
+		s := newStore(t)
+		for _, k := range []string{"a/1", "a/2/x", "ab/1", "a1", "b/a/1"} {
+			mustPut(t, s, k, k, store.PutOptions{})
+		}
+		check := func(prefix string, want ...string) {
+			t.Helper()
+			if got := listKeys(t, s, prefix); !slices.Equal(got, want) {
+				t.Errorf("List(%q) = %q, want %q", prefix, got, want)
+			}
+		}
+		check("a/", "a/1", "a/2/x")
+		check("a", "a/1", "a/2/x", "a1", "ab/1")
+		check("a/2", "a/2/x")
+		check("ab/", "ab/1")
+		check("c/")
+		check("", "a/1", "a/2/x", "a1", "ab/1", "b/a/1")
+	})
+	t.Run("LexicalOrder", func(t *testing.T) {
+		s := newStore(t)
+		keys := []string{"p/b/x", "p/b.txt", "p/b-1", "p/a", "p/c/d/e"}
+		for _, k := range keys {
+			mustPut(t, s, k, "v", store.PutOptions{})
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		if got := listKeys(t, s, "p/"); !slices.Equal(got, want) {
+			t.Fatalf("List order %q, want %q", got, want)
+		}
+	})
+	t.Run("UnicodeAndSpaces", func(t *testing.T) {
+		s := newStore(t)
+		keys := []string{"dir with space/file name.txt", "naïve/日本語/☃.parquet", "dt=2026-11-29/city=S%C3%A3o Paulo/x", "sym+bols/a&b=c;d@e"}
+		for _, k := range keys {
+			mustPut(t, s, k, "content of "+k, store.PutOptions{})
+			expectContent(t, s, k, "content of "+k)
+		}
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		if got := listKeys(t, s, ""); !slices.Equal(got, want) {
+			t.Fatalf("List = %q, want %q", got, want)
+		}
+	})
+	t.Run("InvalidKeys", func(t *testing.T) {
+		s := newStore(t)
+		for _, k := range []string{"", "../escape", "a/../../b", "/abs", "a//b", "a/./b", "nul\x00byte", "new\nline", `back\slash`, "x/.y.pswap-tmp", "ends/"} {
+			if _, err := s.Put(ctx, k, []byte("x"), store.PutOptions{}); !errors.Is(err, store.ErrInvalidKey) {
+				t.Errorf("Put(%q): got %v, want ErrInvalidKey", k, err)
+			}
+			if _, _, err := s.Get(ctx, k); !errors.Is(err, store.ErrInvalidKey) {
+				t.Errorf("Get(%q): got %v, want ErrInvalidKey", k, err)
+			}
+			if err := s.Delete(ctx, k); !errors.Is(err, store.ErrInvalidKey) {
+				t.Errorf("Delete(%q): got %v, want ErrInvalidKey", k, err)
+			}
+		}
+		if got := listKeys(t, s, ""); len(got) != 0 {
+			t.Fatalf("invalid puts wrote %q", got)
+		}
+	})
+	t.Run("CancelledContext", func(t *testing.T) {
+		s := newStore(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := s.Put(cctx, "k", []byte("x"), store.PutOptions{}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Put with cancelled ctx: %v", err)
+		}
+		if _, _, err := s.Get(cctx, "k"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Get with cancelled ctx: %v", err)
+		}
+		for _, err := range s.List(cctx, "") {
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("List with cancelled ctx: %v", err)
+			}
+		}
+		if _, err := s.Stat(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("cancelled Put wrote the key: %v", err)
+		}
+	})
+	t.Run("MultipartRoundTrip", func(t *testing.T) {
+		s := newStore(t)
+		size := 3*o.PartSize + o.PartSize/2 + 12345 // more than 3 parts, odd tail
+		data := make([]byte, size)
+		rand.Read(data)
+		w, err := s.NewWriter(ctx, "big/object.bin", store.WriterOptions{PartSize: o.PartSize, Concurrency: 2, PutOptions: store.PutOptions{IfNoneMatch: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Odd-sized writes that straddle part boundaries.
+		for off, step := int64(0), int64(1); off < size; step = step*7 + 13 {
+			n := min(step%(3<<20)+1, size-off)
+			if _, err := w.Write(data[off : off+n]); err != nil {
+				t.Fatal(err)
+			}
+			off += n
+		}
+		if _, err := s.Stat(ctx, "big/object.bin"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("object visible before Commit: %v", err)
+		}
+		a, err := w.Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Size != size {
+			t.Fatalf("committed size %d, want %d", a.Size, size)
+		}
+		got, _, err := store.ReadAll(ctx, s, "big/object.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sha256.Sum256(got) != sha256.Sum256(data) {
+			t.Fatalf("multipart object differs: got %d bytes, want %d", len(got), len(data))
+		}
+		if err := w.Abort(); err != nil {
+			t.Fatalf("Abort after Commit: %v", err)
+		}
+		if _, err := s.Stat(ctx, "big/object.bin"); err != nil {
+			t.Fatalf("Abort after Commit removed the object: %v", err)
+		}
+	})
+	t.Run("WriterAbort", func(t *testing.T) {
+		s := newStore(t)
+		w, err := s.NewWriter(ctx, "gen/part-0.bin", store.WriterOptions{PartSize: o.PartSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunk := make([]byte, 1<<20)
+		for range int(o.PartSize>>20) + 2 { // past the first part
+			if _, err := w.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Abort(); err != nil {
+			t.Fatal(err)
+		}
+		if got := listKeys(t, s, ""); len(got) != 0 {
+			t.Fatalf("aborted write left %q", got)
+		}
+		if _, err := w.Commit(); err == nil {
+			t.Fatal("Commit after Abort succeeded")
+		}
+		if got := listKeys(t, s, ""); len(got) != 0 {
+			t.Fatalf("Commit after Abort left %q", got)
+		}
+	})
+	t.Run("WriterCreateIfAbsent", func(t *testing.T) {
+		s := newStore(t)
+		mustPut(t, s, "k", "original", store.PutOptions{})
+		w, err := s.NewWriter(ctx, "k", store.WriterOptions{PutOptions: store.PutOptions{IfNoneMatch: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(w, "replacement")
+		if _, err := w.Commit(); !errors.Is(err, store.ErrPrecondition) {
+			t.Fatalf("writer create on existing key: got %v, want ErrPrecondition", err)
+		}
+		expectContent(t, s, "k", "original")
+	})
+	t.Run("WriterCancelled", func(t *testing.T) {
+		s := newStore(t)
+		cctx, cancel := context.WithCancel(ctx)
+		w, err := s.NewWriter(cctx, "gen/cancelled.bin", store.WriterOptions{PartSize: o.PartSize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunk := make([]byte, 1<<20)
+		for range int(o.PartSize>>20) + 1 {
+			if _, err := w.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cancel()
+		w.Write(chunk) // may or may not fail; Commit must.
+		if _, err := w.Commit(); err == nil {
+			t.Fatal("Commit after cancel succeeded")
+		}
+		w.Abort()
+		if got := listKeys(t, s, ""); len(got) != 0 {
+			t.Fatalf("cancelled write left %q", got)
+		}
+	})
+	t.Run("ModTimeOrder", func(t *testing.T) {
+		s := newStore(t)
+		a1 := mustPut(t, s, "t1", "x", store.PutOptions{})
+		time.Sleep(10 * time.Millisecond)
+		mustPut(t, s, "t2", "y", store.PutOptions{})
+		s1, _ := s.Stat(ctx, "t1")
+		s2, err := s.Stat(ctx, "t2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Stores keep at least second precision: later writes never look older.
+		if s2.ModTime.Before(s1.ModTime) {
+			t.Fatalf("later write has older ModTime: %v < %v", s2.ModTime, s1.ModTime)
+		}
+		if c, ok := s.(store.Clock); ok {
+			now, err := c.Now(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if now.Add(2 * time.Second).Before(a1.ModTime) {
+				t.Fatalf("store clock %v is before its own object's ModTime %v", now, s1.ModTime)
+			}
+		}
+	})
+	t.Run("DeleteAll", func(t *testing.T) {
+		s := newStore(t)
+		var keys []string
+		for i := range 1200 {
+			keys = append(keys, fmt.Sprintf("del/%04d", i))
+		}
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 32)
+		for _, k := range keys {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				s.Put(ctx, k, []byte("x"), store.PutOptions{})
+			}()
+		}
+		wg.Wait()
+		mustPut(t, s, "keep", "x", store.PutOptions{})
+		if err := store.DeleteAll(ctx, s, keys); err != nil {
+			t.Fatal(err)
+		}
+		if got := listKeys(t, s, ""); !slices.Equal(got, []string{"keep"}) {
+			t.Fatalf("after DeleteAll: %d keys left (%q...)", len(got), got[:min(3, len(got))])
+		}
+	})
+}
+
+// Increment adds one to a decimal counter object by read + conditional
+// replace, retrying lost races. conflicts counts the retries.
+func Increment(ctx context.Context, s store.Store, key string, conflicts *atomic.Int64) error {
+	for attempt := 0; attempt < 10000; attempt++ {
+		b, a, err := store.ReadAll(ctx, s, key)
+		if err != nil {
+			return err
+		}
+		var n int
+		if _, err := fmt.Sscan(string(b), &n); err != nil {
+			return fmt.Errorf("counter %q: %w", b, err)
+		}
+		_, err = s.Put(ctx, key, []byte(fmt.Sprint(n+1)), store.PutOptions{IfMatch: a.ETag})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrPrecondition) && !store.IsRetryable(err) {
+			return err
+		}
+		if conflicts != nil {
+			conflicts.Add(1)
+		}
+	}
+	return errors.New("increment: too many conflicts")
+}
+
+func mustPut(t *testing.T, s store.Store, key, body string, opts store.PutOptions) store.Attrs {
+	t.Helper()
+	a, err := s.Put(context.Background(), key, []byte(body), opts)
+	if err != nil {
+		t.Fatalf("Put(%q): %v", key, err)
+	}
+	return a
+}
+
+func expectContent(t *testing.T, s store.Store, key, want string) {
+	t.Helper()
+	got, _, err := store.ReadAll(context.Background(), s, key)
+	if err != nil {
+		t.Fatalf("Get(%q): %v", key, err)
+	}
+	if string(got) != want {
+		t.Fatalf("Get(%q) = %q, want %q", key, got, want)
+	}
+}
+
+func listKeys(t *testing.T, s store.Store, prefix string) []string {
+	t.Helper()
+	var keys []string
+	for a, err := range s.List(context.Background(), prefix) {
+		if err != nil {
+			t.Fatalf("List(%q): %v", prefix, err)
+		}
+		keys = append(keys, a.Key)
+	}
+	return keys
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("index %d: %q vs %q", i, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("length %d vs %d", len(a), len(b))
+}
