@@ -1,0 +1,36 @@
+// Package swap is pswap's commit protocol: it replaces one partition's data
+// atomically by swapping a small pointer object with a conditional PUT.
+//
+// A transaction reads the pointer (Begin: one GET, whose ETag is the base),
+// the caller stages files under the fresh generation's DataPrefix, and Commit
+// writes the generation's manifest write-once (If-None-Match: *) and then
+// replaces the pointer conditionally on the base (If-Match, or If-None-Match
+// for the first generation): three requests beyond the data, however many
+// files there are.
+//
+// Every outcome of the PUT is resolved by reading the pointer back:
+//   - it names our generation: success (a lost response, or an SDK retry that
+//     turned our own success into 412, is still success);
+//   - it carries our run id: another attempt of the same run committed; ours
+//     is an idempotent no-op (Changed=false) and its staged files are removed;
+//   - its parent chain names our generation: we committed and a later commit
+//     replaced us: still success (Outcome Superseded);
+//   - it is still the base: the PUT did not land and is retried with
+//     exponential backoff and jitter, bounded in attempts and time; when the
+//     bounds run out the error is ErrOutcomeUnknown, and re-running the same
+//     run id resolves it;
+//   - otherwise another run won: ErrConflict under the default policy (a
+//     stale attempt never overwrites newer data), or, under Overwrite, a
+//     rebase onto the new pointer and another try.
+//
+// Logic errors (access denied, missing bucket, invalid keys, corrupt
+// metadata) fail at once. Content identical to the current generation's
+// (same content checksum and rows), or a base that already carries the run
+// id, makes Commit a no-op unless Options.Force. A generation that began
+// longer ago than Options.GracePeriod (by the store's clock) is never
+// committed, so a slow writer cannot race garbage collection.
+//
+// Readers resolve pointer -> manifest -> files (Resolve, two GETs) and never
+// list data prefixes. History walks the manifests' parent chain; Rollback
+// makes an older generation current again with a new, fenced swap.
+package swap

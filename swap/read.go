@@ -1,0 +1,216 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+)
+
+// ReadPointer reads a partition's pointer: one GET. A partition never
+// committed gives ErrNoData (with a zero Base).
+func ReadPointer(ctx context.Context, st store.Store, part string) (Base, error) {
+	if err := partition.Validate(part); err != nil {
+		return Base{}, err
+	}
+	data, a, err := store.ReadAll(ctx, st, PointerKey(part))
+	if errors.Is(err, store.ErrNotFound) {
+		return Base{}, fmt.Errorf("%s: %w", part, ErrNoData)
+	}
+	if err != nil {
+		return Base{}, fmt.Errorf("read pointer of %s: %w", part, err)
+	}
+	p, err := manifest.DecodePointer(data)
+	if err != nil {
+		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(PointerKey(part)), ErrCorrupt, err)
+	}
+	if p.Partition != part {
+		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(PointerKey(part)), ErrCorrupt, p.Partition)
+	}
+	return Base{Pointer: p, ETag: a.ETag}, nil
+}
+
+// ReadManifest reads and validates one generation's manifest: one GET.
+func ReadManifest(ctx context.Context, st store.Store, part, gen string) (*manifest.Manifest, error) {
+	if err := manifest.ValidateGenerationID(gen); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", part, ErrGenerationNotFound, err)
+	}
+	key := ManifestKey(part, gen)
+	data, _, err := store.ReadAll(ctx, st, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%s generation %s: %w", part, gen, ErrGenerationNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", key, err)
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", st.URI(key), ErrCorrupt, err)
+	}
+	if m.Partition != part || m.Generation != gen {
+		return nil, fmt.Errorf("%s: %w: manifest names %s generation %s", st.URI(key), ErrCorrupt, m.Partition, m.Generation)
+	}
+	return m, nil
+}
+
+// FileRef is one data file of a resolved generation.
+type FileRef struct {
+	manifest.File
+	Key string // store key
+	URI string // absolute location
+}
+
+// Snapshot is a partition's current generation, resolved from its pointer.
+type Snapshot struct {
+	Pointer  *manifest.Pointer
+	ETag     string
+	Manifest *manifest.Manifest
+	Files    []FileRef
+}
+
+// Resolve returns the current generation of a partition and its files in
+// two GETs (pointer, manifest), without listing anything. The manifest is
+// checked against the pointer, so a tampered or mismatched one is an error.
+func Resolve(ctx context.Context, st store.Store, part string) (*Snapshot, error) {
+	b, err := ReadPointer(ctx, st, part)
+	if err != nil {
+		return nil, err
+	}
+	m, err := ReadManifest(ctx, st, part, b.Pointer.Generation)
+	if err != nil {
+		if errors.Is(err, ErrGenerationNotFound) {
+			return nil, fmt.Errorf("%s: %w: pointer names generation %s whose manifest is missing", part, ErrCorrupt, b.Pointer.Generation)
+		}
+		return nil, err
+	}
+	if m.ContentChecksum != b.Pointer.ContentChecksum || m.Rows != b.Pointer.Rows || m.Bytes != b.Pointer.Bytes {
+		return nil, fmt.Errorf("%s: %w: manifest of %s does not match the pointer (rows %d vs %d, checksum %s vs %s)",
+			part, ErrCorrupt, m.Generation, m.Rows, b.Pointer.Rows, m.ContentChecksum, b.Pointer.ContentChecksum)
+	}
+	return &Snapshot{Pointer: b.Pointer, ETag: b.ETag, Manifest: m, Files: fileRefs(st, m)}, nil
+}
+
+func fileRefs(st store.Store, m *manifest.Manifest) []FileRef {
+	prefix := DataPrefix(m.Partition, m.DataGen())
+	out := make([]FileRef, len(m.Files))
+	for i, f := range m.Files {
+		k := prefix + f.Path
+		out[i] = FileRef{File: f, Key: k, URI: st.URI(k)}
+	}
+	return out
+}
+
+// Files returns the data files of a manifest with their keys and URIs.
+func Files(st store.Store, m *manifest.Manifest) []FileRef { return fileRefs(st, m) }
+
+// ListPartitions returns the committed partitions under a key prefix (""
+// for the whole table), in lexical order. It lists the store once.
+func ListPartitions(ctx context.Context, st store.Store, prefix string) ([]string, error) {
+	var out []string
+	for a, err := range st.List(ctx, prefix) {
+		if err != nil {
+			return nil, fmt.Errorf("list partitions: %w", err)
+		}
+		if p, ok := PartitionOfPointerKey(a.Key); ok && partition.Validate(p) == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Entry is one generation in a partition's history.
+type Entry struct {
+	Generation  string
+	Parent      string
+	RunID       string
+	Rows        int64
+	Bytes       int64
+	Files       int
+	CreatedAt   time.Time
+	CommittedAt time.Time
+	RollbackOf  string
+	Current     bool // named by the pointer
+	Retired     bool // replaced by a later generation
+	Collected   bool // its manifest is gone (garbage-collected); the chain ends here
+}
+
+// History walks the generation chain from the current generation back
+// through the parents, newest first, up to limit entries (0: all).
+func History(ctx context.Context, st store.Store, part string, limit int) ([]Entry, error) {
+	b, err := ReadPointer(ctx, st, part)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	gen := b.Pointer.Generation
+	seen := map[string]bool{}
+	for gen != "" && (limit <= 0 || len(out) < limit) {
+		if seen[gen] {
+			return out, fmt.Errorf("%s: %w: generation %s appears twice in the chain", part, ErrCorrupt, gen)
+		}
+		seen[gen] = true
+		m, err := ReadManifest(ctx, st, part, gen)
+		if errors.Is(err, ErrGenerationNotFound) {
+			out = append(out, Entry{Generation: gen, Retired: len(out) > 0, Collected: true})
+			break
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, Entry{
+			Generation: m.Generation, Parent: m.Parent, RunID: m.RunID, Rows: m.Rows, Bytes: m.Bytes,
+			Files: len(m.Files), CreatedAt: m.CreatedAt, CommittedAt: m.CommittedAt, RollbackOf: m.RollbackOf,
+			Current: len(out) == 0, Retired: len(out) > 0,
+		})
+		gen = m.Parent
+	}
+	return out, nil
+}
+
+// Rollback makes an earlier generation current again, as a new conditional
+// swap fenced like any commit: a new manifest (with rollback_of set) that
+// reuses the old generation's data files, which must all still exist.
+func Rollback(ctx context.Context, st store.Store, part, to string, opts Options) (Result, error) {
+	t, err := Begin(ctx, st, part, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	t.generation = "" // nothing is staged
+	old, err := ReadManifest(ctx, st, part, to)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, err)
+	}
+	// Every file must still be there, at its recorded size: one list.
+	have := map[string]int64{}
+	prefix := DataPrefix(part, old.DataGen())
+	for a, err := range st.List(ctx, prefix) {
+		if err != nil {
+			return Result{}, fmt.Errorf("rollback %s: %w", part, err)
+		}
+		have[strings.TrimPrefix(a.Key, prefix)] = a.Size
+	}
+	for _, f := range old.Files {
+		if size, ok := have[f.Path]; !ok || size != f.Size {
+			return Result{}, fmt.Errorf("rollback %s to %s: data file %s is missing or changed (collected?): %w", part, to, f.Path, ErrGenerationNotFound)
+		}
+	}
+	if t.base.Pointer != nil && t.base.Pointer.Generation == to {
+		return t.result(t.base.Pointer, "", false, Identical), nil
+	}
+	m := &manifest.Manifest{
+		Partition:      part,
+		Generation:     manifest.NewGenerationID(),
+		DataGeneration: old.DataGen(),
+		RunID:          opts.RunID,
+		RollbackOf:     to,
+		Content:        old.Content,
+	}
+	t.generation = m.Generation
+	t.opts.Force = true // a rollback restores content on purpose, even if identical
+	return t.commit(ctx, m)
+}

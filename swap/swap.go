@@ -1,0 +1,606 @@
+package swap
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+)
+
+// WriterVersion is recorded in every manifest this package writes.
+var WriterVersion = "pswap/0.1.0"
+
+// Policy says what a commit does when another run committed a different
+// generation since this attempt began.
+type Policy int
+
+const (
+	// Fail (the default) reports ErrConflict and changes nothing: a stale
+	// attempt (a zombie worker, a slow retry) can never overwrite newer data.
+	Fail Policy = iota
+	// Overwrite rebases on the newer generation and retries: last writer wins.
+	Overwrite
+)
+
+func (p Policy) String() string {
+	if p == Overwrite {
+		return "overwrite"
+	}
+	return "fail"
+}
+
+// ParsePolicy parses "fail" or "overwrite".
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "", "fail":
+		return Fail, nil
+	case "overwrite":
+		return Overwrite, nil
+	}
+	return Fail, fmt.Errorf("unknown conflict policy %q (want fail or overwrite)", s)
+}
+
+// Options tune a commit. The zero value works: fail on conflict, no run id,
+// bounded retries, a 24-hour grace period.
+type Options struct {
+	// RunID identifies the orchestrator run (e.g. an Airflow run id). Two
+	// attempts with the same run id are the same run: once one committed, the
+	// others are idempotent no-ops.
+	RunID string
+	// OnConflict is the conflict policy (default Fail).
+	OnConflict Policy
+	// Force commits even when the content equals the current generation's,
+	// or the current generation carries the same run id.
+	Force bool
+	// GracePeriod bounds the time between Begin and the pointer swap (default
+	// 24h). It must not exceed the garbage collector's orphan age: a
+	// generation older than that may be half-collected and is never committed.
+	GracePeriod time.Duration
+	// MaxAttempts bounds the attempts of one request, of the pointer swap and
+	// of rebases (default 10).
+	MaxAttempts int
+	// MaxElapsed bounds the time spent retrying one commit (default 2m).
+	MaxElapsed time.Duration
+	// BaseDelay and MaxDelay shape the exponential backoff with full jitter
+	// (defaults 50ms and 5s).
+	BaseDelay, MaxDelay time.Duration
+	// Writer is recorded in the manifest (default WriterVersion).
+	Writer string
+	// Stats, when not nil, receives counts of retries, conflicts and requests.
+	Stats *Stats
+}
+
+// Stats counts what a commit did beyond the happy path.
+type Stats struct {
+	Retries   int // requests repeated after a transient failure
+	Conflicts int // pointer swaps that lost to another writer
+	ReadBacks int // pointer reads to resolve an unknown or failed swap
+	Rebases   int // rebases under the Overwrite policy
+}
+
+func (o *Options) defaults() {
+	if o.GracePeriod <= 0 {
+		o.GracePeriod = 24 * time.Hour
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 10
+	}
+	if o.MaxElapsed <= 0 {
+		o.MaxElapsed = 2 * time.Minute
+	}
+	if o.BaseDelay <= 0 {
+		o.BaseDelay = 50 * time.Millisecond
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = 5 * time.Second
+	}
+	if o.Writer == "" {
+		o.Writer = WriterVersion
+	}
+	if o.Stats == nil {
+		o.Stats = &Stats{}
+	}
+}
+
+// Outcome says how a commit ended.
+type Outcome string
+
+const (
+	// Committed: our generation was swapped in.
+	Committed Outcome = "committed"
+	// Superseded: our generation was swapped in and then replaced by a later
+	// commit before we could read it back. Still our success (I3).
+	Superseded Outcome = "superseded"
+	// SameRun: another attempt of the same run id had already committed; ours
+	// was discarded. changed=false.
+	SameRun Outcome = "same-run"
+	// Identical: the content equals the current generation's; nothing was
+	// swapped. changed=false.
+	Identical Outcome = "identical"
+)
+
+// Result is what a commit reports.
+type Result struct {
+	Partition  string
+	Generation string // the generation current after the commit (ours, or the one that made ours a no-op)
+	Staged     string // the generation this attempt staged (may differ from Generation)
+	Changed    bool   // true when this call swapped in a new generation
+	Outcome    Outcome
+	RunID      string
+	Seq        int64 // the pointer's sequence number after the commit
+	Rows       int64
+	Bytes      int64
+	Files      int
+	// IdempotencyKey identifies the committed generation for downstream side
+	// effects (webhooks, notifications): "<partition>@<generation>". Fire a
+	// side effect only when Changed, and let the receiver deduplicate on it.
+	IdempotencyKey string
+}
+
+// Base is the pointer a transaction started from.
+type Base struct {
+	Pointer *manifest.Pointer // nil when the partition had no pointer
+	ETag    string
+}
+
+// Txn is one attempt to replace a partition: Begin, stage files under
+// DataPrefix, then Commit (or Abort).
+type Txn struct {
+	st         store.Store
+	partition  string
+	generation string
+	opts       Options
+	base       Base
+	began      time.Time
+	done       bool
+}
+
+// Begin reads the partition's pointer (the base of the swap) and allocates a
+// fresh generation. partition must be a canonical Hive-style key.
+func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn, error) {
+	if err := partition.Validate(part); err != nil {
+		return nil, err
+	}
+	if err := manifest.ValidateRunID(opts.RunID); err != nil {
+		return nil, err
+	}
+	opts.defaults()
+	began, err := storeNow(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	t := &Txn{st: st, partition: part, generation: manifest.NewGenerationID(), opts: opts, began: began}
+	b, err := t.readPointer(ctx, time.Now().Add(opts.MaxElapsed))
+	if err != nil {
+		return nil, err
+	}
+	t.base = b
+	return t, nil
+}
+
+// Resume continues a transaction for a generation staged earlier (by another
+// process, e.g. `pswap stage`). began is when staging started by the store's
+// clock, normally the oldest ModTime of the staged files.
+func Resume(ctx context.Context, st store.Store, part, generation string, began time.Time, opts Options) (*Txn, error) {
+	if err := manifest.ValidateGenerationID(generation); err != nil {
+		return nil, err
+	}
+	t, err := Begin(ctx, st, part, opts)
+	if err != nil {
+		return nil, err
+	}
+	t.generation = generation
+	t.began = began
+	return t, nil
+}
+
+// Partition returns the partition key.
+func (t *Txn) Partition() string { return t.partition }
+
+// Generation returns the id of the generation being staged.
+func (t *Txn) Generation() string { return t.generation }
+
+// DataPrefix is where the generation's files must be written.
+func (t *Txn) DataPrefix() string { return DataPrefix(t.partition, t.generation) }
+
+// Store returns the store of the table.
+func (t *Txn) Store() store.Store { return t.st }
+
+// Base returns the pointer the transaction started from.
+func (t *Txn) Base() Base { return t.base }
+
+// Began returns when the transaction began, by the store's clock.
+func (t *Txn) Began() time.Time { return t.began }
+
+// AlreadyCommitted reports whether the base pointer already carries this
+// run id, so that staging can be skipped: Commit would be a no-op.
+func (t *Txn) AlreadyCommitted() bool {
+	return !t.opts.Force && t.opts.RunID != "" && t.base.Pointer != nil && t.base.Pointer.RunID == t.opts.RunID
+}
+
+// Abort deletes whatever was staged for this transaction. It must not be
+// called once Commit may have swapped the pointer; Commit cleans up itself.
+func (t *Txn) Abort(ctx context.Context) error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	return t.discard(ctx, t.generation, "")
+}
+
+// discard deletes a generation's data files (when dataGen is not empty) and
+// a manifest (when manifestGen is not empty): what an attempt that did not
+// become current leaves behind. Best effort: GC removes what remains.
+func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
+	var keys []string
+	if dataGen != "" {
+		for a, err := range t.st.List(ctx, DataPrefix(t.partition, dataGen)) {
+			if err != nil {
+				return err
+			}
+			keys = append(keys, a.Key)
+		}
+	}
+	if manifestGen != "" {
+		keys = append(keys, ManifestKey(t.partition, manifestGen))
+	}
+	return store.DeleteAll(ctx, t.st, keys)
+}
+
+// Commit writes the manifest of the staged content and swaps the pointer,
+// resolving every outcome of DESIGN.md's protocol. On success the result says
+// whether anything changed. A returned error means nothing visible changed,
+// except ErrOutcomeUnknown, which means it cannot yet be told.
+func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
+	m := &manifest.Manifest{
+		Partition:  t.partition,
+		Generation: t.generation,
+		RunID:      t.opts.RunID,
+		Content:    c,
+	}
+	return t.commit(ctx, m)
+}
+
+// commit is shared by Commit and Rollback: m has Partition, Generation,
+// Content and optionally DataGeneration/RollbackOf set.
+func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) {
+	if t.done {
+		return Result{}, errors.New("swap: transaction already finished")
+	}
+	t.done = true
+	o := &t.opts
+	deadline := time.Now().Add(o.MaxElapsed)
+	staged := m.Generation
+	dataGen := m.DataGeneration
+	if dataGen == "" {
+		dataGen = m.Generation
+	}
+	base := t.base
+	// A generation whose data we own (not a rollback to another's data) is
+	// deleted when our attempt turns out to be a no-op.
+	ownData := dataGen == staged
+
+	manifestWritten := false
+	// cleanup removes what this attempt wrote once it is known not to be current.
+	cleanup := func() {
+		d, mg := "", ""
+		if ownData {
+			d = dataGen
+		}
+		if manifestWritten {
+			mg = m.Generation
+		}
+		t.discard(context.WithoutCancel(ctx), d, mg)
+	}
+	noop := func(outcome Outcome, p *manifest.Pointer) (Result, error) {
+		cleanup()
+		return t.result(p, staged, false, outcome), nil
+	}
+
+	for rebase := 0; ; rebase++ {
+		if base.Pointer != nil && !o.Force {
+			if o.RunID != "" && base.Pointer.RunID == o.RunID {
+				return noop(SameRun, base.Pointer)
+			}
+			if base.Pointer.ContentChecksum == m.ContentChecksum && base.Pointer.Rows == m.Rows {
+				return noop(Identical, base.Pointer)
+			}
+		}
+		m.Parent = ""
+		seq := int64(1)
+		if base.Pointer != nil {
+			m.Parent = base.Pointer.Generation
+			seq = base.Pointer.Seq + 1
+		}
+		if rebase > 0 {
+			// The manifest is write-once and names its parent: a rebase writes a
+			// new manifest under a new generation id that reuses our data. The
+			// old one was never current (the read-back proved it): remove it.
+			if manifestWritten {
+				t.st.Delete(context.WithoutCancel(ctx), ManifestKey(t.partition, m.Generation))
+			}
+			m.Generation = manifest.NewGenerationID()
+			m.DataGeneration = dataGen
+			manifestWritten = false
+		}
+		now, err := storeNow(ctx, t.st)
+		if err != nil {
+			return Result{}, err
+		}
+		if age := now.Sub(t.began); age > o.GracePeriod {
+			cleanup()
+			return Result{}, fmt.Errorf("commit %s generation %s: staged %s ago, grace period %s: %w",
+				t.partition, staged, age.Round(time.Second), o.GracePeriod, ErrStaleGeneration)
+		}
+		if m.CreatedAt.IsZero() {
+			m.CreatedAt = t.began.UTC()
+		}
+		m.CommittedAt = now.UTC()
+		m.Format, m.Version, m.Writer = "", "", o.Writer
+		if err := t.putManifest(ctx, m, deadline); err != nil {
+			return Result{}, err
+		}
+		manifestWritten = true
+		p := m.Pointer(seq)
+		p.CommittedAt = m.CommittedAt
+
+		cur, err := t.swapPointer(ctx, p, base, deadline)
+		if err != nil {
+			return Result{}, err
+		}
+		switch {
+		case cur.Pointer != nil && cur.Pointer.Generation == m.Generation:
+			r := t.result(cur.Pointer, staged, true, Committed)
+			r.Files = len(m.Files)
+			return r, nil
+		case cur.Pointer != nil && o.RunID != "" && cur.Pointer.RunID == o.RunID:
+			return noop(SameRun, cur.Pointer)
+		}
+		// Someone else's generation is current. Was ours committed and then
+		// replaced? Walk the parent chain back to our base.
+		if cur.Pointer != nil {
+			found, err := t.inChain(ctx, cur.Pointer, m.Generation, base, deadline)
+			if err != nil {
+				return Result{}, err
+			}
+			if found {
+				r := t.result(p, staged, true, Superseded)
+				r.Files = len(m.Files)
+				return r, nil
+			}
+		}
+		o.Stats.Conflicts++
+		if o.OnConflict != Overwrite {
+			cleanup()
+			cg, crun := "none", ""
+			if cur.Pointer != nil {
+				cg, crun = cur.Pointer.Generation, cur.Pointer.RunID
+			}
+			return Result{}, fmt.Errorf("commit %s: generation %s (run %q) is current, not our base %s: %w",
+				t.partition, cg, crun, baseGen(base), ErrConflict)
+		}
+		if rebase+1 >= o.MaxAttempts || time.Now().After(deadline) {
+			cleanup()
+			return Result{}, fmt.Errorf("commit %s: still losing to other writers after %d rebases: %w", t.partition, rebase+1, ErrConflict)
+		}
+		o.Stats.Rebases++
+		base = cur
+		if err := sleep(ctx, backoff(o, rebase)); err != nil {
+			return Result{}, err
+		}
+	}
+}
+
+func baseGen(b Base) string {
+	if b.Pointer == nil {
+		return "(none)"
+	}
+	return b.Pointer.Generation
+}
+
+func (t *Txn) result(p *manifest.Pointer, staged string, changed bool, outcome Outcome) Result {
+	r := Result{Partition: t.partition, Staged: staged, Changed: changed, Outcome: outcome, RunID: t.opts.RunID}
+	if p != nil {
+		r.Generation = p.Generation
+		r.Seq = p.Seq
+		r.Rows = p.Rows
+		r.Bytes = p.Bytes
+		r.IdempotencyKey = t.partition + "@" + p.Generation
+	}
+	return r
+}
+
+// putManifest writes the manifest create-if-absent, retrying transient
+// failures. A 412 after a retry is our own earlier attempt if the stored
+// bytes are ours.
+func (t *Txn) putManifest(ctx context.Context, m *manifest.Manifest, deadline time.Time) error {
+	data, err := manifest.Encode(m)
+	if err != nil {
+		return fmt.Errorf("commit %s: %w", t.partition, err)
+	}
+	key := ManifestKey(t.partition, m.Generation)
+	for attempt := 0; ; attempt++ {
+		_, err := t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrPrecondition) {
+			got, _, gerr := store.ReadAll(ctx, t.st, key)
+			if gerr == nil && bytes.Equal(got, data) {
+				return nil
+			}
+			return fmt.Errorf("commit %s: manifest %s exists with other content: %w", t.partition, key, ErrCorrupt)
+		}
+		if !t.retryable(err) || attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
+			return fmt.Errorf("commit %s: write manifest: %w", t.partition, err)
+		}
+		t.opts.Stats.Retries++
+		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
+			return err
+		}
+	}
+}
+
+// swapPointer PUTs the pointer conditionally on base and returns the pointer
+// that is current afterwards: ours on a clean success; otherwise whatever a
+// read-back finds. It retries only while the read-back proves that our PUT
+// did not land (the pointer is still the base).
+func (t *Txn) swapPointer(ctx context.Context, p *manifest.Pointer, base Base, deadline time.Time) (Base, error) {
+	data, err := manifest.EncodePointer(p)
+	if err != nil {
+		return Base{}, fmt.Errorf("commit %s: %w", t.partition, err)
+	}
+	opts := store.PutOptions{IfMatch: base.ETag, ContentType: "application/json"}
+	if base.Pointer == nil {
+		opts = store.PutOptions{IfNoneMatch: true, ContentType: "application/json"}
+	}
+	key := PointerKey(t.partition)
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		a, err := t.st.Put(ctx, key, data, opts)
+		if err == nil {
+			return Base{Pointer: p, ETag: a.ETag}, nil
+		}
+		if ctx.Err() != nil {
+			// Cancelled mid-flight: the PUT may have landed. Say so.
+			return Base{}, fmt.Errorf("commit %s: %w (cancelled: %v)", t.partition, ErrOutcomeUnknown, ctx.Err())
+		}
+		if !errors.Is(err, store.ErrPrecondition) && !t.retryable(err) {
+			// A logic error (403, missing bucket): the request was refused.
+			return Base{}, fmt.Errorf("commit %s: swap pointer: %w", t.partition, err)
+		}
+		if !errors.Is(err, store.ErrPrecondition) {
+			t.opts.Stats.Retries++
+		}
+		lastErr = err
+		// Precondition failed or outcome unknown: read back.
+		t.opts.Stats.ReadBacks++
+		cur, rerr := t.readPointer(ctx, deadline)
+		if rerr != nil {
+			return Base{}, fmt.Errorf("commit %s: %w (pointer PUT: %v; read back: %v)", t.partition, ErrOutcomeUnknown, lastErr, rerr)
+		}
+		stillBase := (cur.Pointer == nil && base.Pointer == nil) ||
+			(cur.Pointer != nil && base.Pointer != nil && cur.ETag == base.ETag)
+		if !stillBase {
+			return cur, nil
+		}
+		// The pointer is still the base: our PUT did not land. Retry it.
+		if attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
+			return Base{}, fmt.Errorf("commit %s: pointer swap failed %d times, last: %v: %w", t.partition, attempt+1, lastErr, ErrOutcomeUnknown)
+		}
+		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
+			return Base{}, fmt.Errorf("commit %s: %w (%v)", t.partition, ErrOutcomeUnknown, err)
+		}
+	}
+}
+
+// readPointer reads and decodes the pointer, retrying transient failures.
+func (t *Txn) readPointer(ctx context.Context, deadline time.Time) (Base, error) {
+	for attempt := 0; ; attempt++ {
+		b, err := ReadPointer(ctx, t.st, t.partition)
+		if err == nil || errors.Is(err, ErrNoData) {
+			return b, nil
+		}
+		if !t.retryable(err) || attempt+1 >= t.opts.MaxAttempts*2 || time.Now().After(deadline) {
+			return Base{}, err
+		}
+		t.opts.Stats.Retries++
+		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
+			return Base{}, err
+		}
+	}
+}
+
+// inChain walks the parent chain from cur back to base looking for gen.
+func (t *Txn) inChain(ctx context.Context, cur *manifest.Pointer, gen string, base Base, deadline time.Time) (bool, error) {
+	next := cur.Parent
+	stop := ""
+	if base.Pointer != nil {
+		stop = base.Pointer.Generation
+	}
+	if cur.Generation == stop {
+		return false, nil
+	}
+	for depth := 0; next != "" && next != stop && depth < 10000; depth++ {
+		if next == gen {
+			return true, nil
+		}
+		m, err := t.readManifest(ctx, next, deadline)
+		if errors.Is(err, ErrGenerationNotFound) {
+			// Collected: GC keeps every generation retired less than its
+			// min-age ago, so ours (just committed) would still be here.
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		next = m.Parent
+	}
+	return next == gen, nil
+}
+
+func (t *Txn) readManifest(ctx context.Context, gen string, deadline time.Time) (*manifest.Manifest, error) {
+	for attempt := 0; ; attempt++ {
+		m, err := ReadManifest(ctx, t.st, t.partition, gen)
+		if err == nil || !t.retryable(err) || attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
+			return m, err
+		}
+		t.opts.Stats.Retries++
+		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// retryable: transient store failures and unclassified errors (a reset
+// connection, a truncated body) are retried; logic errors are not.
+func (t *Txn) retryable(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	case errors.Is(err, store.ErrAccessDenied), errors.Is(err, store.ErrBucketNotFound),
+		errors.Is(err, store.ErrInvalidKey), errors.Is(err, ErrCorrupt), errors.Is(err, manifest.ErrInvalid):
+		return false
+	}
+	return true
+}
+
+// backoff is exponential with full jitter.
+func backoff(o *Options, attempt int) time.Duration {
+	d := o.BaseDelay << min(attempt, 20)
+	if d > o.MaxDelay || d <= 0 {
+		d = o.MaxDelay
+	}
+	return time.Duration(rand.Int64N(int64(d)) + 1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}
+
+// storeNow is the store's clock, or the local one for stores without it.
+func storeNow(ctx context.Context, st store.Store) (time.Time, error) {
+	if c, ok := st.(store.Clock); ok {
+		now, err := c.Now(ctx)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("read the store's clock: %w", err)
+		}
+		return now.UTC(), nil
+	}
+	return time.Now().UTC(), ctx.Err()
+}
