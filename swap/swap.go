@@ -13,6 +13,12 @@ import (
 	"github.com/pswap/pswap/store"
 )
 
+// DefaultGracePeriod is the default bound between Begin and the pointer
+// swap. Garbage collection's default orphan age equals it: GC never deletes
+// an uncommitted generation younger than that, and a writer never commits
+// one older.
+const DefaultGracePeriod = 24 * time.Hour
+
 // WriterVersion is recorded in every manifest this package writes.
 var WriterVersion = "pswap/0.1.0"
 
@@ -86,7 +92,7 @@ type Stats struct {
 
 func (o *Options) defaults() {
 	if o.GracePeriod <= 0 {
-		o.GracePeriod = 24 * time.Hour
+		o.GracePeriod = DefaultGracePeriod
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 10
