@@ -1,0 +1,24 @@
+// Package pswap makes a batch task's write of one table partition to an
+// object store idempotent and atomic.
+//
+// A task writes its output for one interval (a partition such as
+// dt=2026-11-29) as Parquet files under a fresh, uniquely named generation
+// prefix, then swaps the partition's small pointer object with a conditional
+// PUT (If-Match / If-None-Match). Readers resolve pointer -> manifest ->
+// files, so they see exactly one complete generation or none; retries,
+// replays, backfills and interrupted runs never leave a half-written or
+// doubled partition. Old generations are garbage-collected later (package gc).
+//
+// This package is the small facade for embedding:
+//
+//	t, _ := pswap.Open(ctx, "s3://lake/sales")       // or file:///data/lake/sales, or a path
+//	p, _ := t.Partition("dt=2026-11-29")
+//	w, _ := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: runID}})
+//	pswap.Write(w, rows...)                            // Go structs, or w.WriteRecord, w.AddPath
+//	res, err := w.Commit(ctx)                          // res.Changed: fire side effects only then
+//
+// The packages below it: store (object stores with conditional writes, and
+// the memstore, filestore and s3store backends), partition (Hive-style keys
+// and intervals), manifest (the on-store JSON formats), staging (Parquet
+// writing), swap (the commit protocol and readers) and gc.
+package pswap

@@ -1,0 +1,126 @@
+package pswap
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/s3store"
+	"github.com/pswap/pswap/swap"
+)
+
+// Re-exported so that embedding code needs one import for the common cases.
+type (
+	// Result is what a commit reports; see swap.Result.
+	Result = swap.Result
+	// Snapshot is a partition's current generation; see swap.Snapshot.
+	Snapshot = swap.Snapshot
+	// Entry is one generation in a partition's history.
+	Entry = swap.Entry
+	// Policy is the conflict policy (Fail or Overwrite).
+	Policy = swap.Policy
+)
+
+// Conflict policies.
+const (
+	Fail      = swap.Fail
+	Overwrite = swap.Overwrite
+)
+
+// The errors callers branch on, with errors.Is.
+var (
+	ErrConflict           = swap.ErrConflict
+	ErrOutcomeUnknown     = swap.ErrOutcomeUnknown
+	ErrStaleGeneration    = swap.ErrStaleGeneration
+	ErrNoData             = swap.ErrNoData
+	ErrGenerationNotFound = swap.ErrGenerationNotFound
+	ErrCorrupt            = swap.ErrCorrupt
+	ErrNotFound           = store.ErrNotFound
+	ErrAccessDenied       = store.ErrAccessDenied
+	ErrBucketNotFound     = store.ErrBucketNotFound
+	ErrInvalidKey         = partition.ErrInvalidKey
+)
+
+// Options configure how a table is opened. The zero value works: S3 settings
+// come from the standard AWS environment (AWS_ENDPOINT_URL, AWS_REGION,
+// credentials chain, profiles).
+type Options struct {
+	S3 s3store.Options
+}
+
+// Table is a table root on a store: partitions live below it.
+type Table struct {
+	url string
+	st  store.Store
+}
+
+// Open opens a table by URL (s3://bucket/prefix, file:///path, or a path).
+func Open(ctx context.Context, url string, opts ...Options) (*Table, error) {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	st, err := OpenStore(ctx, url, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{url: url, st: st}, nil
+}
+
+// NewTable wraps an already opened store (tests, custom backends).
+func NewTable(st store.Store) *Table { return &Table{url: st.URI(""), st: st} }
+
+// URL returns the table's URL as given to Open.
+func (t *Table) URL() string { return t.url }
+
+// Store returns the table's store.
+func (t *Table) Store() store.Store { return t.st }
+
+// Close releases the store.
+func (t *Table) Close() error { return t.st.Close() }
+
+// Partition returns a handle on one partition. key must be a canonical
+// Hive-style key such as "dt=2026-11-29" or "dt=2026-11-29/hr=13".
+func (t *Table) Partition(key string) (*Partition, error) {
+	if err := partition.Validate(key); err != nil {
+		return nil, err
+	}
+	return &Partition{t: t, key: key}, nil
+}
+
+// Partitions lists the committed partitions of the table (or of the part of
+// it under prefix, e.g. "dt=2026-11-").
+func (t *Table) Partitions(ctx context.Context, prefix string) ([]string, error) {
+	return swap.ListPartitions(ctx, t.st, prefix)
+}
+
+// Partition is one partition of a table.
+type Partition struct {
+	t   *Table
+	key string
+}
+
+// Key returns the partition key.
+func (p *Partition) Key() string { return p.key }
+
+// Table returns the partition's table.
+func (p *Partition) Table() *Table { return p.t }
+
+// Current resolves the current generation: two GETs, no listing.
+func (p *Partition) Current(ctx context.Context) (*Snapshot, error) {
+	return swap.Resolve(ctx, p.t.st, p.key)
+}
+
+// History returns the generation chain, newest first (limit 0: all).
+func (p *Partition) History(ctx context.Context, limit int) ([]Entry, error) {
+	return swap.History(ctx, p.t.st, p.key, limit)
+}
+
+// Rollback makes an earlier generation current again, as a new fenced swap.
+func (p *Partition) Rollback(ctx context.Context, generation string, opts swap.Options) (Result, error) {
+	return swap.Rollback(ctx, p.t.st, p.key, generation, opts)
+}
+
+// String returns the partition's location.
+func (p *Partition) String() string { return fmt.Sprintf("%s/%s", p.t.url, p.key) }
