@@ -1,0 +1,124 @@
+// Package manifest defines the two JSON documents pswap keeps next to a
+// partition's data, and their strict, versioned encoding:
+//
+//   - the manifest: the immutable, write-once description of one generation
+//     (one attempt's complete output for one partition), stored at
+//     <table>/<partition>/_pswap/manifests/<generation>.json;
+//   - the pointer: the partition's only mutable object, naming the current
+//     generation, stored at <table>/<partition>/_pswap/pointer.json and
+//     replaced only by a conditional write.
+//
+// Readers resolve pointer -> manifest -> files. Both documents are plain
+// JSON meant to be read by people and tools (jq) as well as by this package;
+// this comment is their specification. testdata/valid_manifest.json and
+// testdata/valid_pointer.json are complete examples.
+//
+// # Common rules
+//
+// A document is one JSON object of valid UTF-8, at most 64 MiB
+// (MaxDocumentBytes), with no duplicate keys and nothing after it. Field
+// names are case-sensitive. null is never a valid value. Fields marked
+// optional below are omitted when empty. Encode and EncodePointer write a
+// canonical form: two-space indentation, a fixed field order, one line per
+// file, times in UTC, a trailing newline; equal values encode to equal bytes.
+//
+// The "version" field is "major.minor". A reader rejects a document of
+// another major version (ErrUnsupportedVersion). A higher minor version may
+// only add optional fields: a reader ignores fields it does not know in a
+// document of a higher minor version, and rejects them in a document of its
+// own (or a lower) minor version, where they can only be typos or tampering.
+//
+// Generation ids are UUIDs of version 7 in canonical lowercase form
+// ("01938a3c-7b2e-7c1d-9a4f-0123456789ab"): unique, and ordered by creation
+// time when compared as strings. Times are RFC 3339 strings with optional
+// fractional seconds ("2026-11-29T13:05:07.123456789Z"); a reader accepts any
+// offset and converts to UTC, a writer writes UTC ("Z").
+//
+// # Manifest
+//
+// Fields, in the order they are written:
+//
+//	format            string, required: "pswap-manifest".
+//	version           string, required: "1.0" for this package.
+//	partition         string, required: the partition's Hive-style key in
+//	                  canonical form, e.g. "dt=2026-11-29/hr=13" (see the
+//	                  partition package).
+//	generation        string, required: this generation's id (UUIDv7).
+//	data_generation   string, optional: the generation whose data prefix
+//	                  (<table>/<partition>/_pswap/gen/<id>/) holds the files.
+//	                  Omitted means the generation itself; a rollback names
+//	                  an older generation here and copies its file list.
+//	parent            string, optional: the generation that was current when
+//	                  this one began; omitted for the first generation of a
+//	                  partition. Following parents walks the history. Never
+//	                  equal to generation.
+//	run_id            string, optional: the id of the run (task instance)
+//	                  that wrote the generation, at most 256 bytes of
+//	                  printable characters. Attempts of the same run share it,
+//	                  which makes re-runs idempotent.
+//	rollback_of       string, optional: set on a manifest made by a rollback:
+//	                  the generation whose content it restores.
+//	created_at        string, required: when the attempt began (UTC).
+//	committed_at      string, required: when the manifest was written (UTC).
+//	writer            string, required (may be empty): the software that wrote
+//	                  the manifest, e.g. "pswap/0.1.0"; at most 256 bytes of
+//	                  printable characters.
+//	rows              integer, required: total rows, the sum of files[].rows.
+//	bytes             integer, required: total size in bytes, the sum of
+//	                  files[].size.
+//	content_checksum  string, required: "<algo>:<hex>", a checksum of the
+//	                  rows that does not depend on their order or on how they
+//	                  are split into files; algo is 1-32 characters of
+//	                  [a-z0-9-], hex an even number (16 to 128) of lowercase
+//	                  hex digits. Two generations with equal rows and
+//	                  content_checksum hold the same data.
+//	schema            string, optional: a textual fingerprint of the data's
+//	                  schema, at most 1 MiB, no control characters other than
+//	                  tab and newline.
+//	files             array, required: the data files, in the order the
+//	                  writer produced them; empty only when rows is 0; at most
+//	                  100000 entries. Each file is an object with:
+//	  path            string: the file's path relative to the data prefix,
+//	                  e.g. "part-00000.parquet". At most 512 bytes; segments
+//	                  separated by "/"; no leading "/", no empty, "." or ".."
+//	                  segment, no backslash, no control character, and no
+//	                  segment starting with "_" or "." (such names are hidden
+//	                  from Hive-style readers). Paths are unique even when
+//	                  compared case-insensitively, and no path is a folder of
+//	                  another. So a file can never lie outside its generation.
+//	  size            integer: the file's size in bytes, 0 to 5 TiB.
+//	  rows            integer: the number of rows in the file, >= 0.
+//	  checksum        string: "sha256:" and the 64 lowercase hex digits of the
+//	                  SHA-256 of the file's bytes.
+//
+// A manifest is written once (create-if-absent) and never modified.
+//
+// # Pointer
+//
+//	format            string, required: "pswap-pointer".
+//	version           string, required: "1.0" for this package.
+//	partition         string, required: as in the manifest.
+//	generation        string, required: the current generation; its manifest
+//	                  is manifests/<generation>.json.
+//	seq               integer, required: 1 for a partition's first commit and
+//	                  one more for each later swap, so that a pointer's content
+//	                  never repeats (a writer holding an old version tag can
+//	                  never mistake a newer pointer for the one it read).
+//	parent            string, optional: the current generation's parent.
+//	run_id            string, optional: the current generation's run id.
+//	rows, bytes, content_checksum:
+//	                  copies of the current manifest's totals, so that a status
+//	                  check and the identical-content test need one read.
+//	committed_at      string, required: the current manifest's committed_at.
+//
+// # Errors
+//
+// Decode, DecodePointer, Encode, EncodePointer and the Validate methods
+// report the first problem found as an *Error naming the document, the field
+// and the problem, e.g.
+//
+//	manifest: files[3].path "../x": escapes the generation prefix
+//
+// All of them match ErrInvalid with errors.Is; an unknown major version also
+// matches ErrUnsupportedVersion.
+package manifest

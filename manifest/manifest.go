@@ -1,0 +1,344 @@
+package manifest
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/pswap/pswap/partition"
+)
+
+// Version is the format version this package writes, "major.minor". Decode
+// rejects another major version and accepts any minor version of this major
+// (a higher minor only adds optional fields, which are then ignored).
+const Version = "1.0"
+
+// Format strings: the "format" field of each kind of document.
+const (
+	FormatManifest = "pswap-manifest"
+	FormatPointer  = "pswap-pointer"
+)
+
+// File is one data file of a generation.
+type File struct {
+	Path     string `json:"path"`     // relative to the generation's data prefix, e.g. "part-00000.parquet"
+	Size     int64  `json:"size"`     // bytes
+	Rows     int64  `json:"rows"`     // rows in the file
+	Checksum string `json:"checksum"` // "sha256:<64 lowercase hex>" of the file's bytes
+}
+
+// Content is what staging produces and a manifest records.
+type Content struct {
+	Files           []File `json:"files"`
+	Rows            int64  `json:"rows"`             // sum of Files[i].Rows
+	Bytes           int64  `json:"bytes"`            // sum of Files[i].Size
+	ContentChecksum string `json:"content_checksum"` // "<algo>:<hex>", order-independent row hash
+	Schema          string `json:"schema,omitempty"` // textual schema fingerprint
+}
+
+// Add appends f to the files and adds its rows and size to the totals. It
+// does not touch ContentChecksum, which the caller computes over the rows.
+func (c *Content) Add(f File) {
+	c.Files = append(c.Files, f)
+	c.Rows += f.Rows
+	c.Bytes += f.Size
+}
+
+// Validate checks the files and totals of c by the rules of a manifest.
+func (c *Content) Validate() error {
+	if err := c.validate("manifest"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Manifest is the immutable, write-once description of one generation of a
+// partition. See the package documentation for the meaning of each field.
+type Manifest struct {
+	Format         string    `json:"format"`                    // FormatManifest; Encode writes it
+	Version        string    `json:"version"`                   // Encode writes Version; Decode reports the document's
+	Partition      string    `json:"partition"`                 // Hive-style key, e.g. "dt=2026-11-29/hr=13"
+	Generation     string    `json:"generation"`                // UUIDv7, lowercase canonical
+	DataGeneration string    `json:"data_generation,omitempty"` // whose gen/<id>/ prefix holds the files; empty = Generation (a rollback points at an older generation's files)
+	Parent         string    `json:"parent,omitempty"`          // generation that was current when this one began ("" = first)
+	RunID          string    `json:"run_id,omitempty"`
+	RollbackOf     string    `json:"rollback_of,omitempty"`
+	Content                  // embedded, fields flattened in JSON
+	CreatedAt      time.Time `json:"created_at"`   // when the attempt began (UTC)
+	CommittedAt    time.Time `json:"committed_at"` // when the manifest was written (UTC)
+	Writer         string    `json:"writer"`       // e.g. "pswap/0.1.0"
+}
+
+// DataGen returns the generation whose data prefix holds the files:
+// DataGeneration, or Generation when that is empty.
+func (m *Manifest) DataGen() string {
+	if m.DataGeneration != "" {
+		return m.DataGeneration
+	}
+	return m.Generation
+}
+
+// Pointer returns the pointer that makes m current, with the given sequence
+// number (the previous pointer's Seq plus one, or 1 for the first commit).
+func (m *Manifest) Pointer(seq int64) *Pointer {
+	return &Pointer{
+		Format:          FormatPointer,
+		Version:         Version,
+		Partition:       m.Partition,
+		Generation:      m.Generation,
+		Seq:             seq,
+		Parent:          m.Parent,
+		RunID:           m.RunID,
+		Rows:            m.Rows,
+		Bytes:           m.Bytes,
+		ContentChecksum: m.ContentChecksum,
+		CommittedAt:     m.CommittedAt.UTC(),
+	}
+}
+
+// Validate reports the first problem with m, as an error matching
+// ErrInvalid, or nil. Encode succeeds exactly when Validate does. Empty
+// Format and Version fields are allowed (they mean the current ones, which
+// Encode writes); non-empty ones must be FormatManifest and a version of the
+// same major as Version.
+func (m *Manifest) Validate() error {
+	if err := m.validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// validate returns a typed nil-able *Error; the exported wrappers avoid the
+// typed-nil-in-interface trap.
+func (m *Manifest) validate() *Error {
+	const doc = "manifest"
+	if m == nil {
+		return invalid(doc, "document", nil, "nil manifest")
+	}
+	if err := checkFormatVersion(doc, FormatManifest, m.Format, m.Version); err != nil {
+		return err
+	}
+	if err := checkPartition(doc, m.Partition); err != nil {
+		return err
+	}
+	if err := requiredGenID(doc, "generation", m.Generation); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, val string }{
+		{"data_generation", m.DataGeneration},
+		{"parent", m.Parent},
+		{"rollback_of", m.RollbackOf},
+	} {
+		if err := optionalGenID(doc, f.name, f.val); err != nil {
+			return err
+		}
+	}
+	if m.Parent == m.Generation {
+		return invalid(doc, "parent", m.Parent, "equals the generation itself")
+	}
+	if m.RollbackOf == m.Generation {
+		return invalid(doc, "rollback_of", m.RollbackOf, "equals the generation itself")
+	}
+	if p := checkPrintable(m.RunID, MaxRunIDBytes); p != "" {
+		return invalid(doc, "run_id", m.RunID, "%s", p)
+	}
+	if err := m.Content.validate(doc); err != nil {
+		return err
+	}
+	if p := checkTime(m.CreatedAt); p != "" {
+		return invalid(doc, "created_at", nil, "%s", p)
+	}
+	if p := checkTime(m.CommittedAt); p != "" {
+		return invalid(doc, "committed_at", nil, "%s", p)
+	}
+	if p := checkPrintable(m.Writer, MaxWriterBytes); p != "" {
+		return invalid(doc, "writer", m.Writer, "%s", p)
+	}
+	return nil
+}
+
+func (c *Content) validate(doc string) *Error {
+	if len(c.Files) > MaxFiles {
+		return invalid(doc, "files", nil, "%d files, at most %d allowed", len(c.Files), MaxFiles)
+	}
+	if len(c.Files) == 0 && c.Rows != 0 {
+		return invalid(doc, "files", nil, "empty, but rows is %d", c.Rows)
+	}
+	// Paths are compared case-insensitively: on a case-insensitive file
+	// system two such files would be one. A path must also not be a folder
+	// of another file ("a" and "a/b"), which no file system can hold.
+	seen := make(map[string]int, len(c.Files))
+	var rows, size int64
+	for i := range c.Files {
+		f := &c.Files[i]
+		field := fmt.Sprintf("files[%d]", i)
+		if p := checkFilePath(f.Path); p != "" {
+			return invalid(doc, field+".path", f.Path, "%s", p)
+		}
+		folded := strings.ToLower(f.Path)
+		if j, dup := seen[folded]; dup {
+			return invalid(doc, field+".path", f.Path, "duplicates files[%d].path %s", j, show(c.Files[j].Path))
+		}
+		seen[folded] = i
+		if f.Size < 0 {
+			return invalid(doc, field+".size", f.Size, "negative")
+		}
+		if f.Size > MaxFileSize {
+			return invalid(doc, field+".size", f.Size, "larger than the 5 TiB object limit")
+		}
+		if f.Rows < 0 {
+			return invalid(doc, field+".rows", f.Rows, "negative")
+		}
+		if p := checkFileChecksum(f.Checksum); p != "" {
+			return invalid(doc, field+".checksum", f.Checksum, "%s", p)
+		}
+		if rows > math.MaxInt64-f.Rows {
+			return invalid(doc, field+".rows", f.Rows, "total rows overflow a 64-bit integer")
+		}
+		rows += f.Rows
+		size += f.Size // at most MaxFiles * MaxFileSize: cannot overflow
+	}
+	for i := range c.Files {
+		p := strings.ToLower(c.Files[i].Path)
+		for k := strings.IndexByte(p, '/'); k >= 0; {
+			if j, ok := seen[p[:k]]; ok {
+				return invalid(doc, fmt.Sprintf("files[%d].path", i), c.Files[i].Path,
+					"lies inside files[%d].path %s, which is a file", j, show(c.Files[j].Path))
+			}
+			next := strings.IndexByte(p[k+1:], '/')
+			if next < 0 {
+				break
+			}
+			k += 1 + next
+		}
+	}
+	if c.Rows < 0 {
+		return invalid(doc, "rows", c.Rows, "negative")
+	}
+	if c.Bytes < 0 {
+		return invalid(doc, "bytes", c.Bytes, "negative")
+	}
+	if c.Rows != rows {
+		return invalid(doc, "rows", c.Rows, "does not equal the sum of files[].rows (%d)", rows)
+	}
+	if c.Bytes != size {
+		return invalid(doc, "bytes", c.Bytes, "does not equal the sum of files[].size (%d)", size)
+	}
+	if p := checkContentChecksum(c.ContentChecksum); p != "" {
+		return invalid(doc, "content_checksum", c.ContentChecksum, "%s", p)
+	}
+	if p := checkSchema(c.Schema); p != "" {
+		return invalid(doc, "schema", c.Schema, "%s", p)
+	}
+	return nil
+}
+
+// Pointer is the only mutable object of a partition: it names the current
+// generation and repeats the headline facts of its manifest so that a status
+// check needs one read. It is replaced only by a conditional write.
+type Pointer struct {
+	Format          string    `json:"format"`  // FormatPointer; EncodePointer writes it
+	Version         string    `json:"version"` // EncodePointer writes Version; DecodePointer reports the document's
+	Partition       string    `json:"partition"`
+	Generation      string    `json:"generation"`
+	Seq             int64     `json:"seq"` // 1 for the first commit, +1 per swap: pointer content never repeats (no ABA)
+	Parent          string    `json:"parent,omitempty"`
+	RunID           string    `json:"run_id,omitempty"`
+	Rows            int64     `json:"rows"`
+	Bytes           int64     `json:"bytes"`
+	ContentChecksum string    `json:"content_checksum"`
+	CommittedAt     time.Time `json:"committed_at"`
+}
+
+// Validate reports the first problem with p, as an error matching
+// ErrInvalid, or nil. EncodePointer succeeds exactly when Validate does.
+func (p *Pointer) Validate() error {
+	if err := p.validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (p *Pointer) validate() *Error {
+	const doc = "pointer"
+	if p == nil {
+		return invalid(doc, "document", nil, "nil pointer")
+	}
+	if err := checkFormatVersion(doc, FormatPointer, p.Format, p.Version); err != nil {
+		return err
+	}
+	if err := checkPartition(doc, p.Partition); err != nil {
+		return err
+	}
+	if err := requiredGenID(doc, "generation", p.Generation); err != nil {
+		return err
+	}
+	if p.Seq < 1 {
+		return invalid(doc, "seq", p.Seq, "must be at least 1")
+	}
+	if err := optionalGenID(doc, "parent", p.Parent); err != nil {
+		return err
+	}
+	if p.Parent == p.Generation {
+		return invalid(doc, "parent", p.Parent, "equals the generation itself")
+	}
+	if prob := checkPrintable(p.RunID, MaxRunIDBytes); prob != "" {
+		return invalid(doc, "run_id", p.RunID, "%s", prob)
+	}
+	if p.Rows < 0 {
+		return invalid(doc, "rows", p.Rows, "negative")
+	}
+	if p.Bytes < 0 {
+		return invalid(doc, "bytes", p.Bytes, "negative")
+	}
+	if prob := checkContentChecksum(p.ContentChecksum); prob != "" {
+		return invalid(doc, "content_checksum", p.ContentChecksum, "%s", prob)
+	}
+	if prob := checkTime(p.CommittedAt); prob != "" {
+		return invalid(doc, "committed_at", nil, "%s", prob)
+	}
+	return nil
+}
+
+func checkFormatVersion(doc, wantFormat, format, version string) *Error {
+	if format != "" && format != wantFormat {
+		return invalid(doc, "format", format, "want %q", wantFormat)
+	}
+	if version != "" {
+		if _, err := checkVersion(doc, version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkPartition(doc, key string) *Error {
+	if key == "" {
+		return invalid(doc, "partition", nil, "missing")
+	}
+	if err := partition.Validate(key); err != nil {
+		// The partition package's message already quotes the key.
+		e := invalid(doc, "partition", nil, "%v", err)
+		e.Cause = err
+		return e
+	}
+	return nil
+}
+
+func requiredGenID(doc, field, id string) *Error {
+	if id == "" {
+		return invalid(doc, field, nil, "missing")
+	}
+	return optionalGenID(doc, field, id)
+}
+
+func optionalGenID(doc, field, id string) *Error {
+	if id == "" {
+		return nil
+	}
+	if p := checkGenerationID(id); p != "" {
+		return invalid(doc, field, id, "%s", p)
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package manifest
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// checkStructure walks a document that is known to be valid JSON and
+// enforces what the standard decoder does not: the document is one object,
+// nested at most maxDepth deep, and no object has a duplicate key (readers
+// differ on which duplicate wins, so a duplicate could show one tool a
+// different file than another). It is a hand-written single pass because the
+// decoder's token API is several times slower on large manifests.
+func checkStructure(doc string, data []byte) *Error {
+	type frame struct {
+		obj       bool
+		expectKey bool
+		key       string   // the current key (objects)
+		index     int      // the current element (arrays)
+		keys      []string // keys seen so far (objects)
+	}
+	var stack []frame
+	path := func(last string) string {
+		var b strings.Builder
+		for _, f := range stack[:len(stack)-1] {
+			if f.obj {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			} else {
+				b.WriteString("[" + strconv.Itoa(f.index) + "]")
+			}
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(last)
+		return b.String()
+	}
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return invalid(doc, "document", nil, "not a JSON object")
+	}
+	for ; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '{', '[':
+			if len(stack) >= maxDepth {
+				return invalid(doc, "document", nil, "nested more than %d levels deep", maxDepth)
+			}
+			stack = append(stack, frame{obj: c == '{', expectKey: c == '{'})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			top := &stack[len(stack)-1]
+			if top.obj {
+				top.expectKey = true
+			} else {
+				top.index++
+			}
+		case '"':
+			end := stringEnd(data, i)
+			top := &stack[len(stack)-1]
+			if top.obj && top.expectKey {
+				key := unquote(data[i : end+1])
+				for _, k := range top.keys {
+					if k == key {
+						return invalid(doc, path(key), nil, "duplicate key")
+					}
+				}
+				top.keys = append(top.keys, key)
+				top.key, top.expectKey = key, false
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// countElements returns the number of elements of a valid JSON array.
+func countElements(arr []byte) int {
+	depth, n, empty := 0, 0, true
+	for i := 0; i < len(arr); i++ {
+		switch arr[i] {
+		case '[', '{':
+			depth++
+			if depth > 1 {
+				empty = false
+			}
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		case '"':
+			empty = false
+			i = stringEnd(arr, i)
+		case ' ', '\t', '\n', '\r':
+		default:
+			empty = false
+		}
+	}
+	if empty {
+		return 0
+	}
+	return n + 1
+}
+
+// stringEnd returns the index of the quote that closes the JSON string
+// starting at data[start].
+func stringEnd(data []byte, start int) int {
+	for j := start + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return len(data) - 1 // unreachable for valid JSON
+}
+
+func unquote(q []byte) string {
+	for _, c := range q {
+		if c == '\\' {
+			var s string
+			_ = json.Unmarshal(q, &s)
+			return s
+		}
+	}
+	return string(q[1 : len(q)-1])
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
