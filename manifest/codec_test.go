@@ -621,3 +621,34 @@ func TestErrorMessageClipsValue(t *testing.T) {
 		t.Errorf("error message not clipped (%d bytes): %s", len(err.Error()), err)
 	}
 }
+
+// TestLargeObjects covers duplicate detection in objects with many keys
+// (where a linear search would be quadratic) in a newer-minor document.
+func TestLargeObjects(t *testing.T) {
+	golden := mustEncode(t, validManifest())
+	var extra strings.Builder
+	for i := range 50_000 {
+		fmt.Fprintf(&extra, `"k%d": %d, `, i, i)
+	}
+	base := strings.Replace(string(golden), `"version": "1.0",`, `"version": "1.1", "x": {`+extra.String()+`"last": 0},`, 1)
+	if _, err := Decode([]byte(base)); err != nil {
+		t.Fatalf("many distinct keys: %v", err)
+	}
+	dup := strings.Replace(base, `"last": 0`, `"k49999": 0`, 1)
+	_, err := Decode([]byte(dup))
+	checkInvalid(t, err, "manifest: x.k49999: duplicate key")
+	dup = strings.Replace(base, `"last": 0`, `"k3": 0`, 1)
+	_, err = Decode([]byte(dup))
+	checkInvalid(t, err, "manifest: x.k3: duplicate key")
+}
+
+func TestCountElements(t *testing.T) {
+	for arr, want := range map[string]int{
+		`[]`: 0, "[ \n ]": 0, `[1]`: 1, `[{}, {}]`: 2, `["a,b", "]"]`: 2, `[[1,2],[3]]`: 2,
+		`[{"a": [1, 2, 3]}, null, "x\"],"]`: 3, `[[]]`: 1, `[{}]`: 1,
+	} {
+		if got := countElements([]byte(arr)); got != want {
+			t.Errorf("countElements(%s) = %d, want %d", arr, got, want)
+		}
+	}
+}

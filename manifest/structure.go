@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,14 +14,7 @@ import (
 // different file than another). It is a hand-written single pass because the
 // decoder's token API is several times slower on large manifests.
 func checkStructure(doc string, data []byte) *Error {
-	type frame struct {
-		obj       bool
-		expectKey bool
-		key       string   // the current key (objects)
-		index     int      // the current element (arrays)
-		keys      []string // keys seen so far (objects)
-	}
-	var stack []frame
+	var stack []*frame
 	path := func(last string) string {
 		var b strings.Builder
 		for _, f := range stack[:len(stack)-1] {
@@ -49,11 +43,11 @@ func checkStructure(doc string, data []byte) *Error {
 			if len(stack) >= maxDepth {
 				return invalid(doc, "document", nil, "nested more than %d levels deep", maxDepth)
 			}
-			stack = append(stack, frame{obj: c == '{', expectKey: c == '{'})
+			stack = append(stack, &frame{obj: c == '{', expectKey: c == '{'})
 		case '}', ']':
 			stack = stack[:len(stack)-1]
 		case ',':
-			top := &stack[len(stack)-1]
+			top := stack[len(stack)-1]
 			if top.obj {
 				top.expectKey = true
 			} else {
@@ -61,15 +55,12 @@ func checkStructure(doc string, data []byte) *Error {
 			}
 		case '"':
 			end := stringEnd(data, i)
-			top := &stack[len(stack)-1]
+			top := stack[len(stack)-1]
 			if top.obj && top.expectKey {
 				key := unquote(data[i : end+1])
-				for _, k := range top.keys {
-					if k == key {
-						return invalid(doc, path(key), nil, "duplicate key")
-					}
+				if top.seen(key) {
+					return invalid(doc, path(key), nil, "duplicate key")
 				}
-				top.keys = append(top.keys, key)
 				top.key, top.expectKey = key, false
 			}
 			i = end
@@ -138,4 +129,40 @@ func skipSpace(data []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// frame is an open object or array during checkStructure.
+type frame struct {
+	obj       bool
+	expectKey bool
+	key       string              // the current key (objects)
+	index     int                 // the current element (arrays)
+	keys      []string            // keys seen so far (small objects)
+	keySet    map[string]struct{} // keys seen so far (large objects)
+}
+
+// smallObject is the number of keys up to which a linear search beats a map.
+const smallObject = 16
+
+// seen records key and reports whether the object already had it.
+func (f *frame) seen(key string) bool {
+	if f.keySet != nil {
+		if _, ok := f.keySet[key]; ok {
+			return true
+		}
+		f.keySet[key] = struct{}{}
+		return false
+	}
+	if slices.Contains(f.keys, key) {
+		return true
+	}
+	f.keys = append(f.keys, key)
+	if len(f.keys) > smallObject {
+		f.keySet = make(map[string]struct{}, 2*len(f.keys))
+		for _, k := range f.keys {
+			f.keySet[k] = struct{}{}
+		}
+		f.keys = nil
+	}
+	return false
 }
