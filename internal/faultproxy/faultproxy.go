@@ -1,0 +1,179 @@
+// Package faultproxy is an HTTP proxy for tests that sits between an S3
+// client and a real S3 server (MinIO) and injects the failures that the
+// commit protocol must survive: responses lost after the server applied the
+// request, 503 SlowDown, 500, 409 ConditionalRequestConflict, connection
+// resets and delays. It listens on loopback only.
+package faultproxy
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Action is what the proxy does with one request.
+type Action int
+
+const (
+	Pass        Action = iota // forward normally
+	DropReply                 // forward, let the server apply it, then drop the connection without a reply
+	Reset                     // drop the connection without forwarding
+	SlowDown                  // reply 503 SlowDown without forwarding
+	Internal                  // reply 500 InternalError without forwarding
+	Conflict                  // reply 409 ConditionalRequestConflict without forwarding
+	Delay                     // forward after a delay
+	ReplyThen503              // forward (applied), then reply 503 instead of the real answer
+)
+
+var actionNames = [...]string{"pass", "drop-reply", "reset", "slowdown", "internal", "conflict", "delay", "applied-503"}
+
+func (a Action) String() string { return actionNames[a] }
+
+// Request is what a rule sees of a request.
+type Request struct {
+	Method string
+	Path   string // bucket/key path (path-style addressing)
+	Query  url.Values
+	Header http.Header
+}
+
+// IsPut reports a PUT of an object (not a multipart part).
+func (r Request) IsPut() bool { return r.Method == http.MethodPut && r.Query.Get("partNumber") == "" }
+
+// Proxy forwards to a target and asks Rule what to do with each request.
+type Proxy struct {
+	URL    string // the proxy's endpoint, e.g. http://127.0.0.1:PORT
+	target *url.URL
+	srv    *http.Server
+	ln     net.Listener
+	rp     *httputil.ReverseProxy
+
+	mu    sync.Mutex
+	rule  func(Request) Action
+	delay time.Duration
+
+	counts [len(actionNames)]atomic.Int64
+}
+
+// Start starts a proxy in front of target (e.g. the MinIO endpoint).
+func Start(target string) (*Proxy, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{URL: "http://" + ln.Addr().String(), target: u, ln: ln, delay: 50 * time.Millisecond}
+	p.rp = httputil.NewSingleHostReverseProxy(u)
+	p.rp.Transport = &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
+	p.rp.ErrorLog = nil
+	p.srv = &http.Server{Handler: p}
+	go p.srv.Serve(ln)
+	return p, nil
+}
+
+// SetRule replaces the rule (nil: pass everything).
+func (p *Proxy) SetRule(rule func(Request) Action) {
+	p.mu.Lock()
+	p.rule = rule
+	p.mu.Unlock()
+}
+
+// SetDelay sets the delay of the Delay action.
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.mu.Unlock()
+}
+
+// Count returns how many times an action was taken.
+func (p *Proxy) Count(a Action) int64 { return p.counts[a].Load() }
+
+// Injected returns the number of faults injected (every action but Pass).
+func (p *Proxy) Injected() int64 {
+	var n int64
+	for a := range p.counts {
+		if Action(a) != Pass {
+			n += p.counts[a].Load()
+		}
+	}
+	return n
+}
+
+// Close stops the proxy.
+func (p *Proxy) Close() error { return p.srv.Close() }
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	rule, delay := p.rule, p.delay
+	p.mu.Unlock()
+	act := Pass
+	if rule != nil {
+		act = rule(Request{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, "/"), Query: r.URL.Query(), Header: r.Header})
+	}
+	p.counts[act].Add(1)
+	switch act {
+	case Pass:
+		p.rp.ServeHTTP(w, r)
+	case Delay:
+		time.Sleep(delay)
+		p.rp.ServeHTTP(w, r)
+	case SlowDown:
+		s3Error(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
+	case Internal:
+		s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+	case Conflict:
+		s3Error(w, http.StatusConflict, "ConditionalRequestConflict", "A conflicting conditional operation is currently in progress against this resource.")
+	case Reset:
+		io.Copy(io.Discard, r.Body)
+		hangUp(w)
+	case DropReply, ReplyThen503:
+		// Forward and wait for the server's answer, so the request is applied.
+		rec := &recorder{header: http.Header{}}
+		p.rp.ServeHTTP(rec, r)
+		if act == DropReply {
+			hangUp(w)
+			return
+		}
+		s3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Reduce your request rate.")
+	}
+}
+
+func hangUp(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if c, _, err := hj.Hijack(); err == nil {
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetLinger(0) // RST, not FIN
+			}
+			c.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}
+
+func s3Error(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>%s</Message></Error>`, code, msg)
+}
+
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(s int)           { r.status = s }
