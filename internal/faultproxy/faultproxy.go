@@ -23,14 +23,14 @@ import (
 type Action int
 
 const (
-	Pass        Action = iota // forward normally
-	DropReply                 // forward, let the server apply it, then drop the connection without a reply
-	Reset                     // drop the connection without forwarding
-	SlowDown                  // reply 503 SlowDown without forwarding
-	Internal                  // reply 500 InternalError without forwarding
-	Conflict                  // reply 409 ConditionalRequestConflict without forwarding
-	Delay                     // forward after a delay
-	ReplyThen503              // forward (applied), then reply 503 instead of the real answer
+	Pass         Action = iota // forward normally
+	DropReply                  // forward, let the server apply it, then drop the connection without a reply
+	Reset                      // drop the connection without forwarding
+	SlowDown                   // reply 503 SlowDown without forwarding
+	Internal                   // reply 500 InternalError without forwarding
+	Conflict                   // reply 409 ConditionalRequestConflict without forwarding
+	Delay                      // forward after a delay
+	ReplyThen503               // forward (applied), then reply 503 instead of the real answer
 )
 
 var actionNames = [...]string{"pass", "drop-reply", "reset", "slowdown", "internal", "conflict", "delay", "applied-503"}
