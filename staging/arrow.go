@@ -1,0 +1,170 @@
+package staging
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// arrowBatch is the number of rows handed to the Parquet writer per step;
+// the rollover and row group checks run between steps.
+const arrowBatch = 8 << 10
+
+// WriteRecord appends an Arrow record batch, written through Arrow's
+// Parquet writer (pqarrow). Its schema must be flat (dictionary-encoded
+// columns are written as their value type). The record is not retained.
+func (s *Stager) WriteRecord(rec arrow.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	if err := s.writeRecord("Arrow record", rec); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// canonOfRecordSchema caches canonOfArrow by schema fingerprint.
+func (s *Stager) canonOfRecordSchema(sc *arrow.Schema) (*canonSchema, error) {
+	fp := sc.Fingerprint()
+	if c, ok := s.arrows[fp]; ok {
+		return c, nil
+	}
+	c, err := canonOfArrow(sc, s.arrowProps)
+	if err != nil {
+		return nil, err
+	}
+	s.arrows[fp] = c
+	return c, nil
+}
+
+func (s *Stager) writeRecord(input string, rec arrow.Record) error {
+	c, err := s.canonOfRecordSchema(rec.Schema())
+	if err != nil {
+		return err
+	}
+	if err := s.setSchema(input, c); err != nil {
+		return err
+	}
+	n := rec.NumRows()
+	if n == 0 {
+		return nil
+	}
+	encs := make([]arrowEnc, rec.NumCols())
+	for i, col := range rec.Columns() {
+		if encs[i], err = arrowEncoder(col, c.arrow.Field(i).Type); err != nil {
+			return fmt.Errorf("staging: column %q: %w", rec.ColumnName(i), err)
+		}
+	}
+	for off := int64(0); off < n; off += arrowBatch {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		end := min(n, off+arrowBatch)
+		enc, err := s.arrowEncoderFor(rec.Schema())
+		if err != nil {
+			return err
+		}
+		for i := int(off); i < int(end); i++ {
+			b := s.buf[:0]
+			for _, e := range encs {
+				b = e(b, i)
+			}
+			s.buf = b
+			s.cur.sum.addRow(b)
+		}
+		slice := rec
+		if off != 0 || end != n {
+			slice = rec.NewSlice(off, end)
+		}
+		err = enc.w.WriteBuffered(slice)
+		if slice != rec {
+			slice.Release()
+		}
+		if err != nil {
+			return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
+		}
+		s.cur.rows += end - off
+		// pqarrow reports no sizes for a buffered row group, so estimate
+		// its memory from the Arrow data it holds.
+		rgRows, err := enc.w.RowGroupNumRows()
+		if err != nil {
+			return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
+		}
+		perRow := float64(recordBytes(rec)) / float64(n)
+		enc.buffered = int64(float64(rgRows) * perRow)
+		if enc.buffered >= s.opts.RowGroupBytes {
+			enc.w.NewBufferedRowGroup()
+			enc.buffered = 0
+		}
+		if err := s.maybeRoll(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// arrowEncoder writes one file of Arrow records with pqarrow.
+type arrowFileEncoder struct {
+	schema   *arrow.Schema
+	w        *pqarrow.FileWriter
+	buffered int64 // estimated Arrow bytes in the open row group
+}
+
+func (e *arrowFileEncoder) close() error { return e.w.Close() }
+
+// size counts the open row group at its uncompressed size, so files roll
+// over somewhat early rather than late.
+func (e *arrowFileEncoder) size(written int64) int64 { return written + e.buffered }
+
+// recordBytes estimates the bytes of a record's values (for a slice, only
+// its own rows).
+func recordBytes(rec arrow.Record) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		n += arrayBytes(col)
+	}
+	return n
+}
+
+func arrayBytes(a arrow.Array) int64 {
+	l := int64(a.Len())
+	switch t := a.DataType().(type) {
+	case arrow.FixedWidthDataType:
+		return l * int64(max(t.BitWidth()/8, 1))
+	}
+	switch x := a.(type) {
+	case interface{ ValueBytes() []byte }:
+		return int64(len(x.ValueBytes())) + 4*l
+	case *array.Dictionary:
+		return arrayBytes(x.Indices())
+	}
+	return 8 * l
+}
+
+// arrowEncoderFor returns the current file's encoder if it writes records
+// of schema sc, or closes the current file and opens one that does.
+func (s *Stager) arrowEncoderFor(sc *arrow.Schema) (*arrowFileEncoder, error) {
+	if s.cur != nil {
+		if e, ok := s.cur.enc.(*arrowFileEncoder); ok && e.schema.Equal(sc) {
+			return e, nil
+		}
+		if err := s.closePart(); err != nil {
+			return nil, err
+		}
+	}
+	var enc *arrowFileEncoder
+	err := s.openPart(func(w io.Writer) (encoder, error) {
+		fw, err := pqarrow.NewFileWriter(sc, w, s.arrowProps, pqarrow.DefaultWriterProps())
+		if err != nil {
+			return nil, fmt.Errorf("staging: %w", err)
+		}
+		enc = &arrowFileEncoder{schema: sc, w: fw}
+		return enc, nil
+	})
+	return enc, err
+}

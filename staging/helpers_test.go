@@ -1,0 +1,80 @@
+package staging
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/memstore"
+)
+
+const testPrefix = "dt=2026-11-29/_pswap/gen/0001/"
+
+func newMem(t testing.TB, opts Options) (*memstore.Store, *Stager) {
+	t.Helper()
+	st := memstore.New()
+	return st, New(context.Background(), st, testPrefix, opts)
+}
+
+// fileBytes reads a staged file back from the store.
+func fileBytes(t testing.TB, st store.Store, f manifest.File) []byte {
+	t.Helper()
+	b, _, err := store.ReadAll(context.Background(), st, testPrefix+f.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(b)) != f.Size {
+		t.Fatalf("%s: %d bytes in store, manifest says %d", f.Path, len(b), f.Size)
+	}
+	return b
+}
+
+// readArrow reads a whole Parquet file with Arrow's reader (pqarrow).
+func readArrow(t testing.TB, b []byte) arrow.Table {
+	t.Helper()
+	r, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tbl.Release)
+	return tbl
+}
+
+// readParquetGo reads a whole Parquet file with parquet-go into T rows.
+func readParquetGo[T any](t testing.TB, b []byte) []T {
+	t.Helper()
+	rows, err := pq.Read[T](bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// keysUnder lists the keys of the store under the test prefix.
+func keysUnder(t testing.TB, st store.Store, prefix string) []string {
+	t.Helper()
+	var keys []string
+	for a, err := range st.List(context.Background(), prefix) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, a.Key)
+	}
+	return keys
+}

@@ -1,0 +1,178 @@
+package staging
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	pq "github.com/parquet-go/parquet-go"
+	pqcompress "github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/uncompressed"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/pswap/pswap/store"
+)
+
+// Sentinel errors, checked with errors.Is.
+var (
+	// ErrSchemaMismatch: an input's schema differs from the generation's.
+	// The message shows both schemas.
+	ErrSchemaMismatch = errors.New("schema mismatch")
+	// ErrBadInput: a CSV or JSON Lines input has a malformed or ill-typed
+	// row; the message names the input and the line.
+	ErrBadInput = errors.New("bad input")
+	// ErrCorrupt: a Parquet file given to AddParquetFile is not a valid
+	// Parquet file (bad footer, truncated, undecodable pages).
+	ErrCorrupt = errors.New("corrupt parquet file")
+	// ErrUnsupported: a column type that staging cannot hash canonically
+	// (nested types such as lists, structs and maps, float16, INT96).
+	ErrUnsupported = errors.New("unsupported column type")
+	// ErrClosed: the Stager was finished, aborted, or failed earlier.
+	ErrClosed = errors.New("stager is closed")
+)
+
+// Compression selects the codec of the Parquet pages. The zero value is Snappy.
+type Compression int
+
+const (
+	Snappy       Compression = iota // the default
+	Zstd                            // smaller files, slower to write
+	Gzip                            // widely readable, slow
+	Uncompressed                    // no compression
+)
+
+// String returns the codec's name.
+func (c Compression) String() string {
+	switch c {
+	case Snappy:
+		return "snappy"
+	case Zstd:
+		return "zstd"
+	case Gzip:
+		return "gzip"
+	case Uncompressed:
+		return "uncompressed"
+	}
+	return fmt.Sprintf("Compression(%d)", int(c))
+}
+
+func (c Compression) arrow() (compress.Compression, error) {
+	switch c {
+	case Snappy:
+		return compress.Codecs.Snappy, nil
+	case Zstd:
+		return compress.Codecs.Zstd, nil
+	case Gzip:
+		return compress.Codecs.Gzip, nil
+	case Uncompressed:
+		return compress.Codecs.Uncompressed, nil
+	}
+	return 0, fmt.Errorf("staging: unknown %v", c)
+}
+
+func (c Compression) parquetGo() (pqcompress.Codec, error) {
+	switch c {
+	case Snappy:
+		return &snappy.Codec{}, nil
+	case Zstd:
+		return &zstd.Codec{}, nil
+	case Gzip:
+		return &gzip.Codec{}, nil
+	case Uncompressed:
+		return &uncompressed.Codec{}, nil
+	}
+	return nil, fmt.Errorf("staging: unknown %v", c)
+}
+
+// Defaults applied to zero fields of Options.
+const (
+	DefaultTargetFileSize = 128 << 20
+	DefaultRowGroupRows   = 1 << 20
+	DefaultRowGroupBytes  = 64 << 20
+)
+
+// Options tune a Stager. The zero value works.
+type Options struct {
+	// TargetFileSize: a file is closed and a new one started once it
+	// reaches about this many bytes (default 128 MiB). The check happens
+	// between batches of rows, so files can be somewhat larger.
+	TargetFileSize int64
+	// RowGroupRows caps the rows of one row group (default 1,048,576).
+	RowGroupRows int64
+	// RowGroupBytes caps the encoded bytes a row group buffers in memory
+	// before it is flushed to the store (default 64 MiB). Together with
+	// Writer's part buffers it bounds the memory a Stager uses.
+	RowGroupBytes int64
+	// Compression of the data pages (default Snappy).
+	Compression Compression
+	// Writer tunes the streaming uploads (part size, concurrency). Data
+	// files are always written create-if-absent (IfNoneMatch).
+	Writer store.WriterOptions
+	// Schema, when set, fixes the generation's schema up front: CSV and
+	// JSON Lines inputs are read with it instead of inferring one, and
+	// every input must match it.
+	Schema *arrow.Schema
+}
+
+func (o Options) withDefaults() Options {
+	if o.TargetFileSize <= 0 {
+		o.TargetFileSize = DefaultTargetFileSize
+	}
+	if o.RowGroupRows <= 0 {
+		o.RowGroupRows = DefaultRowGroupRows
+	}
+	if o.RowGroupBytes <= 0 {
+		o.RowGroupBytes = DefaultRowGroupBytes
+	}
+	o.Writer.IfNoneMatch = true
+	o.Writer.IfMatch = ""
+	if o.Writer.ContentType == "" {
+		o.Writer.ContentType = "application/vnd.apache.parquet"
+	}
+	return o
+}
+
+// createdBy is the fixed created_by string of every file pswap writes, so
+// that files carry no library build or version that could change the bytes.
+const createdBy = "pswap"
+
+// arrowProps are the Parquet writer properties of the Arrow path.
+func (o Options) arrowProps() (*parquet.WriterProperties, error) {
+	codec, err := o.Compression.arrow()
+	if err != nil {
+		return nil, err
+	}
+	return parquet.NewWriterProperties(
+		parquet.WithCreatedBy(createdBy),
+		parquet.WithCompression(codec),
+		parquet.WithMaxRowGroupLength(o.RowGroupRows),
+		parquet.WithVersion(parquet.V2_6),
+		parquet.WithDataPageVersion(parquet.DataPageV1),
+		// Decimals of precision <= 18 as INT32/INT64, which every reader
+		// (parquet-go among them) decodes.
+		parquet.WithStoreDecimalAsInteger(true),
+	), nil
+}
+
+// setCreatedBy sets parquet-go's created_by verbatim.
+type setCreatedBy string
+
+func (s setCreatedBy) ConfigureWriter(c *pq.WriterConfig) { c.CreatedBy = string(s) }
+
+// parquetGoOptions are the writer options of the struct path.
+func (o Options) parquetGoOptions() ([]pq.WriterOption, error) {
+	codec, err := o.Compression.parquetGo()
+	if err != nil {
+		return nil, err
+	}
+	return []pq.WriterOption{
+		setCreatedBy(createdBy),
+		pq.Compression(codec),
+		pq.MaxRowsPerRowGroup(o.RowGroupRows),
+		pq.WriteBufferSize(0), // the part's own buffer sits below
+	}, nil
+}

@@ -1,0 +1,111 @@
+package staging
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"reflect"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	pqschema "github.com/apache/arrow/go/v17/parquet/schema"
+	pq "github.com/parquet-go/parquet-go"
+)
+
+// canonSchema is the schema of a generation: the Arrow schema that Arrow's
+// Parquet reader derives from a file's Parquet schema, without metadata.
+// Equivalent inputs (a Go struct, an Arrow schema, an existing file) that
+// produce the same Parquet logical schema have equal canonical schemas.
+type canonSchema struct {
+	arrow *arrow.Schema
+	text  string
+}
+
+func (c *canonSchema) equal(o *canonSchema) bool { return c.text == o.text }
+
+// mismatch builds the error for an input whose schema differs.
+func mismatch(input string, got, want *canonSchema) error {
+	return fmt.Errorf("%w: %s has\n%s\nbut the generation has\n%s", ErrSchemaMismatch, input, got.text, want.text)
+}
+
+// fromParquetSchema derives the canonical schema of a Parquet schema and
+// checks that staging can hash every column.
+func fromParquetSchema(ps *pqschema.Schema) (*canonSchema, error) {
+	as, err := pqarrow.FromParquet(ps, &pqarrow.ArrowReadProperties{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	fields := make([]arrow.Field, as.NumFields())
+	for i, f := range as.Fields() {
+		if err := checkFlat(f); err != nil {
+			return nil, err
+		}
+		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
+	}
+	if ps.NumColumns() != len(fields) {
+		return nil, fmt.Errorf("%w: nested columns", ErrUnsupported)
+	}
+	s := arrow.NewSchema(fields, nil)
+	return &canonSchema{arrow: s, text: s.String()}, nil
+}
+
+// checkFlat accepts the primitive types that the canonical row encoding
+// covers.
+func checkFlat(f arrow.Field) error {
+	switch f.Type.ID() {
+	case arrow.NULL, arrow.BOOL,
+		arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT32, arrow.FLOAT64,
+		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY,
+		arrow.DATE32, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP,
+		arrow.DECIMAL128, arrow.DECIMAL256:
+		return nil
+	}
+	return fmt.Errorf("%w: column %q has type %s", ErrUnsupported, f.Name, f.Type)
+}
+
+// canonOfArrow derives the canonical schema of an Arrow schema as written
+// by pqarrow with props.
+func canonOfArrow(s *arrow.Schema, props *parquet.WriterProperties) (*canonSchema, error) {
+	for _, f := range s.Fields() {
+		t := f.Type
+		if d, ok := t.(*arrow.DictionaryType); ok {
+			t = d.ValueType
+		}
+		if err := checkFlat(arrow.Field{Name: f.Name, Type: t}); err != nil {
+			return nil, err
+		}
+	}
+	ps, err := pqarrow.ToParquet(s, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return fromParquetSchema(ps)
+}
+
+// canonOfParquetGo derives the canonical schema of a parquet-go schema by
+// writing an empty file with it and reading that file's footer with
+// Arrow's reader: the same path a file that parquet-go writes takes when
+// it is read back.
+func canonOfParquetGo(t reflect.Type, ps *pq.Schema, opts []pq.WriterOption) (*canonSchema, error) {
+	var buf bytes.Buffer
+	w := pq.NewWriter(&buf, append([]pq.WriterOption{ps}, opts...)...)
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("staging: schema of %s: %w", t, err)
+	}
+	r, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("staging: schema of %s: %w", t, err)
+	}
+	defer r.Close()
+	return fromParquetSchema(r.MetaData().Schema)
+}
+
+// readerAtSize is what the Arrow Parquet reader needs.
+type readerAtSize interface {
+	io.ReaderAt
+	io.Seeker
+}

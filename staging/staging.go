@@ -1,0 +1,310 @@
+package staging
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v17/parquet"
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
+)
+
+// cleanupTimeout bounds the best-effort deletion of written files after a
+// failure whose context was cancelled.
+const cleanupTimeout = time.Minute
+
+// Stager writes the data files of one generation under a prefix of a
+// store and returns the manifest Content that describes them.
+//
+// A Stager is safe for use by several goroutines, but calls are
+// serialized. Any error is final: the Stager aborts the upload in flight,
+// deletes the files it already wrote (best effort, bounded in time even
+// when the context was cancelled), and returns the same error from every
+// later call. Abort after a successful Finish does nothing, so
+// `defer s.Abort(ctx)` is the idiom.
+type Stager struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	st     store.Store
+	prefix string
+	opts   Options
+
+	arrowProps *parquet.WriterProperties
+	pqOpts     []pq.WriterOption
+
+	err      error // sticky
+	finished bool
+	aborted  bool
+
+	schema *canonSchema // nil until the first input
+	cur    *part        // file being written, or nil
+	next   int          // number of the next file
+	files  []manifest.File
+	keys   []string // keys written (committed) so far
+	rows   int64
+	sum    rowSum
+
+	structs map[reflect.Type]*structInfo
+	arrows  map[string]*canonSchema // by arrow.Schema fingerprint
+	buf     []byte                  // scratch row encoding
+}
+
+// New returns a Stager that writes files named part-00000.parquet,
+// part-00001.parquet, ... under prefix (a folder: a trailing "/" is added
+// when missing). ctx governs every upload of the Stager: cancelling it
+// fails the Stager. Invalid options or prefix are reported by the first
+// call.
+func New(ctx context.Context, st store.Store, prefix string, opts Options) *Stager {
+	s := &Stager{
+		ctx:     ctx,
+		st:      st,
+		opts:    opts.withDefaults(),
+		structs: map[reflect.Type]*structInfo{},
+		arrows:  map[string]*canonSchema{},
+	}
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	s.prefix = prefix
+	if err := store.ValidatePrefix(prefix); err != nil || prefix == "" {
+		if err == nil {
+			err = fmt.Errorf("%w: empty prefix", store.ErrInvalidKey)
+		}
+		s.err = fmt.Errorf("staging: prefix: %w", err)
+		return s
+	}
+	var err error
+	if s.arrowProps, err = s.opts.arrowProps(); err != nil {
+		s.err = err
+		return s
+	}
+	if s.pqOpts, err = s.opts.parquetGoOptions(); err != nil {
+		s.err = err
+		return s
+	}
+	if opts.Schema != nil {
+		c, err := canonOfArrow(opts.Schema, s.arrowProps)
+		if err != nil {
+			s.err = fmt.Errorf("staging: Options.Schema: %w", err)
+			return s
+		}
+		s.schema = c
+	}
+	return s
+}
+
+// check reports whether the Stager accepts more input. Callers hold mu.
+func (s *Stager) check() error {
+	switch {
+	case s.err != nil:
+		return s.err
+	case s.finished, s.aborted:
+		return ErrClosed
+	}
+	return s.ctx.Err()
+}
+
+// fail makes err final: it aborts the upload in flight and deletes the
+// files already written. Callers hold mu.
+func (s *Stager) fail(err error) error {
+	if s.err != nil {
+		return s.err
+	}
+	if cerr := s.ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w (%w)", err, cerr)
+	}
+	s.err = err
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), cleanupTimeout)
+	defer cancel()
+	_ = s.discard(ctx)
+	return err
+}
+
+// discard aborts the current file and deletes written ones.
+func (s *Stager) discard(ctx context.Context) error {
+	var errs []error
+	if s.cur != nil {
+		errs = append(errs, s.cur.abort())
+		s.cur = nil
+	}
+	if len(s.keys) > 0 {
+		if err := store.DeleteAll(ctx, s.st, s.keys); err != nil {
+			errs = append(errs, fmt.Errorf("staging: delete written files: %w", err))
+		} else {
+			s.keys = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setSchema establishes the generation's schema or checks c against it.
+func (s *Stager) setSchema(input string, c *canonSchema) error {
+	if s.schema == nil {
+		s.schema = c
+		return nil
+	}
+	if !s.schema.equal(c) {
+		return mismatch(input, c, s.schema)
+	}
+	return nil
+}
+
+// Finish closes the last file and returns the description of everything
+// written. The caller commits it (writes the manifest and swaps the
+// pointer). A generation with no rows has no files; its Schema is empty
+// unless a schema was given or an input established one.
+func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return manifest.Content{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return manifest.Content{}, s.fail(err)
+	}
+	if err := s.closePart(); err != nil {
+		return manifest.Content{}, s.fail(err)
+	}
+	s.finished = true
+	var c manifest.Content
+	for _, f := range s.files {
+		c.Add(f)
+	}
+	if s.schema != nil {
+		c.Schema = s.schema.text
+	}
+	c.ContentChecksum = contentChecksum(c.Schema, s.rows, s.sum)
+	return c, nil
+}
+
+// Abort discards the generation: it aborts the upload in flight and
+// deletes the files already written under the prefix. After a successful
+// Finish it does nothing (the files belong to the caller then). It is safe
+// to call more than once.
+func (s *Stager) Abort(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished {
+		return nil
+	}
+	s.aborted = true
+	return s.discard(ctx)
+}
+
+// part is one data file being written.
+type part struct {
+	name string // file name within the prefix
+	key  string
+	w    store.Writer
+	sink *hashSink
+	buf  *bufio.Writer
+	enc  encoder
+	rows int64
+	sum  rowSum
+}
+
+// encoder is the Parquet writer of a part.
+type encoder interface {
+	// close writes the footer.
+	close() error
+	// size estimates the bytes of the file so far, given the bytes the
+	// encoder has written to the part so far.
+	size(written int64) int64
+}
+
+// hashSink counts and hashes the bytes on their way to the store.
+type hashSink struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func (h *hashSink) Write(p []byte) (int, error) {
+	n, err := h.w.Write(p)
+	h.h.Write(p[:n])
+	h.n += int64(n)
+	return n, err
+}
+
+// partBufferSize is the write buffer between an encoder and the store.
+const partBufferSize = 1 << 20
+
+// openPart starts a new file whose encoder newEnc builds.
+func (s *Stager) openPart(newEnc func(w io.Writer) (encoder, error)) error {
+	name := fmt.Sprintf("part-%05d.parquet", s.next)
+	key := s.prefix + name
+	w, err := s.st.NewWriter(s.ctx, key, s.opts.Writer)
+	if err != nil {
+		return fmt.Errorf("staging: create %s: %w", key, err)
+	}
+	s.next++
+	p := &part{name: name, key: key, w: w, sink: &hashSink{w: w, h: sha256.New()}}
+	p.buf = bufio.NewWriterSize(p.sink, partBufferSize)
+	if p.enc, err = newEnc(p.buf); err != nil {
+		_ = w.Abort()
+		return err
+	}
+	s.cur = p
+	return nil
+}
+
+// closePart finishes the current file, if any, and records it.
+func (s *Stager) closePart() error {
+	p := s.cur
+	if p == nil {
+		return nil
+	}
+	if err := p.enc.close(); err != nil {
+		return fmt.Errorf("staging: close %s: %w", p.key, err)
+	}
+	if err := p.buf.Flush(); err != nil {
+		return fmt.Errorf("staging: write %s: %w", p.key, err)
+	}
+	attrs, err := p.w.Commit()
+	if err != nil {
+		return fmt.Errorf("staging: commit %s: %w", p.key, err)
+	}
+	s.cur = nil
+	s.keys = append(s.keys, p.key)
+	if attrs.Size != 0 && attrs.Size != p.sink.n {
+		return fmt.Errorf("staging: %s: store reports %d bytes, wrote %d", p.key, attrs.Size, p.sink.n)
+	}
+	s.files = append(s.files, manifest.File{
+		Path:     p.name,
+		Size:     p.sink.n,
+		Rows:     p.rows,
+		Checksum: manifest.SHA256Checksum(p.sink.h.Sum(nil)),
+	})
+	s.rows += p.rows
+	s.sum.add(p.sum)
+	return nil
+}
+
+// written is the number of bytes the encoder has written to the part.
+func (p *part) written() int64 { return p.sink.n + int64(p.buf.Buffered()) }
+
+func (p *part) abort() error {
+	if err := p.w.Abort(); err != nil {
+		return fmt.Errorf("staging: abort %s: %w", p.key, err)
+	}
+	return nil
+}
+
+// maybeRoll closes the current file once it reached the target size.
+func (s *Stager) maybeRoll() error {
+	if s.cur != nil && s.cur.enc.size(s.cur.written()) >= s.opts.TargetFileSize {
+		return s.closePart()
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package staging
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+
+	pq "github.com/parquet-go/parquet-go"
+)
+
+// structInfo caches what Write needs for one Go type.
+type structInfo struct {
+	schema *pq.Schema
+	canon  *canonSchema
+	encs   []pqEnc // by leaf column index
+}
+
+func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err error) {
+	if si, ok := s.structs[t]; ok {
+		return si, nil
+	}
+	st := t
+	for st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%w: Write needs a struct type, got %s", ErrUnsupported, t)
+	}
+	defer func() {
+		// parquet-go panics on struct tags it cannot map.
+		if r := recover(); r != nil {
+			si, err = nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, t, r)
+		}
+	}()
+	ps := pq.SchemaOf(zero)
+	canon, err := canonOfParquetGo(t, ps, s.pqOpts)
+	if err != nil {
+		return nil, err
+	}
+	leaves := ps.Columns()
+	if len(leaves) != canon.arrow.NumFields() {
+		return nil, fmt.Errorf("%w: %s has nested fields", ErrUnsupported, t)
+	}
+	si = &structInfo{schema: ps, canon: canon, encs: make([]pqEnc, len(leaves))}
+	for i, path := range leaves {
+		leaf, ok := ps.Lookup(path...)
+		if !ok || leaf.MaxRepetitionLevel > 0 || leaf.MaxDefinitionLevel > 1 {
+			return nil, fmt.Errorf("%w: %s: column %v is repeated or nested", ErrUnsupported, t, path)
+		}
+		if si.encs[i], err = parquetEncoder(leaf.Node.Type(), canon.arrow.Field(i).Type); err != nil {
+			return nil, fmt.Errorf("staging: %s column %v: %w", t, path, err)
+		}
+	}
+	s.structs[t] = si
+	return si, nil
+}
+
+// structBatch is the number of rows hashed and written per step; the
+// rollover and row group checks run between steps.
+const structBatch = 1024
+
+// Write appends rows of a Go struct type, written through parquet-go's
+// generic writer: fields map to columns as parquet-go's struct tags say
+// (`parquet:"name,optional,snappy,..."`; pointer fields are optional,
+// time.Time is a timestamp, `decimal(p,s)` tags are decimals). Columns must
+// be flat (no slices, maps or nested structs).
+//
+// Write with no rows still establishes (or checks) the schema.
+func Write[T any](s *Stager, rows ...T) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	if err := writeStructs(s, rows); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+func writeStructs[T any](s *Stager, rows []T) error {
+	var zero T
+	t := reflect.TypeFor[T]()
+	si, err := s.structInfoFor(t, zero)
+	if err != nil {
+		return err
+	}
+	if err := s.setSchema("Go type "+t.String(), si.canon); err != nil {
+		return err
+	}
+	var row pq.Row
+	for len(rows) > 0 {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		n := min(len(rows), structBatch)
+		batch := rows[:n]
+		rows = rows[n:]
+
+		enc, err := structEncoderFor[T](s, si)
+		if err != nil {
+			return err
+		}
+		for i := range batch {
+			row = si.schema.Deconstruct(row[:0], &batch[i])
+			b := s.buf[:0]
+			for _, v := range row {
+				if v.IsNull() {
+					b = append(b, tagNull)
+				} else {
+					b = si.encs[v.Column()](b, v)
+				}
+			}
+			s.buf = b
+			s.cur.sum.addRow(b)
+		}
+		if _, err := enc.w.Write(batch); err != nil {
+			return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
+		}
+		s.cur.rows += int64(n)
+		if buffered := enc.w.Size() - s.cur.written(); buffered >= s.opts.RowGroupBytes {
+			if err := enc.w.Flush(); err != nil {
+				return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
+			}
+		}
+		if err := s.maybeRoll(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// structEncoder writes one file of T rows with parquet-go.
+type structEncoder[T any] struct {
+	w *pq.GenericWriter[T]
+}
+
+func (e *structEncoder[T]) close() error     { return e.w.Close() }
+func (e *structEncoder[T]) size(int64) int64 { return e.w.Size() }
+
+// structEncoderFor returns the current file's encoder if it writes T, or
+// closes the current file and opens one that does.
+func structEncoderFor[T any](s *Stager, si *structInfo) (*structEncoder[T], error) {
+	if s.cur != nil {
+		if e, ok := s.cur.enc.(*structEncoder[T]); ok {
+			return e, nil
+		}
+		if err := s.closePart(); err != nil {
+			return nil, err
+		}
+	}
+	var enc *structEncoder[T]
+	err := s.openPart(func(w io.Writer) (encoder, error) {
+		enc = &structEncoder[T]{w: pq.NewGenericWriter[T](w, append([]pq.WriterOption{si.schema}, s.pqOpts...)...)}
+		return enc, nil
+	})
+	return enc, err
+}
