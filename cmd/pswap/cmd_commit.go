@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/swap"
+)
+
+func init() { registerCommand(newCommitCmd) }
+
+const commitLong = `Upload local data as one new generation of a partition and swap it in
+atomically. Inputs are Parquet files (validated and copied as they are), CSV
+files with a header row, or JSON Lines files (both converted to Parquet),
+folders of such files (hidden and _-prefixed entries skipped), or - for
+standard input (with --input-format). All inputs must share one schema.
+
+The partition comes from --partition KEY, or from --interval START/END (the
+run's data interval) with --grain/--layout; an interval must cover exactly
+one partition.
+
+A commit replaces the partition as a whole and is idempotent:
+  - with a run id, re-running the same run is a no-op (changed=false) and
+    skips the upload entirely once that run has committed;
+  - content identical to the current generation is a no-op unless --force;
+  - if another run committed the partition after this one began, the
+    commit fails with exit status 3 and changes nothing, unless
+    --on-conflict overwrite (last writer wins).
+
+The run id defaults to $PSWAP_RUN_ID, else to "$AIRFLOW_CTX_DAG_ID/$AIRFLOW_CTX_DAG_RUN_ID"
+when Airflow sets them. Pass --run-id "" to commit without one.`
+
+const commitExample = `  # One day from a folder of Parquet files
+  pswap commit --table s3://lake/sales --partition dt=2026-11-29 out/
+
+  # From an orchestrator: the interval names the partition, the run id makes
+  # retries and replays no-ops
+  pswap commit --table s3://lake/sales --interval 2026-11-29/2026-11-30 \
+      --run-id "scheduled__2026-11-29" out/
+
+  # Hourly partitions (dt=2026-11-29/hr=13)
+  pswap commit --table s3://lake/events --interval 2026-11-29T13:00:00Z/PT1H --grain hour events.jsonl
+
+  # From a pipe
+  psql -c "\copy (SELECT ...) TO STDOUT CSV HEADER" | \
+      pswap commit --table s3://lake/sales --partition dt=2026-11-29 --input-format csv -
+
+  # Commit a generation uploaded earlier by 'pswap stage'
+  pswap commit --table s3://lake/sales --partition dt=2026-11-29 --staged 0193...`
+
+// writeFlags are the flags commit and stage share.
+type writeFlags struct {
+	sel         selector
+	inputFormat string
+	compression string
+}
+
+func (f *writeFlags) add(cmd *cobra.Command) {
+	f.sel.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of the inputs: csv, jsonl or parquet (default: by file extension; required for -)")
+	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
+}
+
+// parseCompression parses --compression.
+func parseCompression(s string) (staging.Compression, error) {
+	switch strings.ToLower(s) {
+	case "", "snappy":
+		return staging.Snappy, nil
+	case "zstd":
+		return staging.Zstd, nil
+	case "gzip":
+		return staging.Gzip, nil
+	case "none", "uncompressed":
+		return staging.Uncompressed, nil
+	}
+	return 0, usagef("unknown --compression %q (want snappy, zstd, gzip or none)", s)
+}
+
+// prepared is what commit and stage resolve before touching the store.
+type prepared struct {
+	key    string
+	inputs []input
+	wopts  pswap.WriteOptions
+}
+
+// prepare resolves the partition, the inputs and the staging options.
+// Every mistake surfaces here, before anything is uploaded.
+func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
+	var p prepared
+	var err error
+	if p.key, err = f.sel.one(); err != nil {
+		return p, err
+	}
+	format, err := parseInputFormat(f.inputFormat)
+	if err != nil {
+		return p, err
+	}
+	comp, err := parseCompression(f.compression)
+	if err != nil {
+		return p, err
+	}
+	p.wopts.Staging.Compression = comp
+	if needInputs {
+		if p.inputs, err = expandInputs(args, format); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+type commitCmd struct {
+	*app
+	writeFlags
+	runID      string
+	onConflict string
+	force      bool
+	staged     string
+}
+
+func newCommitCmd(a *app) *cobra.Command {
+	c := &commitCmd{app: a}
+	cmd := &cobra.Command{
+		Use:     "commit (--partition KEY | --interval START/END) [flags] PATH... | -",
+		Short:   "Upload files as a new generation of a partition and swap it in atomically",
+		Long:    commitLong,
+		Example: commitExample,
+		RunE:    runE(c.run),
+	}
+	c.writeFlags.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&c.runID, "run-id", "", "orchestrator run id: attempts with the same run id are one run (default $"+envRunID+", else Airflow's dag_id/run_id)")
+	fl.StringVar(&c.onConflict, "on-conflict", "fail", "when another run committed since this one began: fail (exit 3) or overwrite")
+	fl.BoolVar(&c.force, "force", false, "commit even if the content is identical or this run id already committed")
+	fl.StringVar(&c.staged, "staged", "", "commit the generation GEN uploaded earlier by 'pswap stage' (no inputs)")
+	return cmd
+}
+
+// defaultRunID is the run id when --run-id is not given: $PSWAP_RUN_ID, else
+// Airflow's "<dag_id>/<dag_run_id>", else none.
+func defaultRunID(getenv func(string) string) string {
+	if v := strings.TrimSpace(getenv(envRunID)); v != "" {
+		return v
+	}
+	dag, run := strings.TrimSpace(getenv(envAirflowDagID)), strings.TrimSpace(getenv(envAirflowDagRunID))
+	if dag != "" && run != "" {
+		return dag + "/" + run
+	}
+	return ""
+}
+
+// commitOptions resolves --run-id, --on-conflict and --force.
+func (c *commitCmd) commitOptions(cmd *cobra.Command) (swap.Options, error) {
+	var o swap.Options
+	policy, err := swap.ParsePolicy(c.onConflict)
+	if err != nil {
+		return o, usageError{err}
+	}
+	o.OnConflict = policy
+	o.Force = c.force
+	o.RunID = c.runID
+	if !cmd.Flags().Changed("run-id") {
+		o.RunID = defaultRunID(c.getenv)
+	}
+	if err := manifest.ValidateRunID(o.RunID); err != nil {
+		return o, usagef("--run-id: %w", err)
+	}
+	return o, nil
+}
+
+func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	if c.staged != "" && len(args) > 0 {
+		return usagef("--staged commits an uploaded generation: give no inputs")
+	}
+	if c.staged != "" {
+		if err := manifest.ValidateGenerationID(c.staged); err != nil {
+			return usagef("--staged: %w", err)
+		}
+	}
+	p, err := c.prepare(args, c.staged == "")
+	if err != nil {
+		return err
+	}
+	if p.wopts.Commit, err = c.commitOptions(cmd); err != nil {
+		return err
+	}
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		part, err := t.Partition(p.key)
+		if err != nil {
+			return err
+		}
+		var res pswap.Result
+		if c.staged != "" {
+			res, err = part.CommitStaged(ctx, c.staged, p.wopts.Commit)
+		} else {
+			res, err = c.write(ctx, part, p)
+		}
+		if err != nil {
+			return err
+		}
+		fillNoop(ctx, part, &res)
+		return c.printResult(res, "committed")
+	})
+}
+
+// write stages the inputs and commits them, or skips everything when the
+// run id already committed.
+func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared) (pswap.Result, error) {
+	w, err := part.Begin(ctx, p.wopts)
+	if err != nil {
+		return pswap.Result{}, err
+	}
+	if w.AlreadyCommitted() {
+		// The current generation carries our run id: nothing to upload.
+		if err := w.Abort(ctx); err != nil {
+			return pswap.Result{}, err
+		}
+		snap, err := part.Current(ctx)
+		if err != nil {
+			return pswap.Result{}, err
+		}
+		return resultOf(snap, swap.SameRun, p.wopts.Commit.RunID), nil
+	}
+	if err := addInputs(ctx, w, p.inputs, c.stdin, c.newProgress(p.inputs, "uploading")); err != nil {
+		_ = w.Abort(context.WithoutCancel(ctx))
+		return pswap.Result{}, err
+	}
+	return w.Commit(ctx)
+}
+
+// resultOf describes a no-op that left snap current.
+func resultOf(snap *pswap.Snapshot, outcome swap.Outcome, runID string) pswap.Result {
+	m := snap.Manifest
+	return pswap.Result{
+		Partition: m.Partition, Generation: m.Generation, Outcome: outcome, RunID: runID,
+		Seq: snap.Pointer.Seq, Rows: m.Rows, Bytes: m.Bytes, Files: len(m.Files),
+		IdempotencyKey: m.Partition + "@" + m.Generation,
+	}
+}
+
+// fillNoop completes the file count of a no-op result, which describes the
+// current generation rather than what this attempt staged (best effort).
+func fillNoop(ctx context.Context, part *pswap.Partition, res *pswap.Result) {
+	if res.Changed || res.Files != 0 || res.Generation == "" {
+		return
+	}
+	if snap, err := part.Current(ctx); err == nil && snap.Manifest.Generation == res.Generation {
+		res.Files = len(snap.Manifest.Files)
+	}
+}
+
+// resultJSON is the --json document of commit and rollback.
+type resultJSON struct {
+	Table          string `json:"table"`
+	Partition      string `json:"partition"`
+	Generation     string `json:"generation"`
+	Changed        bool   `json:"changed"`
+	Outcome        string `json:"outcome"`
+	Rows           int64  `json:"rows"`
+	Bytes          int64  `json:"bytes"`
+	Files          int    `json:"files"`
+	RunID          string `json:"run_id"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Seq            int64  `json:"seq"`
+	Staged         string `json:"staged_generation"`
+}
+
+func (a *app) printResult(res pswap.Result, verb string) error {
+	if a.json {
+		return printJSON(a.stdout, resultJSON{
+			Table: a.tableURL(), Partition: res.Partition, Generation: res.Generation,
+			Changed: res.Changed, Outcome: string(res.Outcome), Rows: res.Rows, Bytes: res.Bytes,
+			Files: res.Files, RunID: res.RunID, IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
+			Staged: res.Staged,
+		})
+	}
+	facts := fmt.Sprintf("%s, %s, %s", plural(res.Rows, "row"), plural(int64(res.Files), "file"), humanBytes(res.Bytes))
+	var line string
+	switch res.Outcome {
+	case swap.Committed:
+		line = fmt.Sprintf("%s %s: generation %s (seq %d); %s", verb, res.Partition, res.Generation, res.Seq, facts)
+	case swap.Superseded:
+		line = fmt.Sprintf("%s %s: generation %s, since replaced by a later commit", verb, res.Partition, res.Staged)
+	case swap.SameRun:
+		line = fmt.Sprintf("unchanged %s: run %q already committed generation %s (no-op); %s", res.Partition, res.RunID, res.Generation, facts)
+	case swap.Identical:
+		hint := ""
+		if verb == "committed" {
+			hint = "; --force commits anyway"
+		}
+		line = fmt.Sprintf("unchanged %s: same content as the current generation %s (no-op%s); %s", res.Partition, res.Generation, hint, facts)
+	default:
+		line = fmt.Sprintf("%s %s: %s generation %s; %s", verb, res.Partition, res.Outcome, res.Generation, facts)
+	}
+	_, err := fmt.Fprintln(a.stdout, line)
+	return err
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+)
+
+func init() { registerCommand(newFilesCmd) }
+
+type filesCmd struct {
+	*app
+	sel    selector
+	format string
+}
+
+func newFilesCmd(a *app) *cobra.Command {
+	c := &filesCmd{app: a}
+	cmd := &cobra.Command{
+		Use:   "files [--partition KEY | --interval START/END] [--format uris|json|duckdb]",
+		Short: "List the data files of the current generation(s), for query engines",
+		Long: `List the data files of the current generation of a partition, of every
+partition of an interval (partitions with no data are skipped), or of the
+whole table. The list comes from the manifests, never from listing data
+prefixes, so it is exactly one complete generation per partition.
+
+Formats:
+  uris    one URI per line (default)
+  json    a JSON document (the same as --json)
+  duckdb  a DuckDB query over the files, ready to paste:
+          SELECT * FROM read_parquet([...], hive_partitioning = true);`,
+		Example: `  pswap files --table s3://lake/sales --partition dt=2026-11-29
+  pswap files --table ./lake/sales --interval 2026-11-01/2026-12-01 --format duckdb | duckdb
+  pswap files --table s3://lake/sales --json`,
+		Args: cobra.NoArgs,
+		RunE: runE(c.run),
+	}
+	c.sel.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&c.format, "format", "f", "uris", "output format: uris, json or duckdb")
+	return cmd
+}
+
+// fileJSON is one data file in the --json document of files.
+type fileJSON struct {
+	Partition  string `json:"partition"`
+	Generation string `json:"generation"`
+	Path       string `json:"path"`
+	URI        string `json:"uri"`
+	Size       int64  `json:"size"`
+	Rows       int64  `json:"rows"`
+	Checksum   string `json:"checksum"`
+}
+
+// filesJSON is the --json document of files.
+type filesJSON struct {
+	Table      string     `json:"table"`
+	Partitions []string   `json:"partitions"`
+	Rows       int64      `json:"rows"`
+	Bytes      int64      `json:"bytes"`
+	Files      []fileJSON `json:"files"`
+}
+
+func (c *filesCmd) run(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	format := strings.ToLower(c.format)
+	switch format {
+	case "uris", "json", "duckdb":
+	default:
+		return usagef("unknown --format %q (want uris, json or duckdb)", c.format)
+	}
+	if c.json {
+		format = "json"
+	}
+	keys, err := c.sel.keys()
+	if err != nil {
+		return err
+	}
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		explicit := c.sel.partition != ""
+		if !c.sel.given() {
+			if keys, err = t.Partitions(ctx, ""); err != nil {
+				return err
+			}
+		}
+		snaps, err := mapOrdered(ctx, keys, readConcurrency, func(ctx context.Context, k string) (*pswap.Snapshot, error) {
+			part, err := t.Partition(k)
+			if err != nil {
+				return nil, err
+			}
+			s, err := part.Current(ctx)
+			if errors.Is(err, pswap.ErrNoData) && !explicit {
+				return nil, nil // a gap in a range: skipped
+			}
+			return s, err
+		})
+		if err != nil {
+			return err
+		}
+		doc := filesJSON{Table: c.tableURL(), Partitions: []string{}, Files: []fileJSON{}}
+		for _, s := range snaps {
+			if s == nil {
+				continue
+			}
+			m := s.Manifest
+			doc.Partitions = append(doc.Partitions, m.Partition)
+			doc.Rows += m.Rows
+			doc.Bytes += m.Bytes
+			for _, f := range s.Files {
+				doc.Files = append(doc.Files, fileJSON{Partition: m.Partition, Generation: m.Generation,
+					Path: f.Key, URI: f.URI, Size: f.Size, Rows: f.Rows, Checksum: f.Checksum})
+			}
+		}
+		switch format {
+		case "json":
+			return printJSON(c.stdout, doc)
+		case "duckdb":
+			if len(doc.Files) == 0 {
+				return fmt.Errorf("no committed data files to query: %w", pswap.ErrNoData)
+			}
+			_, err := fmt.Fprint(c.stdout, duckdbQuery(doc.Files))
+			return err
+		}
+		for _, f := range doc.Files {
+			fmt.Fprintln(c.stdout, f.URI)
+		}
+		return nil
+	})
+}
+
+// duckdbQuery returns a DuckDB query over the files. Local files are given
+// as paths; the partition columns come from the Hive-style keys in the paths.
+func duckdbQuery(files []fileJSON) string {
+	var b strings.Builder
+	b.WriteString("SELECT * FROM read_parquet([\n")
+	for i, f := range files {
+		loc := f.URI
+		if u, err := url.Parse(f.URI); err == nil && u.Scheme == "file" {
+			loc = u.Path
+		}
+		b.WriteString("  '" + strings.ReplaceAll(loc, "'", "''") + "'")
+		if i < len(files)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("], hive_partitioning = true);\n")
+	return b.String()
+}

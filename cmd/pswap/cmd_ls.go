@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/swap"
+)
+
+func init() { registerCommand(newLsCmd) }
+
+type lsCmd struct {
+	*app
+	prefix string
+}
+
+func newLsCmd(a *app) *cobra.Command {
+	c := &lsCmd{app: a}
+	cmd := &cobra.Command{
+		Use:   "ls [--prefix KEYPREFIX]",
+		Short: "List the committed partitions of a table",
+		Long: `List the committed partitions of a table (or of the part of it whose keys
+start with --prefix), each with its current generation, sequence number,
+rows, bytes, commit time and run id. It lists the table once and reads each
+partition's pointer.`,
+		Example: `  pswap ls --table s3://lake/sales
+  pswap ls --table ./lake/sales --prefix dt=2026-11- --json`,
+		Args: cobra.NoArgs,
+		RunE: runE(c.run),
+	}
+	cmd.Flags().StringVar(&c.prefix, "prefix", "", "only partitions whose key starts with this (e.g. dt=2026-11-)")
+	return cmd
+}
+
+// partitionJSON is one partition's pointer in --json documents.
+type partitionJSON struct {
+	Partition   string    `json:"partition"`
+	Generation  string    `json:"generation"`
+	Seq         int64     `json:"seq"`
+	RunID       string    `json:"run_id"`
+	Rows        int64     `json:"rows"`
+	Bytes       int64     `json:"bytes"`
+	CommittedAt time.Time `json:"committed_at"`
+}
+
+// lsJSON is the --json document of ls.
+type lsJSON struct {
+	Table      string          `json:"table"`
+	Partitions []partitionJSON `json:"partitions"`
+}
+
+func (c *lsCmd) run(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		keys, err := t.Partitions(ctx, c.prefix)
+		if err != nil {
+			return err
+		}
+		parts, err := mapOrdered(ctx, keys, readConcurrency, func(ctx context.Context, k string) (partitionJSON, error) {
+			b, err := swap.ReadPointer(ctx, t.Store(), k)
+			if err != nil {
+				return partitionJSON{}, err
+			}
+			p := b.Pointer
+			return partitionJSON{Partition: k, Generation: p.Generation, Seq: p.Seq, RunID: p.RunID,
+				Rows: p.Rows, Bytes: p.Bytes, CommittedAt: p.CommittedAt.UTC()}, nil
+		})
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(c.stdout, lsJSON{Table: c.tableURL(), Partitions: parts})
+		}
+		if len(parts) == 0 {
+			return nil
+		}
+		tw := newTable(c.stdout)
+		fmt.Fprintln(tw, "PARTITION\tGENERATION\tSEQ\tROWS\tBYTES\tCOMMITTED\tRUN ID")
+		for _, p := range parts {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Partition, p.Generation, p.Seq, p.Rows,
+				humanBytes(p.Bytes), timeText(p.CommittedAt), orDash(p.RunID))
+		}
+		return tw.Flush()
+	})
+}

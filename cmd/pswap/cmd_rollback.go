@@ -1,0 +1,67 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/swap"
+)
+
+func init() { registerCommand(newRollbackCmd) }
+
+type rollbackCmd struct {
+	*app
+	sel   selector
+	to    string
+	runID string
+}
+
+func newRollbackCmd(a *app) *cobra.Command {
+	c := &rollbackCmd{app: a}
+	cmd := &cobra.Command{
+		Use:   "rollback (--partition KEY | --interval START/END) --to GEN",
+		Short: "Make an earlier generation of a partition current again",
+		Long: `Make an earlier generation of a partition current again. The rollback is
+itself a new generation (recorded in history with "rollback to GEN") that
+reuses the old generation's files, swapped in with the same conditional PUT
+as a commit: it fails with exit status 3 if another run commits the
+partition meanwhile. The old generation's files must still exist (not
+garbage-collected). Rolling back to the current generation is a no-op.`,
+		Example: `  pswap history --table s3://lake/sales --partition dt=2026-11-29
+  pswap rollback --table s3://lake/sales --partition dt=2026-11-29 --to 0193a1b2-...`,
+		Args: cobra.NoArgs,
+		RunE: runE(c.run),
+	}
+	c.sel.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&c.to, "to", "", "the generation to restore (see 'pswap history')")
+	cmd.Flags().StringVar(&c.runID, "run-id", "", "run id recorded in the rollback's manifest")
+	_ = cmd.MarkFlagRequired("to")
+	return cmd
+}
+
+func (c *rollbackCmd) run(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	key, err := c.sel.one()
+	if err != nil {
+		return err
+	}
+	if err := manifest.ValidateGenerationID(c.to); err != nil {
+		return usagef("--to: %w", err)
+	}
+	if err := manifest.ValidateRunID(c.runID); err != nil {
+		return usagef("--run-id: %w", err)
+	}
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		part, err := t.Partition(key)
+		if err != nil {
+			return err
+		}
+		res, err := part.Rollback(ctx, c.to, swap.Options{RunID: c.runID})
+		if err != nil {
+			return err
+		}
+		fillNoop(ctx, part, &res)
+		return c.printResult(res, "rolled back")
+	})
+}

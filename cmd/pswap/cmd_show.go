@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+)
+
+func init() { registerCommand(newShowCmd) }
+
+type showCmd struct {
+	*app
+	sel selector
+}
+
+func newShowCmd(a *app) *cobra.Command {
+	c := &showCmd{app: a}
+	cmd := &cobra.Command{
+		Use:   "show (--partition KEY | --interval START/END)",
+		Short: "Show the current generation of a partition",
+		Long: `Show the current generation of a partition: its id, sequence number, run id,
+when it was committed, its rows, bytes and files, and its parent. It reads
+the pointer and the manifest (two requests, no listing). A partition that was
+never committed is an error (exit status 1).`,
+		Example: `  pswap show --table s3://lake/sales --partition dt=2026-11-29
+  pswap show --table ./lake/sales --interval 2026-11-29/P1D --json`,
+		Args: cobra.NoArgs,
+		RunE: runE(c.run),
+	}
+	c.sel.addFlags(cmd.Flags())
+	return cmd
+}
+
+// showJSON is the --json document of show.
+type showJSON struct {
+	Table           string    `json:"table"`
+	Partition       string    `json:"partition"`
+	Generation      string    `json:"generation"`
+	Seq             int64     `json:"seq"`
+	RunID           string    `json:"run_id"`
+	Parent          string    `json:"parent"`
+	RollbackOf      string    `json:"rollback_of"`
+	DataGeneration  string    `json:"data_generation"`
+	CreatedAt       time.Time `json:"created_at"`
+	CommittedAt     time.Time `json:"committed_at"`
+	Rows            int64     `json:"rows"`
+	Bytes           int64     `json:"bytes"`
+	Files           int       `json:"files"`
+	ContentChecksum string    `json:"content_checksum"`
+	Schema          string    `json:"schema"`
+	Writer          string    `json:"writer"`
+}
+
+func (c *showCmd) run(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	key, err := c.sel.one()
+	if err != nil {
+		return err
+	}
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		part, err := t.Partition(key)
+		if err != nil {
+			return err
+		}
+		snap, err := part.Current(ctx)
+		if err != nil {
+			return err
+		}
+		m := snap.Manifest
+		doc := showJSON{
+			Table: c.tableURL(), Partition: m.Partition, Generation: m.Generation, Seq: snap.Pointer.Seq,
+			RunID: m.RunID, Parent: m.Parent, RollbackOf: m.RollbackOf, DataGeneration: m.DataGen(),
+			CreatedAt: m.CreatedAt.UTC(), CommittedAt: m.CommittedAt.UTC(), Rows: m.Rows, Bytes: m.Bytes,
+			Files: len(m.Files), ContentChecksum: m.ContentChecksum, Schema: m.Schema, Writer: m.Writer,
+		}
+		if c.json {
+			return printJSON(c.stdout, doc)
+		}
+		tw := newTable(c.stdout)
+		row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+		row("table", doc.Table)
+		row("partition", doc.Partition)
+		row("generation", doc.Generation)
+		row("seq", fmt.Sprint(doc.Seq))
+		row("run id", orDash(doc.RunID))
+		row("committed", timeText(doc.CommittedAt))
+		row("created", timeText(doc.CreatedAt))
+		row("rows", fmt.Sprint(doc.Rows))
+		row("bytes", fmt.Sprintf("%d (%s)", doc.Bytes, humanBytes(doc.Bytes)))
+		row("files", fmt.Sprint(doc.Files))
+		row("parent", orDash(doc.Parent))
+		if doc.RollbackOf != "" {
+			row("rollback of", doc.RollbackOf)
+		}
+		row("checksum", doc.ContentChecksum)
+		row("writer", doc.Writer)
+		return tw.Flush()
+	})
+}

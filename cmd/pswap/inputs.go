@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/pswap/pswap"
+)
+
+// stdinArg names standard input among the input paths.
+const stdinArg = "-"
+
+// input is one file (or stdin) to stage.
+type input struct {
+	path   string // stdinArg for standard input
+	size   int64  // bytes, or -1 for stdin
+	format pswap.Format
+}
+
+// parseInputFormat parses --input-format.
+func parseInputFormat(s string) (pswap.Format, error) {
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return pswap.FormatAuto, nil
+	case "parquet", "pq":
+		return pswap.FormatParquet, nil
+	case "csv":
+		return pswap.FormatCSV, nil
+	case "jsonl", "ndjson", "json":
+		return pswap.FormatJSONL, nil
+	}
+	return "", usagef("unknown --input-format %q (want csv, jsonl or parquet)", s)
+}
+
+// expandInputs resolves the input arguments to files, before anything is
+// uploaded: a folder contributes its data files (sorted by path; hidden and
+// _-prefixed entries skipped), "-" is standard input. Every problem is a
+// bad-input error, so nothing is staged for an input that cannot work.
+func expandInputs(args []string, format pswap.Format) ([]input, error) {
+	if len(args) == 0 {
+		return nil, usagef("no input: give files, folders, or - for stdin")
+	}
+	var out []input
+	stdin := false
+	for _, arg := range args {
+		if arg == stdinArg {
+			if stdin {
+				return nil, usagef("- (stdin) given twice")
+			}
+			if format == pswap.FormatAuto {
+				return nil, usagef("reading stdin needs --input-format csv, jsonl or parquet")
+			}
+			stdin = true
+			out = append(out, input{path: stdinArg, size: -1, format: format})
+			continue
+		}
+		fi, err := os.Stat(arg)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
+		}
+		if !fi.IsDir() {
+			f := format
+			if f == pswap.FormatAuto {
+				if f, err = pswap.FormatOf(arg); err != nil {
+					return nil, err
+				}
+			}
+			if !fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("%w: %s is not a regular file", pswap.ErrBadInput, arg)
+			}
+			out = append(out, input{path: arg, size: fi.Size(), format: f})
+			continue
+		}
+		files, err := folderInputs(arg, format)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
+// folderInputs lists the data files of a folder, as Writer.AddPath does.
+func folderInputs(dir string, format pswap.Format) ([]input, error) {
+	var out []input
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f := format
+		if f == pswap.FormatAuto {
+			var ferr error
+			if f, ferr = pswap.FormatOf(name); ferr != nil {
+				return nil // not a data file
+			}
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, input{path: p, size: fi.Size(), format: f})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: folder %s has no .parquet, .csv or .jsonl files", pswap.ErrBadInput, dir)
+	}
+	slices.SortFunc(out, func(a, b input) int { return strings.Compare(a.path, b.path) })
+	return out, nil
+}
+
+// adder is what stages inputs: *pswap.Writer.
+type adder interface {
+	AddPath(ctx context.Context, path string, format pswap.Format) error
+	AddReader(ctx context.Context, r io.Reader, name string, format pswap.Format) error
+}
+
+// addInputs stages every input, advancing the progress bar (which may be
+// nil) by the bytes read.
+func addInputs(ctx context.Context, w adder, inputs []input, stdin io.Reader, bar *progressbar.ProgressBar) error {
+	for _, in := range inputs {
+		var err error
+		switch {
+		case in.path == stdinArg:
+			var r io.Reader = stdin
+			if bar != nil {
+				r = io.TeeReader(stdin, bar)
+			}
+			err = w.AddReader(ctx, r, "stdin", in.format)
+		case in.format == pswap.FormatParquet || bar == nil:
+			err = w.AddPath(ctx, in.path, in.format)
+			if bar != nil && err == nil {
+				_ = bar.Add64(in.size)
+			}
+		default:
+			// CSV and JSON Lines stream through a reader, so the bar
+			// moves while a large file is converted.
+			err = addTracked(ctx, w, in, bar)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	return nil
+}
+
+func addTracked(ctx context.Context, w adder, in input, bar *progressbar.ProgressBar) error {
+	f, err := os.Open(in.path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
+	}
+	defer f.Close()
+	return w.AddReader(ctx, io.TeeReader(f, bar), filepath.Base(in.path), in.format)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// newProgress returns a progress bar on stderr for uploading inputs, or nil
+// when progress must not be shown: with --json, or when stderr is not a
+// terminal (scripts, CI, log files).
+func (a *app) newProgress(inputs []input, verb string) *progressbar.ProgressBar {
+	if a.json || !isTerminal(a.stderr) {
+		return nil
+	}
+	var total int64
+	for _, in := range inputs {
+		if in.size < 0 {
+			total = -1 // stdin: size unknown, show a spinner
+			break
+		}
+		total += in.size
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(a.stderr),
+		progressbar.OptionSetDescription(verb),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(100_000_000), // 100ms
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionOnCompletion(nil),
+	)
+}
