@@ -3,6 +3,7 @@ package staging
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -77,4 +78,49 @@ func keysUnder(t testing.TB, st store.Store, prefix string) []string {
 		keys = append(keys, a.Key)
 	}
 	return keys
+}
+
+type (
+	contentT = manifest.Content
+	storeT   = store.Store
+)
+
+// rowSchemaOf builds a schema from "name:type" specs; a trailing "!" makes
+// the field non-nullable.
+func rowSchemaOf(t testing.TB, specs ...string) *arrow.Schema {
+	t.Helper()
+	var fields []arrow.Field
+	for _, spec := range specs {
+		name, typ, _ := strings.Cut(spec, ":")
+		f := arrow.Field{Name: name, Nullable: !strings.HasSuffix(typ, "!")}
+		typ = strings.TrimSuffix(typ, "!")
+		switch typ {
+		case "int64":
+			f.Type = arrow.PrimitiveTypes.Int64
+		case "int32":
+			f.Type = arrow.PrimitiveTypes.Int32
+		case "float64":
+			f.Type = arrow.PrimitiveTypes.Float64
+		case "float16":
+			f.Type = arrow.FixedWidthTypes.Float16
+		case "utf8":
+			f.Type = arrow.BinaryTypes.String
+		case "binary":
+			f.Type = arrow.BinaryTypes.Binary
+		case "bool":
+			f.Type = arrow.FixedWidthTypes.Boolean
+		case "date32":
+			f.Type = arrow.FixedWidthTypes.Date32
+		case "timestamp[ms]":
+			f.Type = &arrow.TimestampType{Unit: arrow.Millisecond}
+		case "timestamp[us, UTC]":
+			f.Type = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+		case "decimal(10,2)":
+			f.Type = &arrow.Decimal128Type{Precision: 10, Scale: 2}
+		default:
+			t.Fatalf("rowSchemaOf: unknown type %q", typ)
+		}
+		fields = append(fields, f)
+	}
+	return arrow.NewSchema(fields, nil)
 }

@@ -90,7 +90,7 @@ func scanParquet(ctx context.Context, f readerAtSize) (rows int64, sum rowSum, c
 			err = fmt.Errorf("decoding failed: %v", r)
 		}
 	}()
-	r, err := file.NewParquetReader(f)
+	r, err := file.NewParquetReader(noClose{f})
 	if err != nil {
 		return 0, sum, nil, err
 	}
@@ -137,6 +137,9 @@ func scanParquet(ctx context.Context, f readerAtSize) (rows int64, sum rowSum, c
 	}
 	return rows, sum, canon, nil
 }
+
+// noClose keeps the Parquet reader from closing the file it reads.
+type noClose struct{ readerAtSize }
 
 // copyEncoder is the encoder of a file copied as is.
 type copyEncoder struct{}

@@ -125,6 +125,22 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 	if schema == nil {
 		var states []*inferState
 		byName := map[string]*inferState{}
+		type kindSeen struct {
+			kind string
+			line int
+		}
+		kinds := map[string]kindSeen{}
+		conflict := func(k, kind string, line int) error {
+			prev, ok := kinds[k]
+			if !ok {
+				kinds[k] = kindSeen{kind, line}
+				return nil
+			}
+			if prev.kind != kind {
+				return bad(line, "key %q is a %s here but a %s on line %d", k, kind, prev.kind, prev.line)
+			}
+			return nil
+		}
 		for len(buffered) < DefaultInferRows {
 			var row jsonRow
 			err := next(&row)
@@ -141,11 +157,13 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 					byName[k] = st
 					states = append(states, st)
 				}
+				var err error
 				switch v := row.values[i].(type) {
 				case nil:
 				case bool:
 					st.seen = true
 					st.bools++
+					err = conflict(k, "boolean", row.line)
 				case json.Number:
 					st.seen = true
 					if _, err := v.Int64(); err == nil {
@@ -153,10 +171,15 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 					} else {
 						st.floats++
 					}
+					err = conflict(k, "number", row.line)
 				case string:
 					st.observeString(v)
+					err = conflict(k, "string", row.line)
 				default:
 					return bad(row.line, "key %q: nested values are not supported", k)
+				}
+				if err != nil {
+					return err
 				}
 			}
 			buffered = append(buffered, row)

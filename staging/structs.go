@@ -51,8 +51,37 @@ func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err er
 			return nil, fmt.Errorf("staging: %s column %v: %w", t, path, err)
 		}
 	}
+	if err := probeKinds(st, ps, leaves); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, t, err)
+	}
 	s.structs[t] = si
 	return si, nil
+}
+
+// probeKinds deconstructs a sample value of struct type st, with every
+// pointer field set, and checks that parquet-go produces values of each
+// column's physical type. (parquet-go v0.32 deconstructs a time.Time with
+// the date tag into an INT64 of nanoseconds for an INT32 column, which
+// would write wrong dates.)
+func probeKinds(st reflect.Type, ps *pq.Schema, leaves [][]string) error {
+	probe := reflect.New(st)
+	for i := 0; i < st.NumField(); i++ {
+		f := probe.Elem().Field(i)
+		if f.Kind() == reflect.Pointer && f.CanSet() {
+			f.Set(reflect.New(f.Type().Elem()))
+		}
+	}
+	for _, v := range ps.Deconstruct(nil, probe.Interface()) {
+		if v.IsNull() {
+			continue
+		}
+		leaf, _ := ps.Lookup(leaves[v.Column()]...)
+		if want := leaf.Node.Type().Kind(); v.Kind() != want {
+			return fmt.Errorf("column %v: parquet-go produces %s values for a %s column (for dates use an int32 of days since 1970-01-01 with the date tag)",
+				leaves[v.Column()], v.Kind(), want)
+		}
+	}
+	return nil
 }
 
 // structBatch is the number of rows hashed and written per step; the
