@@ -1,0 +1,91 @@
+// Package gc is pswap's garbage collector. It deletes what no reader can
+// still be reading and no writer can still commit: retired generations
+// beyond the retention rules, orphans (generations staged but never
+// committed), and abandoned multipart uploads. It never deletes a pointer.
+//
+// # What is kept
+//
+// Per partition, GC lists the partition's _pswap folder once, reads the
+// pointer and walks the generation chain (current -> parent -> ...) through
+// the manifests. It keeps
+//   - the current generation;
+//   - the Options.Keep most recently retired generations (for rollback);
+//   - every generation retired less than Options.MinAge ago (for readers);
+//   - every data generation that a kept manifest names (Manifest.DataGen: a
+//     rollback or a rebase makes a manifest whose files live under another
+//     generation's prefix, so data liveness goes by DataGen, never by id);
+//   - every data generation named by an uncommitted manifest that is not
+//     yet old (a rollback or a rebase whose pointer swap may be in flight);
+//   - every uncommitted object (data file, manifest, `pswap stage` record)
+//     of a generation any object of which is younger than Options.OrphanAge
+//     plus Options.CommitWindow.
+//
+// Everything else under the partition's _pswap folder that follows the
+// layout of package swap is deleted, manifests first and in batches of 1,000
+// keys (DeleteObjects). Keys that do not follow the layout are never
+// touched. Multipart uploads initiated before the same orphan cutoff are
+// aborted.
+//
+// # Ages come from the store
+//
+// Every age is the store's clock (store.Clock: the S3 server's Date header)
+// minus a store timestamp (ModTime, Initiated): a worker with a wrong clock
+// can make GC neither early nor late. Timestamps are compared with a slack
+// of two seconds for their one-second resolution, always towards "younger".
+//
+// When a generation was retired is not recorded anywhere; GC uses an upper
+// bound, so that it can only overestimate how recently that happened. The
+// parent of the current generation was retired by the write of the pointer
+// (its timestamp). Any older generation G was retired when its child C
+// became current, which happened before the manifest of C's child was
+// written (that writer read a pointer naming C) and at most CommitWindow
+// after C's own manifest was written (see below): the earlier of the two.
+//
+// # Why GC and a slow writer can never race
+//
+// There is no conditional DELETE to lean on (MinIO ignores If-Match on
+// DELETE), so safety comes from time and from the pointer.
+//
+// A writer (package swap) reads the store's clock when it begins (began),
+// before it writes any file, and refuses to commit (swap.ErrStaleGeneration)
+// when, right before writing its manifest, more than its grace period has
+// passed since began. Its pointer swap then lands within its retry bound
+// (swap.Options.MaxElapsed), which Options.CommitWindow must exceed. So a
+// generation whose objects all have timestamps before
+// now - OrphanAge - CommitWindow, with OrphanAge >= the grace period, has
+// began before that, and its writer
+//   - either checked before now - CommitWindow, so its swap landed before
+//     now: then GC sees that swap when it re-reads the pointer (below), and
+//     the generation is current, not an orphan;
+//   - or checks after that and is refused, because more than the grace
+//     period has passed since began. Nothing it staged becomes current.
+//
+// A generation with any younger object is kept, whoever wrote it.
+//
+// # Why the pointer is re-read before deleting
+//
+// A plan is computed from one pointer. The pointer is read again right
+// before each batch of deletions (and after the store's clock was read for
+// the plan); if it changed (a commit or a rollback landed in between), the
+// plan is thrown away and recomputed from the new pointer, at most
+// Options.MaxAttempts times (then ErrBusy). This closes the window that the
+// argument above leaves open: a swap that landed after GC listed the
+// partition makes a generation current that the listing showed as an
+// orphan, or makes a retired generation's data live again (a rollback);
+// GC never deletes by a plan whose pointer is no longer current.
+// A generation that became current in between is never deleted.
+//
+// What remains open is a rollback whose pointer swap lands in the instant
+// between GC's last re-read and its DeleteObjects request, to a generation
+// that GC is collecting (beyond Keep and MinAge): a rollback target should be
+// a kept generation. swap.Rollback checks that every file of its target
+// exists before it swaps.
+//
+// # Readers
+//
+// A reader resolves pointer -> manifest -> files. The generation it
+// resolved was current when it read the pointer, so it was retired after
+// that; GC keeps it until MinAge after (an upper bound of) its retirement.
+// A reader that finishes within MinAge of reading the pointer never finds a
+// file missing.
+package gc

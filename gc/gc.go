@@ -1,0 +1,500 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// deleteBatch is the number of keys deleted per request (S3 DeleteObjects'
+// limit), and so the number of keys deleted per pointer re-check.
+const deleteBatch = 1000
+
+// metaSep separates a partition key from its _pswap folder in a store key.
+var metaSep = strings.TrimPrefix(swap.MetaPrefix("p"), "p")
+
+// partitionOf returns the partition whose _pswap folder holds key.
+func partitionOf(key string) (string, bool) {
+	i := strings.Index(key, metaSep)
+	if i <= 0 {
+		return "", false
+	}
+	part := key[:i]
+	return part, partition.Validate(part) == nil
+}
+
+type collector struct {
+	st store.Store
+	o  Options
+}
+
+// Partition collects one partition: one listing of its _pswap folder, one
+// GET of the pointer, one GET per manifest of the generation chain not yet
+// collected, one more GET of the pointer before each batch of up to 1,000
+// deletions, and one DeleteObjects per batch.
+func Partition(ctx context.Context, st store.Store, part string, opts Options) (Report, error) {
+	r := Report{Partition: part, DryRun: opts.DryRun}
+	if err := partition.Validate(part); err != nil {
+		return r, err
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return r, err
+	}
+	c := &collector{st: st, o: o}
+	uploads, uerr := c.listUploads(ctx, swap.MetaPrefix(part))
+	r, err = c.collect(ctx, part, nil, time.Time{}, uploads[part])
+	err = errors.Join(err, uerr)
+	if err != nil && r.Error == "" {
+		r.Error = err.Error()
+	}
+	if o.OnPartition != nil {
+		o.OnPartition(r)
+	}
+	return r, err
+}
+
+// Table collects every partition under a key prefix of the table ("" for
+// all), Options.Concurrency partitions at a time. It lists the store once
+// (plus once for multipart uploads where the store has them); each
+// partition then costs what Partition costs, minus its listing. Partitions
+// are found by their _pswap folders, so the orphans of a partition that was
+// never committed are collected too. A partition that fails does not stop
+// the others: its error is in its report and joined into the returned error.
+func Table(ctx context.Context, st store.Store, prefix string, opts Options) (TableReport, error) {
+	tr := TableReport{DryRun: opts.DryRun, Partitions: []Report{}}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return tr, err
+	}
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return tr, err
+	}
+	c := &collector{st: st, o: o}
+	uploads, uerr := c.listUploads(ctx, prefix)
+	errs := []error{uerr}
+	listedAt, err := c.now(ctx)
+	if err != nil {
+		return tr, err
+	}
+
+	type job struct {
+		part string
+		objs []store.Attrs
+	}
+	jobs := make(chan job)
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		seen = map[string]bool{}
+	)
+	finish := func(r Report, err error) {
+		if err != nil {
+			r.Error = err.Error()
+		}
+		if o.OnPartition != nil {
+			o.OnPartition(r)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		tr.Partitions = append(tr.Partitions, r)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gc %s: %w", r.Partition, err))
+		}
+	}
+	for range o.Concurrency {
+		wg.Go(func() {
+			for j := range jobs {
+				r, err := c.collect(ctx, j.part, j.objs, listedAt, uploads[j.part])
+				finish(r, err)
+			}
+		})
+	}
+	listErr := func() error {
+		defer close(jobs)
+		var cur job
+		send := func() error {
+			if cur.part == "" {
+				return nil
+			}
+			seen[cur.part] = true
+			select {
+			case jobs <- cur:
+				cur = job{}
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		// The keys of one partition's _pswap folder are contiguous in a
+		// lexical listing: each run is handed to a worker as soon as it ends.
+		// A run cut short by an error is dropped, never collected.
+		for a, err := range st.List(ctx, prefix) {
+			if err != nil {
+				return fmt.Errorf("gc: list %s: %w", st.URI(prefix), err)
+			}
+			part, ok := partitionOf(a.Key)
+			if !ok {
+				continue
+			}
+			if part != cur.part {
+				if err := send(); err != nil {
+					return err
+				}
+				cur.part = part
+			}
+			cur.objs = append(cur.objs, a)
+		}
+		return send()
+	}()
+	wg.Wait()
+	errs = append(errs, listErr)
+	// Abandoned uploads of partitions that have no object at all.
+	if listErr == nil {
+		for _, part := range slices.Sorted(maps.Keys(uploads)) {
+			if !seen[part] {
+				r := Report{Partition: part, DryRun: o.DryRun, Kept: []string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
+				err := c.abortUploads(ctx, &r, uploads[part])
+				finish(r, err)
+			}
+		}
+	}
+	slices.SortFunc(tr.Partitions, func(a, b Report) int { return strings.Compare(a.Partition, b.Partition) })
+	for i := range tr.Partitions {
+		tr.Totals.add(&tr.Partitions[i])
+	}
+	return tr, errors.Join(errs...)
+}
+
+// now is the store's clock, or the local one for stores without it.
+func (c *collector) now(ctx context.Context) (time.Time, error) {
+	if cl, ok := c.st.(store.Clock); ok {
+		t, err := cl.Now(ctx)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("gc: read the store's clock: %w", err)
+		}
+		return t.UTC(), nil
+	}
+	return time.Now().UTC(), ctx.Err()
+}
+
+// orphanCutoff: an uncommitted object whose timestamp is before it is old
+// enough that no writer can still commit it.
+func (c *collector) orphanCutoff(now time.Time) time.Time {
+	return now.Add(-c.o.OrphanAge - c.o.CommitWindow - clockSlack)
+}
+
+// collect runs one partition. objs is its listing, begun at listedAt by
+// the store's clock, or nil to list it now.
+func (c *collector) collect(ctx context.Context, part string, objs []store.Attrs, listedAt time.Time, uploads []store.Upload) (Report, error) {
+	r := Report{Partition: part, DryRun: c.o.DryRun, Kept: []string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
+	if objs == nil {
+		var err error
+		if listedAt, err = c.now(ctx); err != nil {
+			return r, err
+		}
+		for a, err := range c.st.List(ctx, swap.MetaPrefix(part)) {
+			if err != nil {
+				return r, fmt.Errorf("list %s: %w", c.st.URI(swap.MetaPrefix(part)), err)
+			}
+			objs = append(objs, a)
+		}
+	}
+	// Manifests written before listedAt were there for the whole listing.
+	err := c.collectListed(ctx, &r, objs, listedAt.Add(-clockSlack))
+	return r, errors.Join(err, c.abortUploads(ctx, &r, uploads))
+}
+
+func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.Attrs, listedAt time.Time) error {
+	part := r.Partition
+	listed := map[string]store.Attrs{} // manifests in the listing
+	size := map[string]int64{}
+	for _, a := range objs {
+		size[a.Key] = a.Size
+		if k, gen := classify(part, a.Key); k == kindManifest {
+			listed[gen] = a
+		}
+	}
+	cache := map[string]link{}    // manifests read (write-once: valid across attempts)
+	youngs := map[string]string{} // uncommitted manifests read: generation -> DataGen
+	deleted := map[string]bool{}
+	collected, orphans := map[string]bool{}, map[string]bool{}
+	defer func() {
+		r.Collected = appendSorted(r.Collected, collected)
+		r.Orphans = appendSorted(r.Orphans, orphans)
+	}()
+
+	ptr, err := c.readPointer(ctx, part)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		now, err := c.now(ctx)
+		if err != nil {
+			return err
+		}
+		chain, err := c.walk(ctx, part, ptr, cache, listed, listedAt)
+		if err != nil {
+			return err
+		}
+		young, err := c.young(ctx, part, objs, chain, now, youngs)
+		if err != nil {
+			return err
+		}
+		remaining := objs
+		if len(deleted) > 0 {
+			remaining = slices.DeleteFunc(slices.Clone(objs), func(a store.Attrs) bool { return deleted[a.Key] })
+		}
+		p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young, now: now, opts: c.o})
+		if err != nil {
+			return err
+		}
+		r.Current = ""
+		if ptr != nil {
+			r.Current = ptr.p.Generation
+		}
+		r.Kept = append(r.Kept[:0], p.kept...)
+		r.OrphansKept = append(r.OrphansKept[:0], p.orphansKept...)
+
+		// Delete in batches, each right after a re-read of the pointer shows
+		// that it is still the one the plan was made from.
+		keys, changed := p.keys, false
+		for len(keys) > 0 {
+			cur, err := c.readPointer(ctx, part)
+			if err != nil {
+				return err
+			}
+			if !samePointer(ptr, cur) {
+				ptr, changed = cur, true
+				break
+			}
+			if c.o.DryRun {
+				for _, k := range keys {
+					r.Keys = append(r.Keys, k)
+					r.Objects++
+					r.Bytes += size[k]
+				}
+				addAll(collected, p.collected)
+				addAll(orphans, p.orphans)
+				break
+			}
+			n := min(len(keys), deleteBatch)
+			if err := store.DeleteAll(ctx, c.st, keys[:n]); err != nil {
+				return fmt.Errorf("delete: %w", err)
+			}
+			addAll(collected, p.collected)
+			addAll(orphans, p.orphans)
+			for _, k := range keys[:n] {
+				deleted[k] = true
+				r.Keys = append(r.Keys, k)
+				r.Objects++
+				r.Bytes += size[k]
+			}
+			keys = keys[n:]
+		}
+		if !changed {
+			return nil
+		}
+		r.Recomputed++
+		if attempt+1 >= c.o.MaxAttempts {
+			return fmt.Errorf("%s: pointer changed %d times while planning: %w", part, r.Recomputed, ErrBusy)
+		}
+	}
+}
+
+func addAll(set map[string]bool, xs []string) {
+	for _, x := range xs {
+		set[x] = true
+	}
+}
+
+func appendSorted(dst []string, set map[string]bool) []string {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		dst = append(dst, k)
+	}
+	return dst
+}
+
+func samePointer(a, b *pointerState) bool {
+	switch {
+	case a == nil || b == nil:
+		return a == nil && b == nil
+	case a.etag != "" && b.etag != "":
+		return a.etag == b.etag
+	}
+	return string(a.raw) == string(b.raw)
+}
+
+// readPointer reads the pointer with its timestamp; nil when there is none.
+func (c *collector) readPointer(ctx context.Context, part string) (*pointerState, error) {
+	key := swap.PointerKey(part)
+	data, a, err := store.ReadAll(ctx, c.st, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read pointer: %w", err)
+	}
+	p, err := manifest.DecodePointer(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", c.st.URI(key), swap.ErrCorrupt, err)
+	}
+	if p.Partition != part {
+		return nil, fmt.Errorf("%s: %w: pointer names partition %q", c.st.URI(key), swap.ErrCorrupt, p.Partition)
+	}
+	return &pointerState{p: p, etag: a.ETag, mod: a.ModTime, raw: data}, nil
+}
+
+// readManifest reads a manifest with its timestamp. A missing one matches
+// store.ErrNotFound.
+func (c *collector) readManifest(ctx context.Context, part, gen string) (link, error) {
+	key := swap.ManifestKey(part, gen)
+	data, a, err := store.ReadAll(ctx, c.st, key)
+	if err != nil {
+		return link{}, fmt.Errorf("read manifest: %w", err)
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return link{}, fmt.Errorf("%s: %w: %w", c.st.URI(key), swap.ErrCorrupt, err)
+	}
+	if m.Partition != part || m.Generation != gen {
+		return link{}, fmt.Errorf("%s: %w: manifest names %s generation %s", c.st.URI(key), swap.ErrCorrupt, m.Partition, m.Generation)
+	}
+	return link{gen: gen, m: m, mod: a.ModTime}, nil
+}
+
+// walk follows the generation chain from the pointer back through the
+// parents until a manifest is missing (collected earlier) or the first
+// generation. A manifest that was listed and written before the listing
+// began proves that its parent, written earlier still, would have been
+// listed too: an unlisted parent is then known to be gone without a GET.
+func (c *collector) walk(ctx context.Context, part string, ptr *pointerState, cache map[string]link, listed map[string]store.Attrs, listedAt time.Time) ([]link, error) {
+	if ptr == nil {
+		return nil, nil
+	}
+	var chain []link
+	seen := map[string]bool{}
+	for gen := ptr.p.Generation; gen != ""; {
+		if seen[gen] {
+			return nil, fmt.Errorf("%w: generation %s appears twice in the chain", swap.ErrCorrupt, gen)
+		}
+		seen[gen] = true
+		l, ok := cache[gen]
+		if !ok {
+			if n := len(chain); n > 0 {
+				child, childListed := listed[chain[n-1].gen]
+				if _, listedToo := listed[gen]; childListed && !listedToo && child.ModTime.Before(listedAt) {
+					break
+				}
+			}
+			var err error
+			l, err = c.readManifest(ctx, part, gen)
+			if errors.Is(err, store.ErrNotFound) {
+				if len(chain) == 0 {
+					return nil, fmt.Errorf("%w: the pointer names generation %s whose manifest is missing", swap.ErrCorrupt, gen)
+				}
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			cache[gen] = l
+		}
+		chain = append(chain, l)
+		gen = l.m.Parent
+	}
+	return chain, nil
+}
+
+// young reads the manifests outside the chain that are not old yet (a
+// commit or a rollback that may be in flight) and returns the data
+// generation each one names, so that the plan keeps that data.
+func (c *collector) young(ctx context.Context, part string, objs []store.Attrs, chain []link, now time.Time, cache map[string]string) (map[string]string, error) {
+	inChain := map[string]bool{}
+	for _, l := range chain {
+		inChain[l.gen] = true
+	}
+	cutoff := c.orphanCutoff(now)
+	out := map[string]string{}
+	for _, a := range objs {
+		k, gen := classify(part, a.Key)
+		if k != kindManifest || inChain[gen] || (!a.ModTime.IsZero() && a.ModTime.Before(cutoff)) {
+			continue
+		}
+		dg, ok := cache[gen]
+		if !ok {
+			l, err := c.readManifest(ctx, part, gen)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // deleted meanwhile by its writer's clean-up
+			}
+			if err != nil {
+				return nil, err
+			}
+			dg = l.m.DataGen()
+			cache[gen] = dg
+		}
+		out[gen] = dg
+	}
+	return out, nil
+}
+
+// listUploads lists the multipart uploads under prefix, by partition. A
+// store without multipart uploads has none.
+func (c *collector) listUploads(ctx context.Context, prefix string) (map[string][]store.Upload, error) {
+	ul, ok := c.st.(store.UploadLister)
+	out := map[string][]store.Upload{}
+	if !ok {
+		return out, nil
+	}
+	for u, err := range ul.ListUploads(ctx, prefix) {
+		if err != nil {
+			return out, fmt.Errorf("gc: list multipart uploads: %w", err)
+		}
+		if part, ok := partitionOf(u.Key); ok {
+			out[part] = append(out[part], u)
+		}
+	}
+	return out, nil
+}
+
+// abortUploads aborts the uploads initiated before the orphan cutoff: no
+// writer may still commit a generation staged that long ago.
+func (c *collector) abortUploads(ctx context.Context, r *Report, uploads []store.Upload) error {
+	if len(uploads) == 0 {
+		return nil
+	}
+	ul, ok := c.st.(store.UploadLister)
+	if !ok {
+		return nil
+	}
+	now, err := c.now(ctx)
+	if err != nil {
+		return err
+	}
+	cutoff := c.orphanCutoff(now)
+	var errs []error
+	for _, u := range uploads {
+		if u.Initiated.IsZero() || !u.Initiated.Before(cutoff) || !strings.HasPrefix(u.Key, swap.MetaPrefix(r.Partition)) {
+			continue
+		}
+		if !c.o.DryRun {
+			if err := ul.AbortUpload(ctx, u); err != nil {
+				errs = append(errs, fmt.Errorf("abort upload of %s: %w", u.Key, err))
+				continue
+			}
+		}
+		r.Uploads++
+		r.UploadKeys = append(r.UploadKeys, u.Key)
+	}
+	return errors.Join(errs...)
+}

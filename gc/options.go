@@ -1,0 +1,120 @@
+package gc
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pswap/pswap/swap"
+)
+
+// Defaults of Options.
+const (
+	// DefaultKeep is the number of retired generations kept for rollback.
+	DefaultKeep = 1
+	// DefaultMinAge keeps every generation retired less than this long ago,
+	// so that readers that resolved it before the swap can finish.
+	DefaultMinAge = 6 * time.Hour
+	// DefaultOrphanAge equals the writers' default grace period: an
+	// uncommitted generation younger than that may still be committed.
+	DefaultOrphanAge = swap.DefaultGracePeriod
+	// DefaultCommitWindow bounds the time between a writer's grace-period
+	// check and its pointer swap landing (swap's retry bound, 2 minutes by
+	// default, plus request timeouts), with a wide margin.
+	DefaultCommitWindow = 15 * time.Minute
+	// DefaultConcurrency is the number of partitions collected at once.
+	DefaultConcurrency = 4
+	// DefaultMaxAttempts bounds how often a partition's plan is recomputed
+	// because its pointer changed while it was being planned.
+	DefaultMaxAttempts = 10
+)
+
+// clockSlack covers the coarse resolution of store timestamps (S3's
+// Last-Modified and Date have one second): upper bounds of times are moved
+// later by it, lower bounds earlier, so that ages err on the young side.
+const clockSlack = 2 * time.Second
+
+// Options tune a collection. The zero value works: keep one retired
+// generation, keep everything retired in the last 6 hours, collect orphans
+// older than a day, four partitions at once.
+type Options struct {
+	// Keep is the number of most recently retired generations kept for
+	// rollback, besides the current one. 0 means DefaultKeep; a negative
+	// value keeps none (MinAge still applies).
+	Keep int
+	// MinAge keeps every generation retired less than MinAge ago: a reader
+	// that resolved it while it was current may still be reading its files.
+	// 0 means DefaultMinAge; a negative value disables the window (readers
+	// of a just-replaced generation may then fail).
+	MinAge time.Duration
+	// OrphanAge: objects that belong to no committed generation (staged
+	// but never committed, left by a crashed or refused writer) are deleted
+	// once all of them are older than OrphanAge plus CommitWindow. It must
+	// be at least the writers' grace period (swap.Options.GracePeriod),
+	// which is what makes a slow writer's commit fail rather than race GC.
+	// 0 means DefaultOrphanAge; negative values are rejected.
+	OrphanAge time.Duration
+	// CommitWindow is the longest time between a writer's grace-period
+	// check and its pointer swap landing; it must exceed the writers'
+	// swap.Options.MaxElapsed. 0 means DefaultCommitWindow; negative values
+	// are rejected.
+	CommitWindow time.Duration
+	// DryRun computes and reports exactly what would be deleted (Report.Keys)
+	// and deletes nothing.
+	DryRun bool
+	// Concurrency is the number of partitions collected at once by Table
+	// (default 4).
+	Concurrency int
+	// MaxAttempts bounds the recomputations of one partition's plan when its
+	// pointer keeps changing (default 10); then the partition fails with
+	// ErrBusy and nothing more of it is deleted.
+	MaxAttempts int
+	// OnPartition, when not nil, is called with each partition's report as
+	// soon as it is done (from several goroutines at once under Table), for
+	// progress output.
+	OnPartition func(Report)
+}
+
+// ErrBusy: a partition's pointer changed every time its plan was computed,
+// up to Options.MaxAttempts. Nothing was deleted after the last change;
+// running GC again later collects it.
+var ErrBusy = errors.New("partition kept changing during garbage collection")
+
+// ErrInvalidOptions: an option is out of range.
+var ErrInvalidOptions = errors.New("invalid gc options")
+
+// withDefaults returns o with every zero field replaced by its default and
+// "none" values (negative Keep or MinAge) normalised to 0.
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.OrphanAge < 0:
+		return o, fmt.Errorf("%w: negative orphan age %s", ErrInvalidOptions, o.OrphanAge)
+	case o.CommitWindow < 0:
+		return o, fmt.Errorf("%w: negative commit window %s", ErrInvalidOptions, o.CommitWindow)
+	case o.Concurrency < 0:
+		return o, fmt.Errorf("%w: negative concurrency %d", ErrInvalidOptions, o.Concurrency)
+	}
+	if o.Keep == 0 {
+		o.Keep = DefaultKeep
+	} else if o.Keep < 0 {
+		o.Keep = 0
+	}
+	if o.MinAge == 0 {
+		o.MinAge = DefaultMinAge
+	} else if o.MinAge < 0 {
+		o.MinAge = 0
+	}
+	if o.OrphanAge == 0 {
+		o.OrphanAge = DefaultOrphanAge
+	}
+	if o.CommitWindow == 0 {
+		o.CommitWindow = DefaultCommitWindow
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	return o, nil
+}

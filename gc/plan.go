@@ -1,0 +1,248 @@
+package gc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// stagedDir is where `pswap stage` records a staged generation until
+// `commit --staged` (see the root package's writer).
+const stagedDir = "staged/"
+
+// kind is what an object under a partition's _pswap folder is.
+type kind int
+
+const (
+	kindOther    kind = iota // not pswap's layout: never touched
+	kindPointer              // pointer.json: never touched
+	kindManifest             // manifests/<gen>.json
+	kindData                 // gen/<gen>/<file>
+	kindStaged               // staged/<gen>.json
+)
+
+// classify parses a key of partition part by the layout of package swap and
+// returns its kind and the generation id it belongs to.
+func classify(part, key string) (kind, string) {
+	if key == swap.PointerKey(part) {
+		return kindPointer, ""
+	}
+	if rest, ok := strings.CutPrefix(key, swap.ManifestsPrefix(part)); ok {
+		if gen, ok := strings.CutSuffix(rest, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
+			return kindManifest, gen
+		}
+		return kindOther, ""
+	}
+	if rest, ok := strings.CutPrefix(key, swap.GenerationsPrefix(part)); ok {
+		gen, file, ok := strings.Cut(rest, "/")
+		if ok && file != "" && manifest.ValidateGenerationID(gen) == nil {
+			return kindData, gen
+		}
+		return kindOther, ""
+	}
+	if rest, ok := strings.CutPrefix(key, swap.MetaPrefix(part)+stagedDir); ok {
+		if gen, ok := strings.CutSuffix(rest, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
+			return kindStaged, gen
+		}
+	}
+	return kindOther, ""
+}
+
+// link is one generation of the chain: current, parent, grandparent, ...
+type link struct {
+	gen string
+	m   *manifest.Manifest
+	mod time.Time // the manifest's store timestamp
+}
+
+// pointerState is the pointer a plan was computed from.
+type pointerState struct {
+	p    *manifest.Pointer
+	etag string
+	mod  time.Time
+	raw  []byte
+}
+
+// planInput is everything a plan depends on. A plan is a pure function of it.
+type planInput struct {
+	part    string
+	objects []store.Attrs     // one listing of MetaPrefix(part)
+	ptr     *pointerState     // nil: the partition has no pointer
+	chain   []link            // from the pointer's generation back to the first missing manifest
+	young   map[string]string // manifests outside the chain that are not old: generation -> DataGen
+	now     time.Time         // the store's clock, read after the listing
+	opts    Options           // with defaults
+}
+
+// plan is what to delete in one partition, and why.
+type plan struct {
+	kept        []string // chain generations kept, current first
+	collected   []string // chain generations whose manifests are deleted
+	orphans     []string // uncommitted generations deleted, sorted
+	orphansKept []string // uncommitted generations still too young, sorted
+	keys        []string // to delete: manifests, then staged records, then data
+	objects     int
+	bytes       int64
+}
+
+// retiredBound returns an upper bound of the time chain[i] (i >= 1) stopped
+// being current, or the zero time when it cannot tell.
+//
+// chain[i] was retired when chain[i-1] became current: by the swap that
+// wrote the pointer (the pointer's own timestamp) for i = 1; for i >= 2, by
+// a swap that happened before chain[i-2]'s manifest was written (its writer
+// read a pointer naming chain[i-1]), and at most CommitWindow after
+// chain[i-1]'s own manifest was written.
+func retiredBound(in *planInput, i int) time.Time {
+	var t time.Time
+	if i == 1 {
+		if in.ptr == nil {
+			return time.Time{}
+		}
+		t = in.ptr.mod
+	} else {
+		t = in.chain[i-2].mod
+		if m := in.chain[i-1].mod; !m.IsZero() && m.Add(in.opts.CommitWindow).Before(t) {
+			t = m.Add(in.opts.CommitWindow)
+		}
+	}
+	if t.IsZero() {
+		return t
+	}
+	return t.Add(clockSlack)
+}
+
+// makePlan decides what to delete. It never selects the pointer, a key
+// outside the partition's _pswap folder, or a key that the listing did not
+// show.
+func makePlan(in *planInput) (*plan, error) {
+	o := in.opts
+	p := &plan{}
+	chainIdx := map[string]int{}
+	live := map[string]bool{}      // data generations of kept manifests
+	collected := map[string]bool{} // chain generations to collect
+	for i, l := range in.chain {
+		chainIdx[l.gen] = i
+		keep := i == 0 || i <= o.Keep
+		if !keep {
+			// Within MinAge of its retirement (or of unknown age): keep.
+			r := retiredBound(in, i)
+			keep = r.IsZero() || in.now.Sub(r) < o.MinAge
+		}
+		if keep {
+			p.kept = append(p.kept, l.gen)
+			live[l.m.DataGen()] = true
+		} else {
+			p.collected = append(p.collected, l.gen)
+			collected[l.gen] = true
+		}
+	}
+	// Data that an uncommitted manifest refers to (a rollback or a rebase in
+	// flight) is protected as long as that manifest is young.
+	protected := map[string]bool{}
+	for _, dg := range in.young {
+		protected[dg] = true
+	}
+	collectData := map[string]bool{}
+	for g := range collected {
+		if dg := in.chain[chainIdx[g]].m.DataGen(); !live[dg] && !protected[dg] {
+			collectData[dg] = true
+		}
+	}
+
+	// Uncommitted objects are grouped by generation; a group is deleted
+	// only when every object of it is old.
+	orphanCutoff := in.now.Add(-o.OrphanAge - o.CommitWindow - clockSlack)
+	type group struct {
+		objs  []store.Attrs
+		young bool
+	}
+	groups := map[string]*group{}
+	var manifests, staged, data []store.Attrs
+	add := func(a store.Attrs, k kind) {
+		switch k {
+		case kindManifest:
+			manifests = append(manifests, a)
+		case kindStaged:
+			staged = append(staged, a)
+		default:
+			data = append(data, a)
+		}
+	}
+	for _, a := range in.objects {
+		k, gen := classify(in.part, a.Key)
+		switch k {
+		case kindOther, kindPointer:
+			continue
+		case kindManifest:
+			if _, inChain := chainIdx[gen]; inChain {
+				if collected[gen] {
+					add(a, k)
+				}
+				continue
+			}
+		case kindData:
+			if live[gen] || protected[gen] {
+				continue
+			}
+			if collectData[gen] {
+				add(a, k)
+				continue
+			}
+		}
+		g := groups[gen]
+		if g == nil {
+			g = &group{}
+			groups[gen] = g
+		}
+		g.objs = append(g.objs, a)
+		if a.ModTime.IsZero() || !a.ModTime.Before(orphanCutoff) {
+			g.young = true
+		}
+	}
+	for gen, g := range groups {
+		if g.young {
+			p.orphansKept = append(p.orphansKept, gen)
+			continue
+		}
+		p.orphans = append(p.orphans, gen)
+		for _, a := range g.objs {
+			k, _ := classify(in.part, a.Key)
+			add(a, k)
+		}
+	}
+	slices.Sort(p.orphans)
+	slices.Sort(p.orphansKept)
+	// Manifests go first: a generation whose deletion is interrupted is then
+	// invisible (history ends, rollback refuses it) and its leftover data is
+	// an orphan that a later run removes.
+	for _, list := range [][]store.Attrs{manifests, staged, data} {
+		slices.SortFunc(list, func(a, b store.Attrs) int { return strings.Compare(a.Key, b.Key) })
+		for _, a := range list {
+			p.keys = append(p.keys, a.Key)
+			p.objects++
+			p.bytes += a.Size
+		}
+	}
+	if err := checkKeys(in.part, p.keys); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkKeys is the last line of defence: whatever the plan says, never the
+// pointer and never anything outside the partition's _pswap folder.
+func checkKeys(part string, keys []string) error {
+	meta := swap.MetaPrefix(part)
+	for _, k := range keys {
+		if k == swap.PointerKey(part) || !strings.HasPrefix(k, meta) {
+			return fmt.Errorf("gc %s: internal error: refusing to delete %s", part, k)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package gc
+
+// Report is what garbage collection did (or, in a dry run, would do) to one
+// partition. Objects and Bytes count what was deleted; in a dry run, what
+// would be.
+type Report struct {
+	Partition string `json:"partition"`
+	// Current is the generation current when the plan was made ("" for a
+	// partition that was never committed).
+	Current string `json:"current,omitempty"`
+	// Kept are the committed generations kept, current first.
+	Kept []string `json:"kept"`
+	// Collected are the retired generations whose manifests (and data no
+	// kept generation shares) were deleted.
+	Collected []string `json:"collected"`
+	// Orphans are the uncommitted generations deleted.
+	Orphans []string `json:"orphans"`
+	// OrphansKept are uncommitted generations left alone because some of
+	// their objects are younger than the orphan age: a writer may still
+	// commit them.
+	OrphansKept []string `json:"orphans_kept"`
+	// Objects and Bytes are what was deleted (in a dry run: would be).
+	Objects int   `json:"objects"`
+	Bytes   int64 `json:"bytes"`
+	// Keys are the deleted keys, relative to the store root (in a dry run:
+	// exactly the keys that would be deleted).
+	Keys []string `json:"keys,omitempty"`
+	// Uploads counts the abandoned multipart uploads aborted (in a dry run:
+	// that would be); UploadKeys names their keys.
+	Uploads    int      `json:"uploads_aborted"`
+	UploadKeys []string `json:"upload_keys,omitempty"`
+	// Recomputed counts the plans thrown away because the pointer changed
+	// between reading it and deleting.
+	Recomputed int  `json:"recomputed"`
+	DryRun     bool `json:"dry_run"`
+	// Error is the failure of this partition, if any (also returned).
+	Error string `json:"error,omitempty"`
+}
+
+// TableReport is what garbage collection did to the partitions of a table.
+type TableReport struct {
+	// Partitions are the per-partition reports, sorted by partition key.
+	Partitions []Report `json:"partitions"`
+	Totals     Totals   `json:"totals"`
+	DryRun     bool     `json:"dry_run"`
+}
+
+// Totals sums a TableReport's partitions.
+type Totals struct {
+	Partitions int   `json:"partitions"`
+	Kept       int   `json:"kept"`
+	Collected  int   `json:"collected"`
+	Orphans    int   `json:"orphans"`
+	Objects    int   `json:"objects"`
+	Bytes      int64 `json:"bytes"`
+	Uploads    int   `json:"uploads_aborted"`
+	Errors     int   `json:"errors"`
+}
+
+func (t *Totals) add(r *Report) {
+	t.Partitions++
+	t.Kept += len(r.Kept)
+	t.Collected += len(r.Collected)
+	t.Orphans += len(r.Orphans)
+	t.Objects += r.Objects
+	t.Bytes += r.Bytes
+	t.Uploads += r.Uploads
+	if r.Error != "" {
+		t.Errors++
+	}
+}
