@@ -231,8 +231,19 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		_ = w.Abort(context.WithoutCancel(ctx))
 		return pswap.Result{}, err
 	}
+	if testHookBeforeCommit != nil {
+		if err := testHookBeforeCommit(ctx, part); err != nil {
+			_ = w.Abort(context.WithoutCancel(ctx))
+			return pswap.Result{}, err
+		}
+	}
 	return w.Commit(ctx)
 }
+
+// testHookBeforeCommit, when set (only by tests), runs after the inputs are
+// staged and before the commit: tests use it to commit another run's
+// generation in between and so provoke a conflict.
+var testHookBeforeCommit func(ctx context.Context, part *pswap.Partition) error
 
 // resultOf describes a no-op that left snap current.
 func resultOf(snap *pswap.Snapshot, outcome swap.Outcome, runID string) pswap.Result {
