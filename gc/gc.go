@@ -319,10 +319,7 @@ func addAll(set map[string]bool, xs []string) {
 }
 
 func appendSorted(dst []string, set map[string]bool) []string {
-	for _, k := range slices.Sorted(maps.Keys(set)) {
-		dst = append(dst, k)
-	}
-	return dst
+	return append(dst, slices.Sorted(maps.Keys(set))...)
 }
 
 func samePointer(a, b *pointerState) bool {
