@@ -27,7 +27,8 @@ die() { log "$*"; exit 1; }
 # binary_ok reports whether $MINIO_BIN exists and was built from the pinned version.
 binary_ok() {
 	[[ -x "$MINIO_BIN" ]] || return 1
-	go version -m "$MINIO_BIN" 2>/dev/null | grep -qE "^[[:space:]]+mod[[:space:]]+$MINIO_MODULE[[:space:]]+$MINIO_VERSION([[:space:]]|\$)"
+	go version -m "$MINIO_BIN" 2>/dev/null |
+		awk -v m="$MINIO_MODULE" -v v="$MINIO_VERSION" '$1 == "mod" && $2 == m && $3 == v { ok = 1 } END { exit !ok }'
 }
 
 cmd_build() {
@@ -47,7 +48,7 @@ cmd_build() {
 	tmp="$(mktemp -d "$CACHE_DIR/.build.XXXXXX")"
 	start=$SECONDS
 	log "building MinIO $MINIO_VERSION from source (takes minutes the first time)"
-	if ! (cd "$tmp" && GOBIN="$tmp/bin" GOFLAGS= GOWORK=off go install "$MINIO_MODULE@$MINIO_VERSION") >"$tmp/build.log" 2>&1; then
+	if ! (cd "$tmp" && GOBIN="$tmp/bin" GOFLAGS="" GOWORK=off go install "$MINIO_MODULE@$MINIO_VERSION") >"$tmp/build.log" 2>&1; then
 		tail -n 30 "$tmp/build.log" >&2
 		rm -rf "$tmp"
 		die "MinIO build failed"

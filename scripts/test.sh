@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# pswap's test suite, as CI runs it: builds MinIO (cached after the first
+# time), starts it with fresh credentials, then runs gofmt, go vet, the tests
+# with the race detector, and staticcheck, against it. MinIO is stopped and
+# its data removed on exit, whatever happens.
+#
+#   scripts/test.sh                 # everything
+#   scripts/test.sh ./store/...     # some packages
+#
+# PSWAP_TEST_TIMEOUT (default 20m) bounds each test binary. The exit status
+# is that of the first failing step (0 when all pass).
+# shellcheck disable=SC2317 # functions called through trap and step
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+TIMEOUT="${PSWAP_TEST_TIMEOUT:-20m}"
+if (($# > 0)); then pkgs=("$@"); else pkgs=(./...); fi
+
+scripts/minio.sh build >/dev/null
+envfile=""
+cleanup() {
+	if [[ -n "$envfile" ]]; then
+		scripts/minio.sh stop "$envfile" || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+envfile="$(scripts/minio.sh start)"
+# The env file holds the per-run credentials: export them, never print them.
+set -a
+# shellcheck disable=SC1090
+. "$envfile"
+set +a
+
+rc=0
+step() {
+	local name="$1" start=$SECONDS status=0
+	shift
+	echo "==> $name"
+	"$@" || status=$?
+	if ((status == 0)); then
+		echo "==> $name: ok ($((SECONDS - start))s)"
+	else
+		echo "==> $name: FAILED with exit status $status ($((SECONDS - start))s)"
+		((rc != 0)) || rc=$status
+	fi
+}
+
+gofmt_check() {
+	local files
+	files="$(gofmt -l . | grep -v -e '/node_modules/' -e '^node_modules/' || true)"
+	if [[ -n "$files" ]]; then
+		echo "not gofmt'ed:"
+		echo "$files"
+		return 1
+	fi
+}
+
+step gofmt gofmt_check
+step "go vet" go vet "${pkgs[@]}"
+step "go test" go test -race -count=1 -timeout "$TIMEOUT" "${pkgs[@]}"
+step staticcheck go run "$STATICCHECK" "${pkgs[@]}"
+exit "$rc"
