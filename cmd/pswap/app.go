@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
 )
 
@@ -61,7 +63,13 @@ func (a *app) openTable(ctx context.Context) (*pswap.Table, error) {
 	a.table = u
 	t, err := pswap.Open(ctx, u, pswap.Options{S3: s3store.Options{ChecksumWhenRequired: a.checksumWhenRequired}})
 	if err != nil {
-		return nil, fmt.Errorf("open table %s: %w", redactURL(u), err)
+		// Opening does no I/O beyond loading the AWS configuration: what
+		// fails here is the URL or the configuration.
+		err = fmt.Errorf("open table %s: %w", redactURL(u), err)
+		if !errors.Is(err, store.ErrAccessDenied) && !errors.Is(err, store.ErrBucketNotFound) {
+			err = usageError{err}
+		}
+		return nil, err
 	}
 	return t, nil
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/spf13/cobra"
 
@@ -59,12 +62,14 @@ type writeFlags struct {
 	sel         selector
 	inputFormat string
 	compression string
+	allowEmpty  bool
 }
 
 func (f *writeFlags) add(cmd *cobra.Command) {
 	f.sel.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of the inputs: csv, jsonl or parquet (default: by file extension; required for -)")
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
+	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 }
 
 // parseCompression parses --compression.
@@ -84,9 +89,10 @@ func parseCompression(s string) (staging.Compression, error) {
 
 // prepared is what commit and stage resolve before touching the store.
 type prepared struct {
-	key    string
-	inputs []input
-	wopts  pswap.WriteOptions
+	key        string
+	inputs     []input
+	wopts      pswap.WriteOptions
+	allowEmpty bool
 }
 
 // prepare resolves the partition, the inputs and the staging options.
@@ -106,6 +112,7 @@ func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
 		return p, err
 	}
 	p.wopts.Staging.Compression = comp
+	p.allowEmpty = f.allowEmpty
 	if needInputs {
 		if p.inputs, err = expandInputs(args, format); err != nil {
 			return p, err
@@ -227,7 +234,7 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		}
 		return resultOf(snap, swap.SameRun, p.wopts.Commit.RunID), nil
 	}
-	if err := addInputs(ctx, w, p.inputs, c.stdin, c.newProgress(p.inputs, "uploading")); err != nil {
+	if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "uploading")); err != nil {
 		_ = w.Abort(context.WithoutCancel(ctx))
 		return pswap.Result{}, err
 	}
@@ -238,6 +245,23 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		}
 	}
 	return w.Commit(ctx)
+}
+
+// errEmpty refuses inputs without rows: an empty extract is more often an
+// upstream failure than an empty day, and committing it would replace the
+// partition's data with nothing.
+var errEmpty = fmt.Errorf("%w: the inputs hold no rows (empty input); pass --allow-empty to make the partition empty", pswap.ErrBadInput)
+
+// stageInputs stages the inputs and refuses an empty result unless allowed.
+func stageInputs(ctx context.Context, w adder, p prepared, stdin io.Reader, bar *progressbar.ProgressBar) error {
+	hasRows, err := addInputs(ctx, w, p.inputs, stdin, bar)
+	if err != nil {
+		return err
+	}
+	if !hasRows && !p.allowEmpty {
+		return errEmpty
+	}
+	return nil
 }
 
 // testHookBeforeCommit, when set (only by tests), runs after the inputs are

@@ -67,7 +67,7 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := addInputs(ctx, w, p.inputs, c.stdin, c.newProgress(p.inputs, "staging")); err != nil {
+		if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "staging")); err != nil {
 			_ = w.Abort(context.WithoutCancel(ctx))
 			return err
 		}

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
@@ -136,44 +138,103 @@ type adder interface {
 }
 
 // addInputs stages every input, advancing the progress bar (which may be
-// nil) by the bytes read.
-func addInputs(ctx context.Context, w adder, inputs []input, stdin io.Reader, bar *progressbar.ProgressBar) error {
+// nil) by the bytes read. It reports whether any input held a row.
+func addInputs(ctx context.Context, w adder, inputs []input, stdin io.Reader, bar *progressbar.ProgressBar) (hasRows bool, err error) {
 	for _, in := range inputs {
-		var err error
-		switch {
-		case in.path == stdinArg:
-			var r io.Reader = stdin
-			if bar != nil {
-				r = io.TeeReader(stdin, bar)
-			}
-			err = w.AddReader(ctx, r, "stdin", in.format)
-		case in.format == pswap.FormatParquet || bar == nil:
+		var rows bool
+		if in.format == pswap.FormatParquet && in.path != stdinArg {
+			rows = parquetHasRows(in.path)
 			err = w.AddPath(ctx, in.path, in.format)
 			if bar != nil && err == nil {
 				_ = bar.Add64(in.size)
 			}
-		default:
-			// CSV and JSON Lines stream through a reader, so the bar
-			// moves while a large file is converted.
-			err = addTracked(ctx, w, in, bar)
+		} else {
+			rows, err = addStream(ctx, w, in, stdin, bar)
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
+		hasRows = hasRows || rows
 	}
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	return nil
+	return hasRows, nil
 }
 
-func addTracked(ctx context.Context, w adder, in input, bar *progressbar.ProgressBar) error {
-	f, err := os.Open(in.path)
+// addStream stages a CSV or JSON Lines file, or standard input, through a
+// reader that moves the progress bar and notices whether any row went by.
+func addStream(ctx context.Context, w adder, in input, stdin io.Reader, bar *progressbar.ProgressBar) (bool, error) {
+	r, name := stdin, "stdin"
+	if in.path != stdinArg {
+		f, err := os.Open(in.path)
+		if err != nil {
+			return false, fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
+		}
+		defer f.Close()
+		r, name = f, filepath.Base(in.path)
+	}
+	if bar != nil {
+		r = io.TeeReader(r, bar)
+	}
+	sn := &rowSniffer{r: r, skipLines: 0}
+	if in.format == pswap.FormatCSV {
+		sn.skipLines = 1 // the header
+	}
+	if in.format == pswap.FormatParquet {
+		sn.hasRows = true // stdin Parquet: the stager reads the footer
+	}
+	err := w.AddReader(ctx, sn, name, in.format)
+	return sn.hasRows, err
+}
+
+// rowSniffer passes a text input through and notices whether it holds
+// anything but whitespace after its first skipLines lines: whether a CSV
+// file has a row below its header, or a JSON Lines file any line at all.
+type rowSniffer struct {
+	r         io.Reader
+	skipLines int
+	hasRows   bool
+}
+
+func (s *rowSniffer) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if !s.hasRows {
+		for _, c := range p[:n] {
+			switch {
+			case s.skipLines > 0:
+				if c == '\n' {
+					s.skipLines--
+				}
+			case c != ' ' && c != '\t' && c != '\r' && c != '\n':
+				s.hasRows = true
+			}
+			if s.hasRows {
+				break
+			}
+		}
+	}
+	return n, err
+}
+
+// parquetHasRows reads a Parquet file's footer for its row count. A file
+// that cannot be read counts as having rows: staging reports what is wrong
+// with it.
+func parquetHasRows(path string) bool {
+	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
+		return true
 	}
 	defer f.Close()
-	return w.AddReader(ctx, io.TeeReader(f, bar), filepath.Base(in.path), in.format)
+	fi, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	pf, err := parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return true
+	}
+	return pf.NumRows() > 0
 }
 
 // isTerminal reports whether w is a terminal.
@@ -202,8 +263,7 @@ func (a *app) newProgress(inputs []input, verb string) *progressbar.ProgressBar 
 		progressbar.OptionSetDescription(verb),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100_000_000), // 100ms
+		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
-		progressbar.OptionOnCompletion(nil),
 	)
 }

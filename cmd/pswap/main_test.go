@@ -320,7 +320,19 @@ type otherRow struct {
 //
 //	pswap-testgen parquet FILE ROWS [FIRST_ID]   rows of (id, amount, region)
 //	pswap-testgen other FILE ROWS                rows of another schema (id, note)
+//	pswap-testgen truncate SRC DST               the first half of SRC
 func testgen(args []string) int {
+	if len(args) == 3 && args[0] == "truncate" {
+		data, err := os.ReadFile(args[1])
+		if err == nil {
+			err = os.WriteFile(args[2], data[:len(data)/2], 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pswap-testgen:", err)
+			return 1
+		}
+		return 0
+	}
 	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: pswap-testgen parquet|other FILE ROWS [FIRST_ID]")
 		return 2
@@ -336,6 +348,10 @@ func testgen(args []string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
+	}
+	if err := os.MkdirAll(filepath.Dir(args[1]), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "pswap-testgen:", err)
+		return 1
 	}
 	regions := []string{"eu", "us", "apac"}
 	switch args[0] {
