@@ -1,0 +1,285 @@
+package pswap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// ErrBadInput: an input that cannot be staged (unknown format, empty input,
+// a folder with no data files).
+var ErrBadInput = errors.New("bad input")
+
+// WriteOptions tune one write of a partition. The zero value works.
+type WriteOptions struct {
+	// Commit carries the run id, conflict policy, force flag, grace period
+	// and retry bounds of the commit.
+	Commit swap.Options
+	// Staging tunes the Parquet files (file size, row groups, compression,
+	// upload parts).
+	Staging staging.Options
+}
+
+// Writer stages one new generation of a partition and commits it.
+type Writer struct {
+	p      *Partition
+	txn    *swap.Txn
+	stager *staging.Stager
+	done   bool
+}
+
+// Begin starts a new generation of the partition: one GET of the pointer.
+func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, error) {
+	txn, err := swap.Begin(ctx, p.t.st, p.key, opts.Commit)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{p: p, txn: txn, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging)}, nil
+}
+
+// Generation returns the id of the generation being written.
+func (w *Writer) Generation() string { return w.txn.Generation() }
+
+// AlreadyCommitted reports that the current generation carries this run id:
+// Commit would be a no-op, so the caller may skip producing data.
+func (w *Writer) AlreadyCommitted() bool { return w.txn.AlreadyCommitted() }
+
+// Stager gives direct access to the Parquet stager.
+func (w *Writer) Stager() *staging.Stager { return w.stager }
+
+// Write appends Go structs (one schema per generation) through parquet-go.
+func Write[T any](w *Writer, rows ...T) error { return staging.Write(w.stager, rows...) }
+
+// WriteRecord appends an Arrow record batch.
+func (w *Writer) WriteRecord(rec arrow.Record) error { return w.stager.WriteRecord(rec) }
+
+// Format is an input file format.
+type Format string
+
+const (
+	FormatAuto    Format = ""        // by file extension
+	FormatParquet Format = "parquet" // copied as-is after its footer is validated
+	FormatCSV     Format = "csv"     // converted; header row required
+	FormatJSONL   Format = "jsonl"   // JSON Lines, converted
+)
+
+// FormatOf guesses a format from a file name.
+func FormatOf(name string) (Format, error) {
+	n := strings.ToLower(strings.TrimSuffix(name, ".gz"))
+	switch {
+	case strings.HasSuffix(n, ".parquet"), strings.HasSuffix(n, ".pq"):
+		return FormatParquet, nil
+	case strings.HasSuffix(n, ".csv"):
+		return FormatCSV, nil
+	case strings.HasSuffix(n, ".jsonl"), strings.HasSuffix(n, ".ndjson"), strings.HasSuffix(n, ".json"):
+		return FormatJSONL, nil
+	}
+	return "", fmt.Errorf("%w: %s: unknown format (want .parquet, .csv or .jsonl)", ErrBadInput, name)
+}
+
+// AddPath stages a local file, or every data file of a folder (sorted by
+// name, hidden and _-prefixed entries skipped), by format.
+func (w *Writer) AddPath(ctx context.Context, path string, format Format) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	if !fi.IsDir() {
+		return w.addFile(ctx, path, format)
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if p != path && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			if _, ferr := FormatOf(name); ferr == nil || format != FormatAuto {
+				files = append(files, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("%w: folder %s has no .parquet, .csv or .jsonl files", ErrBadInput, path)
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		if err := w.addFile(ctx, f, format); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Writer) addFile(ctx context.Context, path string, format Format) error {
+	if format == FormatAuto {
+		f, err := FormatOf(path)
+		if err != nil {
+			return err
+		}
+		format = f
+	}
+	if format == FormatParquet {
+		return w.stager.AddParquetFile(ctx, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	defer f.Close()
+	return w.AddReader(ctx, f, filepath.Base(path), format)
+}
+
+// AddReader stages CSV or JSON Lines from a stream (e.g. stdin); name is
+// used in error messages.
+func (w *Writer) AddReader(ctx context.Context, r io.Reader, name string, format Format) error {
+	switch format {
+	case FormatCSV:
+		return w.stager.AddCSV(ctx, r, name, staging.CSVOptions{})
+	case FormatJSONL:
+		return w.stager.AddJSONL(ctx, r, name)
+	case FormatParquet:
+		// Parquet needs random access to its footer: spool to a temp file.
+		tmp, err := os.CreateTemp("", "pswap-stdin-*.parquet")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		if _, err := io.Copy(tmp, r); err != nil {
+			return fmt.Errorf("%w: read %s: %v", ErrBadInput, name, err)
+		}
+		return w.stager.AddParquetFile(ctx, tmp.Name())
+	}
+	return fmt.Errorf("%w: %s: format %q", ErrBadInput, name, format)
+}
+
+// Commit finishes the files and swaps the new generation in. On any error
+// before the swap, what was staged is removed.
+func (w *Writer) Commit(ctx context.Context) (Result, error) {
+	if w.done {
+		return Result{}, errors.New("pswap: writer already finished")
+	}
+	w.done = true
+	content, err := w.stager.Finish(ctx)
+	if err != nil {
+		w.stager.Abort(context.WithoutCancel(ctx))
+		w.txn.Abort(context.WithoutCancel(ctx))
+		return Result{}, err
+	}
+	return w.txn.Commit(ctx, content)
+}
+
+// Abort discards everything staged.
+func (w *Writer) Abort(ctx context.Context) error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	err := w.stager.Abort(ctx)
+	return errors.Join(err, w.txn.Abort(ctx))
+}
+
+// stagedKey is where `stage` records a staged generation's content until
+// `commit --staged` commits it.
+func stagedKey(part, gen string) string { return swap.MetaPrefix(part) + "staged/" + gen + ".json" }
+
+// Stage finishes the files without committing, records what was staged, and
+// returns the generation id for CommitStaged (a later process may commit it).
+func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
+	if w.done {
+		return "", manifest.Content{}, errors.New("pswap: writer already finished")
+	}
+	w.done = true
+	content, err := w.stager.Finish(ctx)
+	if err != nil {
+		w.stager.Abort(context.WithoutCancel(ctx))
+		w.txn.Abort(context.WithoutCancel(ctx))
+		return "", manifest.Content{}, err
+	}
+	m := &manifest.Manifest{
+		Partition: w.p.key, Generation: w.txn.Generation(), Content: content,
+		CreatedAt: w.txn.Began(), CommittedAt: w.txn.Began(), Writer: swap.WriterVersion,
+	}
+	data, err := manifest.Encode(m)
+	if err == nil {
+		_, err = w.p.t.st.Put(ctx, stagedKey(w.p.key, m.Generation), data, store.PutOptions{IfNoneMatch: true})
+	}
+	if err != nil {
+		w.txn.Abort(context.WithoutCancel(ctx))
+		return "", manifest.Content{}, fmt.Errorf("record staged generation: %w", err)
+	}
+	return m.Generation, content, nil
+}
+
+// CommitStaged commits a generation made by Stage. Its age counts from when
+// its files were written (by the store's clock), so a generation staged
+// longer ago than the grace period is refused.
+func (p *Partition) CommitStaged(ctx context.Context, generation string, opts swap.Options) (Result, error) {
+	if err := manifest.ValidateGenerationID(generation); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
+	}
+	data, _, err := store.ReadAll(ctx, p.t.st, stagedKey(p.key, generation))
+	if errors.Is(err, store.ErrNotFound) {
+		return Result{}, fmt.Errorf("%s: staged generation %s: %w (never staged, already committed, or collected)", p.key, generation, ErrGenerationNotFound)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	m, err := manifest.Decode(data)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: staged generation %s: %w: %w", p.key, generation, ErrCorrupt, err)
+	}
+	if m.Partition != p.key || m.Generation != generation {
+		return Result{}, fmt.Errorf("%s: staged generation %s records %s/%s: %w", p.key, generation, m.Partition, m.Generation, ErrCorrupt)
+	}
+	// Every file must be there with its size; the oldest one dates the stage.
+	have := map[string]store.Attrs{}
+	prefix := swap.DataPrefix(p.key, generation)
+	began := m.CreatedAt
+	for a, err := range p.t.st.List(ctx, prefix) {
+		if err != nil {
+			return Result{}, err
+		}
+		have[strings.TrimPrefix(a.Key, prefix)] = a
+		if a.ModTime.Before(began) {
+			began = a.ModTime
+		}
+	}
+	for _, f := range m.Files {
+		if a, ok := have[f.Path]; !ok || a.Size != f.Size {
+			return Result{}, fmt.Errorf("%s: staged generation %s: file %s missing or changed: %w", p.key, generation, f.Path, ErrGenerationNotFound)
+		}
+	}
+	txn, err := swap.Resume(ctx, p.t.st, p.key, generation, began, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := txn.Commit(ctx, m.Content)
+	if err == nil || errors.Is(err, ErrStaleGeneration) || errors.Is(err, ErrConflict) {
+		p.t.st.Delete(context.WithoutCancel(ctx), stagedKey(p.key, generation))
+	}
+	return res, err
+}
