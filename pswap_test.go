@@ -1,0 +1,163 @@
+package pswap_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/store/filestore"
+	"github.com/pswap/pswap/swap"
+)
+
+var ctx = context.Background()
+
+func TestOpenStoreURLs(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		url     string
+		wantURI string // URI of key "k", or "" when an error is expected
+	}{
+		{dir + "/t", "file://" + dir + "/t/k"},
+		{"file://" + dir + "/t", "file://" + dir + "/t/k"},
+		{"file://localhost" + dir + "/t", "file://" + dir + "/t/k"},
+		{"mem://x", "mem://x/k"},
+		{"", ""},
+		{"file://host/path", ""},
+		{"file://relative", ""},
+		{"s3://", ""},
+		{"s3:///prefix", ""},
+		{"s3://bucket/../x", ""},
+		{"gs://bucket/x", ""},
+		{"bad\nurl", ""},
+	} {
+		st, err := pswap.OpenStore(ctx, tc.url, pswap.Options{})
+		if tc.wantURI == "" {
+			if err == nil {
+				t.Errorf("OpenStore(%q) succeeded, want an error", tc.url)
+			} else if !errors.Is(err, pswap.ErrBadURL) {
+				t.Errorf("OpenStore(%q): %v, want ErrBadURL", tc.url, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("OpenStore(%q): %v", tc.url, err)
+			continue
+		}
+		if got := st.URI("k"); got != tc.wantURI {
+			t.Errorf("OpenStore(%q).URI(k) = %q, want %q", tc.url, got, tc.wantURI)
+		}
+	}
+}
+
+func FuzzOpenStore(f *testing.F) {
+	for _, s := range []string{"s3://b/p", "file:///tmp/x", "rel/path", "mem://a", "s3://b/../x", "file://h/x", "://", "s3://b//x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, url string) {
+		if strings.HasPrefix(strings.ToLower(url), "s3://") {
+			return // would dial the network
+		}
+		if !strings.Contains(url, "://") || strings.HasPrefix(strings.ToLower(url), "file://") {
+			return // would create local directories only on write; opening is enough to check
+		}
+		st, err := pswap.OpenStore(context.Background(), url, pswap.Options{})
+		if err == nil {
+			st.Close()
+		} else if !errors.Is(err, pswap.ErrBadURL) {
+			t.Fatalf("OpenStore(%q): error %v does not match ErrBadURL", url, err)
+		}
+	})
+}
+
+type row struct {
+	ID   int64  `parquet:"id"`
+	Name string `parquet:"name"`
+}
+
+func TestWriteCommitVerifyAndTamper(t *testing.T) {
+	dir := t.TempDir()
+	table, err := pswap.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := table.Partition("dt=2026-11-29")
+	w, err := p.Begin(ctx, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]row, 1000)
+	for i := range rows {
+		rows[i] = row{int64(i), "n"}
+	}
+	if err := pswap.Write(w, rows...); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Commit(ctx)
+	if err != nil || !res.Changed || res.Rows != 1000 {
+		t.Fatalf("commit: %+v %v", res, err)
+	}
+	rep, err := p.Verify(ctx)
+	if err != nil || !rep.OK || rep.Rows != 1000 {
+		t.Fatalf("verify clean: %+v %v", rep, err)
+	}
+	// Tamper: flip one byte of the data file (same size).
+	snap, _ := p.Current(ctx)
+	path := filepath.Join(dir, filepath.FromSlash(snap.Files[0].Key))
+	b, _ := os.ReadFile(path)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(path, b, 0o644)
+	rep, err = p.Verify(ctx)
+	if !errors.Is(err, pswap.ErrMismatch) || rep.OK || rep.Problems[0].What != "checksum" {
+		t.Fatalf("verify tampered: %+v %v", rep, err)
+	}
+	// Truncate: size and footer both wrong.
+	os.WriteFile(path, b[:len(b)/2], 0o644)
+	rep, err = p.Verify(ctx)
+	if !errors.Is(err, pswap.ErrMismatch) || len(rep.Problems) < 2 {
+		t.Fatalf("verify truncated: %+v %v", rep, err)
+	}
+	os.Remove(path)
+	rep, err = p.Verify(ctx)
+	if !errors.Is(err, pswap.ErrMismatch) || rep.Problems[0].What != "missing" {
+		t.Fatalf("verify missing: %+v %v", rep, err)
+	}
+}
+
+func TestStageThenCommitStaged(t *testing.T) {
+	st, _ := filestore.New(t.TempDir())
+	table := pswap.NewTable(st)
+	p, _ := table.Partition("dt=2026-11-29")
+	w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: "r1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pswap.Write(w, row{1, "a"}, row{2, "b"})
+	gen, content, err := w.Stage(ctx)
+	if err != nil || content.Rows != 2 {
+		t.Fatalf("stage: %v %+v", err, content)
+	}
+	if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
+		t.Fatalf("a staged generation is visible before commit: %v", err)
+	}
+	res, err := p.CommitStaged(ctx, gen, swap.Options{RunID: "r1"})
+	if err != nil || !res.Changed || res.Generation != gen {
+		t.Fatalf("commit staged: %+v %v", res, err)
+	}
+	if _, err := p.CommitStaged(ctx, gen, swap.Options{}); !errors.Is(err, pswap.ErrGenerationNotFound) {
+		t.Fatalf("second commit of the same staged generation: %v", err)
+	}
+	var left []string
+	for a, err := range st.List(ctx, swap.MetaPrefix("dt=2026-11-29")+"staged/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, a.Key)
+	}
+	if len(left) != 0 {
+		t.Fatalf("staged record left after commit: %q", left)
+	}
+}
