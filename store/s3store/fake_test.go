@@ -365,11 +365,11 @@ func TestWriterFailuresAbortTheUpload(t *testing.T) {
 				}
 			}
 			_, err = w.Commit()
-			if werr != nil {
-				err = werr
-			}
 			if !errors.Is(err, tc.want) {
-				t.Fatalf("got %v, want %v", err, tc.want)
+				t.Fatalf("Commit: got %v, want %v", err, tc.want)
+			}
+			if werr != nil && !errors.Is(werr, tc.want) {
+				t.Fatalf("Write: got %v, want %v", werr, tc.want)
 			}
 			aborts := f.requests("AbortMultipartUpload")
 			if len(aborts) == 0 || aborts[0].Query.Get("uploadId") != "upload-1" {

@@ -132,6 +132,9 @@ func newClient(ctx context.Context, opts Options, extra ...func(*s3.Options)) (*
 		if opts.UsePathStyle || (o.BaseEndpoint != nil && *o.BaseEndpoint != "") {
 			o.UsePathStyle = true
 		}
+		// Reading a multipart object (composite checksum) would otherwise
+		// print a warning on stderr for every Get.
+		o.DisableLogOutputChecksumValidationSkipped = true
 	}}
 	return s3.NewFromConfig(cfg, append(fns, extra...)...), nil
 }

@@ -118,6 +118,9 @@ func TestNewValidates(t *testing.T) {
 	if !s.Client().Options().UsePathStyle {
 		t.Error("a custom endpoint did not imply path-style addressing")
 	}
+	if !s.Client().Options().DisableLogOutputChecksumValidationSkipped {
+		t.Error("the SDK would warn on stderr on every Get of a multipart object")
+	}
 }
 
 func TestEndpointFromEnvImpliesPathStyle(t *testing.T) {

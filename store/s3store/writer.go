@@ -254,6 +254,9 @@ func (w *writer) Commit() (store.Attrs, error) {
 	case stateCommitted:
 		return store.Attrs{}, errWriterCommitted
 	case stateAborted:
+		if err := w.failed(); err != nil {
+			return store.Attrs{}, err // the failure that aborted the write
+		}
 		return store.Attrs{}, errWriterAborted
 	}
 	a, err := w.commit()
