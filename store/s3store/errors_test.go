@@ -61,6 +61,7 @@ func testStore(t *testing.T) *Store {
 }
 
 func TestMapError(t *testing.T) {
+	t.Parallel()
 	s := testStore(t)
 	ctx := context.Background()
 	ifMatch := putOp(opPut, store.PutOptions{IfMatch: `"abc"`})
@@ -130,6 +131,7 @@ func TestMapError(t *testing.T) {
 }
 
 func TestMapErrorCancelled(t *testing.T) {
+	t.Parallel()
 	s := testStore(t)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -156,6 +158,7 @@ func TestMapErrorCancelled(t *testing.T) {
 // TestClassifyCodes checks that every code the mapping names lands on the
 // sentinel its group promises, whatever the HTTP status.
 func TestClassifyCodes(t *testing.T) {
+	t.Parallel()
 	groups := map[error][]string{
 		store.ErrPrecondition:   {"PreconditionFailed"},
 		store.ErrNotFound:       {"NoSuchKey", "NotFound", "NoSuchUpload"},

@@ -187,6 +187,7 @@ func randomBytes(n int) []byte {
 }
 
 func TestWriterSmallObjectIsOnePut(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int{0, 1000, MinPartSize} { // exactly one part still fits
 		t.Run(strconv.Itoa(size), func(t *testing.T) {
 			f := newFake(t, nil)
@@ -239,6 +240,7 @@ type completeBody struct {
 }
 
 func TestWriterMultipart(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, nil)
 	s := f.store(t, Options{})
 	const conc = 2
@@ -323,6 +325,7 @@ func TestWriterMultipart(t *testing.T) {
 }
 
 func TestWriterFailuresAbortTheUpload(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		handle  func(w http.ResponseWriter, r request) bool
@@ -386,6 +389,7 @@ func TestWriterFailuresAbortTheUpload(t *testing.T) {
 }
 
 func TestWriterContextCancelAborts(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, nil)
 	s := f.store(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -413,6 +417,7 @@ func TestWriterContextCancelAborts(t *testing.T) {
 }
 
 func TestWriterAbortBeforeAnyPart(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, nil)
 	s := f.store(t, Options{})
 	w, err := s.NewWriter(context.Background(), "k", store.WriterOptions{})
@@ -478,6 +483,7 @@ func TestChecksumModes(t *testing.T) {
 }
 
 func TestClockUsesServerDate(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, nil)
 	f.date = "Sat, 03 Feb 2001 04:05:06 GMT"
 	s := f.store(t, Options{})
@@ -512,6 +518,7 @@ func TestClockUsesServerDate(t *testing.T) {
 }
 
 func TestServerClock(t *testing.T) {
+	t.Parallel()
 	var c serverClock
 	t0 := time.Now()
 	if _, ok := c.now(t0, time.Minute); ok {
@@ -537,6 +544,7 @@ func TestServerClock(t *testing.T) {
 }
 
 func TestGetTruncatedBodyIsTransient(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(w http.ResponseWriter, r request) bool {
 		if r.kind() != "GetObject" {
 			return false
@@ -566,6 +574,7 @@ func TestGetTruncatedBodyIsTransient(t *testing.T) {
 }
 
 func TestErrorResponsesMapped(t *testing.T) {
+	t.Parallel()
 	codes := map[string]struct {
 		status int
 		code   string
@@ -616,6 +625,7 @@ func TestErrorResponsesMapped(t *testing.T) {
 }
 
 func TestDeleteMany(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, func(w http.ResponseWriter, r request) bool {
 		if r.kind() != "DeleteObjects" {
 			return false
@@ -651,6 +661,7 @@ func TestDeleteMany(t *testing.T) {
 }
 
 func TestListUploads(t *testing.T) {
+	t.Parallel()
 	const upload = `<Upload><Key>%s</Key><UploadId>%s</UploadId><Initiated>2026-01-02T03:04:0%d.000Z</Initiated></Upload>`
 	all := [][2]string{{"root/pre/gen/a", "u1"}, {"root/pre/gen/b", "u2"}, {"root/pre/other/c", "u3"}, {"elsewhere/gen/d", "u4"}}
 	respond := func(w http.ResponseWriter, prefix string, exactOnly bool) {

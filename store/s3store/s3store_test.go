@@ -24,11 +24,13 @@ import (
 // TestConformance runs the store conformance suite against MinIO (or any
 // S3 server that testenv is configured for).
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	testenv.S3Options(t) // skip early, with the message, when S3 is off
 	storetest.Run(t, func(t *testing.T) store.Store { return testenv.S3(t) })
 }
 
 func TestAbortedWriterLeavesNoUpload(t *testing.T) {
+	t.Parallel()
 	s := testenv.S3Store(t)
 	ctx := context.Background()
 	data := make([]byte, 2*s3store.MinPartSize+100)
@@ -105,6 +107,7 @@ func listKeys(t *testing.T, s store.Store, prefix string) []string {
 }
 
 func TestUploadsListAndAbort(t *testing.T) {
+	t.Parallel()
 	s := testenv.S3Store(t)
 	ctx := context.Background()
 	c := s.Client()
@@ -143,6 +146,7 @@ func TestUploadsListAndAbort(t *testing.T) {
 }
 
 func TestChecksumWhenRequired(t *testing.T) {
+	t.Parallel()
 	opts := testenv.S3Options(t)
 	opts.ChecksumWhenRequired = true
 	bucket, _ := testenv.S3Bucket(t)
@@ -186,6 +190,7 @@ func TestChecksumWhenRequired(t *testing.T) {
 }
 
 func TestWrongCredentials(t *testing.T) {
+	t.Parallel()
 	opts := testenv.S3Options(t)
 	bucket, _ := testenv.S3Bucket(t)
 	ctx := context.Background()
@@ -229,6 +234,7 @@ func TestWrongCredentials(t *testing.T) {
 }
 
 func TestMissingBucket(t *testing.T) {
+	t.Parallel()
 	opts := testenv.S3Options(t)
 	ctx := context.Background()
 	s, err := s3store.New(ctx, "pswap-missing-"+strconv.FormatInt(time.Now().UnixNano(), 36), "p", opts)
@@ -257,6 +263,7 @@ func TestMissingBucket(t *testing.T) {
 }
 
 func TestClockAndETags(t *testing.T) {
+	t.Parallel()
 	s := testenv.S3Store(t)
 	ctx := context.Background()
 	a, err := s.Put(ctx, "k", []byte("v"), store.PutOptions{})
@@ -287,6 +294,7 @@ func TestClockAndETags(t *testing.T) {
 }
 
 func TestOpenURL(t *testing.T) {
+	t.Parallel()
 	u := testenv.S3URL(t)
 	ctx := context.Background()
 	s, err := s3store.Open(ctx, u, testenv.S3Options(t))

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in             string
 		bucket, prefix string
@@ -84,6 +85,7 @@ func FuzzParseURL(f *testing.F) {
 }
 
 func TestNewValidates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		bucket, prefix, root string
 		ok                   bool
