@@ -1,14 +1,10 @@
-// Package faultproxy is an HTTP proxy for tests that sits between an S3
-// client and a real S3 server (MinIO) and injects the failures that the
-// commit protocol must survive: responses lost after the server applied the
-// request, 503 SlowDown, 500, 409 ConditionalRequestConflict, connection
-// resets and delays. It listens on loopback only.
 package faultproxy
 
 import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -48,6 +44,17 @@ type Request struct {
 // IsPut reports a PUT of an object (not a multipart part).
 func (r Request) IsPut() bool { return r.Method == http.MethodPut && r.Query.Get("partNumber") == "" }
 
+// IsPart reports the upload of one part of a multipart upload.
+func (r Request) IsPart() bool { return r.Method == http.MethodPut && r.Query.Get("partNumber") != "" }
+
+// IsDelete reports a DELETE of an object or a multi-object delete (POST ?delete).
+func (r Request) IsDelete() bool {
+	return r.Method == http.MethodDelete || (r.Method == http.MethodPost && r.Query.Has("delete"))
+}
+
+// IsRead reports a GET or HEAD.
+func (r Request) IsRead() bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
+
 // Proxy forwards to a target and asks Rule what to do with each request.
 type Proxy struct {
 	URL    string // the proxy's endpoint, e.g. http://127.0.0.1:PORT
@@ -56,11 +63,13 @@ type Proxy struct {
 	ln     net.Listener
 	rp     *httputil.ReverseProxy
 
-	mu    sync.Mutex
-	rule  func(Request) Action
-	delay time.Duration
+	mu      sync.Mutex
+	rule    func(Request) Action
+	delay   time.Duration // shortest delay of the Delay action
+	delayHi time.Duration // longest (== delay: fixed)
 
-	counts [len(actionNames)]atomic.Int64
+	counts   [len(actionNames)]atomic.Int64
+	inFlight atomic.Int64
 }
 
 // Start starts a proxy in front of target (e.g. the MinIO endpoint).
@@ -73,7 +82,7 @@ func Start(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{URL: "http://" + ln.Addr().String(), target: u, ln: ln, delay: 50 * time.Millisecond}
+	p := &Proxy{URL: "http://" + ln.Addr().String(), target: u, ln: ln, delay: 50 * time.Millisecond, delayHi: 50 * time.Millisecond}
 	p.rp = httputil.NewSingleHostReverseProxy(u)
 	p.rp.Transport = &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
 	p.rp.ErrorLog = nil
@@ -90,9 +99,13 @@ func (p *Proxy) SetRule(rule func(Request) Action) {
 }
 
 // SetDelay sets the delay of the Delay action.
-func (p *Proxy) SetDelay(d time.Duration) {
+func (p *Proxy) SetDelay(d time.Duration) { p.SetDelayRange(d, d) }
+
+// SetDelayRange makes the Delay action wait a uniformly random time in
+// [lo, hi] (hi < lo is taken as lo).
+func (p *Proxy) SetDelayRange(lo, hi time.Duration) {
 	p.mu.Lock()
-	p.delay = d
+	p.delay, p.delayHi = lo, max(lo, hi)
 	p.mu.Unlock()
 }
 
@@ -110,12 +123,63 @@ func (p *Proxy) Injected() int64 {
 	return n
 }
 
+// Requests returns the number of requests seen (every action, Pass included).
+func (p *Proxy) Requests() int64 {
+	var n int64
+	for a := range p.counts {
+		n += p.counts[a].Load()
+	}
+	return n
+}
+
+// Counts returns the number of times each action was taken, by name
+// ("drop-reply", "slowdown", ...), omitting actions never taken.
+func (p *Proxy) Counts() map[string]int64 {
+	out := map[string]int64{}
+	for a := range p.counts {
+		if n := p.counts[a].Load(); n > 0 {
+			out[Action(a).String()] = n
+		}
+	}
+	return out
+}
+
+// ResetCounts sets every counter to zero.
+func (p *Proxy) ResetCounts() {
+	for a := range p.counts {
+		p.counts[a].Store(0)
+	}
+}
+
+// InFlight returns the number of requests being handled now.
+func (p *Proxy) InFlight() int64 { return p.inFlight.Load() }
+
+// WaitIdle waits until no request is being handled, or until timeout. It
+// reports whether the proxy became idle. After a client is killed, its
+// requests may still be on their way to the server (a DropReply forwards
+// and waits for the answer): waiting for idleness settles them.
+func (p *Proxy) WaitIdle(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for p.inFlight.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return true
+}
+
 // Close stops the proxy.
 func (p *Proxy) Close() error { return p.srv.Close() }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.inFlight.Add(1)
+	defer p.inFlight.Add(-1)
 	p.mu.Lock()
 	rule, delay := p.rule, p.delay
+	if p.delayHi > p.delay {
+		delay += rand.N(p.delayHi - p.delay + 1)
+	}
 	p.mu.Unlock()
 	act := Pass
 	if rule != nil {
