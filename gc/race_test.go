@@ -65,7 +65,7 @@ func TestRaceWritersReadersGC(t *testing.T) {
 		t.Parallel()
 		// MinIO shares the machine's cores with the test: lighter load.
 		raceRun(t, raceEnv{st: testenv.S3(t), clock: time.Now, minAge: time.Second, run: 5 * time.Second,
-			writerPause: 50 * time.Millisecond, readerPause: 50 * time.Millisecond, minRounds: 3})
+			writerPause: 100 * time.Millisecond, readerPause: 50 * time.Millisecond, minRounds: 3})
 	})
 }
 
@@ -137,7 +137,9 @@ func raceRun(t *testing.T, env raceEnv) {
 			}
 		})
 	}
-	opts := gc.Options{Keep: -1, MinAge: env.minAge}
+	// Writers commit all the time: GC needs more than the default attempts
+	// to find a moment when the pointer holds still for one plan.
+	opts := gc.Options{Keep: -1, MinAge: env.minAge, MaxAttempts: 50}
 	wg.Go(func() {
 		for i := 0; !stop.Load(); i++ {
 			var rep gc.Report
