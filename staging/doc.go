@@ -1,0 +1,91 @@
+// Package staging writes the data files of one generation of a partition:
+// it turns a job's rows into Parquet files under the generation's prefix
+// on a store, streaming, and returns the [manifest.Content] that the
+// commit records.
+//
+// # Inputs
+//
+// One [Stager] accepts any mix of:
+//   - Go structs, through parquet-go's generic writer: [Write].
+//   - Arrow record batches, through Arrow's Parquet writer (pqarrow):
+//     [Stager.WriteRecord].
+//   - Existing local Parquet files, copied byte for byte after their footer
+//     and every page were read and checked: [Stager.AddParquetFile].
+//   - CSV and JSON Lines, converted to Arrow records (schema given or
+//     inferred): [Stager.AddCSV], [Stager.AddJSONL].
+//
+// A generation has one schema. It is the schema the first input
+// establishes (or [Options.Schema]), in canonical form: the Arrow schema
+// that Arrow's Parquet reader derives from the Parquet schema a file has,
+// without metadata. A struct with a non-pointer int64 field, an Arrow
+// field of type int64 that is not nullable, and a Parquet column
+// "required int64" are the same column. Every later input must have the
+// same canonical schema, or the Stager fails with [ErrSchemaMismatch]
+// showing both. Columns must be flat: nested types (lists, structs, maps)
+// fail with [ErrUnsupported].
+//
+// # Files
+//
+// Files are named part-00000.parquet, part-00001.parquet, ... under the
+// prefix, written create-if-absent through store.Store.NewWriter, so
+// encoding overlaps the (multipart) upload. A file is closed and the next
+// one started once it reaches about [Options.TargetFileSize]; a row group
+// is flushed at [Options.RowGroupRows] rows or [Options.RowGroupBytes]
+// buffered bytes. Memory is therefore bounded by about one row group plus
+// the store writer's part buffers, however large the generation.
+// Switching between input kinds (structs of another type, Arrow records
+// of another Arrow schema, an ingested file) starts a new file.
+//
+// Output is deterministic: the same rows in the same order with the same
+// options give byte-identical files. The files' created_by is "pswap",
+// and nothing in them depends on the clock or on randomness.
+//
+// Per file, the Content records its size, its rows, and the SHA-256 of its
+// bytes, computed as they stream to the store (never by reading back).
+//
+// # Content checksum
+//
+// The generation's ContentChecksum does not depend on file boundaries, on
+// row order, on the input kind, on compression, or on the Parquet
+// encoding: two runs that produce the same multiset of rows under the same
+// schema have the same checksum even when their bytes differ. It is
+//
+//	"rowsum128:" + hex(XXH3-128(
+//	    "pswap/rowsum128/v1" 0x00 schema 0x00 rows(uint64 BE) sum(128 bits BE)))
+//
+// where schema is the canonical schema's text (Content.Schema), rows the
+// row count, and sum the sum modulo 2^128 of XXH3-128 (seed 0) of every
+// row's canonical encoding. A row's encoding is the concatenation, in
+// schema order, of each column's value:
+//
+//	null                      0x00
+//	bool                      0x01, 1 byte (0 or 1)
+//	int8..int64               0x02, 8 bytes little-endian two's complement
+//	uint8..uint64             0x03, 8 bytes little-endian
+//	float32                   0x04, 4 bytes IEEE 754 little-endian (NaN as 0x7fc00000)
+//	float64                   0x05, 8 bytes IEEE 754 little-endian (NaN as 0x7ff8000000000000)
+//	string                    0x06, uvarint length, UTF-8 bytes
+//	binary, fixed binary      0x07, uvarint length, bytes
+//	date32                    0x08, 4 bytes little-endian days since 1970-01-01
+//	time32, time64            0x09, 8 bytes little-endian, in the schema's unit
+//	timestamp                 0x0a, 8 bytes little-endian, in the schema's unit
+//	decimal128, decimal256    0x0b, 16 or 32 bytes little-endian two's complement unscaled value
+//
+// Values are taken in the canonical schema's types: an Arrow date64 is
+// hashed as its date32, a large_string as a string, a dictionary as its
+// values, a timestamp[s] in the milliseconds Parquet stores.
+//
+// # Errors
+//
+// Any error is final: the Stager aborts the upload in flight, deletes the
+// files it already wrote, and returns the error again from every call.
+// Bad CSV or JSON Lines rows fail with [ErrBadInput] naming the input and
+// the line; no row is ever dropped. A Parquet file that cannot be decoded
+// fails with [ErrCorrupt] naming the file, before any of it is uploaded.
+// (Damage inside a compressed page that still decompresses and decodes
+// cannot be detected: the writers used here write no page CRCs.)
+//
+// parquet-go v0.32 encodes time.Time fields with the `date` tag wrongly
+// (nanoseconds in an INT32 column); [Write] refuses them with
+// [ErrUnsupported]. Use an int32 of days with the `date` tag instead.
+package staging

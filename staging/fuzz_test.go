@@ -1,0 +1,110 @@
+package staging
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/parquet/file"
+)
+
+var fuzzSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "c", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nullable: true},
+	{Name: "d", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true},
+}, nil)
+
+// checkFuzzResult: an input either fails with one of the documented
+// errors and leaves nothing behind, or yields readable files.
+func checkFuzzResult(t *testing.T, s *Stager, st storeT, err error) {
+	t.Helper()
+	if err != nil {
+		if !errors.Is(err, ErrBadInput) && !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("undocumented error: %v", err)
+		}
+		if keys := keysUnder(t, st, ""); len(keys) != 0 {
+			t.Fatalf("left %v after %v", keys, err)
+		}
+		return
+	}
+	c, err := s.Finish(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for _, f := range c.Files {
+		r, err := file.NewParquetReader(bytes.NewReader(fileBytes(t, st, f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows += r.NumRows()
+		r.Close()
+	}
+	if rows != c.Rows {
+		t.Fatalf("files hold %d rows, Content says %d", rows, c.Rows)
+	}
+}
+
+func FuzzAddCSV(f *testing.F) {
+	for _, seed := range []string{
+		textCSV,
+		"a,b,c,d\n1,x,2026-11-29T10:00:00Z,1.25\n,,,\n",
+		"a,b\n1,\"multi\nline\"\n2,y\n",
+		"a\n007\n+1\n-0\n1e3\ninf\n",
+		"a,b\n1,2,3\n",
+		"a,a\n1,2\n",
+		"a,b\n\"unterminated\n",
+		"",
+		"\n\n",
+		"x\n2026-11-29\n2026-13-01\n",
+		"t\n2026-11-29 10:00\n2026-11-29T10:00:00.123456789+05:30\n",
+	} {
+		f.Add([]byte(seed), uint8(0))
+		f.Add([]byte(seed), uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
+		st, s := newMem(t, Options{})
+		opts := CSVOptions{InferRows: int(mode%4) + 1}
+		if mode&4 != 0 {
+			opts.Schema = fuzzSchema
+		}
+		if mode&8 != 0 {
+			opts.NoHeader = true
+			opts.Schema = fuzzSchema
+		}
+		err := s.AddCSV(context.Background(), bytes.NewReader(data), "fuzz.csv", opts)
+		checkFuzzResult(t, s, st, err)
+	})
+}
+
+func FuzzAddJSONL(f *testing.F) {
+	for _, seed := range []string{
+		textJSONL,
+		`{"a":1,"b":"x","c":"2026-11-29T10:00:00Z","d":"1.25"}` + "\n" + `{"a":null}`,
+		`{"a":1}` + "\n" + `{"a":1.5}`,
+		`{"a":1}` + "\n" + `{"a":"x"}`,
+		`{"a":{"b":1}}`,
+		`[1,2]`,
+		`{"a":1,"a":2}`,
+		`{"a":1} {"a":2}`,
+		`{"a":9223372036854775808}`,
+		`{"d":1e400}`,
+		"\n\n\r\n",
+		`{"`,
+	} {
+		f.Add([]byte(seed), false)
+		f.Add([]byte(seed), true)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, withSchema bool) {
+		opts := Options{}
+		if withSchema {
+			opts.Schema = fuzzSchema
+		}
+		st, s := newMem(t, opts)
+		err := s.AddJSONL(context.Background(), bytes.NewReader(data), "fuzz.jsonl")
+		checkFuzzResult(t, s, st, err)
+	})
+}
