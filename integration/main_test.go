@@ -1,0 +1,247 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/gc"
+)
+
+// envStress turns on the full run: hundreds of kills, thousands of commits
+// through faults. The default run is short enough for CI.
+const envStress = "PSWAP_STRESS"
+
+// stress reports whether the full run was asked for.
+func stress() bool {
+	v := strings.TrimSpace(os.Getenv(envStress))
+	return v != "" && v != "0" && !strings.EqualFold(v, "false")
+}
+
+// scale returns def, or full under PSWAP_STRESS.
+func scale(def, full int) int {
+	if stress() {
+		return full
+	}
+	return def
+}
+
+// totals counts what the whole run did, for the closing summary line.
+var totals struct {
+	kills, killsLanded                  atomic.Int64 // processes SIGKILLed; of those, the ones whose commit had landed
+	faults, requests                    atomic.Int64 // faults injected by proxies; requests they saw
+	commits, failures, unknowns, reruns atomic.Int64 // commits through faults that succeeded; failed; ended unknown; re-runs
+	races                               atomic.Int64 // racing processes run
+	badInputs                           atomic.Int64 // bad inputs tried
+	checks, violations                  atomic.Int64 // invariant checks run; invariant violations found
+	duckChecks                          atomic.Int64 // partitions counted by DuckDB
+}
+
+func TestMain(m *testing.M) {
+	// The test binary doubles as a garbage-collection process for the
+	// crash and race tests (SIGKILL needs a real process).
+	if os.Getenv(envHelper) == "gc" {
+		os.Exit(gcHelperMain())
+	}
+	code := m.Run()
+	stopDuck()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	if totals.checks.Load() > 0 {
+		fmt.Printf("integration totals: kills=%d (landed before the kill: %d) faults=%d/%d requests commits-through-faults=%d failed=%d unknown=%d re-runs=%d races=%d bad-inputs=%d invariant-checks=%d duckdb-partitions=%d violations=%d\n",
+			totals.kills.Load(), totals.killsLanded.Load(), totals.faults.Load(), totals.requests.Load(),
+			totals.commits.Load(), totals.failures.Load(), totals.unknowns.Load(), totals.reruns.Load(),
+			totals.races.Load(), totals.badInputs.Load(), totals.checks.Load(), totals.duckChecks.Load(),
+			totals.violations.Load())
+	}
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	binPath   string
+	buildErr  error
+)
+
+// pswapBin builds the CLI once per test run and returns its path.
+func pswapBin(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Dir(filepath.Dir(file))
+		binDir, buildErr = os.MkdirTemp("", "pswap-integration-bin-")
+		if buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "pswap")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/pswap")
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/pswap: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// cliResult is one finished CLI process.
+type cliResult struct {
+	code           int
+	stdout, stderr string
+	elapsed        time.Duration
+}
+
+// commitJSON is the --json document of commit.
+type commitJSON struct {
+	Table      string `json:"table"`
+	Partition  string `json:"partition"`
+	Generation string `json:"generation"`
+	Changed    bool   `json:"changed"`
+	Outcome    string `json:"outcome"`
+	Rows       int64  `json:"rows"`
+	RunID      string `json:"run_id"`
+	Seq        int64  `json:"seq"`
+	Staged     string `json:"staged_generation"`
+}
+
+func (r cliResult) commit(t testing.TB) commitJSON {
+	t.Helper()
+	var c commitJSON
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatalf("commit --json printed %q: %v (stderr %q)", r.stdout, err, r.stderr)
+	}
+	return c
+}
+
+// cli prepares a pswap process on an environment (args after "pswap").
+func (e *tableEnv) cli(t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(pswapBin(t), args...)
+	cmd.Env = e.cliEnv()
+	return cmd
+}
+
+// runCLI runs pswap to completion.
+func (e *tableEnv) runCLI(t testing.TB, args ...string) cliResult {
+	t.Helper()
+	return startProc(t, e.cli(t, args...)).wait()
+}
+
+// proc is a started process with captured output.
+type proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	t0             time.Time
+}
+
+// startProc starts cmd, capturing its output.
+func startProc(t testing.TB, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd}
+	cmd.Stdout, cmd.Stderr = &p.stdout, &p.stderr
+	p.t0 = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// kill sends SIGKILL.
+func (p *proc) kill() { _ = p.cmd.Process.Kill() }
+
+// wait waits for the process to end and returns its result (code -1: killed
+// by a signal).
+func (p *proc) wait() cliResult {
+	err := p.cmd.Wait()
+	r := cliResult{elapsed: time.Since(p.t0), stdout: p.stdout.String(), stderr: p.stderr.String()}
+	if err != nil {
+		r.code = -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			r.code = ee.ExitCode()
+		}
+	}
+	return r
+}
+
+// The GC helper: the test binary run with envHelper=gc collects the table
+// at $PSWAP_GC_TABLE with the options in the environment and prints its
+// report as JSON. It stands in for `pswap gc` in tests that SIGKILL a
+// collection.
+const (
+	envHelper       = "PSWAP_INTEGRATION_HELPER"
+	envGCTable      = "PSWAP_GC_TABLE"
+	envGCKeep       = "PSWAP_GC_KEEP"
+	envGCMinAge     = "PSWAP_GC_MIN_AGE"
+	envGCOrphanAge  = "PSWAP_GC_ORPHAN_AGE"
+	envGCCommitWait = "PSWAP_GC_COMMIT_WINDOW"
+)
+
+func gcHelperMain() int {
+	var o gc.Options
+	var err error
+	dur := func(name string) time.Duration {
+		if v := os.Getenv(name); v != "" && err == nil {
+			var d time.Duration
+			d, err = time.ParseDuration(v)
+			return d
+		}
+		return 0
+	}
+	o.MinAge = dur(envGCMinAge)
+	o.OrphanAge = dur(envGCOrphanAge)
+	o.CommitWindow = dur(envGCCommitWait)
+	if v := os.Getenv(envGCKeep); v != "" && err == nil {
+		o.Keep, err = strconv.Atoi(v)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gc helper:", err)
+		return 2
+	}
+	t, err := pswap.Open(ctx, os.Getenv(envGCTable))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gc helper:", err)
+		return 1
+	}
+	defer t.Close()
+	rep, err := gc.Table(ctx, t.Store(), "", o)
+	json.NewEncoder(os.Stdout).Encode(rep.Totals)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gc helper:", err)
+		return 1
+	}
+	return 0
+}
+
+// gcCmd prepares a garbage collection process on the table: keep one
+// retired generation, no reader window, and the given orphan age (the
+// commit window is as short as the orphan age: callers that shorten it
+// promise that no writer is running).
+func (e *tableEnv) gcCmd(t testing.TB, orphanAge time.Duration) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(e.cliEnv(), envHelper+"=gc", envGCTable+"="+e.url, envGCKeep+"=1", envGCMinAge+"=-1ns",
+		envGCOrphanAge+"="+orphanAge.String(), envGCCommitWait+"="+orphanAge.String())
+	return cmd
+}
