@@ -1,0 +1,268 @@
+package gc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// genID returns a valid, deterministic generation id for tests.
+func genID(i int) string { return fmt.Sprintf("%08x-abcd-7000-8000-%012x", i+1, i+1) }
+
+func TestClassify(t *testing.T) {
+	const p = "dt=2026-11-29"
+	g := genID(0)
+	for _, tc := range []struct {
+		key  string
+		kind kind
+		gen  string
+	}{
+		{p + "/_pswap/pointer.json", kindPointer, ""},
+		{p + "/_pswap/manifests/" + g + ".json", kindManifest, g},
+		{p + "/_pswap/gen/" + g + "/part-00000.parquet", kindData, g},
+		{p + "/_pswap/gen/" + g + "/sub/dir/file", kindData, g},
+		{p + "/_pswap/staged/" + g + ".json", kindStaged, g},
+		{p + "/_pswap/manifests/" + g, kindOther, ""},                                      // no .json
+		{p + "/_pswap/manifests/" + strings.ToUpper(g) + ".json", kindOther, ""},           // not canonical
+		{p + "/_pswap/manifests/0190c2a4-0000-4000-8000-000000000000.json", kindOther, ""}, // UUIDv4
+		{p + "/_pswap/gen/" + g, kindOther, ""},                                            // no file
+		{p + "/_pswap/gen/" + g + "/", kindOther, ""},                                      // empty file name
+		{p + "/_pswap/gen/not-a-uuid/f", kindOther, ""},
+		{p + "/_pswap/staged/" + g + ".txt", kindOther, ""},
+		{p + "/_pswap/notes.txt", kindOther, ""},
+		{p + "/part-00000.parquet", kindOther, ""},
+		{p + "/hr=13/_pswap/pointer.json", kindOther, ""}, // another partition
+		{"dt=2026-11-30/_pswap/pointer.json", kindOther, ""},
+	} {
+		k, gen := classify(p, tc.key)
+		if k != tc.kind || gen != tc.gen {
+			t.Errorf("classify(%q) = %v %q, want %v %q", tc.key, k, gen, tc.kind, tc.gen)
+		}
+	}
+}
+
+func TestPartitionOf(t *testing.T) {
+	for _, tc := range []struct {
+		key, part string
+		ok        bool
+	}{
+		{"dt=2026-11-29/_pswap/pointer.json", "dt=2026-11-29", true},
+		{"dt=2026-11-29/hr=13/_pswap/gen/x/y", "dt=2026-11-29/hr=13", true},
+		{"dt=2026-11-29/_pswap/gen/x/hr=1/_pswap/y", "dt=2026-11-29", true},
+		{"_pswap/pointer.json", "", false},
+		{"dt=2026-11-29/part-0.parquet", "", false},
+		{"not a partition/_pswap/pointer.json", "not a partition", false},
+	} {
+		part, ok := partitionOf(tc.key)
+		if ok != tc.ok || (ok && part != tc.part) {
+			t.Errorf("partitionOf(%q) = %q %v, want %q %v", tc.key, part, ok, tc.part, tc.ok)
+		}
+	}
+}
+
+func FuzzClassify(f *testing.F) {
+	g := genID(7)
+	for _, s := range []string{
+		"/_pswap/pointer.json", "/_pswap/manifests/" + g + ".json", "/_pswap/gen/" + g + "/a",
+		"/_pswap/staged/" + g + ".json", "/_pswap/gen//a", "/x", "",
+	} {
+		f.Add("dt=2026-11-29", "dt=2026-11-29"+s)
+	}
+	f.Add("a=1/b=2", "a=1/b=2/_pswap/gen/"+g+"/../../pointer.json")
+	f.Fuzz(func(t *testing.T, part, key string) {
+		k, gen := classify(part, key)
+		switch k {
+		case kindOther:
+			return
+		case kindPointer:
+			if key != swap.PointerKey(part) || gen != "" {
+				t.Fatalf("pointer %q", key)
+			}
+			return
+		}
+		if manifest.ValidateGenerationID(gen) != nil || !strings.HasPrefix(key, swap.MetaPrefix(part)) {
+			t.Fatalf("classify(%q, %q) = %v %q", part, key, k, gen)
+		}
+		switch k {
+		case kindManifest:
+			if key != swap.ManifestKey(part, gen) {
+				t.Fatalf("manifest %q is not ManifestKey(%q)", key, gen)
+			}
+		case kindData:
+			if !strings.HasPrefix(key, swap.DataPrefix(part, gen)) || len(key) == len(swap.DataPrefix(part, gen)) {
+				t.Fatalf("data %q not under DataPrefix(%q)", key, gen)
+			}
+		case kindStaged:
+			if key != swap.MetaPrefix(part)+stagedDir+gen+".json" {
+				t.Fatalf("staged %q", key)
+			}
+		}
+	})
+}
+
+// bytesReader hands out fuzz bytes, then zeros.
+type bytesReader []byte
+
+func (b *bytesReader) next() int {
+	if len(*b) == 0 {
+		return 0
+	}
+	v := (*b)[0]
+	*b = (*b)[1:]
+	return int(v)
+}
+
+// scenario builds a plan input from fuzz bytes: a chain (with rollbacks),
+// listed objects of every kind with arbitrary ages, uncommitted manifests,
+// options.
+func scenario(data []byte) *planInput {
+	r := bytesReader(data)
+	const p = "dt=2026-11-29"
+	base := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	hours := func() time.Time { return base.Add(time.Duration(r.next()) * time.Hour) }
+	n := 1 + r.next()%8
+	in := &planInput{part: p, young: map[string]string{}}
+	in.now = base.Add(time.Duration(200+r.next()) * time.Hour)
+	in.opts, _ = Options{
+		Keep:         r.next()%5 - 1,
+		MinAge:       time.Duration(r.next()%50-1) * time.Hour,
+		OrphanAge:    time.Duration(r.next()%100) * time.Hour,
+		CommitWindow: time.Duration(r.next()%3) * time.Hour,
+	}.withDefaults()
+	chainLen := r.next() % (n + 1)
+	for i := range chainLen {
+		m := &manifest.Manifest{Partition: p, Generation: genID(i)}
+		if i+1 < chainLen {
+			m.Parent = genID(i + 1)
+		}
+		if v := r.next(); v%4 == 0 {
+			m.DataGeneration = genID(v / 4 % n)
+		}
+		in.chain = append(in.chain, link{gen: m.Generation, m: m, mod: hours()})
+	}
+	if chainLen > 0 {
+		in.ptr = &pointerState{p: &manifest.Pointer{Generation: genID(0)}, mod: hours()}
+		in.objects = append(in.objects, store.Attrs{Key: swap.PointerKey(p), ModTime: hours()})
+	}
+	for i := range n {
+		g := genID(i)
+		flags := r.next()
+		if flags&1 != 0 {
+			in.objects = append(in.objects, store.Attrs{Key: swap.ManifestKey(p, g), Size: 10, ModTime: hours()})
+			if i >= chainLen && flags&8 != 0 {
+				in.young[g] = genID(r.next() % n)
+			}
+		}
+		for j := range (flags >> 1) & 3 {
+			in.objects = append(in.objects, store.Attrs{Key: fmt.Sprintf("%sf%d", swap.DataPrefix(p, g), j), Size: 100, ModTime: hours()})
+		}
+		if flags&16 != 0 {
+			in.objects = append(in.objects, store.Attrs{Key: swap.MetaPrefix(p) + stagedDir + g + ".json", ModTime: hours()})
+		}
+		if flags&32 != 0 {
+			in.objects = append(in.objects, store.Attrs{Key: swap.MetaPrefix(p) + "other/" + g, ModTime: hours()})
+		}
+	}
+	slices.SortFunc(in.objects, func(a, b store.Attrs) int { return strings.Compare(a.Key, b.Key) })
+	return in
+}
+
+// FuzzPlan checks the planner's safety properties on arbitrary partitions.
+func FuzzPlan(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{3, 10, 1, 5, 20, 2, 3, 0, 4, 5, 6, 7, 8, 9, 255, 1, 2, 3, 31, 31, 31, 31})
+	f.Add([]byte{7, 255, 0, 0, 99, 0, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 63, 5, 63, 9, 25, 7, 8, 9})
+	f.Add([]byte{5, 0, 4, 48, 1, 2, 5, 8, 12, 16, 20, 24, 9, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := scenario(data)
+		p, err := makePlan(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, in, p)
+	})
+}
+
+func checkPlan(t *testing.T, in *planInput, p *plan) {
+	t.Helper()
+	listed := map[string]store.Attrs{}
+	for _, a := range in.objects {
+		listed[a.Key] = a
+	}
+	deleted := map[string]bool{}
+	for _, k := range p.keys {
+		if _, ok := listed[k]; !ok || deleted[k] {
+			t.Fatalf("deletes %s: not listed, or twice", k)
+		}
+		deleted[k] = true
+		if k == swap.PointerKey(in.part) || !strings.HasPrefix(k, swap.MetaPrefix(in.part)) {
+			t.Fatalf("deletes %s", k)
+		}
+		if kd, _ := classify(in.part, k); kd == kindOther || kd == kindPointer {
+			t.Fatalf("deletes %s, which is not pswap's layout", k)
+		}
+	}
+	// The current generation and the Keep most recent retired are kept.
+	if len(in.chain) > 0 && (len(p.kept) == 0 || p.kept[0] != in.chain[0].gen) {
+		t.Fatalf("current %s not kept first: %v", in.chain[0].gen, p.kept)
+	}
+	for i := 0; i < len(in.chain) && i <= in.opts.Keep; i++ {
+		if !slices.Contains(p.kept, in.chain[i].gen) {
+			t.Fatalf("generation %d of the chain not kept with Keep %d", i, in.opts.Keep)
+		}
+	}
+	// Kept manifests, their data, and the data young manifests name survive.
+	safeData := map[string]bool{}
+	inChain := map[string]bool{}
+	for _, l := range in.chain {
+		inChain[l.gen] = true
+		if slices.Contains(p.kept, l.gen) {
+			safeData[l.m.DataGen()] = true
+			if deleted[swap.ManifestKey(in.part, l.gen)] {
+				t.Fatalf("deletes the manifest of kept %s", l.gen)
+			}
+		} else if !slices.Contains(p.collected, l.gen) {
+			t.Fatalf("chain generation %s neither kept nor collected", l.gen)
+		}
+	}
+	for _, dg := range in.young {
+		safeData[dg] = true
+	}
+	collectedData := map[string]bool{}
+	for _, g := range p.collected {
+		for _, l := range in.chain {
+			if l.gen == g {
+				collectedData[l.m.DataGen()] = true
+			}
+		}
+	}
+	cutoff := in.now.Add(-in.opts.OrphanAge - in.opts.CommitWindow - clockSlack)
+	for k := range deleted {
+		kd, gen := classify(in.part, k)
+		if kd == kindData && safeData[gen] {
+			t.Fatalf("deletes %s, data of a kept or in-flight manifest", k)
+		}
+		// Anything deleted that is not a collected generation's is an
+		// orphan: then every uncommitted object of its generation is old.
+		if (kd == kindManifest && inChain[gen]) || (kd == kindData && collectedData[gen]) {
+			continue
+		}
+		for _, a := range in.objects {
+			ka, ga := classify(in.part, a.Key)
+			// The data of a kept, in-flight or collected generation is not
+			// part of an orphan group.
+			if ga != gen || ka == kindOther || ka == kindPointer || (ka == kindManifest && inChain[ga]) || (ka == kindData && (collectedData[ga] || safeData[ga])) {
+				continue
+			}
+			if !a.ModTime.Before(cutoff) {
+				t.Fatalf("deletes orphan %s although %s is young (%s, cutoff %s)", k, a.Key, a.ModTime, cutoff)
+			}
+		}
+	}
+}
