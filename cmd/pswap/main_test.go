@@ -75,6 +75,9 @@ func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.P
 				}
 			}
 			env.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+			// A binary built with -race sleeps a second at exit by default:
+			// scripts run hundreds of pswap processes.
+			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			env.Setenv("TABLE", table(env))
 			return nil
 		},

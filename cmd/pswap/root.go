@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -90,9 +91,14 @@ func newRoot(a *app) *cobra.Command {
 
 // run executes one invocation and returns its exit status.
 func run(a *app, args []string) int {
+	out := bufio.NewWriter(a.stdout)
+	a.stdout = out
 	root := newRoot(a)
 	root.SetArgs(args)
 	err := root.ExecuteContext(a.ctx)
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = &cmdError{fmt.Errorf("write output: %w", ferr)}
+	}
 	if err == nil {
 		return exitOK
 	}
