@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/pswap/pswap"
+)
+
+// commitFile compares committing an existing Parquet file (DuckDB's file
+// of the rows) with a plain upload of it: the pswap CLI against a minimal
+// CLI doing one PutObject (both as processes, start-up included), and the
+// library (AddPath + Commit) against PutObject in process.
+func (r *reporter) commitFile() {
+	ctx, e := r.ctx, r.e
+	r.printf("\n## 4. Committing an existing Parquet file\n")
+	if r.duckFile == "" {
+		if !r.needDuckDB() {
+			return
+		}
+		r.duckFile = r.tmp + "/sales.parquet"
+		if _, err := duckCopy(ctx, r.duckFile, r.rows); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(r.duckFile)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	pswapBin := r.binary(envPswap, "github.com/pswap/pswap/cmd/pswap")
+	putBin := r.binary(envS3Put, "github.com/pswap/pswap/bench/cmd/s3put")
+	t, err := e.table(ctx, "lib")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var cliD, putCliD, libD, putLibD []float64
+	var cliOut struct {
+		Rows  int64 `json:"rows"`
+		Files int   `json:"files"`
+	}
+	for round := range r.rounds {
+		for _, step := range rotate(4, round) {
+			part := fmt.Sprintf("dt=2026-11-29/round=%d", round)
+			switch step {
+			case 0:
+				var out bytes.Buffer
+				d, err := timeCmd(ctx, &out, pswapBin, "commit", "--json", "--run-id", "",
+					"--table", "s3://"+e.bucket+"/cli", "--partition", part, r.duckFile)
+				if err != nil {
+					r.t.Fatal(err)
+				}
+				if err := json.Unmarshal(out.Bytes(), &cliOut); err != nil {
+					r.t.Fatalf("pswap commit --json: %v: %s", err, out.String())
+				}
+				cliD = append(cliD, d.Seconds())
+			case 1:
+				d, err := timeCmd(ctx, nil, putBin, fmt.Sprintf("s3://%s/put-cli/round=%d/sales.parquet", e.bucket, round), r.duckFile)
+				if err != nil {
+					r.t.Fatal(err)
+				}
+				putCliD = append(putCliD, d.Seconds())
+			case 2:
+				d, err := commitPath(r, t, part, r.duckFile)
+				if err != nil {
+					r.t.Fatal(err)
+				}
+				libD = append(libD, d.Seconds())
+			case 3:
+				d, err := e.putFile(ctx, fmt.Sprintf("put-lib/round=%d/sales.parquet", round), r.duckFile)
+				if err != nil {
+					r.t.Fatal(err)
+				}
+				putLibD = append(putLibD, d.Seconds())
+			}
+		}
+	}
+	if cliOut.Rows != r.rows {
+		r.t.Errorf("pswap commit reported %d rows, want %d", cliOut.Rows, r.rows)
+	}
+	r.printf("\nFile: %s, %d rows, written by DuckDB.\n", mib(fi.Size()), r.rows)
+	tb := &Table{Header: []string{"upload", "seconds", "ratio to plain upload (per round)", "goal"}}
+	tb.Add("`pswap commit` (process)", Summarize(cliD).Format(2), Summarize(Ratios(cliD, putCliD)).Format(2), "≤ 1.10")
+	tb.Add("`s3put` (process, one PutObject)", Summarize(putCliD).Format(2), "1", "")
+	tb.Add("library: Begin + AddPath + Commit", Summarize(libD).Format(2), Summarize(Ratios(libD, putLibD)).Format(2), "")
+	tb.Add("library: one PutObject of the file", Summarize(putLibD).Format(2), "1", "")
+	r.table(tb)
+}
+
+// commitPath commits one local file as a new generation of part.
+func commitPath(r *reporter, t *pswap.Table, part, path string) (time.Duration, error) {
+	ctx := r.ctx
+	p, err := t.Partition(part)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	w, err := p.Begin(ctx, pswap.WriteOptions{})
+	if err != nil {
+		return 0, err
+	}
+	if err := w.AddPath(ctx, path, pswap.FormatParquet); err != nil {
+		w.Abort(ctx)
+		return 0, err
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
