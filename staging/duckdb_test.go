@@ -55,14 +55,15 @@ func TestDuckDBReadsStagedFiles(t *testing.T) {
 				t.Fatalf("%d files, want several", len(c.Files))
 			}
 			src := "read_parquet(" + filesList(dir, c) + ", hive_partitioning = false)"
-			got, err := duckcheck.Query(ctx, `SELECT count(*) AS n, sum(id) AS sid, sum(small) AS ss, sum(u) AS su,
+			res, err := duckcheck.Run(ctx, `SELECT count(*) AS n, sum(id) AS sid, sum(small) AS ss, sum(u) AS su,
 				sum(price) AS sp, count(*) - count(score) AS nscore, count(*) - count(name) AS nname,
 				epoch_us(min("at")) AS mina, epoch_us(max("at")) AS maxa, sum(score) AS sscore,
-				count(*) FILTER (WHERE name = '') AS nempty FROM `+src)
+				count(*) FILTER (WHERE name = '') AS nempty FROM `+src,
+				"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "+src+")")
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := got[0]
+			r := res.All[0][0]
 			wantEmpty := 0
 			for _, x := range rows {
 				if x.Name != nil && *x.Name == "" {
@@ -84,12 +85,8 @@ func TestDuckDBReadsStagedFiles(t *testing.T) {
 				t.Errorf("sum(score) = %v, want %v", r["sscore"], want.sumScore)
 			}
 
-			types, err := duckcheck.Query(ctx, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM "+src+")")
-			if err != nil {
-				t.Fatal(err)
-			}
 			var desc []string
-			for _, x := range types {
+			for _, x := range res.All[1] {
 				desc = append(desc, fmt.Sprintf("%v %v", x["column_name"], x["column_type"]))
 			}
 			wantDesc := "id BIGINT, small TINYINT, u UINTEGER, f32 FLOAT, score DOUBLE, name VARCHAR, flag BOOLEAN, " +

@@ -136,6 +136,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// dictionaryPageLimit bounds a column's dictionary in the Arrow path.
+const dictionaryPageLimit = 256 << 10
+
 // createdBy is the fixed created_by string of every file pswap writes, so
 // that files carry no library build or version that could change the bytes.
 const createdBy = "pswap"
@@ -155,6 +158,10 @@ func (o Options) arrowProps() (*parquet.WriterProperties, error) {
 		// Decimals of precision <= 18 as INT32/INT64, which every reader
 		// (parquet-go among them) decodes.
 		parquet.WithStoreDecimalAsInteger(true),
+		// A dictionary that outgrows this falls back to plain encoding; a
+		// smaller limit than Arrow's 1 MiB keeps the per-column hash
+		// tables (the largest buffers of a row group) small.
+		parquet.WithDictionaryPageSizeLimit(dictionaryPageLimit),
 	), nil
 }
 

@@ -24,6 +24,8 @@ type Result struct {
 	// renders BIGINT, HUGEINT and DECIMAL as strings, DOUBLE as numbers,
 	// timestamps as strings and NULL as nil.
 	Rows []map[string]any
+	// All holds the rows of every statement, in order.
+	All [][]map[string]any
 	// Durations is the wall time of each statement, measured inside node.
 	Durations []time.Duration
 }
@@ -73,8 +75,7 @@ func SkipIfUnavailable(t TB) {
 	}
 }
 
-// Run executes the statements in order in one in-memory DuckDB database and
-// returns the rows of the last one.
+// Run executes the statements in order in one in-memory DuckDB database.
 func Run(ctx context.Context, statements ...string) (Result, error) {
 	if err := Available(); err != nil {
 		return Result{}, err
@@ -92,13 +93,16 @@ func Run(ctx context.Context, statements ...string) (Result, error) {
 		return Result{}, fmt.Errorf("duckcheck: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	var out struct {
-		Rows   []map[string]any `json:"rows"`
-		Millis []float64        `json:"millis"`
+		Rows   [][]map[string]any `json:"rows"`
+		Millis []float64          `json:"millis"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		return Result{}, fmt.Errorf("duckcheck: decode output: %w", err)
 	}
-	r := Result{Rows: out.Rows}
+	r := Result{All: out.Rows}
+	if len(out.Rows) > 0 {
+		r.Rows = out.Rows[len(out.Rows)-1]
+	}
 	for _, ms := range out.Millis {
 		r.Durations = append(r.Durations, time.Duration(ms*float64(time.Millisecond)))
 	}

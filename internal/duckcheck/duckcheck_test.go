@@ -24,7 +24,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Rows) != 1 || len(r.Durations) != 2 {
+	if len(r.Rows) != 1 || len(r.Durations) != 2 || len(r.All) != 2 || len(r.All[0]) != 1 {
 		t.Fatalf("got %+v", r)
 	}
 	row := r.Rows[0]

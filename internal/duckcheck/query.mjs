@@ -1,6 +1,6 @@
 // Runs SQL statements (read as JSON from stdin) in an in-memory DuckDB and
-// prints one JSON document on stdout: the rows of the last statement and the
-// wall time of each statement in milliseconds. Used by pswap tests as an
+// prints one JSON document on stdout: the rows and the wall time in
+// milliseconds of each statement. Used by pswap tests as an
 // independent Parquet reader and writer; see duckcheck.go.
 import { DuckDBInstance } from '@duckdb/node-api';
 
@@ -12,12 +12,12 @@ try {
   const instance = await DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
   const millis = [];
-  let rows = [];
+  const rows = [];
   for (const sql of statements) {
     const start = performance.now();
     const reader = await conn.runAndReadAll(sql);
     millis.push(performance.now() - start);
-    rows = reader.getRowObjectsJson();
+    rows.push(reader.getRowObjectsJson());
   }
   process.stdout.write(JSON.stringify({ rows, millis }));
 } catch (e) {
