@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,18 @@ func scale(def, full int) int {
 		return full
 	}
 	return def
+}
+
+// newRand returns a random source seeded from $PSWAP_SEED, or from the
+// clock; the seed is logged so that a failing run can be replayed (as far
+// as the scheduling of processes allows).
+func newRand(t testing.TB) *rand.Rand {
+	seed, err := strconv.ParseUint(os.Getenv("PSWAP_SEED"), 10, 64)
+	if err != nil {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("PSWAP_SEED=%d", seed)
+	return rand.New(rand.NewPCG(seed, 0x5eed))
 }
 
 // totals counts what the whole run did, for the closing summary line.
@@ -88,7 +101,13 @@ func pswapBin(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "pswap")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/pswap")
+		args := []string{"build", "-o", binPath}
+		if raceEnabled {
+			// Reuse the race-instrumented packages the test itself was built
+			// from, and check the CLI for data races while at it.
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, "./cmd/pswap")...)
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
 		if err != nil {

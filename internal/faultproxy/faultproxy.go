@@ -2,8 +2,10 @@ package faultproxy
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -27,9 +29,10 @@ const (
 	Conflict                   // reply 409 ConditionalRequestConflict without forwarding
 	Delay                      // forward after a delay
 	ReplyThen503               // forward (applied), then reply 503 instead of the real answer
+	SlowReply                  // forward (applied), then hold the real answer for the delay before sending it
 )
 
-var actionNames = [...]string{"pass", "drop-reply", "reset", "slowdown", "internal", "conflict", "delay", "applied-503"}
+var actionNames = [...]string{"pass", "drop-reply", "reset", "slowdown", "internal", "conflict", "delay", "applied-503", "slow-reply"}
 
 func (a Action) String() string { return actionNames[a] }
 
@@ -65,6 +68,7 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	rule    func(Request) Action
+	applied func(Request, Action, int)
 	delay   time.Duration // shortest delay of the Delay action
 	delayHi time.Duration // longest (== delay: fixed)
 
@@ -85,7 +89,7 @@ func Start(target string) (*Proxy, error) {
 	p := &Proxy{URL: "http://" + ln.Addr().String(), target: u, ln: ln, delay: 50 * time.Millisecond, delayHi: 50 * time.Millisecond}
 	p.rp = httputil.NewSingleHostReverseProxy(u)
 	p.rp.Transport = &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}
-	p.rp.ErrorLog = nil
+	p.rp.ErrorLog = log.New(io.Discard, "", 0) // a cancelled client is the point, not news
 	p.srv = &http.Server{Handler: p}
 	go p.srv.Serve(ln)
 	return p, nil
@@ -95,6 +99,16 @@ func Start(target string) (*Proxy, error) {
 func (p *Proxy) SetRule(rule func(Request) Action) {
 	p.mu.Lock()
 	p.rule = rule
+	p.mu.Unlock()
+}
+
+// SetOnApplied sets a function called when a request that the proxy
+// forwards and then mistreats (DropReply, ReplyThen503, SlowReply) has been
+// answered by the server, with the server's status, before the client
+// hears anything: the moment the request is known to be applied.
+func (p *Proxy) SetOnApplied(f func(r Request, a Action, status int)) {
+	p.mu.Lock()
+	p.applied = f
 	p.mu.Unlock()
 }
 
@@ -176,14 +190,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.inFlight.Add(1)
 	defer p.inFlight.Add(-1)
 	p.mu.Lock()
-	rule, delay := p.rule, p.delay
+	rule, delay, applied := p.rule, p.delay, p.applied
 	if p.delayHi > p.delay {
 		delay += rand.N(p.delayHi - p.delay + 1)
 	}
 	p.mu.Unlock()
 	act := Pass
+	req := Request{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, "/"), Query: r.URL.Query(), Header: r.Header}
 	if rule != nil {
-		act = rule(Request{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, "/"), Query: r.URL.Query(), Header: r.Header})
+		act = rule(req)
+	}
+	forward := func() *recorder {
+		rec := &recorder{header: http.Header{}}
+		p.rp.ServeHTTP(rec, r)
+		if applied != nil {
+			applied(req, act, cmp.Or(rec.status, http.StatusOK))
+		}
+		return rec
 	}
 	p.counts[act].Add(1)
 	switch act {
@@ -201,10 +224,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case Reset:
 		io.Copy(io.Discard, r.Body)
 		hangUp(w)
+	case SlowReply:
+		rec := forward()
+		time.Sleep(delay)
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(cmp.Or(rec.status, http.StatusOK))
+		w.Write(rec.body.Bytes())
 	case DropReply, ReplyThen503:
 		// Forward and wait for the server's answer, so the request is applied.
-		rec := &recorder{header: http.Header{}}
-		p.rp.ServeHTTP(rec, r)
+		forward()
 		if act == DropReply {
 			hangUp(w)
 			return

@@ -75,6 +75,7 @@ func TestActions(t *testing.T) {
 	}{
 		{Pass, true, 200, ""},
 		{Delay, true, 200, ""},
+		{SlowReply, true, 200, ""},
 		{DropReply, true, 0, ""},
 		{ReplyThen503, true, 503, "ServiceUnavailable"},
 		{Reset, false, 0, ""},
@@ -85,6 +86,12 @@ func TestActions(t *testing.T) {
 		t.Run(tc.act.String(), func(t *testing.T) {
 			b, p := newBackend(t)
 			p.SetDelay(time.Millisecond)
+			var appliedSeen atomic.Int64
+			p.SetOnApplied(func(r Request, a Action, status int) {
+				if a == tc.act && status == 200 && r.IsPut() && b.puts.Load() == 1 {
+					appliedSeen.Add(1)
+				}
+			})
 			p.SetRule(func(r Request) Action {
 				if r.IsPut() {
 					return tc.act
@@ -104,6 +111,13 @@ func TestActions(t *testing.T) {
 			}
 			if got := b.puts.Load() == 1; got != tc.applied {
 				t.Fatalf("applied = %v, want %v", got, tc.applied)
+			}
+			wantApplied := int64(0)
+			if tc.act == DropReply || tc.act == ReplyThen503 || tc.act == SlowReply {
+				wantApplied = 1
+			}
+			if appliedSeen.Load() != wantApplied {
+				t.Fatalf("OnApplied saw %d applied requests, want %d", appliedSeen.Load(), wantApplied)
 			}
 			if p.Count(tc.act) != 1 || p.Requests() != 1 {
 				t.Fatalf("counts %v, requests %d", p.Counts(), p.Requests())

@@ -6,7 +6,7 @@ import (
 )
 
 // Faults are the actions that inject a failure, in a fixed order.
-var Faults = []Action{DropReply, Reset, SlowDown, Internal, Conflict, Delay, ReplyThen503}
+var Faults = []Action{DropReply, Reset, SlowDown, Internal, Conflict, Delay, ReplyThen503, SlowReply}
 
 // Mix is a random mix of faults. The zero value passes everything.
 type Mix struct {
