@@ -79,12 +79,20 @@ func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.P
 			// scripts run hundreds of pswap processes.
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			env.Setenv("TABLE", table(env))
+			examples, err := filepath.Abs(filepath.Join("..", "..", "examples"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLES", examples)
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "s3":
 				return testenv.S3Enabled() && strings.Contains(t.Name(), "S3"), nil
+			case "bash":
+				_, err := exec.LookPath("bash")
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
