@@ -90,3 +90,36 @@ func BenchmarkEncode(b *testing.B) {
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(bytes)/float64(n), "bytes/row")
 }
+
+// BenchmarkCommitFile commits DuckDB's Parquet file of PSWAP_BENCH_ROWS
+// (default 1M) rows through the library (Begin, AddPath, Commit) and, for
+// comparison, uploads it with one PutObject.
+func BenchmarkCommitFile(b *testing.B) {
+	duckcheck.SkipIfUnavailable(b)
+	ctx := context.Background()
+	n := rowsOr(1_000_000)
+	e := newS3Env(b)
+	path := filepath.Join(b.TempDir(), "sales.parquet")
+	if _, err := duckCopy(ctx, path, n); err != nil {
+		b.Fatal(err)
+	}
+	t, err := e.table(ctx, "commitfile")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &reporter{ctx: ctx}
+	b.Run("pswap", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := commitPath(r, t, fmt.Sprintf("dt=2026-11-29/run=%d", i), path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("put", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := e.putFile(ctx, fmt.Sprintf("put/%d.parquet", i), path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
