@@ -171,7 +171,7 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 	}
 	slices.SortFunc(tr.Partitions, func(a, b Report) int { return strings.Compare(a.Partition, b.Partition) })
 	for i := range tr.Partitions {
-		tr.Totals.add(&tr.Partitions[i])
+		tr.Totals.Add(&tr.Partitions[i])
 	}
 	return tr, errors.Join(errs...)
 }

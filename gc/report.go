@@ -57,7 +57,8 @@ type Totals struct {
 	Errors     int   `json:"errors"`
 }
 
-func (t *Totals) add(r *Report) {
+// Add adds one partition's report to the totals.
+func (t *Totals) Add(r *Report) {
 	t.Partitions++
 	t.Kept += len(r.Kept)
 	t.Collected += len(r.Collected)

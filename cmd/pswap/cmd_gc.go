@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/swap"
+)
+
+func init() { registerCommand(newGCCmd) }
+
+type gcCmd struct {
+	*app
+	sel          selector
+	prefix       string
+	keep         int
+	minAge       time.Duration
+	orphanAge    time.Duration
+	commitWindow time.Duration
+	concurrency  int
+	dryRun       bool
+}
+
+func newGCCmd(a *app) *cobra.Command {
+	c := &gcCmd{app: a}
+	cmd := &cobra.Command{
+		Use:   "gc [--partition KEY | --interval START/END | --prefix KEYPREFIX] [--keep N] [--min-age DUR] [--orphan-age DUR] [--dry-run]",
+		Short: "Delete old generations, orphaned uploads and abandoned multipart uploads",
+		Long: `Delete what no reader can still be reading and no writer can still commit,
+in every partition of the table (or the ones named):
+
+  - retired generations beyond the --keep most recent ones (kept for
+    rollback) that were replaced more than --min-age ago (readers that
+    resolved them before may still be reading);
+  - orphans: generations that were staged but never committed (crashed or
+    refused runs, 'pswap stage' never committed), once all their objects
+    are older than --orphan-age plus --commit-window;
+  - multipart uploads abandoned for as long.
+
+The current generation, the data any kept generation uses (a rollback
+reuses an older generation's files), and the partition's pointer are never
+deleted. Ages come from the store's own clock and timestamps, not this
+machine's. The pointer is read again right before each batch of deletions;
+if a commit or rollback landed meanwhile, the partition is planned again.
+
+--orphan-age must be at least the writers' grace period (24 hours): a writer
+refuses to commit a generation staged longer ago than that, which is what
+keeps GC from deleting a slow writer's files under it.
+
+--dry-run prints exactly the keys that would be deleted and deletes
+nothing. --json prints per-partition counts, bytes freed and generations
+kept and deleted (with the keys in a dry run).`,
+		Example: `  # What would a collection of the whole table delete?
+  pswap gc --table s3://lake/sales --dry-run
+
+  # Collect one partition, keeping three generations for rollback
+  pswap gc --table s3://lake/sales --partition dt=2026-11-29 --keep 3
+
+  # A month of partitions, as JSON for a script
+  pswap gc --table s3://lake/sales --prefix dt=2026-11- --json`,
+		Args: cobra.NoArgs,
+		RunE: runE(c.run),
+	}
+	fs := cmd.Flags()
+	c.sel.addFlags(fs)
+	fs.StringVar(&c.prefix, "prefix", "", "only partitions whose key starts with this (e.g. dt=2026-11-)")
+	fs.IntVar(&c.keep, "keep", gc.DefaultKeep, "retired generations kept for rollback, newest first (0: none)")
+	fs.DurationVar(&c.minAge, "min-age", gc.DefaultMinAge, "keep every generation retired less than this long ago, for readers still reading it (0: none)")
+	fs.DurationVar(&c.orphanAge, "orphan-age", gc.DefaultOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period")
+	fs.DurationVar(&c.commitWindow, "commit-window", gc.DefaultCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap")
+	fs.IntVar(&c.concurrency, "concurrency", gc.DefaultConcurrency, "partitions collected at once")
+	fs.BoolVar(&c.dryRun, "dry-run", false, "print exactly what would be deleted; delete nothing")
+	return cmd
+}
+
+// gcJSON is the --json document of gc.
+type gcJSON struct {
+	Table        string      `json:"table"`
+	DryRun       bool        `json:"dry_run"`
+	Keep         int         `json:"keep"`
+	MinAge       string      `json:"min_age"`
+	OrphanAge    string      `json:"orphan_age"`
+	CommitWindow string      `json:"commit_window"`
+	Partitions   []gc.Report `json:"partitions"`
+	Totals       gc.Totals   `json:"totals"`
+}
+
+// options checks the flags and returns the library's options.
+func (c *gcCmd) options() (gc.Options, error) {
+	switch {
+	case c.keep < 0:
+		return gc.Options{}, usagef("--keep %d: must be 0 or more", c.keep)
+	case c.minAge < 0:
+		return gc.Options{}, usagef("--min-age %s: must be 0 or more", c.minAge)
+	case c.orphanAge <= 0:
+		return gc.Options{}, usagef("--orphan-age %s: must be positive", c.orphanAge)
+	case c.commitWindow <= 0:
+		return gc.Options{}, usagef("--commit-window %s: must be positive", c.commitWindow)
+	case c.concurrency < 1:
+		return gc.Options{}, usagef("--concurrency %d: must be at least 1", c.concurrency)
+	case c.prefix != "" && c.sel.given():
+		return gc.Options{}, usagef("--prefix and --partition/--interval are mutually exclusive")
+	}
+	o := gc.Options{Keep: c.keep, MinAge: c.minAge, OrphanAge: c.orphanAge, CommitWindow: c.commitWindow,
+		DryRun: c.dryRun, Concurrency: c.concurrency}
+	// The library's zero values mean "default": "none" is negative there.
+	if o.Keep == 0 {
+		o.Keep = -1
+	}
+	if o.MinAge == 0 {
+		o.MinAge = -1
+	}
+	return o, nil
+}
+
+func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	opts, err := c.options()
+	if err != nil {
+		return err
+	}
+	keys, err := c.sel.keys()
+	if err != nil {
+		return err
+	}
+	if c.orphanAge < swap.DefaultGracePeriod {
+		fmt.Fprintf(c.stderr, "pswap: warning: --orphan-age %s is shorter than the writers' grace period (%s): "+
+			"a slow writer's staged files may be deleted while it can still commit them\n", c.orphanAge, swap.DefaultGracePeriod)
+	}
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		bar := c.newGCProgress()
+		opts.OnPartition = func(gc.Report) {
+			if bar != nil {
+				_ = bar.Add(1)
+			}
+		}
+		var reports []gc.Report
+		var runErr error
+		if len(keys) > 0 {
+			reports, runErr = c.partitions(ctx, t, keys, opts)
+		} else {
+			var tr gc.TableReport
+			tr, runErr = gc.Table(ctx, t.Store(), c.prefix, opts)
+			reports = tr.Partitions
+		}
+		if bar != nil {
+			_ = bar.Finish()
+		}
+		var totals gc.Totals
+		for i := range reports {
+			totals.Add(&reports[i])
+		}
+		if err := c.print(reports, totals); err != nil {
+			return err
+		}
+		if runErr != nil {
+			return fmt.Errorf("gc: %d of %d partitions failed: %w", max(totals.Errors, 1), totals.Partitions, runErr)
+		}
+		return nil
+	})
+}
+
+// partitions collects the named partitions, --concurrency at a time.
+func (c *gcCmd) partitions(ctx context.Context, t *pswap.Table, keys []string, opts gc.Options) ([]gc.Report, error) {
+	reports := make([]gc.Report, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			reports[i], errs[i] = gc.Partition(ctx, t.Store(), k, opts)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("gc %s: %w", k, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return reports, errors.Join(errs...)
+}
+
+// newGCProgress returns a partition counter on stderr, or nil when
+// progress must not be shown (--json, or stderr not a terminal).
+func (c *gcCmd) newGCProgress() *progressbar.ProgressBar {
+	if c.json || !isTerminal(c.stderr) {
+		return nil
+	}
+	return progressbar.NewOptions64(-1,
+		progressbar.OptionSetWriter(c.stderr),
+		progressbar.OptionSetDescription("gc: partitions"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
+	if c.json {
+		doc := gcJSON{Table: c.tableURL(), DryRun: c.dryRun, Keep: c.keep, MinAge: c.minAge.String(),
+			OrphanAge: c.orphanAge.String(), CommitWindow: c.commitWindow.String(), Partitions: reports, Totals: totals}
+		if !c.dryRun { // the keys of a real run can be many: counts only
+			doc.Partitions = make([]gc.Report, len(reports))
+			for i, r := range reports {
+				r.Keys, r.UploadKeys = nil, nil
+				doc.Partitions[i] = r
+			}
+		}
+		if doc.Partitions == nil {
+			doc.Partitions = []gc.Report{}
+		}
+		return printJSON(c.stdout, doc)
+	}
+	verb := "deleted"
+	if c.dryRun {
+		verb = "would delete"
+	}
+	single := len(reports) == 1
+	for _, r := range reports {
+		if r.Error != "" {
+			fmt.Fprintf(c.stdout, "%s: failed: %s\n", r.Partition, r.Error)
+			continue
+		}
+		if r.Objects == 0 && r.Uploads == 0 && !single {
+			continue // nothing to say about a clean partition of many
+		}
+		young := ""
+		if n := len(r.OrphansKept); n > 0 {
+			young = fmt.Sprintf(" and %s younger than --orphan-age", plural(int64(n), "uncommitted generation"))
+		}
+		fmt.Fprintf(c.stdout, "%s: %s%s; kept %s%s\n", r.Partition, verb, what(r.Objects, r.Bytes, len(r.Collected), len(r.Orphans), r.Uploads),
+			plural(int64(len(r.Kept)), "generation"), young)
+		if c.dryRun {
+			for _, k := range r.Keys {
+				fmt.Fprintf(c.stdout, "  %s\n", k)
+			}
+			for _, k := range r.UploadKeys {
+				fmt.Fprintf(c.stdout, "  %s (multipart upload)\n", k)
+			}
+		}
+	}
+	fmt.Fprintf(c.stdout, "total: %s, %s%s\n", plural(int64(totals.Partitions), "partition"), verb,
+		what(totals.Objects, totals.Bytes, totals.Collected, totals.Orphans, totals.Uploads))
+	return nil
+}
+
+// what describes a deletion: " 3 objects (1.2 KiB): 1 generation, 1 orphan".
+func what(objects int, bytes int64, generations, orphans, uploads int) string {
+	if objects == 0 && uploads == 0 {
+		return " nothing"
+	}
+	var parts []string
+	if generations > 0 {
+		parts = append(parts, plural(int64(generations), "generation"))
+	}
+	if orphans > 0 {
+		parts = append(parts, plural(int64(orphans), "orphan"))
+	}
+	if uploads > 0 {
+		parts = append(parts, plural(int64(uploads), "multipart upload"))
+	}
+	s := fmt.Sprintf(" %s (%s)", plural(int64(objects), "object"), humanBytes(bytes))
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	return s
+}
