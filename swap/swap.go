@@ -438,10 +438,15 @@ func (t *Txn) putManifest(ctx context.Context, m *manifest.Manifest, deadline ti
 		}
 		if errors.Is(err, store.ErrPrecondition) {
 			got, _, gerr := store.ReadAll(ctx, t.st, key)
-			if gerr == nil && bytes.Equal(got, data) {
-				return nil
+			if gerr == nil {
+				if bytes.Equal(got, data) {
+					return nil
+				}
+				return fmt.Errorf("commit %s: manifest %s exists with other content: %w", t.partition, key, ErrCorrupt)
 			}
-			return fmt.Errorf("commit %s: manifest %s exists with other content: %w", t.partition, key, ErrCorrupt)
+			// The read-back failed: as transient as any read. Retry the
+			// PUT; its 412 leads back here.
+			err = fmt.Errorf("read back after %w: %w", err, gerr)
 		}
 		if !t.retryable(err) || attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
 			return fmt.Errorf("commit %s: write manifest: %w", t.partition, err)
