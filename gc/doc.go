@@ -81,6 +81,16 @@
 // a kept generation. swap.Rollback checks that every file of its target
 // exists before it swaps.
 //
+// # Cost
+//
+// Table lists the table once (ListObjectsV2 pages of 1,000 keys) and lists
+// multipart uploads once. Each partition then costs one GET of the pointer,
+// one GET per manifest of the chain that is still there (a manifest listed
+// before the listing began whose parent is missing ends the walk without a
+// request), one more GET of the pointer per batch of up to 1,000 deletions,
+// and one DeleteObjects per batch. A partition with nothing to delete costs
+// its pointer and its kept manifests: 3 requests with the defaults.
+//
 // # Readers
 //
 // A reader resolves pointer -> manifest -> files. The generation it
