@@ -12,8 +12,12 @@ import (
 type structInfo struct {
 	schema *pq.Schema
 	canon  *canonSchema
-	encs   []pqEnc // by leaf column index
+	encs   []pqEnc    // by leaf column index
+	fast   []fieldEnc // direct field encoders, or nil
 }
+
+// slowStructHash disables the direct field encoders (for tests).
+var slowStructHash = false
 
 func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err error) {
 	if si, ok := s.structs[t]; ok {
@@ -53,6 +57,9 @@ func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err er
 	}
 	if err := probeKinds(st, ps, leaves); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, t, err)
+	}
+	if !slowStructHash {
+		si.fast = fastEncoders(t, ps, leaves, canon.arrow)
 	}
 	s.structs[t] = si
 	return si, nil
@@ -130,7 +137,10 @@ func writeStructs[T any](s *Stager, rows []T) error {
 		if err != nil {
 			return err
 		}
-		for i := range batch {
+		if si.fast != nil {
+			hashFast(s, si.fast, batch)
+		}
+		for i := 0; si.fast == nil && i < len(batch); i++ {
 			row = si.schema.Deconstruct(row[:0], &batch[i])
 			b := s.buf[:0]
 			for _, v := range row {
