@@ -77,7 +77,7 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 	if err != nil {
 		return tr, err
 	}
-	if err := store.ValidatePrefix(prefix); err != nil {
+	if err := ValidatePrefix(prefix); err != nil {
 		return tr, err
 	}
 	c := &collector{st: st, o: o}
@@ -174,6 +174,21 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 		tr.Totals.Add(&tr.Partitions[i])
 	}
 	return tr, errors.Join(errs...)
+}
+
+// ValidatePrefix checks a key prefix for Table: a valid store prefix that
+// selects whole partitions. A prefix reaching inside a partition's _pswap
+// folder would show GC only part of that partition, and is refused with
+// ErrInvalidOptions.
+func ValidatePrefix(prefix string) error {
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return err
+	}
+	if strings.Contains("/"+prefix, metaSep) {
+		return fmt.Errorf("%w: prefix %q reaches inside a partition's %s folder; select whole partitions",
+			ErrInvalidOptions, prefix, strings.Trim(metaSep, "/"))
+	}
+	return nil
 }
 
 // now is the store's clock, or the local one for stores without it.

@@ -648,6 +648,16 @@ func TestInvalidInput(t *testing.T) {
 	if _, err := gc.Table(ctx, st, "../x", gc.Options{}); !errors.Is(err, store.ErrInvalidKey) {
 		t.Errorf("Table with a bad prefix: %v", err)
 	}
+	for _, p := range []string{"dt=2026-11-29/_pswap/", "dt=2026-11-29/_pswap/gen/", "_pswap/x"} {
+		if _, err := gc.Table(ctx, st, p, gc.Options{}); !errors.Is(err, gc.ErrInvalidOptions) {
+			t.Errorf("Table with prefix %q inside a _pswap folder: %v", p, err)
+		}
+	}
+	for _, p := range []string{"dt=2026-11-29/_p", "dt=2026-11-", "dt=2026-11-29/"} {
+		if _, err := gc.Table(ctx, st, p, gc.Options{}); err != nil {
+			t.Errorf("Table with prefix %q: %v", p, err)
+		}
+	}
 	// A partition that does not exist is nothing to do.
 	r, err := gc.Partition(ctx, st, "dt=1999-01-01", gc.Options{})
 	if err != nil || r.Objects != 0 || r.Current != "" {

@@ -110,6 +110,9 @@ func (c *gcCmd) options() (gc.Options, error) {
 	case c.prefix != "" && c.sel.given():
 		return gc.Options{}, usagef("--prefix and --partition/--interval are mutually exclusive")
 	}
+	if err := gc.ValidatePrefix(c.prefix); err != nil {
+		return gc.Options{}, usagef("--prefix: %w", err)
+	}
 	o := gc.Options{Keep: c.keep, MinAge: c.minAge, OrphanAge: c.orphanAge, CommitWindow: c.commitWindow,
 		DryRun: c.dryRun, Concurrency: c.concurrency}
 	// The library's zero values mean "default": "none" is negative there.
