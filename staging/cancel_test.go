@@ -211,3 +211,49 @@ func TestNullDistinctFromZero(t *testing.T) {
 		t.Error("swapping values across rows kept the checksum")
 	}
 }
+
+// TestCancelBetweenCalls: a context cancelled between calls fails the next
+// call and removes what was written.
+func TestCancelBetweenCalls(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	mem := memstore.New()
+	s := New(ctx, mem, testPrefix, Options{TargetFileSize: 16 << 10})
+	if err := Write(s, makeRows(3000, 24)...); err != nil {
+		t.Fatal(err)
+	}
+	if len(keysUnder(t, mem, "")) == 0 {
+		t.Fatal("nothing written before the cancel")
+	}
+	cancel()
+	if _, err := s.Finish(context.Background()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Finish: %v", err)
+	}
+	if keys := keysUnder(t, mem, ""); len(keys) != 0 {
+		t.Errorf("left %v", keys)
+	}
+}
+
+func TestWritePointerRows(t *testing.T) {
+	rows := makeRows(50, 25)
+	ptrs := make([]*row, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	st, s := newMem(t, Options{})
+	if err := Write(s, ptrs...); err != nil {
+		t.Fatalf("pointer rows: %v", err)
+	}
+	if err := Write(s, ptrs[0], nil); !errors.Is(err, ErrBadInput) {
+		t.Errorf("nil row: %v", err)
+	}
+	st, s = newMem(t, Options{})
+	if err := Write(s, ptrs...); err != nil {
+		t.Fatal(err)
+	}
+	c := finish(t, s)
+	checkContent(t, st, c, 50)
+	_, want := stageStructs(t, Options{}, rows)
+	if c.ContentChecksum != want.ContentChecksum {
+		t.Errorf("pointer rows checksum %s, value rows %s", c.ContentChecksum, want.ContentChecksum)
+	}
+}

@@ -104,7 +104,8 @@ func New(ctx context.Context, st store.Store, prefix string, opts Options) *Stag
 	return s
 }
 
-// check reports whether the Stager accepts more input. Callers hold mu.
+// check reports whether the Stager accepts more input; a cancelled
+// context fails it. Callers hold mu.
 func (s *Stager) check() error {
 	switch {
 	case s.err != nil:
@@ -112,7 +113,10 @@ func (s *Stager) check() error {
 	case s.finished, s.aborted:
 		return ErrClosed
 	}
-	return s.ctx.Err()
+	if err := s.ctx.Err(); err != nil {
+		return s.fail(err)
+	}
+	return nil
 }
 
 // fail makes err final: it aborts the upload in flight and deletes the

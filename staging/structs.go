@@ -132,6 +132,13 @@ func writeStructs[T any](s *Stager, rows []T) error {
 		n := min(len(rows), structBatch)
 		batch := rows[:n]
 		rows = rows[n:]
+		if t.Kind() == reflect.Pointer {
+			for i := range batch {
+				if reflect.ValueOf(&batch[i]).Elem().IsNil() {
+					return fmt.Errorf("%w: Write: nil %s", ErrBadInput, t)
+				}
+			}
+		}
 
 		enc, err := structEncoderFor[T](s, si)
 		if err != nil {
