@@ -1,13 +1,19 @@
 package integration
 
 import (
+	"context"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/gc"
 	"github.com/pswap/pswap/internal/faultproxy"
+	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -89,4 +95,105 @@ func TestDataPutLostReplyIsNotAFailure(t *testing.T) {
 	if res.Outcome != swap.Committed {
 		t.Fatalf("outcome %s", res.Outcome)
 	}
+}
+
+// hookStore wraps a store to stop a client at chosen points.
+type hookStore struct {
+	store.Store
+	beforeDelete func()           // once, before the first deletion
+	afterPut     func(key string) // after every successful Put
+	beforePut    func(key string) // before every Put
+	once         sync.Once
+}
+
+func (h *hookStore) Delete(ctx context.Context, key string) error {
+	if h.beforeDelete != nil {
+		h.once.Do(h.beforeDelete)
+	}
+	return h.Store.Delete(ctx, key)
+}
+
+func (h *hookStore) Put(ctx context.Context, key string, data []byte, o store.PutOptions) (store.Attrs, error) {
+	if h.beforePut != nil {
+		h.beforePut(key)
+	}
+	a, err := h.Store.Put(ctx, key, data, o)
+	if err == nil && h.afterPut != nil {
+		h.afterPut(key)
+	}
+	return a, err
+}
+
+// Known bug (found while racing rollback against GC): a rollback to a
+// generation retired long ago (beyond Keep, older than MinAge: GC may
+// collect it, with the default options) races a garbage collection:
+//
+//  1. GC lists the partition and plans to collect generation G1;
+//  2. `rollback --to G1` reads G1's manifest, lists its files (all there)
+//     and writes its own manifest R (data_generation G1);
+//  3. GC re-reads the pointer (unchanged: the rollback has not swapped
+//     yet) and deletes G1's manifest and data files;
+//  4. the rollback swaps the pointer to R.
+//
+// R is current and its files are gone: I2 broken, every reader fails. GC
+// protects data that a young uncommitted manifest refers to, but only for
+// manifests in its listing, taken before R existed; swap.Rollback never
+// looks again after writing R. A fix needs both sides: gc (gc/gc.go
+// collectListed / plan.go) deletes manifests in a batch of their own, then
+// re-lists the partition's manifests and drops from the data batch every
+// generation a new manifest refers to; swap.Rollback, after writing R and
+// before the pointer swap, re-reads G1's manifest and refuses
+// (ErrGenerationNotFound) when it is gone. Then either the rollback sees
+// G1's manifest deleted, or GC's re-list sees R.
+func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
+	knownBug(t, "gc + swap.Rollback: GC can delete the data of a generation a rollback is making current")
+	e := newFileEnv(t)
+	const part = "dt=2026-11-29"
+	g1 := mustCommitRows(t, e.st, part, 3, "g1", swap.Options{RunID: "g1"})
+	mustCommitRows(t, e.st, part, 4, "g2", swap.Options{RunID: "g2"})
+	mustCommitRows(t, e.st, part, 5, "g3", swap.Options{RunID: "g3"})
+	// Everything was written 8 hours ago: G1 is retired longer than the
+	// default MinAge (6h) and beyond the default Keep (1).
+	old := time.Now().Add(-8 * time.Hour)
+	filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			os.Chtimes(p, old, old)
+		}
+		return err
+	})
+
+	gcPlanned, rManifestWritten, gcDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	gcStore := &hookStore{Store: e.st, beforeDelete: func() { close(gcPlanned); <-rManifestWritten }}
+	rbStore := &hookStore{Store: e.st,
+		afterPut: func(key string) {
+			if strings.Contains(key, "/_pswap/manifests/") {
+				close(rManifestWritten)
+			}
+		},
+		beforePut: func(key string) {
+			if key == swap.PointerKey(part) {
+				<-gcDone
+			}
+		},
+	}
+	var rep gc.Report
+	var gcErr error
+	go func() {
+		defer close(gcDone)
+		rep, gcErr = gc.Partition(ctx, gcStore, part, gc.Options{})
+	}()
+	// GC has listed and planned once it reaches its first deletion; the
+	// rollback starts then.
+	select {
+	case <-gcPlanned:
+	case <-gcDone:
+		t.Fatalf("gc deleted nothing: %+v %v", rep, gcErr)
+	}
+	_, rbErr := swap.Rollback(ctx, rbStore, part, g1.Generation, swap.Options{RunID: "rb"})
+	<-gcDone
+	if gcErr != nil {
+		t.Fatalf("gc: %v", gcErr)
+	}
+	t.Logf("gc collected %v; rollback: %v", rep.Collected, rbErr)
+	e.check(t, checkOpts{expect: []string{part}})
 }
