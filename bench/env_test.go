@@ -116,6 +116,31 @@ func writeSales(ctx context.Context, t *pswap.Table, e *s3env, part string, n in
 	return r, nil
 }
 
+// writeSlice writes rows that already exist in memory (in batches of
+// batchRows, as a producer streaming them would) as one generation of
+// part: pswap alone, without generating the rows.
+func writeSlice(ctx context.Context, t *pswap.Table, part string, rows []Sale, wo pswap.WriteOptions) (time.Duration, pswap.Result, error) {
+	p, err := t.Partition(part)
+	if err != nil {
+		return 0, pswap.Result{}, err
+	}
+	start := time.Now()
+	w, err := p.Begin(ctx, wo)
+	if err != nil {
+		return 0, pswap.Result{}, err
+	}
+	for len(rows) > 0 {
+		k := min(batchRows, len(rows))
+		if err := pswap.Write(w, rows[:k]...); err != nil {
+			w.Abort(ctx)
+			return 0, pswap.Result{}, err
+		}
+		rows = rows[k:]
+	}
+	res, err := w.Commit(ctx)
+	return time.Since(start), res, err
+}
+
 // putBytes is one plain PutObject of data: the raw limit.
 func (e *s3env) putBytes(ctx context.Context, key string, data []byte) (time.Duration, error) {
 	start := time.Now()
@@ -168,6 +193,21 @@ func readGeneration(ctx context.Context, t *pswap.Table, part string) ([]byte, e
 		}
 	}
 	return buf.Bytes(), nil
+}
+
+// duckCopyTable materializes rows [0, n) in a DuckDB table (untimed) and
+// returns the time of COPY of that table to a local Parquet file: DuckDB
+// alone, without generating the rows.
+func duckCopyTable(ctx context.Context, path string, n int64) (time.Duration, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, err
+	}
+	r, err := duckcheck.Run(ctx, "CREATE TABLE sales AS "+SalesSQL(n),
+		fmt.Sprintf("COPY sales TO %s (FORMAT parquet)", duckcheck.Quote(path)))
+	if err != nil {
+		return 0, err
+	}
+	return r.Durations[1], nil
 }
 
 // duckCopy writes rows [0, n) to a local Parquet file with DuckDB and

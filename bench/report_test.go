@@ -25,6 +25,7 @@ const (
 	envOut    = "PSWAP_BENCH_OUT"    // also write the report to this file
 	envPswap  = "PSWAP_BENCH_PSWAP"  // the pswap CLI binary (default: built)
 	envS3Put  = "PSWAP_BENCH_S3PUT"  // the s3put binary (default: built)
+	envCode   = "PSWAP_BENCH_CODE"   // which code is measured (run.sh: git commit and dirty folders)
 )
 
 // sections of the report, in order.
@@ -86,6 +87,9 @@ func TestReport(t *testing.T) {
 		}
 	}
 	r.printf("# pswap benchmark report\n\n%s\n", machine())
+	if code := os.Getenv(envCode); code != "" {
+		r.printf("Code: %s.\n\n", code)
+	}
 	r.printf("Rows: %d sales rows; %d rounds per comparison; ratios are per round (both sides measured back to back), shown as median (min–max).\n", r.rows, r.rounds)
 	for _, s := range sections {
 		if len(only) > 0 && !only[s.name] {

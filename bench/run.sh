@@ -43,6 +43,12 @@ go build -o "$work/pswap" ./cmd/pswap
 go build -o "$work/s3put" ./bench/cmd/s3put
 go test -c -o "$work/bench.test" ./bench
 
+# Which code is measured: the commit, and any uncommitted Go changes.
+code="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+dirty="$(git status --porcelain -- '*.go' 2>/dev/null | awk '{print $2}' | xargs -r -n1 dirname | sort -u | sed 's|^\.$|(root)|' | tr '\n' ' ')"
+if [[ -n "$dirty" ]]; then code="$code + uncommitted Go changes in: $dirty"; fi
+export PSWAP_BENCH_CODE="$code"
+
 case "$mode" in
 report)
 	export PSWAP_BENCH=1 PSWAP_BENCH_PSWAP="$work/pswap" PSWAP_BENCH_S3PUT="$work/s3put"
