@@ -122,7 +122,7 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 		got, err := jsonPath(doc, args[i])
 		ok := err == nil && matchJSON(ts, got, args[i+1])
 		if ok == neg {
-			ts.Fatalf("json %s: got %s (%v), want %s%q", args[i], got, err, map[bool]string{true: "not "}[neg], args[i+1])
+			ts.Fatalf("json %s: got %s (%v), want %s%q", args[i], scalarText(got), err, map[bool]string{true: "not "}[neg], args[i+1])
 		}
 	}
 }

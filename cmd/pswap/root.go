@@ -78,6 +78,7 @@ func newRoot(a *app) *cobra.Command {
 	for _, newCmd := range commandConstructors {
 		root.AddCommand(newCmd(a))
 	}
+	addCompletions(a, root)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" && c.Example == "" {
