@@ -2,6 +2,7 @@ package staging
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -275,9 +276,23 @@ func (s *Stager) closePart() error {
 	if err := p.buf.Flush(); err != nil {
 		return fmt.Errorf("staging: write %s: %w", p.key, err)
 	}
+	sum := p.sink.h.Sum(nil)
 	attrs, err := p.w.Commit()
 	if err != nil {
-		return fmt.Errorf("staging: commit %s: %w", p.key, err)
+		// The key is unique to this generation, so an object already there
+		// (412 after the client retried a PUT whose reply was lost) or an
+		// unknown outcome can only be this very write: accept it when the
+		// store holds exactly the bytes written.
+		if !errors.Is(err, store.ErrPrecondition) && !errors.Is(err, store.ErrTransient) {
+			return fmt.Errorf("staging: commit %s: %w", p.key, err)
+		}
+		if ok, verr := s.holds(p.key, p.sink.n, sum); !ok {
+			if verr != nil {
+				err = fmt.Errorf("%w (reading it back: %v)", err, verr)
+			}
+			return fmt.Errorf("staging: commit %s: %w", p.key, err)
+		}
+		attrs = store.Attrs{Size: p.sink.n}
 	}
 	s.cur = nil
 	s.keys = append(s.keys, p.key)
@@ -288,7 +303,7 @@ func (s *Stager) closePart() error {
 		Path:     p.name,
 		Size:     p.sink.n,
 		Rows:     p.rows,
-		Checksum: manifest.SHA256Checksum(p.sink.h.Sum(nil)),
+		Checksum: manifest.SHA256Checksum(sum),
 	})
 	s.rows += p.rows
 	s.sum.add(p.sum)
@@ -297,6 +312,25 @@ func (s *Stager) closePart() error {
 
 // written is the number of bytes the encoder has written to the part.
 func (p *part) written() int64 { return p.sink.n + int64(p.buf.Buffered()) }
+
+// holds reports whether the store has key with exactly size bytes whose
+// SHA-256 is sum.
+func (s *Stager) holds(key string, size int64, sum []byte) (bool, error) {
+	rc, attrs, err := s.st.Get(s.ctx, key)
+	if err != nil {
+		return false, err
+	}
+	defer rc.Close()
+	if attrs.Size != size {
+		return false, nil
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, rc)
+	if err != nil {
+		return false, err
+	}
+	return n == size && bytes.Equal(h.Sum(nil), sum), nil
+}
 
 func (p *part) abort() error {
 	if err := p.w.Abort(); err != nil {
