@@ -160,7 +160,8 @@ func (c *crash) killCommit(i int, prev tableState, duck bool) tableState {
 		c.slowUploads()
 		delay = time.Duration(c.rng.Int64N(int64(c.upload) + 1))
 	case phaseAnytime:
-		delay = time.Duration(c.rng.Int64N(int64(c.total)*13/10 + 1))
+		c.slowUploads()
+		delay = time.Duration(c.rng.Int64N(int64(c.total)*11/10 + 1))
 	case phasePointer, phaseLanded:
 		pointerHit = make(chan struct{}, 1)
 		if p := e.proxy; p != nil {

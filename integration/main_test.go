@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/gc"
 )
 
 // envStress turns on the full run: hundreds of kills, thousands of commits
@@ -63,11 +61,6 @@ var totals struct {
 }
 
 func TestMain(m *testing.M) {
-	// The test binary doubles as a garbage-collection process for the
-	// crash and race tests (SIGKILL needs a real process).
-	if os.Getenv(envHelper) == "gc" {
-		os.Exit(gcHelperMain())
-	}
 	code := m.Run()
 	stopDuck()
 	if binDir != "" {
@@ -200,67 +193,15 @@ func (p *proc) wait() cliResult {
 	return r
 }
 
-// The GC helper: the test binary run with envHelper=gc collects the table
-// at $PSWAP_GC_TABLE with the options in the environment and prints its
-// report as JSON. It stands in for `pswap gc` in tests that SIGKILL a
-// collection.
-const (
-	envHelper       = "PSWAP_INTEGRATION_HELPER"
-	envGCTable      = "PSWAP_GC_TABLE"
-	envGCKeep       = "PSWAP_GC_KEEP"
-	envGCMinAge     = "PSWAP_GC_MIN_AGE"
-	envGCOrphanAge  = "PSWAP_GC_ORPHAN_AGE"
-	envGCCommitWait = "PSWAP_GC_COMMIT_WINDOW"
-)
-
-func gcHelperMain() int {
-	var o gc.Options
-	var err error
-	dur := func(name string) time.Duration {
-		if v := os.Getenv(name); v != "" && err == nil {
-			var d time.Duration
-			d, err = time.ParseDuration(v)
-			return d
-		}
-		return 0
-	}
-	o.MinAge = dur(envGCMinAge)
-	o.OrphanAge = dur(envGCOrphanAge)
-	o.CommitWindow = dur(envGCCommitWait)
-	if v := os.Getenv(envGCKeep); v != "" && err == nil {
-		o.Keep, err = strconv.Atoi(v)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gc helper:", err)
-		return 2
-	}
-	t, err := pswap.Open(ctx, os.Getenv(envGCTable))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gc helper:", err)
-		return 1
-	}
-	defer t.Close()
-	rep, err := gc.Table(ctx, t.Store(), "", o)
-	json.NewEncoder(os.Stdout).Encode(rep.Totals)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gc helper:", err)
-		return 1
-	}
-	return 0
-}
-
-// gcCmd prepares a garbage collection process on the table: keep one
-// retired generation, no reader window, and the given orphan age (the
-// commit window is as short as the orphan age: callers that shorten it
-// promise that no writer is running).
+// gcCmd prepares a `pswap gc` process on the table: keep one retired
+// generation and no reader window, and the given orphan age (0: the
+// default). A short orphan age comes with an equally short commit window:
+// callers that pass one promise that no writer is running.
 func (e *tableEnv) gcCmd(t testing.TB, orphanAge time.Duration) *exec.Cmd {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	args := []string{"gc", "--table", e.url, "--keep", "1", "--min-age", "0", "--json"}
+	if orphanAge > 0 {
+		args = append(args, "--orphan-age", orphanAge.String(), "--commit-window", orphanAge.String())
 	}
-	cmd := exec.Command(self)
-	cmd.Env = append(e.cliEnv(), envHelper+"=gc", envGCTable+"="+e.url, envGCKeep+"=1", envGCMinAge+"=-1ns",
-		envGCOrphanAge+"="+orphanAge.String(), envGCCommitWait+"="+orphanAge.String())
-	return cmd
+	return e.cli(t, args...)
 }
