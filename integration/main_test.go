@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
 )
 
 // envStress turns on the full run: hundreds of kills, thousands of commits
