@@ -239,14 +239,14 @@ func TestWritePointerRows(t *testing.T) {
 	for i := range rows {
 		ptrs[i] = &rows[i]
 	}
-	st, s := newMem(t, Options{})
+	_, s := newMem(t, Options{})
 	if err := Write(s, ptrs...); err != nil {
 		t.Fatalf("pointer rows: %v", err)
 	}
 	if err := Write(s, ptrs[0], nil); !errors.Is(err, ErrBadInput) {
 		t.Errorf("nil row: %v", err)
 	}
-	st, s = newMem(t, Options{})
+	st, s := newMem(t, Options{})
 	if err := Write(s, ptrs...); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestFastStructHashMatchesDeconstruct(t *testing.T) {
 	f := float32(-1.25)
 	edges := []edgeRow{
 		{I: -1, U64: 1 << 63, D64: -12345, S: "ab", B: []byte("cd"), Ms: old, Ns: &old, P: &f},
-		{I: 1 << 40, I16: -5, U8: 7, Ms: time.Unix(-1, 999_999_999).UTC()},
+		{I: 1 << 40, I16: -5, U8: 7, priv: 1, Ms: time.Unix(-1, 999_999_999).UTC()},
 	}
 	checksum := func(slow bool, write func(*Stager) error) (string, bool) {
 		slowStructHash = slow
