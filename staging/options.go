@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/klauspost/compress/s2"
 	pq "github.com/parquet-go/parquet-go"
 	pqcompress "github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/gzip"
@@ -77,7 +78,7 @@ func (c Compression) arrow() (compress.Compression, error) {
 func (c Compression) parquetGo() (pqcompress.Codec, error) {
 	switch c {
 	case Snappy:
-		return &snappy.Codec{}, nil
+		return fastSnappy{&snappy.Codec{}}, nil
 	case Zstd:
 		return &zstd.Codec{}, nil
 	case Gzip:
@@ -86,6 +87,15 @@ func (c Compression) parquetGo() (pqcompress.Codec, error) {
 		return &uncompressed.Codec{}, nil
 	}
 	return nil, fmt.Errorf("staging: unknown %v", c)
+}
+
+// fastSnappy is Snappy with s2's fastest Snappy-compatible block encoder;
+// parquet-go's codec uses the slower "better" one. Any Snappy decoder reads
+// its output, and it is deterministic.
+type fastSnappy struct{ *snappy.Codec }
+
+func (fastSnappy) Encode(dst, src []byte) ([]byte, error) {
+	return s2.EncodeSnappy(dst[:cap(dst)], src), nil
 }
 
 // Defaults applied to zero fields of Options.
