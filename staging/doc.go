@@ -37,8 +37,15 @@
 // of another Arrow schema, an ingested file) starts a new file.
 //
 // Output is deterministic: the same rows in the same order with the same
-// options give byte-identical files. The files' created_by is "pswap",
-// and nothing in them depends on the clock or on randomness.
+// options give byte-identical files (for the same build: a new version of
+// an encoder library may change the bytes, never the content checksum).
+// The files' created_by is "pswap", and nothing in them depends on the
+// clock or on randomness.
+//
+// A file whose upload ends in a precondition failure or an unknown outcome
+// (the client retried a PUT whose reply was lost and met its own object)
+// is read back and accepted when the store holds exactly the bytes written:
+// keys are unique to the generation, so nothing else can be there.
 //
 // Per file, the Content records its size, its rows, and the SHA-256 of its
 // bytes, computed as they stream to the store (never by reading back).
