@@ -20,11 +20,11 @@
 //     of a generation any object of which is younger than Options.OrphanAge
 //     plus Options.CommitWindow.
 //
-// Everything else under the partition's _pswap folder that follows the
-// layout of package swap is deleted, manifests first and in batches of 1,000
-// keys (DeleteObjects). Keys that do not follow the layout are never
-// touched. Multipart uploads initiated before the same orphan cutoff are
-// aborted.
+// Everything else under the partition's _pswap folder that follows the layout
+// of package swap is deleted, in batches of 1,000 keys (DeleteObjects):
+// manifests first, then the other objects. Keys that do not follow the layout
+// are never touched. Multipart uploads initiated before the same orphan
+// cutoff are aborted.
 //
 // # Ages come from the store
 //
@@ -65,8 +65,10 @@
 // # Why the pointer is re-read before deleting
 //
 // A plan is computed from one pointer. The pointer is read again right
-// before each batch of deletions (and after the store's clock was read for
-// the plan); if it changed (a commit or a rollback landed in between), the
+// before the manifests are deleted and before every later batch of
+// deletions, except the first batch of other objects, which follows the
+// second listing described below (all of it after the store's clock was
+// read for the plan); if it changed (a commit or a rollback landed in between), the
 // plan is thrown away and recomputed from the new pointer, at most
 // Options.MaxAttempts times (then ErrBusy). This closes the window that the
 // argument above leaves open: a swap that landed after GC listed the
@@ -75,11 +77,23 @@
 // GC never deletes by a plan whose pointer is no longer current.
 // A generation that became current in between is never deleted.
 //
-// What remains open is a rollback whose pointer swap lands in the instant
-// between GC's last re-read and its DeleteObjects request, to a generation
-// that GC is collecting (beyond Keep and MinAge): a rollback target should be
-// a kept generation. swap.Rollback checks that every file of its target
-// exists before it swaps.
+// # Why manifests go first, and are listed again
+//
+// A rollback makes an old generation's data live again by writing a new
+// manifest that names it, then swapping the pointer. If its swap lands after
+// GC's last look at the pointer, the re-read above cannot see it. So GC
+// deletes the manifests of its plan first, lists the partition's manifests
+// again, and spares the data of every generation that a manifest missing
+// from its first listing names (every commit and rollback writes its
+// manifest before its swap: this look is stronger than a re-read of the
+// pointer). swap.Rollback in turn reads its target's manifest again after
+// writing its own, before swapping, and refuses if it is gone. Either the
+// rollback's second read comes before GC deleted the target's manifest; then
+// the rollback's manifest was written before GC listed again, which sees it;
+// or it comes after, and the rollback refuses. Until swap.Rollback does that
+// second read, a rollback to a generation GC is collecting (beyond Keep and
+// MinAge) that writes its manifest after GC's second listing can still lose
+// its data: roll back to kept generations.
 //
 // # Cost
 //
@@ -87,9 +101,11 @@
 // multipart uploads once. Each partition then costs one GET of the pointer,
 // one GET per manifest of the chain that is still there (a manifest listed
 // before the listing began whose parent is missing ends the walk without a
-// request), one more GET of the pointer per batch of up to 1,000 deletions,
-// and one DeleteObjects per batch. A partition with nothing to delete costs
-// its pointer and its kept manifests: 3 requests with the defaults.
+// request). Deleting costs one more GET of the pointer and one
+// DeleteObjects for the manifests, one LIST of the manifests, and one
+// DeleteObjects per 1,000 other keys (the second and later after a GET of
+// the pointer). A partition with nothing to delete costs its pointer and its
+// kept manifests: 3 requests with the defaults.
 //
 // # Readers
 //

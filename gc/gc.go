@@ -281,41 +281,85 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		r.Kept = append(r.Kept[:0], p.kept...)
 		r.OrphansKept = append(r.OrphansKept[:0], p.orphansKept...)
 
-		// Delete in batches, each right after a re-read of the pointer shows
-		// that it is still the one the plan was made from.
-		keys, changed := p.keys, false
-		for len(keys) > 0 {
+		record := func(keys []string) {
+			addAll(collected, p.collected)
+			addAll(orphans, p.orphans)
+			for _, k := range keys {
+				deleted[k] = true
+				r.Keys = append(r.Keys, k)
+				r.Objects++
+				r.Bytes += size[k]
+			}
+		}
+		// del deletes keys in batches. Before each batch it takes a fresh
+		// look: the re-list of manifests (done by the caller) for the first
+		// batch when skipRecheck, otherwise a re-read of the pointer, which
+		// must still be the one the plan was made from.
+		changed := false
+		del := func(keys []string, skipRecheck bool) error {
+			for i := 0; len(keys) > 0; i++ {
+				if i > 0 || !skipRecheck {
+					cur, err := c.readPointer(ctx, part)
+					if err != nil {
+						return err
+					}
+					if !samePointer(ptr, cur) {
+						ptr, changed = cur, true
+						return nil
+					}
+				}
+				n := min(len(keys), deleteBatch)
+				if err := store.DeleteAll(ctx, c.st, keys[:n]); err != nil {
+					return fmt.Errorf("delete: %w", err)
+				}
+				record(keys[:n])
+				keys = keys[n:]
+			}
+			return nil
+		}
+		var manifestKeys, rest []string
+		for _, k := range p.keys {
+			if kd, _ := classify(part, k); kd == kindManifest {
+				manifestKeys = append(manifestKeys, k)
+			} else {
+				rest = append(rest, k)
+			}
+		}
+		switch {
+		case len(p.keys) == 0:
+		case c.o.DryRun:
 			cur, err := c.readPointer(ctx, part)
 			if err != nil {
 				return err
 			}
-			if !samePointer(ptr, cur) {
-				ptr, changed = cur, true
-				break
-			}
-			if c.o.DryRun {
-				for _, k := range keys {
+			if changed = !samePointer(ptr, cur); changed {
+				ptr = cur
+			} else {
+				for _, k := range p.keys {
 					r.Keys = append(r.Keys, k)
 					r.Objects++
 					r.Bytes += size[k]
 				}
 				addAll(collected, p.collected)
 				addAll(orphans, p.orphans)
-				break
 			}
-			n := min(len(keys), deleteBatch)
-			if err := store.DeleteAll(ctx, c.st, keys[:n]); err != nil {
-				return fmt.Errorf("delete: %w", err)
+		default:
+			// Manifests first. Then the manifests are listed again, and the
+			// data that any manifest written since the listing names is
+			// spared: a rollback to a generation being collected either
+			// finds its target's manifest gone (swap.Rollback reads it again
+			// after writing its own) or has its manifest seen here.
+			if err := del(manifestKeys, false); err != nil {
+				return err
 			}
-			addAll(collected, p.collected)
-			addAll(orphans, p.orphans)
-			for _, k := range keys[:n] {
-				deleted[k] = true
-				r.Keys = append(r.Keys, k)
-				r.Objects++
-				r.Bytes += size[k]
+			if !changed && len(rest) > 0 {
+				if rest, err = c.spareNew(ctx, part, rest, listed, chain, youngs); err != nil {
+					return err
+				}
+				if err := del(rest, true); err != nil {
+					return err
+				}
 			}
-			keys = keys[n:]
 		}
 		if !changed {
 			return nil
@@ -426,6 +470,46 @@ func (c *collector) walk(ctx context.Context, part string, ptr *pointerState, ca
 		gen = l.m.Parent
 	}
 	return chain, nil
+}
+
+// spareNew lists the partition's manifests again and removes from keys the
+// data of every generation that a manifest missing from the first listing
+// names (a commit or a rollback that wrote its manifest meanwhile).
+func (c *collector) spareNew(ctx context.Context, part string, keys []string, listed map[string]store.Attrs, chain []link, cache map[string]string) ([]string, error) {
+	inChain := map[string]bool{}
+	for _, l := range chain {
+		inChain[l.gen] = true
+	}
+	spare := map[string]bool{}
+	for a, err := range c.st.List(ctx, swap.ManifestsPrefix(part)) {
+		if err != nil {
+			return nil, fmt.Errorf("list %s again: %w", c.st.URI(swap.ManifestsPrefix(part)), err)
+		}
+		k, gen := classify(part, a.Key)
+		if _, wasListed := listed[gen]; k != kindManifest || wasListed || inChain[gen] {
+			continue
+		}
+		dg, ok := cache[gen]
+		if !ok {
+			l, err := c.readManifest(ctx, part, gen)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			dg = l.m.DataGen()
+			cache[gen] = dg
+		}
+		spare[dg] = true
+	}
+	if len(spare) == 0 {
+		return keys, nil
+	}
+	return slices.DeleteFunc(keys, func(k string) bool {
+		kd, gen := classify(part, k)
+		return kd == kindData && spare[gen]
+	}), nil
 }
 
 // young reads the manifests outside the chain that are not old yet (a

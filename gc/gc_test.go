@@ -664,3 +664,52 @@ func TestInvalidInput(t *testing.T) {
 		t.Errorf("missing partition: %+v %v", r, err)
 	}
 }
+
+// beforeDelete runs a hook once, before the first deletion.
+type beforeDelete struct {
+	*warp
+	once sync.Once
+	hook func()
+}
+
+func (b *beforeDelete) DeleteMany(ctx context.Context, keys []string) error {
+	b.once.Do(b.hook)
+	return b.warp.DeleteMany(ctx, keys)
+}
+
+// A rollback to a generation GC is collecting writes its manifest after GC
+// listed the partition and before GC deletes anything (its pointer swap
+// still to come). GC deletes the target's manifest but, listing the
+// manifests again before the data, finds the rollback's and spares the
+// data it names: when the swap lands, the current generation is whole.
+func TestRollbackManifestWrittenDuringGC(t *testing.T) {
+	w := newWarp(memstore.New())
+	gens := commitN(t, w, part, 3)
+	w.advance(gc.DefaultMinAge + time.Hour)
+	rb := manifest.NewGenerationID()
+	h := &beforeDelete{warp: w, hook: func() {
+		writeOrphanManifest(t, w, rb, gens[0], gens[2], mustManifest(t, w, gens[0]).Content)
+	}}
+	r := mustGC(t, h, part, gc.Options{})
+	if !slices.Equal(r.Collected, []string{gens[0]}) || r.Objects != 1 {
+		t.Fatalf("report %+v", r)
+	}
+	if got := genState(t, w, part, gens[0]); got != "data-only" {
+		t.Fatalf("data of the rollback's target: %s", got)
+	}
+	// The rollback's swap lands.
+	b, err := swap.ReadPointer(ctx, w, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := manifest.EncodePointer(mustManifest(t, w, rb).Pointer(b.Pointer.Seq + 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Put(ctx, swap.PointerKey(part), data, store.PutOptions{IfMatch: b.ETag}); err != nil {
+		t.Fatal(err)
+	}
+	if snap := checkCurrent(t, w, part); snap.Manifest.DataGen() != gens[0] {
+		t.Fatalf("current %+v", snap.Manifest)
+	}
+}
