@@ -197,3 +197,48 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 	t.Logf("gc collected %v; rollback: %v", rep.Collected, rbErr)
 	e.check(t, checkOpts{expect: []string{part}})
 }
+
+// Regression (found by TestCrashCommit on file://): a writer killed in the
+// middle of a file leaves the file store's temporary file
+// (".part-00000.parquet.<random>.pswap-tmp") in its generation folder.
+// List hides temporary files, so GC never saw them and they stayed
+// forever: a disk leak per crash. The file store now reports them as
+// unfinished uploads (store.UploadLister), which GC aborts once they are
+// older than the orphan age, like S3's abandoned multipart uploads.
+func TestGCRemovesKilledWritersTempFiles(t *testing.T) {
+	e := newFileEnv(t)
+	const part = "dt=2026-11-29"
+	mustCommitRows(t, e.st, part, 3, "a", swap.Options{RunID: "a"})
+	// Two writers that never finished: one died two days ago, one is
+	// still writing.
+	var temps []string
+	for _, gen := range []string{"01a10000-0000-7000-8000-000000000001", "01a10000-0000-7000-8000-000000000002"} {
+		w, err := e.st.NewWriter(ctx, swap.DataPrefix(part, gen)+"part-00000.parquet", store.WriterOptions{PutOptions: store.PutOptions{IfNoneMatch: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("half a parquet file"))
+		m, _ := filepath.Glob(filepath.Join(e.dir, part, "_pswap", "gen", gen, ".*.pswap-tmp"))
+		if len(m) != 1 {
+			t.Fatalf("temporary files of %s: %v", gen, m)
+		}
+		temps = append(temps, m[0])
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(temps[0], old, old); err != nil {
+		t.Fatal(err)
+	}
+	r := e.runCLI(t, "gc", "--table", e.url, "--json")
+	if r.code != 0 {
+		t.Fatalf("gc: %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(temps[0]); err == nil {
+		t.Errorf("gc left the two-day-old temporary file of a dead writer: %s", temps[0])
+	} else if _, err := os.Stat(filepath.Dir(temps[0])); err == nil {
+		t.Errorf("gc left the dead writer's empty generation folder")
+	}
+	if _, err := os.Stat(temps[1]); err != nil {
+		t.Errorf("gc removed the temporary file of a writer still writing: %v", err)
+	}
+	e.check(t, checkOpts{expect: []string{part}})
+}

@@ -12,4 +12,9 @@
 // The version token (ETag) is a SHA-256 content hash, never a timestamp, so a
 // replace within the same clock tick is still seen as a change. Temporary and
 // lock files are hidden from List, and keys may not use their suffixes.
+//
+// A writer that dies mid-write leaves its temporary file behind. The store
+// lists such files as unfinished uploads (store.UploadLister, like S3's
+// multipart uploads), so that garbage collection removes them once they are
+// older than its orphan age.
 package filestore

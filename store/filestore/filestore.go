@@ -39,6 +39,7 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.Clock        = (*Store)(nil)
 	_ store.BatchDeleter = (*Store)(nil)
+	_ store.UploadLister = (*Store)(nil)
 )
 
 // New returns a store rooted at dir. The directory is created on the first
@@ -509,4 +510,120 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, 
 			}
 		}
 	}
+}
+
+// tmpTarget returns the key a temporary file of dir (relative to the root,
+// slash-separated, "" for the root) was going to become: the temporary file
+// of NAME is ".NAME.<16 hex digits>.pswap-tmp".
+func tmpTarget(dir, name string) (string, bool) {
+	rest, ok := strings.CutSuffix(name, tmpSuffix)
+	if !ok || !strings.HasPrefix(rest, ".") {
+		return "", false
+	}
+	i := strings.LastIndex(rest, ".")
+	if i <= 0 || len(rest)-i-1 != 16 {
+		return "", false
+	}
+	if _, err := hex.DecodeString(rest[i+1:]); err != nil {
+		return "", false
+	}
+	key := rest[1:i]
+	if dir != "" {
+		key = dir + "/" + key
+	}
+	return key, store.ValidateKey(key) == nil
+}
+
+// ListUploads implements store.UploadLister: the temporary files of writes
+// that never finished, because their writer died before Commit or Abort.
+// List hides them; garbage collection finds them here and aborts those
+// older than its orphan age, as it does S3's abandoned multipart uploads.
+// Key is the key the write was going to create, ID the temporary file
+// (relative to the root), Initiated its modification time.
+func (s *Store) ListUploads(ctx context.Context, prefix string) iter.Seq2[store.Upload, error] {
+	return func(yield func(store.Upload, error) bool) {
+		if err := store.ValidatePrefix(prefix); err != nil {
+			yield(store.Upload{}, err)
+			return
+		}
+		start := s.root
+		if i := strings.LastIndex(prefix, "/"); i >= 0 {
+			start = filepath.Join(s.root, filepath.FromSlash(prefix[:i]))
+		}
+		var out []store.Upload
+		err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(s.root, p)
+			if err != nil || rel == "." {
+				return nil
+			}
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() {
+				if !strings.HasPrefix(rel+"/", prefix) && !strings.HasPrefix(prefix, rel+"/") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			dir := ""
+			if i := strings.LastIndex(rel, "/"); i >= 0 {
+				dir = rel[:i]
+			}
+			key, ok := tmpTarget(dir, d.Name())
+			if !ok || !strings.HasPrefix(key, prefix) || !d.Type().IsRegular() {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) { // finished meanwhile
+					return nil
+				}
+				return err
+			}
+			out = append(out, store.Upload{Key: key, ID: rel, Initiated: fi.ModTime().UTC()})
+			return nil
+		})
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				err = ctxErr
+			}
+			yield(store.Upload{}, mapErr("list uploads", s.URI(prefix), err))
+			return
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+		for _, u := range out {
+			if !yield(u, nil) {
+				return
+			}
+		}
+	}
+}
+
+// AbortUpload implements store.UploadLister: it removes the temporary file
+// of an unfinished write (and the folders it leaves empty). It removes
+// nothing but a temporary file of u.Key; one already gone is not an error.
+func (s *Store) AbortUpload(ctx context.Context, u store.Upload) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, name := "", u.ID
+	if i := strings.LastIndex(u.ID, "/"); i >= 0 {
+		dir, name = u.ID[:i], u.ID[i+1:]
+	}
+	if key, ok := tmpTarget(dir, name); !ok || key != u.Key {
+		return fmt.Errorf("filestore: abort %q: not a temporary file of %q: %w", u.ID, u.Key, store.ErrInvalidKey)
+	}
+	p := filepath.Join(s.root, filepath.FromSlash(u.ID))
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return mapErr("abort upload", s.URI(u.Key), err)
+	}
+	s.pruneDirs(filepath.Dir(p))
+	return nil
 }
