@@ -353,6 +353,17 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 			return Result{}, err
 		}
 		manifestWritten = true
+		if m.RollbackOf != "" {
+			// GC deletes a collected generation's manifest before its data, and
+			// re-lists manifests before deleting data, sparing data that a new
+			// manifest names. Reading the target's manifest again now, after
+			// ours exists, closes the race: either GC's re-list sees ours, or
+			// we see the target gone and refuse.
+			if _, err := t.readManifest(ctx, m.RollbackOf, deadline); err != nil {
+				cleanup()
+				return Result{}, fmt.Errorf("rollback %s to %s: the target was collected while rolling back: %w", t.partition, m.RollbackOf, err)
+			}
+		}
 		p := m.Pointer(seq)
 		p.CommittedAt = m.CommittedAt
 
