@@ -90,3 +90,18 @@ func (c *Counting) List(ctx context.Context, prefix string) iter.Seq2[store.Attr
 	c.add("list")
 	return c.Store.List(ctx, prefix)
 }
+
+// DeleteMany counts one "delete-many" request per call (S3 DeleteObjects)
+// when the wrapped store batches deletes, else one "delete" per key.
+func (c *Counting) DeleteMany(ctx context.Context, keys []string) error {
+	if bd, ok := c.Store.(store.BatchDeleter); ok {
+		c.add("delete-many")
+		return bd.DeleteMany(ctx, keys)
+	}
+	for _, k := range keys {
+		if err := c.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
