@@ -73,7 +73,7 @@ func TestReport(t *testing.T) {
 		t:      t,
 		ctx:    context.Background(),
 		e:      newS3Env(t),
-		rounds: 3,
+		rounds: 5,
 		rows:   rowsOr(5_000_000),
 		tmp:    t.TempDir(),
 	}

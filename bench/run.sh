@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs pswap's benchmark report against a local MinIO and prints it.
 #
-#   bench/run.sh                 the full report (5M rows, 3 rounds)
+#   bench/run.sh                 the full report (5M rows, 5 rounds)
 #   bench/run.sh profile         CPU and allocation profiles of the pswap write
 #
-# Variables: PSWAP_BENCH_ROWS (default 5000000), PSWAP_BENCH_ROUNDS (3),
+# Variables: PSWAP_BENCH_ROWS (default 5000000), PSWAP_BENCH_ROUNDS (5),
 # PSWAP_BENCH_ONLY (comma-separated sections: e2e,cli,commit,parallel,memory),
 # PSWAP_BENCH_OUT (also write the report there; default bench/out/report.md).
 # With AWS_ENDPOINT_URL and PSWAP_TEST_S3=1 already set, that server is used
