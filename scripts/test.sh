@@ -62,4 +62,5 @@ step gofmt gofmt_check
 step "go vet" go vet "${pkgs[@]}"
 step "go test" go test -race -count=1 -timeout "$TIMEOUT" "${pkgs[@]}"
 step staticcheck go run "$STATICCHECK" "${pkgs[@]}"
+step fuzz env PSWAP_FUZZ_TIME="${PSWAP_FUZZ_TIME:-5s}" scripts/fuzz.sh "${pkgs[@]}"
 exit "$rc"
