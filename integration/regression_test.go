@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -103,6 +105,7 @@ type hookStore struct {
 	beforeDelete func()           // once, before the first deletion
 	afterPut     func(key string) // after every successful Put
 	beforePut    func(key string) // before every Put
+	afterGet     func(key string) // after every Get
 	once         sync.Once
 }
 
@@ -124,9 +127,18 @@ func (h *hookStore) Put(ctx context.Context, key string, data []byte, o store.Pu
 	return a, err
 }
 
-// Known bug (found while racing rollback against GC): a rollback to a
-// generation retired long ago (beyond Keep, older than MinAge: GC may
-// collect it, with the default options) races a garbage collection:
+func (h *hookStore) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs, error) {
+	rc, a, err := h.Store.Get(ctx, key)
+	if h.afterGet != nil {
+		h.afterGet(key)
+	}
+	return rc, a, err
+}
+
+// Regression (found while racing rollback against GC; fixed in gc and
+// swap): a rollback to a generation retired long ago (beyond Keep, older
+// than MinAge: GC may collect it, with the default options) raced a
+// garbage collection:
 //
 //  1. GC lists the partition and plans to collect generation G1;
 //  2. `rollback --to G1` reads G1's manifest, lists its files (all there)
@@ -135,66 +147,113 @@ func (h *hookStore) Put(ctx context.Context, key string, data []byte, o store.Pu
 //     yet) and deletes G1's manifest and data files;
 //  4. the rollback swaps the pointer to R.
 //
-// R is current and its files are gone: I2 broken, every reader fails. GC
-// protects data that a young uncommitted manifest refers to, but only for
-// manifests in its listing, taken before R existed; swap.Rollback never
-// looks again after writing R. A fix needs both sides: gc (gc/gc.go
-// collectListed / plan.go) deletes manifests in a batch of their own, then
-// re-lists the partition's manifests and drops from the data batch every
-// generation a new manifest refers to; swap.Rollback, after writing R and
-// before the pointer swap, re-reads G1's manifest and refuses
-// (ErrGenerationNotFound) when it is gone. Then either the rollback sees
-// G1's manifest deleted, or GC's re-list sees R.
+// R was current and its files gone: I2 broken, every reader failed. Now GC
+// deletes manifests first and re-lists them before deleting data, sparing
+// data a new manifest names, and the rollback re-reads G1's manifest after
+// writing R. Both orders of the last two steps are forced here:
+//   - gc-first: G1's manifest is gone when the rollback re-reads it: the
+//     rollback is refused at once (no retries: a missing manifest does not
+//     come back) and nothing changes;
+//   - rollback-first: the rollback re-read G1's manifest before GC deleted
+//     it; GC's re-list sees R and spares G1's data; the rollback lands
+//     whole.
 func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
-	e := newFileEnv(t)
-	const part = "dt=2026-11-29"
-	g1 := mustCommitRows(t, e.st, part, 3, "g1", swap.Options{RunID: "g1"})
-	mustCommitRows(t, e.st, part, 4, "g2", swap.Options{RunID: "g2"})
-	mustCommitRows(t, e.st, part, 5, "g3", swap.Options{RunID: "g3"})
-	// Everything was written 8 hours ago: G1 is retired longer than the
-	// default MinAge (6h) and beyond the default Keep (1).
-	old := time.Now().Add(-8 * time.Hour)
-	filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			os.Chtimes(p, old, old)
-		}
-		return err
-	})
+	for _, order := range []string{"gc-first", "rollback-first"} {
+		t.Run(order, func(t *testing.T) {
+			e := newFileEnv(t)
+			const part = "dt=2026-11-29"
+			g1 := mustCommitRows(t, e.st, part, 3, "g1", swap.Options{RunID: "g1"})
+			mustCommitRows(t, e.st, part, 4, "g2", swap.Options{RunID: "g2"})
+			g3 := mustCommitRows(t, e.st, part, 5, "g3", swap.Options{RunID: "g3"})
+			// Everything was written 8 hours ago: G1 is retired longer than
+			// the default MinAge (6h) and beyond the default Keep (1).
+			old := time.Now().Add(-8 * time.Hour)
+			filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					os.Chtimes(p, old, old)
+				}
+				return err
+			})
 
-	gcPlanned, rManifestWritten, gcDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	gcStore := &hookStore{Store: e.st, beforeDelete: func() { close(gcPlanned); <-rManifestWritten }}
-	rbStore := &hookStore{Store: e.st,
-		afterPut: func(key string) {
-			if strings.Contains(key, "/_pswap/manifests/") {
-				close(rManifestWritten)
+			gcPlanned, rWritten, reRead, gcDone := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+			g1Manifest := swap.ManifestKey(part, g1.Generation)
+			var written, reReadOnce sync.Once
+			gcStore := &hookStore{Store: e.st, beforeDelete: func() {
+				close(gcPlanned)
+				if order == "gc-first" {
+					<-rWritten
+				} else {
+					<-reRead
+				}
+			}}
+			rbStore := &hookStore{Store: e.st,
+				afterPut: func(key string) {
+					if strings.Contains(key, "/_pswap/manifests/") {
+						written.Do(func() { close(rWritten) })
+						if order == "gc-first" {
+							<-gcDone // GC deletes G1 before the rollback looks again
+						}
+					}
+				},
+				afterGet: func(key string) {
+					if key == g1Manifest && chanClosed(rWritten) {
+						reReadOnce.Do(func() { close(reRead) })
+					}
+				},
+				beforePut: func(key string) {
+					if key == swap.PointerKey(part) {
+						<-gcDone
+					}
+				},
 			}
-		},
-		beforePut: func(key string) {
-			if key == swap.PointerKey(part) {
-				<-gcDone
+			var rep gc.Report
+			var gcErr error
+			go func() {
+				defer close(gcDone)
+				rep, gcErr = gc.Partition(ctx, gcStore, part, gc.Options{})
+			}()
+			// GC has listed and planned once it reaches its first deletion;
+			// the rollback starts then.
+			select {
+			case <-gcPlanned:
+			case <-gcDone:
+				t.Fatalf("gc deleted nothing: %+v %v", rep, gcErr)
 			}
-		},
+			var stats swap.Stats
+			res, rbErr := swap.Rollback(ctx, rbStore, part, g1.Generation, swap.Options{RunID: "rb", Stats: &stats})
+			<-gcDone
+			if gcErr != nil {
+				t.Fatalf("gc: %v", gcErr)
+			}
+			t.Logf("gc collected %v; rollback: %v", rep.Collected, rbErr)
+			state := e.check(t, checkOpts{expect: []string{part}})
+			switch order {
+			case "gc-first":
+				if !errors.Is(rbErr, swap.ErrGenerationNotFound) {
+					t.Errorf("rollback to a generation collected meanwhile: %v, want ErrGenerationNotFound", rbErr)
+				}
+				if stats.Retries != 0 {
+					t.Errorf("the refused rollback retried %d reads of a manifest that is gone", stats.Retries)
+				}
+				if state[part].gen() != g3.Generation {
+					t.Errorf("a refused rollback changed the partition")
+				}
+			case "rollback-first":
+				if rbErr != nil || state[part].gen() != res.Generation || state[part].snap.Manifest.DataGen() != g1.Generation {
+					t.Errorf("rollback: %v; current %s", rbErr, state[part].gen())
+				}
+			}
+		})
 	}
-	var rep gc.Report
-	var gcErr error
-	go func() {
-		defer close(gcDone)
-		rep, gcErr = gc.Partition(ctx, gcStore, part, gc.Options{})
-	}()
-	// GC has listed and planned once it reaches its first deletion; the
-	// rollback starts then.
+}
+
+func chanClosed(ch chan struct{}) bool {
 	select {
-	case <-gcPlanned:
-	case <-gcDone:
-		t.Fatalf("gc deleted nothing: %+v %v", rep, gcErr)
+	case <-ch:
+		return true
+	default:
+		return false
 	}
-	_, rbErr := swap.Rollback(ctx, rbStore, part, g1.Generation, swap.Options{RunID: "rb"})
-	<-gcDone
-	if gcErr != nil {
-		t.Fatalf("gc: %v", gcErr)
-	}
-	t.Logf("gc collected %v; rollback: %v", rep.Collected, rbErr)
-	e.check(t, checkOpts{expect: []string{part}})
 }
 
 // Regression (found by TestCrashCommit on file://): a writer killed in the

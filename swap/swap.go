@@ -570,7 +570,10 @@ func (t *Txn) inChain(ctx context.Context, cur *manifest.Pointer, gen string, ba
 func (t *Txn) readManifest(ctx context.Context, gen string, deadline time.Time) (*manifest.Manifest, error) {
 	for attempt := 0; ; attempt++ {
 		m, err := ReadManifest(ctx, t.st, t.partition, gen)
-		if err == nil || !t.retryable(err) || attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
+		// A missing manifest is an answer (collected), not a failure: it
+		// does not come back by retrying.
+		if err == nil || errors.Is(err, ErrGenerationNotFound) || !t.retryable(err) ||
+			attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
 			return m, err
 		}
 		t.opts.Stats.Retries++
