@@ -101,6 +101,7 @@ func readers(code int, stderr string) []badCmd {
 // (malformed keys, empty and unparsable inputs, schema mismatches) are
 // not repeated here.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	secret := "wrong-Secret-Value-0123456789"
 	cases := []badCase{
 		// Path traversal.

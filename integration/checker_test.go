@@ -33,6 +33,7 @@ func (r *recorder) Errorf(format string, args ...any) {
 // clean table passes. Without this, a checker that sees nothing would make
 // every other test here pass.
 func TestCheckerCatchesTampering(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, e *tableEnv) {
 		const part = "dt=2026-11-29"
 		for _, tc := range []struct {

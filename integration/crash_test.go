@@ -31,6 +31,7 @@ const (
 // run id) converges: exit 0, that run id current, exactly one generation
 // of it in the history. PSWAP_STRESS=1 runs hundreds of kills.
 func TestCrashCommit(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, e *tableEnv) {
 		newCrash(t, e).run(scale(10, 150))
 	})

@@ -79,6 +79,7 @@ func reason(err error) string {
 //
 // PSWAP_STRESS=1 runs thousands of commits.
 func TestFaultMix(t *testing.T) {
+	t.Parallel()
 	e := minioOnly(t)
 	rng := newRand(t)
 	faultMix(e, 0.15, rng.Uint64())
@@ -221,6 +222,7 @@ func faultRun(t *testing.T, faulty, direct store.Store, part, runID string, i in
 // current, or (outcome unknown) is resolved by running the same command
 // again; nothing else is acceptable with a single writer.
 func TestFaultMixCLI(t *testing.T) {
+	t.Parallel()
 	e := minioOnly(t)
 	rng := newRand(t)
 	const part = "dt=2026-10-31"

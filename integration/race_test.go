@@ -18,6 +18,7 @@ import (
 // history) or 3 (fenced out: its run is nowhere); the history grows by
 // exactly the winners, once each, as one chain.
 func TestRaceSamePartition(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, e *tableEnv) {
 		const part = "dt=2026-11-29"
 		procs, rounds := scale(8, 16), scale(3, 25)
@@ -92,6 +93,7 @@ func TestRaceSamePartition(t *testing.T) {
 // processes: commits to different partitions never contend, so every one
 // succeeds.
 func TestRaceManyPartitions(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, e *tableEnv) {
 		parts, rounds := scale(10, 24), scale(2, 6)
 		dir := t.TempDir()
@@ -133,6 +135,7 @@ func TestRaceManyPartitions(t *testing.T) {
 // never delete anything the current generation (or a rollback about to
 // become current) needs.
 func TestRaceCommitGCRollback(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, e *tableEnv) {
 		const part = "dt=2026-11-29"
 		dir := t.TempDir()
