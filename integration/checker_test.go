@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
@@ -84,6 +87,14 @@ func TestCheckerCatchesTampering(t *testing.T) {
 					t.Fatal(err)
 				}
 				e.rawWrite(t, swap.ManifestKey(part, m.Parent), data)
+			}},
+			{"multipart upload outside the root", false, "multipart upload", func(t *testing.T, e *tableEnv, cur swap.FileRef) {
+				if e.kind != "minio" {
+					t.Skip("S3 only")
+				}
+				if _, err := e.s3c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &e.bucket, Key: aws.String("lake/sales-x/big.parquet")}); err != nil {
+					t.Fatal(err)
+				}
 			}},
 			{"rows the files do not hold", true, "DuckDB counts", func(t *testing.T, e *tableEnv, cur swap.FileRef) {
 				// A consistent manifest and pointer that overstate the rows:

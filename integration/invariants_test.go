@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/pswap/pswap/internal/duckcheck"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
@@ -275,6 +278,22 @@ func (e *tableEnv) checkLayout(t testing.TB) {
 	for k := range e.sentinels {
 		if !seen[k] {
 			violation(t, "I6", "sentinel %s outside the table root was deleted", k)
+		}
+	}
+	// Unfinished multipart uploads are writes too.
+	if e.kind == "minio" {
+		pg := s3.NewListMultipartUploadsPaginator(e.s3c, &s3.ListMultipartUploadsInput{Bucket: &e.bucket})
+		for pg.HasMorePages() {
+			page, err := pg.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range page.Uploads {
+				k := aws.ToString(u.Key)
+				if rel, ok := strings.CutPrefix(k, e.root+"/"); !ok || !e.layoutKey(rel) {
+					violation(t, "I6", "multipart upload of %s, outside the table's layout", k)
+				}
+			}
 		}
 	}
 }
