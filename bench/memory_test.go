@@ -20,8 +20,8 @@ import (
 	"github.com/pswap/pswap/store"
 )
 
-// envMemChild makes TestMemChild write that many rows and report its peak
-// memory: the child process of the memory section.
+// envMemChild makes TestMemChild write "ROWS" or "ROWS,TARGETFILESIZE"
+// and report its peak memory: the child process of the memory section.
 const envMemChild = "PSWAP_BENCH_MEMCHILD"
 
 // The buffer budget of the memory runs: one row group buffered by the
@@ -31,6 +31,9 @@ var memOptions = staging.Options{
 	RowGroupBytes: 4 << 20,
 	Writer:        store.WriterOptions{PartSize: 5 << 20, Concurrency: 2},
 }
+
+// smallFiles is the target file size of the runs with many files.
+const smallFiles = 6 << 20
 
 // memBudget is the memory memOptions allow for buffered data.
 func memBudget() int64 {
@@ -57,9 +60,16 @@ func TestMemChild(t *testing.T) {
 	if v == "" {
 		t.Skip("child process of TestReport's memory section")
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	rowsArg, targetArg, _ := strings.Cut(v, ",")
+	n, err := strconv.ParseInt(rowsArg, 10, 64)
 	if err != nil {
 		t.Fatal(err)
+	}
+	opts := memOptions
+	if targetArg != "" {
+		if opts.TargetFileSize, err = strconv.ParseInt(targetArg, 10, 64); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx := context.Background()
 	e := newS3Env(t)
@@ -90,7 +100,7 @@ func TestMemChild(t *testing.T) {
 			}
 		}
 	}()
-	w, err := writeSales(ctx, tbl, e, "dt=2026-11-29", n, pswap.WriteOptions{Staging: memOptions})
+	w, err := writeSales(ctx, tbl, e, "dt=2026-11-29", n, pswap.WriteOptions{Staging: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +119,19 @@ func TestMemChild(t *testing.T) {
 	fmt.Printf("MEMRESULT %s\n", out)
 }
 
-// runMemChild runs TestMemChild in a fresh process writing n rows.
-func runMemChild(ctx context.Context, n int64) (memResult, error) {
+// runMemChild runs TestMemChild in a fresh process writing n rows in
+// files of about target bytes (0: the default).
+func runMemChild(ctx context.Context, n, target int64) (memResult, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return memResult{}, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestMemChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", envMemChild, n))
+	arg := fmt.Sprint(n)
+	if target > 0 {
+		arg += fmt.Sprintf(",%d", target)
+	}
+	cmd.Env = append(os.Environ(), envMemChild+"="+arg)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -144,7 +159,7 @@ func (r *reporter) memory() {
 	r.printf("\n## 7. Peak memory\n\nBuffer budget: %s (row group %s + (%d+1) parts of %s + 1 MiB write buffer). Each size runs in a fresh process.\n",
 		mib(budget), mib(memOptions.RowGroupBytes), memOptions.Writer.Concurrency, mib(memOptions.Writer.PartSize))
 	// Size the partitions from the bytes per row of a small run.
-	probe, err := runMemChild(ctx, 200_000)
+	probe, err := runMemChild(ctx, 200_000, 0)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -158,16 +173,28 @@ func (r *reporter) memory() {
 	var peaks []int64
 	for _, x := range []int64{2, 8, 32} {
 		n := int64(float64(x*budget) / perRow)
-		m, err := runMemChild(ctx, n)
+		m, err := runMemChild(ctx, n, 0)
 		if err != nil {
 			r.t.Fatal(err)
 		}
 		add(fmt.Sprintf("%.1fx budget", float64(m.Bytes)/float64(budget)), m)
 		peaks = append(peaks, m.PeakRSS)
 	}
+	// The same with many small files: the growth per file levels off.
+	var small []int64
+	for _, x := range []int64{8, 32} {
+		n := int64(float64(x*budget) / perRow)
+		m, err := runMemChild(ctx, n, smallFiles)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		add(fmt.Sprintf("%.1fx budget, %s files", float64(m.Bytes)/float64(budget), mib(smallFiles)), m)
+		small = append(small, m.PeakRSS)
+	}
 	r.table(tb)
 	r.printf("Peak RSS relative to the 2x partition: 8x %.2f, 32x %.2f (1.00 = independent of partition size). "+
 		"Peak heap counts garbage not yet collected: every new file allocates fresh encoder buffers, so the peak "+
-		"rises with the number of files until the garbage collector's goal (about twice the live heap) caps it.\n",
-		float64(peaks[1])/float64(peaks[0]), float64(peaks[2])/float64(peaks[0]))
+		"rises with the number of files until the garbage collector's goal (about twice the live heap) caps it: "+
+		"in files of %s, 32x / 8x = %.2f.\n",
+		float64(peaks[1])/float64(peaks[0]), float64(peaks[2])/float64(peaks[0]), mib(smallFiles), float64(small[1])/float64(small[0]))
 }
