@@ -18,6 +18,17 @@ import (
 	"time"
 )
 
+// Knobs of the suite (environment variables):
+//
+//	PSWAP_STRESS=1      the full run: hundreds of kills, thousands of commits
+//	                    through faults, more racing rounds (tens of minutes)
+//	PSWAP_SEED=N        replay the random choices of a run (logged by each test)
+//	PSWAP_KNOWN_BUGS=1  also run the regression tests of bugs not fixed yet
+//	PSWAP_TEST_S3=1     (and the AWS_* variables) the MinIO half; see scripts/minio.sh
+//
+// Every test logs a summary line of what it did, and TestMain prints the
+// totals of the run.
+
 // envStress turns on the full run: hundreds of kills, thousands of commits
 // through faults. The default run is short enough for CI.
 const envStress = "PSWAP_STRESS"
