@@ -68,8 +68,9 @@ type Options struct {
 	// 24h). It must not exceed the garbage collector's orphan age: a
 	// generation older than that may be half-collected and is never committed.
 	GracePeriod time.Duration
-	// MaxAttempts bounds the attempts of one request, of the pointer swap and
-	// of rebases (default 10).
+	// MaxAttempts bounds the attempts of one request and of the pointer
+	// swap (default 10); rebases under Overwrite get ten times as many,
+	// within MaxElapsed.
 	MaxAttempts int
 	// MaxElapsed bounds the time spent retrying one commit (default 2m).
 	MaxElapsed time.Duration
@@ -177,16 +178,19 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 		return nil, err
 	}
 	opts.defaults()
-	began, err := storeNow(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	t := &Txn{st: st, partition: part, generation: manifest.NewGenerationID(), opts: opts, began: began}
+	t := &Txn{st: st, partition: part, generation: manifest.NewGenerationID(), opts: opts}
+	// The pointer first: its response sets an S3 store's clock, so reading
+	// the clock after it costs no request of its own (3 requests a commit,
+	// even in a fresh process). Nothing is staged before Begin returns, so
+	// the generation's age still counts from before its first file.
 	b, err := t.readPointer(ctx, time.Now().Add(opts.MaxElapsed))
 	if err != nil {
 		return nil, err
 	}
 	t.base = b
+	if t.began, err = storeNow(ctx, st); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -402,7 +406,9 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 			return Result{}, fmt.Errorf("commit %s: generation %s (run %q) is current, not our base %s: %w",
 				t.partition, cg, crun, baseGen(base), ErrConflict)
 		}
-		if rebase+1 >= o.MaxAttempts || time.Now().After(deadline) {
+		// Rebases are bounded by time first: under heavy contention a last
+		// writer may lose many rounds before it wins.
+		if rebase+1 >= 10*o.MaxAttempts || time.Now().After(deadline) {
 			cleanup()
 			return Result{}, fmt.Errorf("commit %s: still losing to other writers after %d rebases: %w", t.partition, rebase+1, ErrConflict)
 		}
