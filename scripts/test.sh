@@ -60,7 +60,16 @@ gofmt_check() {
 
 step gofmt gofmt_check
 step "go vet" go vet "${pkgs[@]}"
-step "go test" go test -race -count=1 -timeout "$TIMEOUT" "${pkgs[@]}"
+testlog="$(mktemp)"
+go_test() {
+	go test -race -count=1 -timeout "$TIMEOUT" "${pkgs[@]}" 2>&1 | tee "$testlog"
+}
+step "go test" go_test
 step staticcheck go run "$STATICCHECK" "${pkgs[@]}"
 step fuzz env PSWAP_FUZZ_TIME="${PSWAP_FUZZ_TIME:-5s}" scripts/fuzz.sh "${pkgs[@]}"
+# One closing line that counts the test packages, for people and CI alike.
+passed="$(grep -c '^ok ' "$testlog" || true)"
+failed="$(grep -c -E '^FAIL[[:space:]]+github.com/' "$testlog" || true)"
+rm -f "$testlog"
+echo "packages: $passed passed, $failed failed"
 exit "$rc"
