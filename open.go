@@ -48,17 +48,10 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 		}
 		return filestore.New(u.Path)
 	case "s3":
-		bucket, prefix, _ := strings.Cut(rest, "/")
-		if bucket == "" {
-			return nil, fmt.Errorf("%w: %q: no bucket", ErrBadURL, rawURL)
+		if _, _, err := s3store.ParseURL(rawURL); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadURL, err)
 		}
-		prefix = strings.Trim(prefix, "/")
-		if prefix != "" {
-			if err := store.ValidateKey(prefix); err != nil {
-				return nil, fmt.Errorf("%w: %q: %w", ErrBadURL, rawURL, err)
-			}
-		}
-		return s3store.New(ctx, bucket, prefix, opts.S3)
+		return s3store.Open(ctx, rawURL, opts.S3)
 	case "mem":
 		return memstore.New(memstore.Options{Name: rest}), nil
 	}

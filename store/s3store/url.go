@@ -23,9 +23,13 @@ func ParseURL(raw string) (bucket, prefix string, err error) {
 	if err := validateBucket(bucket); err != nil {
 		return "", "", fmt.Errorf("s3store: URL %q: %w", raw, err)
 	}
+	// One trailing slash is allowed (s3://b/sales/); anything else that
+	// leaves an empty segment ("sales//", "/sales") is refused.
 	prefix = strings.TrimSuffix(prefix, "/")
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return "", "", fmt.Errorf("s3store: URL %q: %w", raw, err)
+	if prefix != "" {
+		if err := store.ValidateKey(prefix); err != nil {
+			return "", "", fmt.Errorf("s3store: URL %q: %w", raw, err)
+		}
 	}
 	return bucket, prefix, nil
 }
