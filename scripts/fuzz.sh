@@ -25,6 +25,11 @@ while read -r dir pkg; do
 		start=$SECONDS
 		if go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg" >"$log" 2>&1; then
 			status=ok
+		elif grep -q 'context deadline exceeded' "$log" && ! grep -q -e 'Failing input written' -e '^panic:' "$log"; then
+			# Go's fuzzing engine sometimes misses its own -fuzztime deadline
+			# on a loaded machine (while minimising a new input) and reports
+			# "context deadline exceeded" with no failing input: not a finding.
+			status="ok (engine deadline)"
 		else
 			status=FAILED
 			failed=$((failed + 1))
