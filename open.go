@@ -48,6 +48,9 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 		}
 		return filestore.New(u.Path)
 	case "s3":
+		if bucket, _, _ := strings.Cut(rest, "/"); bucket == "" {
+			return nil, fmt.Errorf("%w: %q: no bucket", ErrBadURL, rawURL)
+		}
 		if _, _, err := s3store.ParseURL(rawURL); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadURL, err)
 		}
