@@ -104,7 +104,6 @@ func TestDataPutLostReplyIsNotAFailure(t *testing.T) {
 // like any other and should be retried with backoff, as swap.putManifest
 // does for the manifest (f291f7b).
 func TestDataPutReadBackFault(t *testing.T) {
-	knownBug(t, "staging: a transient failure of the read-back after a data file's 412 fails the commit")
 	e := minioOnly(t)
 	const part = "dt=2026-11-29"
 	st := e.viaProxy(t, 3)

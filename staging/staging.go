@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
@@ -314,8 +315,27 @@ func (s *Stager) closePart() error {
 func (p *part) written() int64 { return p.sink.n + int64(p.buf.Buffered()) }
 
 // holds reports whether the store has key with exactly size bytes whose
-// SHA-256 is sum.
+// SHA-256 is sum. The read-back is a read like any other: transient
+// failures are retried with backoff (a missing object is an answer).
 func (s *Stager) holds(key string, size int64, sum []byte) (bool, error) {
+	delay := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		ok, err := s.holdsOnce(key, size, sum)
+		if err == nil || errors.Is(err, store.ErrNotFound) || attempt == 8 || s.ctx.Err() != nil {
+			return ok, err
+		}
+		t := time.NewTimer(delay + time.Duration(rand.Int64N(int64(delay))))
+		select {
+		case <-s.ctx.Done():
+			t.Stop()
+			return false, s.ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+func (s *Stager) holdsOnce(key string, size int64, sum []byte) (bool, error) {
 	rc, attrs, err := s.st.Get(s.ctx, key)
 	if err != nil {
 		return false, err
