@@ -374,7 +374,6 @@ func (e *tableEnv) rawState(t *testing.T) []string {
 // reading the document takes for a clean run. The listing error should
 // count in totals.errors (or no document be printed).
 func TestGCJSONCountsAFailedListing(t *testing.T) {
-	knownBug(t, "pswap gc --json reports errors: 0 when the listing itself failed")
 	e := minioOnly(t)
 	e.extraEnv = []string{"AWS_SECRET_ACCESS_KEY=wrong-Secret-Value-0123456789"}
 	r := e.runCLI(t, "gc", "--table", e.url, "--json")

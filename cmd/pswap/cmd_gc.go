@@ -162,6 +162,11 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 		for i := range reports {
 			totals.Add(&reports[i])
 		}
+		if runErr != nil && totals.Errors == 0 {
+			// The run failed outside any partition (the listing itself:
+			// access denied, store down): the document must not read as clean.
+			totals.Errors = 1
+		}
 		if err := c.print(reports, totals); err != nil {
 			return err
 		}
