@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -45,6 +46,7 @@ type badCmd struct {
 type badCase struct {
 	name     string
 	minio    bool     // S3-level: only on MinIO
+	stress   bool     // only under PSWAP_STRESS (slow: retried for long)
 	env      []string // added to the CLI environment ({proxy} is the proxy's URL)
 	tamper   func(t *testing.T, e *tableEnv, s *badSeed)
 	cmds     []badCmd
@@ -210,11 +212,16 @@ func TestBadInput(t *testing.T) {
 			cmd(1, `access denied`, "commit", "--table", "{table}", "--partition", "{P}", "{dir}/a.csv"),
 			cmd(1, `access denied`, "show", "--table", "{table}", "--partition", "{P}"),
 		}},
+		// A commit retries a refused connection for about half a minute
+		// (transient, by the protocol) before it gives up.
 		{name: "store down", minio: true, env: []string{"AWS_ENDPOINT_URL=http://127.0.0.1:1"}, cmds: []badCmd{
 			cmd(1, `127\.0\.0\.1:1.*refused|refused.*127\.0\.0\.1:1`, "commit", "--table", "{table}", "--partition", "{P}", "{dir}/a.csv"),
 			cmd(1, `refused`, "ls", "--table", "{table}"),
-			cmd(1, `refused`, "rollback", "--table", "{table}", "--partition", "{P}", "--to", "{G1}"),
 			cmd(1, `refused`, "gc", "--table", "{table}"),
+		}},
+		{name: "store down for rollback and verify", minio: true, stress: true, env: []string{"AWS_ENDPOINT_URL=http://127.0.0.1:1"}, cmds: []badCmd{
+			cmd(1, `refused`, "rollback", "--table", "{table}", "--partition", "{P}", "--to", "{G1}"),
+			cmd(1, `refused`, "verify", "--table", "{table}"),
 		}},
 	}
 	var n atomic.Int64
@@ -224,6 +231,9 @@ func TestBadInput(t *testing.T) {
 				t.Parallel()
 				if tc.minio && e0.kind != "minio" {
 					t.Skip("S3 only")
+				}
+				if tc.stress && !stress() {
+					t.Skip("slow; PSWAP_STRESS=1 runs it")
 				}
 				if tc.tampered && e0.kind != "file" && !stress() {
 					t.Skip("metadata decoding does not depend on the store: file:// only (PSWAP_STRESS=1 runs it on MinIO too)")
@@ -245,6 +255,9 @@ func TestBadInput(t *testing.T) {
 					n.Add(1)
 					totals.badInputs.Add(1)
 					what := strings.Join(args, " ")
+					if r.elapsed > 5*time.Second {
+						t.Logf("pswap %s took %s", what, r.elapsed.Round(time.Millisecond))
+					}
 					if r.code != c.code {
 						t.Errorf("pswap %s: exit %d, want %d\nstderr: %s", what, r.code, c.code, r.stderr)
 					}
