@@ -226,74 +226,71 @@ func TestBadInput(t *testing.T) {
 	}
 	var n atomic.Int64
 	forEachStore(t, func(t *testing.T, e0 *tableEnv) {
-		for _, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
-				if tc.minio && e0.kind != "minio" {
-					t.Skip("S3 only")
+		runConcurrently(t, 4, cases, func(tc badCase) string { return tc.name }, func(t *testing.T, tc badCase) {
+			if tc.minio && e0.kind != "minio" {
+				t.Skip("S3 only")
+			}
+			if tc.stress && !stress() {
+				t.Skip("slow; PSWAP_STRESS=1 runs it")
+			}
+			if tc.tampered && e0.kind != "file" && !stress() {
+				t.Skip("metadata decoding does not depend on the store: file:// only (PSWAP_STRESS=1 runs it on MinIO too)")
+			}
+			e := e0.fresh(t)
+			s := seedBad(t, e)
+			if tc.tamper != nil {
+				tc.tamper(t, e, s)
+			}
+			before := e.rawState(t)
+			repl := strings.NewReplacer("{table}", e.url, "{P}", badP, "{Q}", badQ, "{G1}", s.g1, "{G2}", s.g2, "{dir}", s.dir)
+			e.extraEnv = tc.env
+			for _, c := range tc.cmds {
+				args := make([]string, len(c.args))
+				for i, a := range c.args {
+					args[i] = repl.Replace(a)
 				}
-				if tc.stress && !stress() {
-					t.Skip("slow; PSWAP_STRESS=1 runs it")
+				r := e.runCLI(t, args...)
+				n.Add(1)
+				totals.badInputs.Add(1)
+				what := strings.Join(args, " ")
+				if r.elapsed > 5*time.Second {
+					t.Logf("pswap %s took %s", what, r.elapsed.Round(time.Millisecond))
 				}
-				if tc.tampered && e0.kind != "file" && !stress() {
-					t.Skip("metadata decoding does not depend on the store: file:// only (PSWAP_STRESS=1 runs it on MinIO too)")
+				if r.code != c.code {
+					t.Errorf("pswap %s: exit %d, want %d\nstderr: %s", what, r.code, c.code, r.stderr)
 				}
-				e := e0.fresh(t)
-				s := seedBad(t, e)
-				if tc.tamper != nil {
-					tc.tamper(t, e, s)
+				// verify names each mismatch in its report on stdout.
+				out := r.stderr
+				if c.code == 4 {
+					out = r.stdout + r.stderr
 				}
-				before := e.rawState(t)
-				repl := strings.NewReplacer("{table}", e.url, "{P}", badP, "{Q}", badQ, "{G1}", s.g1, "{G2}", s.g2, "{dir}", s.dir)
-				e.extraEnv = tc.env
-				for _, c := range tc.cmds {
-					args := make([]string, len(c.args))
-					for i, a := range c.args {
-						args[i] = repl.Replace(a)
-					}
-					r := e.runCLI(t, args...)
-					n.Add(1)
-					totals.badInputs.Add(1)
-					what := strings.Join(args, " ")
-					if r.elapsed > 5*time.Second {
-						t.Logf("pswap %s took %s", what, r.elapsed.Round(time.Millisecond))
-					}
-					if r.code != c.code {
-						t.Errorf("pswap %s: exit %d, want %d\nstderr: %s", what, r.code, c.code, r.stderr)
-					}
-					// verify names each mismatch in its report on stdout.
-					out := r.stderr
-					if c.code == 4 {
-						out = r.stdout + r.stderr
-					}
-					if !regexp.MustCompile("(?is)" + c.stderr).MatchString(out) {
-						t.Errorf("pswap %s: its output does not name the problem (want /%s/):\n%s", what, c.stderr, out)
-					}
-					// Errors go to stderr; only verify (its report) and gc
-					// (the partial report of what it did) print on failure.
-					if r.stdout != "" && r.code != 0 && r.code != 4 && args[0] != "gc" {
-						t.Errorf("pswap %s: exit %d but printed on stdout: %s", what, r.code, r.stdout)
-					}
-					for _, sec := range []string{secret, os.Getenv("AWS_SECRET_ACCESS_KEY")} {
-						if len(sec) >= 4 && strings.Contains(r.stdout+r.stderr, sec) {
-							t.Errorf("pswap %s: a secret key appears in its output", what)
-						}
+				if !regexp.MustCompile("(?is)" + c.stderr).MatchString(out) {
+					t.Errorf("pswap %s: its output does not name the problem (want /%s/):\n%s", what, c.stderr, out)
+				}
+				// Errors go to stderr; only verify (its report) and gc
+				// (the partial report of what it did) print on failure.
+				if r.stdout != "" && r.code != 0 && r.code != 4 && args[0] != "gc" {
+					t.Errorf("pswap %s: exit %d but printed on stdout: %s", what, r.code, r.stdout)
+				}
+				for _, sec := range []string{secret, os.Getenv("AWS_SECRET_ACCESS_KEY")} {
+					if len(sec) >= 4 && strings.Contains(r.stdout+r.stderr, sec) {
+						t.Errorf("pswap %s: a secret key appears in its output", what)
 					}
 				}
-				e.extraEnv = nil
-				if after := e.rawState(t); !slices.Equal(before, after) {
-					t.Errorf("bad input changed the store:\nbefore %v\nafter  %v", before, after)
+			}
+			e.extraEnv = nil
+			if after := e.rawState(t); !slices.Equal(before, after) {
+				t.Errorf("bad input changed the store:\nbefore %v\nafter  %v", before, after)
+			}
+			if !tc.tampered {
+				e.check(t, checkOpts{expect: []string{badP, badQ}})
+			}
+			if e.kind == "minio" {
+				if _, err := e.s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String("pswap-no-such-bucket-7c1e")}); err == nil {
+					t.Errorf("a command created the missing bucket")
 				}
-				if !tc.tampered {
-					e.check(t, checkOpts{expect: []string{badP, badQ}})
-				}
-				if e.kind == "minio" {
-					if _, err := e.s3c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String("pswap-no-such-bucket-7c1e")}); err == nil {
-						t.Errorf("a command created the missing bucket")
-					}
-				}
-			})
-		}
+			}
+		})
 	})
 	t.Logf("%d bad inputs tried: each its contract's exit status, an error naming the problem, no secret printed, nothing changed", n.Load())
 }
@@ -380,12 +377,11 @@ func (e *tableEnv) rawState(t *testing.T) []string {
 	return out
 }
 
-// Known bug (cmd/pswap cmd_gc.go / gc.Table): when the whole collection
-// fails before any partition is seen (access denied, store down, missing
-// bucket), `pswap gc --json` exits 1 but prints a report whose
-// totals.errors is 0 ("partitions": [], "errors": 0), which a script
-// reading the document takes for a clean run. The listing error should
-// count in totals.errors (or no document be printed).
+// Regression (fixed in cmd/pswap): when the whole collection failed before
+// any partition was seen (access denied, store down, missing bucket),
+// `pswap gc --json` exited 1 but printed a report whose totals.errors was 0
+// ("partitions": [], "errors": 0), which a script reading the document
+// takes for a clean run.
 func TestGCJSONCountsAFailedListing(t *testing.T) {
 	e := minioOnly(t)
 	e.extraEnv = []string{"AWS_SECRET_ACCESS_KEY=wrong-Secret-Value-0123456789"}

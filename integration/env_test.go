@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -52,15 +53,36 @@ type tableEnv struct {
 }
 
 // forEachStore runs f on a fresh table on file://, and on MinIO when it is
-// available.
+// available, both at once: the tests wait on processes and the network
+// far more than they compute.
 func forEachStore(t *testing.T, f func(t *testing.T, e *tableEnv)) {
-	t.Run("file", func(t *testing.T) { f(t, newFileEnv(t)) })
-	t.Run("minio", func(t *testing.T) {
-		if !testenv.S3Enabled() {
-			t.Skip("MinIO not configured (" + testenv.EnvS3 + "); scripts/test.sh starts one")
-		}
-		f(t, newMinioEnv(t))
+	var wg sync.WaitGroup
+	wg.Go(func() { t.Run("file", func(t *testing.T) { f(t, newFileEnv(t)) }) })
+	wg.Go(func() {
+		t.Run("minio", func(t *testing.T) {
+			if !testenv.S3Enabled() {
+				t.Skip("MinIO not configured (" + testenv.EnvS3 + "); scripts/test.sh starts one")
+			}
+			f(t, newMinioEnv(t))
+		})
 	})
+	wg.Wait()
+}
+
+// runConcurrently runs subtests, up to limit at a time, without counting
+// against go test's -parallel (which is the number of CPUs): subtests that
+// mostly wait on child processes run far more than two at once.
+func runConcurrently[T any](t *testing.T, limit int, items []T, name func(T) string, f func(t *testing.T, item T)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for _, it := range items {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			t.Run(name(it), func(t *testing.T) { f(t, it) })
+		})
+	}
+	wg.Wait()
 }
 
 var sentinelKeys = []string{

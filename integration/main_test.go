@@ -23,7 +23,6 @@ import (
 //	PSWAP_STRESS=1      the full run: hundreds of kills, thousands of commits
 //	                    through faults, more racing rounds (tens of minutes)
 //	PSWAP_SEED=N        replay the random choices of a run (logged by each test)
-//	PSWAP_KNOWN_BUGS=1  also run the regression tests of bugs not fixed yet
 //	PSWAP_TEST_S3=1     (and the AWS_* variables) the MinIO half; see scripts/minio.sh
 //
 // Every test logs a summary line of what it did, and TestMain prints the

@@ -57,15 +57,6 @@ func TestManifestReadBackFault(t *testing.T) {
 	}
 }
 
-// knownBug skips a regression test of a bug in code owned elsewhere that
-// is not fixed yet, unless PSWAP_KNOWN_BUGS=1 (then it fails until fixed).
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if v := os.Getenv("PSWAP_KNOWN_BUGS"); v == "" || v == "0" {
-		t.Skip("known bug, not fixed yet (PSWAP_KNOWN_BUGS=1 runs it): " + what)
-	}
-}
-
 // Regression (found by TestFaultMix; fixed in staging): a data file's PUT
 // is applied but its reply is lost; the SDK's own retry meets 412
 // (If-None-Match: *, our own write). The Stager used to fail the whole
@@ -97,12 +88,11 @@ func TestDataPutLostReplyIsNotAFailure(t *testing.T) {
 	}
 }
 
-// Known bug (found by PSWAP_STRESS TestFaultMix), staging (the lost-reply
-// acceptance of e25a00c): after a data PUT's 412, the read-back that
-// should prove the object is ours meets a transient failure (503, 409,
-// reset) and the Stager fails the commit at once; the read-back is a read
-// like any other and should be retried with backoff, as swap.putManifest
-// does for the manifest (f291f7b).
+// Regression (found by PSWAP_STRESS TestFaultMix; fixed in staging): after
+// a data PUT's 412, the read-back that proves the object is ours met a
+// transient failure (503, 409, reset) and the Stager failed the commit at
+// once; the read-back is a read like any other and is now retried with
+// backoff, as swap.putManifest does for the manifest.
 func TestDataPutReadBackFault(t *testing.T) {
 	e := minioOnly(t)
 	const part = "dt=2026-11-29"
