@@ -99,13 +99,30 @@ func (w *Writer) AddPath(ctx context.Context, path string, format Format) error 
 	if !fi.IsDir() {
 		return w.addFile(ctx, path, format)
 	}
+	files, err := DataFiles(path, format)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := w.addFile(ctx, f, format); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DataFiles lists the data files of a folder that AddPath stages, sorted by
+// path: regular files whose format FormatOf knows (every regular file when
+// format is not FormatAuto), skipping hidden and _-prefixed entries. A folder
+// without any is ErrBadInput.
+func DataFiles(dir string, format Format) ([]string, error) {
 	var files []string
-	err = filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		name := d.Name()
-		if p != path && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+		if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -119,18 +136,13 @@ func (w *Writer) AddPath(ctx context.Context, path string, format Format) error 
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadInput, err)
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("%w: folder %s has no .parquet, .csv or .jsonl files", ErrBadInput, path)
+		return nil, fmt.Errorf("%w: folder %s has no .parquet, .csv or .jsonl files", ErrBadInput, dir)
 	}
 	slices.Sort(files)
-	for _, f := range files {
-		if err := w.addFile(ctx, f, format); err != nil {
-			return err
-		}
-	}
-	return nil
+	return files, nil
 }
 
 func (w *Writer) addFile(ctx context.Context, path string, format Format) error {

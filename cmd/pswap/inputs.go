@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -90,44 +89,27 @@ func expandInputs(args []string, format pswap.Format) ([]input, error) {
 	return out, nil
 }
 
-// folderInputs lists the data files of a folder, as Writer.AddPath does.
+// folderInputs lists the data files of a folder: exactly those that
+// Writer.AddPath stages (pswap.DataFiles), with their sizes and formats.
 func folderInputs(dir string, format pswap.Format) ([]input, error) {
-	var out []input
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
+	files, err := pswap.DataFiles(dir, format)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]input, 0, len(files))
+	for _, p := range files {
 		f := format
 		if f == pswap.FormatAuto {
-			var ferr error
-			if f, ferr = pswap.FormatOf(name); ferr != nil {
-				return nil // not a data file
+			if f, err = pswap.FormatOf(p); err != nil {
+				return nil, err
 			}
 		}
-		fi, err := d.Info()
+		fi, err := os.Stat(p)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
 		}
 		out = append(out, input{path: p, size: fi.Size(), format: f})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: folder %s has no .parquet, .csv or .jsonl files", pswap.ErrBadInput, dir)
-	}
-	slices.SortFunc(out, func(a, b input) int { return strings.Compare(a.path, b.path) })
 	return out, nil
 }
 
