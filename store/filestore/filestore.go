@@ -451,50 +451,17 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, 
 			yield(store.Attrs{}, err)
 			return
 		}
-		// Walk only the deepest directory that the prefix names.
-		start := s.root
-		if i := strings.LastIndex(prefix, "/"); i >= 0 {
-			start = filepath.Join(s.root, filepath.FromSlash(prefix[:i]))
-		}
 		var out []store.Attrs
-		err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		err := s.walkFiles(ctx, prefix, func(key string, d fs.DirEntry) error {
 			name := d.Name()
-			if strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, lockSuffix) {
+			if strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, lockSuffix) || !strings.HasPrefix(key, prefix) {
 				return nil
 			}
-			rel, err := filepath.Rel(s.root, p)
-			if err != nil || rel == "." {
-				return nil
+			fi, err := fileInfo(d)
+			if fi != nil {
+				out = append(out, attrsOf(key, fi, ""))
 			}
-			key := filepath.ToSlash(rel)
-			if d.IsDir() {
-				// Skip directories that cannot contain a match.
-				if !strings.HasPrefix(key+"/", prefix) && !strings.HasPrefix(prefix, key+"/") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasPrefix(key, prefix) || !d.Type().IsRegular() {
-				return nil
-			}
-			fi, err := d.Info()
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) { // deleted meanwhile
-					return nil
-				}
-				return err
-			}
-			out = append(out, attrsOf(key, fi, ""))
-			return nil
+			return err
 		})
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -510,6 +477,54 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, 
 			}
 		}
 	}
+}
+
+// walkFiles calls fn with the slash-separated path (relative to the root) of
+// every regular file in the directories that can hold keys starting with
+// prefix: it walks only the deepest directory the prefix names and skips
+// subdirectories that cannot match. A root or folder that vanishes during
+// the walk is not an error; a cancelled ctx stops it.
+func (s *Store) walkFiles(ctx context.Context, prefix string, fn func(rel string, d fs.DirEntry) error) error {
+	start := s.root
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		start = filepath.Join(s.root, filepath.FromSlash(prefix[:i]))
+	}
+	return filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(s.root, p)
+		if err != nil || rel == "." {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if !strings.HasPrefix(rel+"/", prefix) && !strings.HasPrefix(prefix, rel+"/") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		return fn(rel, d)
+	})
+}
+
+// fileInfo is d.Info, with nil info and no error for a file removed since
+// it was listed.
+func fileInfo(d fs.DirEntry) (fs.FileInfo, error) {
+	fi, err := d.Info()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return fi, err
 }
 
 // tmpTarget returns the key a temporary file of dir (relative to the root,
@@ -546,49 +561,21 @@ func (s *Store) ListUploads(ctx context.Context, prefix string) iter.Seq2[store.
 			yield(store.Upload{}, err)
 			return
 		}
-		start := s.root
-		if i := strings.LastIndex(prefix, "/"); i >= 0 {
-			start = filepath.Join(s.root, filepath.FromSlash(prefix[:i]))
-		}
 		var out []store.Upload
-		err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			rel, err := filepath.Rel(s.root, p)
-			if err != nil || rel == "." {
-				return nil
-			}
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() {
-				if !strings.HasPrefix(rel+"/", prefix) && !strings.HasPrefix(prefix, rel+"/") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
+		err := s.walkFiles(ctx, prefix, func(rel string, d fs.DirEntry) error {
 			dir := ""
 			if i := strings.LastIndex(rel, "/"); i >= 0 {
 				dir = rel[:i]
 			}
 			key, ok := tmpTarget(dir, d.Name())
-			if !ok || !strings.HasPrefix(key, prefix) || !d.Type().IsRegular() {
+			if !ok || !strings.HasPrefix(key, prefix) {
 				return nil
 			}
-			fi, err := d.Info()
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) { // finished meanwhile
-					return nil
-				}
-				return err
+			fi, err := fileInfo(d) // nil: finished meanwhile
+			if fi != nil {
+				out = append(out, store.Upload{Key: key, ID: rel, Initiated: fi.ModTime().UTC()})
 			}
-			out = append(out, store.Upload{Key: key, ID: rel, Initiated: fi.ModTime().UTC()})
-			return nil
+			return err
 		})
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
