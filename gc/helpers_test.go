@@ -7,7 +7,6 @@ import (
 	"iter"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/swap/swaptest"
 )
 
 var ctx = context.Background()
@@ -100,24 +100,10 @@ func backends(t *testing.T, f func(t *testing.T, newStore func(t *testing.T) *wa
 	})
 }
 
-// stage writes n small files under the transaction's data prefix and
-// returns their content description.
+// stage writes n small files under a data prefix (see swaptest.Stage).
 func stage(t testing.TB, st store.Store, prefix string, n int, seed string) manifest.Content {
 	t.Helper()
-	var c manifest.Content
-	rowsum := sha256.New()
-	for i := range n {
-		body := fmt.Appendf(nil, "%s/file-%d/%s", seed, i, strings.Repeat("x", i*10))
-		name := fmt.Sprintf("part-%05d.parquet", i)
-		if _, err := st.Put(ctx, prefix+name, body, store.PutOptions{IfNoneMatch: true}); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(body)
-		c.Add(manifest.File{Path: name, Size: int64(len(body)), Rows: int64(i + 1), Checksum: manifest.SHA256Checksum(sum[:])})
-		rowsum.Write(body)
-	}
-	c.ContentChecksum = fmt.Sprintf("test-sum:%x", rowsum.Sum(nil)[:16])
-	return c
+	return swaptest.Stage(t, st, prefix, n, seed)
 }
 
 // commit runs a whole attempt: begin, stage two files, commit.

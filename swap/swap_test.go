@@ -19,6 +19,7 @@ import (
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/swap/swaptest"
 )
 
 var ctx = context.Background()
@@ -45,24 +46,10 @@ func backends(t *testing.T, f func(t *testing.T, newStore func(t *testing.T) sto
 	})
 }
 
-// stage writes n small files with the given payload seed under the
-// transaction's data prefix and returns their content description.
+// stage writes n small files for the transaction (see swaptest.Stage).
 func stage(t testing.TB, txn *swap.Txn, n int, seed string) manifest.Content {
 	t.Helper()
-	var c manifest.Content
-	rowsum := sha256.New()
-	for i := range n {
-		body := []byte(fmt.Sprintf("%s/file-%d/%s", seed, i, strings.Repeat("x", i*10)))
-		name := fmt.Sprintf("part-%05d.parquet", i)
-		if _, err := txn.Store().Put(ctx, txn.DataPrefix()+name, body, store.PutOptions{IfNoneMatch: true}); err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(body)
-		c.Add(manifest.File{Path: name, Size: int64(len(body)), Rows: int64(i + 1), Checksum: manifest.SHA256Checksum(sum[:])})
-		rowsum.Write(body)
-	}
-	c.ContentChecksum = fmt.Sprintf("test-sum:%x", rowsum.Sum(nil)[:16])
-	return c
+	return swaptest.Stage(t, txn.Store(), txn.DataPrefix(), n, seed)
 }
 
 // commit runs a whole attempt: begin, stage, commit.
