@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // CSVOptions tune AddCSV. The zero value reads comma-separated values with
@@ -176,25 +175,12 @@ func (s *Stager) addCSV(ctx context.Context, r io.Reader, name string, opts CSVO
 			order[pos] = idx[0]
 		}
 	}
-	if err := s.checkTextSchema("CSV "+name, schema); err != nil {
-		return err
-	}
-	cols, err := newColumns(memory.DefaultAllocator, schema)
+	batch, err := s.newTextBatcher("CSV "+name, schema)
 	if err != nil {
 		return err
 	}
-	defer releaseColumns(cols)
-
-	rows := 0
-	flush := func() error {
-		if rows == 0 {
-			return nil
-		}
-		rec := buildRecord(schema, cols)
-		defer rec.Release()
-		rows = 0
-		return s.writeRecord("CSV "+name, rec)
-	}
+	defer batch.release()
+	cols := batch.cols
 	add := func(rec []string, line int) error {
 		if len(rec) != len(order) {
 			return bad(line, "%d fields, want %d", len(rec), len(order))
@@ -211,11 +197,7 @@ func (s *Stager) addCSV(ctx context.Context, r io.Reader, name string, opts CSVO
 				return bad(line, "column %q: %v", c.field.Name, err)
 			}
 		}
-		rows++
-		if rows >= textBatch {
-			return flush()
-		}
-		return nil
+		return batch.added()
 	}
 	for _, r := range buffered {
 		if err := add(r.fields, r.line); err != nil {
@@ -237,7 +219,7 @@ func (s *Stager) addCSV(ctx context.Context, r io.Reader, name string, opts CSVO
 			return err
 		}
 	}
-	return flush()
+	return batch.flush()
 }
 
 // checkTextSchema checks the schema a text input is read with against the

@@ -10,7 +10,6 @@ import (
 	"io"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
 // AddJSONL converts JSON Lines (one JSON object per line) to Parquet and
@@ -193,25 +192,12 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 		}
 		schema = arrow.NewSchema(fields, nil)
 	}
-	if err := s.checkTextSchema("JSON Lines "+name, schema); err != nil {
-		return err
-	}
-	cols, err := newColumns(memory.DefaultAllocator, schema)
+	batch, err := s.newTextBatcher("JSON Lines "+name, schema)
 	if err != nil {
 		return err
 	}
-	defer releaseColumns(cols)
-
-	rows := 0
-	flush := func() error {
-		if rows == 0 {
-			return nil
-		}
-		rec := buildRecord(schema, cols)
-		defer rec.Release()
-		rows = 0
-		return s.writeRecord("JSON Lines "+name, rec)
-	}
+	defer batch.release()
+	cols := batch.cols
 	set := make([]bool, len(cols))
 	add := func(row *jsonRow) error {
 		clear(set)
@@ -239,11 +225,7 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 				}
 			}
 		}
-		rows++
-		if rows >= textBatch {
-			return flush()
-		}
-		return nil
+		return batch.added()
 	}
 	for i := range buffered {
 		if err := add(&buffered[i]); err != nil {
@@ -264,7 +246,7 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 			return err
 		}
 	}
-	return flush()
+	return batch.flush()
 }
 
 var errLineTooLong = fmt.Errorf("line longer than %d bytes", maxJSONLine)
