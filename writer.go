@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"

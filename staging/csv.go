@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // CSVOptions tune AddCSV. The zero value reads comma-separated values with

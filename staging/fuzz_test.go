@@ -6,8 +6,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 var fuzzSchema = arrow.NewSchema([]arrow.Field{

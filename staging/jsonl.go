@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // AddJSONL converts JSON Lines (one JSON object per line) to Parquet and

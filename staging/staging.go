@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow-go/v18/parquet"
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap/manifest"

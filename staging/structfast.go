@@ -6,7 +6,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow-go/v18/arrow"
 	pq "github.com/parquet-go/parquet-go"
 )
 
