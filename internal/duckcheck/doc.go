@@ -3,8 +3,14 @@
 // reader that shares no code with pswap, and benchmarks can compare against
 // DuckDB's own Parquet writer.
 //
-// The npm package is pinned by package.json and package-lock.json in this
-// folder; `npm ci` there installs it into node_modules (not committed).
+// [ReadParquet] reads a Parquet file with a second independent reader,
+// hyparquet (pure JavaScript, with the codecs of hyparquet-compressors),
+// and returns its rows as JSON values; [ParquetFile.Checksum] is an
+// order-independent checksum of those rows, equal for two files that hold
+// the same rows whatever their writer, encodings and codecs.
+//
+// The npm packages are pinned by package.json and package-lock.json in this
+// folder; `npm ci` there installs them into node_modules (not committed).
 // Tests call [Available] (or [SkipIfUnavailable]) first and skip with a
 // clear message when node or the package is missing.
 //
