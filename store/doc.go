@@ -1,6 +1,9 @@
 // Package store is pswap's small object-store abstraction: get, stat,
 // conditional put, streaming write, delete and list, with a few optional
-// interfaces (batch delete, multipart-upload listing, the store's clock).
+// interfaces in the manner of io/fs (batch delete, multipart-upload listing,
+// the store's clock, ranged reads, server-side copies). The functions
+// GetRange, ReadRange and Copy use a backend's RangeReader or Copier and fall
+// back to plain reads and writes for stores without one.
 //
 // Backends live in subpackages: memstore (in memory, for tests), filestore
 // (a local directory, the embedded default) and s3store (AWS S3 and

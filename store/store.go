@@ -30,6 +30,9 @@ var (
 	// ErrInvalidKey: a key that could escape the store root or is otherwise
 	// malformed (empty, absolute, "..", control characters, reserved names).
 	ErrInvalidKey = errors.New("invalid key")
+	// ErrInvalidRange: a ranged read that starts beyond the end of the object
+	// (S3 416 InvalidRange) or has a negative offset.
+	ErrInvalidRange = errors.New("invalid range")
 )
 
 // Attrs describes a stored object.
@@ -115,6 +118,39 @@ type UploadLister interface {
 	AbortUpload(ctx context.Context, u Upload) error
 }
 
+// RangeReader is implemented by stores that read part of an object in one
+// request (S3 GetObject with a Range header; a file's ReadAt), in the manner
+// of io/fs's optional interfaces. Callers use the package function GetRange,
+// which falls back to a full Get for stores without it.
+type RangeReader interface {
+	// GetRange opens the n bytes of key starting at off (n < 0: to the end).
+	// A range running past the end is cut at the end; off at or past the
+	// end of a non-empty object, or negative, fails with ErrInvalidRange.
+	// Attrs describe the whole object: Size is its full size, ETag its
+	// version, so that two ranged reads can be checked for one version.
+	GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, Attrs, error)
+}
+
+// CopyOptions make a server-side copy conditional. The zero value copies
+// whatever version of the source is current onto whatever the destination is.
+type CopyOptions struct {
+	// SourceIfMatch, when not empty, copies only if the source is still at
+	// this version (S3 x-amz-copy-source-if-match); otherwise the copy fails
+	// with ErrPrecondition and writes nothing.
+	SourceIfMatch string
+	// IfNoneMatch makes the copy create-if-absent at the destination: an
+	// existing destination fails with ErrPrecondition and is left unchanged.
+	IfNoneMatch bool
+}
+
+// Copier is implemented by stores that copy an object without its bytes
+// passing through the client (S3 CopyObject, UploadPartCopy above 5 GiB; a
+// local copy for files). The copy is atomic at the destination: nothing is
+// visible until it is complete, and a failed copy leaves nothing behind.
+type Copier interface {
+	Copy(ctx context.Context, dst, src string, opts CopyOptions) (Attrs, error)
+}
+
 // Clock reports the store's notion of the current time, e.g. by writing a probe
 // object and reading its timestamp. GC uses it so that ages never depend on a
 // worker's clock. Stores without it fall back to the local clock.
@@ -177,6 +213,92 @@ const (
 // IsRetryable reports whether err is worth retrying after a backoff.
 func IsRetryable(err error) bool {
 	return errors.Is(err, ErrTransient)
+}
+
+// GetRange reads part of an object through s's RangeReader, or, for stores
+// without one, by discarding the bytes before off of a full Get (correct but
+// not cheap). See RangeReader for the semantics.
+func GetRange(ctx context.Context, s Store, key string, off, n int64) (io.ReadCloser, Attrs, error) {
+	if rr, ok := s.(RangeReader); ok {
+		return rr.GetRange(ctx, key, off, n)
+	}
+	if off < 0 {
+		return nil, Attrs{}, fmt.Errorf("get %s range at %d: %w", key, off, ErrInvalidRange)
+	}
+	rc, a, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, Attrs{}, err
+	}
+	if off >= a.Size && a.Size > 0 {
+		rc.Close()
+		return nil, Attrs{}, fmt.Errorf("get %s range at %d of %d bytes: %w", key, off, a.Size, ErrInvalidRange)
+	}
+	if _, err := io.CopyN(io.Discard, rc, off); err != nil {
+		rc.Close()
+		return nil, Attrs{}, fmt.Errorf("get %s range at %d: %w", key, off, err)
+	}
+	if n < 0 {
+		return rc, a, nil
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(rc, n), rc}, a, nil
+}
+
+// Copy copies src to dst through s's Copier, or, for stores without one, by
+// streaming a Get into a NewWriter (the bytes then pass through this
+// process). The fallback honours opts the same way: the source version is
+// checked on the Get, the destination condition on the write.
+func Copy(ctx context.Context, s Store, dst, src string, opts CopyOptions) (Attrs, error) {
+	if c, ok := s.(Copier); ok {
+		return c.Copy(ctx, dst, src, opts)
+	}
+	rc, a, err := s.Get(ctx, src)
+	if err != nil {
+		return Attrs{}, fmt.Errorf("copy: %w", err)
+	}
+	defer rc.Close()
+	if opts.SourceIfMatch != "" && a.ETag != opts.SourceIfMatch {
+		return Attrs{}, fmt.Errorf("copy %s: source changed: %w", src, ErrPrecondition)
+	}
+	w, err := s.NewWriter(ctx, dst, WriterOptions{PutOptions: PutOptions{IfNoneMatch: opts.IfNoneMatch}})
+	if err != nil {
+		return Attrs{}, err
+	}
+	if _, err := io.Copy(w, rc); err != nil {
+		w.Abort()
+		return Attrs{}, fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return w.Commit()
+}
+
+// Slice applies RangeReader's rules to an object held in memory: the n bytes
+// of data at off (n < 0: to the end), for backends and wrappers.
+func Slice(data []byte, off, n int64) ([]byte, error) {
+	size := int64(len(data))
+	if off < 0 || (off >= size && size > 0) {
+		return nil, fmt.Errorf("range at %d of %d bytes: %w", off, size, ErrInvalidRange)
+	}
+	end := size
+	if n >= 0 && off+n < size {
+		end = off + n
+	}
+	return data[off:end], nil
+}
+
+// ReadRange reads the n bytes of key at off (n < 0: to the end) into memory.
+func ReadRange(ctx context.Context, s Store, key string, off, n int64) ([]byte, Attrs, error) {
+	rc, a, err := GetRange(ctx, s, key, off, n)
+	if err != nil {
+		return nil, Attrs{}, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, Attrs{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	return b, a, nil
 }
 
 // ReadAll reads a whole (small) object.

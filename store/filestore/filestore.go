@@ -40,6 +40,8 @@ var (
 	_ store.Clock        = (*Store)(nil)
 	_ store.BatchDeleter = (*Store)(nil)
 	_ store.UploadLister = (*Store)(nil)
+	_ store.RangeReader  = (*Store)(nil)
+	_ store.Copier       = (*Store)(nil)
 )
 
 // New returns a store rooted at dir. The directory is created on the first
@@ -129,6 +131,54 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs
 		return nil, store.Attrs{}, mapErr("get", s.URI(key), err)
 	}
 	return f, a, nil
+}
+
+// GetRange implements store.RangeReader by reading the file in place. The
+// ETag costs a read of the whole file (it is a content hash), from the same
+// open file as the range, so both describe one version.
+func (s *Store) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, store.Attrs, error) {
+	rc, a, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, store.Attrs{}, err
+	}
+	if off < 0 || (off >= a.Size && a.Size > 0) {
+		rc.Close()
+		return nil, store.Attrs{}, fmt.Errorf("get %s range at %d of %d bytes: %w", s.URI(key), off, a.Size, store.ErrInvalidRange)
+	}
+	if n < 0 || off+n > a.Size {
+		n = a.Size - off
+	}
+	f := rc.(*os.File)
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.NewSectionReader(f, off, n), f}, a, nil
+}
+
+// Copy implements store.Copier: the source is read from one open file (so
+// a replace during the copy cannot mix versions) into a temporary file that
+// becomes dst as NewWriter's would.
+func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOptions) (store.Attrs, error) {
+	if _, err := s.path(dst); err != nil {
+		return store.Attrs{}, err
+	}
+	rc, a, err := s.Get(ctx, src)
+	if err != nil {
+		return store.Attrs{}, fmt.Errorf("copy: %w", err)
+	}
+	defer rc.Close()
+	if opts.SourceIfMatch != "" && a.ETag != opts.SourceIfMatch {
+		return store.Attrs{}, fmt.Errorf("copy %s: source changed: %w", s.URI(src), store.ErrPrecondition)
+	}
+	w, err := s.NewWriter(ctx, dst, store.WriterOptions{PutOptions: store.PutOptions{IfNoneMatch: opts.IfNoneMatch}})
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	if _, err := io.Copy(w, io.NewSectionReader(rc.(*os.File), 0, a.Size)); err != nil {
+		w.Abort()
+		return store.Attrs{}, fmt.Errorf("copy %s: %w", s.URI(src), err)
+	}
+	return w.Commit()
 }
 
 func statFile(key string, f *os.File) (store.Attrs, error) {

@@ -46,6 +46,8 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.BatchDeleter = (*Store)(nil)
 	_ store.Clock        = (*Store)(nil)
+	_ store.RangeReader  = (*Store)(nil)
+	_ store.Copier       = (*Store)(nil)
 )
 
 // New returns an empty memory store.
@@ -97,6 +99,38 @@ func (s *Store) get(ctx context.Context, key string) (store.Attrs, []byte, error
 		return store.Attrs{}, nil, fmt.Errorf("get %s: %w", s.URI(key), store.ErrNotFound)
 	}
 	return s.attrs(key, o), o.data, nil
+}
+
+// GetRange implements store.RangeReader.
+func (s *Store) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, store.Attrs, error) {
+	a, data, err := s.get(ctx, key)
+	if err != nil {
+		return nil, store.Attrs{}, err
+	}
+	b, err := store.Slice(data, off, n)
+	if err != nil {
+		return nil, store.Attrs{}, fmt.Errorf("get %s: %w", s.URI(key), err)
+	}
+	return io.NopCloser(bytes.NewReader(b)), a, nil
+}
+
+// Copy implements store.Copier. The copy shares the source's bytes (which
+// are never modified in place) and gets a version of its own.
+func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOptions) (store.Attrs, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Attrs{}, err
+	}
+	if err := store.ValidateKey(dst); err != nil {
+		return store.Attrs{}, err
+	}
+	a, data, err := s.get(ctx, src)
+	if err != nil {
+		return store.Attrs{}, fmt.Errorf("copy: %w", err)
+	}
+	if opts.SourceIfMatch != "" && a.ETag != opts.SourceIfMatch {
+		return store.Attrs{}, fmt.Errorf("copy %s: source changed: %w", s.URI(src), store.ErrPrecondition)
+	}
+	return s.put(dst, data, store.PutOptions{IfNoneMatch: opts.IfNoneMatch})
 }
 
 // Stat implements store.Store.

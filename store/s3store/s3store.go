@@ -81,6 +81,8 @@ type Store struct {
 	concurrency  int
 	whenRequired bool
 	clock        serverClock
+	// Set by tests only (export_test.go): multipart copies of small objects.
+	testCopyLimit, testCopyPart int64
 }
 
 var (

@@ -105,3 +105,26 @@ func (c *Counting) DeleteMany(ctx context.Context, keys []string) error {
 	}
 	return nil
 }
+
+// GetRange counts one "get-range" request when the wrapped store reads
+// ranges, else one "get" (store.GetRange then reads the whole object).
+func (c *Counting) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, store.Attrs, error) {
+	if _, ok := c.Store.(store.RangeReader); ok {
+		c.add("get-range")
+	} else {
+		c.add("get")
+	}
+	return store.GetRange(ctx, c.Store, key, off, n)
+}
+
+// Copy counts one "copy" request when the wrapped store copies server-side,
+// else a "get" and a "writer" (store.Copy then streams the bytes through).
+func (c *Counting) Copy(ctx context.Context, dst, src string, opts store.CopyOptions) (store.Attrs, error) {
+	if _, ok := c.Store.(store.Copier); ok {
+		c.add("copy")
+	} else {
+		c.add("get")
+		c.add("writer")
+	}
+	return store.Copy(ctx, c.Store, dst, src, opts)
+}

@@ -11,7 +11,7 @@ import (
 
 // Call describes one request seen by a Faulty store.
 type Call struct {
-	Op   string // "get", "stat", "put", "writer", "delete", "list"
+	Op   string // "get", "get-range", "stat", "put", "writer", "copy", "delete", "list"
 	Key  string
 	Opts store.PutOptions // for "put"
 	N    int              // 1-based index of this call among calls with the same Op and Key
@@ -121,6 +121,41 @@ func (f *Faulty) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs,
 		return func(yield func(store.Attrs, error) bool) { yield(store.Attrs{}, ft.Before) }
 	}
 	return f.Store.List(ctx, prefix)
+}
+
+// GetRange injects faults as op "get-range" and forwards to store.GetRange.
+func (f *Faulty) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, store.Attrs, error) {
+	ft := f.fault("get-range", key, store.PutOptions{})
+	if ft.Before != nil {
+		return nil, store.Attrs{}, ft.Before
+	}
+	rc, a, err := store.GetRange(ctx, f.Store, key, off, n)
+	if ft.Hook != nil {
+		ft.Hook()
+	}
+	if ft.After != nil {
+		if rc != nil {
+			rc.Close()
+		}
+		return nil, store.Attrs{}, ft.After
+	}
+	return rc, a, err
+}
+
+// Copy injects faults as op "copy" (Key is the destination) and forwards to store.Copy.
+func (f *Faulty) Copy(ctx context.Context, dst, src string, opts store.CopyOptions) (store.Attrs, error) {
+	ft := f.fault("copy", dst, store.PutOptions{IfNoneMatch: opts.IfNoneMatch})
+	if ft.Before != nil {
+		return store.Attrs{}, ft.Before
+	}
+	a, err := store.Copy(ctx, f.Store, dst, src, opts)
+	if ft.Hook != nil {
+		ft.Hook()
+	}
+	if ft.After != nil {
+		return store.Attrs{}, ft.After
+	}
+	return a, err
 }
 
 // Now forwards the wrapped store's clock, if it has one.

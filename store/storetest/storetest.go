@@ -479,6 +479,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Options)
 			t.Fatalf("after DeleteAll: %d keys left (%q...)", len(got), got[:min(3, len(got))])
 		}
 	})
+	runRangeAndCopy(t, newStore)
 }
 
 // Increment adds one to a decimal counter object by read + conditional
