@@ -16,7 +16,7 @@ const arrowBatch = 8 << 10
 // WriteRecord appends an Arrow record batch, written through Arrow's
 // Parquet writer (pqarrow). Its schema must be flat (dictionary-encoded
 // columns are written as their value type). The record is not retained.
-func (s *Stager) WriteRecord(rec arrow.Record) error {
+func (s *Stager) WriteRecord(rec arrow.RecordBatch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
@@ -42,7 +42,7 @@ func (s *Stager) canonOfRecordSchema(sc *arrow.Schema) (*canonSchema, error) {
 	return c, nil
 }
 
-func (s *Stager) writeRecord(input string, rec arrow.Record) error {
+func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) error {
 	c, err := s.canonOfRecordSchema(rec.Schema())
 	if err != nil {
 		return err
@@ -123,7 +123,7 @@ func (e *arrowFileEncoder) size(written int64) int64 { return written + e.buffer
 
 // recordBytes estimates the bytes of a record's values (for a slice, only
 // its own rows).
-func recordBytes(rec arrow.Record) int64 {
+func recordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, col := range rec.Columns() {
 		n += arrayBytes(col)

@@ -58,7 +58,7 @@ var benchSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
 }, nil)
 
-func benchRecord(b *array.RecordBuilder, first int64, n int) arrow.Record {
+func benchRecord(b *array.RecordBuilder, first int64, n int) arrow.RecordBatch {
 	id := b.Field(0).(*array.Int64Builder)
 	k := b.Field(1).(*array.Int32Builder)
 	v := b.Field(2).(*array.Float64Builder)
@@ -72,7 +72,7 @@ func benchRecord(b *array.RecordBuilder, first int64, n int) arrow.Record {
 		s.Append(benchStrings[i%1000])
 		t.Append(arrow.Timestamp((1_800_000_000 + i) * 1_000_000))
 	}
-	return b.NewRecord()
+	return b.NewRecordBatch()
 }
 
 // discardStore is a store whose writers only count bytes, so benchmarks

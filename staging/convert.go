@@ -382,7 +382,7 @@ func (c *column) appendNull() error {
 }
 
 // buildRecord makes a record of the builders' contents and resets them.
-func buildRecord(sc *arrow.Schema, cols []*column) arrow.Record {
+func buildRecord(sc *arrow.Schema, cols []*column) arrow.RecordBatch {
 	arrs := make([]arrow.Array, len(cols))
 	for i, c := range cols {
 		arrs[i] = c.b.NewArray()
@@ -391,7 +391,7 @@ func buildRecord(sc *arrow.Schema, cols []*column) arrow.Record {
 	if len(arrs) > 0 {
 		n = int64(arrs[0].Len())
 	}
-	rec := array.NewRecord(sc, arrs, n)
+	rec := array.NewRecordBatch(sc, arrs, n)
 	for _, a := range arrs {
 		a.Release()
 	}

@@ -110,7 +110,7 @@ func scanParquet(ctx context.Context, f readerAtSize) (rows int64, sum rowSum, c
 	defer rr.Release()
 	var buf []byte
 	for rr.Next() {
-		rec := rr.Record()
+		rec := rr.RecordBatch()
 		encs := make([]arrowEnc, rec.NumCols())
 		for i, col := range rec.Columns() {
 			if encs[i], err = arrowEncoder(col, canon.arrow.Field(i).Type); err != nil {

@@ -74,7 +74,7 @@ var rowSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 // toRecord converts rows to an Arrow record of rowSchema.
-func toRecord(rows []row) arrow.Record {
+func toRecord(rows []row) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, rowSchema)
 	defer b.Release()
 	for _, x := range rows {
@@ -98,7 +98,7 @@ func toRecord(rows []row) arrow.Record {
 		b.Field(9).(*array.Decimal128Builder).Append(decimal128.FromI64(x.Price))
 		b.Field(10).(*array.BinaryBuilder).Append(x.Blob)
 	}
-	return b.NewRecord()
+	return b.NewRecordBatch()
 }
 
 // totals are aggregates that tests compare between writer and readers.

@@ -341,11 +341,11 @@ func TestSchemaMismatch(t *testing.T) {
 	rows := makeRows(10, 7)
 	rec := toRecord(rows)
 	defer rec.Release()
-	otherRec := func() arrow.Record {
+	otherRec := func() arrow.RecordBatch {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}}, nil))
 		defer b.Release()
 		b.Field(0).(*array.Int32Builder).Append(1)
-		return b.NewRecord()
+		return b.NewRecordBatch()
 	}()
 	defer otherRec.Release()
 	for name, second := range map[string]func(*Stager) error{
