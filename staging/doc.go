@@ -21,8 +21,20 @@
 // field of type int64 that is not nullable, and a Parquet column
 // "required int64" are the same column. Every later input must have the
 // same canonical schema, or the Stager fails with [ErrSchemaMismatch]
-// showing both. Columns must be flat: nested types (lists, structs, maps)
-// fail with [ErrUnsupported].
+// showing both. Columns may be nested (lists, structs, maps, and any
+// nesting of them); list element and map entry names are not part of the
+// canonical schema (writers call a list's element "element", "item" or
+// "array"): they are "element", "key" and "value" there.
+//
+// # Codecs and encodings
+//
+// Files are read with Arrow's Parquet reader: every encoding it knows
+// (PLAIN, dictionary, RLE, DELTA_*, BYTE_STREAM_SPLIT), DataPage v1 and
+// v2, and the codecs SNAPPY, GZIP, BROTLI, ZSTD and LZ4_RAW. Importing
+// this package adds, process-wide, Parquet's deprecated LZ4 codec in all
+// three framings writers use (Hadoop's, the LZ4 frame format, a bare LZ4
+// block), and makes an empty compressed input decode to nothing for every
+// codec (a DataPage v2 of nulls only carries no compressed bytes).
 //
 // # Files
 //
@@ -77,6 +89,28 @@
 //	time32, time64            0x09, 8 bytes little-endian, in the schema's unit
 //	timestamp                 0x0a, 8 bytes little-endian, in the schema's unit
 //	decimal128, decimal256    0x0b, 16 or 32 bytes little-endian two's complement unscaled value
+//	list (any list type)      0x0c, uvarint element count, each element's encoding in list order
+//	struct                    0x0d, uvarint field count, each field's encoding in schema order
+//	map                       0x0e, uvarint entry count, then the entries sorted bytewise, each
+//	                          as uvarint length + (key's encoding, value's encoding)
+//	float16                   0x0f, 2 bytes IEEE 754 little-endian (NaN as 0x7e00)
+//
+// Nulls are 0x00 at every level: a null list, struct or map, a null
+// element, a null struct field, a null map value. An empty list (0x0c
+// 0x00) is not a null list (0x00). List order counts; map entry order does
+// not (the entries are sorted), so two writers that store a map's entries
+// in different orders give the same checksum. Flat columns are encoded as
+// they always were (v1), so checksums of existing generations stay valid.
+//
+// Test vectors (hex; TestNestedEncodingVectors checks them):
+//
+//	["a", null, "c"] of strings       0c03 060161 00 060163
+//	[] / null list / [null]           0c00 / 00 / 0c0100
+//	{x: 1.5 (double), y: 2 (int64)}   0d02 05000000000000f83f 020200000000000000
+//	{x: null, y: null} / null struct  0d020000 / 00
+//	map {"z": 26, "a": 1} (int64)     0e02 0c060161020100000000000000 0c06017a021a00000000000000
+//	[null, {n: null, v: null}, {n: "e3", v: [null]}]
+//	                                  0c03 00 0d020000 0d0206026533 0c0100
 //
 // Values are taken in the canonical schema's types: an Arrow date64 is
 // hashed as its date32, a large_string as a string, a dictionary as its

@@ -30,7 +30,8 @@ var (
 	// Parquet file (bad footer, truncated, undecodable pages).
 	ErrCorrupt = errors.New("corrupt parquet file")
 	// ErrUnsupported: a column type that staging cannot hash canonically
-	// (nested types such as lists, structs and maps, float16, INT96).
+	// (intervals, durations, unions; nested fields of Go structs given to
+	// Write).
 	ErrUnsupported = errors.New("unsupported column type")
 	// ErrClosed: the Stager was finished, aborted, or failed earlier.
 	ErrClosed = errors.New("stager is closed")

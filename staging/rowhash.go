@@ -1,10 +1,12 @@
 package staging
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -28,6 +30,10 @@ const (
 	tagTime      byte = 0x09
 	tagTimestamp byte = 0x0a
 	tagDecimal   byte = 0x0b
+	tagList      byte = 0x0c
+	tagStruct    byte = 0x0d
+	tagMap       byte = 0x0e
+	tagFloat16   byte = 0x0f
 )
 
 // checksumAlgo names the content checksum in manifests.
@@ -306,8 +312,112 @@ func arrowValueEncoder(arr arrow.Array, canon arrow.DataType) (arrowEnc, error) 
 			return nil, err
 		}
 		return func(b []byte, i int) []byte { return values(b, a.GetValueIndex(i)) }, nil
+	case *array.Float16:
+		return func(b []byte, i int) []byte { return appendFloat16(b, a.Value(i).Uint16()) }, nil
+	case *array.Map: // before array.ListLike: a map is a list of entries
+		ct, ok := canon.(*arrow.MapType)
+		if !ok {
+			return nil, unsupported(arr.DataType(), canon)
+		}
+		keys, err := arrowEncoder(a.Keys(), ct.KeyType())
+		if err != nil {
+			return nil, err
+		}
+		items, err := arrowEncoder(a.Items(), ct.ItemType())
+		if err != nil {
+			return nil, err
+		}
+		var scratch []byte
+		var ends []int
+		return func(b []byte, i int) []byte {
+			start, end := a.ValueOffsets(i)
+			scratch, ends = scratch[:0], ends[:0]
+			for j := int(start); j < int(end); j++ {
+				scratch = items(keys(scratch, j), j)
+				ends = append(ends, len(scratch))
+			}
+			return appendMapEntries(b, scratch, ends)
+		}, nil
+	case array.ListLike:
+		elem, ok := listElem(canon)
+		if !ok {
+			return nil, unsupported(arr.DataType(), canon)
+		}
+		values, err := arrowEncoder(a.ListValues(), elem)
+		if err != nil {
+			return nil, err
+		}
+		return func(b []byte, i int) []byte {
+			start, end := a.ValueOffsets(i)
+			b = binary.AppendUvarint(append(b, tagList), uint64(end-start))
+			for j := int(start); j < int(end); j++ {
+				b = values(b, j)
+			}
+			return b
+		}, nil
+	case *array.Struct:
+		ct, ok := canon.(*arrow.StructType)
+		if !ok || ct.NumFields() != a.NumField() {
+			return nil, unsupported(arr.DataType(), canon)
+		}
+		fields := make([]arrowEnc, a.NumField())
+		for k := range fields {
+			var err error
+			if fields[k], err = arrowEncoder(a.Field(k), ct.Field(k).Type); err != nil {
+				return nil, err
+			}
+		}
+		return func(b []byte, i int) []byte {
+			b = binary.AppendUvarint(append(b, tagStruct), uint64(len(fields)))
+			for _, f := range fields {
+				b = f(b, i)
+			}
+			return b
+		}, nil
 	}
 	return nil, unsupported(arr.DataType(), canon)
+}
+
+// listElem is the element type of a canonical list type.
+func listElem(dt arrow.DataType) (arrow.DataType, bool) {
+	switch t := dt.(type) {
+	case *arrow.ListType:
+		return t.Elem(), true
+	case *arrow.LargeListType:
+		return t.Elem(), true
+	case *arrow.FixedSizeListType:
+		return t.Elem(), true
+	}
+	return nil, false
+}
+
+// appendFloat16 appends an IEEE 754 half-precision value given as its bits.
+func appendFloat16(b []byte, u uint16) []byte {
+	if u&0x7c00 == 0x7c00 && u&0x03ff != 0 { // NaN
+		u = 0x7e00
+	}
+	return binary.LittleEndian.AppendUint16(append(b, tagFloat16), u)
+}
+
+// appendMapEntries appends a map value: its entry count, then its entries'
+// encodings (key then value, each as uvarint length + bytes) sorted
+// bytewise, so that the order in which a writer stored the entries does
+// not count. enc holds the entries back to back; ends[k] is where entry k
+// ends.
+func appendMapEntries(b []byte, enc []byte, ends []int) []byte {
+	entries := make([][]byte, len(ends))
+	start := 0
+	for k, end := range ends {
+		entries[k] = enc[start:end]
+		start = end
+	}
+	slices.SortFunc(entries, bytesCompare)
+	b = binary.AppendUvarint(append(b, tagMap), uint64(len(entries)))
+	for _, e := range entries {
+		b = binary.AppendUvarint(b, uint64(len(e)))
+		b = append(b, e...)
+	}
+	return b
 }
 
 func canonTimeUnit(dt arrow.DataType) (arrow.TimeUnit, bool) {
@@ -372,3 +482,5 @@ func parquetEncoder(leaf pq.Type, canon arrow.DataType) (pqEnc, error) {
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnsupported, canon)
 }
+
+func bytesCompare(a, b []byte) int { return bytes.Compare(a, b) }

@@ -39,32 +39,64 @@ func fromParquetSchema(ps *pqschema.Schema) (*canonSchema, error) {
 	}
 	fields := make([]arrow.Field, as.NumFields())
 	for i, f := range as.Fields() {
-		if err := checkFlat(f); err != nil {
+		t, err := canonType(f.Name, f.Type)
+		if err != nil {
 			return nil, err
 		}
-		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable}
-	}
-	if ps.NumColumns() != len(fields) {
-		return nil, fmt.Errorf("%w: nested columns", ErrUnsupported)
+		fields[i] = arrow.Field{Name: f.Name, Type: t, Nullable: f.Nullable}
 	}
 	s := arrow.NewSchema(fields, nil)
 	return &canonSchema{arrow: s, text: s.String()}, nil
 }
 
-// checkFlat accepts the primitive types that the canonical row encoding
-// covers.
-func checkFlat(f arrow.Field) error {
-	switch f.Type.ID() {
+// canonType checks that the canonical row encoding covers dt and returns
+// it in canonical form: nested types without field metadata, list
+// elements named "element" and map entries "key" and "value" (the names
+// differ between writers: "item", "array", "element", ...; they are not
+// part of the content).
+func canonType(name string, dt arrow.DataType) (arrow.DataType, error) {
+	switch dt.ID() {
 	case arrow.NULL, arrow.BOOL,
 		arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64,
 		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY,
 		arrow.DATE32, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP,
 		arrow.DECIMAL128, arrow.DECIMAL256:
-		return nil
+		return dt, nil
+	case arrow.MAP:
+		t := dt.(*arrow.MapType)
+		k, err := canonType(name, t.KeyType())
+		if err != nil {
+			return nil, err
+		}
+		v, err := canonType(name, t.ItemType())
+		if err != nil {
+			return nil, err
+		}
+		m := arrow.MapOfWithMetadata(k, arrow.Metadata{}, v, arrow.Metadata{})
+		m.SetItemNullable(t.ItemField().Nullable)
+		return m, nil
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST:
+		elem := dt.(arrow.ListLikeType).ElemField()
+		t, err := canonType(name, elem.Type)
+		if err != nil {
+			return nil, err
+		}
+		return arrow.ListOfField(arrow.Field{Name: "element", Type: t, Nullable: elem.Nullable}), nil
+	case arrow.STRUCT:
+		st := dt.(*arrow.StructType)
+		fields := make([]arrow.Field, st.NumFields())
+		for i, f := range st.Fields() {
+			t, err := canonType(name+"."+f.Name, f.Type)
+			if err != nil {
+				return nil, err
+			}
+			fields[i] = arrow.Field{Name: f.Name, Type: t, Nullable: f.Nullable}
+		}
+		return arrow.StructOf(fields...), nil
 	}
-	return fmt.Errorf("%w: column %q has type %s", ErrUnsupported, f.Name, f.Type)
+	return nil, fmt.Errorf("%w: column %q has type %s", ErrUnsupported, name, dt)
 }
 
 // canonOfArrow derives the canonical schema of an Arrow schema as written
@@ -75,7 +107,7 @@ func canonOfArrow(s *arrow.Schema, props *parquet.WriterProperties) (*canonSchem
 		if d, ok := t.(*arrow.DictionaryType); ok {
 			t = d.ValueType
 		}
-		if err := checkFlat(arrow.Field{Name: f.Name, Type: t}); err != nil {
+		if _, err := canonType(f.Name, t); err != nil {
 			return nil, err
 		}
 	}
