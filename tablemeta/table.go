@@ -1,0 +1,399 @@
+package tablemeta
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/pswap/pswap/partition"
+)
+
+// The document's identity and limits.
+const (
+	// Format is the value of the "format" field.
+	Format = "pswap-table"
+	// Version is the "major.minor" version this package writes and reads.
+	Version = "1.0"
+	// Key is where a table keeps the document, relative to the table root.
+	Key = "_pswap/table.json"
+	// MaxDocumentBytes bounds a document.
+	MaxDocumentBytes = 4 << 20
+	// MaxFields bounds the fields of a schema, nested ones included.
+	MaxFields = 10_000
+	// MaxNesting bounds how deeply types nest (a struct in a list in a
+	// map ...).
+	MaxNesting = 16
+	// MaxNameBytes bounds a field name.
+	MaxNameBytes = 256
+	// MaxLayoutBytes bounds a partition column's layout.
+	MaxLayoutBytes = 64
+)
+
+// Sentinel errors, checked with errors.Is.
+var (
+	// ErrInvalid: a malformed, inconsistent or unsupported table document
+	// (or a value that would encode to one).
+	ErrInvalid = errors.New("invalid table metadata")
+	// ErrUnsupportedVersion: a document of another major version. It also
+	// matches ErrInvalid.
+	ErrUnsupportedVersion = fmt.Errorf("%w: unsupported version", ErrInvalid)
+	// ErrSchemaMismatch: data whose schema the table does not accept (a
+	// column dropped, renamed, retyped, added without evolving, or made
+	// nullable). The message names the column.
+	ErrSchemaMismatch = errors.New("schema does not match the table")
+	// ErrPartitionMismatch: a partition key that does not fit the table's
+	// partition columns or their layout. The message shows an example of a
+	// key that fits.
+	ErrPartitionMismatch = errors.New("partition key does not fit the table")
+	// ErrUnsupportedType: a data type that a table schema cannot express
+	// (e.g. uint64, float16, a union).
+	ErrUnsupportedType = errors.New("type not supported by table schemas")
+)
+
+// Table is the document <table>/_pswap/table.json: the table's partition
+// columns with their layout and its data schema.
+type Table struct {
+	Format  string // Format; Encode writes it
+	Version string // Version; Encode writes it
+	// PartitionColumns are the columns of the table's Hive-style keys, in
+	// key order: "dt" for dt=2026-11-29.
+	PartitionColumns []PartitionColumn
+	// SchemaID starts at 0 and grows by one with every evolution.
+	SchemaID int
+	// LastColumnID is the highest field id ever assigned (partition
+	// columns included): a new column gets the next one, so ids are never
+	// reused.
+	LastColumnID int
+	// Schema is the data columns, the same in every generation of every
+	// partition.
+	Schema Schema
+}
+
+// PartitionColumn is one column of the table's partition keys.
+type PartitionColumn struct {
+	// ID is a field id of the same space as the schema's (so an Iceberg
+	// schema may hold the column beside the data columns).
+	ID   int
+	Name string
+	// Type is String, Date or Int.
+	Type Type
+	// Layout is a Go time layout that every value must fit exactly
+	// ("2006-01-02" for dt=2026-11-29, "15" for hr=13), or empty for a
+	// free-form value.
+	Layout string
+}
+
+// Clone returns a deep copy.
+func (t *Table) Clone() *Table {
+	c := *t
+	c.PartitionColumns = slices.Clone(t.PartitionColumns)
+	c.Schema = t.Schema.Clone()
+	return &c
+}
+
+// Validate checks the document: format and version (when set), partition
+// columns, the schema's names, types and ids. Errors match ErrInvalid.
+func (t *Table) Validate() error {
+	if t == nil {
+		return invalid("document", "nil table")
+	}
+	if t.Format != "" && t.Format != Format {
+		return invalid("format", "%q, want %q", t.Format, Format)
+	}
+	if t.Version != "" {
+		if _, err := checkVersion(t.Version); err != nil {
+			return err
+		}
+	}
+	if t.SchemaID < 0 {
+		return invalid("schema_id", "%d is negative", t.SchemaID)
+	}
+	ids := map[int]string{}
+	useID := func(path string, id int) error {
+		if id <= 0 {
+			return invalid(path+".id", "%d: ids are positive", id)
+		}
+		if id > t.LastColumnID {
+			return invalid(path+".id", "%d is greater than last_column_id %d", id, t.LastColumnID)
+		}
+		if prev, ok := ids[id]; ok {
+			return invalid(path+".id", "%d is also the id of %s", id, prev)
+		}
+		ids[id] = path
+		return nil
+	}
+	if len(t.PartitionColumns) == 0 {
+		return invalid("partition_columns", "empty: a table has at least one partition column")
+	}
+	if len(t.PartitionColumns) > partition.MaxColumns {
+		return invalid("partition_columns", "%d columns, at most %d", len(t.PartitionColumns), partition.MaxColumns)
+	}
+	for i, c := range t.PartitionColumns {
+		path := fmt.Sprintf("partition_columns[%d]", i)
+		if err := c.validate(path); err != nil {
+			return err
+		}
+		for _, d := range t.PartitionColumns[:i] {
+			if d.Name == c.Name {
+				return invalid(path+".name", "%q: duplicate partition column", c.Name)
+			}
+		}
+		if err := useID(path, c.ID); err != nil {
+			return err
+		}
+	}
+	if len(t.Schema.Fields) == 0 {
+		return invalid("schema", "no columns")
+	}
+	n := 0
+	if err := validateFields("schema", t.Schema.Fields, 1, &n, useID); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c PartitionColumn) validate(path string) error {
+	if _, err := partition.New(partition.Column{Name: c.Name, Value: "x"}); err != nil {
+		return invalid(path+".name", "%q: not a partition column name: %v", c.Name, err)
+	}
+	if c.Layout != "" {
+		if err := checkLayout(c.Layout); err != nil {
+			return invalid(path+".layout", "%q: %s", c.Layout, err)
+		}
+	}
+	switch c.Type.Kind {
+	case String:
+	case Date:
+		if !isDateLayout(c.Layout) {
+			return invalid(path+".type", "date needs a layout of a whole day (such as 2006-01-02), not %q", c.Layout)
+		}
+	case Int:
+		if c.Layout != "" && !isIntLayout(c.Layout) {
+			return invalid(path+".type", "int needs a layout of digits only (such as 15), not %q", c.Layout)
+		}
+	default:
+		return invalid(path+".type", "%s: a partition column is string, date or int", c.Type)
+	}
+	return nil
+}
+
+// sampleTimes are instants whose formats tell what a layout encodes.
+var sampleTimes = []time.Time{
+	time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC),
+	time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
+	time.Date(2026, 11, 28, 13, 0, 0, 0, time.UTC),
+	time.Date(2026, 10, 29, 13, 0, 0, 0, time.UTC),
+	time.Date(2025, 11, 29, 13, 0, 0, 0, time.UTC),
+}
+
+// checkLayout accepts a Go time layout that formats to a valid partition
+// value and parses back, and encodes nothing finer than an hour.
+func checkLayout(l string) error {
+	switch {
+	case len(l) > MaxLayoutBytes:
+		return fmt.Errorf("longer than %d bytes", MaxLayoutBytes)
+	case !utf8.ValidString(l):
+		return errors.New("not valid UTF-8")
+	case strings.IndexFunc(l, unicode.IsControl) >= 0:
+		return errors.New("contains a control character")
+	}
+	t := sampleTimes[0]
+	v := t.Format(l)
+	if v == l {
+		return errors.New("encodes no part of a time (want a Go layout such as 2006-01-02)")
+	}
+	if _, err := partition.New(partition.Column{Name: "x", Value: v}); err != nil {
+		return fmt.Errorf("formats to %q, not a valid partition value", v)
+	}
+	back, err := time.Parse(l, v)
+	if err != nil || back.Format(l) != v {
+		return errors.New("does not parse back what it formats")
+	}
+	finer := t.Add(time.Minute + time.Second)
+	if finer.Format(l) != v {
+		return errors.New("encodes minutes or seconds; partitions are at least an hour")
+	}
+	return nil
+}
+
+// isDateLayout: the layout encodes exactly a day (year, month and day).
+func isDateLayout(l string) bool {
+	if l == "" || checkLayout(l) != nil {
+		return false
+	}
+	f := func(i int) string { return sampleTimes[i].Format(l) }
+	return f(0) == f(1) && f(0) != f(2) && f(0) != f(3) && f(0) != f(4)
+}
+
+// isIntLayout: the layout formats to digits only.
+func isIntLayout(l string) bool {
+	if checkLayout(l) != nil {
+		return false
+	}
+	for _, t := range sampleTimes {
+		if _, err := strconv.Atoi(t.Format(l)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func validateFields(path string, fields []Field, depth int, n *int, useID func(string, int) error) error {
+	if depth > MaxNesting {
+		return invalid(path, "nested more than %d levels deep", MaxNesting)
+	}
+	for i, f := range fields {
+		fp := fmt.Sprintf("%s[%d]", path, i)
+		if p := nameProblem(f.Name); p != "" {
+			return invalid(fp+".name", "%q: %s", f.Name, p)
+		}
+		for _, g := range fields[:i] {
+			if strings.EqualFold(g.Name, f.Name) {
+				return invalid(fp+".name", "%q: duplicate of column %q (names are unique even when compared case-insensitively)", f.Name, g.Name)
+			}
+		}
+		if err := validateField(fp, f, depth, n, useID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateField(path string, f Field, depth int, n *int, useID func(string, int) error) error {
+	*n++
+	if *n > MaxFields {
+		return invalid(path, "more than %d fields", MaxFields)
+	}
+	if err := useID(path, f.ID); err != nil {
+		return err
+	}
+	if !utf8.ValidString(f.Doc) || strings.ContainsFunc(f.Doc, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) || len(f.Doc) > 4096 {
+		return invalid(path+".doc", "invalid UTF-8, a control character, or more than 4096 bytes")
+	}
+	return validateType(path+".type", f.Type, depth, n, useID)
+}
+
+func validateType(path string, t Type, depth int, n *int, useID func(string, int) error) error {
+	if t.Kind != Decimal && (t.Precision != 0 || t.Scale != 0) {
+		return invalid(path, "%s has no precision or scale", t.Kind)
+	}
+	if t.Kind != Fixed && t.Length != 0 {
+		return invalid(path, "%s has no length", t.Kind)
+	}
+	if t.Kind != Struct && t.Fields != nil {
+		return invalid(path, "%s has no fields", t.Kind)
+	}
+	if t.Kind != List && t.Element != nil {
+		return invalid(path, "%s has no element", t.Kind)
+	}
+	if t.Kind != Map && (t.Key != nil || t.Value != nil) {
+		return invalid(path, "%s has no key or value", t.Kind)
+	}
+	switch t.Kind {
+	case Boolean, Int, Long, Float, Double, Date, Time, Timestamp, TimestampTZ, TimestampNs, TimestampTZNs, String, Binary:
+	case Decimal:
+		if t.Precision < 1 || t.Precision > MaxDecimalPrecision || t.Scale < 0 || t.Scale > t.Precision {
+			return invalid(path, "decimal(%d,%d): want precision 1..%d and scale 0..precision", t.Precision, t.Scale, MaxDecimalPrecision)
+		}
+	case Fixed:
+		if t.Length < 1 || t.Length > 1<<31-1 {
+			return invalid(path, "fixed[%d]: want a length of at least 1", t.Length)
+		}
+	case Struct:
+		if len(t.Fields) == 0 {
+			return invalid(path, "struct without fields")
+		}
+		return validateFields(path+".fields", t.Fields, depth+1, n, useID)
+	case List:
+		if t.Element == nil {
+			return invalid(path, "list without element")
+		}
+		if t.Element.Name != "element" {
+			return invalid(path+".element", "named %q, want \"element\"", t.Element.Name)
+		}
+		return validateField(path+".element", *t.Element, depth+1, n, useID)
+	case Map:
+		if t.Key == nil || t.Value == nil {
+			return invalid(path, "map without key or value")
+		}
+		if t.Key.Name != "key" || t.Value.Name != "value" {
+			return invalid(path, "key and value named %q and %q, want \"key\" and \"value\"", t.Key.Name, t.Value.Name)
+		}
+		if t.Key.Nullable {
+			return invalid(path+".key", "map keys are never null")
+		}
+		if err := validateField(path+".key", *t.Key, depth+1, n, useID); err != nil {
+			return err
+		}
+		return validateField(path+".value", *t.Value, depth+1, n, useID)
+	default:
+		return invalid(path, "unknown type %v", t.Kind)
+	}
+	return nil
+}
+
+// nameProblem says what is wrong with a column name, or "".
+func nameProblem(name string) string {
+	switch {
+	case name == "":
+		return "empty"
+	case len(name) > MaxNameBytes:
+		return fmt.Sprintf("longer than %d bytes", MaxNameBytes)
+	case !utf8.ValidString(name):
+		return "not valid UTF-8"
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "contains a control character"
+	}
+	return ""
+}
+
+// checkVersion accepts "1.x"; it reports whether the minor is newer than
+// ours.
+func checkVersion(v string) (newer bool, err error) {
+	major, minor, ok := strings.Cut(v, ".")
+	mj, err1 := strconv.Atoi(major)
+	mn, err2 := strconv.Atoi(minor)
+	if !ok || err1 != nil || err2 != nil || mj < 0 || mn < 0 || strconv.Itoa(mj) != major || strconv.Itoa(mn) != minor {
+		return false, invalid("version", "%q is not major.minor", v)
+	}
+	ourMajor, ourMinor, _ := strings.Cut(Version, ".")
+	om, _ := strconv.Atoi(ourMajor)
+	on, _ := strconv.Atoi(ourMinor)
+	if mj != om {
+		return false, &Error{Field: "version", Problem: fmt.Sprintf("%q: this pswap reads version %d.x", v, om), Err: ErrUnsupportedVersion}
+	}
+	return mn > on, nil
+}
+
+// Error is one problem with one field of a table document:
+//
+//	table.json: schema[2].type: decimal(40,2): want precision 1..38 and scale 0..precision
+//
+// It matches ErrInvalid (or ErrUnsupportedVersion) with errors.Is.
+type Error struct {
+	Field   string // JSON path, or "document"
+	Problem string
+	Err     error
+}
+
+func (e *Error) Error() string { return "table.json: " + e.Field + ": " + e.Problem }
+
+// Unwrap returns the sentinel.
+func (e *Error) Unwrap() error {
+	if e.Err == nil {
+		return ErrInvalid
+	}
+	return e.Err
+}
+
+func invalid(field, problem string, args ...any) *Error {
+	if len(args) > 0 {
+		problem = fmt.Sprintf(problem, args...)
+	}
+	return &Error{Field: field, Problem: problem, Err: ErrInvalid}
+}
