@@ -334,3 +334,77 @@ func DeleteAll(ctx context.Context, s Store, keys []string) error {
 	}
 	return nil
 }
+
+// ListEntry is one result of a delimited listing: an object, or a common
+// prefix that stands for every object whose key starts with it.
+type ListEntry struct {
+	// Attrs of the object. For a common prefix only Key is set: the prefix,
+	// ending with the delimiter.
+	Attrs
+	// IsPrefix reports a common prefix rather than an object.
+	IsPrefix bool
+}
+
+// DelimiterLister is implemented by stores that can list with a delimiter,
+// the way S3's ListObjectsV2 does with Delimiter (or io/fs's ReadDirFS lists
+// one directory): every object whose key starts with prefix and contains
+// delimiter after it is rolled up into one common prefix, the key up to and
+// including the first delimiter after prefix. Objects and common prefixes
+// come in one lexical order. The cost then grows with the number of
+// entries, not with the number of objects under them. Use ListDelimited,
+// which falls back to a full List for stores without it.
+type DelimiterLister interface {
+	ListDelimited(ctx context.Context, prefix, delimiter string) iter.Seq2[ListEntry, error]
+}
+
+// ListDelimited lists with a delimiter: through the store's DelimiterLister
+// when it has one, else by rolling up a full List (same results, full
+// cost). An empty delimiter lists every object.
+func ListDelimited(ctx context.Context, s Store, prefix, delimiter string) iter.Seq2[ListEntry, error] {
+	if dl, ok := s.(DelimiterLister); ok && delimiter != "" {
+		return dl.ListDelimited(ctx, prefix, delimiter)
+	}
+	return RollUp(s.List(ctx, prefix), prefix, delimiter)
+}
+
+// RollUp turns a lexically ordered listing of the objects under prefix into
+// a delimited one: for backends that implement DelimiterLister on top of a
+// full walk. Keys that do not start with prefix are passed through.
+func RollUp(objects iter.Seq2[Attrs, error], prefix, delimiter string) iter.Seq2[ListEntry, error] {
+	return func(yield func(ListEntry, error) bool) {
+		last := ""
+		for a, err := range objects {
+			if err != nil {
+				yield(ListEntry{}, err)
+				return
+			}
+			if cp, ok := CommonPrefix(a.Key, prefix, delimiter); ok {
+				if cp == last {
+					continue
+				}
+				last = cp
+				if !yield(ListEntry{Attrs: Attrs{Key: cp}, IsPrefix: true}, nil) {
+					return
+				}
+				continue
+			}
+			if !yield(ListEntry{Attrs: a}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// CommonPrefix returns the common prefix that a delimited listing of prefix
+// rolls key into: key up to and including the first delimiter after prefix.
+// It reports false for a key listed as itself.
+func CommonPrefix(key, prefix, delimiter string) (string, bool) {
+	if delimiter == "" || !strings.HasPrefix(key, prefix) {
+		return "", false
+	}
+	i := strings.Index(key[len(prefix):], delimiter)
+	if i < 0 {
+		return "", false
+	}
+	return key[:len(prefix)+i+len(delimiter)], true
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pswap/pswap/manifest"
@@ -109,17 +111,123 @@ func fileRefs(st store.Store, m *manifest.Manifest) []FileRef {
 func Files(st store.Store, m *manifest.Manifest) []FileRef { return fileRefs(st, m) }
 
 // ListPartitions returns the committed partitions under a key prefix (""
-// for the whole table), in lexical order. It lists the store once.
+// for the whole table; "dt=2026-11-" for a month), in lexical order. It
+// costs what ListPointers costs: the data files and generations of the
+// table are never listed.
 func ListPartitions(ctx context.Context, st store.Store, prefix string) ([]string, error) {
-	var out []string
-	for a, err := range st.List(ctx, prefix) {
-		if err != nil {
-			return nil, fmt.Errorf("list partitions: %w", err)
+	ps, err := ListPointers(ctx, st, prefix)
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.Partition)
+	}
+	return out, err
+}
+
+// Listed is one committed partition found by ListPointers: its pointer, or
+// the error that reading it gave (ErrCorrupt for a pointer that does not
+// decode or names another partition).
+type Listed struct {
+	Partition string
+	Base
+	Err error
+}
+
+// listConcurrency is the number of pointer reads and folder listings that
+// ListPointers runs at once.
+const listConcurrency = 16
+
+// ListPointers returns the committed partitions under a key prefix with
+// their pointers, in lexical order of their keys. It walks the table's
+// folders with a delimited listing (store.ListDelimited with "/": one
+// request per 1,000 folders of a level) and reads the pointer of every
+// folder that can be a partition (one GET). A folder without a pointer is
+// walked in turn: an upper level of a multi-column layout (dt=.../hr=...)
+// costs one GET and one listing, and a partition staged but never committed
+// is not listed. Data files, manifests and generations are never listed,
+// so the cost does not grow with them: for a one-column layout, one GET per
+// partition plus one listing page per 1,000 partitions. A partition whose
+// key extends that of a committed partition (dt=X/hr=1 below a committed
+// dt=X) is not found: a table uses one layout.
+func ListPointers(ctx context.Context, st store.Store, prefix string) ([]Listed, error) {
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return nil, fmt.Errorf("list partitions: %w", err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu   sync.Mutex
+		out  []Listed
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, listConcurrency)
+		fail = func(err error) { cancel(err) }
+	)
+	// visit lists one folder level; known is a partition already found to
+	// have no pointer (the folder being walked), not read again.
+	var visit func(prefix, known string)
+	visit = func(prefix, known string) {
+		type cand struct {
+			part string
+			leaf bool // found as the level's own folder: not walked further
 		}
-		if p, ok := PartitionOfPointerKey(a.Key); ok && partition.Validate(p) == nil {
-			out = append(out, p)
+		sem <- struct{}{}
+		var cands []cand
+		for e, err := range store.ListDelimited(ctx, st, prefix, "/") {
+			if err != nil {
+				<-sem
+				fail(fmt.Errorf("list partitions under %s: %w", st.URI(prefix), err))
+				return
+			}
+			if !e.IsPrefix {
+				continue
+			}
+			folder := strings.TrimSuffix(e.Key, "/")
+			if part, ok := strings.CutSuffix(folder, "/"+metaDir); ok || folder == metaDir {
+				// The pswap folder of the level's own folder: the listing
+				// prefix reached inside a partition ("dt=X/").
+				if ok && part != known && partition.Validate(part) == nil {
+					cands = append(cands, cand{part, true})
+				}
+				continue
+			}
+			cands = append(cands, cand{part: folder})
+		}
+		<-sem
+		for _, c := range cands {
+			part, leaf := c.part, c.leaf
+			if partition.Validate(part) != nil {
+				if !leaf && strings.Contains(part[strings.LastIndex(part, "/")+1:], "=") {
+					wg.Add(1)
+					go func() { defer wg.Done(); visit(part+"/", "") }()
+				}
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				b, err := ReadPointer(ctx, st, part)
+				<-sem
+				switch {
+				case err == nil || errors.Is(err, ErrCorrupt):
+					mu.Lock()
+					out = append(out, Listed{Partition: part, Base: b, Err: err})
+					mu.Unlock()
+				case errors.Is(err, ErrNoData):
+					if !leaf {
+						visit(part+"/", part)
+					}
+				default:
+					fail(err)
+				}
+			}()
 		}
 	}
+	visit(prefix, "")
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b Listed) int { return strings.Compare(a.Partition, b.Partition) })
 	return out, nil
 }
 

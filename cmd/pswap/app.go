@@ -43,6 +43,9 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+	// wrapStore, when set (only by tests), wraps the table's store, e.g. to
+	// count requests.
+	wrapStore func(store.Store) store.Store
 
 	// Global flags.
 	table                string
@@ -70,6 +73,9 @@ func (a *app) openTable(ctx context.Context) (*pswap.Table, error) {
 			err = usageError{err}
 		}
 		return nil, err
+	}
+	if a.wrapStore != nil {
+		t = pswap.NewTable(a.wrapStore(t.Store()))
 	}
 	return t, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -25,7 +24,8 @@ func newLsCmd(a *app) *cobra.Command {
 		Short: "List the committed partitions of a table",
 		Long: `List the committed partitions of a table (or of the part of it whose keys
 start with --prefix), each with its current generation, sequence number,
-rows, bytes, commit time and run id. It lists the table once and reads each
+rows, bytes, commit time and run id. It lists the table's folders (one
+request per 1,000 partitions, never the data files) and reads each
 partition's pointer.`,
 		Example: `  pswap ls --table s3://lake/sales
   pswap ls --table ./lake/sales --prefix dt=2026-11- --json`,
@@ -56,21 +56,18 @@ type lsJSON struct {
 func (c *lsCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
 	return c.withTable(ctx, func(t *pswap.Table) error {
-		keys, err := t.Partitions(ctx, c.prefix)
+		listed, err := swap.ListPointers(ctx, t.Store(), c.prefix)
 		if err != nil {
 			return err
 		}
-		parts, err := mapOrdered(ctx, keys, readConcurrency, func(ctx context.Context, k string) (partitionJSON, error) {
-			b, err := swap.ReadPointer(ctx, t.Store(), k)
-			if err != nil {
-				return partitionJSON{}, err
+		parts := make([]partitionJSON, 0, len(listed))
+		for _, l := range listed {
+			if l.Err != nil {
+				return l.Err
 			}
-			p := b.Pointer
-			return partitionJSON{Partition: k, Generation: p.Generation, Seq: p.Seq, RunID: p.RunID,
-				Rows: p.Rows, Bytes: p.Bytes, CommittedAt: p.CommittedAt.UTC()}, nil
-		})
-		if err != nil {
-			return err
+			p := l.Pointer
+			parts = append(parts, partitionJSON{Partition: l.Partition, Generation: p.Generation, Seq: p.Seq, RunID: p.RunID,
+				Rows: p.Rows, Bytes: p.Bytes, CommittedAt: p.CommittedAt.UTC()})
 		}
 		if c.json {
 			return printJSON(c.stdout, lsJSON{Table: c.tableURL(), Partitions: parts})

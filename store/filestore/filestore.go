@@ -36,12 +36,13 @@ type Store struct {
 }
 
 var (
-	_ store.Store        = (*Store)(nil)
-	_ store.Clock        = (*Store)(nil)
-	_ store.BatchDeleter = (*Store)(nil)
-	_ store.UploadLister = (*Store)(nil)
-	_ store.RangeReader  = (*Store)(nil)
-	_ store.Copier       = (*Store)(nil)
+	_ store.Store           = (*Store)(nil)
+	_ store.Clock           = (*Store)(nil)
+	_ store.BatchDeleter    = (*Store)(nil)
+	_ store.UploadLister    = (*Store)(nil)
+	_ store.RangeReader     = (*Store)(nil)
+	_ store.Copier          = (*Store)(nil)
+	_ store.DelimiterLister = (*Store)(nil)
 )
 
 // New returns a store rooted at dir. The directory is created on the first
@@ -529,12 +530,128 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, 
 	}
 }
 
+// ListDelimited implements store.DelimiterLister. A directory whose path
+// already contains the delimiter after prefix is one common prefix: it is
+// not walked beyond its first visible file.
+func (s *Store) ListDelimited(ctx context.Context, prefix, delimiter string) iter.Seq2[store.ListEntry, error] {
+	return func(yield func(store.ListEntry, error) bool) {
+		if delimiter == "" {
+			for a, err := range s.List(ctx, prefix) {
+				if !yield(store.ListEntry{Attrs: a}, err) || err != nil {
+					return
+				}
+			}
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			yield(store.ListEntry{}, err)
+			return
+		}
+		if err := store.ValidatePrefix(prefix); err != nil {
+			yield(store.ListEntry{}, err)
+			return
+		}
+		var out []store.ListEntry
+		seen := map[string]bool{}
+		addPrefix := func(cp string) {
+			if !seen[cp] {
+				seen[cp] = true
+				out = append(out, store.ListEntry{Attrs: store.Attrs{Key: cp}, IsPrefix: true})
+			}
+		}
+		err := s.walk(ctx, prefix, func(key string, p string, d fs.DirEntry) error {
+			if d.IsDir() {
+				cp, ok := store.CommonPrefix(key+"/", prefix, delimiter)
+				if !ok {
+					return nil
+				}
+				if !seen[cp] {
+					visible, err := hasVisibleFile(ctx, p)
+					if err != nil {
+						return err
+					}
+					if visible {
+						addPrefix(cp)
+					}
+				}
+				return filepath.SkipDir
+			}
+			name := d.Name()
+			if strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, lockSuffix) || !strings.HasPrefix(key, prefix) {
+				return nil
+			}
+			if cp, ok := store.CommonPrefix(key, prefix, delimiter); ok {
+				addPrefix(cp)
+				return nil
+			}
+			fi, err := fileInfo(d)
+			if fi != nil {
+				out = append(out, store.ListEntry{Attrs: attrsOf(key, fi, "")})
+			}
+			return err
+		})
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				err = ctxErr
+			}
+			yield(store.ListEntry{}, mapErr("list", s.URI(prefix), err))
+			return
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+		for _, e := range out {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}
+}
+
+// errFound stops a walk at the first visible file.
+var errFound = errors.New("found")
+
+// hasVisibleFile reports whether the directory dir holds, at any depth, a
+// regular file that List would show (not a temporary or lock file).
+func hasVisibleFile(ctx context.Context, dir string) (bool, error) {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.Type().IsRegular() && !strings.HasSuffix(name, tmpSuffix) && !strings.HasSuffix(name, lockSuffix) {
+			return errFound
+		}
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
+}
+
 // walkFiles calls fn with the slash-separated path (relative to the root) of
 // every regular file in the directories that can hold keys starting with
 // prefix: it walks only the deepest directory the prefix names and skips
 // subdirectories that cannot match. A root or folder that vanishes during
 // the walk is not an error; a cancelled ctx stops it.
 func (s *Store) walkFiles(ctx context.Context, prefix string, fn func(rel string, d fs.DirEntry) error) error {
+	return s.walk(ctx, prefix, func(rel, _ string, d fs.DirEntry) error {
+		if d.IsDir() {
+			return nil
+		}
+		return fn(rel, d)
+	})
+}
+
+// walk is walkFiles that also calls fn, with its key path and its file
+// path, for every directory that can hold keys starting with prefix (fn may
+// return filepath.SkipDir for it), and that passes regular files only.
+func (s *Store) walk(ctx context.Context, prefix string, fn func(rel, path string, d fs.DirEntry) error) error {
 	start := s.root
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
 		start = filepath.Join(s.root, filepath.FromSlash(prefix[:i]))
@@ -558,12 +675,15 @@ func (s *Store) walkFiles(ctx context.Context, prefix string, fn func(rel string
 			if !strings.HasPrefix(rel+"/", prefix) && !strings.HasPrefix(prefix, rel+"/") {
 				return filepath.SkipDir
 			}
-			return nil
+			if strings.HasPrefix(prefix, rel+"/") {
+				return nil // above the prefix: nothing of it is listed
+			}
+			return fn(rel, p, d)
 		}
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		return fn(rel, d)
+		return fn(rel, p, d)
 	})
 }
 

@@ -43,11 +43,12 @@ type Store struct {
 }
 
 var (
-	_ store.Store        = (*Store)(nil)
-	_ store.BatchDeleter = (*Store)(nil)
-	_ store.Clock        = (*Store)(nil)
-	_ store.RangeReader  = (*Store)(nil)
-	_ store.Copier       = (*Store)(nil)
+	_ store.Store           = (*Store)(nil)
+	_ store.BatchDeleter    = (*Store)(nil)
+	_ store.Clock           = (*Store)(nil)
+	_ store.RangeReader     = (*Store)(nil)
+	_ store.Copier          = (*Store)(nil)
+	_ store.DelimiterLister = (*Store)(nil)
 )
 
 // New returns an empty memory store.
@@ -282,6 +283,11 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, 
 			}
 		}
 	}
+}
+
+// ListDelimited implements store.DelimiterLister.
+func (s *Store) ListDelimited(ctx context.Context, prefix, delimiter string) iter.Seq2[store.ListEntry, error] {
+	return store.RollUp(s.List(ctx, prefix), prefix, delimiter)
 }
 
 // Now implements store.Clock with the store's configured clock.

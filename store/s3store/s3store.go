@@ -89,7 +89,9 @@ var (
 	_ store.Store        = (*Store)(nil)
 	_ store.BatchDeleter = (*Store)(nil)
 	_ store.UploadLister = (*Store)(nil)
-	_ store.Clock        = (*Store)(nil)
+
+	_ store.DelimiterLister = (*Store)(nil)
+	_ store.Clock           = (*Store)(nil)
 )
 
 // NewClient returns an S3 client configured from opts and the standard AWS
@@ -410,6 +412,61 @@ func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, 
 					ModTime: aws.ToTime(o.LastModified),
 				}
 				if !yield(a, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// ListDelimited implements store.DelimiterLister with ListObjectsV2's
+// Delimiter: one request per page of 1,000 entries (objects and common
+// prefixes together), whatever the number of objects under the prefixes.
+// (MinIO does that for the delimiter "/" only; it serves others by walking
+// every key beneath, 1,000 keys per page.)
+func (s *Store) ListDelimited(ctx context.Context, prefix, delimiter string) iter.Seq2[store.ListEntry, error] {
+	return func(yield func(store.ListEntry, error) bool) {
+		if err := store.ValidatePrefix(prefix); err != nil {
+			yield(store.ListEntry{}, fmt.Errorf("s3store: list %s: %w", s.URI(prefix), err))
+			return
+		}
+		in := &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: aws.String(s.root + prefix)}
+		if delimiter != "" {
+			in.Delimiter = aws.String(delimiter)
+		}
+		p := s3.NewListObjectsV2Paginator(s.client, in)
+		lastPrefix := ""
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				yield(store.ListEntry{}, s.mapError(ctx, opList, prefix, err))
+				return
+			}
+			// Each page holds a lexical range of entries; merge its two lists.
+			objs, cps := page.Contents, page.CommonPrefixes
+			for len(objs) > 0 || len(cps) > 0 {
+				var e store.ListEntry
+				if len(cps) > 0 && (len(objs) == 0 || aws.ToString(cps[0].Prefix) < aws.ToString(objs[0].Key)) {
+					cp := aws.ToString(cps[0].Prefix)
+					cps = cps[1:]
+					if cp == lastPrefix {
+						// MinIO pages a delimiter other than "/" by the keys
+						// beneath, and repeats a common prefix that spans pages.
+						continue
+					}
+					lastPrefix = cp
+					e = store.ListEntry{Attrs: store.Attrs{Key: strings.TrimPrefix(cp, s.root)}, IsPrefix: true}
+				} else {
+					o := objs[0]
+					objs = objs[1:]
+					e = store.ListEntry{Attrs: store.Attrs{
+						Key:     strings.TrimPrefix(aws.ToString(o.Key), s.root),
+						Size:    aws.ToInt64(o.Size),
+						ETag:    aws.ToString(o.ETag),
+						ModTime: aws.ToTime(o.LastModified),
+					}}
+				}
+				if !yield(e, nil) {
 					return
 				}
 			}

@@ -27,7 +27,9 @@ func (c *Counting) add(op string) {
 }
 
 // Counts returns a copy of the counts by operation ("get", "stat", "put",
-// "put-if-none-match", "put-if-match", "writer", "delete", "list").
+// "put-if-none-match", "put-if-match", "writer", "delete", "list",
+// "delete-many"). A listing counts one "list" per page of up to 1,000
+// entries that it yields (at least one), as S3's ListObjectsV2 pages them.
 func (c *Counting) Counts() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -87,8 +89,35 @@ func (c *Counting) Delete(ctx context.Context, key string) error {
 }
 
 func (c *Counting) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, error] {
-	c.add("list")
-	return c.Store.List(ctx, prefix)
+	return countPages(c, c.Store.List(ctx, prefix))
+}
+
+// ListDelimited implements store.DelimiterLister: through the wrapped
+// store's when it has one (its pages counted), else as a full List.
+func (c *Counting) ListDelimited(ctx context.Context, prefix, delimiter string) iter.Seq2[store.ListEntry, error] {
+	if _, ok := c.Store.(store.DelimiterLister); ok {
+		return countPages(c, store.ListDelimited(ctx, c.Store, prefix, delimiter))
+	}
+	return store.RollUp(c.List(ctx, prefix), prefix, delimiter)
+}
+
+// ListPageSize is the number of entries per listing page that Counting
+// assumes (S3's ListObjectsV2 maximum).
+const ListPageSize = 1000
+
+func countPages[T any](c *Counting, seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		c.add("list")
+		n := 0
+		for v, err := range seq {
+			if n++; n > ListPageSize && n%ListPageSize == 1 {
+				c.add("list")
+			}
+			if !yield(v, err) {
+				return
+			}
+		}
+	}
 }
 
 // DeleteMany counts one "delete-many" request per call (S3 DeleteObjects)

@@ -158,5 +158,18 @@ func (f *Faulty) Copy(ctx context.Context, dst, src string, opts store.CopyOptio
 	return a, err
 }
 
+// ListDelimited implements store.DelimiterLister with the wrapped store's
+// (a "list" call for faults), or a full List.
+func (f *Faulty) ListDelimited(ctx context.Context, prefix, delimiter string) iter.Seq2[store.ListEntry, error] {
+	if _, ok := f.Store.(store.DelimiterLister); !ok {
+		return store.RollUp(f.List(ctx, prefix), prefix, delimiter)
+	}
+	ft := f.fault("list", prefix, store.PutOptions{})
+	if ft.Before != nil {
+		return func(yield func(store.ListEntry, error) bool) { yield(store.ListEntry{}, ft.Before) }
+	}
+	return store.ListDelimited(ctx, f.Store, prefix, delimiter)
+}
+
 // Now forwards the wrapped store's clock, if it has one.
 func (f *Faulty) Now(ctx context.Context) (Time, error) { return now(ctx, f.Store) }

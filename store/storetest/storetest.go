@@ -237,6 +237,28 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Options)
 				t.Fatalf("list attrs %+v", a)
 			}
 		}
+		// Delimited listings across page boundaries, objects and common
+		// prefixes mixed: keys 1000 and up roll up into one prefix after
+		// 1,000 objects, and the first 1,000 into one before the others.
+		for _, c := range []struct {
+			prefix, delim string
+			entries       int
+		}{{"many/", "k01", 1000 + 1}, {"many/", "k00", 1 + n - 1000}, {"", "/", 2}} {
+			var model []string
+			for e, err := range store.RollUp(s.List(ctx, c.prefix), c.prefix, c.delim) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				model = append(model, entryName(e))
+			}
+			got := listDelimited(t, s, c.prefix, c.delim)
+			if !slices.Equal(got, model) {
+				t.Fatalf("ListDelimited(%q, %q): %d entries, the rolled-up List %d (first diff near %v)", c.prefix, c.delim, len(got), len(model), firstDiff(got, model))
+			}
+			if c.entries > 0 && len(got) != c.entries {
+				t.Fatalf("ListDelimited(%q, %q): %d entries, want %d", c.prefix, c.delim, len(got), c.entries)
+			}
+		}
 		// Stopping early must not hang or leak.
 		count := 0
 		for _, err := range s.List(ctx, "many/") {
@@ -266,6 +288,80 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Options)
 		check("ab/", "ab/1")
 		check("c/")
 		check("", "a/1", "a/2/x", "a1", "ab/1", "b/a/1")
+	})
+	t.Run("DelimitedListing", func(t *testing.T) {
+		s := newStore(t)
+		keys := []string{
+			"t/_pswap/table.json", "t/dt=1/_pswap/pointer.json", "t/dt=1/_pswap/gen/g1/a.parquet",
+			"t/dt=1/_pswap/manifests/g1.json", "t/dt=2/hr=1/_pswap/pointer.json", "t/dt=2/hr=1/_pswap/gen/g/x",
+			"t/dt=2/hr=10/_pswap/pointer.json", "t/dt=2/loose.txt", "t/dt=3/x-y/z", "t/dt=3/x-a", "t/top",
+		}
+		for _, k := range keys {
+			mustPut(t, s, k, k, store.PutOptions{})
+		}
+		// A write in flight is not an object yet, nor a common prefix.
+		w, err := s.NewWriter(ctx, "w/a/b", store.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte("not yet")); err != nil {
+			t.Fatal(err)
+		}
+		defer w.Abort()
+		_, native := s.(store.DelimiterLister)
+		for _, c := range []struct {
+			prefix, delim string
+			want          []string // common prefixes end with the delimiter; "=" marks an object
+		}{
+			{"t/", "/", []string{"t/_pswap/", "t/dt=1/", "t/dt=2/", "t/dt=3/", "=t/top"}},
+			{"t/", "/_pswap/", []string{"=t/_pswap/table.json", "t/dt=1/_pswap/", "t/dt=2/hr=1/_pswap/", "t/dt=2/hr=10/_pswap/",
+				"=t/dt=2/loose.txt", "=t/dt=3/x-a", "=t/dt=3/x-y/z", "=t/top"}},
+			{"", "/_pswap/", []string{"t/_pswap/", "t/dt=1/_pswap/", "t/dt=2/hr=1/_pswap/", "t/dt=2/hr=10/_pswap/",
+				"=t/dt=2/loose.txt", "=t/dt=3/x-a", "=t/dt=3/x-y/z", "=t/top"}},
+			{"t/dt=3/", "-", []string{"t/dt=3/x-"}},
+			{"t/dt=", "/", []string{"t/dt=1/", "t/dt=2/", "t/dt=3/"}},
+			{"t/dt=2/hr=1", "/", []string{"t/dt=2/hr=1/", "t/dt=2/hr=10/"}},
+			{"t/dt=1/_pswap/", "/", []string{"t/dt=1/_pswap/gen/", "t/dt=1/_pswap/manifests/", "=t/dt=1/_pswap/pointer.json"}},
+			{"", "/", []string{"t/"}},
+			{"w/", "/", nil},
+			{"nothing/", "/", nil},
+		} {
+			got := listDelimited(t, s, c.prefix, c.delim)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("ListDelimited(%q, %q) = %q, want %q", c.prefix, c.delim, got, c.want)
+			}
+			if native {
+				var model []string
+				for e, err := range store.RollUp(s.List(ctx, c.prefix), c.prefix, c.delim) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					model = append(model, entryName(e))
+				}
+				if !slices.Equal(got, model) {
+					t.Errorf("ListDelimited(%q, %q) = %q, but the rolled-up List gives %q", c.prefix, c.delim, got, model)
+				}
+			}
+		}
+		for e, err := range store.ListDelimited(ctx, s, "t/dt=2/", "/") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.IsPrefix && (e.Size != 0 || !e.ModTime.IsZero()) || !e.IsPrefix && (e.Size != int64(len(e.Key)) || e.ModTime.IsZero()) {
+				t.Errorf("entry %+v", e)
+			}
+		}
+		if got := listDelimited(t, s, "t/", ""); len(got) != len(keys) {
+			t.Errorf("ListDelimited with no delimiter gave %d entries, want %d objects", len(got), len(keys))
+		}
+		if err := store.ValidatePrefix("../x"); err == nil {
+			t.Fatal("ValidatePrefix accepted ../x")
+		}
+		for _, err := range store.ListDelimited(ctx, s, "../x/", "/") {
+			if !errors.Is(err, store.ErrInvalidKey) {
+				t.Errorf("ListDelimited(../x/): got %v, want ErrInvalidKey", err)
+			}
+		}
 	})
 	t.Run("LexicalOrder", func(t *testing.T) {
 		s := newStore(t)
@@ -526,6 +622,27 @@ func expectContent(t *testing.T, s store.Store, key, want string) {
 	if string(got) != want {
 		t.Fatalf("Get(%q) = %q, want %q", key, got, want)
 	}
+}
+
+// listDelimited lists through store.ListDelimited and names each entry:
+// a common prefix as itself, an object as "=" + its key.
+func listDelimited(t *testing.T, s store.Store, prefix, delim string) []string {
+	t.Helper()
+	var out []string
+	for e, err := range store.ListDelimited(context.Background(), s, prefix, delim) {
+		if err != nil {
+			t.Fatalf("ListDelimited(%q, %q): %v", prefix, delim, err)
+		}
+		out = append(out, entryName(e))
+	}
+	return out
+}
+
+func entryName(e store.ListEntry) string {
+	if e.IsPrefix {
+		return e.Key
+	}
+	return "=" + e.Key
 }
 
 func listKeys(t *testing.T, s store.Store, prefix string) []string {
