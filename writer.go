@@ -14,7 +14,6 @@ import (
 
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
-	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -214,12 +213,9 @@ func (w *Writer) Abort(ctx context.Context) error {
 	return errors.Join(err, w.txn.Abort(ctx))
 }
 
-// stagedKey is where `stage` records a staged generation's content until
-// `commit --staged` commits it.
-func stagedKey(part, gen string) string { return swap.MetaPrefix(part) + "staged/" + gen + ".json" }
-
-// Stage finishes the files without committing, records what was staged, and
-// returns the generation id for CommitStaged (a later process may commit it).
+// Stage finishes the files without committing, records what was staged and
+// the pointer it was staged against (see swap.CommitStaged), and returns the
+// generation id for CommitStaged (a later process may commit it).
 func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 	if w.done {
 		return "", manifest.Content{}, errors.New("pswap: writer already finished")
@@ -231,67 +227,17 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 		w.txn.Abort(context.WithoutCancel(ctx))
 		return "", manifest.Content{}, err
 	}
-	m := &manifest.Manifest{
-		Partition: w.p.key, Generation: w.txn.Generation(), Content: content,
-		CreatedAt: w.txn.Began(), CommittedAt: w.txn.Began(), Writer: swap.WriterVersion,
-	}
-	data, err := manifest.Encode(m)
-	if err == nil {
-		_, err = w.p.t.st.Put(ctx, stagedKey(w.p.key, m.Generation), data, store.PutOptions{IfNoneMatch: true})
-	}
-	if err != nil {
+	if err := w.txn.Stage(ctx, content); err != nil {
+		w.stager.Abort(context.WithoutCancel(ctx))
 		w.txn.Abort(context.WithoutCancel(ctx))
-		return "", manifest.Content{}, fmt.Errorf("record staged generation: %w", err)
+		return "", manifest.Content{}, err
 	}
-	return m.Generation, content, nil
+	return w.txn.Generation(), content, nil
 }
 
-// CommitStaged commits a generation made by Stage. Its age counts from when
-// its files were written (by the store's clock), so a generation staged
-// longer ago than the grace period is refused.
+// CommitStaged commits a generation made by Stage (or reserved by Reserve,
+// whose files are then adopted), fenced on the pointer it was staged
+// against; see swap.CommitStaged.
 func (p *Partition) CommitStaged(ctx context.Context, generation string, opts swap.Options) (Result, error) {
-	if err := manifest.ValidateGenerationID(generation); err != nil {
-		return Result{}, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
-	}
-	data, _, err := store.ReadAll(ctx, p.t.st, stagedKey(p.key, generation))
-	if errors.Is(err, store.ErrNotFound) {
-		return Result{}, fmt.Errorf("%s: staged generation %s: %w (never staged, already committed, or collected)", p.key, generation, ErrGenerationNotFound)
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	m, err := manifest.Decode(data)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: staged generation %s: %w: %w", p.key, generation, ErrCorrupt, err)
-	}
-	if m.Partition != p.key || m.Generation != generation {
-		return Result{}, fmt.Errorf("%s: staged generation %s records %s/%s: %w", p.key, generation, m.Partition, m.Generation, ErrCorrupt)
-	}
-	// Every file must be there with its size; the oldest one dates the stage.
-	have := map[string]store.Attrs{}
-	prefix := swap.DataPrefix(p.key, generation)
-	began := m.CreatedAt
-	for a, err := range p.t.st.List(ctx, prefix) {
-		if err != nil {
-			return Result{}, err
-		}
-		have[strings.TrimPrefix(a.Key, prefix)] = a
-		if a.ModTime.Before(began) {
-			began = a.ModTime
-		}
-	}
-	for _, f := range m.Files {
-		if a, ok := have[f.Path]; !ok || a.Size != f.Size {
-			return Result{}, fmt.Errorf("%s: staged generation %s: file %s missing or changed: %w", p.key, generation, f.Path, ErrGenerationNotFound)
-		}
-	}
-	txn, err := swap.Resume(ctx, p.t.st, p.key, generation, began, opts)
-	if err != nil {
-		return Result{}, err
-	}
-	res, err := txn.Commit(ctx, m.Content)
-	if err == nil || errors.Is(err, ErrStaleGeneration) || errors.Is(err, ErrConflict) {
-		p.t.st.Delete(context.WithoutCancel(ctx), stagedKey(p.key, generation))
-	}
-	return res, err
+	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts, nil)
 }

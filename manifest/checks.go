@@ -90,8 +90,38 @@ func SHA256Checksum(sum []byte) string {
 	return fileChecksumPrefix + hex.EncodeToString(sum)
 }
 
+// ETagChecksumPrefix starts the checksum of a file that pswap adopted or
+// copied without reading it: the store's own version token of the object
+// (an S3 ETag, the file backend's content hash), which changes whenever the
+// object is replaced. Verify compares it with the object's current ETag.
+const ETagChecksumPrefix = "etag:"
+
+// maxETagChars bounds the token of an "etag:" checksum.
+const maxETagChars = 256
+
+// ETagChecksum formats a store ETag as a file checksum: "etag:" followed by
+// the token without its surrounding double quotes. It fails for a token
+// that is empty, longer than 256 characters, or has characters other than
+// ASCII letters, digits and "-_+/=." (S3 ETags are hex digests, with "-N"
+// for multipart uploads).
+func ETagChecksum(etag string) (string, error) {
+	s := ETagChecksumPrefix + strings.Trim(etag, `"`)
+	if p := checkFileChecksum(s); p != "" {
+		return "", invalid("manifest", "file checksum", s, "%s", p)
+	}
+	return s, nil
+}
+
+// SameETag reports whether a store ETag is the version an "etag:" checksum
+// recorded (quotes ignored). It is false for other kinds of checksum.
+func SameETag(checksum, etag string) bool {
+	tok, ok := strings.CutPrefix(checksum, ETagChecksumPrefix)
+	return ok && tok != "" && tok == strings.Trim(etag, `"`)
+}
+
 // ValidateFileChecksum reports whether s is a file checksum: "sha256:"
-// followed by exactly 64 lowercase hex digits.
+// followed by exactly 64 lowercase hex digits, or "etag:" followed by a
+// store's version token (see ETagChecksum).
 func ValidateFileChecksum(s string) error {
 	if p := checkFileChecksum(s); p != "" {
 		return invalid("manifest", "file checksum", s, "%s", p)
@@ -100,9 +130,21 @@ func ValidateFileChecksum(s string) error {
 }
 
 func checkFileChecksum(s string) string {
+	if tok, ok := strings.CutPrefix(s, ETagChecksumPrefix); ok {
+		if tok == "" || len(tok) > maxETagChars {
+			return fmt.Sprintf("etag must have 1 to %d characters", maxETagChars)
+		}
+		for i := 0; i < len(tok); i++ {
+			c := tok[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_+/=.", c) >= 0) {
+				return fmt.Sprintf("etag has the character %q (want letters, digits and -_+/=.)", c)
+			}
+		}
+		return ""
+	}
 	hexPart, ok := strings.CutPrefix(s, fileChecksumPrefix)
 	if !ok {
-		return `must start with "sha256:"`
+		return `must start with "sha256:" or "etag:"`
 	}
 	if len(hexPart) != 64 {
 		return fmt.Sprintf("has %d hex digits, want 64", len(hexPart))

@@ -30,6 +30,15 @@
 // longer ago than Options.GracePeriod (by the store's clock) is never
 // committed, so a slow writer cannot race garbage collection.
 //
+// Staged commits (staged.go): Txn.Stage records a generation and the pointer
+// it was staged against; Reserve records an empty generation for an
+// external engine to write into. CommitStaged commits either later, fenced
+// on the recorded pointer (ErrConflict if another run committed since,
+// unless Overwrite), adopting a reservation's files through an AdoptFunc;
+// run again after it succeeded, it is a no-op (Outcome AlreadyCommitted).
+// CheckFiles, the check that every file of a manifest is still in place
+// (one listing), is shared with rollback.
+//
 // Readers resolve pointer -> manifest -> files (Resolve, two GETs) and never
 // list data prefixes. History walks the manifests' parent chain; Rollback
 // makes an older generation current again with a new, fenced swap.

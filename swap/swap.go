@@ -166,6 +166,9 @@ type Txn struct {
 	base       Base
 	began      time.Time
 	done       bool
+	// keepData: a staged generation (swap/staged.go), whose files outlive a
+	// conflict so that the commit can be retried under Overwrite.
+	keepData bool
 }
 
 // Begin reads the partition's pointer (the base of the swap) and allocates a
@@ -398,6 +401,7 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 		}
 		o.Stats.Conflicts++
 		if o.OnConflict != Overwrite {
+			ownData = ownData && !t.keepData
 			cleanup()
 			cg, crun := "none", ""
 			if cur.Pointer != nil {

@@ -324,6 +324,8 @@ func (a *app) printResult(res pswap.Result, verb string) error {
 		line = fmt.Sprintf("%s %s: generation %s, since replaced by a later commit", verb, res.Partition, res.Staged)
 	case swap.SameRun:
 		line = fmt.Sprintf("unchanged %s: run %q already committed generation %s (no-op); %s", res.Partition, res.RunID, res.Generation, facts)
+	case swap.AlreadyCommitted:
+		line = fmt.Sprintf("unchanged %s: staged generation %s was already committed (no-op); current generation %s; %s", res.Partition, res.Staged, res.Generation, facts)
 	case swap.Identical:
 		hint := ""
 		if verb == "committed" {

@@ -1,0 +1,465 @@
+package swap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+)
+
+// Staged commits: a generation is staged (or reserved for an external
+// engine) by one process and committed by another, later.
+//
+// The staged record, <partition>/_pswap/staged/<generation>.json, holds what
+// the commit needs: the pointer the generation was staged against (the
+// fence) and, for a generation pswap staged itself, its content. A
+// reservation has no content: the commit adopts whatever files an engine
+// wrote under the generation's data prefix (see AdoptFunc).
+//
+// The fence starts at staging: the commit swaps the pointer conditionally on
+// the recorded base, so if another run committed in between, the commit is
+// a conflict (ErrConflict, nothing changed, the staged files and record kept
+// for a retry) unless the policy is Overwrite. A commit that succeeded once
+// is a no-op when it runs again (Outcome AlreadyCommitted). A record never
+// committed is an orphan that garbage collection removes, with its files,
+// once all of them are older than its orphan age.
+
+const (
+	stagedDir = "staged"
+	// FormatStaged is the "format" field of a staged record.
+	FormatStaged = "pswap-staged"
+	// maxStagedBytes bounds a staged record (it may hold 100,000 files).
+	maxStagedBytes = manifest.MaxDocumentBytes
+)
+
+// AlreadyCommitted: a staged generation that an earlier run of the same
+// commit already swapped in (it may since have been replaced). changed=false.
+const AlreadyCommitted Outcome = "already-committed"
+
+// StagedKey is the store key of a staged generation's record.
+func StagedKey(part, gen string) string { return MetaPrefix(part) + stagedDir + "/" + gen + ".json" }
+
+// StagedRecord is what Stage and Reserve write and CommitStaged reads.
+type StagedRecord struct {
+	Format     string `json:"format"`  // FormatStaged
+	Version    string `json:"version"` // manifest.Version
+	Partition  string `json:"partition"`
+	Generation string `json:"generation"`
+	// Reserved: the files are written by an external engine and adopted at
+	// commit time; Content is empty.
+	Reserved bool `json:"reserved,omitempty"`
+	// Base is the pointer current when the generation was staged (nil: the
+	// partition had none), BaseETag its version: the commit is fenced on it.
+	Base     *manifest.Pointer `json:"base,omitempty"`
+	BaseETag string            `json:"base_etag,omitempty"`
+	// Content is what pswap staged (not for reservations).
+	Content *manifest.Content `json:"content,omitempty"`
+	// StagedAt is when staging began, by the store's clock.
+	StagedAt time.Time `json:"staged_at"`
+
+	legacy bool // decoded from an earlier version's record: no fence
+}
+
+// Validate reports the first problem of a staged record.
+func (r *StagedRecord) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("staged record %s/%s: %s: %w", r.Partition, r.Generation, fmt.Sprintf(format, a...), manifest.ErrInvalid)
+	}
+	switch {
+	case r.Format != FormatStaged:
+		return bad("format %q, want %q", r.Format, FormatStaged)
+	case !strings.HasPrefix(r.Version, "1."):
+		return bad("version %q, want 1.x", r.Version)
+	case manifest.ValidateGenerationID(r.Generation) != nil:
+		return bad("generation: %v", manifest.ValidateGenerationID(r.Generation))
+	case r.Reserved == (r.Content != nil):
+		return bad("a reservation has no content, a staged generation has one")
+	case (r.Base == nil) != (r.BaseETag == ""):
+		return bad("base and base_etag go together")
+	case len(r.BaseETag) > 1024 || strings.ContainsFunc(r.BaseETag, func(c rune) bool { return c < 0x20 || c == 0x7f }):
+		return bad("base_etag is not a printable token of at most 1024 bytes")
+	case r.StagedAt.IsZero():
+		return bad("staged_at missing")
+	}
+	if err := partition.Validate(r.Partition); err != nil {
+		return fmt.Errorf("staged record: %w: %w", manifest.ErrInvalid, err)
+	}
+	if r.Base != nil {
+		if err := r.Base.Validate(); err != nil {
+			return fmt.Errorf("staged record %s/%s: base: %w", r.Partition, r.Generation, err)
+		}
+		if r.Base.Partition != r.Partition {
+			return bad("base pointer is of partition %s", r.Base.Partition)
+		}
+	}
+	if r.Content != nil {
+		if err := r.Content.Validate(); err != nil {
+			return fmt.Errorf("staged record %s/%s: %w", r.Partition, r.Generation, err)
+		}
+	}
+	return nil
+}
+
+// EncodeStaged validates and encodes a staged record.
+func EncodeStaged(r *StagedRecord) ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(r, "", "  ")
+}
+
+// DecodeStaged decodes and validates a staged record. A record written by an
+// earlier version (a manifest document, without a fence) is accepted: its
+// Base is unknown, so the commit is fenced from the pointer it reads then.
+func DecodeStaged(data []byte) (*StagedRecord, error) {
+	if len(data) > maxStagedBytes {
+		return nil, fmt.Errorf("staged record of %d bytes, at most %d: %w", len(data), maxStagedBytes, manifest.ErrInvalid)
+	}
+	var head struct {
+		Format string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("staged record: %w: %v", manifest.ErrInvalid, err)
+	}
+	if head.Format == manifest.FormatManifest {
+		m, err := manifest.Decode(data)
+		if err != nil {
+			return nil, err
+		}
+		c := m.Content
+		return &StagedRecord{Format: FormatStaged, Version: manifest.Version, Partition: m.Partition,
+			Generation: m.Generation, Content: &c, StagedAt: m.CreatedAt, legacy: true}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var r StagedRecord
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("staged record: %w: %v", manifest.ErrInvalid, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("staged record: %w: data after the document", manifest.ErrInvalid)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Stage records the transaction's generation, with content c, as staged
+// against the transaction's base: a later CommitStaged (perhaps in another
+// process) commits it. The transaction is finished.
+func (t *Txn) Stage(ctx context.Context, c manifest.Content) error {
+	if t.done {
+		return errors.New("swap: transaction already finished")
+	}
+	t.done = true
+	return t.putStaged(ctx, &c)
+}
+
+func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
+	r := &StagedRecord{Format: FormatStaged, Version: manifest.Version, Partition: t.partition,
+		Generation: t.generation, Reserved: c == nil, Base: t.base.Pointer, StagedAt: t.began.UTC(), Content: c}
+	if r.Base != nil {
+		r.BaseETag = t.base.ETag
+	}
+	data, err := EncodeStaged(r)
+	if err != nil {
+		return err
+	}
+	key := StagedKey(t.partition, t.generation)
+	deadline := time.Now().Add(t.opts.MaxElapsed)
+	for attempt := 0; ; attempt++ {
+		_, err = t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
+		if errors.Is(err, store.ErrPrecondition) {
+			// Our own earlier attempt, if the stored bytes are ours.
+			if got, _, gerr := store.ReadAll(ctx, t.st, key); gerr == nil && bytes.Equal(got, data) {
+				err = nil
+			}
+		}
+		if err == nil || !t.retryable(err) || errors.Is(err, store.ErrPrecondition) ||
+			attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
+			break
+		}
+		t.opts.Stats.Retries++
+		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("record staged generation %s/%s: %w", t.partition, t.generation, err)
+	}
+	return nil
+}
+
+// Reservation is a generation reserved for an external writer.
+type Reservation struct {
+	Partition  string
+	Generation string
+	// Prefix is the data prefix (a store key ending in "/") the engine
+	// writes its files under.
+	Prefix string
+	// Base is the pointer the reservation was made against.
+	Base Base
+	// ReservedAt is when the reservation was made, by the store's clock.
+	ReservedAt time.Time
+}
+
+// Reserve allocates a generation for an external engine to write into and
+// records it, fenced on the current pointer: two requests (GET pointer, PUT
+// record). CommitStaged adopts the files found under Prefix.
+func Reserve(ctx context.Context, st store.Store, part string, opts Options) (Reservation, error) {
+	t, err := Begin(ctx, st, part, opts)
+	if err != nil {
+		return Reservation{}, err
+	}
+	t.done = true
+	if err := t.putStaged(ctx, nil); err != nil {
+		return Reservation{}, err
+	}
+	return Reservation{Partition: part, Generation: t.generation, Prefix: t.DataPrefix(), Base: t.base, ReservedAt: t.began}, nil
+}
+
+// ReadStaged reads a staged record. A missing one is ErrGenerationNotFound.
+func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedRecord, error) {
+	if err := manifest.ValidateGenerationID(gen); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
+	}
+	data, _, err := store.ReadAll(ctx, st, StagedKey(part, gen))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%s: staged generation %s: %w", part, gen, ErrGenerationNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := DecodeStaged(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: staged generation %s: %w: %w", part, gen, ErrCorrupt, err)
+	}
+	if r.Partition != part || r.Generation != gen {
+		return nil, fmt.Errorf("%s: staged generation %s records %s/%s: %w", part, gen, r.Partition, r.Generation, ErrCorrupt)
+	}
+	return r, nil
+}
+
+// CheckFiles is the check that a commit of staged files and a rollback
+// share: every file of files lies under the data prefix of generation
+// dataGen with its recorded size, and, for an "etag:" checksum, at its
+// recorded version when the listing carries ETags. It costs one listing
+// (a page per 1,000 objects). It returns the oldest modification time of
+// the files found (zero for none), which dates the generation by the
+// store's clock, and an error matching ErrGenerationNotFound that names the
+// first file missing or changed.
+func CheckFiles(ctx context.Context, st store.Store, part, dataGen string, files []manifest.File) (time.Time, error) {
+	prefix := DataPrefix(part, dataGen)
+	have := map[string]store.Attrs{}
+	var oldest time.Time
+	for a, err := range st.List(ctx, prefix) {
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%s: list generation %s: %w", part, dataGen, err)
+		}
+		have[strings.TrimPrefix(a.Key, prefix)] = a
+		if oldest.IsZero() || a.ModTime.Before(oldest) {
+			oldest = a.ModTime
+		}
+	}
+	for _, f := range files {
+		a, ok := have[f.Path]
+		switch {
+		case !ok:
+			return oldest, fmt.Errorf("%s: generation %s: data file %s is missing (collected?): %w", part, dataGen, f.Path, ErrGenerationNotFound)
+		case a.Size != f.Size:
+			return oldest, fmt.Errorf("%s: generation %s: data file %s has %d bytes, recorded %d: %w", part, dataGen, f.Path, a.Size, f.Size, ErrGenerationNotFound)
+		case a.ETag != "" && strings.HasPrefix(f.Checksum, manifest.ETagChecksumPrefix) && !manifest.SameETag(f.Checksum, a.ETag):
+			return oldest, fmt.Errorf("%s: generation %s: data file %s was replaced since it was recorded: %w", part, dataGen, f.Path, ErrGenerationNotFound)
+		}
+	}
+	return oldest, nil
+}
+
+// AdoptFunc reads what an external engine wrote under a reservation's data
+// prefix and describes it: the files to commit (paths relative to prefix)
+// with their sizes, rows and store checksums, and the content checksum. It
+// must not download the data (footers only) and fails, naming the object,
+// on anything that is not a complete Parquet file. oldest is the earliest
+// modification time of the files, by the store's clock.
+type AdoptFunc func(ctx context.Context, st store.Store, prefix string) (c manifest.Content, oldest time.Time, err error)
+
+// CommitStaged commits a generation recorded by Stage or Reserve; adopt
+// describes a reservation's files (it may be nil when none is expected).
+//
+// The swap is fenced on the pointer recorded at staging (see the comment
+// at the top of this file). A staged generation older than the grace
+// period is refused with ErrStaleGeneration. Running it again after it
+// succeeded returns Outcome AlreadyCommitted, changed=false.
+func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Options, adopt AdoptFunc) (Result, error) {
+	if err := manifest.ValidateGenerationID(gen); err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
+	}
+	opts.defaults()
+	rec, err := ReadStaged(ctx, st, part, gen)
+	if errors.Is(err, ErrGenerationNotFound) {
+		return committedBefore(ctx, st, part, gen, opts, err)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	var content manifest.Content
+	var oldest time.Time
+	if rec.Reserved {
+		if adopt == nil {
+			return Result{}, fmt.Errorf("%s: generation %s is a reservation and nothing can adopt its files", part, gen)
+		}
+		if content, oldest, err = adopt(ctx, st, DataPrefix(part, gen)); err != nil {
+			return Result{}, err
+		}
+	} else {
+		content = *rec.Content
+		if oldest, err = CheckFiles(ctx, st, part, gen, content.Files); err != nil {
+			return Result{}, fmt.Errorf("staged generation: %w", err)
+		}
+	}
+	began := rec.StagedAt
+	if !oldest.IsZero() && oldest.Before(began) {
+		began = oldest
+	}
+	t := &Txn{st: st, partition: part, generation: gen, opts: opts, began: began, keepData: true}
+	if rec.legacy {
+		// No fence recorded: fence on the pointer as it is now.
+		if t.base, err = t.readPointer(ctx, time.Now().Add(opts.MaxElapsed)); err != nil {
+			return Result{}, err
+		}
+	} else {
+		t.base = Base{Pointer: rec.Base, ETag: rec.BaseETag}
+		if t.wouldSkip(content) {
+			// A no-op judged on the recorded base is right only if the
+			// base is still current: read the pointer to be sure.
+			cur, err := t.readPointer(ctx, time.Now().Add(opts.MaxElapsed))
+			if err != nil {
+				return Result{}, err
+			}
+			if !samePointer(cur, t.base) {
+				if opts.OnConflict != Overwrite {
+					return Result{}, t.fenced(cur)
+				}
+				t.base = cur
+			}
+		}
+	}
+	m := &manifest.Manifest{Partition: part, Generation: gen, RunID: opts.RunID, Content: content, CreatedAt: began.UTC()}
+	res, err := t.commit(ctx, m)
+	if errors.Is(err, ErrCorrupt) {
+		// The manifest exists with other bytes: an earlier run of this
+		// commit wrote it (and perhaps swapped the pointer) and then died.
+		if r, ok, serr := settleEarlier(ctx, st, part, gen, opts, m); serr != nil || ok {
+			if serr != nil {
+				return Result{}, serr
+			}
+			res, err = r, nil
+		}
+	}
+	if err == nil || errors.Is(err, ErrStaleGeneration) {
+		st.Delete(context.WithoutCancel(ctx), StagedKey(part, gen))
+	}
+	return res, err
+}
+
+// wouldSkip reports whether commit would make a no-op of c on the base.
+func (t *Txn) wouldSkip(c manifest.Content) bool {
+	b := t.base.Pointer
+	return b != nil && !t.opts.Force && ((t.opts.RunID != "" && b.RunID == t.opts.RunID) ||
+		(b.ContentChecksum == c.ContentChecksum && b.Rows == c.Rows))
+}
+
+func samePointer(a, b Base) bool {
+	if a.Pointer == nil || b.Pointer == nil {
+		return a.Pointer == nil && b.Pointer == nil
+	}
+	return a.ETag == b.ETag
+}
+
+func (t *Txn) fenced(cur Base) error {
+	cg, crun := "none", ""
+	if cur.Pointer != nil {
+		cg, crun = cur.Pointer.Generation, cur.Pointer.RunID
+	}
+	return fmt.Errorf("commit %s: generation %s (run %q) is current, not %s, which generation %s was staged against: %w",
+		t.partition, cg, crun, baseGen(t.base), t.generation, ErrConflict)
+}
+
+// settleEarlier resolves a staged commit whose manifest an earlier run
+// already wrote: if that run's commit is in the pointer's chain, this one is
+// a no-op; if not (it died before the swap), the generation is committed
+// under a new manifest id that reuses its data, as a rebase does.
+func settleEarlier(ctx context.Context, st store.Store, part, gen string, opts Options, m *manifest.Manifest) (Result, bool, error) {
+	old, err := ReadManifest(ctx, st, part, gen)
+	if err != nil || old.Partition != part || old.ContentChecksum != m.ContentChecksum || old.Rows != m.Rows {
+		return Result{}, false, nil // not ours: report the original error
+	}
+	if r, found, err := findCommitted(ctx, st, part, gen, opts); err != nil || found {
+		return r, found, err
+	}
+	t, err := Begin(ctx, st, part, opts)
+	if err != nil {
+		return Result{}, false, err
+	}
+	t.keepData = true
+	t.began = m.CreatedAt
+	m2 := &manifest.Manifest{Partition: part, Generation: manifest.NewGenerationID(), DataGeneration: gen,
+		RunID: opts.RunID, Content: m.Content, CreatedAt: m.CreatedAt}
+	t.generation = m2.Generation
+	r, err := t.commit(ctx, m2)
+	r.Staged = gen
+	return r, err == nil, err
+}
+
+// committedBefore answers a CommitStaged whose record is gone: a no-op if
+// the generation was committed (it is in the pointer's chain, by id or as
+// the data of a rebased commit), else notFound.
+func committedBefore(ctx context.Context, st store.Store, part, gen string, opts Options, notFound error) (Result, error) {
+	r, found, err := findCommitted(ctx, st, part, gen, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	if !found {
+		return Result{}, fmt.Errorf("%w (never staged, collected, or staged to another partition)", notFound)
+	}
+	return r, nil
+}
+
+// maxChainWalk bounds how far back findCommitted looks.
+const maxChainWalk = 1000
+
+// findCommitted walks the pointer's chain, newest first, for a generation
+// that is gen or whose data is gen's.
+func findCommitted(ctx context.Context, st store.Store, part, gen string, opts Options) (Result, bool, error) {
+	t := &Txn{st: st, partition: part, opts: opts}
+	deadline := time.Now().Add(opts.MaxElapsed)
+	cur, err := t.readPointer(ctx, deadline)
+	if err != nil || cur.Pointer == nil {
+		return Result{}, false, err
+	}
+	next := cur.Pointer.Generation
+	for depth := 0; next != "" && depth < maxChainWalk; depth++ {
+		if next == gen {
+			return t.result(cur.Pointer, gen, false, AlreadyCommitted), true, nil
+		}
+		m, err := t.readManifest(ctx, next, deadline)
+		if errors.Is(err, ErrGenerationNotFound) {
+			return Result{}, false, nil
+		}
+		if err != nil {
+			return Result{}, false, err
+		}
+		if m.DataGen() == gen {
+			return t.result(cur.Pointer, gen, false, AlreadyCommitted), true, nil
+		}
+		next = m.Parent
+	}
+	return Result{}, false, nil
+}
