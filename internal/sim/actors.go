@@ -1,0 +1,444 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// build creates the actors of the world's configuration.
+func (w *World) build() {
+	add := func(name, kind string, start int, after *actor, killable, window bool, body func(context.Context, *actor) string) *actor {
+		a := &actor{w: w, id: len(w.actors) + 1, name: name, kind: kind, start: start, after: after,
+			killable: killable, window: window, body: body}
+		a.rng = rand.New(rand.NewPCG(w.cfg.Seed, uint64(a.id)))
+		w.actors = append(w.actors, a)
+		return a
+	}
+	var writers []*actor
+	for i, ws := range w.cfg.Writers {
+		var after *actor
+		if ws.After > 0 && ws.After <= len(writers) {
+			after = writers[ws.After-1]
+		}
+		kind := "txn"
+		if ws.Facade {
+			kind = "facade"
+		}
+		name := fmt.Sprintf("w%d(%s,%s,%s)", i+1, ws.RunID, ws.Policy, kind)
+		if len(w.cfg.Partitions) > 1 {
+			name = fmt.Sprintf("w%d(%s,%s,%s,%s)", i+1, ws.RunID, ws.Policy, kind, ws.Partition[len(ws.Partition)-2:])
+		}
+		writers = append(writers, add(name, "writer", ws.Start, after, true, true, w.writerBody(ws)))
+	}
+	for i, rs := range w.cfg.Rollbacks {
+		add(fmt.Sprintf("rb%d", i+1), "rollback", rs.Start, nil, true, true, w.rollbackBody(rs))
+	}
+	for i, gs := range w.cfg.GCs {
+		add(fmt.Sprintf("gc%d", i+1), "gc", gs.Start, nil, true, false, w.gcBody(gs))
+	}
+	for i, rs := range w.cfg.Readers {
+		add(fmt.Sprintf("rd%d", i+1), "reader", rs.Start, nil, false, false, w.readerBody(rs))
+	}
+}
+
+// commitOptions are the writers' options: the simulated grace period, no
+// real sleeping, and bounds by attempts (the wall-clock bound is modelled
+// by Config.CommitWindow instead).
+func (w *World) commitOptions(a *actor, runID string, p swap.Policy) swap.Options {
+	return swap.Options{
+		RunID:       runID,
+		OnConflict:  p,
+		GracePeriod: w.cfg.GracePeriod,
+		MaxAttempts: 4,
+		MaxElapsed:  time.Hour,
+		BaseDelay:   time.Nanosecond,
+		MaxDelay:    time.Nanosecond,
+	}
+}
+
+// Row is what the facade's writers write.
+type Row struct {
+	ID    int64  `parquet:"id"`
+	Run   string `parquet:"run"`
+	Value int64  `parquet:"value"`
+}
+
+func rowsOf(content, file int) []Row {
+	rows := make([]Row, 3+file)
+	for i := range rows {
+		rows[i] = Row{ID: int64(file*100 + i), Run: fmt.Sprintf("content-%d", content), Value: int64(content*1000 + file*10 + i)}
+	}
+	return rows
+}
+
+func (w *World) report(a *actor, f func() string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if a.killed {
+		return "killed"
+	}
+	w.reports++
+	return f()
+}
+
+func (w *World) writerBody(ws WriterSpec) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		opts := w.commitOptions(a, ws.RunID, ws.Policy)
+		var (
+			staged string
+			res    swap.Result
+			err    error
+		)
+		if ws.Facade {
+			staged, res, err = w.commitFacade(ctx, ws, opts)
+		} else {
+			staged, res, err = w.commitTxn(ctx, ws, opts)
+		}
+		if errors.Is(err, errSkipped) {
+			return w.report(a, func() string {
+				for _, e := range w.truth(ws.Partition).hist {
+					if e.runID == ws.RunID {
+						return "skipped: already committed by this run"
+					}
+				}
+				w.fail("I4", "%s skipped its work as already committed, but run %q never committed", a, ws.RunID)
+				return "skipped"
+			})
+		}
+		return w.report(a, func() string { return w.commitReport(a, ws.Partition, staged, res, err) })
+	}
+}
+
+var errSkipped = errors.New("already committed: skipped")
+
+// commitFacade writes through the library's facade: pswap.Writer, Parquet
+// staging, Commit.
+func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Options) (string, swap.Result, error) {
+	p, err := pswap.NewTable(w.st).Partition(ws.Partition)
+	if err != nil {
+		return "", swap.Result{}, err
+	}
+	wr, err := p.Begin(ctx, pswap.WriteOptions{Commit: opts, Staging: staging.Options{TargetFileSize: 1}})
+	if err != nil {
+		return "", swap.Result{}, err
+	}
+	if wr.AlreadyCommitted() {
+		wr.Abort(ctx)
+		return wr.Generation(), swap.Result{}, errSkipped
+	}
+	for f := range ws.Files {
+		if f > 0 && ws.Pause > 0 {
+			if err := w.sleep(ctx, ws.Pause, ws.Sleep); err != nil {
+				return wr.Generation(), swap.Result{}, err
+			}
+		}
+		if err := pswap.Write(wr, rowsOf(ws.Content, f)...); err != nil {
+			wr.Abort(context.WithoutCancel(ctx))
+			return wr.Generation(), swap.Result{}, err
+		}
+	}
+	res, err := wr.Commit(ctx)
+	return wr.Generation(), res, err
+}
+
+// commitTxn writes through swap.Txn with small raw files, put
+// create-if-absent and read back after an unclear answer.
+func (w *World) commitTxn(ctx context.Context, ws WriterSpec, opts swap.Options) (string, swap.Result, error) {
+	txn, err := swap.Begin(ctx, w.st, ws.Partition, opts)
+	if err != nil {
+		return "", swap.Result{}, err
+	}
+	if txn.AlreadyCommitted() {
+		txn.Abort(ctx)
+		return txn.Generation(), swap.Result{}, errSkipped
+	}
+	var c manifest.Content
+	sums := sha256.New()
+	for f := range ws.Files {
+		if f > 0 && ws.Pause > 0 {
+			if err := w.sleep(ctx, ws.Pause, ws.Sleep); err != nil {
+				return txn.Generation(), swap.Result{}, err
+			}
+		}
+		body := fmt.Appendf(nil, "content-%d/file-%d/%s", ws.Content, f, bytes.Repeat([]byte{'x'}, f*7))
+		name := fmt.Sprintf("part-%05d.bin", f)
+		if err := putFile(ctx, w.st, txn.DataPrefix()+name, body); err != nil {
+			txn.Abort(context.WithoutCancel(ctx))
+			return txn.Generation(), swap.Result{}, err
+		}
+		sum := sha256.Sum256(body)
+		c.Add(manifest.File{Path: name, Size: int64(len(body)), Rows: int64(f + 1), Checksum: manifest.SHA256Checksum(sum[:])})
+		sums.Write(body)
+	}
+	c.ContentChecksum = fmt.Sprintf("sim:%x", sums.Sum(nil)[:16])
+	res, err := txn.Commit(ctx, c)
+	return txn.Generation(), res, err
+}
+
+// putFile writes a data file create-if-absent, retrying transient failures;
+// a 412 or an unclear answer is our own write when the store holds our bytes.
+func putFile(ctx context.Context, st store.Store, key string, body []byte) error {
+	var err error
+	for range 4 {
+		if _, err = st.Put(ctx, key, body, store.PutOptions{IfNoneMatch: true}); err == nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrPrecondition) && !store.IsRetryable(err) {
+			return err
+		}
+		got, _, gerr := store.ReadAll(ctx, st, key)
+		if gerr == nil && bytes.Equal(got, body) {
+			return nil
+		}
+		if gerr == nil {
+			return fmt.Errorf("%s holds other bytes: %w", key, err)
+		}
+	}
+	return err
+}
+
+func (w *World) rollbackBody(rs ActorSpec) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		p, err := pswap.NewTable(w.st).Partition(rs.Partition)
+		if err != nil {
+			return err.Error()
+		}
+		hist, err := p.History(ctx, 0)
+		if err != nil {
+			return "history failed: " + errSummary(err)
+		}
+		var targets []string
+		for _, e := range hist {
+			if !e.Current {
+				targets = append(targets, e.Generation) // collected ones too: the refusal is a path
+			}
+		}
+		if len(targets) == 0 {
+			return "nothing to roll back to"
+		}
+		target := targets[a.rng.IntN(len(targets))]
+		if a.rng.IntN(2) == 0 {
+			target = targets[len(targets)-1] // the oldest: what GC collects next
+		}
+		res, err := p.Rollback(ctx, target, w.commitOptions(a, "", swap.Fail))
+		return w.report(a, func() string {
+			out := w.commitReport(a, rs.Partition, "", res, err)
+			if err == nil && res.Changed {
+				mine := w.entriesBy(a, rs.Partition)
+				t := w.findGen(rs.Partition, target)
+				switch {
+				case len(mine) == 0 || t == nil:
+				case mine[0].rollbackOf != target:
+					w.fail("I3", "%s rolled back to %s, its generation says rollback of %s", a, target, mine[0].rollbackOf)
+				case mine[0].dataGen != t.dataGen:
+					w.fail("I3", "%s rolled back to %s (data %s), its generation has data %s", a, target, t.dataGen, mine[0].dataGen)
+				}
+			}
+			return "rollback to " + target + ": " + out
+		})
+	}
+}
+
+// pause blocks the actor for at least n steps of the others (a scheduling
+// point that touches nothing).
+func (w *World) pause(ctx context.Context, n int) error {
+	return w.sleep(ctx, n, 0)
+}
+
+// sleep is pause, and then the store's clock moves d forward (a task busy
+// computing, or a reader taking its time).
+func (w *World) sleep(ctx context.Context, n int, d time.Duration) error {
+	w.mu.Lock()
+	until := w.step + n
+	w.mu.Unlock()
+	return w.do(ctx, &request{op: "pause", until: until, sleep: d})
+}
+
+func (w *World) gcBody(gs GCSpec) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		opts := w.cfg.GC
+		var outs []string
+		for round := range gs.Rounds {
+			if round > 0 {
+				if err := w.pause(ctx, gs.Pause); err != nil {
+					return "killed"
+				}
+			}
+			w.mu.Lock()
+			w.gcSeen[a] = map[string]object{}
+			w.gcKeys[a] = nil
+			w.mu.Unlock()
+			n, errs := 0, 0
+			if len(w.cfg.Partitions) == 1 {
+				tr, err := gc.Table(ctx, w.st, "", opts)
+				n = tr.Totals.Objects
+				if err != nil {
+					errs++
+				}
+			} else {
+				for _, part := range w.cfg.Partitions {
+					r, err := gc.Partition(ctx, w.st, part, opts)
+					n += r.Objects
+					if err != nil {
+						errs++
+					}
+				}
+			}
+			outs = append(outs, fmt.Sprintf("deleted %d (%d errors)", n, errs))
+		}
+		return w.report(a, func() string { return fmt.Sprint(outs) })
+	}
+}
+
+func (w *World) readerBody(rs ReaderSpec) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		complete, expired, failed := 0, 0, 0
+		for range rs.Reads {
+			switch w.readOnce(ctx, a, rs) {
+			case "complete":
+				complete++
+			case "expired":
+				expired++
+			default:
+				failed++
+			}
+			if err := w.pause(ctx, 1+a.rng.IntN(20)); err != nil {
+				break
+			}
+		}
+		return w.report(a, func() string {
+			return fmt.Sprintf("read %d complete generations (%d past min-age, %d failed to resolve)", complete, expired, failed)
+		})
+	}
+}
+
+// readOnce resolves the partition (pointer -> manifest) and reads every file
+// of the generation, one request each, checking size and checksum. A file
+// missing while the reader is within GC's min-age of its pointer read, or
+// differing from the manifest, is a violation of I1.
+func (w *World) readOnce(ctx context.Context, a *actor, spec ReaderSpec) string {
+	part := spec.Partition
+	snap, err := swap.Resolve(ctx, w.st, part)
+	if err != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if errors.Is(err, swap.ErrCorrupt) && w.clock.Sub(a.lastPointerGet) < w.cfg.GC.MinAge {
+			w.fail("I1", "%s resolved %s and found its manifest gone %s after reading the pointer: %v",
+				a, part, w.clock.Sub(a.lastPointerGet).Round(time.Millisecond), err)
+		}
+		return "unresolved"
+	}
+	w.mu.Lock()
+	rs := &readState{part: part, gen: snap.Manifest.Generation, dataGen: snap.Manifest.DataGen(), t0: a.lastPointerGet}
+	w.readers[a] = rs
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.readers, a)
+		w.mu.Unlock()
+	}()
+	for i, f := range snap.Files {
+		if i > 0 && spec.Pause > 0 {
+			if err := w.sleep(ctx, spec.Pause, spec.Sleep); err != nil {
+				return "failed"
+			}
+		}
+		var data []byte
+		for attempt := 0; ; attempt++ {
+			data, _, err = store.ReadAll(ctx, w.st, f.Key)
+			if err == nil || !store.IsRetryable(err) || attempt == 3 {
+				break
+			}
+		}
+		w.mu.Lock()
+		age := w.clock.Sub(rs.t0)
+		switch {
+		case errors.Is(err, store.ErrNotFound) && age < w.cfg.GC.MinAge:
+			w.fail("I1", "%s lost file %s of %s %s after reading the pointer (min-age %s)", a, f.Key, rs.gen, age.Round(time.Millisecond), w.cfg.GC.MinAge)
+		case errors.Is(err, store.ErrNotFound):
+			w.mu.Unlock()
+			return "expired"
+		case err != nil:
+			w.mu.Unlock()
+			return "failed"
+		}
+		sum := sha256.Sum256(data)
+		if int64(len(data)) != f.Size || manifest.SHA256Checksum(sum[:]) != f.Checksum {
+			w.fail("I1", "%s read %s of %s and got other bytes than its manifest records", a, f.Key, rs.gen)
+		}
+		w.mu.Unlock()
+	}
+	return "complete"
+}
+
+// plantedServe answers a request in place of the store when a planted bug
+// says so: served when it did, hit when its answer differs from the
+// store's. The lock is held.
+func (w *World) plantedServe(a *actor, r *request) (served, hit bool) {
+	var seen map[string]object
+	if w.cfg.Plant == PlantGCSkipRelist && a.kind == "gc" && r.op == "list" {
+		if w.gcKeys[a] == nil {
+			w.gcKeys[a] = map[string]bool{}
+			for k := range w.objs {
+				w.gcKeys[a][k] = true
+			}
+			return false, false
+		}
+		if !strings.HasSuffix(r.key, "/_pswap/manifests/") {
+			return false, false
+		}
+		w.apply(r)
+		kept := r.page[:0]
+		for _, at := range r.page {
+			if w.gcKeys[a][at.Key] {
+				kept = append(kept, at)
+			}
+		}
+		hit = len(kept) != len(r.page)
+		r.page = kept
+		return true, hit
+	}
+	switch {
+	case w.cfg.Plant == PlantGCSkipReread && a.kind == "gc" && r.op == "get" && isPointerKey(r.key):
+		seen = w.gcSeen[a]
+	case w.cfg.Plant == PlantRollbackSkipReread && a.kind == "rollback" && r.op == "get":
+		if _, k, _ := classify(r.key); k != kindManifest {
+			return false, false
+		}
+		if w.rbSeen[a] == nil {
+			w.rbSeen[a] = map[string]object{}
+		}
+		seen = w.rbSeen[a]
+	default:
+		return false, false
+	}
+	if seen == nil {
+		return false, false
+	}
+	old, ok := seen[r.key]
+	if !ok {
+		if o, exists := w.objs[r.key]; exists {
+			seen[r.key] = o
+		}
+		return false, false
+	}
+	if cur, exists := w.objs[r.key]; exists && cur.etag == old.etag {
+		return false, false // the re-read would give the same answer
+	}
+	r.body = bytes.Clone(old.data)
+	r.attrs = store.Attrs{Key: r.key, Size: int64(len(old.data)), ETag: old.etag, ModTime: old.mod}
+	return true, true
+}

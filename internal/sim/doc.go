@@ -1,0 +1,103 @@
+// Package sim is a deterministic simulation of pswap's actors racing on one
+// object store: committing writers, rollbacks, garbage collection and
+// readers, all of them pswap's real code (the facade's Writer with Parquet
+// staging, swap.Txn, swap.Rollback, gc.Table and gc.Partition,
+// swap.Resolve), driven through a simulated store.Store.
+//
+// # The store
+//
+// Store has the semantics that store/storetest defines, and runs that
+// suite: conditional PUT (If-None-Match: *, If-Match with 412 on a stale
+// version and 404+412 on a missing key), ETags that are the MD5 of the
+// content (as S3's, so writing the same bytes again gives the same ETag),
+// timestamps and a clock (store.Clock) of one-second resolution, lexical
+// LIST order in pages that continue after the last key of the previous page
+// (keys written or deleted between two pages are seen or missed as on S3),
+// and batch deletes (store.BatchDeleter, one request). Streaming writes are
+// buffered and become one PUT on Commit. Its clock is simulated: it starts at
+// Epoch and moves only when the scheduler says so.
+//
+// # The scheduler
+//
+// Every request of every actor is a scheduling point. An actor's goroutine
+// runs its own code until it makes a request, then blocks. The scheduler
+// waits until every live actor is blocked in a request or finished, then
+// picks one pending request with a seeded RNG, and applies it (or a fault)
+// alone. So pswap's code between two requests runs while nothing else
+// happens, and the order in which requests reach the store is the only
+// nondeterminism there is, and the seed fixes it: the same seed gives the
+// same run, step for step (TestDeterministic compares two runs' traces,
+// generation ids, ETags and timestamps included).
+//
+// What would make runs differ is removed: generation ids come from the
+// simulated clock and a counter (manifest.SetGenerationIDSource); the
+// writers' backoff sleeps are one nanosecond (swap.Options BaseDelay and
+// MaxDelay) and their wall-clock bound is an hour, so that attempts, not
+// wall time, bound them; GC runs with Concurrency 1 (gc.Table on one
+// partition, gc.Partition for each of several, so that only one goroutine
+// of an actor makes requests at a time); actors start one at a time.
+//
+// # Faults
+//
+// Per request, with the scenario's fault rate, the scheduler injects one of:
+// a 503 before the request is applied; a 409 ConditionalRequestConflict on
+// a conditional PUT (not applied); a lost reply after it was applied (the
+// caller sees a transient error); a 412 after a conditional PUT was applied
+// (the SDK's retry of our own write); a delay that moves the store's clock
+// 1-3 s forward before it is applied. With the kill rate it kills the actor
+// instead: the request is never sent, nor is any later one, and whatever it
+// staged stays behind as orphans. Time also passes between requests (up to
+// 400 ms each) and while slow writers and readers work.
+//
+// Writers bound their commits by MaxElapsed on the wall clock, which the
+// simulation does not drive; Config.CommitWindow models what that bound and
+// request expiry guarantee on a real store: a writer's or a rollback's
+// request on a pointer or a manifest that arrives more than CommitWindow
+// after its latest read of the store's clock is refused, not applied (fault
+// "expired"). GC's CommitWindow is the same value, as its safety argument
+// requires (gc/doc.go).
+//
+// # Invariants, checked on the store itself
+//
+// The simulation keeps the ground truth of every partition: each pointer
+// swap the store applied, by which actor, with the time the previous
+// generation was retired. It checks:
+//   - after every step, that each partition's current generation is
+//     complete: its manifest exists and agrees with the pointer, every file
+//     it names is there with its size and SHA-256 (I1, I2);
+//   - at every pointer swap, that the new pointer's parent is the
+//     generation that was current (no lost update) and its manifest exists
+//     (I2, I3), and that its run id did not commit already (I4: while it is
+//     current, or across the whole history with StrictRunIDs);
+//   - at every deletion, that it is not the pointer, nor the manifest or a
+//     file of the current generation, of one of the Keep most recently
+//     retired ones, of one retired less than MinAge ago, or of one a reader
+//     resolved less than MinAge ago (I5);
+//   - at every writer's and rollback's report, that a success (Committed,
+//     Superseded) names the generation its own swap made current, that a
+//     no-op (SameRun, Identical) and a failure (other than
+//     ErrOutcomeUnknown) swapped nothing, that no attempt swapped twice,
+//     and that a skip after AlreadyCommitted follows a commit of the run (I3,
+//     I4);
+//   - at every file a reader reads, that it has the size and checksum of
+//     its manifest, and that no file is missing while the reader is within
+//     MinAge of its pointer read (I1).
+//
+// # Runs, traces and planted bugs
+//
+// Scenario derives a run from a seed (partitions, actors, their timing and
+// policies, fault and kill rates, LIST page size, GC's Keep). A failing
+// run's Format prints its trace: every request with its actor, fault and
+// outcome, generation ids shortened to g1, g2... in order of appearance.
+// Failing seeds go into the regression table of the tests.
+//
+// Plant selects a deliberately broken protocol step, emulated by the
+// simulated store answering one actor's request as if that step were
+// skipped (GC not re-reading the pointer or not re-listing manifests before
+// deleting, a rollback not re-reading its target, a writer whose grace
+// check always passes). It exists only in this package: production code
+// never reaches it.
+//
+// The tests run a bounded number of seeds (PSWAP_SIM_SEEDS, default 300);
+// scripts/sim.sh runs many more, from a random or given first seed.
+package sim

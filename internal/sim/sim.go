@@ -1,0 +1,329 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/swap"
+)
+
+// Plant selects a deliberately planted protocol bug, to prove that the
+// checks catch it. It exists only inside this package.
+type Plant int
+
+const (
+	// PlantNone runs pswap as it is.
+	PlantNone Plant = iota
+	// PlantGCSkipReread makes GC's re-reads of the pointer (before each batch
+	// of deletions) answer with the pointer as GC first read it in that
+	// collection: GC behaves as if it skipped the re-read.
+	PlantGCSkipReread
+	// PlantRollbackSkipReread makes a rollback's second read of its target's
+	// manifest (after writing its own) answer with the first read: the
+	// rollback behaves as if it skipped the re-read that fences it from GC.
+	PlantRollbackSkipReread
+	// PlantGCSkipRelist makes GC's second listing of a partition's manifests
+	// (before it deletes data) answer with what existed at its first
+	// listing: GC behaves as if it skipped the re-list that spares the data
+	// of a rollback in flight.
+	PlantGCSkipRelist
+	// PlantWriterSkipGrace makes a writer's clock reads answer with the time
+	// it began: its grace-period check always passes, so a slow writer may
+	// commit a generation GC already collected as an orphan.
+	PlantWriterSkipGrace
+)
+
+func (p Plant) String() string {
+	switch p {
+	case PlantGCSkipReread:
+		return "gc-skips-pointer-reread"
+	case PlantRollbackSkipReread:
+		return "rollback-skips-target-reread"
+	case PlantGCSkipRelist:
+		return "gc-skips-manifest-relist"
+	case PlantWriterSkipGrace:
+		return "writer-skips-grace-check"
+	}
+	return "none"
+}
+
+// Config is one simulated run. Scenario derives one from a seed; tests may
+// adjust it before Run.
+type Config struct {
+	Seed       uint64
+	Partitions []string
+	Writers    []WriterSpec
+	Rollbacks  []ActorSpec
+	GCs        []GCSpec
+	Readers    []ReaderSpec
+
+	// FaultRate is the probability that a request gets a fault; KillRate
+	// the probability that an actor is killed instead of sending it.
+	FaultRate, KillRate float64
+	// MaxSteps bounds the run (a run that does not end is a failure).
+	MaxSteps int
+	// PageSize is the number of keys per LIST page.
+	PageSize int
+	// StepTime is the most the store's clock advances per request; MaxDelay
+	// the most a delay fault moves it.
+	StepTime, MaxDelay time.Duration
+	// GracePeriod is the writers' (swap.Options.GracePeriod).
+	GracePeriod time.Duration
+	// CommitWindow models what the writers' MaxElapsed bound and request
+	// expiry guarantee on a real store but measure on a wall clock the
+	// simulation does not drive: a writer's or a rollback's request on a
+	// pointer or a manifest that arrives more than CommitWindow after its
+	// latest read of the store's clock is refused (a transient error, not
+	// applied). GC's CommitWindow is set to the same value.
+	CommitWindow time.Duration
+	// GC is the collectors' options (Concurrency 1; ages in simulated time).
+	GC gc.Options
+	// StrictRunIDs: a run id commits at most once per partition across the
+	// whole history (issue 12). Without it, only while it is current.
+	StrictRunIDs bool
+	// StallTimeout is how long (wall clock) an actor may run between two
+	// requests before the run is declared stuck.
+	StallTimeout time.Duration
+	// Plant is the planted bug, if any.
+	Plant Plant
+	// Disabled actors (1-based, in the order writers, rollbacks, collectors,
+	// readers) never start; Suppressed faults (by their 0-based ordinal among
+	// the run's fault decisions) are not injected. Shrink sets them.
+	Disabled, Suppressed map[int]bool
+
+	wallClock bool // NewStore: no scheduler, wall-clock timestamps
+}
+
+// WriterSpec is one committing writer.
+type WriterSpec struct {
+	ActorSpec
+	RunID   string
+	Policy  swap.Policy
+	Facade  bool // through pswap.Writer and Parquet staging; else swap.Txn with raw files
+	Content int  // equal values stage equal content
+	Files   int
+	Pause   int           // steps of the others between two of its files (a slow task)
+	Sleep   time.Duration // and the time that passes meanwhile
+}
+
+// ActorSpec says where and when an actor runs.
+type ActorSpec struct {
+	Partition string
+	Start     int // first step at which it may start
+	After     int // 1-based index of the writer it retries (starts once that one is done); 0: none
+}
+
+// GCSpec is one garbage collector: Rounds collections, Pause steps apart.
+type GCSpec struct {
+	Start, Rounds, Pause int
+}
+
+// ReaderSpec is one reader: Reads resolutions of its partition, each
+// reading every file.
+type ReaderSpec struct {
+	ActorSpec
+	Reads int
+	Pause int           // steps of the others between two files (a slow reader)
+	Sleep time.Duration // and the time that passes meanwhile
+}
+
+// Scenario derives a run from a seed: 1-2 partitions; 4-8 writers over 2-4
+// run ids (both conflict policies, both write paths, some slow, some
+// retrying a predecessor of the same run once it ends); 0-3 rollbacks that
+// start later, when there is history to go back to; 1-2 collectors that
+// run several rounds; 1-3 readers, some slow; faults on 5-30% of the
+// requests and kills on up to 3%.
+func Scenario(seed uint64) Config {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	c := Config{
+		Seed:         seed,
+		FaultRate:    0.05 + 0.25*r.Float64(),
+		KillRate:     0.03 * r.Float64(),
+		MaxSteps:     4000,
+		PageSize:     []int{2, 3, 5, 1000}[r.IntN(4)],
+		StepTime:     400 * time.Millisecond,
+		MaxDelay:     3 * time.Second,
+		GracePeriod:  6 * time.Second,
+		CommitWindow: 5 * time.Second,
+		StallTimeout: 30 * time.Second,
+	}
+	c.GC = gc.Options{
+		Keep:         []int{-1, -1, 1, 2}[r.IntN(4)],
+		MinAge:       7 * time.Second,
+		OrphanAge:    c.GracePeriod,
+		CommitWindow: c.CommitWindow,
+		Concurrency:  1,
+		MaxAttempts:  4,
+	}
+	c.Partitions = []string{"dt=2026-11-29"}
+	if r.IntN(4) == 0 {
+		c.Partitions = append(c.Partitions, "dt=2026-11-30")
+	}
+	part := func() string { return c.Partitions[r.IntN(len(c.Partitions))] }
+	runs := 2 + r.IntN(3)
+	nw := 4 + r.IntN(5)
+	for i := range nw {
+		run := r.IntN(runs)
+		ws := WriterSpec{
+			ActorSpec: ActorSpec{Partition: part(), Start: r.IntN(120)},
+			RunID:     fmt.Sprintf("run-%d", run+1),
+			Policy:    swap.Policy(r.IntN(2)),
+			Facade:    r.IntN(2) == 0,
+			Content:   run,
+			Files:     1 + r.IntN(3),
+		}
+		if r.IntN(3) == 0 {
+			ws.Pause = 10 + r.IntN(40) // a slow task: steps between its files
+			ws.Sleep = time.Duration(1+r.IntN(12)) * time.Second
+		}
+		if r.IntN(8) == 0 {
+			ws.Content = 0 // another run with the same rows: identical content
+		}
+		// A retry of an earlier attempt of the same run, started when that
+		// one ends (killed, failed, or done): an orchestrator's retry.
+		for j := i - 1; j >= 0 && r.IntN(3) == 0; j-- {
+			if c.Writers[j].RunID == ws.RunID && c.Writers[j].Partition == ws.Partition {
+				ws.After, ws.Start = j+1, 0
+				ws.Facade, ws.Files, ws.Content = c.Writers[j].Facade, c.Writers[j].Files, c.Writers[j].Content
+				break
+			}
+		}
+		c.Writers = append(c.Writers, ws)
+	}
+	for range r.IntN(4) {
+		c.Rollbacks = append(c.Rollbacks, ActorSpec{Partition: part(), Start: 40 + r.IntN(200)})
+	}
+	for range 1 + r.IntN(2) {
+		c.GCs = append(c.GCs, GCSpec{Start: r.IntN(60), Rounds: 3 + r.IntN(6), Pause: 5 + r.IntN(20)})
+	}
+	for range 1 + r.IntN(3) {
+		rs := ReaderSpec{ActorSpec: ActorSpec{Partition: part(), Start: r.IntN(150)}, Reads: 2 + r.IntN(4)}
+		if r.IntN(3) == 0 {
+			rs.Pause = 5 + r.IntN(30)
+			rs.Sleep = time.Duration(r.IntN(5)) * time.Second
+		}
+		c.Readers = append(c.Readers, rs)
+	}
+	return c
+}
+
+// Result is what one run did.
+type Result struct {
+	Seed      uint64
+	Steps     int
+	Faults    map[string]int
+	Checks    int // store-wide invariant checks (one per partition per step)
+	Reports   int // reports of actors checked
+	Violation *Violation
+	Trace     []Event
+	Outcomes  []string // each actor's name and how it ended
+	decisions int      // fault decisions made (Config.Suppressed's range)
+}
+
+// FaultCount is the number of injected faults (kills included).
+func (r *Result) FaultCount() int {
+	n := 0
+	for _, v := range r.Faults {
+		n += v
+	}
+	return n
+}
+
+// runMu serialises runs: the generation id source is process-wide.
+var runMu sync.Mutex
+
+// Run runs one simulated world to its end. Runs never overlap (they share
+// the process-wide generation id source).
+func Run(cfg Config) *Result {
+	runMu.Lock()
+	defer runMu.Unlock()
+	w := newWorld(cfg)
+	restore := manifest.SetGenerationIDSource(w.newGenerationID)
+	defer restore()
+	w.build()
+	w.run()
+	res := &Result{Seed: cfg.Seed, Steps: w.step, Faults: w.faults, Checks: w.checks, Reports: w.reports, Violation: w.failure, Trace: w.trace, decisions: w.decisions}
+	for _, a := range w.actors {
+		out := a.outcome
+		if a.state == waiting || cfg.Disabled[a.id] {
+			out = "never started"
+		}
+		res.Outcomes = append(res.Outcomes, a.name+": "+w.short(out))
+	}
+	return res
+}
+
+// Shrink looks for a smaller failing run than cfg's: it disables actors and
+// suppresses faults one at a time, keeping each change under which the run
+// still breaks the same invariant, within budget runs. It returns the
+// smallest configuration found and its result.
+func Shrink(cfg Config, budget int) (Config, *Result) {
+	best := Run(cfg)
+	if best.Violation == nil {
+		return cfg, best
+	}
+	inv := best.Violation.Invariant
+	try := func(c Config) bool {
+		if budget <= 0 {
+			return false
+		}
+		budget--
+		r := Run(c)
+		if r.Violation != nil && r.Violation.Invariant == inv {
+			cfg, best = c, r
+			return true
+		}
+		return false
+	}
+	clone := func(m map[int]bool) map[int]bool {
+		out := map[int]bool{}
+		for k, v := range m {
+			out[k] = v
+		}
+		return out
+	}
+	actors := len(cfg.Writers) + len(cfg.Rollbacks) + len(cfg.GCs) + len(cfg.Readers)
+	for id := 1; id <= actors; id++ {
+		if cfg.Disabled[id] {
+			continue
+		}
+		c := cfg
+		c.Disabled = clone(cfg.Disabled)
+		c.Disabled[id] = true
+		try(c)
+	}
+	for i := 0; i < best.decisions; i++ {
+		if cfg.Suppressed[i] {
+			continue
+		}
+		c := cfg
+		c.Suppressed = clone(cfg.Suppressed)
+		c.Suppressed[i] = true
+		try(c)
+	}
+	return cfg, best
+}
+
+// Format prints a run's trace: every request with its actor, fault and
+// outcome, then how each actor ended.
+func (r *Result) Format() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d: %d steps, faults: %v\n", r.Seed, r.Steps, r.Faults)
+	for _, e := range r.Trace {
+		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	b.WriteString("actors:\n")
+	for _, o := range r.Outcomes {
+		b.WriteString("  " + o + "\n")
+	}
+	if r.Violation != nil {
+		b.WriteString(r.Violation.Error() + "\n")
+	}
+	return b.String()
+}

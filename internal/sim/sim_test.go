@@ -1,0 +1,34 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/storetest"
+)
+
+// The simulated store has the semantics the conformance suite defines.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return NewStore() })
+}
+
+// The same seed gives the same run, step for step: every request, fault,
+// outcome and simulated timestamp, generation ids and ETags included.
+func TestDeterministic(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 7, 11} {
+		a, b := Run(Scenario(seed)), Run(Scenario(seed))
+		ta, tb := a.Format(), b.Format()
+		if ta != tb {
+			la, lb := a.Trace, b.Trace
+			for i := range min(len(la), len(lb)) {
+				if la[i] != lb[i] {
+					t.Fatalf("seed %d: runs differ at event %d:\n  %s\n  %s", seed, i, la[i], lb[i])
+				}
+			}
+			t.Fatalf("seed %d: runs differ (%d vs %d events)", seed, len(la), len(lb))
+		}
+		if a.Steps < 20 {
+			t.Fatalf("seed %d: only %d steps", seed, a.Steps)
+		}
+	}
+}
