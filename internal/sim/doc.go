@@ -13,7 +13,10 @@
 // timestamps and a clock (store.Clock) of one-second resolution, lexical
 // LIST order in pages that continue after the last key of the previous page
 // (keys written or deleted between two pages are seen or missed as on S3),
-// and batch deletes (store.BatchDeleter, one request). Streaming writes are
+// batch deletes (store.BatchDeleter, one request), ranged reads
+// (store.RangeReader), server-side copies conditional on the source's ETag
+// (store.Copier) and delimited listings (store.DelimiterLister, pages of
+// objects and common prefixes), each one request. Streaming writes are
 // buffered and become one PUT on Commit. Its clock is simulated: it starts at
 // Epoch and moves only when the scheduler says so.
 //

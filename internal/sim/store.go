@@ -34,9 +34,12 @@ type Store struct {
 }
 
 var (
-	_ store.Store        = (*Store)(nil)
-	_ store.Clock        = (*Store)(nil)
-	_ store.BatchDeleter = (*Store)(nil)
+	_ store.Store           = (*Store)(nil)
+	_ store.Clock           = (*Store)(nil)
+	_ store.BatchDeleter    = (*Store)(nil)
+	_ store.RangeReader     = (*Store)(nil)
+	_ store.Copier          = (*Store)(nil)
+	_ store.DelimiterLister = (*Store)(nil)
 )
 
 // request is one store request, filled in with its result when applied.
@@ -46,13 +49,19 @@ type request struct {
 	keys  []string
 	data  []byte
 	opts  store.PutOptions
-	after string        // list: continue after this key
-	until int           // pause: not before this step
-	sleep time.Duration // pause: the clock moves this much
+	after string            // list: continue after this key
+	src   string            // copy: the source key
+	copy  store.CopyOptions // copy
+	off   int64             // get: the range's start
+	n     int64             // get: the range's length (< 0: to the end)
+	delim string            // list: the delimiter, if any
+	until int               // pause: not before this step
+	sleep time.Duration     // pause: the clock moves this much
 
 	attrs store.Attrs
 	body  []byte
 	page  []store.Attrs
+	pre   []bool // list: which entries of page are common prefixes
 	more  bool
 	err   error
 }
@@ -70,11 +79,28 @@ func (r *request) String() string {
 		return fmt.Sprintf("put %s%s", r.key, c)
 	case "delete-many":
 		return fmt.Sprintf("delete-many %d keys %s", len(r.keys), summarizeKeys(r.keys))
-	case "list":
-		if r.after != "" {
-			return fmt.Sprintf("list %s after %s", r.key, r.after)
+	case "copy":
+		c := ""
+		if r.copy.IfNoneMatch {
+			c += " if-none-match"
 		}
-		return "list " + r.key
+		if r.copy.SourceIfMatch != "" {
+			c += " source-if-match=" + shortETag(r.copy.SourceIfMatch)
+		}
+		return fmt.Sprintf("copy %s to %s%s", r.src, r.key, c)
+	case "get":
+		if r.off != 0 || r.n >= 0 {
+			return fmt.Sprintf("get %s range %d+%d", r.key, r.off, r.n)
+		}
+	case "list":
+		d := ""
+		if r.delim != "" {
+			d = " delimiter " + r.delim
+		}
+		if r.after != "" {
+			return fmt.Sprintf("list %s%s after %s", r.key, d, r.after)
+		}
+		return "list " + r.key + d
 	}
 	return r.op + " " + r.key
 }
@@ -96,13 +122,14 @@ func summarizeKeys(keys []string) string {
 
 // isWrite reports whether the request changes the store when applied.
 func (r *request) isWrite() bool {
-	return r.op == "put" || r.op == "delete" || r.op == "delete-many"
+	return r.op == "put" || r.op == "delete" || r.op == "delete-many" || r.op == "copy"
 }
 
 // isConditional reports whether the request is a conditional PUT (the only
 // kind S3 answers with 409 ConditionalRequestConflict or 412).
 func (r *request) isConditional() bool {
-	return r.op == "put" && (r.opts.IfNoneMatch || r.opts.IfMatch != "")
+	return (r.op == "put" && (r.opts.IfNoneMatch || r.opts.IfMatch != "")) ||
+		(r.op == "copy" && (r.copy.IfNoneMatch || r.copy.SourceIfMatch != ""))
 }
 
 func etagOf(b []byte) string {
@@ -124,8 +151,32 @@ func (w *World) apply(r *request) {
 		}
 		r.attrs = store.Attrs{Key: r.key, Size: int64(len(o.data)), ETag: o.etag, ModTime: o.mod}
 		if r.op == "get" {
-			r.body = bytes.Clone(o.data)
+			b, err := store.Slice(o.data, r.off, r.n)
+			if err != nil {
+				r.err = fmt.Errorf("get %s: %w", w.st.URI(r.key), err)
+				return
+			}
+			r.body = bytes.Clone(b)
 		}
+	case "copy":
+		so, ok := w.objs[r.src]
+		if !ok {
+			r.err = fmt.Errorf("copy %s: %w", w.st.URI(r.src), store.ErrNotFound)
+			return
+		}
+		if r.copy.SourceIfMatch != "" && so.etag != r.copy.SourceIfMatch {
+			r.err = fmt.Errorf("copy %s: source changed: %w", w.st.URI(r.src), store.ErrPrecondition)
+			return
+		}
+		if _, exists := w.objs[r.key]; exists && r.copy.IfNoneMatch {
+			r.err = fmt.Errorf("copy to %s: object exists: %w", w.st.URI(r.key), store.ErrPrecondition)
+			return
+		}
+		o := object{data: so.data, etag: so.etag, mod: now}
+		w.objs[r.key] = o
+		r.attrs = store.Attrs{Key: r.key, Size: int64(len(o.data)), ETag: o.etag, ModTime: o.mod}
+		r.data = o.data
+		w.observePut(r)
 	case "put":
 		cur, exists := w.objs[r.key]
 		if r.opts.IfNoneMatch && exists {
@@ -164,12 +215,28 @@ func (w *World) apply(r *request) {
 			}
 		}
 		sort.Strings(keys)
-		if len(keys) > w.pageSize {
-			keys, r.more = keys[:w.pageSize], true
-		}
+		last := ""
 		for _, k := range keys {
+			if r.delim != "" && strings.HasSuffix(r.after, r.delim) && strings.HasPrefix(k, r.after) {
+				continue // under the common prefix the previous page ended with
+			}
+			cp, isPrefix := store.CommonPrefix(k, r.key, r.delim)
+			if isPrefix && cp == last {
+				continue
+			}
+			if len(r.page) == w.pageSize {
+				r.more = true
+				break
+			}
+			if isPrefix {
+				last = cp
+				r.page = append(r.page, store.Attrs{Key: cp})
+				r.pre = append(r.pre, true)
+				continue
+			}
 			o := w.objs[k]
 			r.page = append(r.page, store.Attrs{Key: k, Size: int64(len(o.data)), ETag: o.etag, ModTime: o.mod})
+			r.pre = append(r.pre, false)
 		}
 	default:
 		panic("sim: unknown op " + r.op)
@@ -181,11 +248,39 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs
 	if err := store.ValidateKey(key); err != nil {
 		return nil, store.Attrs{}, err
 	}
-	r := &request{op: "get", key: key}
+	r := &request{op: "get", key: key, n: -1}
 	if err := s.w.do(ctx, r); err != nil {
 		return nil, store.Attrs{}, err
 	}
 	return io.NopCloser(bytes.NewReader(r.body)), r.attrs, nil
+}
+
+// GetRange implements store.RangeReader: one request.
+func (s *Store) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, store.Attrs, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return nil, store.Attrs{}, err
+	}
+	r := &request{op: "get", key: key, off: off, n: n}
+	if err := s.w.do(ctx, r); err != nil {
+		return nil, store.Attrs{}, err
+	}
+	return io.NopCloser(bytes.NewReader(r.body)), r.attrs, nil
+}
+
+// Copy implements store.Copier: one request (CopyObject), atomic at the
+// destination.
+func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOptions) (store.Attrs, error) {
+	if err := store.ValidateKey(dst); err != nil {
+		return store.Attrs{}, err
+	}
+	if err := store.ValidateKey(src); err != nil {
+		return store.Attrs{}, err
+	}
+	r := &request{op: "copy", key: dst, src: src, copy: opts}
+	if err := s.w.do(ctx, r); err != nil {
+		return store.Attrs{}, err
+	}
+	return r.attrs, nil
 }
 
 // Stat implements store.Store.
@@ -281,6 +376,35 @@ func (s *Store) DeleteMany(ctx context.Context, keys []string) error {
 		return nil
 	}
 	return s.w.do(ctx, &request{op: "delete-many", keys: append([]string(nil), keys...)})
+}
+
+// ListDelimited implements store.DelimiterLister: pages of World.pageSize
+// entries (objects and common prefixes), one request each, like
+// ListObjectsV2 with a delimiter.
+func (s *Store) ListDelimited(ctx context.Context, prefix, delimiter string) iter.Seq2[store.ListEntry, error] {
+	return func(yield func(store.ListEntry, error) bool) {
+		if err := store.ValidatePrefix(prefix); err != nil {
+			yield(store.ListEntry{}, err)
+			return
+		}
+		after := ""
+		for {
+			r := &request{op: "list", key: prefix, after: after, delim: delimiter}
+			if err := s.w.do(ctx, r); err != nil {
+				yield(store.ListEntry{}, err)
+				return
+			}
+			for i, a := range r.page {
+				if !yield(store.ListEntry{Attrs: a, IsPrefix: r.pre[i]}, nil) {
+					return
+				}
+			}
+			if !r.more || len(r.page) == 0 {
+				return
+			}
+			after = r.page[len(r.page)-1].Key
+		}
+	}
 }
 
 // List implements store.Store: pages of World.pageSize keys in lexical
