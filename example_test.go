@@ -38,12 +38,14 @@ func Example() {
 			panic(err)
 		}
 		if w.AlreadyCommitted() {
+			// This run committed before (whatever committed since): the
+			// commit is a no-op without producing any rows.
 			fmt.Println("already committed by this run; skipping the work")
-		}
-		if err := pswap.Write(w, Sale{1, "Lisbon", 12.5}, Sale{2, "Porto", 7.25}, Sale{3, "Lisbon", 3}); err != nil {
+		} else if err := pswap.Write(w, Sale{1, "Lisbon", 12.5}, Sale{2, "Porto", 7.25}, Sale{3, "Lisbon", 3}); err != nil {
 			w.Abort(ctx)
 			panic(err)
 		}
+		fmt.Println("rows written:", w.Rows())
 		res, err := w.Commit(ctx)
 		if err != nil {
 			panic(err)
@@ -54,7 +56,7 @@ func Example() {
 	first := task()
 	fmt.Println("changed:", first.Changed, "rows:", first.Rows, "files:", first.Files)
 	again := task()
-	fmt.Println("changed:", again.Changed, "outcome:", again.Outcome)
+	fmt.Println("changed:", again.Changed, "outcome:", again.Outcome, "current files:", again.Files)
 
 	snap, err := day.Current(ctx)
 	if err != nil {
@@ -67,9 +69,11 @@ func Example() {
 	}
 	fmt.Println("verified:", report.OK)
 	// Output:
+	// rows written: 3
 	// changed: true rows: 3 files: 1
 	// already committed by this run; skipping the work
-	// changed: false outcome: same-run
+	// rows written: 0
+	// changed: false outcome: same-run current files: 1
 	// current rows: 3 files: 1
 	// verified: true
 }

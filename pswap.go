@@ -34,6 +34,7 @@ var (
 	ErrOutcomeUnknown     = swap.ErrOutcomeUnknown
 	ErrStaleGeneration    = swap.ErrStaleGeneration
 	ErrNoData             = swap.ErrNoData
+	ErrEmptyCommit        = swap.ErrEmptyCommit
 	ErrGenerationNotFound = swap.ErrGenerationNotFound
 	ErrCorrupt            = swap.ErrCorrupt
 	ErrNotFound           = store.ErrNotFound

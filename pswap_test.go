@@ -163,3 +163,65 @@ func TestStageThenCommitStaged(t *testing.T) {
 		t.Fatalf("staged record left after commit: %q", left)
 	}
 }
+
+// The library refuses to replace a partition with nothing unless asked
+// (issue 12): Begin then Commit without rows is ErrEmptyCommit, for Commit
+// and for Stage, and changes nothing; AllowEmpty commits an empty partition.
+func TestEmptyCommitThroughFacade(t *testing.T) {
+	table := pswap.NewTable(mustFileStore(t))
+	p, err := table.Partition("dt=2026-11-29")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Begin(ctx, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID int64 `parquet:"id"`
+	}
+	if err := pswap.Write(w, row{1}, row{2}); err != nil {
+		t.Fatal(err)
+	}
+	if w.Rows() != 2 {
+		t.Fatalf("Rows() = %d, want 2", w.Rows())
+	}
+	first, err := w.Commit(ctx)
+	if err != nil || first.Rows != 2 {
+		t.Fatalf("%+v %v", first, err)
+	}
+	for _, stage := range []bool{false, true} {
+		w, err := p.Begin(ctx, pswap.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stage {
+			_, _, err = w.Stage(ctx)
+		} else {
+			_, err = w.Commit(ctx)
+		}
+		if !errors.Is(err, pswap.ErrEmptyCommit) {
+			t.Fatalf("empty (stage %v): %v, want ErrEmptyCommit", stage, err)
+		}
+		if snap, err := p.Current(ctx); err != nil || snap.Pointer.Generation != first.Generation || snap.Manifest.Rows != 2 {
+			t.Fatalf("a refused empty commit changed the partition: %v", err)
+		}
+	}
+	w, err = p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{AllowEmpty: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.Commit(ctx)
+	if err != nil || !r.Changed || r.Rows != 0 {
+		t.Fatalf("allowed empty commit: %+v %v", r, err)
+	}
+}
+
+func mustFileStore(t *testing.T) *filestore.Store {
+	t.Helper()
+	st, err := filestore.New(filepath.Join(t.TempDir(), "table"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}

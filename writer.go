@@ -36,6 +36,7 @@ type Writer struct {
 	p      *Partition
 	txn    *swap.Txn
 	stager *staging.Stager
+	opts   WriteOptions
 	done   bool
 }
 
@@ -45,15 +46,20 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{p: p, txn: txn, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging)}, nil
+	return &Writer{p: p, txn: txn, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts}, nil
 }
 
 // Generation returns the id of the generation being written.
 func (w *Writer) Generation() string { return w.txn.Generation() }
 
-// AlreadyCommitted reports that the current generation carries this run id:
-// Commit would be a no-op, so the caller may skip producing data.
+// AlreadyCommitted reports that this run id already committed to the
+// partition (it is among the last 100 commits the pointer remembers, current
+// or not): Commit would be a no-op (Outcome SameRun), so the caller may skip
+// producing data and call Commit at once. It costs no request.
 func (w *Writer) AlreadyCommitted() bool { return w.txn.AlreadyCommitted() }
+
+// Rows returns the number of rows written so far.
+func (w *Writer) Rows() int64 { return w.stager.Rows() }
 
 // Stager gives direct access to the Parquet stager.
 func (w *Writer) Stager() *staging.Stager { return w.stager }
@@ -188,7 +194,9 @@ func (w *Writer) AddReader(ctx context.Context, r io.Reader, name string, format
 }
 
 // Commit finishes the files and swaps the new generation in. On any error
-// before the swap, what was staged is removed.
+// before the swap, what was staged is removed. A commit of no rows fails with
+// ErrEmptyCommit unless WriteOptions.Commit.AllowEmpty (or the run id already
+// committed: then it is the SameRun no-op).
 func (w *Writer) Commit(ctx context.Context) (Result, error) {
 	if w.done {
 		return Result{}, errors.New("pswap: writer already finished")
@@ -215,7 +223,8 @@ func (w *Writer) Abort(ctx context.Context) error {
 
 // Stage finishes the files without committing, records what was staged and
 // the pointer it was staged against (see swap.CommitStaged), and returns the
-// generation id for CommitStaged (a later process may commit it).
+// generation id for CommitStaged (a later process may commit it). Like
+// Commit, it refuses no rows (ErrEmptyCommit) unless AllowEmpty.
 func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 	if w.done {
 		return "", manifest.Content{}, errors.New("pswap: writer already finished")
@@ -227,6 +236,10 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 		w.txn.Abort(context.WithoutCancel(ctx))
 		return "", manifest.Content{}, err
 	}
+	if content.Rows == 0 && !w.opts.Commit.AllowEmpty {
+		w.txn.Abort(context.WithoutCancel(ctx))
+		return "", manifest.Content{}, fmt.Errorf("stage %s: %w", w.p.key, ErrEmptyCommit)
+	}
 	if err := w.txn.Stage(ctx, content); err != nil {
 		w.stager.Abort(context.WithoutCancel(ctx))
 		w.txn.Abort(context.WithoutCancel(ctx))
@@ -237,7 +250,8 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 
 // CommitStaged commits a generation made by Stage (or reserved by Reserve,
 // whose files are then adopted), fenced on the pointer it was staged
-// against; see swap.CommitStaged.
+// against; see swap.CommitStaged. An empty staged generation is committed:
+// Stage already required AllowEmpty for it.
 func (p *Partition) CommitStaged(ctx context.Context, generation string, opts swap.Options) (Result, error) {
 	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts, nil)
 }

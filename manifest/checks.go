@@ -255,7 +255,10 @@ func versionPart(s string) (int, bool) {
 	return n, err == nil
 }
 
-var ourMajor, ourMinor, _ = versionNumbers(Version)
+var (
+	ourMajor, ourMinor, _ = versionNumbers(Version)
+	_, ourPointerMinor, _ = versionNumbers(PointerVersion)
+)
 
 // checkVersion validates a declared version. It reports whether the document
 // comes from a newer minor version of the format (whose unknown fields are
@@ -269,6 +272,9 @@ func checkVersion(doc, v string) (newerMinor bool, err *Error) {
 		e := invalid(doc, "version", v, "unsupported major version %d (this reader knows %d)", major, ourMajor)
 		e.Err = ErrUnsupportedVersion
 		return false, e
+	}
+	if doc == "pointer" {
+		return minor > ourPointerMinor, nil
 	}
 	return minor > ourMinor, nil
 }

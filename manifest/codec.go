@@ -85,7 +85,10 @@ func EncodePointer(p *Pointer) ([]byte, error) {
 		return nil, err
 	}
 	c := *p
-	c.Format, c.Version = FormatPointer, Version
+	c.Format, c.Version = FormatPointer, PointerVersion
+	if !c.HasHistory() {
+		c.Version = Version // nothing of 1.1 to say: a 1.0 document
+	}
 	c.CommittedAt = c.CommittedAt.UTC()
 	w := newObjWriter()
 	w.str("format", c.Format)
@@ -97,8 +100,40 @@ func EncodePointer(p *Pointer) ([]byte, error) {
 	w.optStr("run_id", c.RunID)
 	w.int("rows", c.Rows)
 	w.int("bytes", c.Bytes)
+	if c.HasHistory() {
+		w.int("files", int64(c.Files))
+	}
 	w.str("content_checksum", c.ContentChecksum)
 	w.time("committed_at", c.CommittedAt)
+	if c.HasHistory() {
+		if c.HistoryTruncated {
+			w.key("history_truncated")
+			w.buf.WriteString("true")
+		}
+		w.key("history")
+		w.buf.WriteString("[")
+		for i, e := range c.History {
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			w.buf.WriteString("\n    {\"generation\": ")
+			w.quote(e.Generation)
+			if e.DataGeneration != "" {
+				w.buf.WriteString(", \"data_generation\": ")
+				w.quote(e.DataGeneration)
+			}
+			if e.RunID != "" {
+				w.buf.WriteString(", \"run_id\": ")
+				w.quote(e.RunID)
+			}
+			w.buf.WriteString(", \"committed_at\": ")
+			w.quote(e.CommittedAt.UTC().Format(time.RFC3339Nano))
+			w.buf.WriteString(", \"rows\": ")
+			w.buf.WriteString(strconv.FormatInt(e.Rows, 10))
+			w.buf.WriteString("}")
+		}
+		w.buf.WriteString("\n  ]")
+	}
 	return w.finish("pointer")
 }
 
@@ -232,10 +267,18 @@ func decodePointer(data []byte) (*Pointer, *Error) {
 		return nil, err
 	}
 	r := &fieldReader{doc: doc, fields: top, lenient: newer}
-	r.noUnknown("format", "version", "partition", "generation", "seq", "parent", "run_id",
-		"rows", "bytes", "content_checksum", "committed_at")
 	p := &Pointer{Format: FormatPointer}
 	p.Version = r.str("version", true)
+	// Version 1.1 added files, history and history_truncated; in a 1.0
+	// document they are unknown fields.
+	_, minor, _ := versionNumbers(p.Version)
+	v11 := minor >= 1
+	known := []string{"format", "version", "partition", "generation", "seq", "parent", "run_id",
+		"rows", "bytes", "content_checksum", "committed_at"}
+	if v11 {
+		known = append(known, "files", "history", "history_truncated")
+	}
+	r.noUnknown(known...)
 	p.Partition = r.str("partition", true)
 	p.Generation = r.str("generation", true)
 	p.Seq = r.int("seq")
@@ -245,6 +288,18 @@ func decodePointer(data []byte) (*Pointer, *Error) {
 	p.Bytes = r.int("bytes")
 	p.ContentChecksum = r.str("content_checksum", true)
 	p.CommittedAt = r.time("committed_at")
+	if v11 {
+		files := r.int("files")
+		if r.err == nil && (files < 0 || files > MaxFiles) {
+			r.fail("files", "must be between 0 and %d", MaxFiles)
+		}
+		p.Files = int(files)
+		p.HistoryTruncated = r.bool("history_truncated")
+		p.History = r.history("history")
+		if r.err == nil && len(p.History) == 0 {
+			r.fail("history", "empty: lists at least the current generation")
+		}
+	}
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -527,6 +582,66 @@ func (r *fieldReader) files(name string) []File {
 		files = append(files, f)
 	}
 	return files
+}
+
+// bool reads an optional boolean (absent: false).
+func (r *fieldReader) bool(name string) bool {
+	v := r.raw(name, false)
+	switch string(v) {
+	case "":
+		return false
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	r.fail(name, "must be true or false")
+	return false
+}
+
+// history reads a pointer's history array (required).
+func (r *fieldReader) history(name string) []HistoryEntry {
+	v := r.raw(name, true)
+	if v == nil {
+		return nil
+	}
+	if v[0] != '[' {
+		r.fail(name, "must be an array")
+		return nil
+	}
+	if n := countElements(v); n > MaxHistory {
+		r.fail(name, "%d entries, at most %d allowed", n, MaxHistory)
+		return nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(v, &raws); err != nil {
+		r.fail(name, "must be an array of objects")
+		return nil
+	}
+	out := make([]HistoryEntry, 0, len(raws))
+	er := &fieldReader{doc: r.doc, lenient: r.lenient}
+	for i, item := range raws {
+		var obj map[string]json.RawMessage
+		if item[0] != '{' || json.Unmarshal(item, &obj) != nil {
+			r.fail(fmt.Sprintf("%s[%d]", name, i), "must be an object")
+			return nil
+		}
+		er.fields, er.prefix = obj, fmt.Sprintf("%s%s[%d].", r.prefix, name, i)
+		er.noUnknown("generation", "data_generation", "run_id", "committed_at", "rows")
+		e := HistoryEntry{
+			Generation:     er.str("generation", true),
+			DataGeneration: er.str("data_generation", false),
+			RunID:          er.str("run_id", false),
+			CommittedAt:    er.time("committed_at"),
+			Rows:           er.int("rows"),
+		}
+		if er.err != nil {
+			r.err = er.err
+			return nil
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // noUnknown fails on the first (in sorted order) field not in known, unless

@@ -34,6 +34,14 @@ func TestGolden(t *testing.T) {
 			decode: func(b []byte) (any, error) { return DecodePointer(b) },
 			want:   validPointer(),
 		},
+		{
+			// A pointer written by a reader of format 1.0 (no history) still
+			// decodes, and encodes back to the same bytes.
+			file:   "valid_pointer_1.0.json",
+			encode: func() ([]byte, error) { return EncodePointer(legacyPointer()) },
+			decode: func(b []byte) (any, error) { return DecodePointer(b) },
+			want:   legacyPointer(),
+		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join("testdata", tc.file)
@@ -148,9 +156,13 @@ func TestRoundTrip(t *testing.T) {
 
 func TestPointerRoundTrip(t *testing.T) {
 	for name, mutate := range map[string]func(*Pointer){
-		"golden":  func(*Pointer) {},
-		"first":   func(p *Pointer) { p.Seq, p.Parent, p.RunID = 1, "", "" },
-		"empty":   func(p *Pointer) { p.Rows, p.Bytes = 0, 0 },
+		"golden": func(*Pointer) {},
+		"first":  func(p *Pointer) { *p = *firstPointer() },
+		"legacy": func(p *Pointer) { *p = *legacyPointer() },
+		"truncated": func(p *Pointer) {
+			p.History, p.HistoryTruncated = p.History[:1], true
+		},
+		"empty":   func(p *Pointer) { p.Rows, p.Bytes, p.Files, p.History[0].Rows = 0, 0, 0, 0 },
 		"big seq": func(p *Pointer) { p.Seq = 1<<63 - 1 },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -470,7 +482,33 @@ func TestDecodePointerRejects(t *testing.T) {
 		{"format wrong", set("format", "x"), `want "pswap-pointer"`, false},
 		{"version major", set("version", "3.1"), "unsupported major version 3", true},
 		{"version missing", del("version"), "pointer: version: missing", false},
-		{"unknown field", set("files", []any{}), "pointer: files: unknown field", false},
+		{"unknown field", set("filez", []any{}), "pointer: filez: unknown field", false},
+		{"files missing", del("files"), "pointer: files: missing", false},
+		{"files negative", set("files", -1), "pointer: files: must be between 0", false},
+		{"history missing", del("history"), "pointer: history: missing", false},
+		{"history empty", set("history", []any{}), "pointer: history: empty", false},
+		{"history not array", set("history", 3), "pointer: history: must be an array", false},
+		{"history truncated string", set("history_truncated", "yes"), "pointer: history_truncated: must be true or false", false},
+		{"history 1.0 fields", set("version", "1.0"), "pointer: files: unknown field (version", false},
+		{"history entry", func(m map[string]any) { m["history"].([]any)[1].(map[string]any)["generation"] = "x" }, `pointer: history[1].generation "x": not a UUID`, false},
+		{"history entry unknown", func(m map[string]any) { m["history"].([]any)[2].(map[string]any)["lease"] = 1 }, `pointer: history[2].lease: unknown field`, false},
+		{"history entry rows", func(m map[string]any) { m["history"].([]any)[2].(map[string]any)["rows"] = -4 }, `pointer: history[2].rows -4: negative`, false},
+		{"history entry dup", func(m map[string]any) {
+			h := m["history"].([]any)
+			h[2].(map[string]any)["generation"] = h[1].(map[string]any)["generation"]
+		}, `duplicates history[1].generation`, false},
+		{"history not current", func(m map[string]any) { m["generation"] = genC; m["history"] = m["history"].([]any)[:2] }, `pointer: history[0].generation "` + genA + `": is not the current generation`, false},
+		{"history run differs", func(m map[string]any) { m["history"].([]any)[0].(map[string]any)["run_id"] = "other" }, `pointer: history[0].run_id "other": differs from run_id`, false},
+		{"history rows differ", func(m map[string]any) { m["history"].([]any)[0].(map[string]any)["rows"] = 1 }, `pointer: history[0].rows 1: differs from rows`, false},
+		{"history not parent", func(m map[string]any) { m["parent"] = genC }, `pointer: history[1].generation "` + genB + `": is not the parent`, false},
+		{"history too long", func(m map[string]any) {
+			h := make([]any, MaxHistory+1)
+			for i := range h {
+				h[i] = m["history"].([]any)[0]
+			}
+			m["history"] = h
+		}, `pointer: history: 101 entries, at most 100 allowed`, false},
+		{"history ends early", func(m map[string]any) { m["history"] = m["history"].([]any)[:1] }, `pointer: history: ends at the current generation`, false},
 		{"partition missing", del("partition"), "pointer: partition: missing", false},
 		{"partition invalid", set("partition", "dt=1/../x"), "pointer: partition: ", false},
 		{"generation missing", del("generation"), "pointer: generation: missing", false},

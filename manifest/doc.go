@@ -96,7 +96,8 @@
 // # Pointer
 //
 //	format            string, required: "pswap-pointer".
-//	version           string, required: "1.0" for this package.
+//	version           string, required: "1.1" for this package ("1.0" for a
+//	                  pointer without history, written by older versions).
 //	partition         string, required: as in the manifest.
 //	generation        string, required: the current generation; its manifest
 //	                  is manifests/<generation>.json.
@@ -109,7 +110,35 @@
 //	rows, bytes, content_checksum:
 //	                  copies of the current manifest's totals, so that a status
 //	                  check and the identical-content test need one read.
+//	files             integer, required since 1.1: the current manifest's
+//	                  number of files (so a no-op commit can report it).
 //	committed_at      string, required: the current manifest's committed_at.
+//	history_truncated boolean, optional (1.1): true when older generations
+//	                  exist than the last entry of history.
+//	history           array, required since 1.1: the partition's last commits,
+//	                  newest first, at most 100 (MaxHistory); history[0] is
+//	                  the current generation (its fields equal the pointer's)
+//	                  and history[i+1] is the parent of history[i]. Each entry
+//	                  is an object with:
+//	  generation      string: the generation (unique within history).
+//	  data_generation string, optional: as in its manifest (a rollback or a
+//	                  rebase names the generation whose data it reuses).
+//	  run_id          string, optional: its run id.
+//	  committed_at    string: its manifest's committed_at. An entry was
+//	                  current until the next newer entry's committed_at.
+//	  rows            integer: its total rows.
+//
+// The history is what makes a run id idempotent across later commits: a
+// commit whose run id appears in it is a no-op, whatever committed since,
+// without reading anything but the pointer. It also carries what garbage
+// collection's keep-N and retention rules need (generation, data generation,
+// commit time) without reading every manifest. Beyond the bound, the oldest
+// entry falls off and history_truncated is set: a run id that committed more
+// than 100 commits ago is no longer recognised (the manifests' parent chain
+// still records it, but walking it would cost one GET per generation, so the
+// same-run check does not). A writer of version 1.0 ignores these fields and
+// writes a 1.0 pointer without them; the next writer of 1.1 then starts a new
+// history marked truncated.
 //
 // # Errors
 //

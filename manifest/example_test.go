@@ -122,35 +122,54 @@ func ExampleDecode_errors() {
 	//   invalid: true unsupported version: false
 }
 
-func ExampleManifest_Pointer() {
-	m := &manifest.Manifest{
+func ExampleManifest_PointerAfter() {
+	first := &manifest.Manifest{
+		Partition:   "dt=2026-11-29",
+		Generation:  "0193a1b0-0000-7000-8000-000000000001",
+		RunID:       "daily/2026-11-29",
+		Content:     manifest.Content{ContentChecksum: "xxh3-128-set:ffeeddccbbaa99887766554433221100"},
+		CreatedAt:   time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC),
+		CommittedAt: time.Date(2026, 11, 29, 1, 0, 5, 0, time.UTC),
+	}
+	backfill := &manifest.Manifest{
 		Partition:   "dt=2026-11-29",
 		Generation:  "0193a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
-		Parent:      "0193a1b0-0000-7000-8000-000000000001",
+		Parent:      first.Generation,
+		RunID:       "backfill/2026-11-29",
 		Content:     manifest.Content{ContentChecksum: "xxh3-128-set:00112233445566778899aabbccddeeff"},
 		CreatedAt:   time.Date(2026, 11, 29, 14, 2, 3, 0, time.UTC),
 		CommittedAt: time.Date(2026, 11, 29, 14, 2, 9, 0, time.UTC),
 	}
-	// The pointer this manifest replaced had seq 6.
-	b, err := manifest.EncodePointer(m.Pointer(6 + 1))
+	// The backfill replaces the first commit: its pointer remembers both.
+	p := backfill.PointerAfter(first.PointerAfter(nil))
+	b, err := manifest.EncodePointer(p)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Print(string(b))
+	_, found := p.FindRun("daily/2026-11-29")
+	fmt.Println("daily run committed here:", found)
 	// Output:
 	// {
 	//   "format": "pswap-pointer",
-	//   "version": "1.0",
+	//   "version": "1.1",
 	//   "partition": "dt=2026-11-29",
 	//   "generation": "0193a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
-	//   "seq": 7,
+	//   "seq": 2,
 	//   "parent": "0193a1b0-0000-7000-8000-000000000001",
+	//   "run_id": "backfill/2026-11-29",
 	//   "rows": 0,
 	//   "bytes": 0,
+	//   "files": 0,
 	//   "content_checksum": "xxh3-128-set:00112233445566778899aabbccddeeff",
-	//   "committed_at": "2026-11-29T14:02:09Z"
+	//   "committed_at": "2026-11-29T14:02:09Z",
+	//   "history": [
+	//     {"generation": "0193a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b", "run_id": "backfill/2026-11-29", "committed_at": "2026-11-29T14:02:09Z", "rows": 0},
+	//     {"generation": "0193a1b0-0000-7000-8000-000000000001", "run_id": "daily/2026-11-29", "committed_at": "2026-11-29T01:00:05Z", "rows": 0}
+	//   ]
 	// }
+	// daily run committed here: true
 }
 
 func ExampleNewGenerationID() {

@@ -44,9 +44,33 @@ func validManifest() *Manifest {
 	}
 }
 
-// validPointer is the pointer of testdata/valid_pointer.json.
+// validPointer is the pointer of testdata/valid_pointer.json: a version 1.1
+// pointer whose history lists its parent (a rollback to genC's data by a
+// backfill run) and genC.
 func validPointer() *Pointer {
-	return validManifest().Pointer(42)
+	p := validManifest().Pointer(42)
+	p.History = append(p.History,
+		HistoryEntry{Generation: genB, DataGeneration: genC, RunID: "backfill__2026-11-29", CommittedAt: time.Date(2026, 11, 29, 13, 30, 0, 0, time.UTC), Rows: 37000},
+		HistoryEntry{Generation: genC, CommittedAt: time.Date(2026, 11, 29, 13, 10, 0, 5, time.UTC), Rows: 37000},
+	)
+	p.HistoryTruncated = false
+	return p
+}
+
+// firstPointer is validPointer as the partition's first commit, without a run id.
+func firstPointer() *Pointer {
+	p := validPointer()
+	p.Seq, p.Parent, p.RunID = 1, "", ""
+	p.History = p.History[:1]
+	p.History[0].RunID = ""
+	return p
+}
+
+// legacyPointer is the version 1.0 pointer of testdata/valid_pointer_1.0.json.
+func legacyPointer() *Pointer {
+	p := validManifest().Pointer(42)
+	p.Version, p.Files, p.History, p.HistoryTruncated = Version, 0, nil, false
+	return p
 }
 
 // mustEncode encodes a valid manifest or fails the test.

@@ -9,10 +9,23 @@ import (
 	"github.com/pswap/pswap/partition"
 )
 
-// Version is the format version this package writes, "major.minor". Decode
-// rejects another major version and accepts any minor version of this major
-// (a higher minor only adds optional fields, which are then ignored).
+// Version is the manifest format version this package writes,
+// "major.minor". Decode rejects another major version and accepts any minor
+// version of this major (a higher minor only adds optional fields, which are
+// then ignored).
 const Version = "1.0"
+
+// PointerVersion is the pointer format version this package writes for a
+// pointer that carries its partition's recent history (see Pointer.History).
+// Version 1.1 adds the fields files, history and history_truncated to 1.0;
+// a reader of 1.0 ignores them (a higher minor version), so pointers written
+// by this package stay readable by older ones. A pointer without history
+// (read from a 1.0 document) is written back as 1.0.
+const PointerVersion = "1.1"
+
+// MaxHistory bounds Pointer.History: the pointer remembers the partition's
+// last 100 commits (the current one included), newest first.
+const MaxHistory = 100
 
 // Format strings: the "format" field of each kind of document.
 const (
@@ -81,20 +94,57 @@ func (m *Manifest) DataGen() string {
 
 // Pointer returns the pointer that makes m current, with the given sequence
 // number (the previous pointer's Seq plus one, or 1 for the first commit).
+// Its history holds m alone, marked truncated when m has a parent; a commit
+// uses PointerAfter, which keeps the previous pointer's history.
 func (m *Manifest) Pointer(seq int64) *Pointer {
 	return &Pointer{
-		Format:          FormatPointer,
-		Version:         Version,
-		Partition:       m.Partition,
-		Generation:      m.Generation,
-		Seq:             seq,
-		Parent:          m.Parent,
-		RunID:           m.RunID,
-		Rows:            m.Rows,
-		Bytes:           m.Bytes,
-		ContentChecksum: m.ContentChecksum,
-		CommittedAt:     m.CommittedAt.UTC(),
+		Format:           FormatPointer,
+		Version:          PointerVersion,
+		Partition:        m.Partition,
+		Generation:       m.Generation,
+		Seq:              seq,
+		Parent:           m.Parent,
+		RunID:            m.RunID,
+		Rows:             m.Rows,
+		Bytes:            m.Bytes,
+		Files:            len(m.Files),
+		ContentChecksum:  m.ContentChecksum,
+		CommittedAt:      m.CommittedAt.UTC(),
+		History:          []HistoryEntry{m.historyEntry()},
+		HistoryTruncated: m.Parent != "",
 	}
+}
+
+// PointerAfter returns the pointer that makes m current in place of base
+// (nil for a partition's first commit): seq one more than base's, and the
+// history of base behind m's own entry, cut to MaxHistory entries. The
+// history is marked truncated when entries were cut, when base's was, and
+// when base is a pointer without history (a 1.0 document) or m's parent is
+// not base's generation: then older commits exist that the list omits.
+func (m *Manifest) PointerAfter(base *Pointer) *Pointer {
+	if base == nil {
+		return m.Pointer(1)
+	}
+	p := m.Pointer(base.Seq + 1)
+	if m.Parent != base.Generation || len(base.History) == 0 {
+		return p // truncated: base's history is not ours to continue
+	}
+	keep := base.History
+	p.HistoryTruncated = base.HistoryTruncated
+	if len(keep) > MaxHistory-1 {
+		keep = keep[:MaxHistory-1]
+		p.HistoryTruncated = true
+	}
+	p.History = append(p.History, keep...)
+	return p
+}
+
+func (m *Manifest) historyEntry() HistoryEntry {
+	e := HistoryEntry{Generation: m.Generation, RunID: m.RunID, CommittedAt: m.CommittedAt.UTC(), Rows: m.Rows}
+	if m.DataGeneration != m.Generation {
+		e.DataGeneration = m.DataGeneration
+	}
+	return e
 }
 
 // Validate reports the first problem with m, as an error matching
@@ -237,9 +287,16 @@ func (c *Content) validate(doc string) *Error {
 // Pointer is the only mutable object of a partition: it names the current
 // generation and repeats the headline facts of its manifest so that a status
 // check needs one read. It is replaced only by a conditional write.
+//
+// Since version 1.1 it also carries the partition's recent history, newest
+// first, History[0] being the current generation: what the same-run check of
+// a commit needs (a run id found there has committed, whatever committed
+// since) and what garbage collection's keep and retention rules need (each
+// entry's data generation and commit time; an entry was retired when the next
+// newer one committed), without reading a manifest.
 type Pointer struct {
 	Format          string    `json:"format"`  // FormatPointer; EncodePointer writes it
-	Version         string    `json:"version"` // EncodePointer writes Version; DecodePointer reports the document's
+	Version         string    `json:"version"` // EncodePointer writes PointerVersion (Version without history); DecodePointer reports the document's
 	Partition       string    `json:"partition"`
 	Generation      string    `json:"generation"`
 	Seq             int64     `json:"seq"` // 1 for the first commit, +1 per swap: pointer content never repeats (no ABA)
@@ -247,8 +304,71 @@ type Pointer struct {
 	RunID           string    `json:"run_id,omitempty"`
 	Rows            int64     `json:"rows"`
 	Bytes           int64     `json:"bytes"`
+	Files           int       `json:"files"` // 1.1: the current generation's file count (0 in a 1.0 document: unknown)
 	ContentChecksum string    `json:"content_checksum"`
 	CommittedAt     time.Time `json:"committed_at"`
+	// History (1.1) lists the last commits of the partition, newest first,
+	// at most MaxHistory; History[0] is the current generation and
+	// History[i+1] the parent of History[i]. Empty in a 1.0 document.
+	History []HistoryEntry `json:"history,omitempty"`
+	// HistoryTruncated (1.1) says that older generations exist than the last
+	// entry of History (the bound was reached, or a writer of version 1.0
+	// replaced the pointer on the way and its history was lost).
+	HistoryTruncated bool `json:"history_truncated,omitempty"`
+}
+
+// HistoryEntry is one commit in a pointer's history.
+type HistoryEntry struct {
+	Generation     string    `json:"generation"`
+	DataGeneration string    `json:"data_generation,omitempty"` // empty: the generation itself (a rollback names another)
+	RunID          string    `json:"run_id,omitempty"`
+	CommittedAt    time.Time `json:"committed_at"`
+	Rows           int64     `json:"rows"`
+}
+
+// DataGen returns the generation whose data prefix holds the entry's files.
+func (e HistoryEntry) DataGen() string {
+	if e.DataGeneration != "" {
+		return e.DataGeneration
+	}
+	return e.Generation
+}
+
+// HasHistory reports whether p carries its partition's recent history (a
+// version 1.1 document), so that Files and History are known.
+func (p *Pointer) HasHistory() bool { return len(p.History) > 0 }
+
+// FindRun returns the newest commit of runID that p knows of: an entry of
+// History, or, for a pointer without history, the current generation when
+// it carries runID. An empty run id is never found.
+func (p *Pointer) FindRun(runID string) (HistoryEntry, bool) {
+	if runID == "" {
+		return HistoryEntry{}, false
+	}
+	if !p.HasHistory() {
+		if p.RunID == runID {
+			return HistoryEntry{Generation: p.Generation, RunID: p.RunID, CommittedAt: p.CommittedAt, Rows: p.Rows}, true
+		}
+		return HistoryEntry{}, false
+	}
+	for _, e := range p.History {
+		if e.RunID == runID {
+			return e, true
+		}
+	}
+	return HistoryEntry{}, false
+}
+
+// Since returns the entries of History newer than generation gen (those
+// before it, newest first), and whether gen was found in History. When it
+// was not, the entries are all of History.
+func (p *Pointer) Since(gen string) ([]HistoryEntry, bool) {
+	for i, e := range p.History {
+		if e.Generation == gen {
+			return p.History[:i], true
+		}
+	}
+	return p.History, false
 }
 
 // Validate reports the first problem with p, as an error matching
@@ -297,6 +417,68 @@ func (p *Pointer) validate() *Error {
 	}
 	if prob := checkTime(p.CommittedAt); prob != "" {
 		return invalid(doc, "committed_at", nil, "%s", prob)
+	}
+	return p.validateHistory(doc)
+}
+
+func (p *Pointer) validateHistory(doc string) *Error {
+	if p.Files < 0 || p.Files > MaxFiles {
+		return invalid(doc, "files", p.Files, "must be between 0 and %d", MaxFiles)
+	}
+	if len(p.History) == 0 {
+		if p.Files != 0 {
+			return invalid(doc, "files", p.Files, "set without a history (a version 1.0 pointer has neither)")
+		}
+		if p.HistoryTruncated {
+			return invalid(doc, "history_truncated", nil, "set without a history")
+		}
+		return nil
+	}
+	if len(p.History) > MaxHistory {
+		return invalid(doc, "history", nil, "%d entries, at most %d allowed", len(p.History), MaxHistory)
+	}
+	seen := make(map[string]int, len(p.History))
+	for i, e := range p.History {
+		field := fmt.Sprintf("history[%d]", i)
+		if err := requiredGenID(doc, field+".generation", e.Generation); err != nil {
+			return err
+		}
+		if err := optionalGenID(doc, field+".data_generation", e.DataGeneration); err != nil {
+			return err
+		}
+		if e.DataGeneration == e.Generation {
+			return invalid(doc, field+".data_generation", e.DataGeneration, "equals the generation (omit it)")
+		}
+		if j, dup := seen[e.Generation]; dup {
+			return invalid(doc, field+".generation", e.Generation, "duplicates history[%d].generation", j)
+		}
+		seen[e.Generation] = i
+		if prob := checkPrintable(e.RunID, MaxRunIDBytes); prob != "" {
+			return invalid(doc, field+".run_id", e.RunID, "%s", prob)
+		}
+		if prob := checkTime(e.CommittedAt); prob != "" {
+			return invalid(doc, field+".committed_at", nil, "%s", prob)
+		}
+		if e.Rows < 0 {
+			return invalid(doc, field+".rows", e.Rows, "negative")
+		}
+	}
+	h := p.History[0]
+	switch {
+	case h.Generation != p.Generation:
+		return invalid(doc, "history[0].generation", h.Generation, "is not the current generation %s", p.Generation)
+	case h.RunID != p.RunID:
+		return invalid(doc, "history[0].run_id", h.RunID, "differs from run_id %s", show(p.RunID))
+	case h.Rows != p.Rows:
+		return invalid(doc, "history[0].rows", h.Rows, "differs from rows %d", p.Rows)
+	case !h.CommittedAt.Equal(p.CommittedAt):
+		return invalid(doc, "history[0].committed_at", nil, "differs from committed_at")
+	}
+	if len(p.History) > 1 && p.History[1].Generation != p.Parent {
+		return invalid(doc, "history[1].generation", p.History[1].Generation, "is not the parent %s", show(p.Parent))
+	}
+	if len(p.History) == 1 && p.Parent != "" && !p.HistoryTruncated {
+		return invalid(doc, "history", nil, "ends at the current generation, whose parent %s is neither listed nor marked truncated", p.Parent)
 	}
 	return nil
 }

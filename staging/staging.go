@@ -194,6 +194,18 @@ func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
 	return c, nil
 }
 
+// Rows returns the number of rows written so far (all inputs, the file
+// being written included).
+func (s *Stager) Rows() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.rows
+	if s.cur != nil {
+		n += s.cur.rows
+	}
+	return n
+}
+
 // Abort discards the generation: it aborts the upload in flight and
 // deletes the files already written under the prefix. After a successful
 // Finish it does nothing (the files belong to the caller then). It is safe

@@ -11,10 +11,13 @@
 // Every outcome of the PUT is resolved by reading the pointer back:
 //   - it names our generation: success (a lost response, or an SDK retry that
 //     turned our own success into 412, is still success);
-//   - it carries our run id: another attempt of the same run committed; ours
-//     is an idempotent no-op (Changed=false) and its staged files are removed;
-//   - its parent chain names our generation: we committed and a later commit
-//     replaced us: still success (Outcome Superseded);
+//   - its recent history (the pointer carries the last 100 commits) names our
+//     generation: we committed and a later commit replaced us: still success
+//     (Outcome Superseded); beyond what the history shows, the manifests'
+//     parent chain is walked back to our base;
+//   - a commit since our base carries our run id: another attempt of the same
+//     run committed; ours is an idempotent no-op (Changed=false, Outcome
+//     SameRun) and its staged files are removed;
 //   - it is still the base: the PUT did not land and is retried with
 //     exponential backoff and jitter, bounded in attempts and time; when the
 //     bounds run out the error is ErrOutcomeUnknown, and re-running the same
@@ -25,8 +28,12 @@
 //
 // Logic errors (access denied, missing bucket, invalid keys, corrupt
 // metadata) fail at once. Content identical to the current generation's
-// (same content checksum and rows), or a base that already carries the run
-// id, makes Commit a no-op unless Options.Force. A generation that began
+// (same content checksum and rows), or a run id that the base pointer's
+// history shows committed (current or replaced since: a retry after a
+// backfill never undoes the backfill), makes Commit a no-op unless
+// Options.Force; the check costs no request (Txn.AlreadyCommitted tells it
+// before anything is staged). A commit of no rows fails with ErrEmptyCommit
+// unless Options.AllowEmpty. A generation that began
 // longer ago than Options.GracePeriod (by the store's clock) is never
 // committed, so a slow writer cannot race garbage collection.
 //

@@ -15,8 +15,13 @@ var (
 	// period, so garbage collection may already be removing it; it is never
 	// committed.
 	ErrStaleGeneration = errors.New("generation staged longer ago than the grace period")
-	// ErrNoData: the partition has never been committed.
+	// ErrNoData: the partition has never been committed (a read found no
+	// pointer). It is not about empty commits: see ErrEmptyCommit.
 	ErrNoData = errors.New("partition has no committed generation")
+	// ErrEmptyCommit: a commit of no rows was refused because
+	// Options.AllowEmpty was not set; nothing was changed. (ErrNoData, the
+	// older name, already meant "never committed" and keeps that meaning.)
+	ErrEmptyCommit = errors.New("nothing to commit: no rows were written (set AllowEmpty to make the partition empty)")
 	// ErrGenerationNotFound: a generation named by the caller does not exist
 	// (or has been garbage-collected).
 	ErrGenerationNotFound = errors.New("generation not found")

@@ -282,13 +282,23 @@ func History(ctx context.Context, st store.Store, part string, limit int) ([]Ent
 
 // Rollback makes an earlier generation current again, as a new conditional
 // swap fenced like any commit: a new manifest (with rollback_of set) that
-// reuses the old generation's data files, which must all still exist.
+// reuses the old generation's data files, which must all still exist. A
+// rollback has no run id unless opts.RunID gives one; with one, it obeys the
+// same-run rule of every commit: once that run id committed to the partition
+// (among the last manifest.MaxHistory commits), running it again is a no-op
+// (SameRun) unless opts.Force, and costs only the pointer's GET.
 func Rollback(ctx context.Context, st store.Store, part, to string, opts Options) (Result, error) {
 	t, err := Begin(ctx, st, part, opts)
 	if err != nil {
 		return Result{}, err
 	}
 	t.generation = "" // nothing is staged
+	if t.AlreadyCommitted() {
+		t.done = true
+		r := t.result(t.base.Pointer, "", false, SameRun)
+		t.noopFiles(ctx, &r, t.base.Pointer, time.Now().Add(t.opts.MaxElapsed))
+		return r, nil
+	}
 	old, err := ReadManifest(ctx, st, part, to)
 	if err != nil {
 		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, err)
@@ -308,7 +318,9 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 		}
 	}
 	if t.base.Pointer != nil && t.base.Pointer.Generation == to {
-		return t.result(t.base.Pointer, "", false, Identical), nil
+		r := t.result(t.base.Pointer, "", false, Identical)
+		r.Files = len(old.Files)
+		return r, nil
 	}
 	m := &manifest.Manifest{
 		Partition:      part,
@@ -319,6 +331,6 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 		Content:        old.Content,
 	}
 	t.generation = m.Generation
-	t.opts.Force = true // a rollback restores content on purpose, even if identical
+	t.restore = true // a rollback restores content on purpose, even if identical
 	return t.commit(ctx, m)
 }

@@ -372,7 +372,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 // wouldSkip reports whether commit would make a no-op of c on the base.
 func (t *Txn) wouldSkip(c manifest.Content) bool {
 	b := t.base.Pointer
-	return b != nil && !t.opts.Force && ((t.opts.RunID != "" && b.RunID == t.opts.RunID) ||
+	return b != nil && !t.opts.Force && (t.sameRun(t.base) ||
 		(b.ContentChecksum == c.ContentChecksum && b.Rows == c.Rows))
 }
 
@@ -447,7 +447,9 @@ func findCommitted(ctx context.Context, st store.Store, part, gen string, opts O
 	next := cur.Pointer.Generation
 	for depth := 0; next != "" && depth < maxChainWalk; depth++ {
 		if next == gen {
-			return t.result(cur.Pointer, gen, false, AlreadyCommitted), true, nil
+			r := t.result(cur.Pointer, gen, false, AlreadyCommitted)
+			t.noopFiles(ctx, &r, cur.Pointer, deadline)
+			return r, true, nil
 		}
 		m, err := t.readManifest(ctx, next, deadline)
 		if errors.Is(err, ErrGenerationNotFound) {
@@ -457,7 +459,9 @@ func findCommitted(ctx context.Context, st store.Store, part, gen string, opts O
 			return Result{}, false, err
 		}
 		if m.DataGen() == gen {
-			return t.result(cur.Pointer, gen, false, AlreadyCommitted), true, nil
+			r := t.result(cur.Pointer, gen, false, AlreadyCommitted)
+			t.noopFiles(ctx, &r, cur.Pointer, deadline)
+			return r, true, nil
 		}
 		next = m.Parent
 	}

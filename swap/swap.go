@@ -57,13 +57,20 @@ func ParsePolicy(s string) (Policy, error) {
 type Options struct {
 	// RunID identifies the orchestrator run (e.g. an Airflow run id). Two
 	// attempts with the same run id are the same run: once one committed, the
-	// others are idempotent no-ops.
+	// others are idempotent no-ops (Outcome SameRun), even after other runs
+	// committed since, as long as the commit is among the partition's last
+	// manifest.MaxHistory (100) commits, which the pointer remembers.
 	RunID string
 	// OnConflict is the conflict policy (default Fail).
 	OnConflict Policy
 	// Force commits even when the content equals the current generation's,
-	// or the current generation carries the same run id.
+	// or the run id already committed to the partition.
 	Force bool
+	// AllowEmpty lets a commit of no rows replace the partition (an empty
+	// day on purpose). Without it such a commit fails with ErrEmptyCommit
+	// and changes nothing: an empty extract is more often an upstream
+	// failure than an empty interval.
+	AllowEmpty bool
 	// GracePeriod bounds the time between Begin and the pointer swap (default
 	// 24h). It must not exceed the garbage collector's orphan age: a
 	// generation older than that may be half-collected and is never committed.
@@ -169,6 +176,9 @@ type Txn struct {
 	// keepData: a staged generation (swap/staged.go), whose files outlive a
 	// conflict so that the commit can be retried under Overwrite.
 	keepData bool
+	// restore: a rollback restores content on purpose, so content equal to
+	// the current generation's is committed anyway (same-run still applies).
+	restore bool
 }
 
 // Begin reads the partition's pointer (the base of the swap) and allocates a
@@ -231,10 +241,20 @@ func (t *Txn) Base() Base { return t.base }
 // Began returns when the transaction began, by the store's clock.
 func (t *Txn) Began() time.Time { return t.began }
 
-// AlreadyCommitted reports whether the base pointer already carries this
-// run id, so that staging can be skipped: Commit would be a no-op.
+// AlreadyCommitted reports whether this run id already committed to the
+// partition (the base pointer's recent history names it), so that staging
+// can be skipped: Commit would be a no-op (SameRun). It costs no request.
 func (t *Txn) AlreadyCommitted() bool {
-	return !t.opts.Force && t.opts.RunID != "" && t.base.Pointer != nil && t.base.Pointer.RunID == t.opts.RunID
+	return !t.opts.Force && t.sameRun(t.base)
+}
+
+// sameRun reports whether b's pointer remembers a commit of our run id.
+func (t *Txn) sameRun(b Base) bool {
+	if b.Pointer == nil {
+		return false
+	}
+	_, ok := b.Pointer.FindRun(t.opts.RunID)
+	return ok
 }
 
 // Abort deletes whatever was staged for this transaction. It must not be
@@ -271,6 +291,11 @@ func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 // whether anything changed. A returned error means nothing visible changed,
 // except ErrOutcomeUnknown, which means it cannot yet be told.
 func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
+	if c.Rows == 0 && !t.opts.AllowEmpty && !t.done && !t.AlreadyCommitted() {
+		t.done = true
+		t.discard(context.WithoutCancel(ctx), t.generation, "")
+		return Result{}, fmt.Errorf("commit %s: %w", t.partition, ErrEmptyCommit)
+	}
 	m := &manifest.Manifest{
 		Partition:  t.partition,
 		Generation: t.generation,
@@ -303,7 +328,9 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 	// cleanup removes what this attempt wrote once it is known not to be current.
 	cleanup := func() {
 		d, mg := "", ""
-		if ownData {
+		if ownData && len(m.Files) > 0 {
+			// Nothing staged, nothing to list (a same-run no-op after
+			// AlreadyCommitted costs no request beyond Begin's GET).
 			d = dataGen
 		}
 		if manifestWritten {
@@ -313,15 +340,20 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 	}
 	noop := func(outcome Outcome, p *manifest.Pointer) (Result, error) {
 		cleanup()
-		return t.result(p, staged, false, outcome), nil
+		r := t.result(p, staged, false, outcome)
+		if len(m.Files) == 0 {
+			r.Staged = "" // nothing was staged (e.g. skipped after AlreadyCommitted)
+		}
+		t.noopFiles(ctx, &r, p, deadline)
+		return r, nil
 	}
 
 	for rebase := 0; ; rebase++ {
 		if base.Pointer != nil && !o.Force {
-			if o.RunID != "" && base.Pointer.RunID == o.RunID {
+			if t.sameRun(base) {
 				return noop(SameRun, base.Pointer)
 			}
-			if base.Pointer.ContentChecksum == m.ContentChecksum && base.Pointer.Rows == m.Rows {
+			if !t.restore && base.Pointer.ContentChecksum == m.ContentChecksum && base.Pointer.Rows == m.Rows {
 				return noop(Identical, base.Pointer)
 			}
 		}
@@ -371,24 +403,30 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 				return Result{}, fmt.Errorf("rollback %s to %s: the target was collected while rolling back: %w", t.partition, m.RollbackOf, err)
 			}
 		}
-		p := m.Pointer(seq)
-		p.CommittedAt = m.CommittedAt
+		p := m.PointerAfter(base.Pointer)
+		if p.Seq != seq {
+			return Result{}, fmt.Errorf("commit %s: pointer seq %d, want %d (a bug)", t.partition, p.Seq, seq)
+		}
 
 		cur, err := t.swapPointer(ctx, p, base, deadline)
 		if err != nil {
 			return Result{}, err
 		}
-		switch {
-		case cur.Pointer != nil && cur.Pointer.Generation == m.Generation:
+		switch d := decide(cur.Pointer, m.Generation, baseGen(base), o.RunID); d {
+		case decidedCommitted:
 			r := t.result(cur.Pointer, staged, true, Committed)
 			r.Files = len(m.Files)
 			return r, nil
-		case cur.Pointer != nil && o.RunID != "" && cur.Pointer.RunID == o.RunID:
+		case decidedSuperseded:
+			r := t.result(p, staged, true, Superseded)
+			r.Files = len(m.Files)
+			return r, nil
+		case decidedSameRun:
 			return noop(SameRun, cur.Pointer)
-		}
-		// Someone else's generation is current. Was ours committed and then
-		// replaced? Walk the parent chain back to our base.
-		if cur.Pointer != nil {
+		case decidedWalk:
+			// Someone else's generation is current and its history does not
+			// reach back to our base (a 1.0 writer on the way, or more than
+			// MaxHistory commits since): walk the parent chain back to it.
 			found, err := t.inChain(ctx, cur.Pointer, m.Generation, base, deadline)
 			if err != nil {
 				return Result{}, err
@@ -399,6 +437,7 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 				return r, nil
 			}
 		}
+		// decidedConflict, or a walk that did not find ours.
 		o.Stats.Conflicts++
 		if o.OnConflict != Overwrite {
 			ownData = ownData && !t.keepData
@@ -407,8 +446,12 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 			if cur.Pointer != nil {
 				cg, crun = cur.Pointer.Generation, cur.Pointer.RunID
 			}
+			bg := baseGen(base)
+			if bg == "" {
+				bg = "(none)"
+			}
 			return Result{}, fmt.Errorf("commit %s: generation %s (run %q) is current, not our base %s: %w",
-				t.partition, cg, crun, baseGen(base), ErrConflict)
+				t.partition, cg, crun, bg, ErrConflict)
 		}
 		// Rebases are bounded by time first: under heavy contention a last
 		// writer may lose many rounds before it wins.
@@ -426,9 +469,25 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 
 func baseGen(b Base) string {
 	if b.Pointer == nil {
-		return "(none)"
+		return ""
 	}
 	return b.Pointer.Generation
+}
+
+// noopFiles completes a no-op result with the current generation's file
+// count: from the pointer (version 1.1, no request), else, for a pointer
+// written by an older version, from its manifest (best effort: one GET).
+func (t *Txn) noopFiles(ctx context.Context, r *Result, p *manifest.Pointer, deadline time.Time) {
+	if p == nil {
+		return
+	}
+	if p.HasHistory() {
+		r.Files = p.Files
+		return
+	}
+	if m, err := t.readManifest(ctx, p.Generation, deadline); err == nil {
+		r.Files = len(m.Files)
+	}
 }
 
 func (t *Txn) result(p *manifest.Pointer, staged string, changed bool, outcome Outcome) Result {

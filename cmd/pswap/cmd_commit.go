@@ -113,6 +113,7 @@ func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
 	}
 	p.wopts.Staging.Compression = comp
 	p.allowEmpty = f.allowEmpty
+	p.wopts.Commit.AllowEmpty = f.allowEmpty
 	if needInputs {
 		if p.inputs, err = expandInputs(args, format); err != nil {
 			return p, err
@@ -197,6 +198,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 	if p.wopts.Commit, err = c.commitOptions(cmd); err != nil {
 		return err
 	}
+	p.wopts.Commit.AllowEmpty = p.allowEmpty
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(p.key)
 		if err != nil {
@@ -211,7 +213,6 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		fillNoop(ctx, part, &res)
 		return c.printResult(res, "committed")
 	})
 }
@@ -224,15 +225,9 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		return pswap.Result{}, err
 	}
 	if w.AlreadyCommitted() {
-		// The current generation carries our run id: nothing to upload.
-		if err := w.Abort(ctx); err != nil {
-			return pswap.Result{}, err
-		}
-		snap, err := part.Current(ctx)
-		if err != nil {
-			return pswap.Result{}, err
-		}
-		return resultOf(snap, swap.SameRun, p.wopts.Commit.RunID), nil
+		// Our run id already committed here: nothing to upload, and the
+		// commit is the SameRun no-op describing the current generation.
+		return w.Commit(ctx)
 	}
 	if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "uploading")); err != nil {
 		_ = w.Abort(context.WithoutCancel(ctx))
@@ -268,27 +263,6 @@ func stageInputs(ctx context.Context, w adder, p prepared, stdin io.Reader, bar 
 // staged and before the commit: tests use it to commit another run's
 // generation in between and so provoke a conflict.
 var testHookBeforeCommit func(ctx context.Context, part *pswap.Partition) error
-
-// resultOf describes a no-op that left snap current.
-func resultOf(snap *pswap.Snapshot, outcome swap.Outcome, runID string) pswap.Result {
-	m := snap.Manifest
-	return pswap.Result{
-		Partition: m.Partition, Generation: m.Generation, Outcome: outcome, RunID: runID,
-		Seq: snap.Pointer.Seq, Rows: m.Rows, Bytes: m.Bytes, Files: len(m.Files),
-		IdempotencyKey: m.Partition + "@" + m.Generation,
-	}
-}
-
-// fillNoop completes the file count of a no-op result, which describes the
-// current generation rather than what this attempt staged (best effort).
-func fillNoop(ctx context.Context, part *pswap.Partition, res *pswap.Result) {
-	if res.Changed || res.Files != 0 || res.Generation == "" {
-		return
-	}
-	if snap, err := part.Current(ctx); err == nil && snap.Manifest.Generation == res.Generation {
-		res.Files = len(snap.Manifest.Files)
-	}
-}
 
 // resultJSON is the --json document of commit and rollback.
 type resultJSON struct {

@@ -61,7 +61,6 @@ func (c *rollbackCmd) run(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			return err
 		}
-		fillNoop(ctx, part, &res)
 		return c.printResult(res, "rolled back")
 	})
 }

@@ -1,0 +1,66 @@
+package swap
+
+import "github.com/pswap/pswap/manifest"
+
+// decision is what a read-back of the pointer says about a pointer swap
+// whose PUT did not cleanly succeed (412, or an unknown outcome) and whose
+// pointer is no longer the base.
+type decision int
+
+const (
+	// decidedConflict: another run's generation is current and ours never
+	// was (within what the pointer's history proves).
+	decidedConflict decision = iota
+	// decidedCommitted: our generation is current.
+	decidedCommitted
+	// decidedSuperseded: ours was current and a later commit replaced it.
+	decidedSuperseded
+	// decidedSameRun: another attempt of our run id committed since our base.
+	decidedSameRun
+	// decidedWalk: the pointer's history does not reach back to our base
+	// (a pointer without history, or more than manifest.MaxHistory commits
+	// since): only the manifests' parent chain can tell superseded from
+	// conflict.
+	decidedWalk
+)
+
+func (d decision) String() string {
+	return [...]string{"conflict", "committed", "superseded", "same-run", "walk"}[d]
+}
+
+// decide resolves a read-back without any I/O. cur is the pointer read
+// back (nil: none), ours the generation we tried to swap in, baseGen the
+// generation our swap was conditional on ("" for none), runID ours. Only
+// commits newer than the base count: a run id that committed before our
+// base was already checked (and overridden, under Force) before the PUT.
+func decide(cur *manifest.Pointer, ours, baseGen, runID string) decision {
+	if cur == nil {
+		return decidedConflict
+	}
+	if cur.Generation == ours {
+		return decidedCommitted
+	}
+	if !cur.HasHistory() {
+		if runID != "" && cur.RunID == runID {
+			return decidedSameRun
+		}
+		return decidedWalk
+	}
+	since, reached := cur.Since(baseGen)
+	for _, e := range since {
+		if e.Generation == ours {
+			return decidedSuperseded
+		}
+	}
+	if runID != "" {
+		for _, e := range since {
+			if e.RunID == runID {
+				return decidedSameRun
+			}
+		}
+	}
+	if reached || (baseGen == "" && !cur.HistoryTruncated) {
+		return decidedConflict
+	}
+	return decidedWalk
+}
