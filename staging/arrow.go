@@ -159,7 +159,11 @@ func (s *Stager) arrowEncoderFor(sc *arrow.Schema) (*arrowFileEncoder, error) {
 	}
 	var enc *arrowFileEncoder
 	err := s.openPart(func(w io.Writer) (encoder, error) {
-		fw, err := pqarrow.NewFileWriter(sc, w, s.arrowProps, pqarrow.DefaultWriterProps())
+		props, err := s.opts.arrowPropsFor(sc)
+		if err != nil {
+			return nil, err
+		}
+		fw, err := pqarrow.NewFileWriter(sc, w, props, pqarrow.DefaultWriterProps())
 		if err != nil {
 			return nil, fmt.Errorf("staging: %w", err)
 		}

@@ -102,7 +102,7 @@ func (fastSnappy) Encode(dst, src []byte) ([]byte, error) {
 // Defaults applied to zero fields of Options.
 const (
 	DefaultTargetFileSize = 128 << 20
-	DefaultRowGroupRows   = 1 << 20
+	DefaultRowGroupRows   = 122880 // DuckDB's: as many row groups to skip and to scan in parallel
 	DefaultRowGroupBytes  = 64 << 20
 )
 
@@ -112,7 +112,9 @@ type Options struct {
 	// reaches about this many bytes (default 128 MiB). The check happens
 	// between batches of rows, so files can be somewhat larger.
 	TargetFileSize int64
-	// RowGroupRows caps the rows of one row group (default 1,048,576).
+	// RowGroupRows caps the rows of one row group (default 122,880, as
+	// DuckDB writes them: each row group has its own statistics, which
+	// let readers skip it, and is a unit that readers scan in parallel).
 	RowGroupRows int64
 	// RowGroupBytes caps the encoded bytes a row group buffers in memory
 	// before it is flushed to the store (default 64 MiB). Together with
@@ -154,13 +156,23 @@ const dictionaryPageLimit = 256 << 10
 // that files carry no library build or version that could change the bytes.
 const createdBy = "pswap"
 
-// arrowProps are the Parquet writer properties of the Arrow path.
-func (o Options) arrowProps() (*parquet.WriterProperties, error) {
+// arrowProps are the Parquet writer properties of the Arrow path, for
+// records of any schema (the canonical schema does not depend on the
+// per-column encodings that arrowPropsFor adds).
+func (o Options) arrowProps() (*parquet.WriterProperties, error) { return o.arrowPropsFor(nil) }
+
+// arrowPropsFor are the Parquet writer properties of the Arrow path for
+// records of schema sc, with the per-column encodings of the defaults (see
+// the package documentation): 64-bit integers and timestamps
+// DELTA_BINARY_PACKED, floating point PLAIN, everything else dictionary
+// encoded, falling back to PLAIN for a dictionary that outgrows
+// dictionaryPageLimit.
+func (o Options) arrowPropsFor(sc *arrow.Schema) (*parquet.WriterProperties, error) {
 	codec, err := o.Compression.arrow()
 	if err != nil {
 		return nil, err
 	}
-	return parquet.NewWriterProperties(
+	opts := []parquet.WriterProperty{
 		parquet.WithCreatedBy(createdBy),
 		parquet.WithCompression(codec),
 		parquet.WithMaxRowGroupLength(o.RowGroupRows),
@@ -173,7 +185,19 @@ func (o Options) arrowProps() (*parquet.WriterProperties, error) {
 		// smaller limit than Arrow's 1 MiB keeps the per-column hash
 		// tables (the largest buffers of a row group) small.
 		parquet.WithDictionaryPageSizeLimit(dictionaryPageLimit),
-	), nil
+	}
+	if sc != nil {
+		for _, f := range sc.Fields() {
+			switch f.Type.ID() {
+			case arrow.INT64, arrow.UINT64, arrow.TIMESTAMP, arrow.TIME64:
+				opts = append(opts, parquet.WithDictionaryFor(f.Name, false),
+					parquet.WithEncodingFor(f.Name, parquet.Encodings.DeltaBinaryPacked))
+			case arrow.FLOAT32, arrow.FLOAT64:
+				opts = append(opts, parquet.WithDictionaryFor(f.Name, false))
+			}
+		}
+	}
+	return parquet.NewWriterProperties(opts...), nil
 }
 
 // setCreatedBy sets parquet-go's created_by verbatim.
@@ -192,5 +216,12 @@ func (o Options) parquetGoOptions() ([]pq.WriterOption, error) {
 		pq.Compression(codec),
 		pq.MaxRowsPerRowGroup(o.RowGroupRows),
 		pq.WriteBufferSize(0), // the part's own buffer sits below
+		// The default encodings of columns whose struct tag names none (see
+		// the package documentation). Floating point and booleans stay PLAIN.
+		pq.DefaultEncodingFor(pq.ByteArray, &pq.RLEDictionary),
+		pq.DefaultEncodingFor(pq.FixedLenByteArray, &pq.RLEDictionary),
+		pq.DefaultEncodingFor(pq.Int32, &pq.RLEDictionary),
+		pq.DefaultEncodingFor(pq.Int64, &pq.DeltaBinaryPacked),
+		pq.DictionaryMaxBytes(dictionaryPageLimit),
 	}, nil
 }

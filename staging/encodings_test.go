@@ -1,0 +1,82 @@
+package staging
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// The default encodings and row groups (see the package documentation),
+// for both writers: 64-bit integers and timestamps DELTA_BINARY_PACKED,
+// strings dictionary encoded, floating point PLAIN; row groups of at most
+// DefaultRowGroupRows rows, each with min/max statistics of every column
+// (what lets a reader skip it). The bytes stay deterministic.
+func TestDefaultEncodings(t *testing.T) {
+	ctx := context.Background()
+	n := DefaultRowGroupRows + 5000
+	rows := makeRows(n, 7)
+	for name, write := range map[string]func(*Stager) error{
+		"structs": func(s *Stager) error { return Write(s, rows...) },
+		"arrow": func(s *Stager) error {
+			rec := toRecord(rows)
+			defer rec.Release()
+			return s.WriteRecord(rec)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var first []byte
+			for attempt := range 2 {
+				st, s := newMem(t, Options{})
+				if err := write(s); err != nil {
+					t.Fatal(err)
+				}
+				c, err := s.Finish(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(c.Files) != 1 {
+					t.Fatalf("%d files, want 1", len(c.Files))
+				}
+				b := fileBytes(t, st, c.Files[0])
+				if attempt == 1 {
+					if !bytes.Equal(b, first) {
+						t.Fatal("the same rows gave different bytes")
+					}
+					continue
+				}
+				first = b
+				f, err := pq.OpenFile(bytes.NewReader(b), int64(len(b)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				md := f.Metadata()
+				if len(md.RowGroups) != 2 || md.RowGroups[0].NumRows != DefaultRowGroupRows {
+					t.Fatalf("%d row groups, the first of %d rows; want 2, of %d", len(md.RowGroups), md.RowGroups[0].NumRows, DefaultRowGroupRows)
+				}
+				want := map[string]format.Encoding{
+					"id": format.DeltaBinaryPacked, "at": format.DeltaBinaryPacked,
+					"name": format.RLEDictionary, "f32": format.Plain, "score": format.Plain,
+				}
+				for _, rg := range md.RowGroups {
+					for _, cc := range rg.Columns {
+						col := cc.MetaData.PathInSchema[0]
+						st := cc.MetaData.Statistics
+						if len(st.MaxValue) == 0 { // (a minimum can be "")
+							t.Errorf("column %s: no min/max statistics in a row group", col)
+						}
+						if e, ok := want[col]; ok && !slices.Contains(cc.MetaData.Encoding, e) {
+							t.Errorf("column %s: encodings %v, want %v", col, cc.MetaData.Encoding, e)
+						}
+						if col == "id" && slices.Contains(cc.MetaData.Encoding, format.Plain) {
+							t.Errorf("column id: encodings %v include PLAIN", cc.MetaData.Encoding)
+						}
+					}
+				}
+			}
+		})
+	}
+}
