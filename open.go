@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/pswap/pswap/store"
@@ -32,7 +34,15 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 	}
 	scheme, rest, hasScheme := strings.Cut(rawURL, "://")
 	if !hasScheme {
+		if err := checkPath(rawURL); err != nil {
+			return nil, err
+		}
 		return filestore.New(rawURL)
+	}
+	if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
+		// Never echo the URL: its userinfo is a credential.
+		return nil, fmt.Errorf("%w: %s://[REDACTED]@...: credentials in a table URL are refused (the URL is not shown); "+
+			"use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or another source of the AWS credential chain", ErrBadURL, strings.ToLower(schemeText(scheme)))
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
@@ -58,5 +68,107 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 	case "mem":
 		return memstore.New(memstore.Options{Name: rest}), nil
 	}
+	if s := closestScheme(strings.ToLower(scheme)); s != "" {
+		return nil, fmt.Errorf("%w: %q: unknown scheme %q; did you mean %q?", ErrBadURL, rawURL, scheme, s+"://"+rest)
+	}
 	return nil, fmt.Errorf("%w: %q: unknown scheme %q (want s3://, file:// or a path)", ErrBadURL, rawURL, scheme)
+}
+
+// knownSchemes are the URL schemes OpenStore accepts.
+var knownSchemes = []string{"s3", "file", "mem"}
+
+// checkPath refuses a path that starts like a URL with a mistyped scheme
+// (s3:/bucket/sales, file:relative, s3:bucket): written as a path, it would
+// silently create a local folder named "s3:". A real local path whose
+// first segment has a colon can be written ./s3:...
+func checkPath(p string) error {
+	word, rest, ok := strings.Cut(p, ":")
+	if !ok || !isSchemeWord(word) || (len(word) == 1 && runtime.GOOS == "windows") {
+		return nil // a Windows drive letter (C:\data) is a path
+	}
+	scheme := strings.ToLower(word)
+	local := "./" + p
+	var guess string
+	switch {
+	case scheme == "file":
+		path := strings.TrimLeft(rest, "/")
+		if strings.HasPrefix(rest, "/") {
+			guess = "file:///" + path
+		} else {
+			// file:relative: a file URL needs an absolute path; the
+			// relative path alone is the other reading.
+			return fmt.Errorf("%w: %q is neither a file URL (file:///absolute/path) nor a path; did you mean %q (a relative path)? "+
+				"A local folder whose name has a colon is written %q", ErrBadURL, p, path, local)
+		}
+	case slices.Contains(knownSchemes, scheme):
+		guess = scheme + "://" + strings.TrimLeft(rest, "/")
+	default:
+		if s := closestScheme(scheme); s != "" {
+			guess = s + "://" + strings.TrimLeft(rest, "/")
+		}
+	}
+	if guess != "" {
+		return fmt.Errorf("%w: %q looks like a URL with a mistyped scheme; did you mean %q? "+
+			"A local folder whose name has a colon is written %q", ErrBadURL, p, guess, local)
+	}
+	return fmt.Errorf("%w: %q starts with an unknown scheme %q (want s3://, file:// or a path); "+
+		"a local folder whose name has a colon is written %q", ErrBadURL, p, word+":", local)
+}
+
+// isSchemeWord reports whether w has the syntax of a URL scheme (RFC 3986:
+// a letter, then letters, digits, '+', '-' or '.').
+func isSchemeWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i, r := range w {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return true
+}
+
+// closestScheme returns the known scheme one edit away from s (s4, s3a,
+// fille), or "".
+func closestScheme(s string) string {
+	for _, k := range knownSchemes {
+		if k != "mem" && editDistance(s, k) <= 1 {
+			return k
+		}
+	}
+	if s == "s3a" || s == "s3n" {
+		return "s3"
+	}
+	return ""
+}
+
+// editDistance is the Levenshtein distance between two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// schemeText is a scheme for a message: printable and short.
+func schemeText(s string) string {
+	if !isSchemeWord(s) || len(s) > 16 {
+		return "URL"
+	}
+	return s
 }

@@ -33,6 +33,15 @@ func TestOpenStoreURLs(t *testing.T) {
 		{"s3://bucket/../x", ""},
 		{"gs://bucket/x", ""},
 		{"bad\nurl", ""},
+		{"s3:/bucket/sales", ""},
+		{"s3:bucket/sales", ""},
+		{"file:relative", ""},
+		{"file:/abs/x", ""},
+		{"S3:/bucket", ""},
+		{"gs:bucket/x", ""},
+		{"s3://AKIAFAKE:TopSecretPw@mybucket/sales", ""},
+		{"./s3:/bucket/sales", "file://" + mustAbs(t, "s3:/bucket/sales") + "/k"},
+		{dir + "/a:b", "file://" + dir + "/a:b/k"},
 	} {
 		st, err := pswap.OpenStore(ctx, tc.url, pswap.Options{})
 		if tc.wantURI == "" {
@@ -49,6 +58,45 @@ func TestOpenStoreURLs(t *testing.T) {
 		}
 		if got := st.URI("k"); got != tc.wantURI {
 			t.Errorf("OpenStore(%q).URI(k) = %q, want %q", tc.url, got, tc.wantURI)
+		}
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// A mistyped scheme is refused with the URL it probably meant, and
+// userinfo is refused without being echoed.
+func TestOpenStoreHints(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"s3:/bucket/sales", `did you mean "s3://bucket/sales"?`},
+		{"s3:bucket/sales", `did you mean "s3://bucket/sales"?`},
+		{"file:/data/x", `did you mean "file:///data/x"?`},
+		{"file:relative", `did you mean "relative" (a relative path)?`},
+		{"s4://bucket/x", `did you mean "s3://bucket/x"?`},
+		{"s3a:/bucket/x", `did you mean "s3://bucket/x"?`},
+		{"gs:bucket", `unknown scheme "gs:"`},
+		{"s3:/bucket/sales", `written "./s3:/bucket/sales"`},
+	} {
+		_, err := pswap.OpenStore(ctx, tc.url, pswap.Options{})
+		if err == nil || !errors.Is(err, pswap.ErrBadURL) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("OpenStore(%q) = %v, want ErrBadURL saying %s", tc.url, err, tc.want)
+		}
+	}
+	for _, u := range []string{"s3://AKIAFAKE:TopSecretPw@mybucket/sales", "file://user:TopSecretPw@localhost/x", "s3://TopSecretPw@b/x"} {
+		_, err := pswap.OpenStore(ctx, u, pswap.Options{})
+		if err == nil || !errors.Is(err, pswap.ErrBadURL) {
+			t.Errorf("OpenStore(%q) = %v, want ErrBadURL", u, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "TopSecretPw") || strings.Contains(err.Error(), "AKIAFAKE") || strings.Contains(err.Error(), "user") {
+			t.Errorf("OpenStore(%q) error echoes the userinfo: %v", u, err)
 		}
 	}
 }

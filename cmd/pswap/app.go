@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
+	"github.com/pswap/pswap/swap"
 )
 
 // Environment variables the CLI reads (besides the standard AWS ones).
@@ -23,6 +26,19 @@ const (
 	// id when PSWAP_RUN_ID is not set.
 	envAirflowDagID    = "AIRFLOW_CTX_DAG_ID"
 	envAirflowDagRunID = "AIRFLOW_CTX_DAG_RUN_ID"
+	envTimeout         = "PSWAP_TIMEOUT"      // default of --timeout
+	envMaxAttempts     = "PSWAP_MAX_ATTEMPTS" // default of --max-attempts
+)
+
+// Retry bounds of the CLI. A request is retried by exactly one layer: in
+// commit, stage and rollback, pswap's own loops (which resolve an unknown
+// outcome by reading back, never by a blind re-send) with the SDK set to a
+// single attempt; in the other commands, which have no loop of their own,
+// the SDK's retryer. Either way a store that refuses connections fails in
+// a few seconds, not the 30 s of 20 attempts of 3.
+const (
+	defaultMaxAttempts = 5
+	maxRetryDelay      = 2 * time.Second
 )
 
 // commandConstructors build the subcommands of pswap. Each command lives in
@@ -47,10 +63,50 @@ type app struct {
 	// count requests.
 	wrapStore func(store.Store) store.Store
 
+	// signal returns the signal that interrupted the command, or nil.
+	signal func() os.Signal
+	// red removes credentials from everything printed (see redact.go).
+	red *redactor
+
 	// Global flags.
 	table                string
 	json                 bool
 	checksumWhenRequired bool
+	quiet                bool
+	debug                bool
+	timeout              time.Duration
+	maxAttempts          int
+
+	// swapRetries is set by commands whose requests pswap's own loops
+	// retry (see retryOptions): the SDK then makes a single attempt.
+	swapRetries bool
+	logger      *slog.Logger
+	cmdCtx      context.Context // the command's context under --timeout
+}
+
+// retryOptions applies --max-attempts to the options of a commit, stage or
+// rollback, and makes pswap's loops the only layer that retries.
+func (a *app) retryOptions(o *swap.Options) {
+	a.swapRetries = true
+	o.MaxAttempts = a.maxAttempts
+	o.MaxDelay = maxRetryDelay
+}
+
+// storeOptions are the store settings of the global flags.
+func (a *app) storeOptions() pswap.Options {
+	o := s3store.Options{
+		ChecksumWhenRequired: a.checksumWhenRequired,
+		RetryMaxAttempts:     a.maxAttempts,
+		RetryMaxBackoff:      maxRetryDelay,
+		Logger:               a.logger,
+	}
+	if a.swapRetries {
+		o.RetryMaxAttempts = 1
+	}
+	if a.red != nil {
+		o.OnSecret = a.red.add
+	}
+	return pswap.Options{S3: o}
 }
 
 // openTable opens --table (or $PSWAP_TABLE). A missing or malformed URL is
@@ -64,7 +120,7 @@ func (a *app) openTable(ctx context.Context) (*pswap.Table, error) {
 		return nil, usagef("no table: pass --table URL (s3://bucket/prefix, file:///path or a path) or set %s", envTable)
 	}
 	a.table = u
-	t, err := pswap.Open(ctx, u, pswap.Options{S3: s3store.Options{ChecksumWhenRequired: a.checksumWhenRequired}})
+	t, err := pswap.Open(ctx, u, a.storeOptions())
 	if err != nil {
 		// Opening does no I/O beyond loading the AWS configuration: what
 		// fails here is the URL or the configuration.
@@ -95,5 +151,6 @@ func (a *app) withTable(ctx context.Context, f func(*pswap.Table) error) error {
 
 // newApp returns an app on the process's streams and environment.
 func newApp(ctx context.Context) *app {
-	return &app{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	return &app{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
+		signal: func() os.Signal { return nil }}
 }

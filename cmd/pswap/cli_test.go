@@ -79,7 +79,11 @@ func TestRedact(t *testing.T) {
 		"MINIO_ROOT_PASSWORD":   "abc", // too short to redact safely
 	}
 	getenv := func(k string) string { return env[k] }
+	red := newRedactor(getenv, []string{"ls", "--table", "s3://AKIAFAKE:TopSecretPw@mybucket/sales"})
 	tests := []struct{ in, want string }{
+		{`invalid bucket name "AKIAFAKE:TopSecretPw@mybucket"`, `invalid bucket name "[REDACTED]@mybucket"`},
+		{"user AKIAFAKE, password TopSecretPw", "user [REDACTED], password [REDACTED]"},
+		{"Authorization: AWS4-HMAC-SHA256 Credential=AKIA/x, Signature=deadbeef", "Authorization: [REDACTED]"},
 		{"plain message", "plain message"},
 		{"key wJalrXUtnFEMI/K7MDENG leaked", "key [REDACTED] leaked"},
 		{"token=FwoGZXIvYXdzEJr;", "token=[REDACTED];"},
@@ -89,7 +93,7 @@ func TestRedact(t *testing.T) {
 		{"s3://bucket/a@b is no userinfo", "s3://bucket/a@b is no userinfo"},
 	}
 	for _, tt := range tests {
-		if got := redact(tt.in, getenv); got != tt.want {
+		if got := red.String(tt.in); got != tt.want {
 			t.Errorf("redact(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -169,6 +169,7 @@ func (c *commitCmd) commitOptions(cmd *cobra.Command) (swap.Options, error) {
 	if err != nil {
 		return o, usageError{err}
 	}
+	c.retryOptions(&o)
 	o.OnConflict = policy
 	o.Force = c.force
 	o.RunID = c.runID

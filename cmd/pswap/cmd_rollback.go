@@ -52,12 +52,14 @@ func (c *rollbackCmd) run(cmd *cobra.Command, _ []string) error {
 	if err := manifest.ValidateRunID(c.runID); err != nil {
 		return usagef("--run-id: %w", err)
 	}
+	o := swap.Options{RunID: c.runID}
+	c.retryOptions(&o) // before opening the table: the SDK then retries nothing
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(key)
 		if err != nil {
 			return err
 		}
-		res, err := part.Rollback(ctx, c.to, swap.Options{RunID: c.runID})
+		res, err := part.Rollback(ctx, c.to, o)
 		if err != nil {
 			return err
 		}

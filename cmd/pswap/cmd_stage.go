@@ -58,6 +58,7 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.retryOptions(&p.wopts.Commit)
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(p.key)
 		if err != nil {

@@ -27,24 +27,37 @@ func newVersionCmd(a *app) *cobra.Command {
 		Example: "  pswap version\n  pswap version --json",
 		Args:    cobra.NoArgs,
 		RunE: runE(func(*cobra.Command, []string) error {
-			v := versionJSON{Version: swap.WriterVersion, Go: runtime.Version()}
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				v.Module = bi.Main.Version
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" {
-						v.Revision = s.Value
-					}
-				}
-			}
+			v := buildVersion()
 			if a.json {
 				return printJSON(a.stdout, v)
 			}
-			line := v.Version
-			if v.Revision != "" {
-				line += " (" + v.Revision + ")"
-			}
-			_, err := fmt.Fprintf(a.stdout, "%s %s\n", line, v.Go)
+			_, err := fmt.Fprintln(a.stdout, versionLine())
 			return err
 		}),
 	}
+}
+
+// buildVersion describes this build.
+func buildVersion() versionJSON {
+	v := versionJSON{Version: swap.WriterVersion, Go: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v.Module = bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v.Revision = s.Value
+			}
+		}
+	}
+	return v
+}
+
+// versionLine is the human form: "pswap/0.3.0 (abc123) go1.25.0", as both
+// 'pswap version' and 'pswap --version' print it.
+func versionLine() string {
+	v := buildVersion()
+	line := v.Version
+	if v.Revision != "" {
+		line += " (" + v.Revision + ")"
+	}
+	return line + " " + v.Go
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"regexp"
+	"net"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,6 +23,9 @@ const (
 	exitUsage    = 2 // bad flags, arguments or input
 	exitConflict = 3 // fenced out by a newer commit of another run
 	exitMismatch = 4 // verify found the store disagreeing with a manifest
+	// 128 + the signal number, as shells report a process killed by it.
+	exitInterrupted = 130 // SIGINT (Ctrl-C)
+	exitTerminated  = 143 // SIGTERM (a scheduler stopping the task)
 )
 
 // usageError is a mistake in how pswap was called: exit status 2.
@@ -81,6 +86,10 @@ func exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
+	var ie *interruptError
+	if errors.As(err, &ie) {
+		return ie.code
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
@@ -111,44 +120,182 @@ func exitCode(err error) int {
 	return exitFailure
 }
 
-// errorText is the message printed for err, with a hint for the errors
-// whose fix lies outside pswap.
-func errorText(err error) string {
-	msg := err.Error()
+// errorCode is the stable, machine-readable name of an error's kind: the
+// "code" of the --json error document.
+func errorCode(err error) string {
+	var ie *interruptError
 	switch {
-	case errors.Is(err, store.ErrAccessDenied):
-		msg += "\nhint: check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...) and that they may read and write the table's prefix"
-	case errors.Is(err, store.ErrBucketNotFound):
-		msg += "\nhint: the bucket (or local root directory) does not exist; create it first, and check AWS_ENDPOINT_URL and AWS_REGION"
-	case errors.Is(err, pswap.ErrOutcomeUnknown):
-		msg += "\nhint: re-run the same command with the same --run-id: it commits if the first attempt did not land, and is a no-op if it did"
+	case errors.As(err, &ie):
+		return "interrupted"
+	case errors.Is(err, errTimeout):
+		return "timeout"
 	case errors.Is(err, pswap.ErrConflict):
-		msg += "\nhint: another run committed this partition since this one began; re-run to replace it, or pass --on-conflict overwrite"
+		return "conflict"
+	case errors.Is(err, pswap.ErrMismatch):
+		return "mismatch"
+	case errors.Is(err, pswap.ErrOutcomeUnknown):
+		return "outcome_unknown"
+	case errors.Is(err, store.ErrAccessDenied):
+		return "access_denied"
+	case errors.Is(err, store.ErrBucketNotFound):
+		return "bucket_not_found"
+	case errors.Is(err, errNoTable):
+		return "no_table"
+	case errors.Is(err, pswap.ErrCorrupt):
+		return "corrupt"
+	case errors.Is(err, pswap.ErrNoData):
+		return "no_data"
+	case errors.Is(err, pswap.ErrStaleGeneration):
+		return "stale_generation"
+	case errors.Is(err, pswap.ErrGenerationNotFound):
+		return "generation_not_found"
+	case unreachableEndpoint(err) != "":
+		return "unreachable"
+	case errors.Is(err, store.ErrTransient):
+		return "unavailable"
+	}
+	switch exitCode(err) {
+	case exitUsage:
+		var ce *cmdError
+		if !errors.As(err, &ce) || isUsage(err) {
+			return "usage"
+		}
+		return "bad_input"
+	case exitMismatch:
+		return "mismatch"
+	}
+	return "failure"
+}
+
+// isUsage reports whether err is a mistake in the command line itself.
+func isUsage(err error) bool {
+	var ue usageError
+	return errors.As(err, &ue)
+}
+
+// errorHint is advice for the errors whose fix lies outside pswap, or "".
+func errorHint(err error) string {
+	var ie *interruptError
+	switch {
+	case errors.As(err, &ie):
+		return "re-run the same command (with the same --run-id) to finish: it is safe to repeat"
+	case errors.Is(err, errTimeout):
+		return "the store answered too slowly or not at all; raise --timeout (or $" + envTimeout + ") or check the store"
+	case errors.Is(err, store.ErrAccessDenied):
+		return "check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...) and that they may read and write the table's prefix"
+	case errors.Is(err, store.ErrBucketNotFound):
+		return "the bucket (or local root directory) does not exist; create it first, and check AWS_ENDPOINT_URL and AWS_REGION"
+	case errors.Is(err, errNoTable):
+		return "check the table URL for a typo; a table exists once something was committed to it"
+	case errors.Is(err, pswap.ErrOutcomeUnknown):
+		return "re-run the same command with the same --run-id: it commits if the first attempt did not land, and is a no-op if it did"
+	case errors.Is(err, pswap.ErrConflict):
+		return "another run committed this partition since this one began; re-run to replace it, or pass --on-conflict overwrite"
+	}
+	if ep := unreachableEndpoint(err); ep != "" {
+		return "nothing answers at " + ep + "; check AWS_ENDPOINT_URL (or the profile's endpoint_url) and that the server is running"
+	}
+	return ""
+}
+
+// unreachableEndpoint returns the scheme and host of the endpoint that
+// refused or never answered a connection ("http://127.0.0.1:9000"), or "".
+func unreachableEndpoint(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return ""
+	}
+	var oe *net.OpError
+	var de *net.DNSError
+	if !(errors.As(ue.Err, &oe) && oe.Op == "dial") && !errors.As(ue.Err, &de) {
+		return ""
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// errorMessage is err's message, led by the endpoint when a connection
+// failed (the SDK's wording buries it at the end).
+func errorMessage(err error) string {
+	msg := err.Error()
+	if ep := unreachableEndpoint(err); ep != "" {
+		why := "no connection"
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Err != nil {
+			why = oe.Err.Error()
+			if _, after, ok := strings.Cut(why, ": "); ok {
+				why = after // "connect: connection refused" -> "connection refused"
+			}
+		}
+		msg = "cannot reach the store at " + ep + " (" + why + "): " + msg
 	}
 	return msg
 }
 
-var (
-	// userinfo in URLs (s3://key:secret@bucket, https://user:pass@host).
-	urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@`)
-	// Signed query parameters of presigned URLs.
-	signedParam = regexp.MustCompile(`(?i)(X-Amz-(?:Security-Token|Signature|Credential)=)[^&\s"']+`)
-)
-
-// secretEnv are variables whose values must never be printed.
-var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "MINIO_ROOT_PASSWORD"}
-
-// redact removes credentials from a message: the values of the secret AWS
-// variables, URL userinfo and presigned-URL signatures.
-func redact(s string, getenv func(string) string) string {
-	for _, name := range secretEnv {
-		if v := strings.TrimSpace(getenv(name)); len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[REDACTED]")
-		}
+// errorText is the message printed for err, with its hint on a line of its own.
+func errorText(err error) string {
+	msg := errorMessage(err)
+	if h := errorHint(err); h != "" {
+		msg += "\nhint: " + h
 	}
-	s = urlUserinfo.ReplaceAllString(s, "${1}[REDACTED]@")
-	return signedParam.ReplaceAllString(s, "${1}[REDACTED]")
+	return msg
 }
 
-// redactURL removes userinfo from a URL for display.
-func redactURL(u string) string { return urlUserinfo.ReplaceAllString(u, "${1}[REDACTED]@") }
+// errorDoc is the --json form of an error: {"error": {...}}, printed on
+// stderr (stdout carries only results, so a caller that saves stdout never
+// mistakes an error for a result).
+type errorDoc struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Code    string `json:"code"`
+	Exit    int    `json:"exit"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+func newErrorDoc(err error, code int) errorDoc {
+	return errorDoc{errorBody{Code: errorCode(err), Exit: code, Message: errorMessage(err), Hint: errorHint(err)}}
+}
+
+// errTimeout: the command ran out of --timeout.
+var errTimeout = errors.New("timed out")
+
+// errNoTable: a reading command found nothing at all at the table root (no
+// folder, no prefix, no partition): most often a typo in the URL.
+var errNoTable = errors.New("no table")
+
+// interruptError is a command cancelled by SIGINT or SIGTERM. state, when
+// known, says what a reader of the partition now sees.
+type interruptError struct {
+	sig   string // "SIGINT" or "SIGTERM"
+	code  int
+	err   error
+	state string
+}
+
+func (e *interruptError) Error() string {
+	msg := "interrupted by " + e.sig
+	if e.state != "" {
+		msg += ": " + e.state
+	}
+	if e.err != nil && !errors.Is(e.err, context.Canceled) {
+		msg += " (" + e.err.Error() + ")"
+	}
+	return msg
+}
+func (e *interruptError) Unwrap() error { return e.err }
+
+// stateError adds what a reader of a partition now sees to the error of a
+// command that stopped half-way (interrupted, timed out).
+type stateError struct {
+	err   error
+	state string
+}
+
+func (e *stateError) Error() string { return e.err.Error() + "; " + e.state }
+func (e *stateError) Unwrap() error { return e.err }

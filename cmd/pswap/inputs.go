@@ -221,6 +221,13 @@ func parquetHasRows(path string) bool {
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
+	for {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -98,6 +98,7 @@ func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.P
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"json":    cmdJSON,
+			"errjson": cmdErrJSON,
 			"jsonset": cmdJSONSet,
 			"tamper":  cmdTamper,
 			"exits":   cmdExits,
@@ -114,10 +115,21 @@ func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.P
 // compact JSON form; a WANT starting with ~ is a regular expression. With
 // !, the check must fail for every pair.
 func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
+	checkJSON(ts, neg, args, "stdout")
+}
+
+// cmdErrJSON is json for the JSON document on stderr (errors under --json):
+//
+//	errjson .error.code conflict .error.exit 3
+func cmdErrJSON(ts *testscript.TestScript, neg bool, args []string) {
+	checkJSON(ts, neg, args, "stderr")
+}
+
+func checkJSON(ts *testscript.TestScript, neg bool, args []string, stream string) {
 	if len(args) == 0 || len(args)%2 != 0 {
 		ts.Fatalf("usage: json PATH WANT [PATH WANT ...]")
 	}
-	doc := stdoutJSON(ts)
+	doc := streamJSON(ts, stream)
 	for i := 0; i < len(args); i += 2 {
 		got, err := jsonPath(doc, args[i])
 		ok := err == nil && matchJSON(ts, got, args[i+1])
@@ -165,10 +177,12 @@ func cmdJSONSet(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-func stdoutJSON(ts *testscript.TestScript) any {
+func stdoutJSON(ts *testscript.TestScript) any { return streamJSON(ts, "stdout") }
+
+func streamJSON(ts *testscript.TestScript, stream string) any {
 	var doc any
-	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &doc); err != nil {
-		ts.Fatalf("stdout is not one JSON document: %v", err)
+	if err := json.Unmarshal([]byte(ts.ReadFile(stream)), &doc); err != nil {
+		ts.Fatalf("%s is not one JSON document: %v", stream, err)
 	}
 	return doc
 }

@@ -5,9 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -29,17 +35,24 @@ Environment:
                    AIRFLOW_CTX_DAG_ID and AIRFLOW_CTX_DAG_RUN_ID are set,
                    the run id is "<dag_id>/<dag_run_id>"
 
+  PSWAP_TIMEOUT    default for --timeout
+  PSWAP_MAX_ATTEMPTS default for --max-attempts
+
 Output: human-readable text, or with --json exactly one JSON document on
-stdout. Errors always go to stderr as text.
+stdout. Errors go to stderr: as text, or with --json as one JSON document
+{"error": {"code", "exit", "message", "hint"}}. No credential is ever
+printed: every line of output passes one redactor.
 
 Exit status:
-  0  success, including an idempotent no-op (changed=false)
-  1  failure (store unreachable, access denied, no data, corrupt metadata,
-     status --require-complete found gaps, ...)
-  2  usage or bad input (flags, malformed partition key or interval, empty,
-     corrupt or mismatched input files)
-  3  conflict: another run committed the partition since this one began
-  4  verify found a mismatch between the store and a manifest`
+  0    success, including an idempotent no-op (changed=false)
+  1    failure (store unreachable, access denied, no data, no table at the
+       URL, corrupt metadata, status --require-complete found gaps, ...)
+  2    usage or bad input (flags, mistyped URL, malformed partition key or
+       interval, empty, corrupt or mismatched input files)
+  3    conflict: another run committed the partition since this one began
+  4    verify found a mismatch between the store and a manifest
+  130  interrupted by SIGINT; 143 by SIGTERM (an interrupted commit leaves
+       the old generation or the new one visible, and says which)`
 
 const rootExample = `  # Commit a day of data (files, folders, or - for stdin) as one generation
   pswap commit --table s3://lake/sales --partition dt=2026-11-29 out/
@@ -55,6 +68,8 @@ const rootExample = `  # Commit a day of data (files, folders, or - for stdin) a
 
 // newRoot builds the command tree for one invocation.
 func newRoot(a *app) *cobra.Command {
+	// Subcommands with hooks of their own still run the root's.
+	cobra.EnableTraverseRunHooks = true
 	root := &cobra.Command{
 		Use:           "pswap",
 		Short:         "Atomic, idempotent partition writes to object stores",
@@ -62,6 +77,8 @@ func newRoot(a *app) *cobra.Command {
 		Example:       rootExample,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		// Distance 2: "comit" -> "commit", "stauts" -> "status".
+		SuggestionsMinimumDistance: 2,
 		// With no subcommand, print help (exit 0); unknown ones are usage errors.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
@@ -75,6 +92,12 @@ func newRoot(a *app) *cobra.Command {
 	pf.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
 	pf.BoolVar(&a.checksumWhenRequired, "checksum-when-required", false,
 		"S3: send and check checksums only where the API requires them (for S3-compatible servers that reject the SDK's default CRC checksums)")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success (no result line, no progress); errors still go to stderr")
+	pf.BoolVar(&a.debug, "debug", false, "log every store request (method, path, status, attempt) on stderr, credentials redacted")
+	pf.DurationVar(&a.timeout, "timeout", 0, "give up after this long, e.g. 30s or 10m (default $"+envTimeout+", else no limit)")
+	pf.IntVar(&a.maxAttempts, "max-attempts", defaultMaxAttempts, "attempts at each store request before giving up (default $"+envMaxAttempts+", else 5)")
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
 	for _, newCmd := range commandConstructors {
 		root.AddCommand(newCmd(a))
 	}
@@ -90,35 +113,154 @@ func newRoot(a *app) *cobra.Command {
 	return root
 }
 
-// run executes one invocation and returns its exit status.
+// run executes one invocation and returns its exit status. Everything it
+// prints passes the redactor.
 func run(a *app, args []string) int {
-	out := bufio.NewWriter(a.stdout)
+	a.red = newRedactor(a.getenv, args)
+	stderr := newRedactWriter(a.red, a.stderr)
+	stdout := newRedactWriter(a.red, a.stdout)
+	out := bufio.NewWriter(stdout)
+	a.stderr = stderr
 	a.stdout = out
-	root := newRoot(a)
-	root.SetArgs(args)
-	err := root.ExecuteContext(a.ctx)
+	if a.signal == nil {
+		a.signal = func() os.Signal { return nil }
+	}
+	defer stderr.Flush()
+
+	err := execute(a, args)
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = &cmdError{fmt.Errorf("write output: %w", ferr)}
+	}
+	if ferr := stdout.Flush(); err == nil && ferr != nil {
+		err = &cmdError{fmt.Errorf("write output: %w", ferr)}
+	}
+	if sig := a.signal(); sig != nil && err != nil {
+		err = interrupted(sig, err)
 	}
 	if err == nil {
 		return exitOK
 	}
 	code := exitCode(err)
-	fmt.Fprintf(a.stderr, "pswap: %s\n", redact(errorText(err), a.getenv))
+	if a.json {
+		_ = printJSON(a.stderr, newErrorDoc(err, code))
+		return code
+	}
+	fmt.Fprintf(a.stderr, "pswap: %s\n", errorText(err))
 	if code == exitUsage && isCobraUsage(err) {
 		fmt.Fprintln(a.stderr, "Run 'pswap --help' for usage.")
 	}
 	return code
 }
 
+// execute parses the command line and runs the command under --timeout.
+func execute(a *app, args []string) error {
+	root := newRoot(a)
+	root.SetArgs(args)
+	if err := unknownCommand(root, args); err != nil {
+		// Before cobra, which would first complain about the flags that
+		// belong to the command the user meant.
+		a.json = hasFlag(args, "json")
+		return err
+	}
+	ctx, cancel := context.WithCancel(a.ctx)
+	defer cancel()
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := a.globalEnv(cmd); err != nil {
+			return err
+		}
+		if a.quiet && !a.json {
+			a.stdout = io.Discard
+		}
+		if a.debug {
+			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+		if a.timeout > 0 {
+			tctx, tcancel := context.WithTimeoutCause(ctx, a.timeout, fmt.Errorf("%w after %s (--timeout)", errTimeout, a.timeout))
+			context.AfterFunc(ctx, tcancel)
+			a.cmdCtx = tctx
+			cmd.SetContext(tctx)
+		}
+		return nil
+	}
+	err := root.ExecuteContext(ctx)
+	if err != nil && a.cmdCtx != nil {
+		if cause := context.Cause(a.cmdCtx); errors.Is(cause, errTimeout) {
+			return &cmdError{fmt.Errorf("%w: %w", cause, err)}
+		}
+	}
+	return err
+}
+
+// globalEnv applies $PSWAP_TIMEOUT and $PSWAP_MAX_ATTEMPTS to the flags not
+// given, and checks the bounds.
+func (a *app) globalEnv(cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	if v := strings.TrimSpace(a.getenv(envTimeout)); v != "" && !fl.Changed("timeout") {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return usagef("$%s: %q is not a duration (e.g. 30s, 10m)", envTimeout, v)
+		}
+		a.timeout = d
+	}
+	if v := strings.TrimSpace(a.getenv(envMaxAttempts)); v != "" && !fl.Changed("max-attempts") {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return usagef("$%s: %q is not a number", envMaxAttempts, v)
+		}
+		a.maxAttempts = n
+	}
+	if a.timeout < 0 {
+		return usagef("--timeout must not be negative")
+	}
+	if a.maxAttempts < 1 || a.maxAttempts > 100 {
+		return usagef("--max-attempts must be 1 to 100, not %d", a.maxAttempts)
+	}
+	return nil
+}
+
+// interrupted turns the error of a command cancelled by a signal into the
+// interruption it is (never "bad input").
+func interrupted(sig os.Signal, err error) error {
+	ie := &interruptError{sig: "SIGINT", code: exitInterrupted, err: err}
+	if sig == syscall.SIGTERM {
+		ie.sig, ie.code = "SIGTERM", exitTerminated
+	}
+	var se *stateError
+	if errors.As(err, &se) {
+		ie.state = se.state
+	}
+	return ie
+}
+
 // Main runs pswap with the process's arguments, streams and environment,
-// and returns the exit status. SIGINT and SIGTERM cancel the context: an
-// interrupted commit changes nothing visible (or, if the swap may have
-// landed, reports an unknown outcome that re-running resolves).
+// and returns the exit status. The first SIGINT or SIGTERM cancels the
+// command, which stops cleanly and exits 130 (SIGINT) or 143 (SIGTERM); an
+// interrupted commit changes nothing visible, or reports that its swap
+// landed. A second signal exits at once.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return run(newApp(ctx), os.Args[1:])
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var got atomic.Value
+	go func() {
+		s := <-sigs
+		got.Store(s)
+		cancel()
+		s = <-sigs
+		fmt.Fprintln(os.Stderr, "pswap: interrupted twice: exiting at once")
+		if s == syscall.SIGTERM {
+			os.Exit(exitTerminated)
+		}
+		os.Exit(exitInterrupted)
+	}()
+	a := newApp(ctx)
+	a.signal = func() os.Signal {
+		s, _ := got.Load().(os.Signal)
+		return s
+	}
+	return run(a, os.Args[1:])
 }
 
 func main() { os.Exit(Main()) }
@@ -129,4 +271,62 @@ func isCobraUsage(err error) bool {
 	var ue usageError
 	var ce *cmdError
 	return errors.As(err, &ue) || !errors.As(err, &ce)
+}
+
+// unknownCommand returns a usage error when the first argument that is not
+// a global flag names no command: "unknown command "comit"; did you mean
+// "commit"?".
+func unknownCommand(root *cobra.Command, args []string) error {
+	name := ""
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			return nil
+		}
+		if strings.HasPrefix(arg, "-") {
+			flagName := strings.TrimLeft(arg, "-")
+			if strings.Contains(flagName, "=") {
+				continue
+			}
+			f := root.PersistentFlags().Lookup(flagName)
+			if f == nil && len(flagName) == 1 {
+				f = root.PersistentFlags().ShorthandLookup(flagName)
+			}
+			if f != nil && f.Value.Type() != "bool" {
+				i++ // the flag's value
+			}
+			continue
+		}
+		name = arg
+		break
+	}
+	if name == "" {
+		return nil
+	}
+	for _, c := range root.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return nil
+		}
+	}
+	if name == "help" || strings.HasPrefix(name, "__") {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q", name)
+	if sugg := root.SuggestionsFor(name); len(sugg) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", sugg[0])
+	}
+	return usageError{errors.New(msg)}
+}
+
+// hasFlag reports whether a boolean flag is among args.
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--"+name || a == "--"+name+"=true" {
+			return true
+		}
+	}
+	return false
 }

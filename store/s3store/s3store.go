@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -62,8 +64,20 @@ type Options struct {
 	ChecksumWhenRequired bool
 	// HTTPClient replaces the SDK's HTTP client (e.g. to insert a fault proxy).
 	HTTPClient aws.HTTPClient
-	// RetryMaxAttempts bounds the SDK's own retries of one request (0: SDK default).
+	// RetryMaxAttempts bounds the SDK's own attempts at one request (0: SDK
+	// default, 3; 1: no retry, for callers that retry themselves).
 	RetryMaxAttempts int
+	// RetryMaxBackoff caps the SDK's backoff between attempts (0: SDK
+	// default, 20s).
+	RetryMaxBackoff time.Duration
+	// Logger, when not nil, receives a debug record for every attempt of
+	// every request: operation, method, path, status, attempt, duration.
+	// Headers and query strings (signatures, tokens) are never logged.
+	Logger *slog.Logger
+	// OnSecret, when not nil, is called with every secret the client signs
+	// with (secret access key, session token) as the credential chain
+	// produces it, so that a caller can keep it out of its output.
+	OnSecret func(secret string)
 	// PartSize is the default multipart part size for NewWriter
 	// (default 8 MiB, at least 5 MiB).
 	PartSize int64
@@ -119,8 +133,17 @@ func newClient(ctx context.Context, opts Options, extra ...func(*s3.Options)) (*
 	if opts.HTTPClient != nil {
 		lo = append(lo, config.WithHTTPClient(opts.HTTPClient))
 	}
-	if opts.RetryMaxAttempts > 0 {
-		lo = append(lo, config.WithRetryMaxAttempts(opts.RetryMaxAttempts))
+	if opts.RetryMaxAttempts > 0 || opts.RetryMaxBackoff > 0 {
+		lo = append(lo, config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) {
+				if opts.RetryMaxAttempts > 0 {
+					so.MaxAttempts = opts.RetryMaxAttempts
+				}
+				if opts.RetryMaxBackoff > 0 {
+					so.MaxBackoff = opts.RetryMaxBackoff
+				}
+			})
+		}))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
@@ -128,6 +151,22 @@ func newClient(ctx context.Context, opts Options, extra ...func(*s3.Options)) (*
 	}
 	if cfg.Region == "" {
 		cfg.Region = defaultRegion
+	}
+	if opts.OnSecret != nil && cfg.Credentials != nil {
+		inner := cfg.Credentials
+		cfg.Credentials = aws.NewCredentialsCache(aws.CredentialsProviderFunc(func(ctx context.Context) (aws.Credentials, error) {
+			c, err := inner.Retrieve(ctx)
+			if err == nil {
+				opts.OnSecret(c.SecretAccessKey)
+				opts.OnSecret(c.SessionToken)
+			}
+			return c, err
+		}))
+	}
+	if opts.Logger != nil {
+		extra = append(extra, func(o *s3.Options) {
+			o.APIOptions = append(o.APIOptions, requestLogger{opts.Logger}.addMiddleware)
+		})
 	}
 	fns := []func(*s3.Options){func(o *s3.Options) {
 		if opts.Endpoint != "" {
