@@ -91,8 +91,8 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 		prev = res.Generation
 	}
 	// The CLI: interrupted (SIGTERM) while its pointer PUT is in flight, it
-	// cannot know whether the PUT landed: it says so, with the re-run hint,
-	// and the re-run settles it.
+	// cannot know whether the PUT landed: it reads the pointer back and says
+	// what readers see, with the re-run hint, and the re-run settles it.
 	dir := t.TempDir()
 	for i, applied := range []bool{true, false} {
 		runID := fmt.Sprintf("u-cli-%d", i)
@@ -123,8 +123,15 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 		e.proxy.SetOnApplied(nil)
 		e.proxy.WaitIdle(10 * time.Second)
 		totals.unknowns.Add(1)
-		if r.code != 1 || !strings.Contains(r.stderr, "outcome unknown") || !strings.Contains(r.stderr, "re-run the same command") {
-			t.Fatalf("CLI run %s (applied %v), interrupted: exit %d: %s", runID, applied, r.code, r.stderr)
+		// Exit 143 (SIGTERM), and the CLI read the pointer back to say
+		// which generation readers see.
+		state := "nothing was committed"
+		if applied {
+			state = "the commit landed"
+		}
+		if r.code != 143 || !strings.Contains(r.stderr, "outcome unknown") || !strings.Contains(r.stderr, "re-run the same command") ||
+			!strings.Contains(r.stderr, state) {
+			t.Fatalf("CLI run %s (applied %v), interrupted: exit %d, want 143 saying %q: %s", runID, applied, r.code, state, r.stderr)
 		}
 		r = e.runCLI(t, "commit", "--table", e.url, "--partition", part, "--run-id", runID, "--json", input)
 		totals.reruns.Add(1)

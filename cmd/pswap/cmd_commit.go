@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -206,12 +208,17 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		var res pswap.Result
+		gen := c.staged
 		if c.staged != "" {
 			res, err = part.CommitStaged(ctx, c.staged, p.wopts.Commit)
 		} else {
-			res, err = c.write(ctx, part, p)
+			res, err = c.write(ctx, part, p, &gen)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				// Interrupted or out of time: say what readers now see.
+				return visibleAfter(ctx, part, gen, p.wopts.Commit.RunID, err)
+			}
 			return err
 		}
 		return c.printResult(res, "committed")
@@ -220,11 +227,12 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 
 // write stages the inputs and commits them, or skips everything when the
 // run id already committed.
-func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared) (pswap.Result, error) {
+func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared, gen *string) (pswap.Result, error) {
 	w, err := part.Begin(ctx, p.wopts)
 	if err != nil {
 		return pswap.Result{}, err
 	}
+	*gen = w.Generation()
 	if w.AlreadyCommitted() {
 		// Our run id already committed here: nothing to upload, and the
 		// commit is the SameRun no-op describing the current generation.
@@ -241,6 +249,34 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		}
 	}
 	return w.Commit(ctx)
+}
+
+// visibleAfter adds to the error of a commit that stopped half-way what a
+// reader of the partition now sees: the previous generation (nothing was
+// committed) or this run's (the swap landed before the interrupt). The
+// pointer is read back with a fresh, short deadline.
+func visibleAfter(ctx context.Context, part *pswap.Partition, gen, runID string, err error) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	b, rerr := swap.ReadPointer(rctx, part.Table().Store(), part.Key())
+	key := part.Key()
+	var state string
+	landed := false
+	switch p := b.Pointer; {
+	case rerr != nil && !errors.Is(rerr, pswap.ErrNoData):
+		state = fmt.Sprintf("could not read %s back to see which generation is current (%v)", key, rerr)
+	case p != nil && (p.Generation == gen || runID != "" && p.RunID == runID):
+		landed = true
+		state = fmt.Sprintf("the commit landed: %s now shows generation %s of this run", key, p.Generation)
+	case p == nil:
+		state = fmt.Sprintf("nothing was committed: %s still has no data", key)
+	default:
+		state = fmt.Sprintf("nothing was committed: %s still shows generation %s, the one before this run", key, p.Generation)
+	}
+	if !landed && errors.Is(err, pswap.ErrOutcomeUnknown) {
+		state += "; the swap was in flight when interrupted: re-run the same command to settle it"
+	}
+	return &stateError{err: err, state: state}
 }
 
 // errEmpty refuses inputs without rows: an empty extract is more often an

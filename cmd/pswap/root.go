@@ -227,7 +227,7 @@ func interrupted(sig os.Signal, err error) error {
 	}
 	var se *stateError
 	if errors.As(err, &se) {
-		ie.state = se.state
+		ie.state, ie.err = se.state, se.err
 	}
 	return ie
 }
