@@ -86,6 +86,10 @@ func checkPath(p string) error {
 	if !ok || !isSchemeWord(word) || (len(word) == 1 && runtime.GOOS == "windows") {
 		return nil // a Windows drive letter (C:\data) is a path
 	}
+	if host, _, _ := strings.Cut(strings.TrimLeft(rest, "/"), "/"); strings.Contains(host, "@") {
+		return fmt.Errorf("%w: %s:...: a mistyped URL with credentials in it is refused (the URL is not shown); "+
+			"write s3://bucket/prefix and use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE", ErrBadURL, schemeText(word))
+	}
 	scheme := strings.ToLower(word)
 	local := "./" + p
 	var guess string

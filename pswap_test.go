@@ -89,7 +89,7 @@ func TestOpenStoreHints(t *testing.T) {
 			t.Errorf("OpenStore(%q) = %v, want ErrBadURL saying %s", tc.url, err, tc.want)
 		}
 	}
-	for _, u := range []string{"s3://AKIAFAKE:TopSecretPw@mybucket/sales", "file://user:TopSecretPw@localhost/x", "s3://TopSecretPw@b/x"} {
+	for _, u := range []string{"s3://AKIAFAKE:TopSecretPw@mybucket/sales", "s3:/AKIAFAKE:TopSecretPw@mybucket/sales", "s3:AKIAFAKE:TopSecretPw@b/x", "file://user:TopSecretPw@localhost/x", "s3://TopSecretPw@b/x"} {
 		_, err := pswap.OpenStore(ctx, u, pswap.Options{})
 		if err == nil || !errors.Is(err, pswap.ErrBadURL) {
 			t.Errorf("OpenStore(%q) = %v, want ErrBadURL", u, err)

@@ -78,24 +78,38 @@ func (r *redactor) add(s string) {
 	}
 }
 
-// addUserinfo makes r replace the userinfo of every URL in s, whole and
-// in its parts (user, password), wherever a message quotes them.
+// addUserinfo makes r replace the userinfo of a URL-like argument (whole,
+// and its user and password), wherever a message quotes it: in
+// s3://user:pass@bucket, and in mistyped forms such as s3:/user:pass@bucket.
 func (r *redactor) addUserinfo(s string) {
 	for {
-		_, rest, ok := strings.Cut(s, "://")
-		if !ok {
+		at := strings.Index(s, "@")
+		if at < 0 {
 			return
 		}
-		host, _, _ := strings.Cut(rest, "/")
-		if at := strings.LastIndex(host, "@"); at >= 0 {
-			info := host[:at]
-			r.add(info)
-			user, pass, _ := strings.Cut(info, ":")
-			r.add(user)
-			r.add(pass)
+		info := s[:at]
+		if slash := strings.LastIndex(info, "/"); slash >= 0 {
+			info = info[slash+1:]
 		}
-		s = rest
+		parts := strings.Split(info, ":")
+		if len(parts) > 1 && isURLScheme(parts[0]) {
+			parts = parts[1:] // s3:user:pass@bucket
+		}
+		r.add(strings.Join(parts, ":"))
+		for _, p := range parts {
+			r.add(p)
+		}
+		s = s[at+1:]
 	}
+}
+
+// isURLScheme reports whether w is a scheme pswap or a user would write.
+func isURLScheme(w string) bool {
+	switch strings.ToLower(w) {
+	case "s3", "s3a", "s3n", "file", "mem", "http", "https":
+		return true
+	}
+	return false
 }
 
 // String returns s with every credential replaced by [REDACTED].

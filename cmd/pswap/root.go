@@ -67,9 +67,12 @@ const rootExample = `  # Commit a day of data (files, folders, or - for stdin) a
   pswap status --table s3://lake/sales --from 2026-11-01 --to 2026-12-01`
 
 // newRoot builds the command tree for one invocation.
-func newRoot(a *app) *cobra.Command {
+func init() {
 	// Subcommands with hooks of their own still run the root's.
 	cobra.EnableTraverseRunHooks = true
+}
+
+func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "pswap",
 		Short:         "Atomic, idempotent partition writes to object stores",
