@@ -11,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -20,7 +21,7 @@ var ErrMismatch = errors.New("verification found a mismatch")
 // Problem is one disagreement between a manifest and the store.
 type Problem struct {
 	File string `json:"file"`
-	What string `json:"what"` // "missing", "size", "checksum", "rows", "parquet", "totals"
+	What string `json:"what"` // "missing", "size", "checksum", "rows", "parquet", "page checksum", "totals"
 	Want string `json:"want,omitempty"`
 	Got  string `json:"got,omitempty"`
 }
@@ -121,6 +122,9 @@ func verifyFile(ctx context.Context, t *Table, f swap.FileRef) (fileFacts, []Pro
 	rows := pf.NumRows()
 	if rows != f.Rows {
 		probs = append(probs, Problem{File: f.Path, What: "rows", Want: fmt.Sprint(f.Rows), Got: fmt.Sprint(rows)})
+	}
+	if _, err := staging.VerifyPageChecksums(ra, size); errors.Is(err, staging.ErrPageChecksum) {
+		probs = append(probs, Problem{File: f.Path, What: "page checksum", Want: "pages matching their CRCs", Got: err.Error()})
 	}
 	return fileFacts{size: size, rows: rows}, probs, nil
 }

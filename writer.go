@@ -68,7 +68,7 @@ func (w *Writer) Stager() *staging.Stager { return w.stager }
 func Write[T any](w *Writer, rows ...T) error { return staging.Write(w.stager, rows...) }
 
 // WriteRecord appends an Arrow record batch.
-func (w *Writer) WriteRecord(rec arrow.Record) error { return w.stager.WriteRecord(rec) }
+func (w *Writer) WriteRecord(rec arrow.RecordBatch) error { return w.stager.WriteRecord(rec) }
 
 // Format is an input file format.
 type Format string

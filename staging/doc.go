@@ -148,8 +148,17 @@
 // Bad CSV or JSON Lines rows fail with [ErrBadInput] naming the input and
 // the line; no row is ever dropped. A Parquet file that cannot be decoded
 // fails with [ErrCorrupt] naming the file, before any of it is uploaded.
-// (Damage inside a compressed page that still decompresses and decodes
-// cannot be detected: the writers used here write no page CRCs.)
+// Where a page carries a CRC (parquet-go, and so [Write], writes one on
+// every page; parquet-mr and arrow-cpp can), it is checked: a mismatch
+// fails with [ErrPageChecksum] (an ErrCorrupt) naming the file, the column
+// and the page ([VerifyPageChecksums] does the same for any file, and
+// pswap's verify uses it). Damage inside a page without a CRC that still
+// decompresses and decodes cannot be detected.
+//
+// A column whose logical type is newer than Arrow's reader knows is read
+// as its physical type (as DuckDB does). [ReadFooter] checks a footer
+// alone, without decoding pages: the footer-only check for files that are
+// adopted rather than read.
 //
 // parquet-go v0.32 encodes time.Time fields with the `date` tag wrongly
 // (nanoseconds in an INT32 column); [Write] refuses them with

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -34,22 +33,22 @@ func (s *Stager) AddParquetFile(ctx context.Context, path string) error {
 func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("staging: %w", err)
+		return err // names the path
 	}
 	defer f.Close()
 	before, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("staging: %w", err)
+		return err
 	}
 	if !before.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s is not a regular file", ErrBadInput, path)
 	}
-	rows, sum, canon, err := scanParquet(ctx, f)
+	rows, sum, canon, err := scanParquet(ctx, f, before.Size())
 	if err != nil {
-		if errors.Is(err, ErrUnsupported) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("staging: %s: %w", path, err)
+		if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrCorrupt) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s: %w", path, err)
 		}
-		return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+		return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
 	}
 	if err := s.setSchema("Parquet file "+path, canon); err != nil {
 		return err
@@ -83,20 +82,23 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 }
 
 // scanParquet validates a Parquet file and hashes its rows.
-func scanParquet(ctx context.Context, f readerAtSize) (rows int64, sum rowSum, canon *canonSchema, err error) {
+func scanParquet(ctx context.Context, f readerAtSize, size int64) (rows int64, sum rowSum, canon *canonSchema, err error) {
 	defer func() {
 		// Arrow's decoders can panic on malformed input.
 		if r := recover(); r != nil {
 			err = fmt.Errorf("decoding failed: %v", r)
 		}
 	}()
-	r, err := file.NewParquetReader(noClose{f})
+	r, err := openParquet(f, size)
 	if err != nil {
 		return 0, sum, nil, err
 	}
 	defer r.Close()
 	canon, err = fromParquetSchema(r.MetaData().Schema)
 	if err != nil {
+		return 0, sum, nil, err
+	}
+	if _, err := verifyPageChecksums(f, size, r.MetaData()); err != nil {
 		return 0, sum, nil, err
 	}
 	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{BatchSize: arrowBatch}, memory.DefaultAllocator)
@@ -137,9 +139,6 @@ func scanParquet(ctx context.Context, f readerAtSize) (rows int64, sum rowSum, c
 	}
 	return rows, sum, canon, nil
 }
-
-// noClose keeps the Parquet reader from closing the file it reads.
-type noClose struct{ readerAtSize }
 
 // copyEncoder is the encoder of a file copied as is.
 type copyEncoder struct{}

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/staging"
 )
 
 // stdinArg names standard input among the input paths.
@@ -212,11 +212,13 @@ func parquetHasRows(path string) bool {
 	if err != nil {
 		return true
 	}
-	pf, err := parquet.OpenFile(f, fi.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	// The footer as staging reads it (parquet-go's reader refuses some
+	// files that staging accepts, and an unreadable footer counted as rows).
+	ft, err := staging.ReadFooter(f, fi.Size())
 	if err != nil {
 		return true
 	}
-	return pf.NumRows() > 0
+	return ft.Rows > 0
 }
 
 // isTerminal reports whether w is a terminal.

@@ -103,21 +103,37 @@ func (f ParquetFile) Checksum() string {
 // of hyparquet-compressors: SNAPPY, GZIP, BROTLI, ZSTD, LZ4, LZ4_RAW), in a
 // node process. The file must fit in memory; it is meant for test files.
 func ReadParquet(ctx context.Context, path string) (ParquetFile, error) {
-	if err := HyparquetAvailable(); err != nil {
-		return ParquetFile{}, err
-	}
-	abs, err := filepath.Abs(path)
+	files, errs, err := ReadParquetFiles(ctx, path)
 	if err != nil {
 		return ParquetFile{}, err
 	}
-	cmd := exec.CommandContext(ctx, nodeBin, filepath.Join(dir, "hyparquet.mjs"), abs)
+	return files[0], errs[0]
+}
+
+// ReadParquetFiles reads several files as [ReadParquet] does, in one node
+// process (starting node costs more than reading a small file). errs[i] is
+// the error of file i; err is an error of the whole run.
+func ReadParquetFiles(ctx context.Context, paths ...string) (files []ParquetFile, errs []error, err error) {
+	if err := HyparquetAvailable(); err != nil {
+		return nil, nil, err
+	}
+	args := []string{filepath.Join(dir, "hyparquet.mjs")}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, abs)
+	}
+	cmd := exec.CommandContext(ctx, nodeBin, args...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return ParquetFile{}, fmt.Errorf("duckcheck: hyparquet %s: %w: %s", filepath.Base(path), err, strings.TrimSpace(stderr.String()))
+		return nil, nil, fmt.Errorf("duckcheck: hyparquet: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	var out struct {
+	var out []struct {
+		Error   string           `json:"error"`
 		Columns []string         `json:"columns"`
 		NumRows string           `json:"num_rows"`
 		Rows    []map[string]any `json:"rows"`
@@ -125,11 +141,23 @@ func ReadParquet(ctx context.Context, path string) (ParquetFile, error) {
 	dec := json.NewDecoder(&stdout)
 	dec.UseNumber()
 	if err := dec.Decode(&out); err != nil {
-		return ParquetFile{}, fmt.Errorf("duckcheck: decode hyparquet output: %w", err)
+		return nil, nil, fmt.Errorf("duckcheck: decode hyparquet output: %w", err)
 	}
-	n, err := strconv.ParseInt(out.NumRows, 10, 64)
-	if err != nil {
-		return ParquetFile{}, fmt.Errorf("duckcheck: hyparquet row count %q: %w", out.NumRows, err)
+	if len(out) != len(paths) {
+		return nil, nil, fmt.Errorf("duckcheck: hyparquet read %d files, want %d", len(out), len(paths))
 	}
-	return ParquetFile{Columns: out.Columns, NumRows: n, Rows: out.Rows}, nil
+	files, errs = make([]ParquetFile, len(out)), make([]error, len(out))
+	for i, o := range out {
+		if o.Error != "" {
+			errs[i] = fmt.Errorf("duckcheck: hyparquet %s: %s", filepath.Base(paths[i]), o.Error)
+			continue
+		}
+		n, err := strconv.ParseInt(o.NumRows, 10, 64)
+		if err != nil {
+			errs[i] = fmt.Errorf("duckcheck: hyparquet row count %q: %w", o.NumRows, err)
+			continue
+		}
+		files[i] = ParquetFile{Columns: o.Columns, NumRows: n, Rows: o.Rows}
+	}
+	return files, errs, nil
 }

@@ -1,12 +1,12 @@
-// Reads one Parquet file (path as argv[2]) with hyparquet, a Parquet reader
+// Reads Parquet files (paths as arguments) with hyparquet, a Parquet reader
 // written in JavaScript that shares no code with pswap, parquet-go, Arrow or
-// DuckDB, and prints one JSON document on stdout: the column names, the row
-// count of the footer and every row as an object of JSON values. Used by pswap
+// DuckDB, and prints a JSON array on stdout, one document per file: the column
+// names, the row count of the footer and every row as an object of JSON values. Used by pswap
 // tests as a second independent reader; see hyparquet.go for the value forms.
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 
-const path = process.argv[2];
+const paths = process.argv.slice(2);
 
 // Exact, unit-independent forms: timestamps as ISO 8601 UTC with nanoseconds,
 // dates as YYYY-MM-DD (JavaScript Dates would drop everything below a millisecond).
@@ -44,22 +44,22 @@ function toJSON(v) {
   return v;
 }
 
-try {
-  const file = await asyncBufferFromFile(path);
-  const metadata = await parquetMetadataAsync(file);
-  const columns = metadata.schema[0].num_children
-    ? metadata.schema.slice(1).filter((_, i, all) => isTopLevel(metadata.schema, i + 1)).map((e) => e.name)
-    : [];
-  const rows = await parquetReadObjects({ file, metadata, compressors, parsers, utf8: false });
-  process.stdout.write(JSON.stringify({
-    columns,
-    num_rows: String(metadata.num_rows),
-    rows: rows.map(toJSON),
-  }));
-} catch (e) {
-  process.stderr.write(String(e && e.message ? e.message : e));
-  process.exit(1);
+// One document per file, in order; a file that fails gives {"error": ...}.
+const out = [];
+for (const path of paths) {
+  try {
+    const file = await asyncBufferFromFile(path);
+    const metadata = await parquetMetadataAsync(file);
+    const columns = metadata.schema[0].num_children
+      ? metadata.schema.slice(1).filter((_, i) => isTopLevel(metadata.schema, i + 1)).map((e) => e.name)
+      : [];
+    const rows = await parquetReadObjects({ file, metadata, compressors, parsers, utf8: false });
+    out.push({ columns, num_rows: String(metadata.num_rows), rows: rows.map(toJSON) });
+  } catch (e) {
+    out.push({ error: String(e && e.message ? e.message : e) });
+  }
 }
+process.stdout.write(JSON.stringify(out));
 
 // isTopLevel reports whether schema element i is a direct child of the root.
 function isTopLevel(schema, i) {

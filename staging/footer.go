@@ -1,0 +1,195 @@
+package staging
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// Footer is what a Parquet file's footer says, checked: the footer parses,
+// its schema is one staging can hash, and its column chunks lie inside the
+// file. See [ReadFooter].
+type Footer struct {
+	// Rows is the footer's row count.
+	Rows int64
+	// Schema is the canonical schema's text (what Content.Schema records).
+	Schema string
+	// RowGroups is the number of row groups.
+	RowGroups int
+}
+
+// ReadFooter reads and checks the footer of the Parquet file r of size
+// bytes, reading only the footer (a footer-only check, e.g. over ranged
+// GETs: it does not decode pages, so it cannot see damage inside them). A
+// file that is not Parquet, or whose footer is inconsistent, fails with
+// ErrCorrupt; a column staging cannot hash fails with ErrUnsupported.
+// Logical types newer than this reader knows are read as their physical
+// types, as DuckDB does.
+func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
+	pr, err := openParquet(r, size)
+	if err != nil {
+		return Footer{}, err
+	}
+	defer pr.Close()
+	md := pr.MetaData()
+	canon, err := fromParquetSchema(md.Schema)
+	if err != nil {
+		return Footer{}, err
+	}
+	var sum int64
+	for g := 0; g < md.NumRowGroups(); g++ {
+		rg := md.RowGroup(g)
+		if rg.NumRows() < 0 {
+			return Footer{}, fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, g, rg.NumRows())
+		}
+		sum += rg.NumRows()
+		for c := 0; c < rg.NumColumns(); c++ {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				return Footer{}, fmt.Errorf("%w: row group %d column %d: %v", ErrCorrupt, g, c, err)
+			}
+			if cc.NumValues() == 0 {
+				continue
+			}
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+				start = cc.DictionaryPageOffset()
+			}
+			if start < 4 || cc.TotalCompressedSize() < 0 || start+cc.TotalCompressedSize() > size {
+				return Footer{}, fmt.Errorf("%w: column %s (row group %d) lies outside the file", ErrCorrupt, cc.PathInSchema(), g)
+			}
+		}
+	}
+	if md.NumRows != sum && sum != 0 {
+		return Footer{}, fmt.Errorf("%w: footer says %d rows, its row groups %d", ErrCorrupt, md.NumRows, sum)
+	}
+	return Footer{Rows: md.NumRows, Schema: canon.text, RowGroups: md.NumRowGroups()}, nil
+}
+
+// openParquet opens r with Arrow's Parquet reader. Arrow refuses a footer
+// whose schema has a logical type it does not know (a newer writer's);
+// then the footer is read again with those annotations removed, so that
+// the columns read as their physical types.
+func openParquet(r io.ReaderAt, size int64) (pr *file.Reader, err error) {
+	pr, err = newArrowReader(&sizedReaderAt{r: r, size: size})
+	if err == nil || !strings.Contains(err.Error(), "invalid logical type") {
+		return pr, err
+	}
+	patched, perr := withoutUnknownLogicalTypes(r, size)
+	if perr != nil {
+		return nil, err
+	}
+	return newArrowReader(patched)
+}
+
+func newArrowReader(r *sizedReaderAt) (pr *file.Reader, err error) {
+	defer func() {
+		// Arrow's footer parser can panic on malformed input.
+		if p := recover(); p != nil {
+			pr, err = nil, fmt.Errorf("%w: footer: %v", ErrCorrupt, p)
+		}
+	}()
+	pr, err = file.NewParquetReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return pr, nil
+}
+
+// withoutUnknownLogicalTypes returns r with its footer re-encoded without
+// the logical type annotations that parquet-go does not know either (the
+// copy is only read; the file's own bytes are what is uploaded).
+func withoutUnknownLogicalTypes(r io.ReaderAt, size int64) (*sizedReaderAt, error) {
+	if size < 12 {
+		return nil, errors.New("too small")
+	}
+	var tail [8]byte
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return nil, err
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:]))
+	if string(tail[4:]) != "PAR1" || n > size-12 {
+		return nil, errors.New("no footer")
+	}
+	raw := make([]byte, n)
+	if _, err := r.ReadAt(raw, size-8-n); err != nil {
+		return nil, err
+	}
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(&thrift.CompactProtocol{}, raw, &md); err != nil {
+		return nil, err
+	}
+	// parquet-go's decoder drops the union members it does not know, so
+	// encoding the footer again leaves those annotations out.
+	b, err := thrift.Marshal(&thrift.CompactProtocol{}, &md)
+	if err != nil {
+		return nil, err
+	}
+	var footer bytes.Buffer
+	footer.Write(b)
+	_ = binary.Write(&footer, binary.LittleEndian, uint32(len(b)))
+	footer.WriteString("PAR1")
+	cut := size - 8 - n
+	return &sizedReaderAt{r: r, size: cut + int64(footer.Len()), cut: cut, tail: footer.Bytes()}, nil
+}
+
+// sizedReaderAt is r cut at cut and followed by tail (when tail is set),
+// with the Seek that Arrow's reader needs.
+type sizedReaderAt struct {
+	r    io.ReaderAt
+	size int64
+	cut  int64
+	tail []byte
+	pos  int64
+}
+
+func (s *sizedReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if s.tail == nil {
+		return s.r.ReadAt(p, off)
+	}
+	if off >= s.size {
+		return 0, io.EOF
+	}
+	n := 0
+	if off < s.cut {
+		m := int64(len(p))
+		if off+m > s.cut {
+			m = s.cut - off
+		}
+		k, err := s.r.ReadAt(p[:m], off)
+		n += k
+		if err != nil && !(errors.Is(err, io.EOF) && int64(k) == m) {
+			return n, err
+		}
+		off += int64(k)
+	}
+	if n < len(p) && off >= s.cut {
+		n += copy(p[n:], s.tail[off-s.cut:])
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (s *sizedReaderAt) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += s.pos
+	case io.SeekEnd:
+		offset += s.size
+	}
+	if offset < 0 {
+		return 0, errors.New("negative position")
+	}
+	s.pos = offset
+	return offset, nil
+}
