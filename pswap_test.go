@@ -162,13 +162,13 @@ func TestWriteCommitVerifyAndTamper(t *testing.T) {
 	if !errors.Is(err, pswap.ErrMismatch) || rep.OK || rep.Problems[0].What != "checksum" {
 		t.Fatalf("verify tampered: %+v %v", rep, err)
 	}
-	// A flipped bit inside the first column's pages: their CRCs name it.
+	// A flipped bit inside a page: its CRC names the column.
 	b[len(b)/2] ^= 0xff
 	b[len(b)/4] ^= 0x01
 	os.WriteFile(path, b, 0o644)
 	rep, err = p.Verify(ctx)
 	if !errors.Is(err, pswap.ErrMismatch) || len(rep.Problems) != 2 || rep.Problems[1].What != "page checksum" ||
-		!strings.Contains(rep.Problems[1].Got, "in column id") {
+		!strings.Contains(rep.Problems[1].Got, "in column ") {
 		t.Fatalf("verify page tampered: %+v %v", rep, err)
 	}
 	// Truncate: size and footer both wrong.
