@@ -146,7 +146,36 @@ func (a *app) withTable(ctx context.Context, f func(*pswap.Table) error) error {
 		return err
 	}
 	defer t.Close()
-	return f(t)
+	err = f(t)
+	if errors.Is(err, pswap.ErrNoData) && !errors.Is(err, errNoTable) {
+		// "partition has no committed generation" of a table that is not
+		// there at all: say that instead.
+		if nt := a.checkTable(ctx, t); nt != nil {
+			return nt
+		}
+	}
+	return err
+}
+
+// checkTable returns an errNoTable error when nothing at all is stored under
+// the table root (no folder, no object under the prefix): most often a typo
+// in the URL, which must not look like a healthy empty table. Commands call
+// it when they found nothing, so a table with data pays no request for it.
+func (a *app) checkTable(ctx context.Context, t *pswap.Table) error {
+	for _, err := range t.Store().List(ctx, "") {
+		if err != nil {
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("%w at %s: nothing is stored under it", errNoTable, a.tableURL())
+}
+
+// noteEmpty tells a human on stderr that a table holds no partition (yet).
+func (a *app) noteEmpty(what string) {
+	if !a.json && !a.quiet {
+		fmt.Fprintf(a.stderr, "pswap: %s: no committed partition%s\n", a.tableURL(), what)
+	}
 }
 
 // newApp returns an app on the process's streams and environment.

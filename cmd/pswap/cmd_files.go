@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -101,6 +102,12 @@ func (c *filesCmd) run(cmd *cobra.Command, _ []string) error {
 		})
 		if err != nil {
 			return err
+		}
+		if !slices.ContainsFunc(snaps, func(s *pswap.Snapshot) bool { return s != nil }) {
+			if err := c.checkTable(ctx, t); err != nil {
+				return err
+			}
+			defer c.noteEmpty(c.sel.note())
 		}
 		doc := filesJSON{Table: c.tableURL(), Partitions: []string{}, Files: []fileJSON{}}
 		for _, s := range snaps {

@@ -60,6 +60,12 @@ func (c *lsCmd) run(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			return err
 		}
+		if len(listed) == 0 {
+			if err := c.checkTable(ctx, t); err != nil {
+				return err
+			}
+			defer c.noteEmpty(prefixNote(c.prefix))
+		}
 		parts := make([]partitionJSON, 0, len(listed))
 		for _, l := range listed {
 			if l.Err != nil {
@@ -83,4 +89,12 @@ func (c *lsCmd) run(cmd *cobra.Command, _ []string) error {
 		}
 		return tw.Flush()
 	})
+}
+
+// prefixNote qualifies "no committed partition" by a --prefix.
+func prefixNote(prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	return fmt.Sprintf(" whose key starts with %q", prefix)
 }

@@ -144,6 +144,11 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 			}
 		}
 		doc.Complete = doc.Present == doc.Expected
+		if doc.Present == 0 && doc.Corrupt == 0 {
+			if err := c.checkTable(ctx, t); err != nil {
+				return err
+			}
+		}
 		switch {
 		case c.json:
 			err = printJSON(c.stdout, doc)

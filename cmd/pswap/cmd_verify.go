@@ -18,7 +18,8 @@ const verifyConcurrency = 4
 
 type verifyCmd struct {
 	*app
-	sel selector
+	sel        selector
+	allowEmpty bool
 }
 
 func newVerifyCmd(a *app) *cobra.Command {
@@ -30,13 +31,16 @@ func newVerifyCmd(a *app) *cobra.Command {
 partition of an interval, or of the whole table) and recompute its size,
 SHA-256 checksum and Parquet row count, and check the pointer and manifest
 against each other. Exit status 4 if anything disagrees (a tampered, truncated
-or missing file, or corrupt metadata); 0 if everything matches.`,
+or missing file, or corrupt metadata); 0 if everything matches. Checking
+nothing at all (no committed partition) fails with status 1 unless
+--allow-empty; a table URL with nothing under it always fails.`,
 		Example: `  pswap verify --table s3://lake/sales --partition dt=2026-11-29
   pswap verify --table ./lake/sales --json    # every partition`,
 		Args: cobra.NoArgs,
 		RunE: runE(c.run),
 	}
 	c.sel.addFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&c.allowEmpty, "allow-empty", false, "succeed when there is nothing to check (no committed partition); by default that fails")
 	return cmd
 }
 
@@ -79,6 +83,14 @@ func (c *verifyCmd) run(cmd *cobra.Command, _ []string) error {
 				doc.OK = false
 			}
 			doc.Partitions = append(doc.Partitions, r)
+		}
+		if doc.Checked == 0 {
+			if err := c.checkTable(ctx, t); err != nil {
+				return err
+			}
+			if !c.allowEmpty {
+				return fmt.Errorf("verify checked nothing: no committed partition in %s%s; pass --allow-empty to accept that", c.tableURL(), c.sel.note())
+			}
 		}
 		if c.json {
 			if err := printJSON(c.stdout, doc); err != nil {

@@ -131,3 +131,15 @@ func (s *selector) keys1() (string, error) {
 	}
 	return ks[0], nil
 }
+
+// note describes the selection for a message: "" for the whole table,
+// " for dt=2026-11-29", " in 2026-11-01/2026-12-01".
+func (s *selector) note() string {
+	switch {
+	case s.partition != "":
+		return " for " + s.partition
+	case s.interval != "":
+		return " in " + s.interval
+	}
+	return ""
+}
