@@ -328,9 +328,12 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 	// cleanup removes what this attempt wrote once it is known not to be current.
 	cleanup := func() {
 		d, mg := "", ""
-		if ownData && len(m.Files) > 0 {
+		if ownData && !t.keepData && len(m.Files) > 0 {
 			// Nothing staged, nothing to list (a same-run no-op after
-			// AlreadyCommitted costs no request beyond Begin's GET).
+			// AlreadyCommitted costs no request beyond Begin's GET). A
+			// staged generation's data is never ours alone: another
+			// CommitStaged of it may have committed it (GC removes it once
+			// it is an orphan).
 			d = dataGen
 		}
 		if manifestWritten {
