@@ -41,7 +41,26 @@ func (w *World) build() {
 		if len(w.cfg.Partitions) > 1 {
 			name = fmt.Sprintf("w%d(%s,%s,%s,%s)", i+1, ws.RunID, ws.Policy, kind, ws.Partition[len(ws.Partition)-2:])
 		}
-		writers = append(writers, add(name, "writer", ws.Start, after, true, true, w.writerBody(ws)))
+		if !ws.Staged {
+			writers = append(writers, add(name, "writer", ws.Start, after, true, true, w.writerBody(ws)))
+			continue
+		}
+		slot := new(string)
+		stager := add(fmt.Sprintf("st%d(%s,%s)", i+1, ws.RunID, kind), "writer", ws.Start, after, true, true, w.stagerBody(ws, slot))
+		writers = append(writers, stager)
+		var first *actor
+		for c := range ws.Committers {
+			after := stager
+			if c == 2 {
+				after = first
+			}
+			pol := swap.Policy((i + c) % 2)
+			cm := add(fmt.Sprintf("cs%d.%d(%s,%s)", i+1, c+1, ws.RunID, pol), "writer", 0, after, true, true, w.committerBody(ws, pol, slot))
+			cm.group = i + 1
+			if c == 0 {
+				first = cm
+			}
+		}
 	}
 	for i, rs := range w.cfg.Rollbacks {
 		add(fmt.Sprintf("rb%d", i+1), "rollback", rs.Start, nil, true, true, w.rollbackBody(rs))
@@ -124,6 +143,86 @@ func (w *World) writerBody(ws WriterSpec) func(context.Context, *actor) string {
 
 var errSkipped = errors.New("already committed: skipped")
 
+// stagerBody stages a generation without committing it (Writer.Stage or
+// Txn.Stage) and leaves its id in slot for the committers.
+func (w *World) stagerBody(ws WriterSpec, slot *string) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		opts := w.commitOptions(a, ws.RunID, ws.Policy)
+		var gen string
+		var err error
+		if ws.Facade {
+			var p *pswap.Partition
+			if p, err = pswap.NewTable(w.st).Partition(ws.Partition); err == nil {
+				var wr *pswap.Writer
+				if wr, err = p.Begin(ctx, pswap.WriteOptions{Commit: opts, Staging: staging.Options{TargetFileSize: 1}}); err == nil {
+					for f := range ws.Files {
+						if err = pswap.Write(wr, rowsOf(ws.Content, f)...); err != nil {
+							break
+						}
+					}
+					if err == nil {
+						gen, _, err = wr.Stage(ctx)
+					} else {
+						wr.Abort(context.WithoutCancel(ctx))
+					}
+				}
+			}
+		} else {
+			var txn *swap.Txn
+			if txn, err = swap.Begin(ctx, w.st, ws.Partition, opts); err == nil {
+				var c manifest.Content
+				if c, err = w.stageFiles(ctx, txn, ws); err == nil {
+					if err = txn.Stage(ctx, c); err == nil {
+						gen = txn.Generation()
+					}
+				} else {
+					txn.Abort(context.WithoutCancel(ctx))
+				}
+			}
+		}
+		return w.report(a, func() string {
+			if n := len(w.entriesBy(a, ws.Partition)); n > 0 {
+				w.fail("I3", "%s only staged, but swapped the pointer", a)
+			}
+			if err != nil {
+				return "stage failed: " + errSummary(err)
+			}
+			*slot = gen
+			return "staged " + gen
+		})
+	}
+}
+
+// committerBody commits the generation a stager left in slot
+// (swap.CommitStaged through the facade), as another process would.
+func (w *World) committerBody(ws WriterSpec, pol swap.Policy, slot *string) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		w.mu.Lock()
+		gen := *slot
+		w.mu.Unlock()
+		if gen == "" {
+			return "nothing was staged"
+		}
+		p, err := pswap.NewTable(w.st).Partition(ws.Partition)
+		if err != nil {
+			return err.Error()
+		}
+		res, err := p.CommitStaged(ctx, gen, w.commitOptions(a, ws.RunID, pol))
+		return w.report(a, func() string {
+			if err == nil && res.Outcome == swap.AlreadyCommitted {
+				found := false
+				for _, e := range w.truth(ws.Partition).hist {
+					found = found || e.dataGen == gen
+				}
+				if !found {
+					w.fail("I3", "%s reported %s already committed, but it never was", a, gen)
+				}
+			}
+			return w.commitReport(a, ws.Partition, gen, res, err)
+		})
+	}
+}
+
 // commitFacade writes through the library's facade: pswap.Writer, Parquet
 // staging, Commit.
 func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Options) (string, swap.Result, error) {
@@ -165,27 +264,37 @@ func (w *World) commitTxn(ctx context.Context, ws WriterSpec, opts swap.Options)
 		txn.Abort(ctx)
 		return txn.Generation(), swap.Result{}, errSkipped
 	}
+	c, err := w.stageFiles(ctx, txn, ws)
+	if err != nil {
+		txn.Abort(context.WithoutCancel(ctx))
+		return txn.Generation(), swap.Result{}, err
+	}
+	res, err := txn.Commit(ctx, c)
+	return txn.Generation(), res, err
+}
+
+// stageFiles writes the txn writers' small raw files and describes them.
+func (w *World) stageFiles(ctx context.Context, txn *swap.Txn, ws WriterSpec) (manifest.Content, error) {
 	var c manifest.Content
 	sums := sha256.New()
 	for f := range ws.Files {
 		if f > 0 && ws.Pause > 0 {
 			if err := w.sleep(ctx, ws.Pause, ws.Sleep); err != nil {
-				return txn.Generation(), swap.Result{}, err
+				return c, err
 			}
 		}
 		body := fmt.Appendf(nil, "content-%d/file-%d/%s", ws.Content, f, bytes.Repeat([]byte{'x'}, f*7))
 		name := fmt.Sprintf("part-%05d.bin", f)
 		if err := putFile(ctx, w.st, txn.DataPrefix()+name, body); err != nil {
-			txn.Abort(context.WithoutCancel(ctx))
-			return txn.Generation(), swap.Result{}, err
+			return c, err
 		}
 		sum := sha256.Sum256(body)
 		c.Add(manifest.File{Path: name, Size: int64(len(body)), Rows: int64(f + 1), Checksum: manifest.SHA256Checksum(sum[:])})
 		sums.Write(body)
 	}
 	c.ContentChecksum = fmt.Sprintf("sim:%x", sums.Sum(nil)[:16])
-	res, err := txn.Commit(ctx, c)
-	return txn.Generation(), res, err
+	c.ContentChecksum = fmt.Sprintf("sim:%x", sums.Sum(nil)[:16])
+	return c, nil
 }
 
 // putFile writes a data file create-if-absent, retrying transient failures;

@@ -54,10 +54,21 @@ func TestSeeds(t *testing.T) {
 }
 
 // regressions are seeds that once broke an invariant, with what they found.
+// They are seeds of Scenario as it is: a change to Scenario changes what a
+// seed runs, so re-derive them (run the fixed bug back in, find its seeds)
+// when changing it.
 var regressions = []struct {
 	seed uint64
 	note string
-}{}
+}{
+	// A CommitStaged refused as stale (or a no-op, or out of rebases)
+	// deleted the staged generation's data, which a concurrent CommitStaged
+	// of the same generation had made current (swap: cleanup of keepData).
+	{54, "stale CommitStaged deleted the data its twin committed (I2)"},
+	{196, "stale CommitStaged deleted the data its twin committed (I5)"},
+	{200, "CommitStaged no-op deleted the data of the current generation (I5)"},
+	{261, "CommitStaged deleted the data its twin committed (I2)"},
+}
 
 func TestRegressions(t *testing.T) {
 	for _, rg := range regressions {

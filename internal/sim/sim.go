@@ -107,8 +107,13 @@ type WriterSpec struct {
 	Facade  bool // through pswap.Writer and Parquet staging; else swap.Txn with raw files
 	Content int  // equal values stage equal content
 	Files   int
-	Pause   int           // steps of the others between two of its files (a slow task)
-	Sleep   time.Duration // and the time that passes meanwhile
+	// Staged: the writer stages (Writer.Stage, Txn.Stage) and Committers
+	// other actors commit it (swap.CommitStaged): the first and the second
+	// at once when staging ends, the third (if any) when the first ends.
+	Staged     bool
+	Committers int
+	Pause      int           // steps of the others between two of its files (a slow task)
+	Sleep      time.Duration // and the time that passes meanwhile
 }
 
 // ActorSpec says where and when an actor runs.
@@ -184,12 +189,16 @@ func Scenario(seed uint64) Config {
 		if r.IntN(8) == 0 {
 			ws.Content = 0 // another run with the same rows: identical content
 		}
+		if r.IntN(4) == 0 {
+			ws.Staged, ws.Committers = true, 1+r.IntN(3)
+		}
 		// A retry of an earlier attempt of the same run, started when that
 		// one ends (killed, failed, or done): an orchestrator's retry.
 		for j := i - 1; j >= 0 && r.IntN(3) == 0; j-- {
 			if c.Writers[j].RunID == ws.RunID && c.Writers[j].Partition == ws.Partition {
 				ws.After, ws.Start = j+1, 0
 				ws.Facade, ws.Files, ws.Content = c.Writers[j].Facade, c.Writers[j].Files, c.Writers[j].Content
+				ws.Staged, ws.Committers = false, 0
 				break
 			}
 		}

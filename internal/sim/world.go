@@ -43,6 +43,8 @@ type actor struct {
 	// clock read (see Config.CommitWindow).
 	window bool
 	body   func(ctx context.Context, a *actor) string
+	// group: committers of one staged generation share it (0: none).
+	group int
 
 	rng     *rand.Rand
 	state   int
