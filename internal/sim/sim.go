@@ -156,6 +156,7 @@ func Scenario(seed uint64) Config {
 		GracePeriod:  6 * time.Second,
 		CommitWindow: 5 * time.Second,
 		StallTimeout: 30 * time.Second,
+		StrictRunIDs: true,
 	}
 	c.GC = gc.Options{
 		Keep:         []int{-1, -1, 1, 2}[r.IntN(4)],

@@ -337,8 +337,15 @@ func (w *World) commitReport(a *actor, part, staged string, res swap.Result, err
 			w.fail("I3", "%s reported %s with generation %s, which was never current", a, res.Outcome, res.Generation)
 		}
 		if res.Outcome == swap.SameRun {
-			if e := w.findGen(part, res.Generation); e != nil && e.runID != res.RunID {
-				w.fail("I4", "%s reported same-run with %s, which carries run %q, not %q", a, res.Generation, e.runID, res.RunID)
+			// The run committed before: the generation reported (the
+			// current one), or, across history (issue 12), any earlier one.
+			e := w.findGen(part, res.Generation)
+			ok := e != nil && e.runID == res.RunID
+			for _, h := range w.truth(part).hist {
+				ok = ok || (w.cfg.StrictRunIDs && h.runID == res.RunID)
+			}
+			if !ok {
+				w.fail("I4", "%s reported same-run (current %s), but run %q never committed", a, res.Generation, res.RunID)
 			}
 		}
 		return fmt.Sprintf("%s (changed=false) %s", res.Outcome, res.Generation)
