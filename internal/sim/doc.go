@@ -101,6 +101,6 @@
 // check always passes). It exists only in this package: production code
 // never reaches it.
 //
-// The tests run a bounded number of seeds (PSWAP_SIM_SEEDS, default 300);
+// The tests run a bounded number of seeds (PSWAP_SIM_SEEDS, default 200);
 // scripts/sim.sh runs many more, from a random or given first seed.
 package sim

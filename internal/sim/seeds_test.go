@@ -24,9 +24,9 @@ func envInt(t *testing.T, name string, def uint64) uint64 {
 // PSWAP_SIM_SEED (default 1). A failing seed is shrunk and its trace
 // printed; add it to regressions below once the bug is fixed.
 func TestSeeds(t *testing.T) {
-	n := envInt(t, "PSWAP_SIM_SEEDS", 300)
+	n := envInt(t, "PSWAP_SIM_SEEDS", 200)
 	if testing.Short() && os.Getenv("PSWAP_SIM_SEEDS") == "" {
-		n = 60
+		n = 40
 	}
 	first := envInt(t, "PSWAP_SIM_SEED", 1)
 	start := time.Now()
