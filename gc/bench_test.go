@@ -46,6 +46,7 @@ func populatePartition(st store.Store, part string, gens int) error {
 	now := time.Now().UTC()
 	parent := ""
 	var m *manifest.Manifest
+	var ptr *manifest.Pointer
 	for g := range gens {
 		gen := manifest.NewGenerationID()
 		body := fmt.Appendf(nil, "%s generation %d", part, g)
@@ -64,9 +65,9 @@ func populatePartition(st store.Store, part string, gens int) error {
 			return err
 		}
 		parent = gen
+		ptr = m.PointerAfter(ptr) // with the history commits give it
 	}
-	p := m.Pointer(int64(gens))
-	data, err := manifest.EncodePointer(p)
+	data, err := manifest.EncodePointer(ptr)
 	if err != nil {
 		return err
 	}

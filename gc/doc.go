@@ -6,8 +6,10 @@
 // # What is kept
 //
 // Per partition, GC lists the partition's _pswap folder once, reads the
-// pointer and walks the generation chain (current -> parent -> ...) through
-// the manifests. It keeps
+// pointer and walks the generation chain (current -> parent -> ...): through
+// the pointer's history (format 1.1: its recent generations with their
+// parents and data generations) for every listed manifest it names, and
+// through the manifests beyond it. It keeps
 //   - the current generation;
 //   - the Options.Keep most recently retired generations (for rollback);
 //   - every generation retired less than Options.MinAge ago (for readers);
@@ -55,33 +57,36 @@
 // now - OrphanAge - CommitWindow, with OrphanAge >= the grace period, has
 // began before that, and its writer
 //   - either checked before now - CommitWindow, so its swap landed before
-//     now: then GC sees that swap when it re-reads the pointer (below), and
-//     the generation is current, not an orphan;
+//     now: then GC sees that swap in the pointer, which it reads after the
+//     clock (below), and the generation is current, not an orphan;
 //   - or checks after that and is refused, because more than the grace
 //     period has passed since began. Nothing it staged becomes current.
 //
 // A generation with any younger object is kept, whoever wrote it.
 //
-// # Why the pointer is re-read before deleting
+// # Why a plan may outlive its pointer
 //
-// A plan is computed from one pointer. The pointer is read again right
-// before the manifests are deleted and before every later batch of
-// deletions, except the first batch of other objects, which follows the
-// second listing described below (all of it after the store's clock was
-// read for the plan); if it changed (a commit or a rollback landed in between), the
-// plan is thrown away and recomputed from the new pointer, at most
-// Options.MaxAttempts times (then ErrBusy). This closes the window that the
-// argument above leaves open: a swap that landed after GC listed the
-// partition makes a generation current that the listing showed as an
-// orphan, or makes a retired generation's data live again (a rollback);
-// GC never deletes by a plan whose pointer is no longer current.
-// A generation that became current in between is never deleted.
+// A plan is computed from one pointer, read after the store's clock (so a
+// swap that landed before now is in it: the argument above). A swap may land
+// after that read, before or while GC deletes. A commit only puts a new
+// generation in front of the chain: the plan's current generation becomes
+// the first retired one, so the plan keeps one more retired generation than
+// a plan from the new pointer would, its retirement bounds still hold, and
+// the new generation's objects are young (its writer passed the grace check
+// within CommitWindow of landing after now), so they are kept. A rollback
+// makes an old generation's data live again: the second listing below
+// catches it. So the first batch of deletions needs no second look at the
+// pointer. Before every later batch (a partition with more than 1,000 keys
+// to delete) the pointer is read again; if it changed, the plan is thrown
+// away and recomputed from the new pointer, at most Options.MaxAttempts
+// times (then ErrBusy). A generation that became current in between is
+// never deleted.
 //
 // # Why manifests go first, and are listed again
 //
 // A rollback makes an old generation's data live again by writing a new
 // manifest that names it, then swapping the pointer. If its swap lands after
-// GC's last look at the pointer, the re-read above cannot see it. So GC
+// GC's look at the pointer, the plan cannot know. So GC
 // deletes the manifests of its plan first, lists the partition's manifests
 // again, and spares the data of every generation that a manifest missing
 // from its first listing names (every commit and rollback writes its
@@ -98,14 +103,18 @@
 // # Cost
 //
 // Table lists the table once (ListObjectsV2 pages of 1,000 keys) and lists
-// multipart uploads once. Each partition then costs one GET of the pointer,
-// one GET per manifest of the chain that is still there (a manifest listed
-// before the listing began whose parent is missing ends the walk without a
-// request). Deleting costs one more GET of the pointer and one
-// DeleteObjects for the manifests, one LIST of the manifests, and one
-// DeleteObjects per 1,000 other keys (the second and later after a GET of
-// the pointer). A partition with nothing to delete costs its pointer and its
-// kept manifests: 3 requests with the defaults.
+// multipart uploads once. Each partition then costs one GET of the pointer;
+// a manifest is read only where the pointer's history does not reach (a
+// chain longer than its 100 entries, a pointer written by an older version,
+// a commit that landed after the listing), and a manifest listed before the
+// listing began whose parent is missing ends the walk without a request.
+// Deleting costs one DeleteObjects for the manifests, one LIST of the
+// manifests, and one DeleteObjects per 1,000 other keys (the second and
+// later after a GET of the pointer): 4 requests for a partition with
+// something to delete, 1 (its pointer) for one with nothing, plus the shared
+// listing pages. 1,000 partitions x 10 generations cost 4,021 requests (they
+// cost 15,021 when the chain was walked through the manifests and the
+// pointer read again before deleting).
 //
 // # Readers
 //

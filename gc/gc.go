@@ -39,9 +39,10 @@ type collector struct {
 }
 
 // Partition collects one partition: one listing of its _pswap folder, one
-// GET of the pointer, one GET per manifest of the generation chain not yet
-// collected, one more GET of the pointer before each batch of up to 1,000
-// deletions, and one DeleteObjects per batch.
+// GET of the pointer (whose history names the generation chain; a manifest
+// beyond it costs a GET), one DeleteObjects for the manifests, one more
+// listing of the manifests, one DeleteObjects per 1,000 other keys and,
+// before each batch after the first, one more GET of the pointer.
 func Partition(ctx context.Context, st store.Store, part string, opts Options) (Report, error) {
 	r := Report{Partition: part, DryRun: opts.DryRun}
 	if err := partition.Validate(part); err != nil {
@@ -249,12 +250,16 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		r.Orphans = appendSorted(r.Orphans, orphans)
 	}()
 
-	ptr, err := c.readPointer(ctx, part)
-	if err != nil {
-		return err
-	}
 	for attempt := 0; ; attempt++ {
+		// The clock first, then the pointer: a swap that landed before now
+		// is in the pointer the plan is made from (see the package
+		// documentation), so the plan needs no second look at it before
+		// its first deletions.
 		now, err := c.now(ctx)
+		if err != nil {
+			return err
+		}
+		ptr, err := c.readPointer(ctx, part)
 		if err != nil {
 			return err
 		}
@@ -291,20 +296,21 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 				r.Bytes += size[k]
 			}
 		}
-		// del deletes keys in batches. Before each batch it takes a fresh
-		// look: the re-list of manifests (done by the caller) for the first
-		// batch when skipRecheck, otherwise a re-read of the pointer, which
-		// must still be the one the plan was made from.
+		// del deletes keys in batches. The first batch of manifests follows
+		// the pointer read after the clock, the first batch of other keys the
+		// re-list of manifests (done by the caller); before every later batch
+		// the pointer is read again, and must still be the one the plan was
+		// made from.
 		changed := false
-		del := func(keys []string, skipRecheck bool) error {
+		del := func(keys []string) error {
 			for i := 0; len(keys) > 0; i++ {
-				if i > 0 || !skipRecheck {
+				if i > 0 {
 					cur, err := c.readPointer(ctx, part)
 					if err != nil {
 						return err
 					}
 					if !samePointer(ptr, cur) {
-						ptr, changed = cur, true
+						changed = true
 						return nil
 					}
 				}
@@ -332,9 +338,7 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 			if err != nil {
 				return err
 			}
-			if changed = !samePointer(ptr, cur); changed {
-				ptr = cur
-			} else {
+			if changed = !samePointer(ptr, cur); !changed {
 				for _, k := range p.keys {
 					r.Keys = append(r.Keys, k)
 					r.Objects++
@@ -349,14 +353,14 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 			// spared: a rollback to a generation being collected either
 			// finds its target's manifest gone (swap.Rollback reads it again
 			// after writing its own) or has its manifest seen here.
-			if err := del(manifestKeys, false); err != nil {
+			if err := del(manifestKeys); err != nil {
 				return err
 			}
 			if !changed && len(rest) > 0 {
 				if rest, err = c.spareNew(ctx, part, rest, listed, chain, youngs); err != nil {
 					return err
 				}
-				if err := del(rest, true); err != nil {
+				if err := del(rest); err != nil {
 					return err
 				}
 			}
@@ -440,12 +444,33 @@ func (c *collector) walk(ctx context.Context, part string, ptr *pointerState, ca
 	}
 	var chain []link
 	seen := map[string]bool{}
+	// The pointer's history (format 1.1) names the chain's recent
+	// generations, their parents and their data generations: a listed
+	// manifest of a generation it names needs no GET.
+	hist := map[string]link{}
+	for i, e := range ptr.p.History {
+		a, ok := listed[e.Generation]
+		if !ok {
+			continue
+		}
+		parent := ""
+		if i+1 < len(ptr.p.History) {
+			parent = ptr.p.History[i+1].Generation
+		} else if ptr.p.HistoryTruncated {
+			continue // its parent is known only to its manifest
+		}
+		hist[e.Generation] = link{gen: e.Generation, mod: a.ModTime, m: &manifest.Manifest{
+			Partition: part, Generation: e.Generation, DataGeneration: e.DataGen(), Parent: parent, RunID: e.RunID}}
+	}
 	for gen := ptr.p.Generation; gen != ""; {
 		if seen[gen] {
 			return nil, fmt.Errorf("%w: generation %s appears twice in the chain", swap.ErrCorrupt, gen)
 		}
 		seen[gen] = true
 		l, ok := cache[gen]
+		if !ok {
+			l, ok = hist[gen]
+		}
 		if !ok {
 			if n := len(chain); n > 0 {
 				child, childListed := listed[chain[n-1].gen]

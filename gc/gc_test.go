@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -428,14 +429,28 @@ func TestCorruptPartitionUntouched(t *testing.T) {
 	}
 }
 
-// hooked runs a hook on a chosen read of the pointer, to make a commit or a
-// rollback land between GC's plan and its deletions.
+// hooked runs a hook on a chosen read of the pointer, or before a chosen
+// batch of deletions, to make a commit or a rollback land between GC's plan
+// and its deletions.
 type hooked struct {
 	*warp
-	mu      sync.Mutex
-	reads   int
-	running bool
-	hook    func(read int)
+	mu           sync.Mutex
+	reads        int
+	running      bool
+	hook         func(read int)
+	deletes      int
+	beforeDelete func(batch int)
+}
+
+func (h *hooked) DeleteMany(c context.Context, keys []string) error {
+	h.mu.Lock()
+	h.deletes++
+	n := h.deletes
+	h.mu.Unlock()
+	if h.beforeDelete != nil {
+		h.beforeDelete(n)
+	}
+	return h.warp.DeleteMany(c, keys)
 }
 
 func (h *hooked) Get(c context.Context, key string) (io.ReadCloser, store.Attrs, error) {
@@ -456,16 +471,19 @@ func (h *hooked) Get(c context.Context, key string) (io.ReadCloser, store.Attrs,
 	return h.warp.Get(c, key)
 }
 
-// A rollback that lands after GC planned to collect its target's data makes
-// GC recompute: the data that became live is not deleted.
-func TestPointerRecheckRecomputes(t *testing.T) {
+// A rollback that lands after GC read the pointer and planned to collect
+// its target's data, before GC deletes anything: the plan, made from the
+// older pointer, goes ahead, but the second listing of the manifests sees the
+// rollback's manifest and spares its data. A later run plans from the new
+// pointer.
+func TestRollbackAfterPlanKeepsItsData(t *testing.T) {
 	w := newWarp(memstore.New())
 	gens := commitN(t, w, part, 3)
 	w.advance(time.Hour)
 	var rb swap.Result
 	h := &hooked{warp: w}
-	h.hook = func(read int) {
-		if read == 2 { // GC's re-read before deleting
+	h.beforeDelete = func(batch int) {
+		if batch == 1 { // GC's manifests, planned from the pointer naming gens[2]
 			var err error
 			if rb, err = swap.Rollback(ctx, w, part, gens[0], swap.Options{}); err != nil {
 				t.Error(err)
@@ -473,39 +491,60 @@ func TestPointerRecheckRecomputes(t *testing.T) {
 		}
 	}
 	r := mustGC(t, h, part, gc.Options{Keep: -1, MinAge: -1})
-	if r.Recomputed != 1 || r.Current != rb.Generation || !slices.Equal(r.Kept, []string{rb.Generation}) {
-		t.Fatalf("report %+v", r)
+	if rb.Generation == "" || r.Current != gens[2] || !slices.Equal(r.Collected, []string{gens[0], gens[1]}) {
+		t.Fatalf("report %+v (rollback %+v)", r, rb)
 	}
 	if got := genState(t, w, part, gens[0]); got != "data-only" {
 		t.Fatalf("data of the rollback target: %s", got)
 	}
+	if got := genState(t, w, part, gens[1]); got != "gone" {
+		t.Fatalf("gens[1]: %s", got)
+	}
+	snap := checkCurrent(t, w, part)
+	if snap.Manifest.Generation != rb.Generation || snap.Manifest.DataGen() != gens[0] {
+		t.Fatalf("current %s (data %s), want the rollback %s", snap.Manifest.Generation, snap.Manifest.DataGen(), rb.Generation)
+	}
+	r = mustGC(t, w, part, gc.Options{Keep: -1, MinAge: -1})
+	if r.Current != rb.Generation || !slices.Equal(r.Collected, []string{gens[2]}) {
+		t.Fatalf("second run %+v", r)
+	}
 	checkCurrent(t, w, part)
 }
 
-// A partition whose pointer changes at every re-read fails with ErrBusy
-// after MaxAttempts, having deleted nothing.
+// A partition of more than 1,000 keys whose pointer changes at every
+// re-read between batches fails with ErrBusy after MaxAttempts: each attempt
+// deletes one batch by its plan (old orphans), never the current data.
 func TestBusyPartition(t *testing.T) {
 	w := newWarp(memstore.New())
 	commitN(t, w, part, 3)
-	w.advance(time.Hour)
+	for i := range 4500 {
+		if _, err := w.Put(ctx, swap.DataPrefix(part, manifest.NewGenerationID())+"f", []byte{byte(i)}, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.advance(gc.DefaultOrphanAge + gc.DefaultCommitWindow + time.Hour)
+	total := len(list(t, w, ""))
 	h := &hooked{warp: w}
 	h.hook = func(read int) {
-		if read >= 2 {
+		if read%2 == 0 { // every re-read between batches
 			if _, err := commit(t, w, part, fmt.Sprint("busy-", read), swap.Options{}); err != nil {
 				t.Error(err)
 			}
 		}
 	}
-	before := list(t, w, "")
 	r, err := gc.Partition(ctx, h, part, gc.Options{Keep: -1, MinAge: -1, MaxAttempts: 3})
-	if !errors.Is(err, gc.ErrBusy) || r.Recomputed != 3 || r.Objects != 0 || r.Error == "" {
-		t.Fatalf("got %+v, %v", r, err)
+	if !errors.Is(err, gc.ErrBusy) || r.Recomputed != 3 || r.Error == "" {
+		t.Fatalf("got %v after %d recomputations, %d objects deleted", err, r.Recomputed, r.Objects)
 	}
-	for k := range before {
-		if !exists(t, w, k) {
-			t.Fatalf("%s deleted by a busy GC", k)
+	for _, k := range r.Keys {
+		if kd := strings.Contains(k, "/manifests/"); !kd && !slices.ContainsFunc(r.Orphans, func(g string) bool { return strings.Contains(k, g) }) && !slices.ContainsFunc(r.Collected, func(g string) bool { return strings.Contains(k, g) }) {
+			t.Fatalf("deleted %s, neither an orphan nor a collected generation", k)
 		}
 	}
+	if r.Objects < 3*1000 || r.Objects > 3*1000+10 {
+		t.Fatalf("deleted %d of %d objects, want about one batch of 1,000 per attempt", r.Objects, total)
+	}
+	checkCurrent(t, w, part)
 }
 
 // A slow writer whose stage outlives the orphan age is refused, whether or
