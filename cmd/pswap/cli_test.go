@@ -393,3 +393,35 @@ func TestInProcess(t *testing.T) {
 		t.Fatalf("ls without a table: exit %d, %s", code, stderr)
 	}
 }
+
+func TestCtxReader(t *testing.T) {
+	data := strings.Repeat("0123456789abcdef", 1000)
+	r := newCtxReader(context.Background(), strings.NewReader(data))
+	var got []byte
+	for i := 1; ; i++ {
+		buf := make([]byte, 1+(i*37)%300) // sizes that shrink and grow
+		n, err := r.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(got) != data {
+		t.Fatalf("read %d bytes, want the %d written", len(got), len(data))
+	}
+	// A read blocked on an idle pipe gives up when the context ends.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cr := newCtxReader(ctx, pr)
+	errc := make(chan error, 1)
+	go func() { _, err := cr.Read(make([]byte, 10)); errc <- err }()
+	stop := errors.New("stop")
+	cancel(stop)
+	if err := <-errc; !errors.Is(err, stop) {
+		t.Fatalf("blocked read after cancel: %v, want the cause", err)
+	}
+}

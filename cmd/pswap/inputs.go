@@ -147,7 +147,7 @@ func addInputs(ctx context.Context, w adder, inputs []input, stdin io.Reader, ba
 // addStream stages a CSV or JSON Lines file, or standard input, through a
 // reader that moves the progress bar and notices whether any row went by.
 func addStream(ctx context.Context, w adder, in input, stdin io.Reader, bar *progressbar.ProgressBar) (bool, error) {
-	r, name := stdin, "stdin"
+	r, name := io.Reader(newCtxReader(ctx, stdin)), "stdin"
 	if in.path != stdinArg {
 		f, err := os.Open(in.path)
 		if err != nil {
@@ -257,4 +257,60 @@ func (a *app) newProgress(inputs []input, verb string) *progressbar.ProgressBar 
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+}
+
+// ctxReader makes a blocking reader (standard input from an idle pipe)
+// give up when ctx ends, so that an interrupt or --timeout stops a command
+// that waits for input. Each read runs in a goroutine on a buffer of its
+// own; one left blocked at the end dies with the process.
+type ctxReader struct {
+	ctx     context.Context
+	r       io.Reader
+	done    chan readResult
+	buf     []byte
+	rest    []byte
+	pending bool
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func newCtxReader(ctx context.Context, r io.Reader) *ctxReader {
+	return &ctxReader{ctx: ctx, r: r, done: make(chan readResult, 1)}
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if len(c.rest) > 0 { // what a read into a larger buffer left over
+		n := copy(p, c.rest)
+		c.rest = c.rest[n:]
+		return n, nil
+	}
+	if err := c.ctx.Err(); err != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	if !c.pending {
+		if cap(c.buf) < len(p) {
+			c.buf = make([]byte, len(p))
+		}
+		buf := c.buf[:len(p)]
+		c.pending = true
+		go func() {
+			n, err := c.r.Read(buf)
+			c.done <- readResult{n, err}
+		}()
+	}
+	select {
+	case <-c.ctx.Done():
+		return 0, context.Cause(c.ctx)
+	case res := <-c.done:
+		c.pending = false
+		n := copy(p, c.buf[:res.n])
+		c.rest = c.buf[n:res.n]
+		if len(c.rest) > 0 {
+			return n, nil // the error, if any, comes with the last bytes
+		}
+		return n, res.err
+	}
 }

@@ -160,3 +160,53 @@ func TestInterruptedCommit(t *testing.T) {
 		})
 	}
 }
+
+// --timeout bounds the whole command: a commit whose input never ends
+// stops with code "timeout" (exit 1), says nothing was committed, and
+// leaves nothing visible.
+func TestTimeoutBoundsTheCommand(t *testing.T) {
+	t.Parallel()
+	bin := pswapBinary(t)
+	table := "file://" + filepath.ToSlash(filepath.Join(t.TempDir(), "sales"))
+	cmd := exec.Command(bin, "commit", "--table", table, "--partition", "dt=2026-11-29", "--input-format", "csv",
+		"--timeout", "300ms", "--json", "-")
+	cmd.Env = append(cleanEnv(), "PSWAP_TIMEOUT=1h") // the flag wins over the variable
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Write([]byte("id\n1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("--timeout 300ms: still running after 60s")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitFailure {
+		t.Fatalf("exit %d, want 1: %s", code, errb.String())
+	}
+	var doc errorDoc
+	if err := json.Unmarshal(errb.Bytes(), &doc); err != nil {
+		t.Fatalf("stderr is not a JSON error document: %v: %s", err, errb.String())
+	}
+	if doc.Error.Code != "timeout" || !strings.Contains(doc.Error.Message, "timed out after 300ms (--timeout)") ||
+		!strings.Contains(doc.Error.Message, "nothing was committed: dt=2026-11-29 still has no data") || doc.Error.Hint == "" {
+		t.Errorf("error document: %+v", doc.Error)
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout: %q", out.String())
+	}
+	if r := runPswap(t, bin, nil, "show", "--table", table, "--partition", "dt=2026-11-29"); r.code != 1 {
+		t.Errorf("show after the timeout: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+}
