@@ -303,9 +303,26 @@ func TestDuckDBQuery(t *testing.T) {
 	want := "SELECT * FROM read_parquet([\n" +
 		"  '/lake/sales/dt=2026-11-29/_pswap/gen/g/part-00000.parquet',\n" +
 		"  's3://bucket/it''s/part-00001.parquet'\n" +
-		"], hive_partitioning = true);\n"
+		"], hive_partitioning = true, union_by_name = true);\n"
 	if q != want {
 		t.Errorf("duckdbQuery =\n%s\nwant\n%s", q, want)
+	}
+}
+
+func TestDuckdbS3Setup(t *testing.T) {
+	for _, tc := range []struct {
+		d    duckS3
+		want string
+	}{
+		{duckS3{bucket: "lake", region: "eu-west-1", useSSL: true}, "INSTALL httpfs;\nLOAD httpfs;\nINSTALL aws;\nLOAD aws;\n" +
+			"CREATE OR REPLACE SECRET pswap (\n  TYPE s3,\n  PROVIDER credential_chain,\n  SCOPE 's3://lake',\n  REGION 'eu-west-1'\n);\n"},
+		{duckS3{bucket: "pswap", region: "us-east-1", endpoint: "127.0.0.1:9000", pathStyle: true}, "INSTALL httpfs;\nLOAD httpfs;\nINSTALL aws;\nLOAD aws;\n" +
+			"CREATE OR REPLACE SECRET pswap (\n  TYPE s3,\n  PROVIDER credential_chain,\n  SCOPE 's3://pswap',\n  REGION 'us-east-1',\n" +
+			"  ENDPOINT '127.0.0.1:9000',\n  USE_SSL false,\n  URL_STYLE 'path'\n);\n"},
+	} {
+		if got := tc.d.setup(); got != tc.want {
+			t.Errorf("setup(%+v) =\n%s\nwant\n%s", tc.d, got, tc.want)
+		}
 	}
 }
 

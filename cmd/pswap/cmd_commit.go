@@ -131,6 +131,7 @@ type commitCmd struct {
 	onConflict string
 	force      bool
 	staged     string
+	dryRun     bool
 }
 
 func newCommitCmd(a *app) *cobra.Command {
@@ -148,6 +149,7 @@ func newCommitCmd(a *app) *cobra.Command {
 	fl.StringVar(&c.onConflict, "on-conflict", "fail", "when another run committed since this one began: fail (exit 3) or overwrite")
 	fl.BoolVar(&c.force, "force", false, "commit even if the content is identical or this run id already committed")
 	fl.StringVar(&c.staged, "staged", "", "commit the generation GEN uploaded earlier by 'pswap stage' (no inputs)")
+	fl.BoolVar(&c.dryRun, "dry-run", false, "report what the commit would do (would-commit, same-run or identical; rows, bytes) and write nothing")
 	return cmd
 }
 
@@ -189,6 +191,9 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 	if c.staged != "" && len(args) > 0 {
 		return usagef("--staged commits an uploaded generation: give no inputs")
 	}
+	if c.staged != "" && c.dryRun {
+		return usagef("--dry-run needs inputs, not --staged")
+	}
 	if c.staged != "" {
 		if err := manifest.ValidateGenerationID(c.staged); err != nil {
 			return usagef("--staged: %w", err)
@@ -206,6 +211,9 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		part, err := t.Partition(p.key)
 		if err != nil {
 			return err
+		}
+		if c.dryRun {
+			return c.runDry(ctx, part, p)
 		}
 		var res pswap.Result
 		gen := c.staged

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/store/s3store"
 )
 
 func init() { registerCommand(newFilesCmd) }
@@ -34,8 +35,12 @@ prefixes, so it is exactly one complete generation per partition.
 Formats:
   uris    one URI per line (default)
   json    a JSON document (the same as --json)
-  duckdb  a DuckDB query over the files, ready to paste:
-          SELECT * FROM read_parquet([...], hive_partitioning = true);`,
+  duckdb  a DuckDB query over the files, ready to pipe into the duckdb CLI:
+          SELECT * FROM read_parquet([...], hive_partitioning = true,
+          union_by_name = true); for an s3:// table it first loads httpfs
+          and creates a secret for the bucket from the AWS credential chain
+          (with the region, and the endpoint and URL style of a custom
+          endpoint such as MinIO). No credential is printed.`,
 		Example: `  pswap files --table s3://lake/sales --partition dt=2026-11-29
   pswap files --table ./lake/sales --interval 2026-11-01/2026-12-01 --format duckdb | duckdb
   pswap files --table s3://lake/sales --json`,
@@ -128,9 +133,11 @@ func (c *filesCmd) run(cmd *cobra.Command, _ []string) error {
 			return printJSON(c.stdout, doc)
 		case "duckdb":
 			if len(doc.Files) == 0 {
-				return fmt.Errorf("no committed data files to query: %w", pswap.ErrNoData)
+				// Like the other formats: nothing to print (noted on
+				// stderr), so that "| duckdb" runs nothing.
+				return nil
 			}
-			_, err := fmt.Fprint(c.stdout, duckdbQuery(doc.Files))
+			_, err := fmt.Fprint(c.stdout, duckdbS3Setup(t)+duckdbQuery(doc.Files))
 			return err
 		}
 		for _, f := range doc.Files {
@@ -141,7 +148,9 @@ func (c *filesCmd) run(cmd *cobra.Command, _ []string) error {
 }
 
 // duckdbQuery returns a DuckDB query over the files. Local files are given
-// as paths; the partition columns come from the Hive-style keys in the paths.
+// as paths; the partition columns come from the Hive-style keys in the
+// paths, and files whose schemas differ in column order or in columns added
+// later are read by name.
 func duckdbQuery(files []fileJSON) string {
 	var b strings.Builder
 	b.WriteString("SELECT * FROM read_parquet([\n")
@@ -150,12 +159,64 @@ func duckdbQuery(files []fileJSON) string {
 		if u, err := url.Parse(f.URI); err == nil && u.Scheme == "file" {
 			loc = u.Path
 		}
-		b.WriteString("  '" + strings.ReplaceAll(loc, "'", "''") + "'")
+		b.WriteString("  " + sqlString(loc))
 		if i < len(files)-1 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("], hive_partitioning = true);\n")
+	b.WriteString("], hive_partitioning = true, union_by_name = true);\n")
 	return b.String()
 }
+
+// duckS3 is what DuckDB needs to reach an S3 table's bucket.
+type duckS3 struct {
+	bucket, region string
+	endpoint       string // host[:port] of a custom endpoint, or ""
+	useSSL         bool
+	pathStyle      bool
+}
+
+// duckdbS3Setup returns the statements that let DuckDB read an s3:// table
+// (none for other stores): httpfs, and a secret for the bucket that takes
+// its credentials from the standard AWS chain (environment, profiles,
+// instance roles) as pswap does, so no key is ever printed, with the
+// region, and the endpoint and URL style of a custom (S3-compatible)
+// endpoint.
+func duckdbS3Setup(t *pswap.Table) string {
+	st, ok := t.Store().(*s3store.Store)
+	if !ok {
+		return ""
+	}
+	o := st.Client().Options()
+	d := duckS3{bucket: st.Bucket(), region: o.Region, useSSL: true, pathStyle: o.UsePathStyle}
+	if o.BaseEndpoint != nil && *o.BaseEndpoint != "" {
+		if u, err := url.Parse(*o.BaseEndpoint); err == nil && u.Host != "" {
+			d.endpoint = u.Host
+			d.useSSL = u.Scheme != "http"
+		}
+	}
+	return d.setup()
+}
+
+func (d duckS3) setup() string {
+	var b strings.Builder
+	b.WriteString("INSTALL httpfs;\nLOAD httpfs;\n")
+	// The credential_chain provider lives in the aws extension.
+	b.WriteString("INSTALL aws;\nLOAD aws;\n")
+	b.WriteString("CREATE OR REPLACE SECRET pswap (\n  TYPE s3,\n  PROVIDER credential_chain,\n")
+	b.WriteString("  SCOPE " + sqlString("s3://"+d.bucket) + ",\n")
+	b.WriteString("  REGION " + sqlString(d.region))
+	if d.endpoint != "" {
+		b.WriteString(",\n  ENDPOINT " + sqlString(d.endpoint))
+		b.WriteString(",\n  USE_SSL " + fmt.Sprint(d.useSSL))
+	}
+	if d.pathStyle {
+		b.WriteString(",\n  URL_STYLE 'path'")
+	}
+	b.WriteString("\n);\n")
+	return b.String()
+}
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
