@@ -200,6 +200,14 @@ func timeCmd(ctx context.Context, stdout io.Writer, name string, args ...string)
 	return d, nil
 }
 
+func (r *reporter) needPolars() bool {
+	if err := polarsAvailable(); err != nil {
+		r.printf("\n_Polars unavailable (%v): its rows skipped._\n", err)
+		return false
+	}
+	return true
+}
+
 func (r *reporter) needDuckDB() bool {
 	if err := duckcheck.Available(); err != nil {
 		r.printf("\n_DuckDB unavailable (%v): naive pipeline skipped._\n", err)

@@ -37,6 +37,10 @@ if [[ ! -d internal/duckcheck/node_modules/@duckdb/node-api ]]; then
 	echo "run.sh: installing DuckDB for node (npm ci in internal/duckcheck)" >&2
 	(cd internal/duckcheck && npm ci --silent) || echo "run.sh: npm ci failed: the naive pipeline will be skipped" >&2
 fi
+if [[ ! -d bench/polars/node_modules/nodejs-polars ]]; then
+	echo "run.sh: installing Polars for node (npm ci in bench/polars)" >&2
+	(cd bench/polars && npm ci --silent) || echo "run.sh: npm ci failed: the Polars rows will be skipped" >&2
+fi
 
 echo "run.sh: building the pswap CLI, s3put and the benchmark binary" >&2
 go build -o "$work/pswap" ./cmd/pswap
