@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 
 	pq "github.com/parquet-go/parquet-go"
 )
@@ -95,6 +96,10 @@ func probeKinds(st reflect.Type, ps *pq.Schema, leaves [][]string) error {
 // rollover and row group checks run between steps.
 const structBatch = 1024
 
+// parallelHash: hash each batch of structs on another goroutine while it is
+// encoded, where there is more than one CPU to run them.
+var parallelHash = runtime.GOMAXPROCS(0) > 1
+
 // Write appends rows of a Go struct type, written through parquet-go's
 // generic writer: fields map to columns as parquet-go's struct tags say
 // (`parquet:"name,optional,snappy,..."`; pointer fields are optional,
@@ -144,8 +149,20 @@ func writeStructs[T any](s *Stager, rows []T) error {
 		if err != nil {
 			return err
 		}
+		// The row hash of the batch runs on a second core while parquet-go
+		// encodes it: both only read the rows, and the hash state is the
+		// hasher's alone until it is done.
+		var hashed chan struct{}
 		if si.fast != nil {
-			hashFast(s, si.fast, batch)
+			if parallelHash {
+				hashed = make(chan struct{})
+				go func() {
+					defer close(hashed)
+					hashFast(s, si.fast, batch)
+				}()
+			} else {
+				hashFast(s, si.fast, batch)
+			}
 		}
 		for i := 0; si.fast == nil && i < len(batch); i++ {
 			row = si.schema.Deconstruct(row[:0], &batch[i])
@@ -160,7 +177,11 @@ func writeStructs[T any](s *Stager, rows []T) error {
 			s.buf = b
 			s.cur.sum.addRow(b)
 		}
-		if _, err := enc.w.Write(batch); err != nil {
+		_, err = enc.w.Write(batch)
+		if hashed != nil {
+			<-hashed
+		}
+		if err != nil {
 			return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
 		}
 		s.cur.rows += int64(n)
