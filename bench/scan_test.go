@@ -70,7 +70,7 @@ func scanArrow(ctx context.Context, path string, props pqarrow.ArrowReadProperti
 	defer rr.Release()
 	var rows int64
 	for rr.Next() {
-		rows += rr.Record().NumRows()
+		rows += rr.RecordBatch().NumRows()
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
 		return rows, err
