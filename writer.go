@@ -248,10 +248,16 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 	return w.txn.Generation(), content, nil
 }
 
-// CommitStaged commits a generation made by Stage (or reserved by Reserve,
-// whose files are then adopted), fenced on the pointer it was staged
-// against; see swap.CommitStaged. An empty staged generation is committed:
-// Stage already required AllowEmpty for it.
-func (p *Partition) CommitStaged(ctx context.Context, generation string, opts swap.Options) (Result, error) {
-	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts, nil)
+// CommitStaged commits a generation made by Stage, or reserved by Reserve
+// (whose files are then adopted where they lie, tuned by adopt), fenced on
+// the pointer it was staged against; see swap.CommitStaged. An empty
+// staged generation is committed: Stage already required AllowEmpty for
+// it; adopted files without rows need opts.AllowEmpty.
+func (p *Partition) CommitStaged(ctx context.Context, generation string, opts swap.Options, adopt ...AdoptOptions) (Result, error) {
+	var o AdoptOptions
+	if len(adopt) > 0 {
+		o = adopt[0]
+	}
+	o.AllowEmpty = o.AllowEmpty || opts.AllowEmpty
+	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts, adopter(o))
 }

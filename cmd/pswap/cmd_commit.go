@@ -132,6 +132,7 @@ type commitCmd struct {
 	force      bool
 	staged     string
 	dryRun     bool
+	verifyRows bool
 }
 
 func newCommitCmd(a *app) *cobra.Command {
@@ -148,8 +149,9 @@ func newCommitCmd(a *app) *cobra.Command {
 	fl.StringVar(&c.runID, "run-id", "", "orchestrator run id: attempts with the same run id are one run (default $"+envRunID+", else Airflow's dag_id/run_id)")
 	fl.StringVar(&c.onConflict, "on-conflict", "fail", "when another run committed since this one began: fail (exit 3) or overwrite")
 	fl.BoolVar(&c.force, "force", false, "commit even if the content is identical or this run id already committed")
-	fl.StringVar(&c.staged, "staged", "", "commit the generation GEN uploaded earlier by 'pswap stage' (no inputs)")
+	fl.StringVar(&c.staged, "staged", "", "commit the generation GEN uploaded earlier by 'pswap stage', or adopt the files an engine wrote into it after 'pswap stage --reserve' (no inputs)")
 	fl.BoolVar(&c.dryRun, "dry-run", false, "report what the commit would do (would-commit, same-run or identical; rows, bytes) and write nothing")
+	fl.BoolVar(&c.verifyRows, "verify-rows", false, "with --staged on a reservation: read the adopted files in full and compare rows, not store checksums, to decide whether the content is identical")
 	return cmd
 }
 
@@ -218,7 +220,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		var res pswap.Result
 		gen := c.staged
 		if c.staged != "" {
-			res, err = part.CommitStaged(ctx, c.staged, p.wopts.Commit)
+			res, err = part.CommitStaged(ctx, c.staged, p.wopts.Commit, pswap.AdoptOptions{VerifyRows: c.verifyRows})
 		} else {
 			res, err = c.write(ctx, part, p, &gen)
 		}

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/store/filestore"
 )
 
 func init() { registerCommand(newStageCmd) }
@@ -17,28 +20,92 @@ and print the generation id. 'pswap commit --staged GEN' swaps it in later
 the files, then commit. Until then readers do not see it.
 
 Inputs are as for commit: Parquet, CSV or JSON Lines files, folders, or - for
-standard input with --input-format.`
+standard input with --input-format.
+
+With --reserve, nothing is uploaded: the generation is reserved for an
+external engine (Spark, Trino, DuckDB, Polars) to write Parquet files into,
+and pswap prints its id and the URI of its data prefix, on one line. The
+engine writes the partition's files under that prefix (no partitionBy: the
+prefix is one partition); 'pswap commit --staged GEN' then adopts them where
+they lie, reading only their footers. Until then no reader sees them.
+
+A staged or reserved generation is fenced from the moment it was staged: if
+another run commits the partition in between, 'commit --staged' is a
+conflict (exit 3) unless --on-conflict overwrite.`
 
 const stageExample = `  GEN=$(pswap stage --table s3://lake/sales --partition dt=2026-11-29 out/)
   # ... check the staged files ...
-  pswap commit --table s3://lake/sales --partition dt=2026-11-29 --staged "$GEN"`
+  pswap commit --table s3://lake/sales --partition dt=2026-11-29 --staged "$GEN"
+
+  # Let an engine write the partition, then adopt its files
+  read -r GEN PREFIX < <(pswap stage --reserve --table file:///data/sales --partition dt=2026-11-29)
+  duckdb -c "COPY (SELECT ...) TO '$PREFIX/part-0.parquet'"
+  pswap commit --table file:///data/sales --partition dt=2026-11-29 --staged "$GEN"`
 
 type stageCmd struct {
 	*app
 	writeFlags
+	reserve bool
 }
 
 func newStageCmd(a *app) *cobra.Command {
 	c := &stageCmd{app: a}
 	cmd := &cobra.Command{
-		Use:     "stage (--partition KEY | --interval START/END) [flags] PATH... | -",
+		Use:     "stage (--partition KEY | --interval START/END) [flags] (PATH... | - | --reserve)",
 		Short:   "Upload files as a new generation without committing it; prints its id",
 		Long:    stageLong,
 		Example: stageExample,
 		RunE:    runE(c.run),
 	}
 	c.writeFlags.add(cmd)
+	cmd.Flags().BoolVar(&c.reserve, "reserve", false, "reserve a generation for an external engine to write into (no inputs); prints its id and data prefix")
 	return cmd
+}
+
+// reserveJSON is the --json document of stage --reserve.
+type reserveJSON struct {
+	Table      string `json:"table"`
+	Partition  string `json:"partition"`
+	Generation string `json:"generation"`
+	// Prefix is the URI of the data prefix (no trailing slash).
+	Prefix string `json:"prefix"`
+	// Path is the prefix as a local path, for file:// tables.
+	Path string `json:"path,omitempty"`
+}
+
+func (c *stageCmd) runReserve(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	if len(args) > 0 {
+		return usagef("--reserve uploads nothing: give no inputs (the engine writes into the printed prefix)")
+	}
+	p, err := c.prepare(args, false)
+	if err != nil {
+		return err
+	}
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		part, err := t.Partition(p.key)
+		if err != nil {
+			return err
+		}
+		res, err := part.Reserve(ctx, p.wopts.Commit)
+		if err != nil {
+			return err
+		}
+		uri := strings.TrimSuffix(t.Store().URI(res.Prefix), "/")
+		local := ""
+		if fs, ok := t.Store().(*filestore.Store); ok {
+			local = filepath.Join(fs.Root(), filepath.FromSlash(strings.TrimSuffix(res.Prefix, "/")))
+		}
+		if c.json {
+			return printJSON(c.stdout, reserveJSON{Table: c.tableURL(), Partition: p.key, Generation: res.Generation, Prefix: uri, Path: local})
+		}
+		// One line, so that 'read -r GEN PREFIX' takes both.
+		fmt.Fprintln(c.stdout, res.Generation, uri)
+		if isTerminal(c.stderr) {
+			fmt.Fprintf(c.stderr, "reserved %s generation %s: write Parquet files under %s, then commit with --staged %s\n", p.key, res.Generation, uri, res.Generation)
+		}
+		return nil
+	})
 }
 
 // stageJSON is the --json document of stage.
@@ -53,6 +120,9 @@ type stageJSON struct {
 }
 
 func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
+	if c.reserve {
+		return c.runReserve(cmd, args)
+	}
 	ctx := cmd.Context()
 	p, err := c.prepare(args, true)
 	if err != nil {

@@ -1,0 +1,343 @@
+package pswap
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// Adopting files that an engine (Spark, Trino, DuckDB, Polars) wrote into
+// a reserved generation: Reserve prints where to write, CommitStaged lists
+// that prefix and commits what it finds without downloading it.
+
+// AdoptOptions tune the adoption of a reservation's files. The zero value works.
+type AdoptOptions struct {
+	// TailSize is how many bytes of each file's end the first ranged GET
+	// reads (default 64 KiB): a footer that fits costs one request, a
+	// larger one a second.
+	TailSize int64
+	// Concurrency bounds the files read at once (default 16).
+	Concurrency int
+	// VerifyRows reads every file in full and records the row-level content
+	// checksum that a commit of the same files from disk would, so that
+	// "identical content is a no-op" compares rows, as for local inputs
+	// (see AdoptedChecksumAlgo for the default).
+	VerifyRows bool
+	// AllowEmpty accepts files that hold no rows at all (the partition
+	// becomes empty); an empty prefix is refused all the same. CommitStaged
+	// also takes it from swap.Options.AllowEmpty.
+	AllowEmpty bool
+}
+
+// AdoptedChecksumAlgo names the content checksum of adopted files when the
+// rows are not read: SHA-256 over the sorted list of the files' sizes and
+// store checksums (ETags), paths left out. Content is then "identical"
+// (a no-op commit) when the same bytes were written again: the same files
+// under any names, e.g. an engine job re-run on the same input, with S3's
+// single-part ETag being the MD5 of the bytes and file://'s a content hash.
+// Equal rows in other bytes (another engine, other row groups) are a new
+// generation; AdoptOptions.VerifyRows compares rows instead.
+const AdoptedChecksumAlgo = "adopted-sha256"
+
+// IsEngineMarker reports whether a path (relative to a generation's data
+// prefix) is bookkeeping of an engine rather than data: any segment hidden
+// or _-prefixed (_SUCCESS, _committed_*, _started_*, _temporary/, .crc
+// files written as .name.crc), or a name ending in .crc. Hive-style readers
+// skip the same names.
+func IsEngineMarker(rel string) bool {
+	for seg := range strings.SplitSeq(rel, "/") {
+		if seg == "" || seg[0] == '_' || seg[0] == '.' {
+			return true
+		}
+	}
+	return strings.HasSuffix(rel, ".crc")
+}
+
+// Reserve reserves a new generation of the partition for an external
+// engine: it returns the generation id and the data prefix to write into
+// (Prefix is a store key; Table.Store().URI(Prefix) is its URI). The
+// reservation is fenced on the current pointer, like Stage.
+func (p *Partition) Reserve(ctx context.Context, opts swap.Options) (swap.Reservation, error) {
+	return swap.Reserve(ctx, p.t.st, p.key, opts)
+}
+
+// adopter returns the swap.AdoptFunc that describes a reservation's files.
+func adopter(o AdoptOptions) swap.AdoptFunc {
+	if o.TailSize <= 0 {
+		o.TailSize = 64 << 10
+	}
+	o.TailSize = max(o.TailSize, minParquetSize)
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	return func(ctx context.Context, st store.Store, prefix string) (manifest.Content, time.Time, error) {
+		return adopt(ctx, st, prefix, o)
+	}
+}
+
+type adopted struct {
+	file   manifest.File
+	schema string
+	mod    time.Time
+	err    error
+}
+
+// adopt lists prefix (one request per 1,000 objects) and reads each data
+// file's footer with at most two ranged GETs.
+func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (manifest.Content, time.Time, error) {
+	var objs []store.Attrs
+	markers := 0
+	for a, err := range st.List(ctx, prefix) {
+		if err != nil {
+			return manifest.Content{}, time.Time{}, fmt.Errorf("adopt: list %s: %w", st.URI(prefix), err)
+		}
+		rel := strings.TrimPrefix(a.Key, prefix)
+		if IsEngineMarker(rel) {
+			markers++
+			continue
+		}
+		if err := manifest.ValidateFilePath(rel); err != nil {
+			return manifest.Content{}, time.Time{}, fmt.Errorf("%w: adopt %s: %v", ErrBadInput, st.URI(a.Key), err)
+		}
+		objs = append(objs, a)
+	}
+	if len(objs) == 0 {
+		what := "is empty"
+		if markers > 0 {
+			what = fmt.Sprintf("holds only %d engine marker(s), no data file", markers)
+		}
+		return manifest.Content{}, time.Time{}, fmt.Errorf("%w: nothing to adopt: %s %s (did the engine write there?)", ErrBadInput, st.URI(prefix), what)
+	}
+	if len(objs) > manifest.MaxFiles {
+		return manifest.Content{}, time.Time{}, fmt.Errorf("%w: %s holds %d files, at most %d per generation", ErrBadInput, st.URI(prefix), len(objs), manifest.MaxFiles)
+	}
+	out := make([]adopted, len(objs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, o.Concurrency)
+	for i, a := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = adoptFile(ctx, st, prefix, a, o)
+		}()
+	}
+	wg.Wait()
+	var c manifest.Content
+	var oldest time.Time
+	schema := ""
+	for i, r := range out {
+		if r.err != nil {
+			return manifest.Content{}, time.Time{}, r.err
+		}
+		if i == 0 {
+			schema = r.schema
+		} else if r.schema != schema {
+			return manifest.Content{}, time.Time{}, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
+				st.URI(prefix+r.file.Path), r.schema, st.URI(prefix+out[0].file.Path), schema)
+		}
+		c.Add(r.file)
+		if oldest.IsZero() || r.mod.Before(oldest) {
+			oldest = r.mod
+		}
+	}
+	c.Schema = schema
+	if c.Rows == 0 && !o.AllowEmpty {
+		return manifest.Content{}, time.Time{}, fmt.Errorf("%w: %w: the %d file(s) under %s hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files), st.URI(prefix))
+	}
+	if o.VerifyRows {
+		rows, sum, err := scanRows(ctx, st, prefix, c.Files)
+		if err != nil {
+			return manifest.Content{}, time.Time{}, err
+		}
+		if rows != c.Rows {
+			return manifest.Content{}, time.Time{}, fmt.Errorf("%w: %s: the files hold %d rows, their footers say %d", staging.ErrCorrupt, st.URI(prefix), rows, c.Rows)
+		}
+		c.ContentChecksum = sum
+	} else {
+		c.ContentChecksum = adoptedChecksum(c.Files)
+	}
+	return c, oldest, nil
+}
+
+// minParquetSize is the smallest Parquet file: magic, footer length, magic.
+const minParquetSize = 12
+
+// adoptFile reads one file's footer through staging.ReadFooter, over ranged
+// GETs: the first read takes the last TailSize bytes (Arrow's reader asks
+// for the last 64 KiB); a footer longer than that costs one more GET.
+func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs, o AdoptOptions) adopted {
+	rel := strings.TrimPrefix(a.Key, prefix)
+	uri := st.URI(a.Key)
+	bad := func(err error) adopted {
+		if !errors.Is(err, staging.ErrCorrupt) && !errors.Is(err, staging.ErrUnsupported) {
+			err = fmt.Errorf("%w: %w", staging.ErrCorrupt, err)
+		}
+		return adopted{err: fmt.Errorf("adopt %s: %w", uri, err)}
+	}
+	if a.Size < minParquetSize {
+		return bad(fmt.Errorf("%d bytes: too small for a Parquet file", a.Size))
+	}
+	r := &rangedFile{ctx: ctx, st: st, key: a.Key, listed: a, tail: o.TailSize}
+	// The last 8 bytes (the first GET reads the whole tail window).
+	var end [8]byte
+	if _, err := r.ReadAt(end[:], a.Size-8); err != nil {
+		return adopted{err: fmt.Errorf("adopt %s: %w", uri, err)}
+	}
+	switch string(end[4:]) {
+	case "PAR1":
+	case "PARE":
+		return bad(fmt.Errorf("%w: encrypted Parquet footer", staging.ErrUnsupported))
+	default:
+		return bad(errors.New("not a Parquet file (it does not end in PAR1: truncated, or another format)"))
+	}
+	f, err := staging.ReadFooter(r, a.Size)
+	switch {
+	case r.err != nil:
+		// A store failure (or a file that changed) is not bad input.
+		return adopted{err: fmt.Errorf("adopt %s: %w", uri, r.err)}
+	case err != nil:
+		return bad(err)
+	case r.start == 0 && string(r.buf[:4]) != "PAR1":
+		return bad(errors.New("not a Parquet file (it does not start with PAR1)"))
+	}
+	sum, err := manifest.ETagChecksum(r.etag)
+	if err != nil {
+		return adopted{err: fmt.Errorf("adopt %s: the store's ETag cannot serve as its checksum: %w", uri, err)}
+	}
+	mod := a.ModTime
+	if mod.IsZero() {
+		mod = r.mod
+	}
+	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, mod: mod}
+}
+
+// rangedFile is an io.ReaderAt over ranged GETs of one object, for a
+// footer reader: it keeps one window of the object, the bytes from start to
+// the end, and widens it backwards (one GET each time) when asked for
+// earlier bytes. Every GET must see the version the listing saw.
+type rangedFile struct {
+	ctx    context.Context
+	st     store.Store
+	key    string
+	listed store.Attrs
+	tail   int64 // bytes of the first read
+
+	buf   []byte // bytes start..listed.Size
+	start int64
+	etag  string
+	mod   time.Time
+	err   error // the first store failure
+	gets  int
+}
+
+func (r *rangedFile) ReadAt(p []byte, off int64) (int, error) {
+	size := r.listed.Size
+	if off < 0 || off >= size {
+		return 0, io.EOF
+	}
+	if r.buf == nil || off < r.start {
+		from := off
+		if r.buf == nil {
+			from = min(off, max(0, size-r.tail))
+		}
+		end := size
+		if r.buf != nil {
+			end = r.start
+		}
+		b, a, err := store.ReadRange(r.ctx, r.st, r.key, from, end-from)
+		r.gets++
+		if err == nil && (a.Size != size || (r.listed.ETag != "" && a.ETag != r.listed.ETag) ||
+			(r.etag != "" && a.ETag != r.etag) || int64(len(b)) != end-from) {
+			err = errChanged
+		}
+		if err != nil {
+			if r.err == nil {
+				r.err = err
+			}
+			return 0, err
+		}
+		r.etag, r.mod = a.ETag, a.ModTime
+		r.buf = append(b, r.buf...)
+		r.start = from
+	}
+	n := copy(p, r.buf[off-r.start:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// errChanged: an object changed between two reads of one adoption.
+var errChanged = errors.New("changed while it was being adopted (is the engine still writing?)")
+
+// sameVersion checks that a ranged read saw the version the listing (or an
+// earlier read) did, and got the bytes it asked for.
+func sameVersion(listed, read store.Attrs, got, want int64) error {
+	if read.Size != listed.Size || (listed.ETag != "" && read.ETag != listed.ETag) || got != want {
+		return errChanged
+	}
+	return nil
+}
+
+// adoptedChecksum is the AdoptedChecksumAlgo checksum of files.
+func adoptedChecksum(files []manifest.File) string {
+	lines := make([]string, len(files))
+	for i, f := range files {
+		lines[i] = fmt.Sprintf("%d %s\n", f.Size, f.Checksum)
+	}
+	slices.Sort(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		io.WriteString(h, l)
+	}
+	return AdoptedChecksumAlgo + ":" + hex.EncodeToString(h.Sum(nil))
+}
+
+// scanRows reads the files in full (spooled to temporary files) and returns
+// their rows and row-level content checksum.
+func scanRows(ctx context.Context, st store.Store, prefix string, files []manifest.File) (int64, string, error) {
+	var scan staging.RowScan
+	for _, f := range files {
+		if err := scanOne(ctx, st, prefix+f.Path, f, &scan); err != nil {
+			return 0, "", err
+		}
+	}
+	rows, sum := scan.Checksum()
+	return rows, sum, nil
+}
+
+func scanOne(ctx context.Context, st store.Store, key string, f manifest.File, scan *staging.RowScan) error {
+	rc, a, err := st.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("verify rows of %s: %w", st.URI(key), err)
+	}
+	defer rc.Close()
+	if !manifest.SameETag(f.Checksum, a.ETag) || a.Size != f.Size {
+		return fmt.Errorf("verify rows of %s: %w", st.URI(key), errChanged)
+	}
+	tmp, err := os.CreateTemp("", "pswap-adopt-*.parquet")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	n, err := io.Copy(tmp, rc)
+	if err != nil {
+		return fmt.Errorf("verify rows of %s: %w", st.URI(key), err)
+	}
+	return scan.Add(ctx, tmp, n, st.URI(key))
+}

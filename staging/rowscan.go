@@ -1,0 +1,51 @@
+package staging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// RowScan computes the row-level content checksum of Parquet files read in
+// full, the same one a generation staged from those files would record, so
+// that adopted files can be compared row for row with any generation. The
+// zero value is ready; it is not safe for concurrent use.
+type RowScan struct {
+	schema *canonSchema
+	rows   int64
+	sum    rowSum
+}
+
+// Add reads one whole file of size bytes; name appears in errors. All
+// files must share one schema (a mismatch fails with ErrSchemaMismatch
+// naming the file).
+func (r *RowScan) Add(ctx context.Context, f interface {
+	io.ReaderAt
+	io.Seeker
+}, size int64, name string) error {
+	rows, sum, canon, err := scanParquet(ctx, f, size)
+	if err != nil {
+		if errors.Is(err, ErrUnsupported) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
+	}
+	if r.schema == nil {
+		r.schema = canon
+	} else if !r.schema.equal(canon) {
+		return mismatch("Parquet file "+name, canon, r.schema)
+	}
+	r.rows += rows
+	r.sum.add(sum)
+	return nil
+}
+
+// Checksum returns the rows read and the content checksum of all of them.
+func (r *RowScan) Checksum() (rows int64, checksum string) {
+	schema := ""
+	if r.schema != nil {
+		schema = r.schema.text
+	}
+	return r.rows, contentChecksum(schema, r.rows, r.sum)
+}
