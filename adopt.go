@@ -284,15 +284,6 @@ func (r *rangedFile) ReadAt(p []byte, off int64) (int, error) {
 // errChanged: an object changed between two reads of one adoption.
 var errChanged = errors.New("changed while it was being adopted (is the engine still writing?)")
 
-// sameVersion checks that a ranged read saw the version the listing (or an
-// earlier read) did, and got the bytes it asked for.
-func sameVersion(listed, read store.Attrs, got, want int64) error {
-	if read.Size != listed.Size || (listed.ETag != "" && read.ETag != listed.ETag) || got != want {
-		return errChanged
-	}
-	return nil
-}
-
 // adoptedChecksum is the AdoptedChecksumAlgo checksum of files.
 func adoptedChecksum(files []manifest.File) string {
 	lines := make([]string, len(files))
