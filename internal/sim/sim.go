@@ -89,6 +89,8 @@ type Config struct {
 	// StallTimeout is how long (wall clock) an actor may run between two
 	// requests before the run is declared stuck.
 	StallTimeout time.Duration
+	// Focus names the race a scenario concentrates on ("" for none).
+	Focus string
 	// Plant is the planted bug, if any.
 	Plant Plant
 	// Disabled actors (1-based, in the order writers, rollbacks, collectors,
@@ -219,12 +221,37 @@ func Scenario(seed uint64) Config {
 		}
 		c.Readers = append(c.Readers, rs)
 	}
+	// A third of the seeds focus on one race, drawn from a stream of their
+	// own so that the others stay as they were.
+	f := rand.New(rand.NewPCG(seed, 0xf0c5))
+	switch f.IntN(6) {
+	case 0, 1: // rollbacks to what GC is collecting right now
+		c.Focus = "rollback-vs-gc"
+		c.KillRate, c.FaultRate, c.GC.Keep = 0, c.FaultRate/2, -1
+		c.Rollbacks = nil
+		for range 2 + f.IntN(3) {
+			c.Rollbacks = append(c.Rollbacks, ActorSpec{Partition: c.Partitions[0], Start: 60 + f.IntN(200)})
+		}
+		c.GCs = []GCSpec{{Start: f.IntN(40), Rounds: 10 + f.IntN(10), Pause: 2 + f.IntN(6)},
+			{Start: 40 + f.IntN(40), Rounds: 10 + f.IntN(10), Pause: 2 + f.IntN(6)}}
+	case 2: // slow tasks while GC collects orphans
+		c.Focus = "slow-writers-vs-gc"
+		for i := range c.Writers {
+			if c.Writers[i].After == 0 && f.IntN(2) == 0 {
+				c.Writers[i].Files = 2 + f.IntN(2)
+				c.Writers[i].Pause = 5 + f.IntN(20)
+				c.Writers[i].Sleep = time.Duration(4+f.IntN(8)) * time.Second
+			}
+		}
+		c.GCs = append(c.GCs, GCSpec{Start: f.IntN(40), Rounds: 10 + f.IntN(10), Pause: 3 + f.IntN(8)})
+	}
 	return c
 }
 
 // Result is what one run did.
 type Result struct {
 	Seed      uint64
+	Focus     string
 	Steps     int
 	Faults    map[string]int
 	Checks    int // store-wide invariant checks (one per partition per step)
@@ -257,7 +284,7 @@ func Run(cfg Config) *Result {
 	defer restore()
 	w.build()
 	w.run()
-	res := &Result{Seed: cfg.Seed, Steps: w.step, Faults: w.faults, Checks: w.checks, Reports: w.reports, Violation: w.failure, Trace: w.trace, decisions: w.decisions}
+	res := &Result{Seed: cfg.Seed, Focus: cfg.Focus, Steps: w.step, Faults: w.faults, Checks: w.checks, Reports: w.reports, Violation: w.failure, Trace: w.trace, decisions: w.decisions}
 	for _, a := range w.actors {
 		out := a.outcome
 		if a.state == waiting || cfg.Disabled[a.id] {
@@ -324,6 +351,9 @@ func Shrink(cfg Config, budget int) (Config, *Result) {
 func (r *Result) Format() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "seed %d: %d steps, faults: %v\n", r.Seed, r.Steps, r.Faults)
+	if r.Focus != "" {
+		fmt.Fprintf(&b, "focus: %s\n", r.Focus)
+	}
 	for _, e := range r.Trace {
 		b.WriteString(e.String())
 		b.WriteByte('\n')
