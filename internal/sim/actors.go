@@ -329,18 +329,25 @@ func (w *World) rollbackBody(rs ActorSpec) func(context.Context, *actor) string 
 		if err != nil {
 			return "history failed: " + errSummary(err)
 		}
-		var targets []string
+		var targets, collected []string
 		for _, e := range hist {
-			if !e.Current {
-				targets = append(targets, e.Generation) // collected ones too: the refusal is a path
+			switch {
+			case e.Collected:
+				collected = append(collected, e.Generation)
+			case !e.Current:
+				targets = append(targets, e.Generation)
 			}
 		}
-		if len(targets) == 0 {
+		var target string
+		switch {
+		case len(targets) > 0 && a.rng.IntN(4) != 0:
+			target = targets[len(targets)-1] // the oldest still there: what GC collects next
+		case len(targets) > 0 && (len(collected) == 0 || a.rng.IntN(4) != 0):
+			target = targets[a.rng.IntN(len(targets))]
+		case len(collected) > 0:
+			target = collected[0] // the refusal is a path too
+		default:
 			return "nothing to roll back to"
-		}
-		target := targets[a.rng.IntN(len(targets))]
-		if a.rng.IntN(2) == 0 {
-			target = targets[len(targets)-1] // the oldest: what GC collects next
 		}
 		res, err := p.Rollback(ctx, target, w.commitOptions(a, "", swap.Fail))
 		return w.report(a, func() string {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -12,7 +13,13 @@ func TestPlantedFind(t *testing.T) {
 	if n == 0 {
 		t.Skip("set PSWAP_SIM_PLANT_SEEDS to measure the planted bugs' detection")
 	}
-	for _, p := range []Plant{PlantGCSkipReread, PlantRollbackSkipReread, PlantGCSkipRelist, PlantWriterSkipGrace} {
+	plants := []Plant{PlantGCSkipReread, PlantRollbackSkipReread, PlantGCSkipRelist, PlantWriterSkipGrace}
+	if s := os.Getenv("PSWAP_SIM_PLANT"); s != "" {
+		var p Plant
+		fmt.Sscan(s, &p)
+		plants = []Plant{p}
+	}
+	for _, p := range plants {
 		found, first := 0, uint64(0)
 		var seeds []uint64
 		for seed := uint64(1); seed <= n; seed++ {

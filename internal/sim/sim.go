@@ -228,12 +228,17 @@ func Scenario(seed uint64) Config {
 	case 0, 1: // rollbacks to what GC is collecting right now
 		c.Focus = "rollback-vs-gc"
 		c.KillRate, c.FaultRate, c.GC.Keep = 0, c.FaultRate/2, -1
-		c.Rollbacks = nil
-		for range 2 + f.IntN(3) {
-			c.Rollbacks = append(c.Rollbacks, ActorSpec{Partition: c.Partitions[0], Start: 60 + f.IntN(200)})
+		for i := range c.Writers {
+			if c.Writers[i].After == 0 {
+				c.Writers[i].Start = f.IntN(200)
+			}
 		}
-		c.GCs = []GCSpec{{Start: f.IntN(40), Rounds: 10 + f.IntN(10), Pause: 2 + f.IntN(6)},
-			{Start: 40 + f.IntN(40), Rounds: 10 + f.IntN(10), Pause: 2 + f.IntN(6)}}
+		c.Rollbacks = nil
+		for range 3 + f.IntN(4) {
+			c.Rollbacks = append(c.Rollbacks, ActorSpec{Partition: c.Partitions[0], Start: 30 + f.IntN(250)})
+		}
+		c.GCs = []GCSpec{{Start: f.IntN(40), Rounds: 6 + f.IntN(8), Pause: 10 + f.IntN(30)},
+			{Start: 40 + f.IntN(40), Rounds: 6 + f.IntN(8), Pause: 10 + f.IntN(30)}}
 	case 2: // slow tasks while GC collects orphans
 		c.Focus = "slow-writers-vs-gc"
 		for i := range c.Writers {
