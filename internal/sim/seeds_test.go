@@ -67,7 +67,8 @@ var regressions = []struct {
 	{54, "stale CommitStaged deleted the data its twin committed (I2)"},
 	{196, "stale CommitStaged deleted the data its twin committed (I5)"},
 	{200, "CommitStaged no-op deleted the data of the current generation (I5)"},
-	{261, "CommitStaged deleted the data its twin committed (I2)"},
+	{3, "CommitStaged deleted the data its twin committed (I5)"},
+	{11, "CommitStaged deleted the data its twin committed (I5)"},
 }
 
 func TestRegressions(t *testing.T) {
