@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/swap"
 )
 
 type Sale struct {
@@ -33,7 +32,7 @@ func Example() {
 		panic(err)
 	}
 	task := func() pswap.Result {
-		w, err := day.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: "daily__2026-11-29"}})
+		w, err := day.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "daily__2026-11-29"}})
 		if err != nil {
 			panic(err)
 		}

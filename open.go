@@ -2,7 +2,6 @@ package pswap
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
@@ -17,7 +17,7 @@ import (
 )
 
 // ErrBadURL: a table URL that cannot be opened.
-var ErrBadURL = errors.New("bad table URL")
+var ErrBadURL = errkind.New("bad table URL", errkind.ErrBadInput)
 
 // OpenStore opens the store rooted at a table URL:
 //

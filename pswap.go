@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
@@ -12,8 +13,14 @@ import (
 
 // Re-exported so that embedding code needs one import for the common cases.
 type (
+	// CommitOptions tune a commit (run id, conflict policy, force, empty
+	// commits, grace period, retry bounds); see swap.Options.
+	CommitOptions = swap.Options
 	// Result is what a commit reports; see swap.Result.
 	Result = swap.Result
+	// Outcome says how a commit ended (Committed, Superseded, SameRun,
+	// Identical, AlreadyCommitted).
+	Outcome = swap.Outcome
 	// Snapshot is a partition's current generation; see swap.Snapshot.
 	Snapshot = swap.Snapshot
 	// Entry is one generation in a partition's history.
@@ -28,20 +35,58 @@ const (
 	Overwrite = swap.Overwrite
 )
 
-// The errors callers branch on, with errors.Is.
+// Commit outcomes.
+const (
+	Committed        = swap.Committed
+	Superseded       = swap.Superseded
+	SameRun          = swap.SameRun
+	Identical        = swap.Identical
+	AlreadyCommitted = swap.AlreadyCommitted
+)
+
+// ParsePolicy parses a conflict policy: "fail" (or "") or "overwrite".
+func ParsePolicy(s string) (Policy, error) { return swap.ParsePolicy(s) }
+
+// The errors callers branch on, with errors.Is. The first five are kinds:
+// every layer's own sentinels match one of them (a malformed CSV row from
+// staging, an invalid key from the store or the partition parser and an
+// empty commit are all ErrBadInput; a missing object, bucket, partition or
+// generation are all ErrNotFound), so one import of this package is enough.
 var (
-	ErrConflict           = swap.ErrConflict
-	ErrOutcomeUnknown     = swap.ErrOutcomeUnknown
+	// ErrBadInput: the caller's input is wrong; retrying it fails again.
+	ErrBadInput = errkind.ErrBadInput
+	// ErrCorrupt: metadata on the store (a pointer, a manifest) is malformed
+	// or does not match what refers to it. A corrupt input file is
+	// ErrBadInput instead.
+	ErrCorrupt = errkind.ErrCorrupt
+	// ErrNotFound: what was asked for does not exist: an object, the bucket,
+	// a partition never committed (also ErrNoData), a generation
+	// (also ErrGenerationNotFound).
+	ErrNotFound = errkind.ErrNotFound
+	// ErrConflict: another run committed since this attempt began; nothing
+	// was changed.
+	ErrConflict = errkind.ErrConflict
+	// ErrOutcomeUnknown: the commit may or may not have landed; re-run it
+	// with the same run id.
+	ErrOutcomeUnknown = errkind.ErrOutcomeUnknown
+
+	// ErrInvalidKey: an invalid partition key or store key (also ErrBadInput).
+	ErrInvalidKey = errkind.ErrInvalidKey
+	// ErrAccessDenied: the credentials are wrong or lack permission.
+	ErrAccessDenied = errkind.ErrAccessDenied
+
 	ErrStaleGeneration    = swap.ErrStaleGeneration
 	ErrNoData             = swap.ErrNoData
 	ErrEmptyCommit        = swap.ErrEmptyCommit
 	ErrGenerationNotFound = swap.ErrGenerationNotFound
-	ErrCorrupt            = swap.ErrCorrupt
-	ErrNotFound           = store.ErrNotFound
-	ErrAccessDenied       = store.ErrAccessDenied
 	ErrBucketNotFound     = store.ErrBucketNotFound
-	ErrInvalidKey         = partition.ErrInvalidKey
 )
+
+// IsRetryable reports whether err is worth retrying after a backoff (a
+// transient store failure, an unclassified I/O error, an unknown outcome),
+// as opposed to bad input, corrupt metadata, a missing object, a conflict
+// or denied access: the one meaning every retry loop of pswap uses.
+func IsRetryable(err error) bool { return errkind.Retryable(err) }
 
 // Options configure how a table is opened. The zero value works: S3 settings
 // come from the standard AWS environment (AWS_ENDPOINT_URL, AWS_REGION,

@@ -11,13 +11,14 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
 )
 
 // ErrMismatch: verification found the store disagreeing with the manifest.
-var ErrMismatch = errors.New("verification found a mismatch")
+var ErrMismatch = errkind.New("verification found a mismatch", errkind.ErrPermanent)
 
 // Problem is one disagreement between a manifest and the store.
 type Problem struct {

@@ -17,10 +17,6 @@ import (
 	"github.com/pswap/pswap/swap"
 )
 
-// ErrBadInput: an input that cannot be staged (unknown format, empty input,
-// a folder with no data files).
-var ErrBadInput = errors.New("bad input")
-
 // WriteOptions tune one write of a partition. The zero value works.
 type WriteOptions struct {
 	// Commit carries the run id, conflict policy, force flag, grace period

@@ -1,10 +1,10 @@
 package gc
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -78,10 +78,10 @@ type Options struct {
 // ErrBusy: a partition's pointer changed every time its plan was computed,
 // up to Options.MaxAttempts. Nothing was deleted after the last change;
 // running GC again later collects it.
-var ErrBusy = errors.New("partition kept changing during garbage collection")
+var ErrBusy = errkind.New("partition kept changing during garbage collection", errkind.ErrTransient)
 
 // ErrInvalidOptions: an option is out of range.
-var ErrInvalidOptions = errors.New("invalid gc options")
+var ErrInvalidOptions = errkind.New("invalid gc options", errkind.ErrPermanent)
 
 // withDefaults returns o with every zero field replaced by its default and
 // "none" values (negative Keep or MinAge) normalised to 0.

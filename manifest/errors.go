@@ -1,16 +1,17 @@
 package manifest
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/pswap/pswap/internal/errkind"
 )
 
 // ErrInvalid is matched (with errors.Is) by every error that reports a
 // malformed, inconsistent or unsafe manifest or pointer, whether it was found
 // while decoding a document or while validating a value before encoding it.
-var ErrInvalid = errors.New("invalid pswap document")
+var ErrInvalid = errkind.New("invalid pswap document", errkind.ErrPermanent)
 
 // ErrUnsupportedVersion is matched by errors for a document whose major
 // version this package does not know. It also matches ErrInvalid.

@@ -1,14 +1,15 @@
 package partition
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/pswap/pswap/internal/errkind"
 )
 
 // ErrInvalidInterval is wrapped by every error about a malformed interval.
-var ErrInvalidInterval = errors.New("invalid interval")
+var ErrInvalidInterval = errkind.New("invalid interval", errkind.ErrBadInput)
 
 // The range of times an interval may use: four-digit years, so that every
 // interval has an ISO 8601 form that parses back.

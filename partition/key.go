@@ -1,11 +1,12 @@
 package partition
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pswap/pswap/internal/errkind"
 )
 
 // Limits on a key.
@@ -18,7 +19,7 @@ const (
 )
 
 // ErrInvalidKey is wrapped by every error about a malformed partition key.
-var ErrInvalidKey = errors.New("invalid partition key")
+var ErrInvalidKey = errkind.New("invalid partition key", errkind.ErrInvalidKey)
 
 // Suffixes the store reserves for the file backend's temporary and lock
 // files; a path segment ending in one of them is rejected by the store, so a

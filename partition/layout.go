@@ -1,20 +1,21 @@
 package partition
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pswap/pswap/internal/errkind"
 )
 
 var (
 	// ErrUnaligned: an interval does not match a layout's grain: it is not
 	// exactly one grain long, or does not start or end on a grain boundary.
-	ErrUnaligned = errors.New("interval not aligned to the partition grain")
+	ErrUnaligned = errkind.New("interval not aligned to the partition grain", errkind.ErrBadInput)
 	// ErrInvalidLayout is wrapped by every error about a malformed layout.
-	ErrInvalidLayout = errors.New("invalid partition layout")
+	ErrInvalidLayout = errkind.New("invalid partition layout", errkind.ErrBadInput)
 )
 
 // MaxKeys is the largest number of keys Layout.Keys returns for one interval.

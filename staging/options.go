@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
 )
 
@@ -22,17 +23,17 @@ import (
 var (
 	// ErrSchemaMismatch: an input's schema differs from the generation's.
 	// The message shows both schemas.
-	ErrSchemaMismatch = errors.New("schema mismatch")
+	ErrSchemaMismatch = errkind.New("schema mismatch", errkind.ErrBadInput)
 	// ErrBadInput: a CSV or JSON Lines input has a malformed or ill-typed
 	// row; the message names the input and the line.
-	ErrBadInput = errors.New("bad input")
+	ErrBadInput = errkind.ErrBadInput
 	// ErrCorrupt: a Parquet file given to AddParquetFile is not a valid
 	// Parquet file (bad footer, truncated, undecodable pages).
-	ErrCorrupt = errors.New("corrupt parquet file")
+	ErrCorrupt = errkind.New("corrupt parquet file", errkind.ErrBadInput)
 	// ErrUnsupported: a column type that staging cannot hash canonically
 	// (intervals, durations, unions; nested fields of Go structs given to
 	// Write).
-	ErrUnsupported = errors.New("unsupported column type")
+	ErrUnsupported = errkind.New("unsupported column type", errkind.ErrBadInput)
 	// ErrClosed: the Stager was finished, aborted, or failed earlier.
 	ErrClosed = errors.New("stager is closed")
 )

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	pq "github.com/parquet-go/parquet-go"
 
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 )
@@ -330,21 +330,14 @@ func (p *part) written() int64 { return p.sink.n + int64(p.buf.Buffered()) }
 // SHA-256 is sum. The read-back is a read like any other: transient
 // failures are retried with backoff (a missing object is an answer).
 func (s *Stager) holds(key string, size int64, sum []byte) (bool, error) {
-	delay := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		ok, err := s.holdsOnce(key, size, sum)
-		if err == nil || errors.Is(err, store.ErrNotFound) || attempt == 8 || s.ctx.Err() != nil {
-			return ok, err
-		}
-		t := time.NewTimer(delay + time.Duration(rand.Int64N(int64(delay))))
-		select {
-		case <-s.ctx.Done():
-			t.Stop()
-			return false, s.ctx.Err()
-		case <-t.C:
-		}
-		delay = min(2*delay, 2*time.Second)
-	}
+	var ok bool
+	p := retry.Policy{MaxAttempts: 8, BaseDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
+	err := p.Do(s.ctx, store.IsRetryable, func(int) error {
+		var err error
+		ok, err = s.holdsOnce(key, size, sum)
+		return err
+	})
+	return ok, err
 }
 
 func (s *Stager) holdsOnce(key string, size int64, sum []byte) (bool, error) {

@@ -2,37 +2,41 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pswap/pswap/internal/errkind"
 )
 
 // Sentinel errors. Every backend maps its own failures to these once, so
-// callers branch with errors.Is and never on backend-specific codes.
+// callers branch with errors.Is and never on backend-specific codes. Each
+// also matches one of pswap's error kinds (re-exported by package pswap):
+// ErrNotFound and ErrBucketNotFound are not-found, ErrInvalidKey is bad input
+// (and pswap.ErrInvalidKey), ErrAccessDenied is pswap.ErrAccessDenied.
 var (
 	// ErrNotFound: the object (or, for S3, the key under If-Match) does not exist.
-	ErrNotFound = errors.New("object not found")
+	ErrNotFound = errkind.New("object not found", errkind.ErrNotFound)
 	// ErrPrecondition: a conditional write lost: the object exists (create-if-absent)
 	// or its version is no longer the one given (replace-if-match).
-	ErrPrecondition = errors.New("precondition failed")
+	ErrPrecondition = errkind.New("precondition failed", errkind.ErrPermanent)
 	// ErrTransient: a failure worth retrying after a backoff: S3 409
 	// ConditionalRequestConflict, 5xx, throttling, connection resets. For a
 	// write, its outcome is unknown: the object may or may not have been written.
-	ErrTransient = errors.New("transient store failure")
+	ErrTransient = errkind.New("transient store failure", errkind.ErrTransient)
 	// ErrAccessDenied: the credentials are wrong or lack permission. Not retried.
-	ErrAccessDenied = errors.New("access denied")
+	ErrAccessDenied = errkind.ErrAccessDenied
 	// ErrBucketNotFound: the bucket (or root directory) does not exist. Not retried.
-	ErrBucketNotFound = errors.New("bucket not found")
+	ErrBucketNotFound = errkind.New("bucket not found", errkind.ErrNotFound)
 	// ErrInvalidKey: a key that could escape the store root or is otherwise
 	// malformed (empty, absolute, "..", control characters, reserved names).
-	ErrInvalidKey = errors.New("invalid key")
+	ErrInvalidKey = errkind.New("invalid key", errkind.ErrInvalidKey)
 	// ErrInvalidRange: a ranged read that starts beyond the end of the object
 	// (S3 416 InvalidRange) or has a negative offset.
-	ErrInvalidRange = errors.New("invalid range")
+	ErrInvalidRange = errkind.New("invalid range", errkind.ErrPermanent)
 )
 
 // Attrs describes a stored object.
@@ -210,9 +214,13 @@ const (
 	reservedLockSuffix = ".pswap-lock"
 )
 
-// IsRetryable reports whether err is worth retrying after a backoff.
+// IsRetryable reports whether err is worth retrying after a backoff: the
+// one meaning every retry loop of pswap uses. ErrTransient is, and so is an
+// error no backend classified (a reset connection, a body cut short); the
+// sentinels above other than ErrTransient, context cancellation, and errors
+// of the kinds bad input, corrupt, not found and conflict are not.
 func IsRetryable(err error) bool {
-	return errors.Is(err, ErrTransient)
+	return errkind.Retryable(err)
 }
 
 // GetRange reads part of an object through s's RangeReader, or, for stores

@@ -1,31 +1,37 @@
 package swap
 
-import "errors"
+import "github.com/pswap/pswap/internal/errkind"
 
+// Sentinel errors, checked with errors.Is. Each also matches one of pswap's
+// error kinds, which package pswap re-exports (pswap.ErrConflict,
+// pswap.ErrOutcomeUnknown, pswap.ErrNotFound, pswap.ErrCorrupt,
+// pswap.ErrBadInput), so a caller of the facade needs no import of swap.
 var (
 	// ErrConflict: another run committed a different generation since this
 	// attempt began, and the policy is to fail (a stale attempt must never
-	// overwrite newer data). Nothing visible was changed.
-	ErrConflict = errors.New("conflict: the partition was committed by another run since this attempt began")
+	// overwrite newer data). Nothing visible was changed. Kind: conflict.
+	ErrConflict = errkind.New("conflict: the partition was committed by another run since this attempt began", errkind.ErrConflict)
 	// ErrOutcomeUnknown: the pointer swap may or may not have landed and the
 	// retry bounds ran out before it could be read back. Re-running the same
-	// command with the same run id resolves it.
-	ErrOutcomeUnknown = errors.New("outcome unknown; re-run the same command with the same run id")
+	// command with the same run id resolves it. Kind: outcome unknown.
+	ErrOutcomeUnknown = errkind.New("outcome unknown; re-run the same command with the same run id", errkind.ErrOutcomeUnknown)
 	// ErrStaleGeneration: the generation was staged longer ago than the grace
 	// period, so garbage collection may already be removing it; it is never
 	// committed.
-	ErrStaleGeneration = errors.New("generation staged longer ago than the grace period")
+	ErrStaleGeneration = errkind.New("generation staged longer ago than the grace period", errkind.ErrPermanent)
 	// ErrNoData: the partition has never been committed (a read found no
-	// pointer). It is not about empty commits: see ErrEmptyCommit.
-	ErrNoData = errors.New("partition has no committed generation")
+	// pointer). It is not about empty commits: see ErrEmptyCommit. Kind: not
+	// found.
+	ErrNoData = errkind.New("partition has no committed generation", errkind.ErrNotFound)
 	// ErrEmptyCommit: a commit of no rows was refused because
 	// Options.AllowEmpty was not set; nothing was changed. (ErrNoData, the
 	// older name, already meant "never committed" and keeps that meaning.)
-	ErrEmptyCommit = errors.New("nothing to commit: no rows were written (set AllowEmpty to make the partition empty)")
+	// Kind: bad input.
+	ErrEmptyCommit = errkind.New("nothing to commit: no rows were written (set AllowEmpty to make the partition empty)", errkind.ErrBadInput)
 	// ErrGenerationNotFound: a generation named by the caller does not exist
-	// (or has been garbage-collected).
-	ErrGenerationNotFound = errors.New("generation not found")
+	// (or has been garbage-collected). Kind: not found.
+	ErrGenerationNotFound = errkind.New("generation not found", errkind.ErrNotFound)
 	// ErrCorrupt: a pointer or manifest on the store is malformed or does not
-	// match what refers to it (tampering, or a bug).
-	ErrCorrupt = errors.New("corrupt partition metadata")
+	// match what refers to it (tampering, or a bug). Kind: corrupt.
+	ErrCorrupt = errkind.New("corrupt partition metadata", errkind.ErrCorrupt)
 )

@@ -296,7 +296,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 	if t.AlreadyCommitted() {
 		t.done = true
 		r := t.result(t.base.Pointer, "", false, SameRun)
-		t.noopFiles(ctx, &r, t.base.Pointer, time.Now().Add(t.opts.MaxElapsed))
+		t.noopFiles(ctx, &r, t.base.Pointer, t.opts.now().Add(t.opts.MaxElapsed))
 		return r, nil
 	}
 	old, err := ReadManifest(ctx, st, part, to)

@@ -173,24 +173,16 @@ func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
 		return err
 	}
 	key := StagedKey(t.partition, t.generation)
-	deadline := time.Now().Add(t.opts.MaxElapsed)
-	for attempt := 0; ; attempt++ {
-		_, err = t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
+	err = t.policy(t.opts.now().Add(t.opts.MaxElapsed), 1).Do(ctx, store.IsRetryable, func(int) error {
+		_, err := t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
 		if errors.Is(err, store.ErrPrecondition) {
 			// Our own earlier attempt, if the stored bytes are ours.
 			if got, _, gerr := store.ReadAll(ctx, t.st, key); gerr == nil && bytes.Equal(got, data) {
-				err = nil
+				return nil
 			}
 		}
-		if err == nil || !t.retryable(err) || errors.Is(err, store.ErrPrecondition) ||
-			attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
-			break
-		}
-		t.opts.Stats.Retries++
-		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
-			return err
-		}
-	}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("record staged generation %s/%s: %w", t.partition, t.generation, err)
 	}
@@ -331,7 +323,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	t := &Txn{st: st, partition: part, generation: gen, opts: opts, began: began, keepData: true}
 	if rec.legacy {
 		// No fence recorded: fence on the pointer as it is now.
-		if t.base, err = t.readPointer(ctx, time.Now().Add(opts.MaxElapsed)); err != nil {
+		if t.base, err = t.readPointer(ctx, opts.now().Add(opts.MaxElapsed)); err != nil {
 			return Result{}, err
 		}
 	} else {
@@ -339,7 +331,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		if t.wouldSkip(content) {
 			// A no-op judged on the recorded base is right only if the
 			// base is still current: read the pointer to be sure.
-			cur, err := t.readPointer(ctx, time.Now().Add(opts.MaxElapsed))
+			cur, err := t.readPointer(ctx, opts.now().Add(opts.MaxElapsed))
 			if err != nil {
 				return Result{}, err
 			}
@@ -439,7 +431,7 @@ const maxChainWalk = 1000
 // that is gen or whose data is gen's.
 func findCommitted(ctx context.Context, st store.Store, part, gen string, opts Options) (Result, bool, error) {
 	t := &Txn{st: st, partition: part, opts: opts}
-	deadline := time.Now().Add(opts.MaxElapsed)
+	deadline := opts.now().Add(opts.MaxElapsed)
 	cur, err := t.readPointer(ctx, deadline)
 	if err != nil || cur.Pointer == nil {
 		return Result{}, false, err

@@ -5,9 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
+	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -41,7 +42,7 @@ func (p Policy) String() string {
 	return "fail"
 }
 
-// ParsePolicy parses "fail" or "overwrite".
+// ParsePolicy parses "fail" or "overwrite"; anything else is bad input.
 func ParsePolicy(s string) (Policy, error) {
 	switch s {
 	case "", "fail":
@@ -49,7 +50,7 @@ func ParsePolicy(s string) (Policy, error) {
 	case "overwrite":
 		return Overwrite, nil
 	}
-	return Fail, fmt.Errorf("unknown conflict policy %q (want fail or overwrite)", s)
+	return Fail, errkind.Mark(fmt.Errorf("unknown conflict policy %q (want fail or overwrite)", s), errkind.ErrBadInput)
 }
 
 // Options tune a commit. The zero value works: fail on conflict, no run id,
@@ -86,6 +87,12 @@ type Options struct {
 	BaseDelay, MaxDelay time.Duration
 	// Writer is recorded in the manifest (default WriterVersion).
 	Writer string
+	// Sleep and Clock, when not nil, replace the timer that waits between
+	// retries and the local clock that bounds them (MaxElapsed): a
+	// deterministic simulation drives them. Ages are always judged by the
+	// store's clock, never by this one.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Clock func() time.Time
 	// Stats, when not nil, receives counts of retries, conflicts and requests.
 	Stats *Stats
 }
@@ -196,7 +203,7 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 	// the clock after it costs no request of its own (3 requests a commit,
 	// even in a fresh process). Nothing is staged before Begin returns, so
 	// the generation's age still counts from before its first file.
-	b, err := t.readPointer(ctx, time.Now().Add(opts.MaxElapsed))
+	b, err := t.readPointer(ctx, t.opts.now().Add(opts.MaxElapsed))
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +320,7 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 	}
 	t.done = true
 	o := &t.opts
-	deadline := time.Now().Add(o.MaxElapsed)
+	deadline := o.now().Add(o.MaxElapsed)
 	staged := m.Generation
 	dataGen := m.DataGeneration
 	if dataGen == "" {
@@ -458,13 +465,14 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 		}
 		// Rebases are bounded by time first: under heavy contention a last
 		// writer may lose many rounds before it wins.
-		if rebase+1 >= 10*o.MaxAttempts || time.Now().After(deadline) {
+		rebases := t.policy(deadline, 10)
+		rebases.OnRetry = func(int, error) { o.Stats.Rebases++ }
+		if rebases.Exhausted(rebase) {
 			cleanup()
 			return Result{}, fmt.Errorf("commit %s: still losing to other writers after %d rebases: %w", t.partition, rebase+1, ErrConflict)
 		}
-		o.Stats.Rebases++
 		base = cur
-		if err := sleep(ctx, backoff(o, rebase)); err != nil {
+		if err := rebases.Wait(ctx, rebase, ErrConflict); err != nil {
 			return Result{}, err
 		}
 	}
@@ -514,31 +522,34 @@ func (t *Txn) putManifest(ctx context.Context, m *manifest.Manifest, deadline ti
 		return fmt.Errorf("commit %s: %w", t.partition, err)
 	}
 	key := ManifestKey(t.partition, m.Generation)
-	for attempt := 0; ; attempt++ {
+	var corrupt error
+	err = t.policy(deadline, 1).Do(ctx, store.IsRetryable, func(int) error {
 		_, err := t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
-		if err == nil {
-			return nil
-		}
-		if errors.Is(err, store.ErrPrecondition) {
-			got, _, gerr := store.ReadAll(ctx, t.st, key)
-			if gerr == nil {
-				if bytes.Equal(got, data) {
-					return nil
-				}
-				return fmt.Errorf("commit %s: manifest %s exists with other content: %w", t.partition, key, ErrCorrupt)
-			}
-			// The read-back failed: as transient as any read. Retry the
-			// PUT; its 412 leads back here.
-			err = fmt.Errorf("read back after %w: %w", err, gerr)
-		}
-		if !t.retryable(err) || attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
-			return fmt.Errorf("commit %s: write manifest: %w", t.partition, err)
-		}
-		t.opts.Stats.Retries++
-		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
+		if !errors.Is(err, store.ErrPrecondition) {
 			return err
 		}
+		got, _, gerr := store.ReadAll(ctx, t.st, key)
+		switch {
+		case gerr == nil && bytes.Equal(got, data):
+			return nil
+		case gerr == nil:
+			corrupt = fmt.Errorf("commit %s: manifest %s exists with other content: %w", t.partition, key, ErrCorrupt)
+			return corrupt
+		case errors.Is(gerr, store.ErrNotFound) || store.IsRetryable(gerr):
+			// The read-back failed: as transient as any read (even a
+			// missing object, just after a 412). Retry the PUT; its 412
+			// leads back here.
+			return fmt.Errorf("read back after %v: %v: %w", err, gerr, store.ErrTransient)
+		}
+		return fmt.Errorf("read back after %v: %w", err, gerr)
+	})
+	if err != nil && err == corrupt {
+		return err
 	}
+	if err != nil {
+		return fmt.Errorf("commit %s: write manifest: %w", t.partition, err)
+	}
+	return nil
 }
 
 // swapPointer PUTs the pointer conditionally on base and returns the pointer
@@ -556,6 +567,8 @@ func (t *Txn) swapPointer(ctx context.Context, p *manifest.Pointer, base Base, d
 	}
 	key := PointerKey(t.partition)
 	var lastErr error
+	pol := t.policy(deadline, 1)
+	pol.OnRetry = nil // counted below: a 412 is not a retry
 	for attempt := 0; ; attempt++ {
 		a, err := t.st.Put(ctx, key, data, opts)
 		if err == nil {
@@ -565,7 +578,7 @@ func (t *Txn) swapPointer(ctx context.Context, p *manifest.Pointer, base Base, d
 			// Cancelled mid-flight: the PUT may have landed. Say so.
 			return Base{}, fmt.Errorf("commit %s: %w (cancelled: %v)", t.partition, ErrOutcomeUnknown, ctx.Err())
 		}
-		if !errors.Is(err, store.ErrPrecondition) && !t.retryable(err) {
+		if !errors.Is(err, store.ErrPrecondition) && !store.IsRetryable(err) {
 			// A logic error (403, missing bucket): the request was refused.
 			return Base{}, fmt.Errorf("commit %s: swap pointer: %w", t.partition, err)
 		}
@@ -585,30 +598,31 @@ func (t *Txn) swapPointer(ctx context.Context, p *manifest.Pointer, base Base, d
 			return cur, nil
 		}
 		// The pointer is still the base: our PUT did not land. Retry it.
-		if attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
+		if pol.Exhausted(attempt) {
 			return Base{}, fmt.Errorf("commit %s: pointer swap failed %d times, last: %v: %w", t.partition, attempt+1, lastErr, ErrOutcomeUnknown)
 		}
-		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
+		if err := pol.Wait(ctx, attempt, lastErr); err != nil {
 			return Base{}, fmt.Errorf("commit %s: %w (%v)", t.partition, ErrOutcomeUnknown, err)
 		}
 	}
 }
 
-// readPointer reads and decodes the pointer, retrying transient failures.
+// readPointer reads and decodes the pointer, retrying transient failures
+// (reads are safe to retry: twice as many attempts as a write).
 func (t *Txn) readPointer(ctx context.Context, deadline time.Time) (Base, error) {
-	for attempt := 0; ; attempt++ {
-		b, err := ReadPointer(ctx, t.st, t.partition)
-		if err == nil || errors.Is(err, ErrNoData) {
-			return b, nil
+	var b Base
+	err := t.policy(deadline, 2).Do(ctx, store.IsRetryable, func(int) error {
+		var err error
+		b, err = ReadPointer(ctx, t.st, t.partition)
+		if errors.Is(err, ErrNoData) {
+			b, err = Base{}, nil
 		}
-		if !t.retryable(err) || attempt+1 >= t.opts.MaxAttempts*2 || time.Now().After(deadline) {
-			return Base{}, err
-		}
-		t.opts.Stats.Retries++
-		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
-			return Base{}, err
-		}
+		return err
+	})
+	if err != nil {
+		return Base{}, err
 	}
+	return b, nil
 }
 
 // inChain walks the parent chain from cur back to base looking for gen.
@@ -640,54 +654,36 @@ func (t *Txn) inChain(ctx context.Context, cur *manifest.Pointer, gen string, ba
 }
 
 func (t *Txn) readManifest(ctx context.Context, gen string, deadline time.Time) (*manifest.Manifest, error) {
-	for attempt := 0; ; attempt++ {
-		m, err := ReadManifest(ctx, t.st, t.partition, gen)
-		// A missing manifest is an answer (collected), not a failure: it
-		// does not come back by retrying.
-		if err == nil || errors.Is(err, ErrGenerationNotFound) || !t.retryable(err) ||
-			attempt+1 >= t.opts.MaxAttempts || time.Now().After(deadline) {
-			return m, err
-		}
-		t.opts.Stats.Retries++
-		if err := sleep(ctx, backoff(&t.opts, attempt)); err != nil {
-			return nil, err
-		}
+	var m *manifest.Manifest
+	// A missing manifest is an answer (collected), not a failure: it does
+	// not come back by retrying (and NotFound is not retryable).
+	err := t.policy(deadline, 1).Do(ctx, store.IsRetryable, func(int) error {
+		var err error
+		m, err = ReadManifest(ctx, t.st, t.partition, gen)
+		return err
+	})
+	return m, err
+}
+
+// policy is the retry policy of one loop of this transaction: the
+// options' bounds (attempts times MaxAttempts), the commit's deadline, the
+// options' sleep and clock, and Stats.Retries counting the retries.
+func (t *Txn) policy(deadline time.Time, attempts int) retry.Policy {
+	o := &t.opts
+	return retry.Policy{
+		MaxAttempts: attempts * o.MaxAttempts, Deadline: deadline,
+		BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
+		Sleep: o.Sleep, Now: o.Clock,
+		OnRetry: func(int, error) { o.Stats.Retries++ },
 	}
 }
 
-// retryable: transient store failures and unclassified errors (a reset
-// connection, a truncated body) are retried; logic errors are not.
-func (t *Txn) retryable(err error) bool {
-	switch {
-	case err == nil:
-		return false
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return false
-	case errors.Is(err, store.ErrAccessDenied), errors.Is(err, store.ErrBucketNotFound),
-		errors.Is(err, store.ErrInvalidKey), errors.Is(err, ErrCorrupt), errors.Is(err, manifest.ErrInvalid):
-		return false
+// now is the local clock of the retry bounds (Options.Clock, if set).
+func (o *Options) now() time.Time {
+	if o.Clock != nil {
+		return o.Clock()
 	}
-	return true
-}
-
-// backoff is exponential with full jitter.
-func backoff(o *Options, attempt int) time.Duration {
-	d := o.BaseDelay << min(attempt, 20)
-	if d > o.MaxDelay || d <= 0 {
-		d = o.MaxDelay
-	}
-	return time.Duration(rand.Int64N(int64(d)) + 1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
-	}
+	return time.Now()
 }
 
 // storeNow is the store's clock, or the local one for stores without it.
