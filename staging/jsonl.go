@@ -109,6 +109,11 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 				continue
 			}
 			if err := parseJSONObject(line, row); err != nil {
+				if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+					// The line stops in the middle of a value: cut short,
+					// as by a failed or partial export.
+					return bad(lineNo, "truncated: the line ends in the middle of a JSON value (an incomplete export?)")
+				}
 				return bad(lineNo, "%v", err)
 			}
 			row.line = lineNo

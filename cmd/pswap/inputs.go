@@ -77,6 +77,11 @@ func expandInputs(args []string, format pswap.Format) ([]input, error) {
 			if !fi.Mode().IsRegular() {
 				return nil, fmt.Errorf("%w: %s is not a regular file", pswap.ErrBadInput, arg)
 			}
+			if f == pswap.FormatParquet {
+				if err := checkParquetMagic(arg, fi.Size()); err != nil {
+					return nil, err
+				}
+			}
 			out = append(out, input{path: arg, size: fi.Size(), format: f})
 			continue
 		}
@@ -107,6 +112,11 @@ func folderInputs(dir string, format pswap.Format) ([]input, error) {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
+		}
+		if f == pswap.FormatParquet {
+			if err := checkParquetMagic(p, fi.Size()); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, input{path: p, size: fi.Size(), format: f})
 	}
@@ -313,4 +323,46 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		}
 		return n, res.err
 	}
+}
+
+// checkParquetMagic refuses a file that cannot be Parquet at all (a CSV
+// export or a text file named .parquet) in the user's words, before
+// anything is uploaded: a Parquet file starts and ends with "PAR1".
+func checkParquetMagic(path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
+	}
+	defer f.Close()
+	head, tail := make([]byte, 4), make([]byte, 4)
+	ok := size >= 12
+	if ok {
+		_, err1 := f.ReadAt(head, 0)
+		_, err2 := f.ReadAt(tail, size-4)
+		ok = err1 == nil && err2 == nil && string(head) == "PAR1" && string(tail) == "PAR1"
+	}
+	if ok {
+		return nil
+	}
+	what := "it does not start and end with the Parquet marker PAR1"
+	start := make([]byte, min(size, 512))
+	n, _ := f.ReadAt(start, 0)
+	switch {
+	case size < 12:
+		what = fmt.Sprintf("it has only %d bytes", size)
+	case string(head) == "PAR1":
+		what = "it starts like Parquet but does not end with PAR1: it is truncated, or was still being written"
+	case looksLikeText(start[:n]):
+		what = "it looks like text (a CSV or JSON Lines file? name it .csv or .jsonl, or pass --input-format)"
+	}
+	return fmt.Errorf("%w: %s is not a Parquet file: %s", pswap.ErrBadInput, path, what)
+}
+
+func looksLikeText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x09 || (c > 0x0d && c < 0x20) || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }

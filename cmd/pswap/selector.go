@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -32,7 +33,7 @@ func parseLayout(grain, layout string) (partition.Layout, error) {
 	if layout != "" {
 		var err error
 		if l, err = partition.ParseLayout(layout); err != nil {
-			return l, err
+			return l, layoutError(layout, err)
 		}
 	}
 	if grain != "" {
@@ -118,10 +119,30 @@ func (s *selector) one() (string, error) {
 		return "", err
 	}
 	k, err := l.Key(iv)
+	if errors.Is(err, partition.ErrUnaligned) {
+		if ks, kerr := l.Keys(iv); kerr == nil && len(ks) > 1 {
+			return "", fmt.Errorf("%w: --interval %s covers %d %s partitions (%s ... %s), and a commit writes exactly one: run one commit per %s",
+				partition.ErrUnaligned, iv, len(ks), l.Grain, ks[0], ks[len(ks)-1], l.Grain)
+		}
+		return "", fmt.Errorf("%w: --interval %s does not cover exactly one %s partition: give the partition's start and end, e.g. 2026-11-29/2026-11-30 for a day",
+			partition.ErrUnaligned, iv, l.Grain)
+	}
 	if err != nil {
 		return "", err
 	}
 	return k.String(), nil
+}
+
+// layoutError explains a --layout that does not parse in the user's words:
+// layouts are Go time formats, written with Go's reference date.
+func layoutError(layout string, err error) error {
+	why := ""
+	if _, after, ok := strings.Cut(err.Error(), "(the formats must "); ok {
+		why = " (the formats must " + after
+	}
+	return fmt.Errorf("%w: --layout %q: write each column's format with Go's reference date, "+
+		"Mon Jan 2 15:04:05 2006: dt=2006-01-02, year=2006/month=01/day=02, dt=2006-01-02/hr=15 or month=2006-01, "+
+		"not a date of your own%s", partition.ErrInvalidLayout, layout, why)
 }
 
 func (s *selector) keys1() (string, error) {
