@@ -76,13 +76,7 @@ func (p *Partition) Reserve(ctx context.Context, opts swap.Options) (swap.Reserv
 
 // adopter returns the swap.AdoptFunc that describes a reservation's files.
 func adopter(o AdoptOptions) swap.AdoptFunc {
-	if o.TailSize <= 0 {
-		o.TailSize = 64 << 10
-	}
-	o.TailSize = max(o.TailSize, minParquetSize)
-	if o.Concurrency <= 0 {
-		o.Concurrency = 16
-	}
+	o = o.defaults()
 	return func(ctx context.Context, st store.Store, prefix string) (manifest.Content, time.Time, error) {
 		return adopt(ctx, st, prefix, o)
 	}

@@ -133,6 +133,9 @@ type commitCmd struct {
 	staged     string
 	dryRun     bool
 	verifyRows bool
+	// cmd_objects.go
+	partitioned string
+	parallel    int
 }
 
 func newCommitCmd(a *app) *cobra.Command {
@@ -151,6 +154,7 @@ func newCommitCmd(a *app) *cobra.Command {
 	fl.BoolVar(&c.force, "force", false, "commit even if the content is identical or this run id already committed")
 	fl.StringVar(&c.staged, "staged", "", "commit the generation GEN uploaded earlier by 'pswap stage', or adopt the files an engine wrote into it after 'pswap stage --reserve' (no inputs)")
 	fl.BoolVar(&c.dryRun, "dry-run", false, "report what the commit would do (would-commit, same-run or identical; rows, bytes) and write nothing")
+	c.addRemoteFlags(fl) // cmd_objects.go
 	fl.BoolVar(&c.verifyRows, "verify-rows", false, "with --staged on a reservation: read the adopted files in full and compare rows, not store checksums, to decide whether the content is identical")
 	return cmd
 }
@@ -200,6 +204,9 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		if err := manifest.ValidateGenerationID(c.staged); err != nil {
 			return usagef("--staged: %w", err)
 		}
+	}
+	if c.partitioned != "" || hasStoreURI(args) {
+		return c.runRemote(cmd, args) // cmd_objects.go
 	}
 	p, err := c.prepare(args, c.staged == "")
 	if err != nil {

@@ -1,0 +1,380 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/s3store"
+	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
+)
+
+// Inputs that are not local files: objects already in S3 (copied
+// server-side), and Hive-partitioned output (--partitioned) that commits
+// many partitions in one command.
+
+func (c *commitCmd) addRemoteFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&c.partitioned, "partitioned", "", "commit every key=value folder of this local folder or s3:// prefix (an engine's PARTITION_BY / partitionBy output) as its own partition, each atomically")
+	fl.IntVar(&c.parallel, "parallel", 4, "with --partitioned: partitions committed at once")
+}
+
+// hasStoreURI reports whether any input is an s3:// URI.
+func hasStoreURI(args []string) bool { return slices.ContainsFunc(args, pswap.IsStoreURI) }
+
+func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
+	if c.staged != "" || c.dryRun {
+		return usagef("--staged and --dry-run take no s3:// inputs and no --partitioned")
+	}
+	if c.partitioned != "" {
+		return c.runPartitioned(cmd, args)
+	}
+	for _, a := range args {
+		if !pswap.IsStoreURI(a) {
+			return usagef("input %s is local but others are s3:// objects: commit them separately", a)
+		}
+	}
+	ctx := cmd.Context()
+	p, err := c.prepare(nil, false)
+	if err != nil {
+		return err
+	}
+	if p.wopts.Commit, err = c.commitOptions(cmd); err != nil {
+		return err
+	}
+	p.wopts.Commit.AllowEmpty = p.allowEmpty
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		part, err := t.Partition(p.key)
+		if err != nil {
+			return err
+		}
+		res, err := part.CommitObjects(ctx, args, p.wopts)
+		if err != nil {
+			return err
+		}
+		return c.printResult(res, "committed")
+	})
+}
+
+// partOutcomeJSON is one partition's outcome in the --partitioned report.
+type partOutcomeJSON struct {
+	Partition  string `json:"partition"`
+	Source     string `json:"source"`
+	Changed    bool   `json:"changed"`
+	Outcome    string `json:"outcome"`
+	Generation string `json:"generation,omitempty"`
+	Rows       int64  `json:"rows"`
+	Bytes      int64  `json:"bytes"`
+	Files      int    `json:"files"`
+	RunID      string `json:"run_id"`
+	Error      string `json:"error,omitempty"`
+	Exit       int    `json:"exit"`
+}
+
+// partitionedJSON is the --json document of commit --partitioned.
+type partitionedJSON struct {
+	Table      string            `json:"table"`
+	Source     string            `json:"source"`
+	Partitions []partOutcomeJSON `json:"partitions"`
+	Committed  int               `json:"committed"`
+	Unchanged  int               `json:"unchanged"`
+	Failed     int               `json:"failed"`
+	Exit       int               `json:"exit"`
+}
+
+// runPartitioned commits every key=value folder under --partitioned as its
+// own partition, in parallel (bounded), each with its own run id derived
+// from the given one, so that running the whole command again after a
+// crash is a no-op for the partitions that landed.
+func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
+	ctx := cmd.Context()
+	if len(args) > 0 {
+		return usagef("--partitioned takes its partitions from the folder: give no other inputs")
+	}
+	if c.sel.given() {
+		return usagef("--partitioned takes the partitions from the folder names: drop --partition/--interval")
+	}
+	if c.parallel < 1 {
+		return usagef("--parallel must be at least 1")
+	}
+	base := strings.TrimRight(c.partitioned, "/")
+	remote := pswap.IsStoreURI(base)
+	opts, err := c.commitOptions(cmd)
+	if err != nil {
+		return err
+	}
+	opts.AllowEmpty = c.allowEmpty
+	comp, err := parseCompression(c.compression)
+	if err != nil {
+		return err
+	}
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		var parts map[string]string // key -> local folder or s3:// prefix
+		if remote {
+			parts, err = remotePartitions(ctx, t, base)
+		} else {
+			parts, err = localPartitions(base)
+		}
+		if err != nil {
+			return err
+		}
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range parts {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		if err := checkLayout(ctx, t, keys); err != nil {
+			return err
+		}
+		out := make([]partOutcomeJSON, len(keys))
+		sem := make(chan struct{}, c.parallel)
+		var wg sync.WaitGroup
+		for i, key := range keys {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				o := opts
+				if o.RunID != "" {
+					o.RunID = o.RunID + "/" + key
+				}
+				res, err := commitOne(ctx, t, key, parts[key], remote, pswap.WriteOptions{Commit: o}, comp)
+				pj := partOutcomeJSON{Partition: key, Source: redactURL(parts[key]), RunID: o.RunID}
+				if err != nil {
+					pj.Outcome, pj.Error, pj.Exit = "failed", err.Error(), exitCode(&cmdError{err})
+				} else {
+					pj.Changed, pj.Outcome, pj.Generation = res.Changed, string(res.Outcome), res.Generation
+					pj.Rows, pj.Bytes, pj.Files = res.Rows, res.Bytes, res.Files
+				}
+				out[i] = pj
+			}()
+		}
+		wg.Wait()
+		doc := partitionedJSON{Table: c.tableURL(), Source: redactURL(c.partitioned), Partitions: out}
+		for _, p := range out {
+			switch {
+			case p.Exit != 0:
+				doc.Failed++
+			case p.Changed:
+				doc.Committed++
+			default:
+				doc.Unchanged++
+			}
+			doc.Exit = max(doc.Exit, p.Exit)
+		}
+		if c.json {
+			if err := printJSON(c.stdout, doc); err != nil {
+				return err
+			}
+		} else {
+			for _, p := range out {
+				switch {
+				case p.Exit != 0:
+					fmt.Fprintf(c.stdout, "failed %s: %s\n", p.Partition, p.Error)
+				case p.Changed:
+					fmt.Fprintf(c.stdout, "committed %s: generation %s; %s, %s\n", p.Partition, p.Generation, plural(p.Rows, "row"), plural(int64(p.Files), "file"))
+				default:
+					fmt.Fprintf(c.stdout, "unchanged %s: %s (no-op)\n", p.Partition, p.Outcome)
+				}
+			}
+			fmt.Fprintf(c.stdout, "%d partition(s): %d committed, %d unchanged, %d failed\n", len(out), doc.Committed, doc.Unchanged, doc.Failed)
+		}
+		if doc.Exit != 0 {
+			return &exitError{doc.Exit, fmt.Errorf("%d of %d partition(s) failed (exit status %d, the worst of them)", doc.Failed, len(out), doc.Exit)}
+		}
+		return nil
+	})
+}
+
+// commitOne commits one partition's folder (local) or prefix (S3).
+func commitOne(ctx context.Context, t *pswap.Table, key, src string, remote bool, wo pswap.WriteOptions, comp staging.Compression) (pswap.Result, error) {
+	part, err := t.Partition(key)
+	if err != nil {
+		return pswap.Result{}, err
+	}
+	if remote {
+		return part.CommitObjects(ctx, []string{src + "/"}, wo)
+	}
+	wo.Staging.Compression = comp
+	w, err := part.Begin(ctx, wo)
+	if err != nil {
+		return pswap.Result{}, err
+	}
+	if w.AlreadyCommitted() {
+		w.Abort(ctx)
+		snap, err := part.Current(ctx)
+		if err != nil {
+			return pswap.Result{}, err
+		}
+		m := snap.Manifest
+		return pswap.Result{Partition: key, Generation: m.Generation, Outcome: swap.SameRun, RunID: wo.Commit.RunID,
+			Seq: snap.Pointer.Seq, Rows: m.Rows, Bytes: m.Bytes, Files: len(m.Files), IdempotencyKey: key + "@" + m.Generation}, nil
+	}
+	if err := w.AddPath(ctx, src, pswap.FormatAuto); err != nil {
+		w.Abort(context.WithoutCancel(ctx))
+		return pswap.Result{}, err
+	}
+	return w.Commit(ctx)
+}
+
+// partitionKeyOf turns a folder path relative to the --partitioned root
+// into a partition key: every segment must be key=value.
+func partitionKeyOf(rel string) (string, error) {
+	for _, seg := range strings.Split(rel, "/") {
+		if k, v, ok := strings.Cut(seg, "="); !ok || k == "" || v == "" {
+			return "", fmt.Errorf("%w: folder %s is not a key=value partition folder (%q)", pswap.ErrBadInput, rel, seg)
+		}
+	}
+	if err := partition.Validate(rel); err != nil {
+		return "", fmt.Errorf("folder %s: %w", rel, err)
+	}
+	return rel, nil
+}
+
+// localPartitions finds the partition folders of a local folder: the
+// folders that directly hold data files (hidden and _-prefixed entries
+// skipped, as the engines' markers are).
+func localPartitions(root string) (map[string]string, error) {
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: --partitioned %s: not a folder", pswap.ErrBadInput, root)
+	}
+	parts := map[string]string{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if p != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		if _, ferr := pswap.FormatOf(name); ferr != nil {
+			return nil
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(p))
+		if dir == "." {
+			return fmt.Errorf("%w: %s lies directly in %s, outside any key=value partition folder", pswap.ErrBadInput, p, root)
+		}
+		key, err := partitionKeyOf(filepath.ToSlash(dir))
+		if err != nil {
+			return err
+		}
+		parts[key] = filepath.Dir(p)
+		return nil
+	})
+	if err != nil {
+		if !errors.Is(err, pswap.ErrBadInput) && !errors.Is(err, partition.ErrInvalidKey) {
+			err = fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
+		}
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: --partitioned %s holds no key=value folder with data files", pswap.ErrBadInput, root)
+	}
+	return parts, nil
+}
+
+// remotePartitions lists an s3:// prefix once and groups its data objects
+// by folder.
+func remotePartitions(ctx context.Context, t *pswap.Table, base string) (map[string]string, error) {
+	st, ok := t.Store().(*s3store.Store)
+	if !ok {
+		return nil, fmt.Errorf("%w: an s3:// --partitioned source is copied server-side, which needs an s3:// table", pswap.ErrBadInput)
+	}
+	bucket, key, err := s3store.ParseURL(base + "/")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", pswap.ErrBadInput, err)
+	}
+	src, err := st.Sibling(bucket, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", pswap.ErrBadInput, err)
+	}
+	prefix := strings.TrimSuffix(key, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	parts := map[string]string{}
+	for a, err := range src.List(ctx, prefix) {
+		if err != nil {
+			return nil, fmt.Errorf("--partitioned %s: %w", redactURL(base), err)
+		}
+		rel := strings.TrimPrefix(a.Key, prefix)
+		if pswap.IsEngineMarker(rel) {
+			continue
+		}
+		i := strings.LastIndexByte(rel, '/')
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %s lies directly under %s, outside any key=value partition folder", pswap.ErrBadInput, src.URI(a.Key), redactURL(base))
+		}
+		k, err := partitionKeyOf(rel[:i])
+		if err != nil {
+			return nil, err
+		}
+		parts[k] = base + "/" + k
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: --partitioned %s holds no key=value folder with data objects", pswap.ErrBadInput, redactURL(base))
+	}
+	return parts, nil
+}
+
+// checkLayout checks the partition folders against each other (the same
+// columns, in the same order) and against the table's layout when it has
+// one (<table>/_pswap/table.json), before anything is committed.
+func checkLayout(ctx context.Context, t *pswap.Table, keys []string) error {
+	cols := func(k string) string {
+		var names []string
+		for _, seg := range strings.Split(k, "/") {
+			n, _, _ := strings.Cut(seg, "=")
+			names = append(names, n)
+		}
+		return strings.Join(names, "/")
+	}
+	for _, k := range keys[1:] {
+		if cols(k) != cols(keys[0]) {
+			return fmt.Errorf("%w: partition folders %s and %s have different columns", pswap.ErrBadInput, keys[0], k)
+		}
+	}
+	meta, _, err := tablemeta.Read(ctx, t.Store())
+	if errors.Is(err, store.ErrNotFound) {
+		// No table document yet: the committed partitions show the layout.
+		existing, err := t.Partitions(ctx, "")
+		if err != nil {
+			return err
+		}
+		if len(existing) > 0 && cols(existing[0]) != cols(keys[0]) {
+			return fmt.Errorf("%w: partition folder %s does not fit the table's layout (it has partitions such as %s)", pswap.ErrBadInput, keys[0], existing[0])
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := meta.CheckKey(k); err != nil {
+			return fmt.Errorf("%w: partition folder %s: %w", pswap.ErrBadInput, k, err)
+		}
+	}
+	return nil
+}
