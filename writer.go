@@ -25,6 +25,8 @@ type WriteOptions struct {
 	// Staging tunes the Parquet files (file size, row groups, compression,
 	// upload parts).
 	Staging staging.Options
+	// Table: schema evolution and the layout of a new table (tableschema.go).
+	Table TableOptions
 }
 
 // Writer stages one new generation of a partition and commits it.
@@ -33,16 +35,25 @@ type Writer struct {
 	txn    *swap.Txn
 	stager *staging.Stager
 	opts   WriteOptions
+	schema *schemaGuard
 	done   bool
 }
 
 // Begin starts a new generation of the partition: one GET of the pointer.
+//
+// It also reads the table's metadata (one GET): the key must fit the
+// table's partition columns (ErrPartitionMismatch), and every input is
+// checked against and stored in the table's schema (ErrSchemaMismatch).
 func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, error) {
+	guard, err := beginSchema(ctx, p.t.st, p.key, opts.Table, &opts.Staging)
+	if err != nil {
+		return nil, err
+	}
 	txn, err := swap.Begin(ctx, p.t.st, p.key, opts.Commit)
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{p: p, txn: txn, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts}, nil
+	return &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts}, nil
 }
 
 // Generation returns the id of the generation being written.
@@ -199,6 +210,9 @@ func (w *Writer) Commit(ctx context.Context) (Result, error) {
 	}
 	w.done = true
 	content, err := w.stager.Finish(ctx)
+	if err == nil {
+		err = w.schema.commit(ctx, w.stager.Schema()) // tableschema.go
+	}
 	if err != nil {
 		w.stager.Abort(context.WithoutCancel(ctx))
 		w.txn.Abort(context.WithoutCancel(ctx))
@@ -227,6 +241,9 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 	}
 	w.done = true
 	content, err := w.stager.Finish(ctx)
+	if err == nil {
+		err = w.schema.commit(ctx, w.stager.Schema()) // tableschema.go
+	}
 	if err != nil {
 		w.stager.Abort(context.WithoutCancel(ctx))
 		w.txn.Abort(context.WithoutCancel(ctx))

@@ -48,6 +48,9 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) error {
 		return err
 	}
 	if err := s.setSchema(input, c); err != nil {
+		if cv := asConversion(err); cv != nil {
+			return s.writeConverted(input, rec, cv) // promote.go
+		}
 		return err
 	}
 	n := rec.NumRows()

@@ -92,6 +92,11 @@ func (s *Stager) addCSV(ctx context.Context, r io.Reader, name string, opts CSVO
 		schema = s.schema.arrow
 		fromGeneration = true
 	}
+	fromText := false
+	if schema == nil && s.opts.TextSchema != nil {
+		schema = s.opts.TextSchema // the table's: no per-file guessing
+		fromText = true
+	}
 
 	var header []string
 	if !opts.NoHeader {
@@ -115,6 +120,9 @@ func (s *Stager) addCSV(ctx context.Context, r io.Reader, name string, opts CSVO
 		}
 	} else if schema == nil {
 		return fmt.Errorf("%w: %s: NoHeader needs a schema", ErrBadInput, name)
+	}
+	if fromText && header != nil && !headerFits(header, schema) {
+		schema = nil // other columns: infer, and let Conform name the difference
 	}
 
 	// Buffer the rows used to infer a schema.
@@ -229,5 +237,11 @@ func (s *Stager) checkTextSchema(input string, sc *arrow.Schema) error {
 	if err != nil {
 		return err
 	}
-	return s.setSchema(input, c)
+	if err := s.setSchema(input, c); err != nil {
+		if cv := asConversion(err); cv != nil {
+			return s.acceptConverted(cv) // each record is converted as it is written
+		}
+		return err
+	}
+	return nil
 }

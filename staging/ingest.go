@@ -51,6 +51,11 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
 	}
 	if err := s.setSchema("Parquet file "+path, canon); err != nil {
+		if cv := asConversion(err); cv != nil && rows > 0 {
+			return s.addConvertedParquet(ctx, f, before.Size(), cv) // promote.go: cannot be copied as it is
+		} else if cv != nil {
+			return s.acceptConverted(cv)
+		}
 		return err
 	}
 	if rows == 0 {

@@ -125,6 +125,9 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 	if schema == nil && s.schema != nil {
 		schema = s.schema.arrow
 	}
+	if schema == nil {
+		schema = s.opts.TextSchema // the table's: no per-file guessing
+	}
 	var buffered []jsonRow
 	if schema == nil {
 		var states []*inferState

@@ -130,6 +130,15 @@ type Options struct {
 	// JSON Lines inputs are read with it instead of inferring one, and
 	// every input must match it.
 	Schema *arrow.Schema
+	// TextSchema, when set, is the schema CSV and JSON Lines inputs are
+	// read with when neither their options nor an earlier input give one
+	// (a table's schema). Unlike Schema it does not fix the generation's
+	// schema: Conform decides that.
+	TextSchema *arrow.Schema
+	// Conform, when set, decides the schema each input is stored in (a
+	// table schema's checks and safe promotions): data of another schema
+	// is converted through Arrow (see ConformFunc).
+	Conform ConformFunc
 }
 
 func (o Options) withDefaults() Options {

@@ -60,6 +60,9 @@ type Stager struct {
 	structs map[reflect.Type]*structInfo
 	arrows  map[string]*canonSchema // by arrow.Schema fingerprint
 	buf     []byte                  // scratch row encoding
+
+	conformed  map[string]*conversion // Options.Conform's answers, by canonical schema text
+	converting bool                   // writing converted data: no second conversion
 }
 
 // New returns a Stager that writes files named part-00000.parquet,
@@ -156,6 +159,12 @@ func (s *Stager) discard(ctx context.Context) error {
 
 // setSchema establishes the generation's schema or checks c against it.
 func (s *Stager) setSchema(input string, c *canonSchema) error {
+	if cv, err := s.conform(input, c); err != nil || cv != nil {
+		if err != nil {
+			return err
+		}
+		return cv // the caller converts (see promote.go), or fails
+	}
 	if s.schema == nil {
 		s.schema = c
 		return nil

@@ -45,7 +45,7 @@ var (
 	// ErrSchemaMismatch: data whose schema the table does not accept (a
 	// column dropped, renamed, retyped, added without evolving, or made
 	// nullable). The message names the column.
-	ErrSchemaMismatch = errors.New("schema does not match the table")
+	ErrSchemaMismatch = errors.New("schema mismatch")
 	// ErrPartitionMismatch: a partition key that does not fit the table's
 	// partition columns or their layout. The message shows an example of a
 	// key that fits.

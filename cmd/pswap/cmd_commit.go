@@ -65,6 +65,7 @@ type writeFlags struct {
 	inputFormat string
 	compression string
 	allowEmpty  bool
+	evolve      bool
 }
 
 func (f *writeFlags) add(cmd *cobra.Command) {
@@ -72,6 +73,7 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of the inputs: csv, jsonl or parquet (default: by file extension; required for -)")
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
+	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
 }
 
 // parseCompression parses --compression.
@@ -116,6 +118,14 @@ func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
 	p.wopts.Staging.Compression = comp
 	p.allowEmpty = f.allowEmpty
 	p.wopts.Commit.AllowEmpty = f.allowEmpty
+	p.wopts.Table.EvolveSchema = f.evolve
+	if f.sel.interval != "" {
+		// A table created by this commit records the layout the interval
+		// was mapped with (checked by f.sel.one above).
+		if l, err := parseLayout(f.sel.grain, f.sel.layout); err == nil {
+			p.wopts.Table.Layout = &l
+		}
+	}
 	if needInputs {
 		if p.inputs, err = expandInputs(args, format); err != nil {
 			return p, err

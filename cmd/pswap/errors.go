@@ -14,6 +14,7 @@ import (
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 // Exit statuses: the CLI contract scripts depend on.
@@ -78,6 +79,9 @@ var badInput = []error{
 	staging.ErrBadInput,
 	staging.ErrCorrupt,
 	staging.ErrUnsupported,
+	tablemeta.ErrSchemaMismatch,
+	tablemeta.ErrPartitionMismatch,
+	tablemeta.ErrUnsupportedType,
 	store.ErrInvalidKey,
 }
 

@@ -97,11 +97,12 @@ func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.P
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"json":    cmdJSON,
-			"errjson": cmdErrJSON,
-			"jsonset": cmdJSONSet,
-			"tamper":  cmdTamper,
-			"exits":   cmdExits,
+			"json":      cmdJSON,
+			"errjson":   cmdErrJSON,
+			"jsonset":   cmdJSONSet,
+			"tamper":    cmdTamper,
+			"exits":     cmdExits,
+			"tablejson": cmdTableJSON, // tablejson_test.go
 		},
 	}
 }

@@ -1,0 +1,212 @@
+package staging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// Input describes an input to a ConformFunc.
+type Input struct {
+	// Name names the input in errors: "Parquet file x.parquet",
+	// "CSV sales.csv", "Arrow record", "Go type main.Sale".
+	Name string
+	// Text: the input is CSV or JSON Lines, its types inferred or given.
+	Text bool
+}
+
+// ConformFunc decides the schema an input's data is stored in. It gets
+// the input's canonical schema (the Arrow schema Arrow's Parquet reader
+// derives from the Parquet the input would produce) and returns the
+// schema to store it in (nil: as it is), or an error to refuse the input.
+// A table schema's safe promotions are such functions: see Options.Conform.
+type ConformFunc func(in Input, schema *arrow.Schema) (*arrow.Schema, error)
+
+// conversion is the error setSchema returns for an input whose data must
+// be converted before it is stored. Inputs that can convert (Arrow
+// records, CSV and JSON Lines, existing Parquet files) do; Go structs
+// cannot, and report it.
+type conversion struct {
+	input  string
+	from   *canonSchema
+	target *arrow.Schema // what ConformFunc returned
+	canon  *canonSchema  // its canonical form
+}
+
+func (c *conversion) Error() string {
+	return fmt.Sprintf("%v: %s must be stored as\n%s\nbut has\n%s\nand values of %s are not converted: change the types to the table's", ErrSchemaMismatch, c.input, c.canon.text, c.from.text, c.input)
+}
+
+func (c *conversion) Unwrap() error { return ErrSchemaMismatch }
+
+// conform applies Options.Conform to an input's canonical schema; it
+// returns the canonical schema the data is to be stored in, with the
+// target to convert to when that differs from c. Callers hold mu.
+func (s *Stager) conform(input string, c *canonSchema) (*conversion, error) {
+	if s.opts.Conform == nil || s.converting {
+		return nil, nil
+	}
+	if r, ok := s.conformed[c.text]; ok {
+		return r, nil
+	}
+	in := Input{Name: input, Text: strings.HasPrefix(input, "CSV ") || strings.HasPrefix(input, "JSON Lines ")}
+	target, err := s.opts.Conform(in, c.arrow)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", input, err)
+	}
+	var r *conversion
+	if target != nil {
+		tc, err := s.canonOfRecordSchema(target)
+		if err != nil {
+			return nil, fmt.Errorf("staging: schema to store %s in: %w", input, err)
+		}
+		if !tc.equal(c) {
+			r = &conversion{input: input, from: c, target: target, canon: tc}
+		}
+	}
+	if s.conformed == nil {
+		s.conformed = map[string]*conversion{}
+	}
+	s.conformed[c.text] = r
+	return r, nil
+}
+
+// asConversion returns the conversion an error from setSchema asks for.
+func asConversion(err error) *conversion {
+	var c *conversion
+	if errors.As(err, &c) {
+		return c
+	}
+	return nil
+}
+
+// acceptConverted establishes or checks the schema of an input that will
+// be converted to cv.target before it is written.
+func (s *Stager) acceptConverted(cv *conversion) error {
+	s.converting = true
+	defer func() { s.converting = false }()
+	return s.setSchema(cv.input, cv.canon)
+}
+
+// writeConverted converts a record to cv.target and writes it.
+func (s *Stager) writeConverted(input string, rec arrow.RecordBatch, cv *conversion) error {
+	out, err := convertRecord(s.ctx, input, rec, cv.target)
+	if err != nil {
+		return err
+	}
+	defer out.Release()
+	s.converting = true
+	defer func() { s.converting = false }()
+	return s.writeRecord(input, out)
+}
+
+// convertRecord returns rec's columns in target's order and types, by
+// Arrow's safe casts (an overflow or a lost fraction is an error, never a
+// silent change), refusing nulls in a column target says is not nullable.
+func convertRecord(ctx context.Context, input string, rec arrow.RecordBatch, target *arrow.Schema) (arrow.RecordBatch, error) {
+	src := rec.Schema()
+	cols := make([]arrow.Array, 0, target.NumFields())
+	release := func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	for _, f := range target.Fields() {
+		idx := src.FieldIndices(f.Name)
+		if len(idx) != 1 {
+			release()
+			return nil, fmt.Errorf("%w: %s has no column %q", ErrSchemaMismatch, input, f.Name)
+		}
+		col := rec.Column(idx[0])
+		if !f.Nullable && col.NullN() > 0 {
+			release()
+			return nil, fmt.Errorf("%w: %s: column %q holds %d nulls, but the table's column is NOT NULL", ErrBadInput, input, f.Name, col.NullN())
+		}
+		if arrow.TypeEqual(col.DataType(), f.Type) {
+			col.Retain()
+			cols = append(cols, col)
+			continue
+		}
+		out, err := compute.CastArray(ctx, col, compute.SafeCastOptions(f.Type))
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("%w: %s: column %q: %s to %s: %v", ErrBadInput, input, f.Name, col.DataType(), f.Type, err)
+		}
+		cols = append(cols, out)
+	}
+	out := array.NewRecordBatch(target, cols, rec.NumRows())
+	release()
+	return out, nil
+}
+
+// addConvertedParquet adds an existing Parquet file whose data must be
+// converted (an int32 column of a long table column, say): it cannot be
+// copied as it is, so its records are read through Arrow, converted and
+// written as new files, whose checksums and content checksum are those of
+// the converted data.
+func (s *Stager) addConvertedParquet(ctx context.Context, f readerAtSize, size int64, cv *conversion) (err error) {
+	if err := s.acceptConverted(cv); err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s: decoding failed: %v", ErrCorrupt, cv.input, r)
+		}
+	}()
+	r, err := openParquet(f, size) // as scanParquet read it
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
+	}
+	defer r.Close()
+	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{BatchSize: arrowBatch}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := s.writeConverted(cv.input, rr.RecordBatch(), cv); err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
+	}
+	return nil
+}
+
+// Schema returns the generation's schema: the Arrow schema its files are
+// stored with (after any conversion), or nil before the first input.
+func (s *Stager) Schema() *arrow.Schema {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.schema == nil {
+		return nil
+	}
+	return s.schema.arrow
+}
+
+// headerFits reports whether a CSV header names exactly the schema's
+// fields, in any order.
+func headerFits(header []string, s *arrow.Schema) bool {
+	if len(header) != s.NumFields() {
+		return false
+	}
+	for _, n := range header {
+		if len(s.FieldIndices(n)) != 1 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,184 @@
+package pswap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
+)
+
+// Errors of the table schema, checked with errors.Is.
+var (
+	// ErrSchemaMismatch: data the table's schema does not accept (a column
+	// dropped, renamed, retyped, or added without evolving); the message
+	// names the column. Nothing was changed.
+	ErrSchemaMismatch = tablemeta.ErrSchemaMismatch
+	// ErrPartitionMismatch: a partition key that does not fit the table's
+	// partition columns and layout; the message shows a key that fits.
+	ErrPartitionMismatch = tablemeta.ErrPartitionMismatch
+)
+
+// TableOptions tune how a write uses the table's metadata
+// (<table>/_pswap/table.json). The zero value works: the first commit
+// creates it, later ones are checked against it.
+type TableOptions struct {
+	// EvolveSchema lets this write add columns to the table's schema (as
+	// nullable columns); table.json is then replaced conditionally before
+	// the commit. Without it a new column is ErrSchemaMismatch.
+	EvolveSchema bool
+	// Layout is the partition layout recorded when this write creates the
+	// table (the one an interval was mapped with); nil infers it from the
+	// key (dt=2026-11-29 gives dt=2006-01-02).
+	Layout *partition.Layout
+}
+
+// schemaGuard holds a write's view of the table's metadata: read at
+// Begin, consulted for every input (staging's Conform), written at
+// Commit when the write creates or evolves it.
+type schemaGuard struct {
+	st   store.Store
+	key  string
+	opts TableOptions
+
+	mu      sync.Mutex
+	table   *tablemeta.Table // current or provisional; nil: absent and no input yet
+	etag    string           // of the document read; "" when absent
+	create  bool             // absent: create it at commit
+	evolved []string         // columns this write adds
+}
+
+// beginSchema reads the table's metadata, checks the partition key
+// against it, and makes the staging options store data in the table's
+// schema: CSV and JSON Lines are read with it (no per-file guessing) and
+// every input's schema is checked and promoted.
+func beginSchema(ctx context.Context, st store.Store, key string, opts TableOptions, so *staging.Options) (*schemaGuard, error) {
+	g := &schemaGuard{st: st, key: key, opts: opts}
+	t, etag, err := tablemeta.Read(ctx, st)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		g.create = true
+	case errors.Is(err, tablemeta.ErrInvalid):
+		return nil, fmt.Errorf("%w: %w", swap.ErrCorrupt, err)
+	case err != nil:
+		return nil, fmt.Errorf("read table metadata: %w", err)
+	default:
+		if err := t.CheckKey(key); err != nil {
+			return nil, err
+		}
+		g.table, g.etag = t, etag
+		if so.TextSchema == nil && !opts.EvolveSchema {
+			so.TextSchema = t.Schema.Arrow()
+		}
+	}
+	if so.Conform == nil {
+		so.Conform = g.conform
+	}
+	return g, nil
+}
+
+// conform is the staging.ConformFunc of a write.
+func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	popts := tablemeta.PlanOptions{Text: in.Text}
+	if g.table == nil {
+		cols, err := tablemeta.InferPartitionColumns(g.key, g.opts.Layout)
+		if err != nil {
+			return nil, err
+		}
+		t, err := tablemeta.New(cols, s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		g.table = t
+	}
+	target, err := g.table.Plan(s, popts)
+	if errors.Is(err, tablemeta.ErrSchemaMismatch) && g.opts.EvolveSchema {
+		evolved, added, eerr := g.table.Evolve(s, popts)
+		if eerr != nil {
+			return nil, eerr
+		}
+		if len(added) > 0 {
+			g.table = evolved
+			g.evolved = append(g.evolved, added...)
+			return g.table.Plan(s, popts)
+		}
+	}
+	return target, err
+}
+
+// commit writes the table's metadata if this write creates or evolves it,
+// before the pointer swap. stored is the schema the generation's files
+// hold. A lost race is resolved by re-reading: the write goes on only if
+// its data fits the table's metadata as it now is, else it fails with
+// ErrSchemaMismatch and nothing visible changed.
+func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.table == nil || stored == nil {
+		return nil // no input: nothing to record
+	}
+	switch {
+	case g.create:
+		cur, _, created, err := tablemeta.Create(ctx, g.st, g.table)
+		if err != nil {
+			if errors.Is(err, tablemeta.ErrInvalid) {
+				return fmt.Errorf("%w: %w", swap.ErrCorrupt, err)
+			}
+			return err
+		}
+		if !created {
+			return fits(cur, g.key, stored, "was created by another writer at the same time")
+		}
+	case len(g.evolved) > 0:
+		_, err := tablemeta.Update(ctx, g.st, g.table, g.etag)
+		if errors.Is(err, tablemeta.ErrChanged) {
+			cur, _, rerr := tablemeta.Read(ctx, g.st)
+			if rerr != nil {
+				return fmt.Errorf("%w (read back: %w)", err, rerr)
+			}
+			return fits(cur, g.key, stored, "was changed by another writer at the same time")
+		}
+		return err
+	}
+	return nil
+}
+
+// fits checks data already staged against a table's metadata that another
+// writer wrote meanwhile: the data must be exactly what the table stores,
+// as staged data can no longer be converted.
+func fits(t *tablemeta.Table, key string, stored *arrow.Schema, what string) error {
+	if err := t.CheckKey(key); err != nil {
+		return fmt.Errorf("the table's metadata %s: %w", what, err)
+	}
+	target, err := t.Plan(stored, tablemeta.PlanOptions{})
+	if err != nil {
+		return fmt.Errorf("the table's metadata %s: %w; re-run to write data that fits it", what, err)
+	}
+	ts, err1 := tablemeta.SchemaFromArrow(target)
+	ss, err2 := tablemeta.SchemaFromArrow(stored)
+	if err1 != nil || err2 != nil || !ts.SameTypes(ss) {
+		return fmt.Errorf("%w: the table's metadata %s, with columns stored differently:\n%s\nre-run to write data that fits it", ErrSchemaMismatch, what, t.Schema)
+	}
+	return nil
+}
+
+// TableMetadata reads the table's metadata document
+// (<table>/_pswap/table.json): its partition columns and schema.
+// A table that has none yet (no commit since pswap began keeping it) is
+// ErrNotFound; a malformed one is ErrCorrupt.
+func (t *Table) TableMetadata(ctx context.Context) (*tablemeta.Table, error) {
+	m, _, err := tablemeta.Read(ctx, t.st)
+	if errors.Is(err, tablemeta.ErrInvalid) {
+		return nil, fmt.Errorf("%w: %w", swap.ErrCorrupt, err)
+	}
+	return m, err
+}
