@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -59,9 +61,10 @@ type schemaGuard struct {
 // against it, and makes the staging options store data in the table's
 // schema: CSV and JSON Lines are read with it (no per-file guessing) and
 // every input's schema is checked and promoted.
-func beginSchema(ctx context.Context, st store.Store, key string, opts TableOptions, so *staging.Options) (*schemaGuard, error) {
+func beginSchema(ctx context.Context, st store.Store, key string, wo WriteOptions, so *staging.Options) (*schemaGuard, error) {
+	opts := wo.Table
 	g := &schemaGuard{st: st, key: key, opts: opts}
-	t, etag, err := tablemeta.Read(ctx, st)
+	t, etag, err := readRetrying(ctx, st, wo.Commit)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		g.create = true
@@ -82,6 +85,34 @@ func beginSchema(ctx context.Context, st store.Store, key string, opts TableOpti
 		so.Conform = g.conform
 	}
 	return g, nil
+}
+
+// readRetrying reads the table's metadata, retrying transient failures
+// within the commit's bounds (swap.Options: MaxAttempts, BaseDelay,
+// MaxDelay, with their defaults), as the commit's own reads do.
+func readRetrying(ctx context.Context, st store.Store, o swap.Options) (*tablemeta.Table, string, error) {
+	attempts, delay, maxDelay := o.MaxAttempts, o.BaseDelay, o.MaxDelay
+	if attempts <= 0 {
+		attempts = 10
+	}
+	if delay <= 0 {
+		delay = 50 * time.Millisecond
+	}
+	if maxDelay <= 0 {
+		maxDelay = 5 * time.Second
+	}
+	for i := 1; ; i++ {
+		t, etag, err := tablemeta.Read(ctx, st)
+		if err == nil || !errors.Is(err, store.ErrTransient) || i >= attempts {
+			return t, etag, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", fmt.Errorf("%w (after: %w)", ctx.Err(), err)
+		case <-time.After(rand.N(delay) + delay/2):
+		}
+		delay = min(2*delay, maxDelay)
+	}
 }
 
 // conform is the staging.ConformFunc of a write.

@@ -517,3 +517,57 @@ func TestTableSchemaExistingTable(t *testing.T) {
 		}
 	})
 }
+
+// Two first commits at once: the same schema, both succeed; another
+// schema, the one that lost the create-if-absent fails naming the
+// difference and leaves its partition untouched.
+func TestTableSchemaCreateRace(t *testing.T) {
+	onStores(t, func(t *testing.T, tb *pswap.Table) {
+		race := func(keys []string, recs ...arrow.RecordBatch) []error {
+			ws := make([]*pswap.Writer, len(recs))
+			for i, rec := range recs {
+				p, _ := tb.Partition(keys[i])
+				w, err := p.Begin(ctx, pswap.WriteOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.WriteRecord(rec); err != nil {
+					t.Fatal(err)
+				}
+				ws[i] = w
+			}
+			errs := make([]error, len(ws))
+			var wg sync.WaitGroup
+			for i, w := range ws {
+				wg.Add(1)
+				go func() { defer wg.Done(); _, errs[i] = w.Commit(ctx) }()
+			}
+			wg.Wait()
+			return errs
+		}
+		for _, err := range race([]string{"dt=2026-11-01", "dt=2026-11-02"}, record(t, "id", []int64{1}), record(t, "id", []int64{2})) {
+			if err != nil {
+				t.Fatalf("same schema: %v", err)
+			}
+		}
+		if err := tb.Store().Delete(ctx, tablemeta.Key); err != nil {
+			t.Fatal(err)
+		}
+		errs := race([]string{"dt=2026-11-03", "dt=2026-11-04"}, record(t, "id", []int64{1}), record(t, "id", []string{"x"}))
+		if (errs[0] == nil) == (errs[1] == nil) {
+			t.Fatalf("want exactly one failure: %v", errs)
+		}
+		for i, err := range errs {
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), "was created by another writer at the same time") {
+				t.Fatalf("loser: %v", err)
+			}
+			p, _ := tb.Partition([]string{"dt=2026-11-03", "dt=2026-11-04"}[i])
+			if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
+				t.Fatalf("the loser's partition: %v", err)
+			}
+		}
+	})
+}

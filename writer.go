@@ -45,12 +45,13 @@ type Writer struct {
 // table's partition columns (ErrPartitionMismatch), and every input is
 // checked against and stored in the table's schema (ErrSchemaMismatch).
 func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, error) {
-	guard, err := beginSchema(ctx, p.t.st, p.key, opts.Table, &opts.Staging)
+	txn, err := swap.Begin(ctx, p.t.st, p.key, opts.Commit)
 	if err != nil {
 		return nil, err
 	}
-	txn, err := swap.Begin(ctx, p.t.st, p.key, opts.Commit)
+	guard, err := beginSchema(ctx, p.t.st, p.key, opts, &opts.Staging) // tableschema.go
 	if err != nil {
+		txn.Abort(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts}, nil

@@ -59,9 +59,11 @@ func writeCSVInput(t testing.TB, dir, name string, n int, seed string) string {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	fmt.Fprintln(f, "id,region,note")
+	// The columns of saleRow: a table has one schema, whichever input
+	// kind a commit uses.
+	fmt.Fprintln(f, "id,region,amount,note")
 	for i := range n {
-		fmt.Fprintf(f, "%d,%s,%s\n", i, []string{"eu", "us"}[i%2], seed)
+		fmt.Fprintf(f, "%d,%s,%.2f,%s\n", i, []string{"eu", "us"}[i%2], float64(i)/4, seed)
 	}
 	return p
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 // checkOpts tune one invariant check.
@@ -305,6 +306,13 @@ func (e *tableEnv) checkLayout(t testing.TB) {
 func (e *tableEnv) layoutKey(key string) bool {
 	if e.allowKey != nil && e.allowKey(key) {
 		return true
+	}
+	if key == tablemeta.Key { // the table's metadata (table.json)
+		return true
+	}
+	if base := path.Base(key); e.kind == "file" && path.Dir(key) == path.Dir(tablemeta.Key) &&
+		strings.HasPrefix(base, ".") && (strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
+		return true // the file backend's temporary and lock files of table.json
 	}
 	i := strings.Index(key, "/_pswap/")
 	if i <= 0 || partition.Validate(key[:i]) != nil {
