@@ -73,19 +73,27 @@ func (w *World) build() {
 	}
 }
 
-// commitOptions are the writers' options: the simulated grace period, no
-// real sleeping, and bounds by attempts (the wall-clock bound is modelled
-// by Config.CommitWindow instead).
+// commitOptions are the writers' options: the simulated grace period, and
+// retry bounds on the simulated clock (swap.Options.Clock) with every
+// backoff a scheduling point that lets the others go first
+// (swap.Options.Sleep), so that attempts and simulated time bound a commit.
 func (w *World) commitOptions(a *actor, runID string, p swap.Policy) swap.Options {
 	return swap.Options{
 		RunID:       runID,
 		OnConflict:  p,
 		GracePeriod: w.cfg.GracePeriod,
 		MaxAttempts: 4,
-		MaxElapsed:  time.Hour,
-		BaseDelay:   time.Nanosecond,
-		MaxDelay:    time.Nanosecond,
+		MaxElapsed:  w.cfg.MaxElapsed,
+		Sleep:       func(ctx context.Context, _ time.Duration) error { return w.pause(ctx, 1) },
+		Clock:       w.clockNow,
 	}
+}
+
+// clockNow is the simulated time, as a writer's local clock.
+func (w *World) clockNow() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.clock
 }
 
 // Row is what the facade's writers write.

@@ -34,9 +34,9 @@
 //
 // What would make runs differ is removed: generation ids come from the
 // simulated clock and a counter (manifest.SetGenerationIDSource); the
-// writers' backoff sleeps are one nanosecond (swap.Options BaseDelay and
-// MaxDelay) and their wall-clock bound is an hour, so that attempts, not
-// wall time, bound them; GC runs with Concurrency 1 (gc.Table on one
+// writers' backoff is a scheduling point, not a timer, and their retry
+// bound (MaxElapsed) runs on the simulated clock (swap.Options Sleep and
+// Clock); GC runs with Concurrency 1 (gc.Table on one
 // partition, gc.Partition for each of several, so that only one goroutine
 // of an actor makes requests at a time); actors start one at a time.
 //
@@ -52,12 +52,12 @@
 // staged stays behind as orphans. Time also passes between requests (up to
 // 400 ms each) and while slow writers and readers work.
 //
-// Writers bound their commits by MaxElapsed on the wall clock, which the
-// simulation does not drive; Config.CommitWindow models what that bound and
-// request expiry guarantee on a real store: a writer's or a rollback's
-// request on a pointer or a manifest that arrives more than CommitWindow
-// after its latest read of the store's clock is refused, not applied (fault
-// "expired"). GC's CommitWindow is the same value, as its safety argument
+// Writers bound their commits by MaxElapsed (3 s of simulated time here);
+// Config.CommitWindow models what that bound, request timeouts and request
+// expiry guarantee on a real store: a writer's or a rollback's request on a
+// pointer or a manifest that arrives more than CommitWindow after its
+// latest read of the store's clock is refused, not applied (fault
+// "expired"): a request in flight too long. GC's CommitWindow is the same value, as its safety argument
 // requires (gc/doc.go).
 //
 // # Invariants, checked on the store itself

@@ -64,11 +64,11 @@ var regressions = []struct {
 	// A CommitStaged refused as stale (or a no-op, or out of rebases)
 	// deleted the staged generation's data, which a concurrent CommitStaged
 	// of the same generation had made current (swap: cleanup of keepData).
-	{54, "stale CommitStaged deleted the data its twin committed (I2)"},
+	{90, "CommitStaged deleted the data its twin committed (I5)"},
 	{196, "stale CommitStaged deleted the data its twin committed (I5)"},
 	{200, "CommitStaged no-op deleted the data of the current generation (I5)"},
-	{3, "CommitStaged deleted the data its twin committed (I5)"},
-	{11, "CommitStaged deleted the data its twin committed (I5)"},
+	{261, "CommitStaged deleted the data its twin committed (I2)"},
+	{276, "CommitStaged deleted the data its twin committed (I2)"},
 }
 
 func TestRegressions(t *testing.T) {

@@ -72,14 +72,16 @@ type Config struct {
 	// StepTime is the most the store's clock advances per request; MaxDelay
 	// the most a delay fault moves it.
 	StepTime, MaxDelay time.Duration
-	// GracePeriod is the writers' (swap.Options.GracePeriod).
-	GracePeriod time.Duration
-	// CommitWindow models what the writers' MaxElapsed bound and request
-	// expiry guarantee on a real store but measure on a wall clock the
-	// simulation does not drive: a writer's or a rollback's request on a
+	// GracePeriod and MaxElapsed are the writers' (swap.Options), in
+	// simulated time.
+	GracePeriod, MaxElapsed time.Duration
+	// CommitWindow models what the writers' MaxElapsed bound (on their own
+	// clock, here the simulated one) and request timeouts and expiry
+	// guarantee on a real store: a writer's or a rollback's request on a
 	// pointer or a manifest that arrives more than CommitWindow after its
 	// latest read of the store's clock is refused (a transient error, not
-	// applied). GC's CommitWindow is set to the same value.
+	// applied): a request in flight too long. GC's CommitWindow is the same
+	// value.
 	CommitWindow time.Duration
 	// GC is the collectors' options (Concurrency 1; ages in simulated time).
 	GC gc.Options
@@ -156,6 +158,7 @@ func Scenario(seed uint64) Config {
 		StepTime:     400 * time.Millisecond,
 		MaxDelay:     3 * time.Second,
 		GracePeriod:  6 * time.Second,
+		MaxElapsed:   3 * time.Second,
 		CommitWindow: 5 * time.Second,
 		StallTimeout: 30 * time.Second,
 		StrictRunIDs: true,
