@@ -18,7 +18,7 @@ import (
 
 // populate writes parts partitions of gens generations each, one small data
 // file per generation, straight to the store (what commits would leave).
-func populate(b *testing.B, st store.Store, parts, gens int) {
+func populate(b testing.TB, st store.Store, parts, gens int) {
 	b.Helper()
 	var wg sync.WaitGroup
 	work := make(chan int)
@@ -131,5 +131,35 @@ func BenchmarkTable(b *testing.B) {
 			b.ReportMetric(float64(steady)/float64(b.N), "steady-requests/op")
 			b.ReportMetric(steadyTime.Seconds()/float64(b.N), "steady-s/op")
 		})
+	}
+}
+
+// GC of a table costs 4 requests per partition with something to delete
+// (its pointer, the manifests' DeleteObjects, their second listing, the
+// data's DeleteObjects) plus the table's listing pages, and 1 (its pointer)
+// per partition with nothing to delete: 100 partitions x 10 generations.
+func TestTableRequestCount(t *testing.T) {
+	parts, gens := 100, 10
+	w := newWarp(memstore.New())
+	populate(t, w, parts, gens)
+	w.advance(gc.DefaultMinAge + time.Hour)
+	cs := newCounting(w)
+	tr, err := gc.Table(ctx, cs, "", gc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := parts * (gens - 2) * 2; tr.Totals.Objects != want {
+		t.Fatalf("%d objects deleted, want %d", tr.Totals.Objects, want)
+	}
+	pages := (parts*(1+2*gens) + 999) / 1000
+	if c := cs.Counts(); c["get"] != parts || c["list"] != pages+parts || cs.batches.Load() != int64(2*parts) || cs.total() != 4*parts+pages {
+		t.Fatalf("requests %v + %d DeleteObjects, want %d", c, cs.batches.Load(), 4*parts+pages)
+	}
+	cs.reset()
+	if tr, err := gc.Table(ctx, cs, "", gc.Options{}); err != nil || tr.Totals.Objects != 0 {
+		t.Fatalf("second run: %+v, %v", tr.Totals, err)
+	}
+	if c := cs.Counts(); cs.total() != parts+1 || c["get"] != parts {
+		t.Fatalf("second run: requests %v + %d DeleteObjects, want %d", c, cs.batches.Load(), parts+1)
 	}
 }
