@@ -57,6 +57,9 @@ type Stager struct {
 	rows   int64
 	sum    rowSum
 
+	// The write buffer of the last file closed, reused by the next one.
+	spareBuf *bufio.Writer
+
 	structs map[reflect.Type]*structInfo
 	arrows  map[string]*canonSchema // by arrow.Schema fingerprint
 	buf     []byte                  // scratch row encoding
@@ -277,7 +280,12 @@ func (s *Stager) openPart(newEnc func(w io.Writer) (encoder, error)) error {
 	}
 	s.next++
 	p := &part{name: name, key: key, w: w, sink: &hashSink{w: w, h: sha256.New()}}
-	p.buf = bufio.NewWriterSize(p.sink, partBufferSize)
+	if p.buf = s.spareBuf; p.buf != nil {
+		s.spareBuf = nil
+		p.buf.Reset(p.sink)
+	} else {
+		p.buf = bufio.NewWriterSize(p.sink, partBufferSize)
+	}
 	if p.enc, err = newEnc(p.buf); err != nil {
 		_ = w.Abort()
 		return err
@@ -298,6 +306,7 @@ func (s *Stager) closePart() error {
 	if err := p.buf.Flush(); err != nil {
 		return fmt.Errorf("staging: write %s: %w", p.key, err)
 	}
+	s.spareBuf = p.buf
 	sum := p.sink.h.Sum(nil)
 	attrs, err := p.w.Commit()
 	if err != nil {

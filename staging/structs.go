@@ -218,6 +218,9 @@ func structEncoderFor[T any](s *Stager, si *structInfo) (*structEncoder[T], erro
 	}
 	var enc *structEncoder[T]
 	err := s.openPart(func(w io.Writer) (encoder, error) {
+		// A new writer per file: parquet-go's GenericWriter.Reset (v0.32)
+		// does not give the bytes a new writer gives for the same rows
+		// (TestEachFileAsIfWrittenAlone), and output must be deterministic.
 		enc = &structEncoder[T]{w: pq.NewGenericWriter[T](w, append([]pq.WriterOption{si.schema}, s.pqOpts...)...)}
 		return enc, nil
 	})
