@@ -201,10 +201,12 @@ func ListPointers(ctx context.Context, st store.Store, prefix string) ([]Listed,
 				}
 				continue
 			}
+			// The slot is taken before the goroutine starts, so that at
+			// most listConcurrency of them exist however many partitions.
+			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				sem <- struct{}{}
 				b, err := ReadPointer(ctx, st, part)
 				<-sem
 				switch {
