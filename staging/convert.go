@@ -29,6 +29,13 @@ type inferState struct {
 	seen                                bool // a non-null value was seen
 	ints, floats, bools, strs, other    int
 	dates, tsZone, tsNaive, nonTimeStrs int
+
+	// Nested values (JSON Lines): arrays and objects seen, the inferred
+	// element of arrays, the fields of objects (names in order).
+	arrays, objects int
+	elem            *inferState
+	fields          map[string]*inferState
+	order           []string
 }
 
 func (st *inferState) observeText(v string) {
@@ -103,6 +110,9 @@ func parseTimestamp(v string, unit arrow.TimeUnit, loc *time.Location) (ts arrow
 
 // field returns the inferred column.
 func (st *inferState) field() arrow.Field {
+	if nf, ok := st.nestedField(); ok {
+		return nf
+	}
 	f := arrow.Field{Name: st.name, Nullable: true, Type: arrow.BinaryTypes.String}
 	switch {
 	case !st.seen || st.other > 0:
@@ -181,9 +191,20 @@ func jsonString(want string, v any) (string, error) {
 }
 
 func newColumn(mem memory.Allocator, f arrow.Field) (*column, error) {
-	c := &column{field: f, b: array.NewBuilder(mem, f.Type)}
+	c, err := columnOf(array.NewBuilder(mem, f.Type), f)
+	if err != nil {
+		c.b.Release()
+		return nil, err
+	}
+	return c, nil
+}
+
+// columnOf converts values into the builder b of field f (b may be the
+// child builder of a list, struct or map: see jsonnested.go).
+func columnOf(b array.Builder, f arrow.Field) (*column, error) {
+	c := &column{field: f, b: b}
 	name := f.Type.String()
-	switch b := c.b.(type) {
+	switch b := b.(type) {
 	case *array.BooleanBuilder:
 		c.text = func(v string) error {
 			switch v {
@@ -301,8 +322,10 @@ func newColumn(mem memory.Allocator, f arrow.Field) (*column, error) {
 		}
 		c.json = c.viaText(name)
 	default:
-		c.b.Release()
-		return nil, fmt.Errorf("%w: column %q has type %s, which CSV and JSON Lines inputs do not support", ErrUnsupported, f.Name, f.Type)
+		if ok, err := c.nestedFuncs(); ok {
+			return c, err
+		}
+		return c, fmt.Errorf("%w: column %q has type %s, which CSV and JSON Lines inputs do not support", ErrUnsupported, f.Name, f.Type)
 	}
 	return c, nil
 }

@@ -147,7 +147,9 @@
 // files it already wrote, and returns the error again from every call.
 // Bad CSV or JSON Lines rows fail with [ErrBadInput] naming the input and
 // the line; no row is ever dropped. A Parquet file that cannot be decoded
-// fails with [ErrCorrupt] naming the file, before any of it is uploaded.
+// fails with [ErrCorrupt] naming the file, and nothing of it is stored:
+// its footer is checked before the first byte is uploaded, its pages
+// while it uploads, and the upload is aborted instead of committed.
 // Where a page carries a CRC (parquet-go, and so [Write], writes one on
 // every page; parquet-mr and arrow-cpp can), it is checked: a mismatch
 // fails with [ErrPageChecksum] (an ErrCorrupt) naming the file, the column

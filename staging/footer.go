@@ -38,39 +38,8 @@ func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
 		return Footer{}, err
 	}
 	defer pr.Close()
-	md := pr.MetaData()
-	canon, err := fromParquetSchema(md.Schema)
-	if err != nil {
-		return Footer{}, err
-	}
-	var sum int64
-	for g := 0; g < md.NumRowGroups(); g++ {
-		rg := md.RowGroup(g)
-		if rg.NumRows() < 0 {
-			return Footer{}, fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, g, rg.NumRows())
-		}
-		sum += rg.NumRows()
-		for c := 0; c < rg.NumColumns(); c++ {
-			cc, err := rg.ColumnChunk(c)
-			if err != nil {
-				return Footer{}, fmt.Errorf("%w: row group %d column %d: %v", ErrCorrupt, g, c, err)
-			}
-			if cc.NumValues() == 0 {
-				continue
-			}
-			start := cc.DataPageOffset()
-			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
-				start = cc.DictionaryPageOffset()
-			}
-			if start < 4 || cc.TotalCompressedSize() < 0 || start+cc.TotalCompressedSize() > size {
-				return Footer{}, fmt.Errorf("%w: column %s (row group %d) lies outside the file", ErrCorrupt, cc.PathInSchema(), g)
-			}
-		}
-	}
-	if md.NumRows != sum && sum != 0 {
-		return Footer{}, fmt.Errorf("%w: footer says %d rows, its row groups %d", ErrCorrupt, md.NumRows, sum)
-	}
-	return Footer{Rows: md.NumRows, Schema: canon.text, RowGroups: md.NumRowGroups()}, nil
+	ft, _, err := checkFooter(pr, size)
+	return ft, err
 }
 
 // openParquet opens r with Arrow's Parquet reader. Arrow refuses a footer

@@ -6,18 +6,28 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strings"
+	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // AddParquetFile adds an existing local Parquet file to the generation as
 // one data file, copying its bytes unchanged. Nothing about the file is
-// trusted: its footer is read and its schema checked against the
-// generation's, and every row is decoded (to compute the content checksum
-// and to prove the pages are intact) before any byte is uploaded. A file
-// that cannot be read is refused with ErrCorrupt; the file must not change
-// while it is added. A file without rows adds nothing.
+// trusted: its footer is read and checked (schema against the
+// generation's, column chunks inside the file) before the first byte is
+// uploaded; then the upload and the checks of the pages run at the same
+// time over the same file: every page CRC present is verified and every
+// row decoded and hashed (for the content checksum, and to prove the pages
+// intact), across cores. The uploaded object is committed only once the
+// checks passed: a file that cannot be read is refused with ErrCorrupt
+// (ErrPageChecksum for a page CRC mismatch) and its upload aborted, so
+// nothing of it becomes visible. The file must not change while it is
+// added. A file without rows adds nothing.
 func (s *Stager) AddParquetFile(ctx context.Context, path string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -29,6 +39,30 @@ func (s *Stager) AddParquetFile(ctx context.Context, path string) error {
 	}
 	return nil
 }
+
+// fileErr wraps an error of the existing-file path with the file's name:
+// "corrupt parquet file: PATH: what" for a file that cannot be read.
+func fileErr(path string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrUnsupported) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return &corruptFileError{path: path, err: err}
+}
+
+// corruptFileError puts the file's name after the kind of error.
+type corruptFileError struct {
+	path string
+	err  error // matches ErrCorrupt
+}
+
+func (e *corruptFileError) Error() string {
+	return ErrCorrupt.Error() + ": " + e.path + ": " + strings.TrimPrefix(e.err.Error(), ErrCorrupt.Error()+": ")
+}
+
+func (e *corruptFileError) Unwrap() error { return e.err }
 
 func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	f, err := os.Open(path)
@@ -43,12 +77,17 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	if !before.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s is not a regular file", ErrBadInput, path)
 	}
-	rows, sum, canon, err := scanParquet(ctx, f, before.Size())
+	size := before.Size()
+
+	// The footer, before anything goes out.
+	pr, err := openParquet(f, size)
 	if err != nil {
-		if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrCorrupt) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+		return fileErr(path, err)
+	}
+	defer pr.Close()
+	ft, canon, err := checkFooter(pr, size)
+	if err != nil {
+		return fileErr(path, err)
 	}
 	if err := s.setSchema("Parquet file "+path, canon); err != nil {
 		if cv := asConversion(err); cv != nil && rows > 0 {
@@ -58,7 +97,7 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		}
 		return err
 	}
-	if rows == 0 {
+	if ft.Rows == 0 {
 		return nil
 	}
 	if err := s.closePart(); err != nil {
@@ -68,79 +107,217 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		return err
 	}
 	p := s.cur
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("staging: %w", err)
+
+	// The pages, while the bytes upload.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type scanned struct {
+		rows int64
+		sum  rowSum
+		err  error
 	}
-	n, err := io.Copy(p.buf, ctxReader{ctx: ctx, r: f})
-	if err != nil {
-		return fmt.Errorf("staging: copy %s to %s: %w", path, p.key, err)
+	done := make(chan scanned, 1)
+	go func() {
+		var r scanned
+		r.rows, r.sum, r.err = scanPages(sctx, f, size, pr, canon)
+		if r.err != nil {
+			cancel() // stop the upload early
+		}
+		done <- r
+	}()
+	n, cerr := io.Copy(p.buf, ctxReader{ctx: sctx, r: io.NewSectionReader(f, 0, size)})
+	if cerr != nil {
+		cancel()
+	}
+	sc := <-done
+	if sc.err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("%s: %w", path, cerr)
+		}
+		return fileErr(path, sc.err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("staging: copy %s to %s: %w", path, p.key, cerr)
+	}
+	if sc.rows != ft.Rows {
+		return fileErr(path, fmt.Errorf("footer says %d rows, pages hold %d", ft.Rows, sc.rows))
 	}
 	after, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("staging: %w", err)
+		return err
 	}
-	if n != before.Size() || after.Size() != n || !after.ModTime().Equal(before.ModTime()) {
+	if n != size || after.Size() != n || !after.ModTime().Equal(before.ModTime()) {
 		return fmt.Errorf("%w: %s changed while it was being added", ErrBadInput, path)
 	}
-	p.rows, p.sum = rows, sum
+	p.rows, p.sum = sc.rows, sc.sum
 	return s.closePart()
 }
 
-// scanParquet validates a Parquet file and hashes its rows.
-func scanParquet(ctx context.Context, f readerAtSize, size int64) (rows int64, sum rowSum, canon *canonSchema, err error) {
+// checkFooter checks what the footer of pr (a file of size bytes) says
+// and derives the canonical schema.
+func checkFooter(pr *file.Reader, size int64) (Footer, *canonSchema, error) {
+	md := pr.MetaData()
+	canon, err := fromParquetSchema(md.Schema)
+	if err != nil {
+		return Footer{}, nil, err
+	}
+	var sum int64
+	for g := 0; g < md.NumRowGroups(); g++ {
+		rg := md.RowGroup(g)
+		if rg.NumRows() < 0 {
+			return Footer{}, nil, fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, g, rg.NumRows())
+		}
+		sum += rg.NumRows()
+		for c := 0; c < rg.NumColumns(); c++ {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				return Footer{}, nil, fmt.Errorf("%w: row group %d column %d: %v", ErrCorrupt, g, c, err)
+			}
+			if cc.NumValues() == 0 {
+				continue
+			}
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+				start = cc.DictionaryPageOffset()
+			}
+			if start < 4 || cc.TotalCompressedSize() < 0 || start+cc.TotalCompressedSize() > size {
+				return Footer{}, nil, fmt.Errorf("%w: column %s (row group %d) lies outside the file", ErrCorrupt, cc.PathInSchema(), g)
+			}
+		}
+	}
+	if md.NumRows < 0 || md.NumRows != sum && sum != 0 {
+		return Footer{}, nil, fmt.Errorf("%w: footer says %d rows, its row groups %d", ErrCorrupt, md.NumRows, sum)
+	}
+	return Footer{Rows: md.NumRows, Schema: canon.text, RowGroups: md.NumRowGroups()}, canon, nil
+}
+
+// scanPages verifies the page CRCs of a file and decodes and hashes every
+// row, row groups in parallel across cores (the row sum is commutative, so
+// they may finish in any order). Each worker decodes with its own reader
+// and recovers from a decoder's panic on malformed input.
+func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, canon *canonSchema) (rows int64, sum rowSum, err error) {
+	if _, err := verifyPageChecksums(f, size, pr.MetaData()); err != nil {
+		return 0, sum, err
+	}
+	groups := pr.NumRowGroups()
+	workers := min(groups, runtime.GOMAXPROCS(0))
+	next := make(chan int, groups)
+	for g := range groups {
+		next <- g
+	}
+	close(next)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var local rowSum
+			var n int64
+			err := scanRowGroups(ctx, pr, canon, next, &local, &n)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				cancel()
+				return
+			}
+			sum.add(local)
+			rows += n
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		for _, e := range errs { // the cause, not the cancellations it caused
+			if !errors.Is(e, context.Canceled) {
+				return 0, sum, e
+			}
+		}
+		return 0, sum, errs[0]
+	}
+	return rows, sum, ctx.Err()
+}
+
+// scanRowGroups decodes and hashes the row groups it takes from next.
+func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, next <-chan int, sum *rowSum, rows *int64) (err error) {
 	defer func() {
 		// Arrow's decoders can panic on malformed input.
 		if r := recover(); r != nil {
 			err = fmt.Errorf("decoding failed: %v", r)
 		}
 	}()
-	r, err := openParquet(f, size)
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: arrowBatch}, memory.DefaultAllocator)
 	if err != nil {
-		return 0, sum, nil, err
+		return err
 	}
-	defer r.Close()
-	canon, err = fromParquetSchema(r.MetaData().Schema)
-	if err != nil {
-		return 0, sum, nil, err
-	}
-	if _, err := verifyPageChecksums(f, size, r.MetaData()); err != nil {
-		return 0, sum, nil, err
-	}
-	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{BatchSize: arrowBatch}, memory.DefaultAllocator)
-	if err != nil {
-		return 0, sum, nil, err
-	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return 0, sum, nil, err
-	}
-	defer rr.Release()
 	var buf []byte
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		encs := make([]arrowEnc, rec.NumCols())
-		for i, col := range rec.Columns() {
-			if encs[i], err = arrowEncoder(col, canon.arrow.Field(i).Type); err != nil {
-				return 0, sum, nil, err
+	for g := range next {
+		rr, err := fr.GetRecordReader(ctx, nil, []int{g})
+		if err != nil {
+			return err
+		}
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			if buf, err = hashBatch(rec, canon, sum, buf); err != nil {
+				rr.Release()
+				return err
+			}
+			*rows += rec.NumRows()
+			if err := ctx.Err(); err != nil {
+				rr.Release()
+				return err
 			}
 		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			buf = buf[:0]
-			for _, e := range encs {
-				buf = e(buf, i)
-			}
-			sum.addRow(buf)
-		}
-		rows += rec.NumRows()
-		if err := ctx.Err(); err != nil {
-			return 0, sum, nil, err
+		err = rr.Err()
+		rr.Release()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
 		}
 	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+	return nil
+}
+
+// hashBatch adds the row hashes of rec to sum.
+func hashBatch(rec arrow.RecordBatch, canon *canonSchema, sum *rowSum, buf []byte) (out []byte, err error) {
+	encs := make([]arrowEnc, rec.NumCols())
+	for i, col := range rec.Columns() {
+		if encs[i], err = arrowEncoder(col, canon.arrow.Field(i).Type); err != nil {
+			return buf, err
+		}
+	}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		buf = buf[:0]
+		for _, e := range encs {
+			buf = e(buf, i)
+		}
+		sum.addRow(buf)
+	}
+	return buf, nil
+}
+
+// scanParquet validates a Parquet file and hashes its rows (the whole
+// check of AddParquetFile, without the upload).
+func scanParquet(ctx context.Context, f readerAtSize, size int64) (rows int64, sum rowSum, canon *canonSchema, err error) {
+	pr, err := openParquet(f, size)
+	if err != nil {
 		return 0, sum, nil, err
 	}
-	if rows != r.NumRows() {
-		return 0, sum, nil, fmt.Errorf("footer says %d rows, pages hold %d", r.NumRows(), rows)
+	defer pr.Close()
+	ft, canon, err := checkFooter(pr, size)
+	if err != nil {
+		return 0, sum, nil, err
+	}
+	rows, sum, err = scanPages(ctx, f, size, pr, canon)
+	if err != nil {
+		return 0, sum, nil, err
+	}
+	if rows != ft.Rows {
+		return 0, sum, nil, fmt.Errorf("footer says %d rows, pages hold %d", ft.Rows, rows)
 	}
 	return rows, sum, canon, nil
 }

@@ -116,7 +116,7 @@ func TestAddParquetFileRoundTrip(t *testing.T) {
 		"structs": stageStructs, "arrow": stageArrow,
 	} {
 		t.Run(name, func(t *testing.T) {
-			st0, c0 := write(t, Options{TargetFileSize: 64 << 10}, rows)
+			st0, c0 := write(t, Options{TargetFileSize: 64 << 10, RowGroupRows: 700}, rows) // several row groups a file: scanned in parallel
 			dir := t.TempDir()
 			st, s := newMem(t, Options{})
 			for _, f := range c0.Files {
@@ -300,8 +300,11 @@ func TestJSONLErrors(t *testing.T) {
 		{"type change", "{\"a\":1}\n{\"a\":\"x\"}\n", "line 2", nil},
 		{"bool after number", "{\"a\":1}\n{\"a\":true}\n", "line 2", nil},
 		{"float into int", "{\"a\":1}\n{\"a\":1.5}\n", "line 2", intA},
-		{"nested", "{\"a\":{\"b\":1}}\n", "line 1", nil},
-		{"nested with schema", "{\"a\":[1]}\n", "line 1", intA},
+		{"object then array", "{\"a\":{\"b\":1}}\n{\"a\":[1]}\n", "line 2", nil},
+		{"array for int", "{\"a\":[1]}\n", "line 1", intA},
+		{"object for list", "{\"a\":{\"b\":1}}\n", "line 1", rowSchemaOfFields(arrow.Field{Name: "a", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true})},
+		{"not a struct field", "{\"a\":{\"c\":1}}\n", "line 1", rowSchemaOfFields(arrow.Field{Name: "a", Type: arrow.StructOf(arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), Nullable: true})},
+		{"bad list element", "{\"a\":[1,\"x\"]}\n", "line 1: key \"a\": element 1", rowSchemaOfFields(arrow.Field{Name: "a", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true})},
 		{"duplicate key", "{\"a\":1,\"a\":2}\n", "line 1", nil},
 		{"truncated", "{\"a\":1}\n{\"a\":", "line 2", nil},
 	} {

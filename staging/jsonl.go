@@ -18,10 +18,16 @@ import (
 // The schema is Options.Schema, else the generation's, else inferred from
 // the first DefaultInferRows lines (int64, float64, bool, date32,
 // timestamp[us] and string; a key seen only with null is a string). A line
-// that is not one JSON object, a key not in the schema, a nested value, a
+// that is not one JSON object, a key not in the schema, a
 // value of the wrong type, or a null in a non-nullable column fails with
 // ErrBadInput naming the input and the line. Blank lines are skipped.
 // Binary columns are base64 strings, as in Arrow's JSON reader.
+//
+// Nested values convert to nested columns: a JSON array to a list, a JSON
+// object to a struct (inferred: the fields seen in the first lines, in
+// name order; element and field types inferred the same way), or to a map with string keys when the schema says so. A value of
+// another shape than its column's (an object for a list, a key that is
+// not a field of the struct) fails with ErrBadInput.
 func (s *Stager) AddJSONL(ctx context.Context, r io.Reader, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -182,8 +188,14 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 				case string:
 					st.observeString(v)
 					err = conflict(k, "string", row.line)
+				case []any:
+					st.observeJSON(v)
+					err = conflict(k, "array", row.line)
+				case map[string]any:
+					st.observeJSON(v)
+					err = conflict(k, "object", row.line)
 				default:
-					return bad(row.line, "key %q: nested values are not supported", k)
+					return bad(row.line, "key %q: unexpected JSON value %T", k, v)
 				}
 				if err != nil {
 					return err
