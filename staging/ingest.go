@@ -90,8 +90,11 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		return fileErr(path, err)
 	}
 	if err := s.setSchema("Parquet file "+path, canon); err != nil {
-		if cv := asConversion(err); cv != nil && rows > 0 {
-			return s.addConvertedParquet(ctx, f, before.Size(), cv) // promote.go: cannot be copied as it is
+		if cv := asConversion(err); cv != nil && ft.Rows > 0 {
+			if _, err := verifyPageChecksums(f, size, pr.MetaData()); err != nil {
+				return fileErr(path, err)
+			}
+			return s.addConvertedParquet(ctx, f, size, cv) // promote.go: cannot be copied as it is
 		} else if cv != nil {
 			return s.acceptConverted(cv)
 		}
