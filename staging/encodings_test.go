@@ -3,11 +3,16 @@ package staging
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/store/filestore"
 )
 
 // The default encodings and row groups (see the package documentation),
@@ -113,5 +118,59 @@ func TestEachFileAsIfWrittenAlone(t *testing.T) {
 			t.Fatalf("file %d (rows %d-%d): bytes differ from a new writer's", i, off, off+f.Rows)
 		}
 		off += f.Rows
+	}
+}
+
+// hyparquet, a second independent reader, reads the default encodings
+// (DELTA_BINARY_PACKED, dictionaries, several row
+// groups) of both writers, and finds the same rows in both files.
+func TestHyparquetReadsDefaultEncodings(t *testing.T) {
+	duckcheck.SkipIfHyparquetUnavailable(t)
+	ctx := context.Background()
+	n := 12000
+	rows := makeRows(n, 5)
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"structs", "arrow"} {
+		fs, err := filestore.New(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(ctx, fs, testPrefix, Options{RowGroupRows: 5000}) // 3 row groups
+		if name == "structs" {
+			err = Write(s, rows...)
+		} else {
+			rec := toRecord(rows)
+			err = s.WriteRecord(rec)
+			rec.Release()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.Finish(ctx)
+		if err != nil || len(c.Files) != 1 {
+			t.Fatalf("%s: %d files, %v", name, len(c.Files), err)
+		}
+		paths = append(paths, filepath.Join(dir, name, filepath.FromSlash(testPrefix+c.Files[0].Path)))
+	}
+	files, errs, err := duckcheck.ReadParquetFiles(ctx, paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
+		if errs[i] != nil {
+			t.Fatalf("%s: %v", paths[i], errs[i])
+		}
+		if f.NumRows != int64(n) || len(f.Rows) != n {
+			t.Fatalf("%s: %d rows (footer %d), want %d", paths[i], len(f.Rows), f.NumRows, n)
+		}
+		for _, k := range []int{0, 1, n / 2, n - 1} {
+			if got := fmt.Sprint(f.Rows[k]["id"]); got != fmt.Sprint(rows[k].ID) {
+				t.Fatalf("%s: row %d has id %s, want %d", paths[i], k, got, rows[k].ID)
+			}
+		}
+	}
+	if a, b := files[0].Checksum(), files[1].Checksum(); a != b {
+		t.Fatalf("hyparquet reads different rows from the two writers' files: %s vs %s", a, b)
 	}
 }
