@@ -1,9 +1,12 @@
 // Package store is pswap's small object-store abstraction: get, stat,
 // conditional put, streaming write, delete and list, with a few optional
 // interfaces in the manner of io/fs (batch delete, multipart-upload listing,
-// the store's clock, ranged reads, server-side copies). The functions
-// GetRange, ReadRange and Copy use a backend's RangeReader or Copier and fall
-// back to plain reads and writes for stores without one.
+// the store's clock, ranged reads, server-side copies, delimited listings).
+// The functions GetRange, ReadRange and Copy use a backend's RangeReader or
+// Copier and fall back to plain reads and writes for stores without one;
+// ListDelimited uses a DelimiterLister (S3's ListObjectsV2 with Delimiter,
+// whose cost grows with the folders listed, not with the objects beneath)
+// and falls back to rolling up a full List.
 //
 // Backends live in subpackages: memstore (in memory, for tests), filestore
 // (a local directory, the embedded default) and s3store (AWS S3 and
