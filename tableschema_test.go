@@ -3,12 +3,14 @@ package pswap_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,12 +18,14 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/gc"
 	"github.com/pswap/pswap/internal/duckcheck"
 	"github.com/pswap/pswap/internal/testenv"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/tablemeta"
 )
 
@@ -570,4 +574,58 @@ func TestTableSchemaCreateRace(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The table schema costs a commit one GET (table.json), and the first
+// commit of a table one create-if-absent PUT; evolving one If-Match PUT.
+func TestTableSchemaRequests(t *testing.T) {
+	cs := storetest.NewCounting(memstore.New())
+	tb := pswap.NewTable(cs)
+	for i, want := range []map[string]int{
+		// GETs: pointer, table.json; the data file; PUTs: table.json
+		// (created), manifest, pointer (created).
+		{"get": 2, "writer": 1, "put-if-none-match": 3},
+		// The same, table.json only read; the pointer replaced.
+		{"get": 2, "writer": 1, "put-if-none-match": 1, "put-if-match": 1},
+	} {
+		cs.Reset()
+		if _, err := commitRecord(t, tb, "dt=2026-11-27", record(t, "id", []int64{int64(i)}), pswap.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := cs.Counts(); !maps.Equal(got, want) {
+			t.Errorf("commit %d: requests %v, want %v", i+1, got, want)
+		}
+	}
+	cs.Reset()
+	evolve := pswap.WriteOptions{Table: pswap.TableOptions{EvolveSchema: true}}
+	if _, err := commitRecord(t, tb, "dt=2026-11-28", record(t, "id", []int64{1}, "x", []int64{1}), evolve); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cs.Counts(), map[string]int{"get": 2, "writer": 1, "put-if-none-match": 2, "put-if-match": 1}; !maps.Equal(got, want) {
+		t.Errorf("evolving commit: requests %v, want %v", got, want)
+	}
+}
+
+// GC never touches table.json (it is no partition's).
+func TestTableSchemaSurvivesGC(t *testing.T) {
+	st := memstore.New()
+	tb := pswap.NewTable(st)
+	for i := range 3 {
+		if _, err := commitRecord(t, tb, "dt=2026-11-27", record(t, "id", []int64{int64(i)}), pswap.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _, err := store.ReadAll(ctx, st, tablemeta.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := gc.Table(ctx, st, "", gc.Options{Keep: 1, MinAge: time.Nanosecond, OrphanAge: time.Nanosecond, CommitWindow: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _, err := store.ReadAll(ctx, st, tablemeta.Key)
+	if err != nil || string(after) != string(before) {
+		t.Fatalf("table.json after gc: %v", err)
+	}
+	t.Logf("gc: %+v", rep)
 }

@@ -26,6 +26,18 @@
 // canonical schema (writers call a list's element "element", "item" or
 // "array"): they are "element", "key" and "value" there.
 //
+// With [Options.Conform] (a table schema's checks: package tablemeta), each
+// input's canonical schema is first mapped to the schema it must be stored
+// in. Data of another schema is converted through Arrow's safe casts
+// (int32 into int64, float32 into float64, columns reordered, ...; an
+// overflow or a null in a NOT NULL column is an error): Arrow records, CSV
+// and JSON Lines as they are written, and an existing Parquet file by
+// rewriting it instead of copying it, so that the files, their checksums
+// and the content checksum are those of the stored data. Go structs are
+// never converted: their types must be the stored ones. With
+// [Options.TextSchema], CSV and JSON Lines are read with the table's
+// types instead of inferred ones.
+//
 // # Codecs and encodings
 //
 // Files are read with Arrow's Parquet reader: every encoding it knows
