@@ -333,10 +333,14 @@ func TestFilesDuckDB(t *testing.T) {
 	duckcheck.SkipIfUnavailable(t)
 	dir := t.TempDir()
 	table := filepath.Join(dir, "lake", "sales")
-	for day, rows := range map[string]string{
-		"2026-11-28": "id,amount\n1,1.5\n2,2.5\n",
-		"2026-11-29": "id,amount\n3,10\n4,20\n5,30\n",
+	// In this order: the first commit's CSV makes amount a double in the
+	// table schema, and the second day's whole numbers are promoted to it
+	// (the other order is refused: a double does not fit an int64 column).
+	for _, d := range []struct{ day, rows string }{
+		{"2026-11-28", "id,amount\n1,1.5\n2,2.5\n"},
+		{"2026-11-29", "id,amount\n3,10\n4,20\n5,30\n"},
 	} {
+		day, rows := d.day, d.rows
 		in := filepath.Join(dir, day+".csv")
 		if err := os.WriteFile(in, []byte(rows), 0o644); err != nil {
 			t.Fatal(err)
