@@ -1,8 +1,10 @@
 // Package sim is a deterministic simulation of pswap's actors racing on one
-// object store: committing writers, rollbacks, garbage collection and
-// readers, all of them pswap's real code (the facade's Writer with Parquet
-// staging, swap.Txn, swap.Rollback, gc.Table and gc.Partition,
-// swap.Resolve), driven through a simulated store.Store.
+// object store: committing writers, staged commits, rollbacks, garbage
+// collection and readers, all of them pswap's real code (the facade's
+// Writer with Parquet staging, swap.Txn, Writer.Stage/Txn.Stage and
+// CommitStaged, Partition.Rollback, gc.Table and gc.Partition,
+// swap.Resolve), driven through a simulated store.Store. (Iceberg
+// publishers are not actors yet.)
 //
 // # The store
 //
@@ -89,7 +91,9 @@
 // # Runs, traces and planted bugs
 //
 // Scenario derives a run from a seed (partitions, actors, their timing and
-// policies, fault and kill rates, LIST page size, GC's Keep). A failing
+// policies, fault and kill rates, LIST page size, GC's Keep); a third of
+// the seeds focus on one race (rollbacks to what GC is collecting, slow
+// tasks while GC collects orphans). A failing
 // run's Format prints its trace: every request with its actor, fault and
 // outcome, generation ids shortened to g1, g2... in order of appearance.
 // Failing seeds go into the regression table of the tests.
@@ -99,7 +103,8 @@
 // skipped (GC not re-reading the pointer or not re-listing manifests before
 // deleting, a rollback not re-reading its target, a writer whose grace
 // check always passes). It exists only in this package: production code
-// never reaches it.
+// never reaches it. TestPlantedCaught checks that each is still caught;
+// TestPlantedFind (PSWAP_SIM_PLANT_SEEDS) measures how soon.
 //
 // The tests run a bounded number of seeds (PSWAP_SIM_SEEDS, default 200);
 // scripts/sim.sh runs many more, from a random or given first seed.
