@@ -313,9 +313,11 @@ func (w *World) commitReport(a *actor, part, staged string, res swap.Result, err
 			// manifest and pointer bytes when they read the clock in the
 			// same second; on S3 (ETag = MD5) the second cannot tell the
 			// first one's swap from its own, and both report a change of
-			// the same generation (one idempotency key). Allowed, counted.
+			// the same generation (committed, or superseded if another
+			// commit followed; one idempotency key). Allowed, counted.
 			if e := w.findGen(part, res.Generation); a.group != 0 && e != nil && e.actor != nil &&
-				e.actor.group == a.group && res.Generation == staged && res.Outcome == swap.Committed {
+				e.actor.group == a.group && res.Generation == staged &&
+				(res.Outcome == swap.Committed || res.Outcome == swap.Superseded) {
 				w.faults["twin-committed"]++
 				return fmt.Sprintf("%s %s (the swap of its twin %s)", res.Outcome, res.Generation, e.actor)
 			}
