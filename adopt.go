@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -74,29 +76,57 @@ func (p *Partition) Reserve(ctx context.Context, opts swap.Options) (swap.Reserv
 	return swap.Reserve(ctx, p.t.st, p.key, opts)
 }
 
-// adopter returns the swap.AdoptFunc that describes a reservation's files.
-func adopter(o AdoptOptions) swap.AdoptFunc {
+// adopter returns the swap.AdoptFunc that describes a reservation's files
+// of partition key and checks them against the table's schema.
+func adopter(o AdoptOptions, key string, opts swap.Options) swap.AdoptFunc {
 	o = o.defaults()
 	return func(ctx context.Context, st store.Store, prefix string) (manifest.Content, time.Time, error) {
-		return adopt(ctx, st, prefix, o)
+		c, oldest, s, err := adopt(ctx, st, prefix, o)
+		if err == nil {
+			err = checkAsIs(ctx, st, key, opts, s)
+		}
+		return c, oldest, err
 	}
+}
+
+// checkAsIs checks files committed as they are (adopted or copied: they
+// cannot be converted) against the table's metadata: the partition key must
+// fit, and the files must hold exactly the table's columns and stored
+// types. A table without metadata gets it from these files (before the
+// swap), as a first commit from local files would.
+func checkAsIs(ctx context.Context, st store.Store, key string, opts swap.Options, s *arrow.Schema) error {
+	if s == nil {
+		return nil
+	}
+	g, err := beginSchema(ctx, st, key, WriteOptions{Commit: opts}, &staging.Options{})
+	if err != nil {
+		return err
+	}
+	if g.table != nil {
+		return fits(g.table, key, s, "does not match files committed as they are (they cannot be converted)")
+	}
+	if _, err := g.conform(staging.Input{Name: "adopted files"}, s); err != nil {
+		return err
+	}
+	return g.commit(ctx, s)
 }
 
 type adopted struct {
 	file   manifest.File
 	schema string
+	arrow  *arrow.Schema
 	mod    time.Time
 	err    error
 }
 
 // adopt lists prefix (one request per 1,000 objects) and reads each data
 // file's footer with at most two ranged GETs.
-func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (manifest.Content, time.Time, error) {
+func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (manifest.Content, time.Time, *arrow.Schema, error) {
 	var objs []store.Attrs
 	markers := 0
 	for a, err := range st.List(ctx, prefix) {
 		if err != nil {
-			return manifest.Content{}, time.Time{}, fmt.Errorf("adopt: list %s: %w", st.URI(prefix), err)
+			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("adopt: list %s: %w", st.URI(prefix), err)
 		}
 		rel := strings.TrimPrefix(a.Key, prefix)
 		if IsEngineMarker(rel) {
@@ -104,7 +134,7 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (
 			continue
 		}
 		if err := manifest.ValidateFilePath(rel); err != nil {
-			return manifest.Content{}, time.Time{}, fmt.Errorf("%w: adopt %s: %v", ErrBadInput, st.URI(a.Key), err)
+			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: adopt %s: %v", ErrBadInput, st.URI(a.Key), err)
 		}
 		objs = append(objs, a)
 	}
@@ -113,10 +143,10 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (
 		if markers > 0 {
 			what = fmt.Sprintf("holds only %d engine marker(s), no data file", markers)
 		}
-		return manifest.Content{}, time.Time{}, fmt.Errorf("%w: nothing to adopt: %s %s (did the engine write there?)", ErrBadInput, st.URI(prefix), what)
+		return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: nothing to adopt: %s %s (did the engine write there?)", ErrBadInput, st.URI(prefix), what)
 	}
 	if len(objs) > manifest.MaxFiles {
-		return manifest.Content{}, time.Time{}, fmt.Errorf("%w: %s holds %d files, at most %d per generation", ErrBadInput, st.URI(prefix), len(objs), manifest.MaxFiles)
+		return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %s holds %d files, at most %d per generation", ErrBadInput, st.URI(prefix), len(objs), manifest.MaxFiles)
 	}
 	out := make([]adopted, len(objs))
 	var wg sync.WaitGroup
@@ -135,12 +165,12 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (
 	schema := ""
 	for i, r := range out {
 		if r.err != nil {
-			return manifest.Content{}, time.Time{}, r.err
+			return manifest.Content{}, time.Time{}, nil, r.err
 		}
 		if i == 0 {
 			schema = r.schema
 		} else if r.schema != schema {
-			return manifest.Content{}, time.Time{}, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
+			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
 				st.URI(prefix+r.file.Path), r.schema, st.URI(prefix+out[0].file.Path), schema)
 		}
 		c.Add(r.file)
@@ -150,21 +180,21 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (
 	}
 	c.Schema = schema
 	if c.Rows == 0 && !o.AllowEmpty {
-		return manifest.Content{}, time.Time{}, fmt.Errorf("%w: %w: the %d file(s) under %s hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files), st.URI(prefix))
+		return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %w: the %d file(s) under %s hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files), st.URI(prefix))
 	}
 	if o.VerifyRows {
 		rows, sum, err := scanRows(ctx, st, prefix, c.Files)
 		if err != nil {
-			return manifest.Content{}, time.Time{}, err
+			return manifest.Content{}, time.Time{}, nil, err
 		}
 		if rows != c.Rows {
-			return manifest.Content{}, time.Time{}, fmt.Errorf("%w: %s: the files hold %d rows, their footers say %d", staging.ErrCorrupt, st.URI(prefix), rows, c.Rows)
+			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %s: the files hold %d rows, their footers say %d", staging.ErrCorrupt, st.URI(prefix), rows, c.Rows)
 		}
 		c.ContentChecksum = sum
 	} else {
 		c.ContentChecksum = adoptedChecksum(c.Files)
 	}
-	return c, oldest, nil
+	return c, oldest, out[0].arrow, nil
 }
 
 // minParquetSize is the smallest Parquet file: magic, footer length, magic.
@@ -216,7 +246,7 @@ func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs
 	if mod.IsZero() {
 		mod = r.mod
 	}
-	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, mod: mod}
+	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, arrow: f.Arrow, mod: mod}
 }
 
 // rangedFile is an io.ReaderAt over ranged GETs of one object, for a

@@ -68,6 +68,7 @@ func TestAdoptRequestCount(t *testing.T) {
 			mem := memstore.New()
 			cs := storetest.NewCounting(mem)
 			table := pswap.NewTable(cs)
+			firstCommit(t, table, mem)
 			p, res := reserve(t, table)
 			for i := range n {
 				putObj(t, mem, fmt.Sprintf("%spart-%05d.parquet", res.Prefix, i), parquetBytes(t, i*10, 10))
@@ -81,15 +82,16 @@ func TestAdoptRequestCount(t *testing.T) {
 				t.Fatalf("adopt: %+v %v", r, err)
 			}
 			c := cs.Counts()
-			want := map[string]int{"get": 1, "list": 1, "get-range": n, "put-if-none-match": 2, "delete": 1}
+			want := map[string]int{"get": 2, "list": 1, "get-range": n, "put-if-none-match": 2, "delete": 1}
 			for op, v := range want {
 				if c[op] != v {
 					t.Errorf("%s: %d requests, want %d (all: %v)", op, c[op], v, c)
 				}
 			}
-			// list + n ranged GETs + GET record, PUT manifest, PUT pointer, DELETE record.
-			if cs.Total() != n+5 || c["writer"] != 0 || c["put"] != 0 {
-				t.Fatalf("requests %v: total %d, want %d, and no data written", c, cs.Total(), n+5)
+			// list + n ranged GETs + GET record, GET table.json, PUT manifest,
+			// PUT pointer, DELETE record.
+			if cs.Total() != n+6 || c["writer"] != 0 || c["put"] != 0 {
+				t.Fatalf("requests %v: total %d, want %d, and no data written", c, cs.Total(), n+6)
 			}
 			snap, err := p.Current(ctx)
 			if err != nil {
@@ -113,6 +115,28 @@ func TestAdoptRequestCount(t *testing.T) {
 				t.Fatalf("verify of adopted files: %v, want 2 gets (pointer, manifest), %d stats and ranged gets", c, n)
 			}
 		})
+	}
+}
+
+// firstCommit adopts one file into another partition of the table, which
+// creates the table's metadata (table.json): what follows is a steady-state
+// commit.
+func firstCommit(t testing.TB, table *pswap.Table, raw store.Store) {
+	t.Helper()
+	p, err := table.Partition("dt=2026-08-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Reserve(ctx, swap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putObj(t, raw, res.Prefix+"part-0.parquet", parquetBytes(t, 0, 10))
+	if _, err := p.CommitStaged(ctx, res.Generation, swap.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := table.TableMetadata(ctx); err != nil {
+		t.Fatalf("the first adoption did not create the table's metadata: %v", err)
 	}
 }
 
@@ -315,5 +339,35 @@ func TestAdoptFileChangedMidRead(t *testing.T) {
 	}
 	if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
 		t.Fatalf("something was committed: %v", err)
+	}
+}
+
+// Adopted files are checked against the table's schema like any input, but
+// must match it as they are (they cannot be converted).
+func TestAdoptCheckedAgainstTableSchema(t *testing.T) {
+	mem := memstore.New()
+	table := pswap.NewTable(mem)
+	firstCommit(t, table, mem)
+	p, res := reserve(t, table)
+	type other struct {
+		ID    int64   `parquet:"id"`
+		Score float64 `parquet:"score"`
+	}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, []other{{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	putObj(t, mem, res.Prefix+"part-0.parquet", buf.Bytes())
+	_, err := p.CommitStaged(ctx, res.Generation, swap.Options{})
+	if !errors.Is(err, pswap.ErrSchemaMismatch) {
+		t.Fatalf("files of another schema: %v, want ErrSchemaMismatch", err)
+	}
+	if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
+		t.Fatalf("something was committed: %v", err)
+	}
+	_, res2 := reserve(t, table)
+	putObj(t, mem, res2.Prefix+"part-0.parquet", parquetBytes(t, 0, 3))
+	if r, err := p.CommitStaged(ctx, res2.Generation, swap.Options{}); err != nil || !r.Changed {
+		t.Fatalf("files of the table's schema: %+v %v", r, err)
 	}
 }

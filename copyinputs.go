@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -68,7 +70,10 @@ func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts Write
 			Seq: snap.Pointer.Seq, Rows: snap.Manifest.Rows, Bytes: snap.Manifest.Bytes, Files: len(snap.Manifest.Files),
 			IdempotencyKey: p.key + "@" + snap.Manifest.Generation}, nil
 	}
-	c, err := copySources(ctx, dst, txn.DataPrefix(), srcs, ao)
+	c, s, err := copySources(ctx, dst, txn.DataPrefix(), srcs, ao)
+	if err == nil {
+		err = checkAsIs(ctx, p.t.st, p.key, opts.Commit, s)
+	}
 	if err != nil {
 		txn.Abort(context.WithoutCancel(ctx))
 		return Result{}, err
@@ -149,7 +154,7 @@ func listSources(ctx context.Context, dst *s3store.Store, uris []string) ([]sour
 
 // copySources reads each source's footer and copies it server-side under
 // prefix, at most o.Concurrency at a time.
-func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []sourceObject, o AdoptOptions) (manifest.Content, error) {
+func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []sourceObject, o AdoptOptions) (manifest.Content, *arrow.Schema, error) {
 	out := make([]adopted, len(srcs))
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -190,21 +195,21 @@ func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []
 		}
 	}
 	if first != nil {
-		return manifest.Content{}, first
+		return manifest.Content{}, nil, first
 	}
 	var c manifest.Content
 	schema := out[0].schema
 	for i, r := range out {
 		if r.schema != schema {
-			return manifest.Content{}, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
+			return manifest.Content{}, nil, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
 				srcs[i].st.URI(srcs[i].attr.Key), r.schema, srcs[0].st.URI(srcs[0].attr.Key), schema)
 		}
 		c.Add(r.file)
 	}
 	c.Schema = schema
 	if c.Rows == 0 && !o.AllowEmpty {
-		return manifest.Content{}, fmt.Errorf("%w: %w: the %d input object(s) hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files))
+		return manifest.Content{}, nil, fmt.Errorf("%w: %w: the %d input object(s) hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files))
 	}
 	c.ContentChecksum = adoptedChecksum(c.Files)
-	return c, nil
+	return c, out[0].arrow, nil
 }

@@ -273,5 +273,5 @@ func (p *Partition) CommitStaged(ctx context.Context, generation string, opts sw
 		o = adopt[0]
 	}
 	o.AllowEmpty = o.AllowEmpty || opts.AllowEmpty
-	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts, adopter(o))
+	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts, adopter(o, p.key, opts))
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -23,6 +24,9 @@ type Footer struct {
 	Schema string
 	// RowGroups is the number of row groups.
 	RowGroups int
+	// Arrow is the canonical schema as Arrow's (for table schema checks of
+	// files that are adopted as they are).
+	Arrow *arrow.Schema
 }
 
 // ReadFooter reads and checks the footer of the Parquet file r of size
@@ -38,7 +42,10 @@ func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
 		return Footer{}, err
 	}
 	defer pr.Close()
-	ft, _, err := checkFooter(pr, size)
+	ft, canon, err := checkFooter(pr, size)
+	if err == nil && canon != nil {
+		ft.Arrow = canon.arrow
+	}
 	return ft, err
 }
 
