@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testenv"
 )
 
 // Engines writing where pswap adopts: DuckDB into a reservation, killed
@@ -290,5 +295,60 @@ func TestBackfill90Partitions(t *testing.T) {
 	}
 	if v := k.runCLI(t, "verify", "--table", k.url); v.code != 0 {
 		t.Fatalf("verify after the re-run: %s", v.stdout)
+	}
+}
+
+// TestPartitionedFromS3: Spark-style partitionBy output already in a bucket
+// (markers included) is committed by one `commit --partitioned s3://...`,
+// server-side; the re-run is a no-op for every partition.
+func TestPartitionedFromS3(t *testing.T) {
+	t.Parallel()
+	if !testenv.S3Enabled() {
+		t.Skip("MinIO not configured (" + testenv.EnvS3 + "); scripts/test.sh starts one")
+	}
+	e := newMinioEnv(t)
+	ctx := context.Background()
+	put := func(key string, body []byte) {
+		if _, err := e.s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &e.bucket, Key: &key, Body: bytes.NewReader(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type sale struct {
+		ID   int64  `parquet:"id"`
+		Name string `parquet:"name"`
+	}
+	days := 5
+	for d := range days {
+		for f := range 2 {
+			rows := make([]sale, 100)
+			for i := range rows {
+				rows[i] = sale{ID: int64(d*1000 + f*100 + i), Name: "n"}
+			}
+			var buf bytes.Buffer
+			if err := parquet.Write(&buf, rows); err != nil {
+				t.Fatal(err)
+			}
+			put(fmt.Sprintf("spark-out/dt=2026-09-%02d/part-%05d-abc.c000.snappy.parquet", d+1, f), buf.Bytes())
+		}
+	}
+	put("spark-out/_SUCCESS", nil)
+	src := "s3://" + e.bucket + "/spark-out"
+	r := e.runCLI(t, "commit", "--table", e.url, "--partitioned", src, "--run-id", "spark-backfill", "--json")
+	var doc partitionedJSON
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 || doc.Committed != days {
+		t.Fatalf("commit --partitioned s3://: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	for _, p := range doc.Partitions {
+		if p.Rows != 200 {
+			t.Fatalf("%s: %d rows, want 200", p.Partition, p.Rows)
+		}
+	}
+	r = e.runCLI(t, "commit", "--table", e.url, "--partitioned", src, "--run-id", "spark-backfill", "--json")
+	doc = partitionedJSON{}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 || doc.Unchanged != days {
+		t.Fatalf("re-run: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if v := e.runCLI(t, "verify", "--table", e.url); v.code != 0 {
+		t.Fatalf("verify: %s %s", v.stdout, v.stderr)
 	}
 }
