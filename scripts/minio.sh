@@ -3,7 +3,8 @@
 # started on free loopback ports with fresh random credentials per run.
 #
 #   scripts/minio.sh build            build (or reuse) the pinned MinIO; prints its path
-#   scripts/minio.sh start [ENVFILE]  start a server; prints the env file path
+#   scripts/minio.sh start [ENVFILE]  start a server with an empty bucket "pswap"
+#                                     (or $MINIO_BUCKET); prints the env file path
 #   scripts/minio.sh stop ENVFILE     stop that server and remove its data
 #
 # The env file (mode 0600) sets AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID,
@@ -20,6 +21,8 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 CACHE_DIR="${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/minio/$MINIO_VERSION"
 MINIO_BIN="$CACHE_DIR/minio"
 START_TIMEOUT="${MINIO_START_TIMEOUT:-60}"
+# The bucket every started server has, for walkthroughs (tests make their own).
+BUCKET="${MINIO_BUCKET:-pswap}"
 
 log() { printf 'minio.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -76,6 +79,17 @@ random_hex() { # bytes
 	od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'
 }
 
+# create_bucket ENDPOINT USER PASS BUCKET makes an empty bucket with a
+# SigV4-signed PUT (no MinIO client needed). The credentials reach curl on
+# its standard input, never on a command line that ps would show.
+create_bucket() {
+	local code
+	code="$(printf 'user = "%s:%s"\n' "$2" "$3" |
+		curl -sS -K - -o /dev/null -w '%{http_code}' --max-time 10 \
+			--aws-sigv4 "aws:amz:us-east-1:s3" -X PUT "$1/$4")" || return 1
+	[[ "$code" == 200 ]] || { log "PUT bucket $4: HTTP $code"; return 1; }
+}
+
 cmd_start() {
 	[[ -x "$MINIO_BIN" ]] || die "MinIO is not built: run '$0 build' first"
 	local state envfile data logf port cport user pass pid i
@@ -119,6 +133,11 @@ EOF
 	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
 		if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/minio/health/live" 2>/dev/null; then
 			log "MinIO is up on 127.0.0.1:$port (pid $pid)"
+			if ! create_bucket "http://127.0.0.1:$port" "$user" "$pass" "$BUCKET"; then
+				cmd_stop "$envfile" || true
+				die "could not create bucket $BUCKET"
+			fi
+			log "created bucket $BUCKET (s3://$BUCKET/...)"
 			echo "$envfile"
 			return 0
 		fi

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # pswap's test suite, as CI runs it: builds MinIO (cached after the first
-# time), starts it with fresh credentials, then runs gofmt, go vet, the tests
-# with the race detector, and staticcheck, against it. MinIO is stopped and
-# its data removed on exit, whatever happens.
+# time), starts it with fresh credentials, installs the npm packages of the
+# DuckDB/hyparquet cross-checks if missing, then runs gofmt, go mod tidy
+# -diff, go vet, the tests with the race detector, staticcheck and the fuzz
+# targets (briefly), against it. MinIO is stopped and its data removed on
+# exit, whatever happens.
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh ./store/...     # some packages
@@ -58,7 +60,26 @@ gofmt_check() {
 	fi
 }
 
+# The DuckDB and hyparquet cross-checks need their npm packages: install
+# them where a committed package-lock.json has no node_modules yet.
+npm_ci() {
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "npm not found: the DuckDB/hyparquet cross-checks will skip"
+		return 0
+	fi
+	git ls-files -- '*package-lock.json' | while read -r lock; do
+		dir="$(dirname "$lock")"
+		if [[ ! -d "$dir/node_modules" ]]; then
+			echo "npm ci in $dir"
+			(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+		fi
+	done
+}
+
+step "npm ci" npm_ci
 step gofmt gofmt_check
+# go.mod and go.sum say exactly what the code imports.
+step "go mod tidy" go mod tidy -diff
 step "go vet" go vet "${pkgs[@]}"
 testlog="$(mktemp)"
 go_test() {
@@ -71,5 +92,5 @@ step fuzz env PSWAP_FUZZ_TIME="${PSWAP_FUZZ_TIME:-5s}" scripts/fuzz.sh "${pkgs[@
 passed="$(grep -c '^ok ' "$testlog" || true)"
 failed="$(grep -c -E '^FAIL[[:space:]]+github.com/' "$testlog" || true)"
 rm -f "$testlog"
-echo "packages: $passed passed, $failed failed"
+echo "packages: $passed passed, $failed failed (${SECONDS}s in all)"
 exit "$rc"

@@ -8,8 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/duckcheck"
@@ -444,5 +447,50 @@ func TestCtxReader(t *testing.T) {
 	cancel(stop)
 	if err := <-errc; !errors.Is(err, stop) {
 		t.Fatalf("blocked read after cancel: %v, want the cause", err)
+	}
+}
+
+// The progress bar names each input's phase, and its first frame's speed
+// is measured from when the phase began, not from the first update (which
+// showed gigabytes per second for a file that took a second).
+func TestProgressPhasesAndFirstSpeed(t *testing.T) {
+	var buf bytes.Buffer
+	inputs := []input{{path: "dir/a.csv", size: 1 << 20, format: pswap.FormatCSV}, {path: "b.parquet", size: 1 << 20, format: pswap.FormatParquet}}
+	bar := newProgressTo(&buf, inputs, "")
+	if got := bar.phase(inputs[0]); got != "converting a.csv" {
+		t.Errorf("phase of a CSV input: %q", got)
+	}
+	if got := bar.phase(inputs[1]); got != "uploading b.parquet" {
+		t.Errorf("phase of a Parquet input: %q", got)
+	}
+	if got := bar.phase(input{path: stdinArg, size: -1, format: pswap.FormatJSONL}); got != "converting stdin" {
+		t.Errorf("phase of stdin: %q", got)
+	}
+	if got := newProgressTo(&buf, inputs, "reading").phase(inputs[1]); got != "reading b.parquet" {
+		t.Errorf("phase with a fixed verb: %q", got)
+	}
+	// The first update comes when a first file is uploaded: no frame
+	// before it.
+	time.Sleep(200 * time.Millisecond) // the upload of the first MiB took at least this long
+	if err := bar.Add64(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	frames := strings.Split(buf.String(), "\r")
+	frame := frames[len(frames)-1]
+	// 1 MiB in >= 200ms is at most 5 MiB/s; a bar timed from its first
+	// update would show thousands.
+	m := regexp.MustCompile(`\(([0-9.]+) ([kKMGTPE]?i?B)/s\)`).FindStringSubmatch(frame)
+	if m == nil {
+		t.Fatalf("no speed in the first frame: %q", frame)
+	}
+	rate, _ := strconv.ParseFloat(m[1], 64)
+	scale := map[string]float64{"B": 1, "kB": 1e3, "KiB": 1 << 10, "MB": 1e6, "MiB": 1 << 20, "GB": 1e9, "GiB": 1 << 30}
+	if f, ok := scale[m[2]]; !ok || rate*f > 6e6 {
+		t.Errorf("first frame shows %s %s/s for 1 MiB in over 200ms (at most 5.2 MB/s): %q", m[1], m[2], frame)
+	}
+	time.Sleep(150 * time.Millisecond) // past the throttle
+	bar.Describe(bar.phase(inputs[1]))
+	if frames := strings.Split(buf.String(), "\r"); !strings.Contains(frames[len(frames)-1], "uploading b.parquet") {
+		t.Errorf("frame does not name the phase: %q", frames[len(frames)-1])
 	}
 }

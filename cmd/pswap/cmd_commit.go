@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
@@ -265,7 +263,7 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		// commit is the SameRun no-op describing the current generation.
 		return w.Commit(ctx)
 	}
-	if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "uploading")); err != nil {
+	if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "")); err != nil {
 		_ = w.Abort(context.WithoutCancel(ctx))
 		return pswap.Result{}, err
 	}
@@ -312,7 +310,7 @@ func visibleAfter(ctx context.Context, part *pswap.Partition, gen, runID string,
 var errEmpty = fmt.Errorf("%w: the inputs hold no rows (empty input); pass --allow-empty to make the partition empty", pswap.ErrBadInput)
 
 // stageInputs stages the inputs and refuses an empty result unless allowed.
-func stageInputs(ctx context.Context, w adder, p prepared, stdin io.Reader, bar *progressbar.ProgressBar) error {
+func stageInputs(ctx context.Context, w adder, p prepared, stdin io.Reader, bar *progress) error {
 	hasRows, err := addInputs(ctx, w, p.inputs, stdin, bar)
 	if err != nil {
 		return err

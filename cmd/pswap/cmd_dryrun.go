@@ -67,7 +67,7 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 	if err != nil {
 		return err
 	}
-	if err := stageInputs(ctx, mw, p, c.stdin, c.newProgress(p.inputs, "converting")); err != nil {
+	if err := stageInputs(ctx, mw, p, c.stdin, c.newProgress(p.inputs, "reading")); err != nil {
 		return err
 	}
 	_, content, err := mw.Stage(ctx)

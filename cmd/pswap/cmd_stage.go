@@ -138,7 +138,7 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "staging")); err != nil {
+		if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "")); err != nil {
 			_ = w.Abort(context.WithoutCancel(ctx))
 			return err
 		}

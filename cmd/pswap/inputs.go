@@ -131,8 +131,11 @@ type adder interface {
 
 // addInputs stages every input, advancing the progress bar (which may be
 // nil) by the bytes read. It reports whether any input held a row.
-func addInputs(ctx context.Context, w adder, inputs []input, stdin io.Reader, bar *progressbar.ProgressBar) (hasRows bool, err error) {
+func addInputs(ctx context.Context, w adder, inputs []input, stdin io.Reader, bar *progress) (hasRows bool, err error) {
 	for _, in := range inputs {
+		if bar != nil {
+			bar.Describe(bar.phase(in))
+		}
 		var rows bool
 		if in.format == pswap.FormatParquet && in.path != stdinArg {
 			rows = parquetHasRows(in.path)
@@ -156,7 +159,7 @@ func addInputs(ctx context.Context, w adder, inputs []input, stdin io.Reader, ba
 
 // addStream stages a CSV or JSON Lines file, or standard input, through a
 // reader that moves the progress bar and notices whether any row went by.
-func addStream(ctx context.Context, w adder, in input, stdin io.Reader, bar *progressbar.ProgressBar) (bool, error) {
+func addStream(ctx context.Context, w adder, in input, stdin io.Reader, bar *progress) (bool, error) {
 	r, name := io.Reader(newCtxReader(ctx, stdin)), "stdin"
 	if in.path != stdinArg {
 		f, err := os.Open(in.path)
@@ -244,13 +247,42 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newProgress returns a progress bar on stderr for uploading inputs, or nil
-// when progress must not be shown: with --json, or when stderr is not a
-// terminal (scripts, CI, log files).
-func (a *app) newProgress(inputs []input, verb string) *progressbar.ProgressBar {
-	if a.json || !isTerminal(a.stderr) {
+// progress is the progress bar of staging inputs, on stderr. Each input
+// names its phase: "converting a.csv" (CSV and JSON Lines become Parquet as
+// they are read and uploaded), "uploading b.parquet"; verb, when set,
+// names one phase for all inputs (commit --dry-run reads without
+// uploading).
+type progress struct {
+	*progressbar.ProgressBar
+	verb string
+}
+
+// phase names what happens to one input.
+func (p *progress) phase(in input) string {
+	name := filepath.Base(in.path)
+	if in.path == stdinArg {
+		name = "stdin"
+	}
+	switch {
+	case p.verb != "":
+		return p.verb + " " + name
+	case in.format == pswap.FormatParquet && in.path != stdinArg:
+		return "uploading " + name
+	}
+	return "converting " + name
+}
+
+// newProgress returns a progress bar on stderr for staging inputs, or nil
+// when stderr is not a terminal or with --json or --quiet. verb "" names
+// each input's phase (see progress).
+func (a *app) newProgress(inputs []input, verb string) *progress {
+	if a.json || a.quiet || !isTerminal(a.stderr) {
 		return nil
 	}
+	return newProgressTo(a.stderr, inputs, verb)
+}
+
+func newProgressTo(w io.Writer, inputs []input, verb string) *progress {
 	var total int64
 	for _, in := range inputs {
 		if in.size < 0 {
@@ -259,14 +291,18 @@ func (a *app) newProgress(inputs []input, verb string) *progressbar.ProgressBar 
 		}
 		total += in.size
 	}
-	return progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(a.stderr),
+	bar := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(verb),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+	// Start the clock now: a bar started by its first update computes its
+	// first speed over a few microseconds (absurd gigabytes per second).
+	bar.StartWithoutRender()
+	return &progress{ProgressBar: bar, verb: verb}
 }
 
 // ctxReader makes a blocking reader (standard input from an idle pipe)
