@@ -44,7 +44,7 @@ type corpusCase struct {
 }
 
 // TestCorpus ingests every file of testdata/corpus (the same rows written
-// by DuckDB, Arrow and parquet-go in every codec, encoding and page
+// by DuckDB, Arrow, parquet-go and Polars in every codec, encoding and page
 // version: see internal/corpusgen) and testdata/parquet-testing (files of
 // other writers, from Apache's conformance corpus), commits each through
 // a Stager on a file store, and reads the staged copy back with DuckDB and

@@ -1,9 +1,10 @@
 // Command corpusgen writes staging's Parquet corpus (testdata/corpus): the
 // same rows written by DuckDB, Arrow (pqarrow) and parquet-go in several
 // codecs, encodings and page versions, so that the corpus test can check
-// that they all ingest with one content checksum. Run it from the staging
-// folder with `go generate` (see corpus_test.go); it needs node and
-// internal/duckcheck's npm packages. The files are committed: regenerate
+// that they all ingest with one content checksum, and Polars too
+// (polars.mjs) when bench/polars has nodejs-polars installed. Run it from
+// the staging folder with `go generate` (see corpus_test.go); it needs node
+// and internal/duckcheck's npm packages. The files are committed: regenerate
 // only to add a case.
 //
 // File names are <dataset>.<writer>.<feature>.parquet.
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -47,6 +49,10 @@ const nestedSQL = `SELECT * FROM (VALUES
 	(2, [], {'x': NULL, 'y': NULL}, MAP {}, []),
 	(1, ['a', NULL, 'c'], {'x': 1.5, 'y': 2}, MAP {'k1': 1, 'k2': NULL}, [{'n': 'e1', 'v': [1, 2]}])
 ) AS t(id, tags, pt, attrs, evs)`
+
+// nestedNoMapSQL is nestedSQL without its map column, for Polars, which
+// has no map type.
+const nestedNoMapSQL = "SELECT * EXCLUDE (attrs) FROM (" + nestedSQL + ")"
 
 var nestedSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -111,7 +117,10 @@ func main() {
 		{"lz4_raw", "COMPRESSION lz4_raw"},
 		{"v2-pages-delta", "COMPRESSION zstd, PARQUET_VERSION v2"},
 	} {
-		for _, d := range []struct{ name, sql string }{{"nested", nestedSQL}, {"flat", flatSQL}} {
+		for _, d := range []struct{ name, sql string }{{"nested", nestedSQL}, {"flat", flatSQL}, {"nestednomap", nestedNoMapSQL}} {
+			if d.name == "nestednomap" && c.feature != "snappy" && c.feature != "v2-pages-delta" {
+				continue
+			}
 			path := filepath.Join(dir, d.name+".duckdb."+c.feature+".parquet")
 			sql = append(sql, "COPY ("+d.sql+") TO "+duckcheck.Quote(path)+" (FORMAT parquet, "+c.opts+")")
 		}
@@ -145,6 +154,21 @@ func main() {
 	} {
 		for name, r := range map[string]arrow.RecordBatch{"nested": rec, "flat": flatRec} {
 			writeArrow(filepath.Join(dir, name+".arrow."+c.feature+".parquet"), r, c.props)
+		}
+	}
+
+	// Polars, when bench/polars has it installed.
+	polarsDir, err := filepath.Abs(filepath.Join("..", "bench", "polars"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(polarsDir, "node_modules", "nodejs-polars")); err != nil {
+		log.Printf("skipping Polars: %v (run npm ci in bench/polars)", err)
+	} else {
+		cmd := exec.Command("node", filepath.Join("internal", "corpusgen", "polars.mjs"), dir, polarsDir)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			log.Fatalf("polars: %v", err)
 		}
 	}
 
