@@ -53,7 +53,7 @@ func runWriters(ctx context.Context, t *pswap.Table, e *s3env, writers, commits 
 					if err != nil {
 						return err
 					}
-					w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{OnConflict: policy, Stats: &st}})
+					w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{OnConflict: policy}})
 					if barrier && c == 0 {
 						ready.Done()
 						<-gate
@@ -67,6 +67,7 @@ func runWriters(ctx context.Context, t *pswap.Table, e *s3env, writers, commits 
 						return err
 					}
 					res, err := w.Commit(ctx)
+					st = res.Stats // also when the commit failed
 					if err == nil && !res.Changed {
 						err = fmt.Errorf("commit %s: no change (%s)", part(i), res.Outcome)
 					}

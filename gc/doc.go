@@ -23,7 +23,7 @@
 //     plus Options.CommitWindow.
 //
 // Everything else under the partition's _pswap folder that follows the layout
-// of package swap is deleted, in batches of 1,000 keys (DeleteObjects):
+// of package swap (swap.Classify: GC spells no key of its own) is deleted, in batches of 1,000 keys (DeleteObjects):
 // manifests first, then the other objects. Keys that do not follow the layout
 // are never touched. Multipart uploads initiated before the same orphan
 // cutoff are aborted.
@@ -92,13 +92,12 @@
 // from its first listing names (every commit and rollback writes its
 // manifest before its swap: this look is stronger than a re-read of the
 // pointer). swap.Rollback in turn reads its target's manifest again after
-// writing its own, before swapping, and refuses if it is gone. Either the
-// rollback's second read comes before GC deleted the target's manifest; then
-// the rollback's manifest was written before GC listed again, which sees it;
-// or it comes after, and the rollback refuses. Until swap.Rollback does that
-// second read, a rollback to a generation GC is collecting (beyond Keep and
-// MinAge) that writes its manifest after GC's second listing can still lose
-// its data: roll back to kept generations.
+// writing its own, before swapping, and refuses if it is gone (see
+// recheckTarget in swap/rollback.go). Either the rollback's second read comes
+// before GC deleted the target's manifest; then the rollback's manifest was
+// written before GC listed again, which sees it; or it comes after, and the
+// rollback refuses (swap.ErrGenerationNotFound) and changes nothing. So a
+// rollback racing GC never loses its data, whichever generation it targets.
 //
 // # Cost
 //

@@ -20,19 +20,6 @@ import (
 // limit), and so the number of keys deleted per pointer re-check.
 const deleteBatch = 1000
 
-// metaSep separates a partition key from its _pswap folder in a store key.
-var metaSep = strings.TrimPrefix(swap.MetaPrefix("p"), "p")
-
-// partitionOf returns the partition whose _pswap folder holds key.
-func partitionOf(key string) (string, bool) {
-	i := strings.Index(key, metaSep)
-	if i <= 0 {
-		return "", false
-	}
-	part := key[:i]
-	return part, partition.Validate(part) == nil
-}
-
 type collector struct {
 	st store.Store
 	o  Options
@@ -144,7 +131,7 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 			if err != nil {
 				return fmt.Errorf("gc: list %s: %w", st.URI(prefix), err)
 			}
-			part, ok := partitionOf(a.Key)
+			part, ok := swap.PartitionOf(a.Key)
 			if !ok {
 				continue
 			}
@@ -185,9 +172,9 @@ func ValidatePrefix(prefix string) error {
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return err
 	}
-	if strings.Contains("/"+prefix, metaSep) {
+	if swap.InsideMeta(prefix) {
 		return fmt.Errorf("%w: prefix %q reaches inside a partition's %s folder; select whole partitions",
-			ErrInvalidOptions, prefix, strings.Trim(metaSep, "/"))
+			ErrInvalidOptions, prefix, swap.MetaDir)
 	}
 	return nil
 }
@@ -237,7 +224,7 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 	size := map[string]int64{}
 	for _, a := range objs {
 		size[a.Key] = a.Size
-		if k, gen := classify(part, a.Key); k == kindManifest {
+		if k, gen := swap.Classify(part, a.Key); k == swap.KindManifest {
 			listed[gen] = a
 		}
 	}
@@ -281,7 +268,7 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		}
 		r.Current = ""
 		if ptr != nil {
-			r.Current = ptr.p.Generation
+			r.Current = ptr.Pointer.Generation
 		}
 		r.Kept = append(r.Kept[:0], p.kept...)
 		r.OrphansKept = append(r.OrphansKept[:0], p.orphansKept...)
@@ -325,7 +312,7 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		}
 		var manifestKeys, rest []string
 		for _, k := range p.keys {
-			if kd, _ := classify(part, k); kd == kindManifest {
+			if kd, _ := swap.Classify(part, k); kd == swap.KindManifest {
 				manifestKeys = append(manifestKeys, k)
 			} else {
 				rest = append(rest, k)
@@ -385,50 +372,31 @@ func appendSorted(dst []string, set map[string]bool) []string {
 	return append(dst, slices.Sorted(maps.Keys(set))...)
 }
 
-func samePointer(a, b *pointerState) bool {
-	switch {
-	case a == nil || b == nil:
+func samePointer(a, b *swap.Base) bool {
+	if a == nil || b == nil {
 		return a == nil && b == nil
-	case a.etag != "" && b.etag != "":
-		return a.etag == b.etag
 	}
-	return string(a.raw) == string(b.raw)
+	return swap.SamePointer(*a, *b)
 }
 
-// readPointer reads the pointer with its timestamp; nil when there is none.
-func (c *collector) readPointer(ctx context.Context, part string) (*pointerState, error) {
-	key := swap.PointerKey(part)
-	data, a, err := store.ReadAll(ctx, c.st, key)
-	if errors.Is(err, store.ErrNotFound) {
+// readPointer reads the pointer with its attributes; nil when there is none.
+func (c *collector) readPointer(ctx context.Context, part string) (*swap.Base, error) {
+	b, err := swap.ReadPointer(ctx, c.st, part)
+	if errors.Is(err, swap.ErrNoData) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read pointer: %w", err)
+		return nil, err
 	}
-	p, err := manifest.DecodePointer(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", c.st.URI(key), swap.ErrCorrupt, err)
-	}
-	if p.Partition != part {
-		return nil, fmt.Errorf("%s: %w: pointer names partition %q", c.st.URI(key), swap.ErrCorrupt, p.Partition)
-	}
-	return &pointerState{p: p, etag: a.ETag, mod: a.ModTime, raw: data}, nil
+	return &b, nil
 }
 
 // readManifest reads a manifest with its timestamp. A missing one matches
-// store.ErrNotFound.
+// swap.ErrGenerationNotFound.
 func (c *collector) readManifest(ctx context.Context, part, gen string) (link, error) {
-	key := swap.ManifestKey(part, gen)
-	data, a, err := store.ReadAll(ctx, c.st, key)
+	m, a, err := swap.ReadManifestAttrs(ctx, c.st, part, gen)
 	if err != nil {
-		return link{}, fmt.Errorf("read manifest: %w", err)
-	}
-	m, err := manifest.Decode(data)
-	if err != nil {
-		return link{}, fmt.Errorf("%s: %w: %w", c.st.URI(key), swap.ErrCorrupt, err)
-	}
-	if m.Partition != part || m.Generation != gen {
-		return link{}, fmt.Errorf("%s: %w: manifest names %s generation %s", c.st.URI(key), swap.ErrCorrupt, m.Partition, m.Generation)
+		return link{}, err
 	}
 	return link{gen: gen, m: m, mod: a.ModTime}, nil
 }
@@ -438,7 +406,7 @@ func (c *collector) readManifest(ctx context.Context, part, gen string) (link, e
 // generation. A manifest that was listed and written before the listing
 // began proves that its parent, written earlier still, would have been
 // listed too: an unlisted parent is then known to be gone without a GET.
-func (c *collector) walk(ctx context.Context, part string, ptr *pointerState, cache map[string]link, listed map[string]store.Attrs, listedAt time.Time) ([]link, error) {
+func (c *collector) walk(ctx context.Context, part string, ptr *swap.Base, cache map[string]link, listed map[string]store.Attrs, listedAt time.Time) ([]link, error) {
 	if ptr == nil {
 		return nil, nil
 	}
@@ -448,21 +416,21 @@ func (c *collector) walk(ctx context.Context, part string, ptr *pointerState, ca
 	// generations, their parents and their data generations: a listed
 	// manifest of a generation it names needs no GET.
 	hist := map[string]link{}
-	for i, e := range ptr.p.History {
+	for i, e := range ptr.Pointer.History {
 		a, ok := listed[e.Generation]
 		if !ok {
 			continue
 		}
 		parent := ""
-		if i+1 < len(ptr.p.History) {
-			parent = ptr.p.History[i+1].Generation
-		} else if ptr.p.HistoryTruncated {
+		if i+1 < len(ptr.Pointer.History) {
+			parent = ptr.Pointer.History[i+1].Generation
+		} else if ptr.Pointer.HistoryTruncated {
 			continue // its parent is known only to its manifest
 		}
 		hist[e.Generation] = link{gen: e.Generation, mod: a.ModTime, m: &manifest.Manifest{
 			Partition: part, Generation: e.Generation, DataGeneration: e.DataGen(), Parent: parent, RunID: e.RunID}}
 	}
-	for gen := ptr.p.Generation; gen != ""; {
+	for gen := ptr.Pointer.Generation; gen != ""; {
 		if seen[gen] {
 			return nil, fmt.Errorf("%w: generation %s appears twice in the chain", swap.ErrCorrupt, gen)
 		}
@@ -480,7 +448,7 @@ func (c *collector) walk(ctx context.Context, part string, ptr *pointerState, ca
 			}
 			var err error
 			l, err = c.readManifest(ctx, part, gen)
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, swap.ErrGenerationNotFound) {
 				if len(chain) == 0 {
 					return nil, fmt.Errorf("%w: the pointer names generation %s whose manifest is missing", swap.ErrCorrupt, gen)
 				}
@@ -510,14 +478,14 @@ func (c *collector) spareNew(ctx context.Context, part string, keys []string, li
 		if err != nil {
 			return nil, fmt.Errorf("list %s again: %w", c.st.URI(swap.ManifestsPrefix(part)), err)
 		}
-		k, gen := classify(part, a.Key)
-		if _, wasListed := listed[gen]; k != kindManifest || wasListed || inChain[gen] {
+		k, gen := swap.Classify(part, a.Key)
+		if _, wasListed := listed[gen]; k != swap.KindManifest || wasListed || inChain[gen] {
 			continue
 		}
 		dg, ok := cache[gen]
 		if !ok {
 			l, err := c.readManifest(ctx, part, gen)
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, swap.ErrGenerationNotFound) {
 				continue
 			}
 			if err != nil {
@@ -532,8 +500,8 @@ func (c *collector) spareNew(ctx context.Context, part string, keys []string, li
 		return keys, nil
 	}
 	return slices.DeleteFunc(keys, func(k string) bool {
-		kd, gen := classify(part, k)
-		return kd == kindData && spare[gen]
+		kd, gen := swap.Classify(part, k)
+		return kd == swap.KindData && spare[gen]
 	}), nil
 }
 
@@ -548,14 +516,14 @@ func (c *collector) young(ctx context.Context, part string, objs []store.Attrs, 
 	cutoff := c.orphanCutoff(now)
 	out := map[string]string{}
 	for _, a := range objs {
-		k, gen := classify(part, a.Key)
-		if k != kindManifest || inChain[gen] || (!a.ModTime.IsZero() && a.ModTime.Before(cutoff)) {
+		k, gen := swap.Classify(part, a.Key)
+		if k != swap.KindManifest || inChain[gen] || (!a.ModTime.IsZero() && a.ModTime.Before(cutoff)) {
 			continue
 		}
 		dg, ok := cache[gen]
 		if !ok {
 			l, err := c.readManifest(ctx, part, gen)
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, swap.ErrGenerationNotFound) {
 				continue // deleted meanwhile by its writer's clean-up
 			}
 			if err != nil {
@@ -581,7 +549,7 @@ func (c *collector) listUploads(ctx context.Context, prefix string) (map[string]
 		if err != nil {
 			return out, fmt.Errorf("gc: list multipart uploads: %w", err)
 		}
-		if part, ok := partitionOf(u.Key); ok {
+		if part, ok := swap.PartitionOf(u.Key); ok {
 			out[part] = append(out[part], u)
 		}
 	}

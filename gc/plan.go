@@ -11,48 +11,6 @@ import (
 	"github.com/pswap/pswap/swap"
 )
 
-// stagedDir is where `pswap stage` records a staged generation until
-// `commit --staged` (see the root package's writer).
-const stagedDir = "staged/"
-
-// kind is what an object under a partition's _pswap folder is.
-type kind int
-
-const (
-	kindOther    kind = iota // not pswap's layout: never touched
-	kindPointer              // pointer.json: never touched
-	kindManifest             // manifests/<gen>.json
-	kindData                 // gen/<gen>/<file>
-	kindStaged               // staged/<gen>.json
-)
-
-// classify parses a key of partition part by the layout of package swap and
-// returns its kind and the generation id it belongs to.
-func classify(part, key string) (kind, string) {
-	if key == swap.PointerKey(part) {
-		return kindPointer, ""
-	}
-	if rest, ok := strings.CutPrefix(key, swap.ManifestsPrefix(part)); ok {
-		if gen, ok := strings.CutSuffix(rest, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
-			return kindManifest, gen
-		}
-		return kindOther, ""
-	}
-	if rest, ok := strings.CutPrefix(key, swap.GenerationsPrefix(part)); ok {
-		gen, file, ok := strings.Cut(rest, "/")
-		if ok && file != "" && manifest.ValidateGenerationID(gen) == nil {
-			return kindData, gen
-		}
-		return kindOther, ""
-	}
-	if rest, ok := strings.CutPrefix(key, swap.MetaPrefix(part)+stagedDir); ok {
-		if gen, ok := strings.CutSuffix(rest, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
-			return kindStaged, gen
-		}
-	}
-	return kindOther, ""
-}
-
 // link is one generation of the chain: current, parent, grandparent, ...
 type link struct {
 	gen string
@@ -60,19 +18,11 @@ type link struct {
 	mod time.Time // the manifest's store timestamp
 }
 
-// pointerState is the pointer a plan was computed from.
-type pointerState struct {
-	p    *manifest.Pointer
-	etag string
-	mod  time.Time
-	raw  []byte
-}
-
 // planInput is everything a plan depends on. A plan is a pure function of it.
 type planInput struct {
 	part    string
 	objects []store.Attrs     // one listing of MetaPrefix(part)
-	ptr     *pointerState     // nil: the partition has no pointer
+	ptr     *swap.Base        // the pointer as read; nil: the partition has no pointer
 	chain   []link            // from the pointer's generation back to the first missing manifest
 	young   map[string]string // manifests outside the chain that are not old: generation -> DataGen
 	now     time.Time         // the store's clock, read after the listing
@@ -104,7 +54,7 @@ func retiredBound(in *planInput, i int) time.Time {
 		if in.ptr == nil {
 			return time.Time{}
 		}
-		t = in.ptr.mod
+		t = in.ptr.ModTime
 	} else {
 		t = in.chain[i-2].mod
 		if m := in.chain[i-1].mod; !m.IsZero() && m.Add(in.opts.CommitWindow).Before(t) {
@@ -164,29 +114,29 @@ func makePlan(in *planInput) (*plan, error) {
 	}
 	groups := map[string]*group{}
 	var manifests, staged, data []store.Attrs
-	add := func(a store.Attrs, k kind) {
+	add := func(a store.Attrs, k swap.Kind) {
 		switch k {
-		case kindManifest:
+		case swap.KindManifest:
 			manifests = append(manifests, a)
-		case kindStaged:
+		case swap.KindStaged:
 			staged = append(staged, a)
 		default:
 			data = append(data, a)
 		}
 	}
 	for _, a := range in.objects {
-		k, gen := classify(in.part, a.Key)
+		k, gen := swap.Classify(in.part, a.Key)
 		switch k {
-		case kindOther, kindPointer:
+		case swap.KindOther, swap.KindPointer:
 			continue
-		case kindManifest:
+		case swap.KindManifest:
 			if _, inChain := chainIdx[gen]; inChain {
 				if collected[gen] {
 					add(a, k)
 				}
 				continue
 			}
-		case kindData:
+		case swap.KindData:
 			if live[gen] || protected[gen] {
 				continue
 			}
@@ -212,7 +162,7 @@ func makePlan(in *planInput) (*plan, error) {
 		}
 		p.orphans = append(p.orphans, gen)
 		for _, a := range g.objs {
-			k, _ := classify(in.part, a.Key)
+			k, _ := swap.Classify(in.part, a.Key)
 			add(a, k)
 		}
 	}

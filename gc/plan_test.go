@@ -15,97 +15,6 @@ import (
 // genID returns a valid, deterministic generation id for tests.
 func genID(i int) string { return fmt.Sprintf("%08x-abcd-7000-8000-%012x", i+1, i+1) }
 
-func TestClassify(t *testing.T) {
-	const p = "dt=2026-11-29"
-	g := genID(0)
-	for _, tc := range []struct {
-		key  string
-		kind kind
-		gen  string
-	}{
-		{p + "/_pswap/pointer.json", kindPointer, ""},
-		{p + "/_pswap/manifests/" + g + ".json", kindManifest, g},
-		{p + "/_pswap/gen/" + g + "/part-00000.parquet", kindData, g},
-		{p + "/_pswap/gen/" + g + "/sub/dir/file", kindData, g},
-		{p + "/_pswap/staged/" + g + ".json", kindStaged, g},
-		{p + "/_pswap/manifests/" + g, kindOther, ""},                                      // no .json
-		{p + "/_pswap/manifests/" + strings.ToUpper(g) + ".json", kindOther, ""},           // not canonical
-		{p + "/_pswap/manifests/0190c2a4-0000-4000-8000-000000000000.json", kindOther, ""}, // UUIDv4
-		{p + "/_pswap/gen/" + g, kindOther, ""},                                            // no file
-		{p + "/_pswap/gen/" + g + "/", kindOther, ""},                                      // empty file name
-		{p + "/_pswap/gen/not-a-uuid/f", kindOther, ""},
-		{p + "/_pswap/staged/" + g + ".txt", kindOther, ""},
-		{p + "/_pswap/notes.txt", kindOther, ""},
-		{p + "/part-00000.parquet", kindOther, ""},
-		{p + "/hr=13/_pswap/pointer.json", kindOther, ""}, // another partition
-		{"dt=2026-11-30/_pswap/pointer.json", kindOther, ""},
-	} {
-		k, gen := classify(p, tc.key)
-		if k != tc.kind || gen != tc.gen {
-			t.Errorf("classify(%q) = %v %q, want %v %q", tc.key, k, gen, tc.kind, tc.gen)
-		}
-	}
-}
-
-func TestPartitionOf(t *testing.T) {
-	for _, tc := range []struct {
-		key, part string
-		ok        bool
-	}{
-		{"dt=2026-11-29/_pswap/pointer.json", "dt=2026-11-29", true},
-		{"dt=2026-11-29/hr=13/_pswap/gen/x/y", "dt=2026-11-29/hr=13", true},
-		{"dt=2026-11-29/_pswap/gen/x/hr=1/_pswap/y", "dt=2026-11-29", true},
-		{"_pswap/pointer.json", "", false},
-		{"dt=2026-11-29/part-0.parquet", "", false},
-		{"not a partition/_pswap/pointer.json", "not a partition", false},
-	} {
-		part, ok := partitionOf(tc.key)
-		if ok != tc.ok || (ok && part != tc.part) {
-			t.Errorf("partitionOf(%q) = %q %v, want %q %v", tc.key, part, ok, tc.part, tc.ok)
-		}
-	}
-}
-
-func FuzzClassify(f *testing.F) {
-	g := genID(7)
-	for _, s := range []string{
-		"/_pswap/pointer.json", "/_pswap/manifests/" + g + ".json", "/_pswap/gen/" + g + "/a",
-		"/_pswap/staged/" + g + ".json", "/_pswap/gen//a", "/x", "",
-	} {
-		f.Add("dt=2026-11-29", "dt=2026-11-29"+s)
-	}
-	f.Add("a=1/b=2", "a=1/b=2/_pswap/gen/"+g+"/../../pointer.json")
-	f.Fuzz(func(t *testing.T, part, key string) {
-		k, gen := classify(part, key)
-		switch k {
-		case kindOther:
-			return
-		case kindPointer:
-			if key != swap.PointerKey(part) || gen != "" {
-				t.Fatalf("pointer %q", key)
-			}
-			return
-		}
-		if manifest.ValidateGenerationID(gen) != nil || !strings.HasPrefix(key, swap.MetaPrefix(part)) {
-			t.Fatalf("classify(%q, %q) = %v %q", part, key, k, gen)
-		}
-		switch k {
-		case kindManifest:
-			if key != swap.ManifestKey(part, gen) {
-				t.Fatalf("manifest %q is not ManifestKey(%q)", key, gen)
-			}
-		case kindData:
-			if !strings.HasPrefix(key, swap.DataPrefix(part, gen)) || len(key) == len(swap.DataPrefix(part, gen)) {
-				t.Fatalf("data %q not under DataPrefix(%q)", key, gen)
-			}
-		case kindStaged:
-			if key != swap.MetaPrefix(part)+stagedDir+gen+".json" {
-				t.Fatalf("staged %q", key)
-			}
-		}
-	})
-}
-
 // bytesReader hands out fuzz bytes, then zeros.
 type bytesReader []byte
 
@@ -147,7 +56,7 @@ func scenario(data []byte) *planInput {
 		in.chain = append(in.chain, link{gen: m.Generation, m: m, mod: hours()})
 	}
 	if chainLen > 0 {
-		in.ptr = &pointerState{p: &manifest.Pointer{Generation: genID(0)}, mod: hours()}
+		in.ptr = &swap.Base{Pointer: &manifest.Pointer{Generation: genID(0)}, ModTime: hours()}
 		in.objects = append(in.objects, store.Attrs{Key: swap.PointerKey(p), ModTime: hours()})
 	}
 	for i := range n {
@@ -163,7 +72,7 @@ func scenario(data []byte) *planInput {
 			in.objects = append(in.objects, store.Attrs{Key: fmt.Sprintf("%sf%d", swap.DataPrefix(p, g), j), Size: 100, ModTime: hours()})
 		}
 		if flags&16 != 0 {
-			in.objects = append(in.objects, store.Attrs{Key: swap.MetaPrefix(p) + stagedDir + g + ".json", ModTime: hours()})
+			in.objects = append(in.objects, store.Attrs{Key: swap.StagedKey(p, g), ModTime: hours()})
 		}
 		if flags&32 != 0 {
 			in.objects = append(in.objects, store.Attrs{Key: swap.MetaPrefix(p) + "other/" + g, ModTime: hours()})
@@ -204,7 +113,7 @@ func checkPlan(t *testing.T, in *planInput, p *plan) {
 		if k == swap.PointerKey(in.part) || !strings.HasPrefix(k, swap.MetaPrefix(in.part)) {
 			t.Fatalf("deletes %s", k)
 		}
-		if kd, _ := classify(in.part, k); kd == kindOther || kd == kindPointer {
+		if kd, _ := swap.Classify(in.part, k); kd == swap.KindOther || kd == swap.KindPointer {
 			t.Fatalf("deletes %s, which is not pswap's layout", k)
 		}
 	}
@@ -244,20 +153,20 @@ func checkPlan(t *testing.T, in *planInput, p *plan) {
 	}
 	cutoff := in.now.Add(-in.opts.OrphanAge - in.opts.CommitWindow - clockSlack)
 	for k := range deleted {
-		kd, gen := classify(in.part, k)
-		if kd == kindData && safeData[gen] {
+		kd, gen := swap.Classify(in.part, k)
+		if kd == swap.KindData && safeData[gen] {
 			t.Fatalf("deletes %s, data of a kept or in-flight manifest", k)
 		}
 		// Anything deleted that is not a collected generation's is an
 		// orphan: then every uncommitted object of its generation is old.
-		if (kd == kindManifest && inChain[gen]) || (kd == kindData && collectedData[gen]) {
+		if (kd == swap.KindManifest && inChain[gen]) || (kd == swap.KindData && collectedData[gen]) {
 			continue
 		}
 		for _, a := range in.objects {
-			ka, ga := classify(in.part, a.Key)
+			ka, ga := swap.Classify(in.part, a.Key)
 			// The data of a kept, in-flight or collected generation is not
 			// part of an orphan group.
-			if ga != gen || ka == kindOther || ka == kindPointer || (ka == kindManifest && inChain[ga]) || (ka == kindData && (collectedData[ga] || safeData[ga])) {
+			if ga != gen || ka == swap.KindOther || ka == swap.KindPointer || (ka == swap.KindManifest && inChain[ga]) || (ka == swap.KindData && (collectedData[ga] || safeData[ga])) {
 				continue
 			}
 			if !a.ModTime.Before(cutoff) {

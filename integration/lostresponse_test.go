@@ -39,8 +39,8 @@ func TestLostPointerReplyIsSuccess(t *testing.T) {
 				}
 				return faultproxy.Pass
 			})
-			var stats swap.Stats
-			res, err := commitSeed(t, st, part, "second", swap.Options{RunID: "r1", Stats: &stats, BaseDelay: 10 * time.Millisecond})
+			res, err := commitSeed(t, st, part, "second", swap.Options{RunID: "r1", BaseDelay: 10 * time.Millisecond})
+			stats := res.Stats
 			if err != nil {
 				t.Fatalf("lost reply reported as failure: %v", err)
 			}

@@ -241,8 +241,8 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 			case <-gcDone:
 				t.Fatalf("gc deleted nothing: %+v %v", rep, gcErr)
 			}
-			var stats swap.Stats
-			res, rbErr := swap.Rollback(ctx, rbStore, part, g1.Generation, swap.Options{RunID: "rb", Stats: &stats})
+			res, rbErr := swap.Rollback(ctx, rbStore, part, g1.Generation, swap.Options{RunID: "rb"})
+			stats := res.Stats
 			<-gcDone
 			if gcErr != nil {
 				t.Fatalf("gc: %v", gcErr)

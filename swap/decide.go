@@ -64,3 +64,21 @@ func decide(cur *manifest.Pointer, ours, baseGen, runID string) decision {
 	}
 	return decidedWalk
 }
+
+// skip decides, before anything is written, whether a commit of content c
+// on base (nil: none) is a no-op: SameRun when base's history shows runID
+// committed, Identical when c equals base's content (unless restore, a
+// rollback's deliberate restore); "" to go on. Force skips neither check's
+// I/O, it just commits.
+func skip(base *manifest.Pointer, c manifest.Content, runID string, force, restore bool) Outcome {
+	if base == nil || force {
+		return ""
+	}
+	if _, ok := base.FindRun(runID); ok {
+		return SameRun
+	}
+	if !restore && base.ContentChecksum == c.ContentChecksum && base.Rows == c.Rows {
+		return Identical
+	}
+	return ""
+}

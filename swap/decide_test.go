@@ -65,3 +65,37 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// skip decides the no-ops before anything is written, without a store.
+func TestSkip(t *testing.T) {
+	at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	sum := "t:00000000000000000000000000000000"
+	first := (&manifest.Manifest{Partition: "dt=1", Generation: manifest.NewGenerationID(), RunID: "daily",
+		Content: manifest.Content{ContentChecksum: sum, Rows: 0}, CommittedAt: at}).PointerAfter(nil)
+	base := (&manifest.Manifest{Partition: "dt=1", Generation: manifest.NewGenerationID(), Parent: first.Generation, RunID: "backfill",
+		Content: manifest.Content{ContentChecksum: sum, Rows: 0}, CommittedAt: at}).PointerAfter(first)
+	same := manifest.Content{ContentChecksum: sum}
+	other := manifest.Content{ContentChecksum: "t:11111111111111111111111111111111"}
+	for _, tc := range []struct {
+		name           string
+		base           *manifest.Pointer
+		c              manifest.Content
+		run            string
+		force, restore bool
+		want           Outcome
+	}{
+		{"first commit", nil, same, "daily", false, false, ""},
+		{"current run", base, other, "backfill", false, false, SameRun},
+		{"earlier run", base, other, "daily", false, false, SameRun},
+		{"forced", base, same, "daily", true, false, ""},
+		{"identical", base, same, "new", false, false, Identical},
+		{"identical restore", base, same, "", false, true, ""},
+		{"same run restore", base, same, "daily", false, true, SameRun},
+		{"new content", base, other, "new", false, false, ""},
+		{"no run id", base, other, "", false, false, ""},
+	} {
+		if got := skip(tc.base, tc.c, tc.run, tc.force, tc.restore); got != tc.want {
+			t.Errorf("%s: skip = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -34,30 +34,50 @@ func ReadPointer(ctx context.Context, st store.Store, part string) (Base, error)
 	if p.Partition != part {
 		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(PointerKey(part)), ErrCorrupt, p.Partition)
 	}
-	return Base{Pointer: p, ETag: a.ETag}, nil
+	return Base{Pointer: p, ETag: a.ETag, ModTime: a.ModTime, Raw: data}, nil
 }
 
 // ReadManifest reads and validates one generation's manifest: one GET.
 func ReadManifest(ctx context.Context, st store.Store, part, gen string) (*manifest.Manifest, error) {
+	m, _, err := ReadManifestAttrs(ctx, st, part, gen)
+	return m, err
+}
+
+// ReadManifestAttrs is ReadManifest that also returns the manifest object's
+// attributes (its ModTime dates the commit by the store's clock).
+func ReadManifestAttrs(ctx context.Context, st store.Store, part, gen string) (*manifest.Manifest, store.Attrs, error) {
 	if err := manifest.ValidateGenerationID(gen); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", part, ErrGenerationNotFound, err)
+		return nil, store.Attrs{}, fmt.Errorf("%s: %w: %w", part, ErrGenerationNotFound, err)
 	}
 	key := ManifestKey(part, gen)
-	data, _, err := store.ReadAll(ctx, st, key)
+	data, a, err := store.ReadAll(ctx, st, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%s generation %s: %w", part, gen, ErrGenerationNotFound)
+		return nil, store.Attrs{}, fmt.Errorf("%s generation %s: %w", part, gen, ErrGenerationNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", key, err)
+		return nil, store.Attrs{}, fmt.Errorf("read manifest %s: %w", key, err)
 	}
 	m, err := manifest.Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", st.URI(key), ErrCorrupt, err)
+		return nil, store.Attrs{}, fmt.Errorf("%s: %w: %w", st.URI(key), ErrCorrupt, err)
 	}
 	if m.Partition != part || m.Generation != gen {
-		return nil, fmt.Errorf("%s: %w: manifest names %s generation %s", st.URI(key), ErrCorrupt, m.Partition, m.Generation)
+		return nil, store.Attrs{}, fmt.Errorf("%s: %w: manifest names %s generation %s", st.URI(key), ErrCorrupt, m.Partition, m.Generation)
 	}
-	return m, nil
+	return m, a, nil
+}
+
+// SamePointer reports whether two reads of a pointer saw the same version:
+// equal ETags (when both have one), else equal bytes. Two reads without a
+// pointer are the same; a pointer with seq never repeats its content.
+func SamePointer(a, b Base) bool {
+	switch {
+	case a.Pointer == nil || b.Pointer == nil:
+		return a.Pointer == nil && b.Pointer == nil
+	case a.ETag != "" && b.ETag != "":
+		return a.ETag == b.ETag
+	}
+	return string(a.Raw) == string(b.Raw)
 }
 
 // FileRef is one data file of a resolved generation.
@@ -280,59 +300,4 @@ func History(ctx context.Context, st store.Store, part string, limit int) ([]Ent
 		gen = m.Parent
 	}
 	return out, nil
-}
-
-// Rollback makes an earlier generation current again, as a new conditional
-// swap fenced like any commit: a new manifest (with rollback_of set) that
-// reuses the old generation's data files, which must all still exist. A
-// rollback has no run id unless opts.RunID gives one; with one, it obeys the
-// same-run rule of every commit: once that run id committed to the partition
-// (among the last manifest.MaxHistory commits), running it again is a no-op
-// (SameRun) unless opts.Force, and costs only the pointer's GET.
-func Rollback(ctx context.Context, st store.Store, part, to string, opts Options) (Result, error) {
-	t, err := Begin(ctx, st, part, opts)
-	if err != nil {
-		return Result{}, err
-	}
-	t.generation = "" // nothing is staged
-	if t.AlreadyCommitted() {
-		t.done = true
-		r := t.result(t.base.Pointer, "", false, SameRun)
-		t.noopFiles(ctx, &r, t.base.Pointer, t.opts.now().Add(t.opts.MaxElapsed))
-		return r, nil
-	}
-	old, err := ReadManifest(ctx, st, part, to)
-	if err != nil {
-		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, err)
-	}
-	// Every file must still be there, at its recorded size: one list.
-	have := map[string]int64{}
-	prefix := DataPrefix(part, old.DataGen())
-	for a, err := range st.List(ctx, prefix) {
-		if err != nil {
-			return Result{}, fmt.Errorf("rollback %s: %w", part, err)
-		}
-		have[strings.TrimPrefix(a.Key, prefix)] = a.Size
-	}
-	for _, f := range old.Files {
-		if size, ok := have[f.Path]; !ok || size != f.Size {
-			return Result{}, fmt.Errorf("rollback %s to %s: data file %s is missing or changed (collected?): %w", part, to, f.Path, ErrGenerationNotFound)
-		}
-	}
-	if t.base.Pointer != nil && t.base.Pointer.Generation == to {
-		r := t.result(t.base.Pointer, "", false, Identical)
-		r.Files = len(old.Files)
-		return r, nil
-	}
-	m := &manifest.Manifest{
-		Partition:      part,
-		Generation:     manifest.NewGenerationID(),
-		DataGeneration: old.DataGen(),
-		RunID:          opts.RunID,
-		RollbackOf:     to,
-		Content:        old.Content,
-	}
-	t.generation = m.Generation
-	t.restore = true // a rollback restores content on purpose, even if identical
-	return t.commit(ctx, m)
 }

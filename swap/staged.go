@@ -32,7 +32,6 @@ import (
 // once all of them are older than its orphan age.
 
 const (
-	stagedDir = "staged"
 	// FormatStaged is the "format" field of a staged record.
 	FormatStaged = "pswap-staged"
 	// maxStagedBytes bounds a staged record (it may hold 100,000 files).
@@ -42,9 +41,6 @@ const (
 // AlreadyCommitted: a staged generation that an earlier run of the same
 // commit already swapped in (it may since have been replaced). changed=false.
 const AlreadyCommitted Outcome = "already-committed"
-
-// StagedKey is the store key of a staged generation's record.
-func StagedKey(part, gen string) string { return MetaPrefix(part) + stagedDir + "/" + gen + ".json" }
 
 // StagedRecord is what Stage and Reserve write and CommitStaged reads.
 type StagedRecord struct {

@@ -93,11 +93,9 @@ type Options struct {
 	// store's clock, never by this one.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Clock func() time.Time
-	// Stats, when not nil, receives counts of retries, conflicts and requests.
-	Stats *Stats
 }
 
-// Stats counts what a commit did beyond the happy path.
+// Stats counts what a commit did beyond the happy path (Result.Stats).
 type Stats struct {
 	Retries   int // requests repeated after a transient failure
 	Conflicts int // pointer swaps that lost to another writer
@@ -123,9 +121,6 @@ func (o *Options) defaults() {
 	}
 	if o.Writer == "" {
 		o.Writer = WriterVersion
-	}
-	if o.Stats == nil {
-		o.Stats = &Stats{}
 	}
 }
 
@@ -162,12 +157,20 @@ type Result struct {
 	// effects (webhooks, notifications): "<partition>@<generation>". Fire a
 	// side effect only when Changed, and let the receiver deduplicate on it.
 	IdempotencyKey string
+	// Stats counts what the commit did beyond the happy path; it is filled
+	// in also when the commit returns an error.
+	Stats Stats
 }
 
-// Base is the pointer a transaction started from.
+// Base is a pointer as read from the store (ReadPointer): the decoded
+// document and the object's attributes. It is the base of a transaction's
+// swap, and what garbage collection plans from. The one name for "the
+// pointer as read" in every package.
 type Base struct {
 	Pointer *manifest.Pointer // nil when the partition had no pointer
-	ETag    string
+	ETag    string            // the object's version: the swap is conditional on it
+	ModTime time.Time         // the store's timestamp of the pointer's last write
+	Raw     []byte            // the bytes read
 }
 
 // Txn is one attempt to replace a partition: Begin, stage files under
@@ -186,6 +189,11 @@ type Txn struct {
 	// restore: a rollback restores content on purpose, so content equal to
 	// the current generation's is committed anyway (same-run still applies).
 	restore bool
+	// afterManifest, when set, runs once the manifest is written and before
+	// the pointer swap (a rollback re-reads its target there).
+	afterManifest func(ctx context.Context, m *manifest.Manifest, deadline time.Time) error
+	// stats counts what this transaction did beyond the happy path.
+	stats Stats
 }
 
 // Begin reads the partition's pointer (the base of the swap) and allocates a
@@ -312,163 +320,116 @@ func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
 	return t.commit(ctx, m)
 }
 
-// commit is shared by Commit and Rollback: m has Partition, Generation,
-// Content and optionally DataGeneration/RollbackOf set.
+// commit is shared by Commit, Rollback and CommitStaged: m has Partition,
+// Generation, Content and optionally DataGeneration/RollbackOf set. The
+// result carries the attempt's statistics, also with an error.
 func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) {
 	if t.done {
 		return Result{}, errors.New("swap: transaction already finished")
 	}
 	t.done = true
-	o := &t.opts
-	deadline := o.now().Add(o.MaxElapsed)
-	staged := m.Generation
-	dataGen := m.DataGeneration
-	if dataGen == "" {
-		dataGen = m.Generation
-	}
-	base := t.base
+	a := &attempt{t: t, m: m, staged: m.Generation, dataGen: m.DataGen(), deadline: t.opts.now().Add(t.opts.MaxElapsed)}
 	// A generation whose data we own (not a rollback to another's data) is
 	// deleted when our attempt turns out to be a no-op.
-	ownData := dataGen == staged
+	a.ownData = a.dataGen == a.staged
+	r, err := a.run(ctx)
+	r.Stats = t.stats
+	return r, err
+}
 
-	manifestWritten := false
-	// cleanup removes what this attempt wrote once it is known not to be current.
-	cleanup := func() {
-		d, mg := "", ""
-		if ownData && !t.keepData && len(m.Files) > 0 {
-			// Nothing staged, nothing to list (a same-run no-op after
-			// AlreadyCommitted costs no request beyond Begin's GET). A
-			// staged generation's data is never ours alone: another
-			// CommitStaged of it may have committed it (GC removes it once
-			// it is an orphan).
-			d = dataGen
-		}
-		if manifestWritten {
-			mg = m.Generation
-		}
-		t.discard(context.WithoutCancel(ctx), d, mg)
-	}
-	noop := func(outcome Outcome, p *manifest.Pointer) (Result, error) {
-		cleanup()
-		r := t.result(p, staged, false, outcome)
-		if len(m.Files) == 0 {
-			r.Staged = "" // nothing was staged (e.g. skipped after AlreadyCommitted)
-		}
-		t.noopFiles(ctx, &r, p, deadline)
-		return r, nil
-	}
+// attempt is the state of one commit's I/O loop: write the manifest, swap
+// the pointer, resolve the outcome (decide, a pure function), rebase under
+// Overwrite.
+type attempt struct {
+	t               *Txn
+	m               *manifest.Manifest
+	staged, dataGen string
+	ownData         bool
+	manifestWritten bool
+	deadline        time.Time
+}
 
+// cleanup removes what this attempt wrote once it is known not to be current.
+func (a *attempt) cleanup(ctx context.Context) {
+	d, mg := "", ""
+	if a.ownData && !a.t.keepData && len(a.m.Files) > 0 {
+		// Nothing staged, nothing to list (a same-run no-op after
+		// AlreadyCommitted costs no request beyond Begin's GET). A staged
+		// generation's data is never ours alone: another CommitStaged of it
+		// may have committed it (GC removes it once it is an orphan).
+		d = a.dataGen
+	}
+	if a.manifestWritten {
+		mg = a.m.Generation
+	}
+	a.t.discard(context.WithoutCancel(ctx), d, mg)
+}
+
+// noop ends the attempt without a change: p is current.
+func (a *attempt) noop(ctx context.Context, outcome Outcome, p *manifest.Pointer) (Result, error) {
+	a.cleanup(ctx)
+	r := a.t.result(p, a.staged, false, outcome)
+	if len(a.m.Files) == 0 {
+		r.Staged = "" // nothing was staged (e.g. skipped after AlreadyCommitted)
+	}
+	a.t.noopFiles(ctx, &r, p, a.deadline)
+	return r, nil
+}
+
+// won ends the attempt with our generation committed (current, or since
+// replaced: p is then ours as we wrote it).
+func (a *attempt) won(outcome Outcome, p *manifest.Pointer) (Result, error) {
+	r := a.t.result(p, a.staged, true, outcome)
+	r.Files = len(a.m.Files)
+	return r, nil
+}
+
+func (a *attempt) run(ctx context.Context) (Result, error) {
+	t, o, base := a.t, &a.t.opts, a.t.base
 	for rebase := 0; ; rebase++ {
-		if base.Pointer != nil && !o.Force {
-			if t.sameRun(base) {
-				return noop(SameRun, base.Pointer)
-			}
-			if !t.restore && base.Pointer.ContentChecksum == m.ContentChecksum && base.Pointer.Rows == m.Rows {
-				return noop(Identical, base.Pointer)
-			}
+		if out := skip(base.Pointer, a.m.Content, o.RunID, o.Force, t.restore); out != "" {
+			return a.noop(ctx, out, base.Pointer)
 		}
-		m.Parent = ""
-		seq := int64(1)
-		if base.Pointer != nil {
-			m.Parent = base.Pointer.Generation
-			seq = base.Pointer.Seq + 1
-		}
-		if rebase > 0 {
-			// The manifest is write-once and names its parent: a rebase writes a
-			// new manifest under a new generation id that reuses our data. The
-			// old one was never current (the read-back proved it): remove it.
-			if manifestWritten {
-				t.st.Delete(context.WithoutCancel(ctx), ManifestKey(t.partition, m.Generation))
-			}
-			m.Generation = manifest.NewGenerationID()
-			m.DataGeneration = dataGen
-			manifestWritten = false
-		}
-		now, err := storeNow(ctx, t.st)
+		p, err := a.write(ctx, base, rebase)
 		if err != nil {
 			return Result{}, err
 		}
-		if age := now.Sub(t.began); age > o.GracePeriod {
-			cleanup()
-			return Result{}, fmt.Errorf("commit %s generation %s: staged %s ago, grace period %s: %w",
-				t.partition, staged, age.Round(time.Second), o.GracePeriod, ErrStaleGeneration)
-		}
-		if m.CreatedAt.IsZero() {
-			m.CreatedAt = t.began.UTC()
-		}
-		m.CommittedAt = now.UTC()
-		m.Format, m.Version, m.Writer = "", "", o.Writer
-		if err := t.putManifest(ctx, m, deadline); err != nil {
-			return Result{}, err
-		}
-		manifestWritten = true
-		if m.RollbackOf != "" {
-			// GC deletes a collected generation's manifest before its data, and
-			// re-lists manifests before deleting data, sparing data that a new
-			// manifest names. Reading the target's manifest again now, after
-			// ours exists, closes the race: either GC's re-list sees ours, or
-			// we see the target gone and refuse.
-			if _, err := t.readManifest(ctx, m.RollbackOf, deadline); err != nil {
-				cleanup()
-				return Result{}, fmt.Errorf("rollback %s to %s: the target was collected while rolling back: %w", t.partition, m.RollbackOf, err)
-			}
-		}
-		p := m.PointerAfter(base.Pointer)
-		if p.Seq != seq {
-			return Result{}, fmt.Errorf("commit %s: pointer seq %d, want %d (a bug)", t.partition, p.Seq, seq)
-		}
-
-		cur, err := t.swapPointer(ctx, p, base, deadline)
+		cur, err := t.swapPointer(ctx, p, base, a.deadline)
 		if err != nil {
 			return Result{}, err
 		}
-		switch d := decide(cur.Pointer, m.Generation, baseGen(base), o.RunID); d {
+		switch decide(cur.Pointer, a.m.Generation, baseGen(base), o.RunID) {
 		case decidedCommitted:
-			r := t.result(cur.Pointer, staged, true, Committed)
-			r.Files = len(m.Files)
-			return r, nil
+			return a.won(Committed, cur.Pointer)
 		case decidedSuperseded:
-			r := t.result(p, staged, true, Superseded)
-			r.Files = len(m.Files)
-			return r, nil
+			return a.won(Superseded, p)
 		case decidedSameRun:
-			return noop(SameRun, cur.Pointer)
+			return a.noop(ctx, SameRun, cur.Pointer)
 		case decidedWalk:
 			// Someone else's generation is current and its history does not
 			// reach back to our base (a 1.0 writer on the way, or more than
 			// MaxHistory commits since): walk the parent chain back to it.
-			found, err := t.inChain(ctx, cur.Pointer, m.Generation, base, deadline)
+			found, err := t.inChain(ctx, cur.Pointer, a.m.Generation, base, a.deadline)
 			if err != nil {
 				return Result{}, err
 			}
 			if found {
-				r := t.result(p, staged, true, Superseded)
-				r.Files = len(m.Files)
-				return r, nil
+				return a.won(Superseded, p)
 			}
 		}
 		// decidedConflict, or a walk that did not find ours.
-		o.Stats.Conflicts++
+		t.stats.Conflicts++
 		if o.OnConflict != Overwrite {
-			ownData = ownData && !t.keepData
-			cleanup()
-			cg, crun := "none", ""
-			if cur.Pointer != nil {
-				cg, crun = cur.Pointer.Generation, cur.Pointer.RunID
-			}
-			bg := baseGen(base)
-			if bg == "" {
-				bg = "(none)"
-			}
-			return Result{}, fmt.Errorf("commit %s: generation %s (run %q) is current, not our base %s: %w",
-				t.partition, cg, crun, bg, ErrConflict)
+			a.ownData = a.ownData && !t.keepData
+			a.cleanup(ctx)
+			return Result{}, t.conflict(cur, base)
 		}
 		// Rebases are bounded by time first: under heavy contention a last
 		// writer may lose many rounds before it wins.
-		rebases := t.policy(deadline, 10)
-		rebases.OnRetry = func(int, error) { o.Stats.Rebases++ }
+		rebases := t.policy(a.deadline, 10)
+		rebases.OnRetry = func(int, error) { t.stats.Rebases++ }
 		if rebases.Exhausted(rebase) {
-			cleanup()
+			a.cleanup(ctx)
 			return Result{}, fmt.Errorf("commit %s: still losing to other writers after %d rebases: %w", t.partition, rebase+1, ErrConflict)
 		}
 		base = cur
@@ -476,6 +437,63 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 			return Result{}, err
 		}
 	}
+}
+
+// write prepares the manifest on base and writes it (write-once), and
+// returns the pointer that would make it current.
+func (a *attempt) write(ctx context.Context, base Base, rebase int) (*manifest.Pointer, error) {
+	t, o, m := a.t, &a.t.opts, a.m
+	m.Parent = baseGen(base)
+	if rebase > 0 {
+		// The manifest is write-once and names its parent: a rebase writes a
+		// new manifest under a new generation id that reuses our data. The
+		// old one was never current (the read-back proved it): remove it.
+		if a.manifestWritten {
+			t.st.Delete(context.WithoutCancel(ctx), ManifestKey(t.partition, m.Generation))
+		}
+		m.Generation = manifest.NewGenerationID()
+		m.DataGeneration = a.dataGen
+		a.manifestWritten = false
+	}
+	now, err := storeNow(ctx, t.st)
+	if err != nil {
+		return nil, err
+	}
+	if age := now.Sub(t.began); age > o.GracePeriod {
+		a.cleanup(ctx)
+		return nil, fmt.Errorf("commit %s generation %s: staged %s ago, grace period %s: %w",
+			t.partition, a.staged, age.Round(time.Second), o.GracePeriod, ErrStaleGeneration)
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = t.began.UTC()
+	}
+	m.CommittedAt = now.UTC()
+	m.Format, m.Version, m.Writer = "", "", o.Writer
+	if err := t.putManifest(ctx, m, a.deadline); err != nil {
+		return nil, err
+	}
+	a.manifestWritten = true
+	if t.afterManifest != nil {
+		if err := t.afterManifest(ctx, m, a.deadline); err != nil {
+			a.cleanup(ctx)
+			return nil, err
+		}
+	}
+	return m.PointerAfter(base.Pointer), nil
+}
+
+// conflict is the error of a commit fenced out by cur.
+func (t *Txn) conflict(cur, base Base) error {
+	cg, crun := "none", ""
+	if cur.Pointer != nil {
+		cg, crun = cur.Pointer.Generation, cur.Pointer.RunID
+	}
+	bg := baseGen(base)
+	if bg == "" {
+		bg = "(none)"
+	}
+	return fmt.Errorf("commit %s: generation %s (run %q) is current, not our base %s: %w",
+		t.partition, cg, crun, bg, ErrConflict)
 }
 
 func baseGen(b Base) string {
@@ -583,11 +601,11 @@ func (t *Txn) swapPointer(ctx context.Context, p *manifest.Pointer, base Base, d
 			return Base{}, fmt.Errorf("commit %s: swap pointer: %w", t.partition, err)
 		}
 		if !errors.Is(err, store.ErrPrecondition) {
-			t.opts.Stats.Retries++
+			t.stats.Retries++
 		}
 		lastErr = err
 		// Precondition failed or outcome unknown: read back.
-		t.opts.Stats.ReadBacks++
+		t.stats.ReadBacks++
 		cur, rerr := t.readPointer(ctx, deadline)
 		if rerr != nil {
 			return Base{}, fmt.Errorf("commit %s: %w (pointer PUT: %v; read back: %v)", t.partition, ErrOutcomeUnknown, lastErr, rerr)
@@ -674,7 +692,7 @@ func (t *Txn) policy(deadline time.Time, attempts int) retry.Policy {
 		MaxAttempts: attempts * o.MaxAttempts, Deadline: deadline,
 		BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
 		Sleep: o.Sleep, Now: o.Clock,
-		OnRetry: func(int, error) { o.Stats.Retries++ },
+		OnRetry: func(int, error) { t.stats.Retries++ },
 	}
 }
 

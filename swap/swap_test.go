@@ -294,8 +294,8 @@ func TestLostResponseIsSuccess(t *testing.T) {
 					return storetest.Fault{}
 				})
 				p := "name=" + tc.name + "/" + part
-				var stats swap.Stats
-				r, err := commit(t, st, p, tc.name, swap.Options{RunID: tc.name, Stats: &stats, BaseDelay: time.Millisecond})
+				r, err := commit(t, st, p, tc.name, swap.Options{RunID: tc.name, BaseDelay: time.Millisecond})
+				stats := r.Stats
 				if err != nil {
 					t.Fatalf("lost response reported as failure: %v", err)
 				}
@@ -317,8 +317,8 @@ func TestTransientFailuresRetried(t *testing.T) {
 		}
 		return storetest.Fault{}
 	})
-	var stats swap.Stats
-	r, err := commit(t, st, "dt=2026-11-29", "x", swap.Options{Stats: &stats, BaseDelay: time.Millisecond})
+	r, err := commit(t, st, "dt=2026-11-29", "x", swap.Options{BaseDelay: time.Millisecond})
+	stats := r.Stats
 	if err != nil || !r.Changed {
 		t.Fatalf("commit through transient failures: %+v %v", r, err)
 	}
@@ -590,7 +590,9 @@ func TestParallelPartitionsNeverContend(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = commit(t, st, fmt.Sprintf("dt=2026-11-29/shard=%02d", i), "x", swap.Options{Stats: &stats[i]})
+				var r swap.Result
+				r, errs[i] = commit(t, st, fmt.Sprintf("dt=2026-11-29/shard=%02d", i), "x", swap.Options{})
+				stats[i] = r.Stats
 			}()
 		}
 		wg.Wait()

@@ -1,0 +1,72 @@
+package swap
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
+)
+
+// Rollback makes an earlier generation current again, as a new conditional
+// swap fenced like any commit: a new manifest (with rollback_of set) that
+// reuses the old generation's data files, which must all still exist. A
+// rollback has no run id unless opts.RunID gives one; with one, it obeys the
+// same-run rule of every commit: once that run id committed to the partition
+// (among the last manifest.MaxHistory commits), running it again is a no-op
+// (SameRun) unless opts.Force, and costs only the pointer's GET.
+func Rollback(ctx context.Context, st store.Store, part, to string, opts Options) (Result, error) {
+	t, err := Begin(ctx, st, part, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	t.generation = "" // nothing is staged
+	if t.AlreadyCommitted() {
+		t.done = true
+		r := t.result(t.base.Pointer, "", false, SameRun)
+		t.noopFiles(ctx, &r, t.base.Pointer, t.opts.now().Add(t.opts.MaxElapsed))
+		return r, nil
+	}
+	old, err := ReadManifest(ctx, st, part, to)
+	if err != nil {
+		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, err)
+	}
+	// Every file must still be there, at its recorded size: one list (the
+	// check a staged commit makes too).
+	if _, err := CheckFiles(ctx, st, part, old.DataGen(), old.Files); err != nil {
+		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, err)
+	}
+	if t.base.Pointer != nil && t.base.Pointer.Generation == to {
+		r := t.result(t.base.Pointer, "", false, Identical)
+		r.Files = len(old.Files)
+		return r, nil
+	}
+	m := &manifest.Manifest{
+		Partition:      part,
+		Generation:     manifest.NewGenerationID(),
+		DataGeneration: old.DataGen(),
+		RunID:          opts.RunID,
+		RollbackOf:     to,
+		Content:        old.Content,
+	}
+	t.generation = m.Generation
+	t.restore = true // a rollback restores content on purpose, even if identical
+	t.afterManifest = func(ctx context.Context, m *manifest.Manifest, deadline time.Time) error {
+		return recheckTarget(ctx, t, m, deadline)
+	}
+	return t.commit(ctx, m)
+}
+
+// recheckTarget reads the rollback target's manifest again once ours is
+// written. GC deletes a collected generation's manifest before its data,
+// and re-lists manifests before deleting data, sparing data that a new
+// manifest names. Reading the target again now, after ours exists, closes
+// the race: either GC's re-list sees ours, or we see the target gone and
+// refuse.
+func recheckTarget(ctx context.Context, t *Txn, m *manifest.Manifest, deadline time.Time) error {
+	if _, err := t.readManifest(ctx, m.RollbackOf, deadline); err != nil {
+		return fmt.Errorf("rollback %s to %s: the target was collected while rolling back: %w", t.partition, m.RollbackOf, err)
+	}
+	return nil
+}
