@@ -17,6 +17,13 @@
 //	pswap.Write(w, rows...)                            // Go structs, or w.WriteRecord, w.AddPath
 //	res, err := w.Commit(ctx)                          // res.Changed: fire side effects only then
 //
+// Files that an engine (Spark, Trino, DuckDB, Polars) writes are committed
+// where they lie: Partition.Reserve reserves a generation and its data
+// prefix, the engine writes there, and Partition.CommitStaged adopts the
+// files by their footers (ranged GETs, no download; see AdoptOptions).
+// Partition.CommitObjects commits objects already in an S3 bucket by
+// server-side copies.
+//
 // The packages below it: store (object stores with conditional writes, and
 // the memstore, filestore and s3store backends), partition (Hive-style keys
 // and intervals), manifest (the on-store JSON formats), staging (Parquet
