@@ -2,7 +2,12 @@ package staging
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +15,103 @@ import (
 
 	"github.com/pswap/pswap/internal/duckcheck"
 )
+
+// benchFiles writes the flat and nested DuckDB files of n rows into dir.
+func benchFiles(b *testing.B, dir string, n int) map[string]string {
+	ctx := context.Background()
+	out := map[string]string{}
+	for name, sql := range benchSQL {
+		path := filepath.Join(dir, name+".parquet")
+		if _, err := duckcheck.Run(ctx, "COPY ("+fmt.Sprintf(sql, n)+") TO "+duckcheck.Quote(path)+" (FORMAT parquet)"); err != nil {
+			b.Fatal(err)
+		}
+		out[name] = path
+	}
+	return out
+}
+
+var benchSQL = map[string]string{
+	"flat": "SELECT range AS id, (range %% 1000)::INTEGER AS k, range * 0.5 AS v, 'name-' || (range %% 1000) AS s, " +
+		"to_timestamp(1800000000 + range) AS t FROM range(%d)",
+	"nested": "SELECT range AS id, [range, range + 1, NULL] AS l, {'a': range * 0.5, 'b': 'name-' || (range %% 1000)} AS st, " +
+		"MAP {'k': range %% 7, 'j': range %% 3} AS m, [{'x': range %% 5, 'y': [range %% 2]}] AS ls FROM range(%d)",
+}
+
+// BenchmarkRowHash measures the row hash alone (canonical encoding and
+// XXH3-128 of each row, on one core) over batches already decoded from
+// the flat and nested files of BenchmarkScanExisting (200k rows): rows/s,
+// and MB/s of canonical row encoding hashed.
+func BenchmarkRowHash(b *testing.B) {
+	duckcheck.SkipIfUnavailable(b)
+	ctx := context.Background()
+	const n = 200_000
+	for name, path := range benchFiles(b, b.TempDir(), n) {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		pr, err := openParquet(f, fi.Size())
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, canon, err := checkFooter(pr, fi.Size())
+		if err != nil {
+			b.Fatal(err)
+		}
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: arrowBatch}, memory.DefaultAllocator)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tbl, err := fr.ReadTable(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tr := array.NewTableReader(tbl, arrowBatch)
+		var recs []arrow.RecordBatch
+		for tr.Next() {
+			rec := tr.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		var encoded int64
+		for _, rec := range recs {
+			encs := make([]arrowEnc, rec.NumCols())
+			for i, col := range rec.Columns() {
+				encs[i], _ = arrowEncoder(col, canon.arrow.Field(i).Type)
+			}
+			for i := 0; i < int(rec.NumRows()); i++ {
+				var buf []byte
+				for _, e := range encs {
+					buf = e(buf, i)
+				}
+				encoded += int64(len(buf))
+			}
+		}
+		b.Run(name, func(b *testing.B) {
+			var sum rowSum
+			var buf []byte
+			for b.Loop() {
+				for _, rec := range recs {
+					if buf, err = hashBatch(rec, canon, &sum, buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(n)*float64(b.N)/sec, "rows/s")
+			b.ReportMetric(float64(encoded)*float64(b.N)/1e6/sec, "MB/s")
+			b.ReportMetric(float64(encoded)/n, "B/row")
+		})
+		for _, rec := range recs {
+			rec.Release()
+		}
+		tr.Release()
+		tbl.Release()
+		pr.Close()
+		f.Close()
+	}
+}
 
 // BenchmarkScanExisting measures the check of AddParquetFile (page CRCs,
 // decode, row hash) without the upload, on DuckDB files of
@@ -22,17 +124,7 @@ func BenchmarkScanExisting(b *testing.B) {
 	if v, err := fmt.Sscan(os.Getenv("PSWAP_BENCH_ROWS"), &n); err != nil || v != 1 {
 		n = 1_000_000
 	}
-	dir := b.TempDir()
-	for name, sql := range map[string]string{
-		"flat": "SELECT range AS id, (range %% 1000)::INTEGER AS k, range * 0.5 AS v, 'name-' || (range %% 1000) AS s, " +
-			"to_timestamp(1800000000 + range) AS t FROM range(%d)",
-		"nested": "SELECT range AS id, [range, range + 1, NULL] AS l, {'a': range * 0.5, 'b': 'name-' || (range %% 1000)} AS st, " +
-			"MAP {'k': range %% 7, 'j': range %% 3} AS m, [{'x': range %% 5, 'y': [range %% 2]}] AS ls FROM range(%d)",
-	} {
-		path := filepath.Join(dir, name+".parquet")
-		if _, err := duckcheck.Run(ctx, "COPY ("+fmt.Sprintf(sql, n)+") TO "+duckcheck.Quote(path)+" (FORMAT parquet)"); err != nil {
-			b.Fatal(err)
-		}
+	for name, path := range benchFiles(b, b.TempDir(), n) {
 		fi, err := os.Stat(path)
 		if err != nil {
 			b.Fatal(err)

@@ -329,6 +329,7 @@ func arrowValueEncoder(arr arrow.Array, canon arrow.DataType) (arrowEnc, error) 
 		}
 		var scratch []byte
 		var ends []int
+		var entries [][]byte
 		return func(b []byte, i int) []byte {
 			start, end := a.ValueOffsets(i)
 			scratch, ends = scratch[:0], ends[:0]
@@ -336,7 +337,8 @@ func arrowValueEncoder(arr arrow.Array, canon arrow.DataType) (arrowEnc, error) 
 				scratch = items(keys(scratch, j), j)
 				ends = append(ends, len(scratch))
 			}
-			return appendMapEntries(b, scratch, ends)
+			b, entries = appendMapEntries(b, scratch, ends, entries[:0])
+			return b
 		}, nil
 	case array.ListLike:
 		elem, ok := listElem(canon)
@@ -403,12 +405,11 @@ func appendFloat16(b []byte, u uint16) []byte {
 // encodings (key then value, each as uvarint length + bytes) sorted
 // bytewise, so that the order in which a writer stored the entries does
 // not count. enc holds the entries back to back; ends[k] is where entry k
-// ends.
-func appendMapEntries(b []byte, enc []byte, ends []int) []byte {
-	entries := make([][]byte, len(ends))
+// ends. entries is scratch space, returned for reuse.
+func appendMapEntries(b []byte, enc []byte, ends []int, entries [][]byte) ([]byte, [][]byte) {
 	start := 0
-	for k, end := range ends {
-		entries[k] = enc[start:end]
+	for _, end := range ends {
+		entries = append(entries, enc[start:end])
 		start = end
 	}
 	slices.SortFunc(entries, bytesCompare)
@@ -417,7 +418,7 @@ func appendMapEntries(b []byte, enc []byte, ends []int) []byte {
 		b = binary.AppendUvarint(b, uint64(len(e)))
 		b = append(b, e...)
 	}
-	return b
+	return b, entries
 }
 
 func canonTimeUnit(dt arrow.DataType) (arrow.TimeUnit, bool) {
