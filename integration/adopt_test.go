@@ -352,3 +352,80 @@ func TestPartitionedFromS3(t *testing.T) {
 		t.Fatalf("verify: %s %s", v.stdout, v.stderr)
 	}
 }
+
+// TestDuckDBKilledWhileWriting kills a real DuckDB process (SIGKILL) while
+// it COPYs file after file into a reservation. commit --staged then either
+// refuses the file the kill cut short (exit 2, naming it, nothing
+// committed) or commits; whatever it commits is read back whole: every
+// committed file complete, as DuckDB reads it from where the engine left it.
+func TestDuckDBKilledWhileWriting(t *testing.T) {
+	t.Parallel()
+	needDuck(t)
+	e := newFileEnv(t)
+	part := "dt=2026-09-05"
+	res := e.reserve(t, part)
+	var stmts []string
+	for i := range 40 {
+		stmts = append(stmts, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet)", rowsSQL(i*200000, (i+1)*200000),
+			duckcheck.Quote(filepath.Join(res.Path, fmt.Sprintf("part-%02d.parquet", i)))))
+	}
+	kctx, kill := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := duckcheck.Run(kctx, stmts...); done <- err }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ents, _ := os.ReadDir(res.Path)
+		if len(ents) >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	kill()
+	if err := <-done; err == nil {
+		t.Skip("DuckDB finished all 40 files before the kill")
+	}
+	ents, _ := os.ReadDir(res.Path)
+	args := []string{"commit", "--table", e.url, "--partition", part, "--staged", res.Generation, "--json"}
+	c := e.runCLI(t, args...)
+	refused := ""
+	if c.code == 2 {
+		// The file the kill cut short: named, and nothing committed.
+		for _, en := range ents {
+			if strings.Contains(c.stderr, en.Name()) {
+				refused = en.Name()
+			}
+		}
+		if refused == "" {
+			t.Fatalf("commit refused the killed write without naming a file: %s", c.stderr)
+		}
+		if s := e.runCLI(t, "show", "--table", e.url, "--partition", part); s.code != 1 {
+			t.Fatalf("a refused commit made something visible: %s", s.stdout)
+		}
+		// The operator removes the partial file (or re-runs the engine) and commits.
+		if err := os.Remove(filepath.Join(res.Path, refused)); err != nil {
+			t.Fatal(err)
+		}
+		c = e.runCLI(t, args...)
+	}
+	if c.code != 0 {
+		t.Fatalf("commit after the kill: %d %s", c.code, c.stderr)
+	}
+	cj := c.commit(t)
+	var files []string
+	for _, en := range ents {
+		if en.Name() != refused {
+			files = append(files, duckcheck.Quote(filepath.Join(res.Path, en.Name())))
+		}
+	}
+	want := fingerprint(t, "read_parquet(["+strings.Join(files, ", ")+"])")
+	if got := fingerprint(t, committedFiles(t, e, part)); got != want || !strings.HasPrefix(got, fmt.Sprint(cj.Rows)+"/") {
+		t.Fatalf("committed %d rows, read back %s, files on disk hold %s", cj.Rows, got, want)
+	}
+	if cj.Rows%200000 != 0 {
+		t.Fatalf("committed %d rows: not whole files of 200,000", cj.Rows)
+	}
+	t.Logf("DuckDB killed after %d file(s) appeared; commit refused %q first; committed %d rows in whole files", len(ents), refused, cj.Rows)
+	if v := e.runCLI(t, "verify", "--table", e.url, "--partition", part); v.code != 0 {
+		t.Fatalf("verify: %s", v.stdout)
+	}
+}
