@@ -60,7 +60,7 @@ func (s *Stager) conform(input string, c *canonSchema) (*conversion, error) {
 	in := Input{Name: input, Text: strings.HasPrefix(input, "CSV ") || strings.HasPrefix(input, "JSON Lines ")}
 	target, err := s.opts.Conform(in, c.arrow)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", input, err)
+		return nil, fmt.Errorf("%w (in %s)", err, input) // the sentinel's text first: "schema mismatch: ..."
 	}
 	var r *conversion
 	if target != nil {

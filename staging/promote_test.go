@@ -130,7 +130,7 @@ func TestConformErrorNamesInput(t *testing.T) {
 	}
 	_, s := newMem(t, Options{Conform: refuse})
 	err := s.AddCSV(context.Background(), strings.NewReader("a\n1\n"), "x.csv", CSVOptions{})
-	if err == nil || !strings.Contains(err.Error(), "CSV x.csv: no") {
+	if err == nil || !strings.Contains(err.Error(), "no (in CSV x.csv)") {
 		t.Fatalf("%v", err)
 	}
 }
