@@ -11,11 +11,17 @@
 //
 // This package is the small facade for embedding:
 //
-//	t, _ := pswap.Open(ctx, "s3://lake/sales")       // or file:///data/lake/sales, or a path
+//	t, _ := pswap.Open(ctx, "s3://lake/sales", pswap.Options{}) // or file:///data/lake/sales, or a path
 //	p, _ := t.Partition("dt=2026-11-29")
-//	w, _ := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: runID}})
-//	pswap.Write(w, rows...)                            // Go structs, or w.WriteRecord, w.AddPath
-//	res, err := w.Commit(ctx)                          // res.Changed: fire side effects only then
+//	w, _ := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: runID}})
+//	if !w.AlreadyCommitted() {                          // this run committed here before: a no-op
+//		pswap.Write(w, rows...)                         // Go structs, or w.WriteRecord, w.AddPath
+//	}
+//	res, err := w.Commit(ctx)                           // res.Changed: fire side effects only then
+//
+// Errors are checked with errors.Is against this package's kinds
+// (ErrBadInput, ErrCorrupt, ErrNotFound, ErrConflict, ErrOutcomeUnknown),
+// which every layer's sentinels match; IsRetryable tells transient failures.
 //
 // Files that an engine (Spark, Trino, DuckDB, Polars) writes are committed
 // where they lie: Partition.Reserve reserves a generation and its data

@@ -82,7 +82,7 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 		_, err = commit(t, p, swap.Options{})
 		only(t, err, "bad input", pswap.ErrEmptyCommit)
 		// A bad table URL.
-		_, err = pswap.Open(ctx, "gs://bucket/x")
+		_, err = pswap.Open(ctx, "gs://bucket/x", pswap.Options{})
 		only(t, err, "bad input", pswap.ErrBadURL)
 		// An unknown conflict policy.
 		_, err = pswap.ParsePolicy("sometimes")

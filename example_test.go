@@ -23,7 +23,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "pswap-example")
 	defer os.RemoveAll(dir)
 
-	table, err := pswap.Open(ctx, filepath.Join(dir, "sales")) // or "s3://bucket/sales"
+	table, err := pswap.Open(ctx, filepath.Join(dir, "sales"), pswap.Options{}) // or "s3://bucket/sales"
 	if err != nil {
 		panic(err)
 	}

@@ -102,12 +102,9 @@ type Table struct {
 }
 
 // Open opens a table by URL (s3://bucket/prefix, file:///path, or a path).
-func Open(ctx context.Context, url string, opts ...Options) (*Table, error) {
-	var o Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	st, err := OpenStore(ctx, url, o)
+// The zero Options work (S3 settings from the standard AWS environment).
+func Open(ctx context.Context, url string, opts Options) (*Table, error) {
+	st, err := OpenStore(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ type row struct {
 
 func TestWriteCommitVerifyAndTamper(t *testing.T) {
 	dir := t.TempDir()
-	table, err := pswap.Open(ctx, dir)
+	table, err := pswap.Open(ctx, dir, pswap.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestVerifyAcceptsWhatCommitAccepts(t *testing.T) {
 	for i, f := range files {
 		// One table per file: the files of the corpus have different schemas.
 		name := strings.TrimSuffix(filepath.Base(f), ".parquet")
-		tbl, err := pswap.Open(ctx, fmt.Sprintf("mem://verify-corpus-%d", i))
+		tbl, err := pswap.Open(ctx, fmt.Sprintf("mem://verify-corpus-%d", i), pswap.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,7 +75,7 @@ func TestSalesSQLEqualsGoRows(t *testing.T) {
 	ctx := context.Background()
 	const n = 20_000
 	dir := t.TempDir()
-	table, err := pswap.Open(ctx, filepath.Join(dir, "table"))
+	table, err := pswap.Open(ctx, filepath.Join(dir, "table"), pswap.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func ExampleTable() {
 		}
 	}
 	now = now.Add(7 * 24 * time.Hour)
-	tr, err := gc.Table(ctx, st, "", gc.Options{Keep: -1}) // no generation kept for rollback
+	tr, err := gc.Table(ctx, st, "", gc.Options{Keep: gc.None}) // no generation kept for rollback
 	if err != nil {
 		fmt.Println(err)
 		return

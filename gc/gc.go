@@ -179,17 +179,8 @@ func ValidatePrefix(prefix string) error {
 	return nil
 }
 
-// now is the store's clock, or the local one for stores without it.
-func (c *collector) now(ctx context.Context) (time.Time, error) {
-	if cl, ok := c.st.(store.Clock); ok {
-		t, err := cl.Now(ctx)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("gc: read the store's clock: %w", err)
-		}
-		return t.UTC(), nil
-	}
-	return time.Now().UTC(), ctx.Err()
-}
+// now is the store's clock (store.Now).
+func (c *collector) now(ctx context.Context) (time.Time, error) { return store.Now(ctx, c.st) }
 
 // orphanCutoff: an uncommitted object whose timestamp is before it is old
 // enough that no writer can still commit it.

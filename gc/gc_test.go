@@ -188,7 +188,7 @@ func TestRollbackKeepsDataGenAlive(t *testing.T) {
 			t.Fatal(err)
 		}
 		st.advance(time.Hour)
-		none := gc.Options{Keep: -1, MinAge: -1}
+		none := gc.Options{Keep: gc.None, MinAge: gc.None}
 		r := mustGC(t, st, part, none)
 		if !slices.Equal(r.Kept, []string{rb.Generation}) || len(r.Collected) != 2 {
 			t.Fatalf("report %+v", r)
@@ -314,7 +314,7 @@ func TestYoungObjectsProtect(t *testing.T) {
 	inflight := manifest.NewGenerationID()
 	writeOrphanManifest(t, st, inflight, a, b, mustManifest(t, st, a).Content)
 
-	none := gc.Options{Keep: -1, MinAge: -1}
+	none := gc.Options{Keep: gc.None, MinAge: gc.None}
 	r := mustGC(t, st, part, none)
 	if !slices.Equal(r.Collected, []string{a}) || len(r.Orphans) != 0 {
 		t.Fatalf("report %+v", r)
@@ -392,7 +392,7 @@ func TestPointerNeverTouched(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		aggressive := gc.Options{Keep: -1, MinAge: -1, OrphanAge: time.Nanosecond, CommitWindow: time.Nanosecond}
+		aggressive := gc.Options{Keep: gc.None, MinAge: gc.None, OrphanAge: time.Nanosecond, CommitWindow: time.Nanosecond}
 		for range 2 {
 			r := mustGC(t, st, part, aggressive)
 			if slices.Contains(r.Keys, key) {
@@ -420,7 +420,7 @@ func TestCorruptPartitionUntouched(t *testing.T) {
 	}
 	st.advance(1000 * time.Hour)
 	before := list(t, st, "")
-	_, err := gc.Partition(ctx, st, part, gc.Options{Keep: -1, MinAge: -1})
+	_, err := gc.Partition(ctx, st, part, gc.Options{Keep: gc.None, MinAge: gc.None})
 	if !errors.Is(err, swap.ErrCorrupt) {
 		t.Fatalf("got %v, want ErrCorrupt", err)
 	}
@@ -490,7 +490,7 @@ func TestRollbackAfterPlanKeepsItsData(t *testing.T) {
 			}
 		}
 	}
-	r := mustGC(t, h, part, gc.Options{Keep: -1, MinAge: -1})
+	r := mustGC(t, h, part, gc.Options{Keep: gc.None, MinAge: gc.None})
 	if rb.Generation == "" || r.Current != gens[2] || !slices.Equal(r.Collected, []string{gens[0], gens[1]}) {
 		t.Fatalf("report %+v (rollback %+v)", r, rb)
 	}
@@ -504,7 +504,7 @@ func TestRollbackAfterPlanKeepsItsData(t *testing.T) {
 	if snap.Manifest.Generation != rb.Generation || snap.Manifest.DataGen() != gens[0] {
 		t.Fatalf("current %s (data %s), want the rollback %s", snap.Manifest.Generation, snap.Manifest.DataGen(), rb.Generation)
 	}
-	r = mustGC(t, w, part, gc.Options{Keep: -1, MinAge: -1})
+	r = mustGC(t, w, part, gc.Options{Keep: gc.None, MinAge: gc.None})
 	if r.Current != rb.Generation || !slices.Equal(r.Collected, []string{gens[2]}) {
 		t.Fatalf("second run %+v", r)
 	}
@@ -532,7 +532,7 @@ func TestBusyPartition(t *testing.T) {
 			}
 		}
 	}
-	r, err := gc.Partition(ctx, h, part, gc.Options{Keep: -1, MinAge: -1, MaxAttempts: 3})
+	r, err := gc.Partition(ctx, h, part, gc.Options{Keep: gc.None, MinAge: gc.None, MaxAttempts: 3})
 	if !errors.Is(err, gc.ErrBusy) || r.Recomputed != 3 || r.Error == "" {
 		t.Fatalf("got %v after %d recomputations, %d objects deleted", err, r.Recomputed, r.Objects)
 	}
@@ -598,7 +598,7 @@ func TestWriterWithinGraceCommits(t *testing.T) {
 		}
 		content := stage(t, st, txn.DataPrefix(), 2, "slow")
 		st.advance(gc.DefaultOrphanAge - time.Minute)
-		r := mustGC(t, st, part, gc.Options{Keep: -1, MinAge: -1})
+		r := mustGC(t, st, part, gc.Options{Keep: gc.None, MinAge: gc.None})
 		if !slices.Equal(r.OrphansKept, []string{txn.Generation()}) || r.Objects != 0 {
 			t.Fatalf("report %+v", r)
 		}

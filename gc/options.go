@@ -29,6 +29,12 @@ const (
 	DefaultMaxAttempts = 10
 )
 
+// None, as Options.Keep or Options.MinAge, turns that rule off (keep no
+// retired generation for rollback; no window for readers): 0 means the
+// default, so "none" needs a name of its own. Any negative value means the
+// same.
+const None = -1
+
 // clockSlack covers the coarse resolution of store timestamps (S3's
 // Last-Modified and Date have one second): upper bounds of times are moved
 // later by it, lower bounds earlier, so that ages err on the young side.
@@ -39,13 +45,13 @@ const clockSlack = 2 * time.Second
 // older than a day, four partitions at once.
 type Options struct {
 	// Keep is the number of most recently retired generations kept for
-	// rollback, besides the current one. 0 means DefaultKeep; a negative
-	// value keeps none (MinAge still applies).
+	// rollback, besides the current one. 0 means DefaultKeep; None keeps
+	// none (MinAge still applies).
 	Keep int
 	// MinAge keeps every generation retired less than MinAge ago: a reader
 	// that resolved it while it was current may still be reading its files.
-	// 0 means DefaultMinAge; a negative value disables the window (readers
-	// of a just-replaced generation may then fail).
+	// 0 means DefaultMinAge; None disables the window (readers of a
+	// just-replaced generation may then fail).
 	MinAge time.Duration
 	// OrphanAge: objects that belong to no committed generation (staged
 	// but never committed, left by a crashed or refused writer) are deleted

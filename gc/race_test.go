@@ -139,7 +139,7 @@ func raceRun(t *testing.T, env raceEnv) {
 	}
 	// Writers commit all the time: GC needs more than the default attempts
 	// to find a moment when the pointer holds still for one plan.
-	opts := gc.Options{Keep: -1, MinAge: env.minAge, MaxAttempts: 50}
+	opts := gc.Options{Keep: gc.None, MinAge: env.minAge, MaxAttempts: 50}
 	wg.Go(func() {
 		for i := 0; !stop.Load(); i++ {
 			var rep gc.Report

@@ -75,7 +75,7 @@ func fingerprint(t *testing.T, from string) string {
 // committedFiles are the current generation's file URIs as a DuckDB list.
 func committedFiles(t *testing.T, e *tableEnv, part string) string {
 	t.Helper()
-	tb, err := pswap.Open(context.Background(), e.url)
+	tb, err := pswap.Open(context.Background(), e.url, pswap.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestBackfill90Partitions(t *testing.T) {
 	time.Sleep(single * 2 / 5)
 	p.kill()
 	p.wait()
-	tb, err := pswap.Open(context.Background(), k.url)
+	tb, err := pswap.Open(context.Background(), k.url, pswap.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,6 +162,19 @@ type Clock interface {
 	Now(ctx context.Context) (time.Time, error)
 }
 
+// Now is the store's clock in UTC, or the local one for a store without a
+// Clock: the one helper every layer uses to judge ages by the store's time.
+func Now(ctx context.Context, s Store) (time.Time, error) {
+	if c, ok := s.(Clock); ok {
+		now, err := c.Now(ctx)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("read the store's clock: %w", err)
+		}
+		return now.UTC(), nil
+	}
+	return time.Now().UTC(), ctx.Err()
+}
+
 // ValidateKey rejects keys that could escape the store root or are ambiguous:
 // empty keys, absolute paths, empty, "." or ".." segments, backslashes,
 // control characters, invalid UTF-8, and names reserved for the file

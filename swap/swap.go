@@ -21,7 +21,7 @@ import (
 const DefaultGracePeriod = 24 * time.Hour
 
 // WriterVersion is recorded in every manifest this package writes.
-var WriterVersion = "pswap/0.1.0"
+const WriterVersion = "pswap/0.1.0"
 
 // Policy says what a commit does when another run committed a different
 // generation since this attempt began.
@@ -704,14 +704,5 @@ func (o *Options) now() time.Time {
 	return time.Now()
 }
 
-// storeNow is the store's clock, or the local one for stores without it.
-func storeNow(ctx context.Context, st store.Store) (time.Time, error) {
-	if c, ok := st.(store.Clock); ok {
-		now, err := c.Now(ctx)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("read the store's clock: %w", err)
-		}
-		return now.UTC(), nil
-	}
-	return time.Now().UTC(), ctx.Err()
-}
+// storeNow is store.Now.
+func storeNow(ctx context.Context, st store.Store) (time.Time, error) { return store.Now(ctx, st) }

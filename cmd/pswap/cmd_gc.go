@@ -117,10 +117,10 @@ func (c *gcCmd) options() (gc.Options, error) {
 		DryRun: c.dryRun, Concurrency: c.concurrency}
 	// The library's zero values mean "default": "none" is negative there.
 	if o.Keep == 0 {
-		o.Keep = -1
+		o.Keep = gc.None
 	}
 	if o.MinAge == 0 {
-		o.MinAge = -1
+		o.MinAge = gc.None
 	}
 	return o, nil
 }
