@@ -65,7 +65,9 @@ type Options struct {
 	// HTTPClient replaces the SDK's HTTP client (e.g. to insert a fault proxy).
 	HTTPClient aws.HTTPClient
 	// RetryMaxAttempts bounds the SDK's own attempts at one request (0: SDK
-	// default, 3; 1: no retry, for callers that retry themselves).
+	// default, 3; 1: no retry, for callers that retry themselves). The
+	// requests of a streaming write (NewWriter) always get at least
+	// DataAttempts: no caller retries a single part.
 	RetryMaxAttempts int
 	// RetryMaxBackoff caps the SDK's backoff between attempts (0: SDK
 	// default, 20s).
@@ -326,6 +328,10 @@ func (s *Store) Stat(ctx context.Context, key string) (store.Attrs, error) {
 // Put writes a small object with one PutObject, conditionally per opts.
 // The returned ModTime is the server's Date of the response (1 s resolution).
 func (s *Store) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
+	return s.put(ctx, key, data, opts)
+}
+
+func (s *Store) put(ctx context.Context, key string, data []byte, opts store.PutOptions, optFns ...func(*s3.Options)) (store.Attrs, error) {
 	k, err := s.fullKey("put", key)
 	if err != nil {
 		return store.Attrs{}, err
@@ -340,7 +346,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, opts store.Put
 	if s.whenRequired {
 		in.ContentMD5 = aws.String(contentMD5(data))
 	}
-	out, err := s.client.PutObject(ctx, in)
+	out, err := s.client.PutObject(ctx, in, optFns...)
 	if err != nil {
 		return store.Attrs{}, s.mapError(ctx, putOp(opPut, opts), key, err)
 	}

@@ -206,7 +206,7 @@ func (w *writer) create() error {
 	if !w.s.whenRequired {
 		in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
 	}
-	out, err := w.s.client.CreateMultipartUpload(w.ctx, in)
+	out, err := w.s.client.CreateMultipartUpload(w.ctx, in, dataRetries)
 	if err != nil {
 		return w.s.mapError(w.parent, opCreateMPU, w.key, err)
 	}
@@ -232,7 +232,7 @@ func (w *writer) uploadPart(num int32, data []byte) {
 	} else {
 		in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
 	}
-	out, err := w.s.client.UploadPart(w.ctx, in)
+	out, err := w.s.client.UploadPart(w.ctx, in, dataRetries)
 	if err != nil {
 		w.fail(w.s.mapError(w.parent, opUploadPart, w.key, err))
 		return
@@ -282,7 +282,7 @@ func (w *writer) commit() (store.Attrs, error) {
 		return store.Attrs{}, fmt.Errorf("s3store: write %s: %w", w.s.URI(w.key), err)
 	}
 	if w.uploadID == "" {
-		return w.s.Put(w.ctx, w.key, *w.buf, w.opts)
+		return w.s.put(w.ctx, w.key, *w.buf, w.opts, dataRetries)
 	}
 	if len(*w.buf) > 0 {
 		if err := w.flush(); err != nil {
@@ -311,7 +311,7 @@ func (w *writer) commit() (store.Attrs, error) {
 	if w.opts.IfMatch != "" {
 		in.IfMatch = aws.String(w.opts.IfMatch)
 	}
-	out, err := w.s.client.CompleteMultipartUpload(w.ctx, in)
+	out, err := w.s.client.CompleteMultipartUpload(w.ctx, in, dataRetries)
 	if err != nil {
 		return store.Attrs{}, w.s.mapError(w.parent, putOp(opCompleteMPU, w.opts), w.key, err)
 	}
@@ -361,4 +361,22 @@ func (w *writer) abortRemote(id string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.parent), abortTimeout)
 	defer cancel()
 	return w.s.AbortUpload(ctx, store.Upload{Key: w.key, ID: id})
+}
+
+// DataAttempts is the least number of attempts the SDK makes at each
+// request of a streaming write (CreateMultipartUpload, UploadPart,
+// CompleteMultipartUpload, the PutObject of a small object), even when the
+// client is configured with fewer (Options.RetryMaxAttempts 1, as the CLI
+// sets it when pswap's own loops retry the small metadata requests).
+// Nothing above a Writer retries one part: without this, a single 503
+// SlowDown on one part of a large upload would fail the whole commit. A
+// retried completion or PutObject that meets its own earlier success gets
+// a precondition failure, which staging resolves by reading the object back.
+const DataAttempts = 3
+
+// dataRetries raises an operation's attempts to DataAttempts.
+func dataRetries(o *s3.Options) {
+	if o.RetryMaxAttempts < DataAttempts {
+		o.RetryMaxAttempts = DataAttempts
+	}
 }
