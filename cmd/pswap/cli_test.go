@@ -494,3 +494,38 @@ func TestProgressPhasesAndFirstSpeed(t *testing.T) {
 		t.Errorf("frame does not name the phase: %q", frames[len(frames)-1])
 	}
 }
+
+// FuzzRedact: a known secret never survives redaction, wherever it sits in
+// a message and whatever surrounds it.
+func FuzzRedact(f *testing.F) {
+	f.Add("open s3://", "TopSecretPw", "@bucket/x failed")
+	f.Add("", "wJalrXUtnFEMI", "")
+	f.Add("X-Amz-Signature=", "deadbeef", "&x=1")
+	f.Fuzz(func(t *testing.T, before, secret, after string) {
+		if len(secret) < minSecret || strings.TrimFunc(secret, func(r rune) bool {
+			return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		}) != "" {
+			return // secrets are credentials: letters and digits here
+		}
+		r := newRedactor(func(k string) string {
+			if k == "AWS_SECRET_ACCESS_KEY" {
+				return secret
+			}
+			return ""
+		}, nil)
+		if out := r.String(before + secret + after); strings.Contains(out, secret) {
+			t.Fatalf("redact(%q) = %q: the secret survived", before+secret+after, out)
+		}
+		// Through the line writer, written in two pieces split inside it.
+		var buf bytes.Buffer
+		w := newRedactWriter(r, &buf)
+		msg := before + secret + after + "\n"
+		cut := len(before) + len(secret)/2
+		w.Write([]byte(msg[:cut]))
+		w.Write([]byte(msg[cut:]))
+		w.Flush()
+		if strings.Contains(buf.String(), secret) {
+			t.Fatalf("redactWriter(%q) = %q: the secret survived", msg, buf.String())
+		}
+	})
+}

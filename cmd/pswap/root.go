@@ -144,6 +144,10 @@ func run(a *app, args []string) int {
 		return exitOK
 	}
 	code := exitCode(err)
+	if !a.json && isCobraUsage(err) {
+		// A flag error may stop parsing before --json was seen.
+		a.json = hasFlag(args, "json")
+	}
 	if a.json {
 		_ = printJSON(a.stderr, newErrorDoc(err, code))
 		return code
