@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/pswap/pswap/store"
 )
 
@@ -205,23 +207,16 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Options)
 		s := newStore(t)
 		n := o.ListKeys
 		want := make([]string, n)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 32)
-		errs := make(chan error, n)
+		var g errgroup.Group
+		g.SetLimit(32)
 		for i := range n {
 			want[i] = fmt.Sprintf("many/k%05d", i)
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				if _, err := s.Put(ctx, want[i], []byte(want[i]), store.PutOptions{}); err != nil {
-					errs <- err
-				}
-			}()
+			g.Go(func() error {
+				_, err := s.Put(ctx, want[i], []byte(want[i]), store.PutOptions{})
+				return err
+			})
 		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
+		if err := g.Wait(); err != nil {
 			t.Fatal(err)
 		}
 		mustPut(t, s, "other/x", "x", store.PutOptions{})
