@@ -1,0 +1,43 @@
+// Package lakehouse publishes Apache Iceberg v2 metadata for a pswap table,
+// so that Spark, Trino, DuckDB, pyiceberg, iceberg-go and other Iceberg
+// readers see exactly the current generation of every partition.
+//
+// The per-partition pointers stay the truth; the Iceberg metadata is a view
+// of them that a publish brings up to date. The layout is the standard
+// file-system table, next to the partitions:
+//
+//	<table>/metadata/v<N>.metadata.json           one per published version, write-once
+//	<table>/metadata/version-hint.text            the latest N (a hint: readers probe past it)
+//	<table>/metadata/snap-<id>-<attempt>-<u>.avro manifest lists, write-once
+//	<table>/metadata/pswap-<p>-<seq>-<gen>-<id>.avro one manifest per partition, write-once
+//
+// The commit point of a publish is a create-if-absent PUT of the next
+// version's metadata file (the same primitive as pswap's manifests), never
+// a rename. A publish that loses the race re-reads the newer version and
+// rebases on it, reusing the manifests it already wrote. A failed publish
+// never touches a partition's pointer, so it never fails or undoes the
+// commit it follows: the metadata lags until the next publish converges it.
+//
+// Each partition has exactly one manifest, named after the partition (a
+// hash of its key), the pointer's sequence number and the generation, so a
+// publish after a commit reads the previous version, replaces that one
+// partition's manifest, keeps every other manifest of the previous
+// manifest list as it is, and writes a new manifest list and metadata file:
+// its cost does not depend on the number of partitions or files. A
+// partition whose manifest carries a sequence number at least the commit's
+// is already as new, so a slow publisher never brings back older data.
+// [Publish] reconciles every partition against its pointer (one GET per
+// partition, no listing of data), for `pswap publish` and for repairs.
+//
+// Every published version adds one snapshot whose summary names the
+// partition, generation, run id and rows (pswap.partition,
+// pswap.generation, pswap.run-id, pswap.rows, pswap.seq), so the snapshot
+// log is the table's audit trail. Data files carry no Iceberg field ids:
+// the metadata has a name mapping (schema.name-mapping.default).
+//
+// Partition columns (dt, hr, ...) are identity partitions of string
+// columns. Readers that fill identity-partition columns from the manifest
+// (Spark, Trino, pyiceberg) return them for every file; readers that read
+// them from the data files (iceberg-go 0.7.0, icebird) return NULL for files
+// that lack the column. See the README ("Iceberg") for how pswap handles it.
+package lakehouse

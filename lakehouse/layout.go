@@ -1,0 +1,85 @@
+package lakehouse
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// Keys of the Iceberg metadata, relative to the table root.
+const (
+	// MetadataDir is the folder of every Iceberg metadata file.
+	MetadataDir = "metadata"
+	// VersionHintKey names the latest published version (a number).
+	VersionHintKey = MetadataDir + "/version-hint.text"
+	// MetadataPrefix is the key prefix of everything under MetadataDir.
+	MetadataPrefix = MetadataDir + "/"
+)
+
+// MetadataKey is the key of version v's metadata file.
+func MetadataKey(v int) string { return fmt.Sprintf("%s/v%d.metadata.json", MetadataDir, v) }
+
+// VersionOfKey returns the version of a metadata file key, or false.
+func VersionOfKey(key string) (int, bool) {
+	name, ok := strings.CutPrefix(key, MetadataDir+"/v")
+	if !ok {
+		return 0, false
+	}
+	num, ok := strings.CutSuffix(name, ".metadata.json")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.Atoi(num)
+	if err != nil || v <= 0 || strconv.Itoa(v) != num {
+		return 0, false
+	}
+	return v, true
+}
+
+// partHash names a partition in manifest file names: 16 hex digits of the
+// SHA-256 of its key (keys may hold characters that file names must not).
+func partHash(part string) string {
+	h := sha256.Sum256([]byte(part))
+	return hex.EncodeToString(h[:8])
+}
+
+// manifestRef is what a manifest's name says about it.
+type manifestRef struct {
+	part string // partHash of the partition
+	seq  int64  // the pointer's sequence number of the generation
+	gen  string // the generation the pointer named
+}
+
+func manifestKey(part string, seq int64, gen string, snapshot int64) string {
+	return fmt.Sprintf("%s/pswap-%s-%d-%s-%d.avro", MetadataDir, partHash(part), seq, gen, snapshot)
+}
+
+// parseManifestPath reads a manifest's name (the last segment of its
+// location). Manifests not named by this package are not ours: false.
+func parseManifestPath(loc string) (manifestRef, bool) {
+	name, ok := strings.CutPrefix(path.Base(loc), "pswap-")
+	if !ok {
+		return manifestRef{}, false
+	}
+	name, ok = strings.CutSuffix(name, ".avro")
+	if !ok {
+		return manifestRef{}, false
+	}
+	// <hash16>-<seq>-<uuid with 4 dashes>-<snapshot>
+	parts := strings.Split(name, "-")
+	if len(parts) != 8 || len(parts[0]) != 16 {
+		return manifestRef{}, false
+	}
+	seq, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || seq <= 0 {
+		return manifestRef{}, false
+	}
+	return manifestRef{part: parts[0], seq: seq, gen: strings.Join(parts[2:7], "-")}, true
+}
+
+func manifestListKey(snapshot int64, attempt int, unique string) string {
+	return fmt.Sprintf("%s/snap-%d-%d-%s.avro", MetadataDir, snapshot, attempt, unique)
+}

@@ -1,0 +1,881 @@
+package lakehouse
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// Errors a publish reports, checked with errors.Is.
+var (
+	// ErrCorrupt: a metadata file, manifest list or version hint that does
+	// not parse or names something outside the table (tampered, truncated).
+	ErrCorrupt = errors.New("corrupt Iceberg metadata")
+	// ErrSchema: the data's schema has no Iceberg form, or changes a
+	// column's type in a way Iceberg cannot read.
+	ErrSchema = errors.New("schema not publishable as Iceberg")
+	// ErrLayout: a partition key whose columns differ from the table's
+	// partition columns.
+	ErrLayout = errors.New("partition does not fit the Iceberg partition spec")
+	// ErrContention: the publish lost the race for the next version more
+	// often than Options.MaxAttempts allows. Publishing again converges.
+	ErrContention = errors.New("publish kept losing the race for the next metadata version")
+)
+
+// Options tune a publish. The zero value works.
+type Options struct {
+	// Concurrency bounds the requests a publish runs at once (default 16).
+	Concurrency int
+	// MaxAttempts bounds how often a publish rebases after losing the race
+	// for the next version (default 100).
+	MaxAttempts int
+	// Schema derives a generation's Arrow schema (default FooterSchema).
+	Schema SchemaFunc
+}
+
+func (o Options) withDefaults() Options {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 100
+	}
+	if o.Schema == nil {
+		o.Schema = FooterSchema
+	}
+	return o
+}
+
+// Result is what a publish did.
+type Result struct {
+	// MetadataLocation is the URI of the current vN.metadata.json ("" when
+	// the table has no published metadata and nothing to publish).
+	MetadataLocation string
+	Version          int   // N of MetadataLocation
+	SnapshotID       int64 // the current snapshot (0: none)
+	// Changed: this publish wrote a new version (false: the metadata already
+	// reflected the pointers, an idempotent no-op).
+	Changed bool
+	// Rebases counts the versions this publish lost to another publisher
+	// and rebased on.
+	Rebases int
+	// Partitions is the number of partitions with files in the metadata.
+	Partitions int
+}
+
+// Commit describes a committed generation to publish.
+type Commit struct {
+	Partition  string
+	Generation string // the generation the pointer names after the commit
+	Seq        int64  // the pointer's sequence number (0: read the pointer)
+	// Manifest is the generation's manifest when the caller has it (nil: it
+	// is read, one GET, only if the metadata does not already reflect it).
+	Manifest *manifest.Manifest
+}
+
+// PublishCommit brings the metadata up to date with one committed
+// generation: it replaces that partition's manifest and keeps every other
+// one. It writes nothing when the metadata already has this generation or a
+// newer one of the partition.
+func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) (Result, error) {
+	if err := partition.Validate(c.Partition); err != nil {
+		return Result{}, err
+	}
+	p := newPublisher(st, opts)
+	if c.Seq <= 0 || c.Manifest == nil {
+		// A same-run retry or a caller without the commit's details: the
+		// pointer says what is current.
+		b, err := swap.ReadPointer(ctx, st, c.Partition)
+		if err != nil {
+			return Result{}, err
+		}
+		c.Seq, c.Generation = b.Pointer.Seq, b.Pointer.Generation
+		if c.Manifest != nil && c.Manifest.Generation != c.Generation {
+			c.Manifest = nil
+		}
+	}
+	ph := partHash(c.Partition)
+	pointerChecked := false
+	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+		have := false
+		for _, r := range s.refs {
+			if r.part == ph {
+				if r.seq >= c.Seq {
+					return nil, nil // already this generation, or a newer one
+				}
+				have = true
+			}
+		}
+		if !have && !pointerChecked {
+			// No manifest for the partition: its first publish, or its
+			// last generation was empty. Make sure ours is still current,
+			// so that a slow publisher never brings older data back.
+			b, err := swap.ReadPointer(ctx, st, c.Partition)
+			if err != nil {
+				return nil, err
+			}
+			pointerChecked = true
+			if b.Pointer.Seq > c.Seq {
+				c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
+			}
+		}
+		m, err := p.manifest(ctx, c.Partition, c.Generation, c.Manifest)
+		if err != nil {
+			return nil, err
+		}
+		c.Manifest = m
+		if len(m.Files) == 0 && !have {
+			return nil, nil
+		}
+		return []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}, nil
+	})
+}
+
+// Publish reconciles the metadata with every partition's pointer: one GET
+// per partition (and one per partition whose generation changed), no
+// listing of data. It is idempotent: when every partition is already
+// reflected it writes nothing.
+func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
+	p := newPublisher(st, opts)
+	parts, err := swap.ListPartitions(ctx, st, "")
+	if err != nil {
+		return Result{}, err
+	}
+	var (
+		mu       sync.Mutex
+		pointers = map[string]*manifest.Pointer{}
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	for _, part := range parts {
+		g.Go(func() error {
+			b, err := swap.ReadPointer(gctx, st, part)
+			if errors.Is(err, swap.ErrNoData) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			pointers[part] = b.Pointer
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Result{}, err
+	}
+	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+		byHash := map[string]manifestRef{}
+		for _, r := range s.refs {
+			byHash[r.part] = r
+		}
+		var (
+			ups   []partUpdate
+			upsMu sync.Mutex
+			live  = map[string]bool{}
+		)
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(p.opts.Concurrency)
+		for part, ptr := range pointers {
+			ph := partHash(part)
+			live[ph] = true
+			if r, ok := byHash[ph]; ok && r.seq == ptr.Seq && r.gen == ptr.Generation {
+				continue
+			}
+			g.Go(func() error {
+				m, err := p.manifest(gctx, part, ptr.Generation, nil)
+				if err != nil {
+					return err
+				}
+				if len(m.Files) == 0 {
+					if _, ok := byHash[ph]; !ok {
+						return nil
+					}
+				}
+				upsMu.Lock()
+				ups = append(ups, partUpdate{part: part, seq: ptr.Seq, m: m})
+				upsMu.Unlock()
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		// Manifests of partitions that no longer have a pointer.
+		for _, r := range s.refs {
+			if r.part != "" && !live[r.part] {
+				ups = append(ups, partUpdate{drop: r.part})
+			}
+		}
+		slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
+		return ups, nil
+	})
+}
+
+// partUpdate replaces one partition's manifest.
+type partUpdate struct {
+	part string             // the partition key ("" with drop)
+	seq  int64              // its pointer's sequence number
+	m    *manifest.Manifest // its current generation (no files: drop its manifest)
+	drop string             // partHash of a manifest to drop without replacement
+}
+
+func (u partUpdate) hash() string {
+	if u.drop != "" {
+		return u.drop
+	}
+	return partHash(u.part)
+}
+
+// state is one published version as read from the store.
+type state struct {
+	version   int
+	hintETag  string
+	hintFound bool
+	meta      table.Metadata // nil: nothing published yet
+	loc       string
+	list      []iceberg.ManifestFile // the current snapshot's manifests
+	refs      []manifestRef          // what each manifest's name says (zero: not ours)
+}
+
+type publisher struct {
+	st       store.Store
+	opts     Options
+	tableURI string
+	snapshot int64 // kept across rebases, so that written manifests stay valid
+
+	mu        sync.Mutex
+	written   map[string]iceberg.ManifestFile // by manifest key
+	manifests map[string]*manifest.Manifest   // by generation
+	rebases   int
+	floor     int // a version known to exist (the one we lost to)
+}
+
+func newPublisher(st store.Store, opts Options) *publisher {
+	return &publisher{
+		st: st, opts: opts.withDefaults(),
+		tableURI:  strings.TrimSuffix(st.URI(""), "/"),
+		snapshot:  rand.Int64N(math.MaxInt64-1) + 1,
+		written:   map[string]iceberg.ManifestFile{},
+		manifests: map[string]*manifest.Manifest{},
+	}
+}
+
+// manifest returns a generation's manifest: m when given, else one GET.
+func (p *publisher) manifest(ctx context.Context, part, gen string, m *manifest.Manifest) (*manifest.Manifest, error) {
+	if m != nil {
+		return m, nil
+	}
+	p.mu.Lock()
+	m = p.manifests[gen]
+	p.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	m, err := swap.ReadManifest(ctx, p.st, part, gen)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.manifests[gen] = m
+	p.mu.Unlock()
+	return m, nil
+}
+
+var errLostRace = errors.New("lost the race for the next metadata version")
+
+// run loads the latest version, asks plan what to change, and writes the
+// next version; it rebases when another publisher wrote that version first.
+func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) ([]partUpdate, error)) (Result, error) {
+	probe := false
+	for attempt := 1; ; attempt++ {
+		s, err := p.load(ctx, probe)
+		if err != nil {
+			return Result{Rebases: p.rebases}, err
+		}
+		ups, err := plan(ctx, s)
+		if err != nil {
+			return Result{Rebases: p.rebases}, err
+		}
+		if len(ups) == 0 {
+			return p.result(s, false), nil
+		}
+		next, err := p.write(ctx, s, ups, attempt)
+		if errors.Is(err, errLostRace) {
+			p.rebases++
+			p.floor = s.version + 1 // exists now: probe on from there
+			if attempt >= p.opts.MaxAttempts {
+				return Result{Rebases: p.rebases}, fmt.Errorf("%w (%d attempts)", ErrContention, attempt)
+			}
+			probe = true
+			// A little jitter spreads a burst of publishers apart.
+			if werr := pause(ctx, time.Duration(rand.IntN(5*min(attempt, 8))+1)*time.Millisecond); werr != nil {
+				return Result{Rebases: p.rebases}, werr
+			}
+			continue
+		}
+		if err != nil {
+			return Result{Rebases: p.rebases}, err
+		}
+		p.writeHint(ctx, s, next.version)
+		return p.result(next, true), nil
+	}
+}
+
+func (p *publisher) result(s *state, changed bool) Result {
+	r := Result{Version: s.version, Changed: changed, Rebases: p.rebases}
+	if s.version > 0 {
+		r.MetadataLocation = p.st.URI(MetadataKey(s.version))
+	}
+	if s.meta != nil {
+		if cs := s.meta.CurrentSnapshot(); cs != nil {
+			r.SnapshotID = cs.SnapshotID
+		}
+	}
+	for _, mf := range s.list {
+		if mf.AddedDataFiles()+mf.ExistingDataFiles() > 0 {
+			r.Partitions++
+		}
+	}
+	return r
+}
+
+// Latest returns the location of the latest published metadata file ("" if
+// none) and its version, the way a publish finds it: the version hint, then
+// a probe for newer versions.
+func Latest(ctx context.Context, st store.Store) (string, int, error) {
+	p := newPublisher(st, Options{})
+	v, _, _, err := p.latestVersion(ctx, true)
+	if err != nil || v == 0 {
+		return "", 0, err
+	}
+	return st.URI(MetadataKey(v)), v, nil
+}
+
+func (p *publisher) latestVersion(ctx context.Context, probe bool) (v int, etag string, found bool, err error) {
+	data, a, err := store.ReadAll(ctx, p.st, VersionHintKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		probe = true
+	case err != nil:
+		return 0, "", false, fmt.Errorf("read %s: %w", VersionHintKey, err)
+	default:
+		found, etag = true, a.ETag
+		n, perr := strconv.Atoi(strings.TrimSpace(string(data)))
+		if perr != nil || n <= 0 {
+			// A tampered hint: find the versions by listing the metadata folder.
+			if v, err = p.listVersions(ctx); err != nil {
+				return 0, "", false, err
+			}
+			return v, etag, found, nil
+		}
+		v = n
+	}
+	if v < p.floor {
+		v, probe = p.floor, true
+	}
+	if probe {
+		for {
+			_, err := p.st.Stat(ctx, MetadataKey(v+1))
+			if errors.Is(err, store.ErrNotFound) {
+				break
+			}
+			if err != nil {
+				return 0, "", false, fmt.Errorf("probe %s: %w", MetadataKey(v+1), err)
+			}
+			v++
+		}
+	}
+	return v, etag, found, nil
+}
+
+func (p *publisher) listVersions(ctx context.Context) (int, error) {
+	v := 0
+	for a, err := range p.st.List(ctx, MetadataPrefix+"v") {
+		if err != nil {
+			return 0, fmt.Errorf("list %s: %w", MetadataPrefix, err)
+		}
+		if n, ok := VersionOfKey(a.Key); ok && n > v {
+			v = n
+		}
+	}
+	return v, nil
+}
+
+// load reads the latest version: the hint (GET), the metadata file (GET)
+// and its current manifest list (GET). With probe, or without a hint, it
+// also probes for versions past the hint.
+func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
+	v, etag, found, err := p.latestVersion(ctx, probe)
+	if err != nil {
+		return nil, err
+	}
+	s := &state{version: v, hintETag: etag, hintFound: found}
+	if v == 0 {
+		return s, nil
+	}
+	key := MetadataKey(v)
+	data, _, err := store.ReadAll(ctx, p.st, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%s: %w: %s names version %d, which does not exist", p.st.URI(VersionHintKey), ErrCorrupt, VersionHintKey, v)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	meta, err := ParseMetadata(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.st.URI(key), err)
+	}
+	s.meta, s.loc = meta, p.st.URI(key)
+	cs := meta.CurrentSnapshot()
+	if cs == nil {
+		return s, nil
+	}
+	lk, err := p.keyOf(cs.ManifestList)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: manifest list: %w", s.loc, ErrCorrupt, err)
+	}
+	ld, _, err := store.ReadAll(ctx, p.st, lk)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%s: %w: its manifest list %s is missing", s.loc, ErrCorrupt, cs.ManifestList)
+		}
+		return nil, fmt.Errorf("read %s: %w", lk, err)
+	}
+	list, err := readManifestList(ld)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", cs.ManifestList, ErrCorrupt, err)
+	}
+	s.list = list
+	s.refs = make([]manifestRef, len(list))
+	for i, mf := range list {
+		s.refs[i], _ = parseManifestPath(mf.FilePath())
+	}
+	return s, nil
+}
+
+// readManifestList parses an Avro manifest list; the Avro decoder panics on
+// some malformed input, which is corruption, not a crash.
+func readManifestList(data []byte) (list []iceberg.ManifestFile, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			list, err = nil, fmt.Errorf("unreadable manifest list: %v", r)
+		}
+	}()
+	return iceberg.ReadManifestList(bytes.NewReader(data))
+}
+
+// ParseMetadata parses and checks a metadata file: it must be Iceberg v2
+// JSON. A tampered or truncated file is ErrCorrupt.
+func ParseMetadata(data []byte) (meta table.Metadata, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			meta, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	meta, err = table.ParseMetadataBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if meta.Version() != 2 {
+		return nil, fmt.Errorf("%w: format version %d, pswap writes 2", ErrCorrupt, meta.Version())
+	}
+	return meta, nil
+}
+
+// keyOf maps a location inside the table back to its store key, refusing
+// anything outside the table root.
+func (p *publisher) keyOf(loc string) (string, error) {
+	rel, ok := strings.CutPrefix(loc, p.tableURI+"/")
+	if !ok {
+		return "", fmt.Errorf("%q is outside the table %s", loc, p.tableURI)
+	}
+	if strings.HasPrefix(p.tableURI, "file:") {
+		u, err := url.PathUnescape(rel)
+		if err != nil {
+			return "", fmt.Errorf("%q: %v", loc, err)
+		}
+		rel = u
+	}
+	if err := store.ValidateKey(rel); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
+
+func fingerprintHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
+
+// write builds and writes the next version from s plus ups. It returns
+// errLostRace when another publisher wrote that version first.
+func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attempt int) (*state, error) {
+	var (
+		sc     *iceberg.Schema
+		spec   *iceberg.PartitionSpec
+		lastID int
+		fps    []string
+	)
+	props := iceberg.Properties{}
+	if s.meta != nil {
+		sc, lastID = s.meta.CurrentSchema(), s.meta.LastColumnID()
+		sp := s.meta.PartitionSpec()
+		spec = &sp
+		if v := s.meta.Properties()[propFingerprint]; v != "" {
+			fps = strings.Split(v, ",")
+		}
+	}
+	schemaChanged := false
+	for _, u := range ups {
+		if u.m == nil || len(u.m.Files) == 0 {
+			continue
+		}
+		key, err := partition.Parse(u.part)
+		if err != nil {
+			return nil, err
+		}
+		if spec != nil {
+			if err := specFits(spec, key); err != nil {
+				return nil, err
+			}
+		}
+		if fp := fingerprintHash(u.m.Schema); sc == nil || u.m.Schema == "" || !slices.Contains(fps, fp) {
+			as, err := p.opts.Schema(ctx, p.st, swap.Files(p.st, u.m))
+			if err != nil {
+				return nil, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
+			}
+			nsc, changed, err := buildSchema(sc, lastID, as, key)
+			if err != nil {
+				return nil, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
+			}
+			if changed {
+				sc, schemaChanged = nsc, true
+				lastID = max(lastID, nsc.HighestFieldID())
+			}
+			if u.m.Schema != "" {
+				fps = append(fps, fp)
+			}
+		}
+		if spec == nil {
+			sp, err := partitionSpec(sc, key)
+			if err != nil {
+				return nil, err
+			}
+			spec = &sp
+		}
+	}
+	if sc == nil {
+		return nil, errors.New("nothing to publish: no generation with files")
+	}
+	if len(fps) > 64 {
+		fps = fps[len(fps)-64:]
+	}
+	props[propFingerprint] = strings.Join(fps, ",")
+	props[propFormat] = "pswap/1"
+	nm, err := nameMapping(sc)
+	if err != nil {
+		return nil, err
+	}
+	props[table.DefaultNameMappingKey] = nm
+
+	// The new manifest list: every kept manifest, plus one new manifest per
+	// partition with files.
+	replaced := map[string]bool{}
+	for _, u := range ups {
+		replaced[u.hash()] = true
+	}
+	var (
+		list                       []iceberg.ManifestFile
+		delFiles, delRows          int64
+		addFiles, addRows, addSize int64
+	)
+	for i, mf := range s.list {
+		if s.refs[i].part != "" && replaced[s.refs[i].part] {
+			delFiles += int64(mf.AddedDataFiles() + mf.ExistingDataFiles())
+			delRows += mf.AddedRows() + mf.ExistingRows()
+			continue
+		}
+		list = append(list, mf)
+	}
+	newMF := make([]iceberg.ManifestFile, len(ups))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	for i, u := range ups {
+		if u.m == nil || len(u.m.Files) == 0 {
+			continue
+		}
+		addFiles += int64(len(u.m.Files))
+		addRows += u.m.Rows
+		addSize += u.m.Bytes
+		g.Go(func() error {
+			mf, err := p.writeManifest(gctx, sc, spec, u)
+			newMF[i] = mf
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, mf := range newMF {
+		if mf != nil {
+			list = append(list, mf)
+		}
+	}
+	var totalFiles, totalRows int64
+	for _, mf := range list {
+		totalFiles += int64(mf.AddedDataFiles() + mf.ExistingDataFiles())
+		totalRows += mf.AddedRows() + mf.ExistingRows()
+	}
+
+	// The snapshot.
+	var parent *int64
+	seq := int64(1)
+	now := time.Now().UnixMilli()
+	if s.meta != nil {
+		seq = s.meta.LastSequenceNumber() + 1
+		if cs := s.meta.CurrentSnapshot(); cs != nil {
+			id := cs.SnapshotID
+			parent = &id
+		}
+		now = max(now, s.meta.LastUpdatedMillis()+1)
+	}
+	listKey := manifestListKey(p.snapshot, attempt, uuid.NewString()[:8])
+	var buf bytes.Buffer
+	if err := iceberg.WriteManifestList(2, &buf, p.snapshot, parent, &seq, 0, list); err != nil {
+		return nil, fmt.Errorf("encode manifest list: %w", err)
+	}
+	if err := p.putOnce(ctx, listKey, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	op := table.OpAppend
+	if delFiles > 0 {
+		op = table.OpOverwrite
+	}
+	sum := iceberg.Properties{
+		"added-data-files":        strconv.FormatInt(addFiles, 10),
+		"added-records":           strconv.FormatInt(addRows, 10),
+		"added-files-size":        strconv.FormatInt(addSize, 10),
+		"deleted-data-files":      strconv.FormatInt(delFiles, 10),
+		"deleted-records":         strconv.FormatInt(delRows, 10),
+		"total-data-files":        strconv.FormatInt(totalFiles, 10),
+		"total-records":           strconv.FormatInt(totalRows, 10),
+		"changed-partition-count": strconv.Itoa(len(ups)),
+	}
+	if len(ups) == 1 && ups[0].m != nil {
+		u := ups[0]
+		sum["pswap.partition"] = u.part
+		sum["pswap.generation"] = u.m.Generation
+		sum["pswap.seq"] = strconv.FormatInt(u.seq, 10)
+		sum["pswap.run-id"] = u.m.RunID
+		sum["pswap.rows"] = strconv.FormatInt(u.m.Rows, 10)
+		if u.m.RollbackOf != "" {
+			sum["pswap.rollback-of"] = u.m.RollbackOf
+		}
+	} else {
+		sum["pswap.operation"] = "reconcile"
+		var names []string
+		for _, u := range ups {
+			if u.part != "" && len(names) < 20 {
+				names = append(names, u.part)
+			}
+		}
+		sum["pswap.partitions"] = strings.Join(names, ",")
+	}
+	schemaID := sc.ID
+	snap := table.Snapshot{
+		SnapshotID: p.snapshot, ParentSnapshotID: parent, SequenceNumber: seq, TimestampMs: now,
+		ManifestList: p.st.URI(listKey), Summary: &table.Summary{Operation: op, Properties: sum}, SchemaID: &schemaID,
+	}
+
+	var b *table.MetadataBuilder
+	if s.meta == nil {
+		b, err = table.NewMetadataBuilder(2)
+		if err == nil {
+			err = errors.Join(b.SetUUID(uuid.New()), b.SetLoc(p.tableURI), b.AddSchema(sc), b.SetCurrentSchemaID(-1),
+				b.AddSortOrder(&table.UnsortedSortOrder), b.SetDefaultSortOrderID(-1),
+				b.AddPartitionSpec(spec, true), b.SetDefaultSpecID(-1))
+		}
+	} else {
+		b, err = table.MetadataBuilderFromBase(s.meta, s.loc)
+		if err == nil && schemaChanged {
+			err = errors.Join(b.AddSchema(sc), b.SetCurrentSchemaID(-1))
+		}
+	}
+	if err == nil {
+		err = errors.Join(b.SetProperties(props), b.AddSnapshot(&snap), b.SetSnapshotRef(table.MainBranch, p.snapshot, table.BranchRef))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build Iceberg metadata: %w", err)
+	}
+	md, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("build Iceberg metadata: %w", err)
+	}
+	data, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("encode Iceberg metadata: %w", err)
+	}
+	v := s.version + 1
+	if err := p.putVersion(ctx, v, data); err != nil {
+		return nil, err
+	}
+	return &state{version: v, meta: md, loc: p.st.URI(MetadataKey(v)), list: list}, nil
+}
+
+// writeManifest writes (once per publish, reused across rebases) the
+// manifest of one partition's generation.
+func (p *publisher) writeManifest(ctx context.Context, sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) (iceberg.ManifestFile, error) {
+	key := manifestKey(u.part, u.seq, u.m.Generation, p.snapshot)
+	p.mu.Lock()
+	mf := p.written[key]
+	p.mu.Unlock()
+	if mf != nil {
+		return mf, nil
+	}
+	pk, err := partition.Parse(u.part)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := partitionValues(sc, spec, pk)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
+	for _, f := range swap.Files(p.st, u.m) {
+		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, f.URI, iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
+		if err != nil {
+			return nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
+		}
+		snap := p.snapshot
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, db.Build()))
+	}
+	var buf bytes.Buffer
+	mf, err = iceberg.WriteManifest(p.st.URI(key), &buf, 2, *spec, sc, p.snapshot, entries)
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
+	}
+	if err := p.putOnce(ctx, key, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.written[key] = mf
+	p.mu.Unlock()
+	return mf, nil
+}
+
+// putOnce writes a new object under a name unique to this publish. A
+// precondition failure means an earlier attempt of ours already wrote it.
+func (p *publisher) putOnce(ctx context.Context, key string, data []byte) error {
+	var err error
+	for try := 0; try < 5; try++ {
+		_, err = p.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true})
+		if err == nil || errors.Is(err, store.ErrPrecondition) {
+			return nil
+		}
+		if !store.IsRetryable(err) {
+			break
+		}
+		if werr := sleep(ctx, try); werr != nil {
+			return werr
+		}
+	}
+	return fmt.Errorf("write %s: %w", key, err)
+}
+
+// putVersion is the commit point: a create-if-absent PUT of the next
+// version. An unknown outcome is settled by reading the version back.
+func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
+	key := MetadataKey(v)
+	var err error
+	for try := 0; try < 5; try++ {
+		_, err = p.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrPrecondition) || store.IsRetryable(err) {
+			got, _, rerr := store.ReadAll(ctx, p.st, key)
+			switch {
+			case rerr == nil && bytes.Equal(got, data):
+				return nil // our own write, whose reply was lost
+			case rerr == nil:
+				return errLostRace
+			case errors.Is(rerr, store.ErrNotFound) && store.IsRetryable(err):
+				// not written: try again
+			case errors.Is(rerr, store.ErrNotFound):
+				return errLostRace // 412 but gone: let the probe settle it
+			}
+		}
+		if !store.IsRetryable(err) {
+			break
+		}
+		if werr := sleep(ctx, try); werr != nil {
+			return werr
+		}
+	}
+	return fmt.Errorf("write %s: %w", key, err)
+}
+
+// writeHint points the version hint at v unless it already names v or a
+// later version. The hint is only a hint (readers probe past it), so a
+// failure here does not fail the publish.
+func (p *publisher) writeHint(ctx context.Context, s *state, v int) {
+	etag, found := s.hintETag, s.hintFound
+	for try := 0; try < 3; try++ {
+		opts := store.PutOptions{IfMatch: etag}
+		if !found {
+			opts = store.PutOptions{IfNoneMatch: true}
+		}
+		_, err := p.st.Put(ctx, VersionHintKey, []byte(strconv.Itoa(v)), opts)
+		if err == nil || !errors.Is(err, store.ErrPrecondition) {
+			return
+		}
+		data, a, err := store.ReadAll(ctx, p.st, VersionHintKey)
+		if err != nil {
+			return
+		}
+		if n, perr := strconv.Atoi(strings.TrimSpace(string(data))); perr == nil && n >= v {
+			return
+		}
+		etag, found = a.ETag, true
+	}
+}
+
+func sleep(ctx context.Context, try int) error {
+	d := time.Duration(50<<try) * time.Millisecond
+	return pause(ctx, d/2+rand.N(d))
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,246 @@
+package lakehouse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// SchemaFunc returns the Arrow schema of a generation's data. The default,
+// [FooterSchema], reads the footer of its first file. The metadata calls it
+// only when a generation's schema fingerprint differs from the published one.
+type SchemaFunc func(ctx context.Context, st store.Store, files []swap.FileRef) (*arrow.Schema, error)
+
+// FooterSchema reads the Arrow schema of the first data file (the files of
+// one generation share one schema): it copies the file to a temporary file
+// and reads its Parquet footer.
+func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (*arrow.Schema, error) {
+	if len(files) == 0 {
+		return nil, errors.New("no data files to read a schema from")
+	}
+	rc, _, err := st.Get(ctx, files[0].Key)
+	if err != nil {
+		return nil, fmt.Errorf("read schema of %s: %w", files[0].URI, err)
+	}
+	defer rc.Close()
+	tmp, err := os.CreateTemp("", "pswap-schema-*.parquet")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if _, err := io.Copy(tmp, rc); err != nil {
+		return nil, fmt.Errorf("read schema of %s: %w", files[0].URI, err)
+	}
+	pf, err := file.NewParquetReader(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, files[0].URI, err)
+	}
+	defer pf.Close()
+	s, err := pqarrow.FromParquet(pf.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, files[0].URI, err)
+	}
+	return s, nil
+}
+
+// Properties the metadata carries for pswap.
+const (
+	propFingerprint = "pswap.schema-fingerprint"
+	propFormat      = "pswap.format"
+)
+
+// buildSchema merges a generation's Arrow schema into the table's Iceberg
+// schema (prev, nil for a new table): columns keep their field ids by name,
+// new columns get fresh ids after lastID, columns missing from this
+// generation stay (optional), and a column may widen int -> long and
+// float -> double. Partition columns that the files lack are added as
+// optional strings. It returns the schema (id = prev's id + 1 when it
+// changed) and whether it changed.
+func buildSchema(prev *iceberg.Schema, lastID int, as *arrow.Schema, key partition.Key) (*iceberg.Schema, bool, error) {
+	var fields []iceberg.NestedField
+	byName := map[string]int{}
+	if prev != nil {
+		for _, f := range prev.Fields() {
+			byName[f.Name] = len(fields)
+			fields = append(fields, f)
+		}
+	}
+	changed := prev == nil
+	next := lastID
+	add := func(name string, t iceberg.Type, required bool) error {
+		if i, ok := byName[name]; ok {
+			f := &fields[i]
+			switch {
+			case f.Type.Equals(t):
+			case widens(f.Type, t):
+			case widens(t, f.Type):
+				f.Type, changed = t, true
+			default:
+				return fmt.Errorf("%w: column %q is %s in the table but %s in this generation", ErrSchema, name, f.Type, t)
+			}
+			if f.Required && !required {
+				f.Required, changed = false, true
+			}
+			return nil
+		}
+		next++
+		byName[name] = len(fields)
+		// A column new to an existing table is optional: older files lack it.
+		fields = append(fields, iceberg.NestedField{ID: next, Name: name, Type: t, Required: required && prev == nil})
+		changed = true
+		return nil
+	}
+	for _, f := range as.Fields() {
+		t, err := icebergType(f)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := add(f.Name, t, !f.Nullable); err != nil {
+			return nil, false, err
+		}
+	}
+	for _, c := range key.Columns() {
+		if _, ok := byName[c.Name]; !ok {
+			if err := add(c.Name, iceberg.PrimitiveTypes.String, false); err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	if !changed {
+		return prev, false, nil
+	}
+	id := 0
+	if prev != nil {
+		id = prev.ID + 1
+	}
+	return iceberg.NewSchema(id, fields...), true, nil
+}
+
+// widens reports whether values of type from are readable as type to.
+func widens(to, from iceberg.Type) bool {
+	return (to.Equals(iceberg.PrimitiveTypes.Int64) && from.Equals(iceberg.PrimitiveTypes.Int32)) ||
+		(to.Equals(iceberg.PrimitiveTypes.Float64) && from.Equals(iceberg.PrimitiveTypes.Float32))
+}
+
+func icebergType(f arrow.Field) (t iceberg.Type, err error) {
+	dt := f.Type
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		dt = d.ValueType
+	}
+	defer func() { // iceberg-go panics on some types it cannot map
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("%w: column %q of type %s has no Iceberg type: %v", ErrSchema, f.Name, f.Type, r)
+		}
+	}()
+	t, err = table.ArrowTypeToIceberg(dt, true)
+	if err != nil {
+		return nil, fmt.Errorf("%w: column %q of type %s has no Iceberg type: %v", ErrSchema, f.Name, f.Type, err)
+	}
+	return t, nil
+}
+
+// partitionSpec is the identity spec of the key's columns, with partition
+// field ids from 1000 as the spec recommends.
+func partitionSpec(sc *iceberg.Schema, key partition.Key) (iceberg.PartitionSpec, error) {
+	var opts []iceberg.PartitionOption
+	for i, c := range key.Columns() {
+		id := 1000 + i
+		opts = append(opts, iceberg.AddPartitionFieldByName(c.Name, c.Name, iceberg.IdentityTransform{}, sc, &id))
+	}
+	spec, err := iceberg.NewPartitionSpecOpts(opts...)
+	if err != nil {
+		return iceberg.PartitionSpec{}, fmt.Errorf("%w: partition spec of %s: %v", ErrSchema, key, err)
+	}
+	return spec, nil
+}
+
+// specFits checks that a partition key has the columns of the table's spec.
+func specFits(spec *iceberg.PartitionSpec, key partition.Key) error {
+	cols := key.Columns()
+	n := 0
+	for _, f := range spec.Fields() {
+		if n >= len(cols) || cols[n].Name != f.Name {
+			return fmt.Errorf("%w: partition %s does not fit the table's partition columns %s", ErrLayout, key, specNames(spec))
+		}
+		n++
+	}
+	if n != len(cols) {
+		return fmt.Errorf("%w: partition %s does not fit the table's partition columns %s", ErrLayout, key, specNames(spec))
+	}
+	return nil
+}
+
+func specNames(spec *iceberg.PartitionSpec) string {
+	s := ""
+	for _, f := range spec.Fields() {
+		if s != "" {
+			s += "/"
+		}
+		s += f.Name
+	}
+	return s
+}
+
+// partitionValues converts the key's values to the types of their source
+// columns: string, int, long or date (YYYY-MM-DD).
+func partitionValues(sc *iceberg.Schema, spec *iceberg.PartitionSpec, key partition.Key) (map[int]any, error) {
+	out := map[int]any{}
+	for _, f := range spec.Fields() {
+		v, _ := key.Value(f.Name)
+		src, ok := sc.FindFieldByID(f.SourceIDs[0])
+		if !ok {
+			return nil, fmt.Errorf("%w: partition column %q is not in the schema", ErrSchema, f.Name)
+		}
+		var err error
+		switch src.Type.Type() {
+		case "string":
+			out[f.FieldID] = v
+		case "int":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 32)
+			out[f.FieldID] = int32(n)
+		case "long":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 64)
+			out[f.FieldID] = n
+		case "date":
+			var d time.Time
+			d, err = time.Parse(time.DateOnly, v)
+			out[f.FieldID] = iceberg.Date(d.Unix() / 86400)
+		default:
+			err = fmt.Errorf("type %s is not supported for a partition column", src.Type)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: partition %s: value %q of column %q: %v", ErrSchema, key, v, f.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// nameMapping maps every column name to its field id: pswap's files carry
+// no Iceberg field ids, so readers resolve columns by name.
+func nameMapping(sc *iceberg.Schema) (string, error) {
+	var nm iceberg.NameMapping
+	for _, f := range sc.Fields() {
+		id := f.ID
+		nm = append(nm, iceberg.MappedField{Names: []string{f.Name}, FieldID: &id})
+	}
+	b, err := json.Marshal(nm)
+	return string(b), err
+}
