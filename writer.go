@@ -37,6 +37,9 @@ type Writer struct {
 	opts   WriteOptions
 	schema *schemaGuard
 	done   bool
+
+	committed Result           // set by a successful Commit, for Publish
+	content   manifest.Content // what that commit staged
 }
 
 // Begin starts a new generation of the partition: one GET of the pointer.
@@ -219,7 +222,11 @@ func (w *Writer) Commit(ctx context.Context) (Result, error) {
 		w.txn.Abort(context.WithoutCancel(ctx))
 		return Result{}, err
 	}
-	return w.txn.Commit(ctx, content)
+	res, err := w.txn.Commit(ctx, content)
+	if err == nil {
+		w.committed, w.content = res, content // for Publish
+	}
+	return res, err
 }
 
 // Abort discards everything staged.

@@ -21,9 +21,9 @@ data="$here/data"
 export PSWAP_TABLE="${TABLE:-./lake/sales}"
 
 # Start the default table afresh, but only if it holds nothing but the
-# three days this script writes.
+# three days this script writes (and their Iceberg metadata).
 if [[ -z "${TABLE:-}" && -d ./lake/sales ]]; then
-	if [[ -z "$(find ./lake/sales -mindepth 1 -maxdepth 1 ! -name 'dt=2026-11-2[789]' ! -name '_pswap' -print -quit)" ]]; then
+	if [[ -z "$(find ./lake/sales -mindepth 1 -maxdepth 1 ! -name 'dt=2026-11-2[789]' ! -name '_pswap' ! -name metadata -print -quit)" ]]; then
 		echo "+ rm -rf ./lake/sales   # from an earlier run"
 		rm -rf ./lake/sales
 	else

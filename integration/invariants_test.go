@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -313,6 +314,13 @@ func (e *tableEnv) layoutKey(key string) bool {
 	if base := path.Base(key); e.kind == "file" && path.Dir(key) == path.Dir(tablemeta.Key) &&
 		strings.HasPrefix(base, ".") && (strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
 		return true // the file backend's temporary and lock files of table.json
+	}
+	if lakehouse.IsMetadataKey(key) { // the published Iceberg metadata
+		return true
+	}
+	if d, base := path.Split(key); e.kind == "file" && d == lakehouse.MetadataPrefix && strings.HasPrefix(base, ".") &&
+		(strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
+		return true
 	}
 	i := strings.Index(key, "/_pswap/")
 	if i <= 0 || partition.Validate(key[:i]) != nil {

@@ -83,3 +83,34 @@ func parseManifestPath(loc string) (manifestRef, bool) {
 func manifestListKey(snapshot int64, attempt int, unique string) string {
 	return fmt.Sprintf("%s/snap-%d-%d-%s.avro", MetadataDir, snapshot, attempt, unique)
 }
+
+// IsMetadataKey reports whether key is one of the Iceberg metadata files a
+// publish writes: a version, the version hint, a manifest list or a
+// manifest (checkers of the table's layout use it).
+func IsMetadataKey(key string) bool {
+	name, ok := strings.CutPrefix(key, MetadataPrefix)
+	if !ok || strings.Contains(name, "/") {
+		return false
+	}
+	if _, ok := VersionOfKey(key); ok || key == VersionHintKey {
+		return true
+	}
+	if _, ok := parseManifestPath(name); ok {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "snap-")
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutSuffix(rest, ".avro")
+	parts := strings.Split(rest, "-")
+	if !ok || len(parts) != 3 {
+		return false
+	}
+	for _, p := range parts[:2] {
+		if _, err := strconv.ParseUint(p, 10, 63); err != nil {
+			return false
+		}
+	}
+	return len(parts[2]) == 8
+}

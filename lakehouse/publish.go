@@ -104,17 +104,17 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		return Result{}, err
 	}
 	p := newPublisher(st, opts)
-	if c.Seq <= 0 || c.Manifest == nil {
-		// A same-run retry or a caller without the commit's details: the
-		// pointer says what is current.
+	if c.Seq <= 0 || c.Generation == "" {
+		// A caller without the commit's details: the pointer says what is
+		// current.
 		b, err := swap.ReadPointer(ctx, st, c.Partition)
 		if err != nil {
 			return Result{}, err
 		}
 		c.Seq, c.Generation = b.Pointer.Seq, b.Pointer.Generation
-		if c.Manifest != nil && c.Manifest.Generation != c.Generation {
-			c.Manifest = nil
-		}
+	}
+	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
+		c.Manifest = nil
 	}
 	ph := partHash(c.Partition)
 	pointerChecked := false

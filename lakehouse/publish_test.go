@@ -74,6 +74,20 @@ func TestReadBack(t *testing.T) {
 		if again.Changed || again.Version != r.Version || again.Partitions != 3 {
 			t.Fatalf("idempotent publish: %+v after %+v", again, r)
 		}
+		// Every object a publish wrote is a metadata key (layout checkers rely on it).
+		n := 0
+		for a, err := range st.List(ctx, lakehouse.MetadataPrefix) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if !lakehouse.IsMetadataKey(a.Key) {
+				t.Errorf("%s is not a metadata key", a.Key)
+			}
+		}
+		if n < 5*3+1 { // per version: metadata, list, manifest; and the hint
+			t.Fatalf("only %d metadata objects", n)
+		}
 	})
 }
 

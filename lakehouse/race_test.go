@@ -71,12 +71,12 @@ func TestConcurrentWriters(t *testing.T) {
 }
 
 // TestRequestsPerPublish: a publish after a commit costs the same number of
-// requests on a table of 10 partitions as on one of 200: it reads the hint,
+// requests on a table of 10 partitions as on one of 50: it reads the hint,
 // the latest metadata and its manifest list, and writes one manifest, one
 // manifest list, the next metadata version and the hint.
 func TestRequestsPerPublish(t *testing.T) {
 	var counts []int
-	for _, parts := range []int{10, 100} {
+	for _, parts := range []int{10, 50} {
 		mem := memstore.New(memstore.Options{})
 		for i := range parts {
 			commit(t, mem, fmt.Sprintf("dt=2026-%02d-%02d", i/28+1, i%28+1), 3, "x", swap.Options{})

@@ -144,6 +144,7 @@ type commitCmd struct {
 	// cmd_objects.go
 	partitioned string
 	parallel    int
+	publish     bool
 }
 
 func newCommitCmd(a *app) *cobra.Command {
@@ -164,6 +165,7 @@ func newCommitCmd(a *app) *cobra.Command {
 	fl.BoolVar(&c.dryRun, "dry-run", false, "report what the commit would do (would-commit, same-run or identical; rows, bytes) and write nothing")
 	c.addRemoteFlags(fl) // cmd_objects.go
 	fl.BoolVar(&c.verifyRows, "verify-rows", false, "with --staged on a reservation: read the adopted files in full and compare rows, not store checksums, to decide whether the content is identical")
+	addPublishFlag(a, cmd, &c.publish)
 	return cmd
 }
 
@@ -232,12 +234,15 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		if c.dryRun {
 			return c.runDry(ctx, part, p)
 		}
-		var res pswap.Result
+		var (
+			res pswap.Result
+			w   *pswap.Writer
+		)
 		gen := c.staged
 		if c.staged != "" {
 			res, err = part.CommitStaged(ctx, c.staged, p.wopts.Commit, pswap.AdoptOptions{VerifyRows: c.verifyRows})
 		} else {
-			res, err = c.write(ctx, part, p, &gen)
+			res, w, err = c.write(ctx, part, p, &gen)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -246,34 +251,36 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 			}
 			return err
 		}
-		return c.printResult(res, "committed")
+		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, w))
 	})
 }
 
 // write stages the inputs and commits them, or skips everything when the
 // run id already committed.
-func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared, gen *string) (pswap.Result, error) {
+func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared, gen *string) (pswap.Result, *pswap.Writer, error) {
 	w, err := part.Begin(ctx, p.wopts)
 	if err != nil {
-		return pswap.Result{}, err
+		return pswap.Result{}, nil, err
 	}
 	*gen = w.Generation()
 	if w.AlreadyCommitted() {
 		// Our run id already committed here: nothing to upload, and the
 		// commit is the SameRun no-op describing the current generation.
-		return w.Commit(ctx)
+		res, err := w.Commit(ctx)
+		return res, w, err
 	}
 	if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "")); err != nil {
 		_ = w.Abort(context.WithoutCancel(ctx))
-		return pswap.Result{}, err
+		return pswap.Result{}, nil, err
 	}
 	if testHookBeforeCommit != nil {
 		if err := testHookBeforeCommit(ctx, part); err != nil {
 			_ = w.Abort(context.WithoutCancel(ctx))
-			return pswap.Result{}, err
+			return pswap.Result{}, nil, err
 		}
 	}
-	return w.Commit(ctx)
+	res, err := w.Commit(ctx)
+	return res, w, err
 }
 
 // visibleAfter adds to the error of a commit that stopped half-way what a
@@ -340,15 +347,19 @@ type resultJSON struct {
 	IdempotencyKey string `json:"idempotency_key"`
 	Seq            int64  `json:"seq"`
 	Staged         string `json:"staged_generation"`
+	// Published: the Iceberg metadata reflects this commit; MetadataLocation
+	// is then its vN.metadata.json ("" when not published).
+	Published        bool   `json:"published"`
+	MetadataLocation string `json:"metadata_location"`
 }
 
-func (a *app) printResult(res pswap.Result, verb string) error {
+func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) error {
 	if a.json {
 		return printJSON(a.stdout, resultJSON{
 			Table: a.tableURL(), Partition: res.Partition, Generation: res.Generation,
 			Changed: res.Changed, Outcome: string(res.Outcome), Rows: res.Rows, Bytes: res.Bytes,
 			Files: res.Files, RunID: res.RunID, IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
-			Staged: res.Staged,
+			Staged: res.Staged, Published: pub.Published, MetadataLocation: pub.MetadataLocation,
 		})
 	}
 	facts := fmt.Sprintf("%s, %s, %s", plural(res.Rows, "row"), plural(int64(res.Files), "file"), humanBytes(res.Bytes))
@@ -370,6 +381,9 @@ func (a *app) printResult(res pswap.Result, verb string) error {
 		line = fmt.Sprintf("unchanged %s: same content as the current generation %s (no-op%s); %s", res.Partition, res.Generation, hint, facts)
 	default:
 		line = fmt.Sprintf("%s %s: %s generation %s; %s", verb, res.Partition, res.Outcome, res.Generation, facts)
+	}
+	if pub.Published {
+		line += fmt.Sprintf("\nIceberg metadata: %s", pub.MetadataLocation)
 	}
 	_, err := fmt.Fprintln(a.stdout, line)
 	return err

@@ -65,7 +65,7 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		return c.printResult(res, "committed")
+		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, nil))
 	})
 }
 

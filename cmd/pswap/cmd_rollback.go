@@ -12,9 +12,10 @@ func init() { registerCommand(newRollbackCmd) }
 
 type rollbackCmd struct {
 	*app
-	sel   selector
-	to    string
-	runID string
+	sel     selector
+	to      string
+	runID   string
+	publish bool
 }
 
 func newRollbackCmd(a *app) *cobra.Command {
@@ -36,6 +37,7 @@ garbage-collected). Rolling back to the current generation is a no-op.`,
 	c.sel.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&c.to, "to", "", "the generation to restore (see 'pswap history')")
 	cmd.Flags().StringVar(&c.runID, "run-id", "", "run id recorded in the rollback's manifest")
+	addPublishFlag(a, cmd, &c.publish)
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }
@@ -63,6 +65,6 @@ func (c *rollbackCmd) run(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			return err
 		}
-		return c.printResult(res, "rolled back")
+		return c.printResult(res, "rolled back", c.publishAfter(ctx, c.publish, part, res, nil))
 	})
 }

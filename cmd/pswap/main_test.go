@@ -20,6 +20,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )
@@ -267,7 +268,7 @@ func jsonPath(doc any, path string) (any, error) {
 // totals, pointer overwrites the pointer with garbage.
 func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: tamper flip|truncate|delete|manifest|pointer PARTITION")
+		ts.Fatalf("usage: tamper flip|truncate|delete|manifest|pointer|iceberg PARTITION")
 	}
 	ctx := context.Background()
 	st, err := pswap.OpenStore(ctx, ts.Getenv("TABLE"), pswap.Options{})
@@ -301,6 +302,11 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 		_, err = st.Put(ctx, mk, data, store.PutOptions{})
 	case "pointer":
 		_, err = st.Put(ctx, swap.PointerKey(args[1]), []byte("{not json"), store.PutOptions{})
+	case "iceberg": // truncate the latest Iceberg metadata file
+		_, v, lerr := lakehouse.Latest(ctx, st)
+		ts.Check(lerr)
+		data := read(lakehouse.MetadataKey(v))
+		_, err = st.Put(ctx, lakehouse.MetadataKey(v), data[:len(data)/2], store.PutOptions{})
 	default:
 		ts.Fatalf("unknown tamper mode %q", args[0])
 	}

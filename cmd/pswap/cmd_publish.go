@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/lakehouse"
+)
+
+func init() { registerCommand(newPublishCmd) }
+
+// envPublish turns publishing after commit and rollback off when "0",
+// "false" or "no" (the default of --publish).
+const envPublish = "PSWAP_PUBLISH"
+
+type publishCmd struct{ *app }
+
+func newPublishCmd(a *app) *cobra.Command {
+	c := &publishCmd{app: a}
+	return &cobra.Command{
+		Use:   "publish",
+		Short: "Bring the table's Iceberg metadata up to date with every partition",
+		Long: `Bring the table's Iceberg v2 metadata (<table>/metadata/vN.metadata.json and
+version-hint.text) up to date with the current generation of every
+partition: one GET per partition, no listing of data. Idempotent: when the
+metadata already reflects every pointer, nothing is written. commit and
+rollback publish on their own (unless --publish=false or $PSWAP_PUBLISH=0);
+run publish after a failed publish, or to repair the metadata.
+
+Spark, Trino, DuckDB (iceberg_scan) and pyiceberg read the table from the
+printed metadata location (see the README, "Iceberg").`,
+		Example: `  pswap publish --table s3://lake/sales
+  duckdb -c "SELECT count(*) FROM iceberg_scan('$(pswap publish --table s3://lake/sales --json | jq -r .metadata_location)')"`,
+		Args: cobra.NoArgs,
+		RunE: runE(c.run),
+	}
+}
+
+// publishJSON is the --json document of publish.
+type publishJSON struct {
+	Table            string `json:"table"`
+	MetadataLocation string `json:"metadata_location"`
+	Version          int    `json:"version"`
+	SnapshotID       int64  `json:"snapshot_id"`
+	Changed          bool   `json:"changed"`
+	Partitions       int    `json:"partitions"`
+	Rebases          int    `json:"rebases"`
+}
+
+func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		r, err := t.Publish(ctx, lakehouse.Options{})
+		if err != nil {
+			return fmt.Errorf("publish Iceberg metadata: %w", err)
+		}
+		if c.json {
+			return printJSON(c.stdout, publishJSON{
+				Table: c.tableURL(), MetadataLocation: r.MetadataLocation, Version: r.Version,
+				SnapshotID: r.SnapshotID, Changed: r.Changed, Partitions: r.Partitions, Rebases: r.Rebases,
+			})
+		}
+		verb := "published"
+		if !r.Changed {
+			verb = "up to date"
+		}
+		if r.MetadataLocation == "" {
+			_, err = fmt.Fprintln(c.stdout, "nothing to publish: the table has no partition with data")
+			return err
+		}
+		_, err = fmt.Fprintf(c.stdout, "%s: %s (%s)\n", verb, r.MetadataLocation, plural(int64(r.Partitions), "partition"))
+		return err
+	})
+}
+
+// addPublishFlag adds --publish to commit and rollback.
+func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
+	def := true
+	switch strings.ToLower(strings.TrimSpace(a.getenv(envPublish))) {
+	case "0", "false", "no", "off":
+		def = false
+	}
+	cmd.Flags().BoolVar(on, "publish", def, "publish the table's Iceberg metadata after the swap (default from $"+envPublish+")")
+}
+
+// publishAfter publishes a successful commit or rollback. It never fails
+// the command: a failure is a warning, and the JSON says published=false.
+func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, res pswap.Result, w *pswap.Writer) pswap.Publication {
+	if !on {
+		return pswap.Publication{}
+	}
+	var pub pswap.Publication
+	if w != nil {
+		pub = w.Publish(ctx, lakehouse.Options{})
+	} else {
+		pub = part.Publish(ctx, res, lakehouse.Options{})
+	}
+	if pub.Err != nil {
+		fmt.Fprintf(a.stderr, "pswap: warning: the commit stands, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", pub.Err)
+	}
+	return pub
+}

@@ -1,0 +1,55 @@
+package pswap
+
+import (
+	"context"
+
+	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/manifest"
+)
+
+// Publication says whether a commit's Iceberg metadata was published. A
+// failed publish never fails the commit it follows: the metadata lags, and
+// the next publish (of any commit, or Table.Publish) converges it.
+type Publication struct {
+	// Published: the table's Iceberg metadata now reflects this commit (or
+	// a later generation of the partition).
+	Published bool
+	// MetadataLocation is the URI of the current vN.metadata.json.
+	MetadataLocation string
+	Version          int
+	// Rebases counts the versions lost to concurrent publishers.
+	Rebases int
+	// Err is why it was not published (nil when Published).
+	Err error
+}
+
+// Publish reconciles the table's Iceberg metadata with every partition's
+// pointer (`pswap publish`): idempotent, one GET per partition.
+func (t *Table) Publish(ctx context.Context, opts lakehouse.Options) (lakehouse.Result, error) {
+	return lakehouse.Publish(ctx, t.st, opts)
+}
+
+// Publish brings the table's Iceberg metadata up to date with a commit or
+// rollback of this partition (its Result). It replaces only this
+// partition's manifest, so its cost does not grow with the table.
+func (p *Partition) Publish(ctx context.Context, res Result, opts lakehouse.Options) Publication {
+	return publish(ctx, p, res, nil, opts)
+}
+
+// Publish is Partition.Publish for the commit this writer made: it already
+// has the generation's files, so it reads no manifest.
+func (w *Writer) Publish(ctx context.Context, opts lakehouse.Options) Publication {
+	var m *manifest.Manifest
+	if w.committed.Changed && w.committed.Staged == w.committed.Generation {
+		m = &manifest.Manifest{Partition: w.p.key, Generation: w.committed.Generation, RunID: w.committed.RunID, Content: w.content}
+	}
+	return publish(ctx, w.p, w.committed, m, opts)
+}
+
+func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest, opts lakehouse.Options) Publication {
+	r, err := lakehouse.PublishCommit(ctx, p.t.st, lakehouse.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m}, opts)
+	if err != nil {
+		return Publication{Rebases: r.Rebases, Err: err}
+	}
+	return Publication{Published: true, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases}
+}
