@@ -712,11 +712,14 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	}
 
 	var b *table.MetadataBuilder
+	// AddSortOrder writes the id into the order it is given: never hand it
+	// iceberg-go's shared UnsortedSortOrder (a data race between publishers).
+	unsorted := table.UnsortedSortOrder
 	if s.meta == nil {
 		b, err = table.NewMetadataBuilder(2)
 		if err == nil {
 			err = errors.Join(b.SetUUID(uuid.New()), b.SetLoc(p.tableURI), b.AddSchema(sc), b.SetCurrentSchemaID(-1),
-				b.AddSortOrder(&table.UnsortedSortOrder), b.SetDefaultSortOrderID(-1),
+				b.AddSortOrder(&unsorted), b.SetDefaultSortOrderID(-1),
 				b.AddPartitionSpec(spec, true), b.SetDefaultSpecID(-1))
 		}
 	} else {
