@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/icecheck"
 	"github.com/pswap/pswap/internal/testenv"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/staging"
@@ -229,7 +230,7 @@ func duckRows(t testing.TB, st store.Store) map[string]int64 {
 	return out
 }
 
-// checkReaders asserts that iceberg-go reads exactly the current
+// checkReaders asserts that iceberg-go and icebird read exactly the current
 // generations' rows per partition from the latest metadata, and that DuckDB
 // over the same files agrees.
 func checkReaders(t testing.TB, st store.Store) map[string]int64 {
@@ -242,6 +243,15 @@ func checkReaders(t testing.TB, st store.Store) map[string]int64 {
 	got, _ := icebergRows(t, st, loc)
 	if !maps.Equal(got, want) {
 		t.Fatalf("iceberg-go rows per partition:\n%v\nthe pointers' current generations:\n%v", sorted(got), sorted(want))
+	}
+	if icecheck.Usable(t) {
+		r, err := icecheck.Read(ctx, st, "") // follows version-hint.text
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.RowsPerPartition(); !maps.Equal(got, want) {
+			t.Fatalf("icebird rows per partition:\n%v\nthe pointers':\n%v", sorted(got), sorted(want))
+		}
 	}
 	if duck := duckRows(t, st); duck != nil && !maps.Equal(duck, want) {
 		t.Fatalf("DuckDB rows per partition:\n%v\nthe pointers':\n%v", sorted(duck), sorted(want))
