@@ -21,8 +21,51 @@ import (
 const deleteBatch = 1000
 
 type collector struct {
-	st store.Store
-	o  Options
+	st        store.Store
+	o         Options
+	protected map[string]bool // partition + "\x00" + generation whose data is kept (Options.Protect)
+	// protectedAt is the store's time just before Protect was asked: a
+	// generation retired after it may be referenced without being in
+	// protected, so the run keeps it as if MinAge covered it.
+	protectedAt time.Time
+}
+
+// newCollector calls Options.Protect once for the run.
+func newCollector(ctx context.Context, st store.Store, o Options) (*collector, error) {
+	c := &collector{st: st, o: o}
+	if o.Protect == nil {
+		return c, nil
+	}
+	at, err := c.now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.protectedAt = at
+	keys, err := o.Protect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gc: files to protect: %w", err)
+	}
+	c.protected = map[string]bool{}
+	for _, k := range keys {
+		if part, ok := partitionOf(k); ok {
+			if kd, gen := classify(part, k); kd == kindData {
+				c.protected[part+"\x00"+gen] = true
+			}
+		}
+	}
+	return c, nil
+}
+
+// unprotect drops from a plan the data files of protected generations (as
+// for a rollback's data, the generation's manifest may still go).
+func (c *collector) unprotect(part string, p *plan) {
+	if len(c.protected) == 0 {
+		return
+	}
+	p.keys = slices.DeleteFunc(p.keys, func(k string) bool {
+		kd, gen := classify(part, k)
+		return kd == kindData && c.protected[part+"\x00"+gen]
+	})
 }
 
 // Partition collects one partition: one listing of its _pswap folder, one
@@ -39,7 +82,10 @@ func Partition(ctx context.Context, st store.Store, part string, opts Options) (
 	if err != nil {
 		return r, err
 	}
-	c := &collector{st: st, o: o}
+	c, err := newCollector(ctx, st, o)
+	if err != nil {
+		return r, err
+	}
 	uploads, uerr := c.listUploads(ctx, swap.MetaPrefix(part))
 	r, err = c.collect(ctx, part, nil, time.Time{}, uploads[part])
 	err = errors.Join(err, uerr)
@@ -68,7 +114,10 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 	if err := ValidatePrefix(prefix); err != nil {
 		return tr, err
 	}
-	c := &collector{st: st, o: o}
+	c, err := newCollector(ctx, st, o)
+	if err != nil {
+		return tr, err
+	}
 	uploads, uerr := c.listUploads(ctx, prefix)
 	errs := []error{uerr}
 	listedAt, err := c.now(ctx)
@@ -253,10 +302,16 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		if len(deleted) > 0 {
 			remaining = slices.DeleteFunc(slices.Clone(objs), func(a store.Attrs) bool { return deleted[a.Key] })
 		}
-		p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young, now: now, opts: c.o})
+		opts := c.o
+		if !c.protectedAt.IsZero() {
+			// Keep what was retired since Protect looked.
+			opts.MinAge = max(opts.MinAge, now.Sub(c.protectedAt)+clockSlack)
+		}
+		p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young, now: now, opts: opts})
 		if err != nil {
 			return err
 		}
+		c.unprotect(part, p)
 		r.Current = ""
 		if ptr != nil {
 			r.Current = ptr.Pointer.Generation

@@ -1,6 +1,7 @@
 package gc
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -75,6 +76,15 @@ type Options struct {
 	// pointer keeps changing (default 10); then the partition fails with
 	// ErrBusy and nothing more of it is deleted.
 	MaxAttempts int
+	// Protect, when not nil, names data files that a reader outside pswap
+	// still references although their generation may be retired, such as
+	// the files of the published Iceberg snapshots (lakehouse.Referenced).
+	// It is called once per run, before any partition is planned; GC keeps
+	// the data files of every generation that holds one of them, whatever
+	// Keep and MinAge say (its manifest may go, as for the data a rollback
+	// uses), and everything retired after the call. An error stops the run
+	// before anything is deleted.
+	Protect func(ctx context.Context) ([]string, error)
 	// OnPartition, when not nil, is called with each partition's report as
 	// soon as it is done (from several goroutines at once under Table), for
 	// progress output.

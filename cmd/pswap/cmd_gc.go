@@ -24,6 +24,7 @@ type gcCmd struct {
 	prefix       string
 	keep         int
 	minAge       time.Duration
+	retention    time.Duration // of Iceberg snapshots (0: --min-age)
 	orphanAge    time.Duration
 	commitWindow time.Duration
 	concurrency  int
@@ -75,6 +76,7 @@ kept and deleted (with the keys in a dry run).`,
 	fs.StringVar(&c.prefix, "prefix", "", "only partitions whose key starts with this (e.g. dt=2026-11-)")
 	fs.IntVar(&c.keep, "keep", gc.DefaultKeep, "retired generations kept for rollback, newest first (0: none)")
 	fs.DurationVar(&c.minAge, "min-age", gc.DefaultMinAge, "keep every generation retired less than this long ago, for readers still reading it (0: none)")
+	fs.DurationVar(&c.retention, "snapshot-retention", 0, "keep the files of Iceberg snapshots younger than this, and expire older snapshots (default: --min-age; the current snapshot is always kept)")
 	fs.DurationVar(&c.orphanAge, "orphan-age", gc.DefaultOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period")
 	fs.DurationVar(&c.commitWindow, "commit-window", gc.DefaultCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap")
 	fs.IntVar(&c.concurrency, "concurrency", gc.DefaultConcurrency, "partitions collected at once")
@@ -140,6 +142,11 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 			"a slow writer's staged files may be deleted while it can still commit them\n", c.orphanAge, swap.DefaultGracePeriod)
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
+		retention := c.retention
+		if retention <= 0 {
+			retention = max(c.minAge, time.Nanosecond) // 0: the current snapshot only
+		}
+		opts.Protect = icebergProtect(t.Store(), retention) // what Iceberg snapshots still name
 		bar := c.newGCProgress()
 		opts.OnPartition = func(gc.Report) {
 			if bar != nil {
@@ -172,6 +179,9 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 		}
 		if runErr != nil {
 			return fmt.Errorf("gc: %d of %d partitions failed: %w", max(totals.Errors, 1), totals.Partitions, runErr)
+		}
+		if !opts.DryRun && len(keys) == 0 && c.prefix == "" {
+			c.expireSnapshots(ctx, t.Store(), retention)
 		}
 		return nil
 	})

@@ -1,0 +1,268 @@
+package lakehouse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pswap/pswap/store"
+)
+
+// DefaultRetention keeps snapshots (and so the files they name) for a week,
+// Iceberg's own default for expiring snapshots.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// DefaultMetadataMinAge keeps every metadata object younger than this: a
+// publisher writes its manifests and manifest list before the version that
+// names them, and readers may still be opening an older version.
+const DefaultMetadataMinAge = time.Hour
+
+// ExpireOptions tune Expire and Referenced. The zero value works.
+type ExpireOptions struct {
+	// Retention: snapshots younger than this are kept (default
+	// DefaultRetention); the current snapshot is always kept.
+	Retention time.Duration
+	// MinAge: metadata objects younger than this are never deleted
+	// (default DefaultMetadataMinAge).
+	MinAge time.Duration
+	// DryRun reports what would be expired and deleted, and changes nothing.
+	DryRun bool
+	// Now is the store's clock (default time.Now).
+	Now func() time.Time
+}
+
+func (o ExpireOptions) withDefaults() ExpireOptions {
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.MinAge <= 0 {
+		o.MinAge = DefaultMetadataMinAge
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// ExpireResult is what Expire did.
+type ExpireResult struct {
+	Expired []int64  // snapshot ids removed from the metadata
+	Deleted []string // metadata keys deleted (or, with DryRun, to delete)
+	Version int      // the version written (0: none)
+}
+
+// Referenced returns the store keys of every data file named by the current
+// snapshot or by a snapshot younger than the retention: garbage collection
+// must keep them (gc.Options.Protect). A table without published metadata
+// references nothing.
+func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]string, error) {
+	o := opts.withDefaults()
+	p := newPublisher(st, Options{})
+	s, err := p.load(ctx, true)
+	if err != nil || s.meta == nil {
+		return nil, err
+	}
+	keep := p.retained(s.meta, o.Now().Add(-o.Retention))
+	seen := map[string]bool{}
+	var out []string
+	for _, snap := range keep {
+		list, err := p.readList(ctx, snap.ManifestList)
+		if err != nil {
+			return nil, err
+		}
+		for _, mf := range list {
+			if seen[mf.FilePath()] {
+				continue
+			}
+			seen[mf.FilePath()] = true
+			files, err := p.readManifestFiles(ctx, mf)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, files...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// retained is the current snapshot plus every snapshot at or after cutoff.
+func (p *publisher) retained(meta table.Metadata, cutoff time.Time) []table.Snapshot {
+	var cur int64
+	if cs := meta.CurrentSnapshot(); cs != nil {
+		cur = cs.SnapshotID
+	}
+	var out []table.Snapshot
+	for _, s := range meta.Snapshots() {
+		if s.SnapshotID == cur || !time.UnixMilli(s.TimestampMs).Before(cutoff) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *publisher) readList(ctx context.Context, loc string) ([]iceberg.ManifestFile, error) {
+	k, err := p.keyOf(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: manifest list %v", ErrCorrupt, err)
+	}
+	data, _, err := store.ReadAll(ctx, p.st, k)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list %s: %w", loc, err)
+	}
+	list, err := readManifestList(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", loc, ErrCorrupt, err)
+	}
+	return list, nil
+}
+
+// readManifestFiles returns the store keys of a manifest's live data files.
+func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFile) (keys []string, err error) {
+	k, err := p.keyOf(mf.FilePath())
+	if err != nil {
+		return nil, fmt.Errorf("%w: manifest %v", ErrCorrupt, err)
+	}
+	data, _, err := store.ReadAll(ctx, p.st, k)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", mf.FilePath(), err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			keys, err = nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, r)
+		}
+	}()
+	entries, err := iceberg.ReadManifest(mf, bytes.NewReader(data), true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, err)
+	}
+	for _, e := range entries {
+		dk, err := p.keyOf(e.DataFile().FilePath())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: data file %v", mf.FilePath(), ErrCorrupt, err)
+		}
+		keys = append(keys, dk)
+	}
+	return keys, nil
+}
+
+// Expire removes the snapshots older than the retention (never the current
+// one) by publishing a new version without them, then deletes the metadata
+// objects that no retained snapshot and no retained version uses: older
+// metadata versions, their manifest lists, and manifests only they name.
+// Objects younger than MinAge, the version hint and the latest version are
+// never deleted.
+func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResult, error) {
+	o := opts.withDefaults()
+	p := newPublisher(st, Options{})
+	var res ExpireResult
+	cutoff := o.Now().Add(-o.Retention)
+	for attempt := 1; ; attempt++ {
+		s, err := p.load(ctx, attempt > 1)
+		if err != nil || s.meta == nil {
+			return res, err
+		}
+		keep := p.retained(s.meta, cutoff)
+		var drop []int64
+		for _, snap := range s.meta.Snapshots() {
+			if !slices.ContainsFunc(keep, func(k table.Snapshot) bool { return k.SnapshotID == snap.SnapshotID }) {
+				drop = append(drop, snap.SnapshotID)
+			}
+		}
+		res.Expired = drop
+		if len(drop) == 0 || o.DryRun {
+			break
+		}
+		b, err := table.MetadataBuilderFromBase(s.meta, s.loc)
+		if err == nil {
+			err = b.RemoveSnapshots(drop, false)
+		}
+		if err != nil {
+			return res, fmt.Errorf("expire snapshots: %w", err)
+		}
+		md, err := b.Build()
+		if err != nil {
+			return res, fmt.Errorf("expire snapshots: %w", err)
+		}
+		data, err := json.Marshal(md)
+		if err != nil {
+			return res, err
+		}
+		err = p.putVersion(ctx, s.version+1, data)
+		if errors.Is(err, errLostRace) && attempt < 20 {
+			p.floor = s.version + 1
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		p.writeHint(ctx, s, s.version+1)
+		res.Version = s.version + 1
+		break
+	}
+	deleted, err := p.sweep(ctx, o, cutoff)
+	res.Deleted = deleted
+	return res, err
+}
+
+// sweep deletes metadata objects that nothing retained uses.
+func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time) ([]string, error) {
+	s, err := p.load(ctx, true)
+	if err != nil || s.meta == nil {
+		return nil, err
+	}
+	live := map[string]bool{VersionHintKey: true, MetadataKey(s.version): true}
+	// The versions still in the metadata log and younger than the retention
+	// stay, so do the manifest lists and manifests of retained snapshots.
+	for e := range s.meta.PreviousFiles() {
+		if !time.UnixMilli(e.TimestampMs).Before(cutoff) {
+			if k, err := p.keyOf(e.MetadataFile); err == nil {
+				live[k] = true
+			}
+		}
+	}
+	for _, snap := range p.retained(s.meta, cutoff) {
+		lk, err := p.keyOf(snap.ManifestList)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		live[lk] = true
+		list, err := p.readList(ctx, snap.ManifestList)
+		if err != nil {
+			return nil, err
+		}
+		for _, mf := range list {
+			if k, err := p.keyOf(mf.FilePath()); err == nil {
+				live[k] = true
+			}
+		}
+	}
+	minAgeCut := o.Now().Add(-o.MinAge)
+	var dead []string
+	for a, err := range p.st.List(ctx, MetadataPrefix) {
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", MetadataPrefix, err)
+		}
+		if live[a.Key] || !IsMetadataKey(a.Key) || !a.ModTime.Before(minAgeCut) {
+			continue
+		}
+		if v, ok := VersionOfKey(a.Key); ok && v >= s.version {
+			continue
+		}
+		dead = append(dead, a.Key)
+	}
+	if o.DryRun || len(dead) == 0 {
+		return dead, nil
+	}
+	if err := store.DeleteAll(ctx, p.st, dead); err != nil {
+		return nil, fmt.Errorf("delete expired metadata: %w", err)
+	}
+	return dead, nil
+}
