@@ -47,8 +47,8 @@ func newCollector(ctx context.Context, st store.Store, o Options) (*collector, e
 	}
 	c.protected = map[string]bool{}
 	for _, k := range keys {
-		if part, ok := partitionOf(k); ok {
-			if kd, gen := classify(part, k); kd == kindData {
+		if part, ok := swap.PartitionOf(k); ok {
+			if kd, gen := swap.Classify(part, k); kd == swap.KindData {
 				c.protected[part+"\x00"+gen] = true
 			}
 		}
@@ -63,8 +63,8 @@ func (c *collector) unprotect(part string, p *plan) {
 		return
 	}
 	p.keys = slices.DeleteFunc(p.keys, func(k string) bool {
-		kd, gen := classify(part, k)
-		return kd == kindData && c.protected[part+"\x00"+gen]
+		kd, gen := swap.Classify(part, k)
+		return kd == swap.KindData && c.protected[part+"\x00"+gen]
 	})
 }
 
