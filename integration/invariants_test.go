@@ -73,7 +73,7 @@ func violation(t testing.TB, inv, format string, args ...any) {
 	t.Errorf("INVARIANT %s VIOLATED: %s", inv, fmt.Sprintf(format, args...))
 }
 
-// check verifies DESIGN.md's invariants on the whole table, looking at it
+// check verifies the invariants of docs/design.md on the whole table, looking at it
 // both through pswap's reader API and from outside (the raw directory or
 // bucket), and returns what it saw. Every problem is reported with t.Errorf
 // and counted as a violation.

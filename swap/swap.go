@@ -302,7 +302,7 @@ func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 }
 
 // Commit writes the manifest of the staged content and swaps the pointer,
-// resolving every outcome of DESIGN.md's protocol. On success the result says
+// resolving every outcome of the protocol in docs/design.md. On success the result says
 // whether anything changed. A returned error means nothing visible changed,
 // except ErrOutcomeUnknown, which means it cannot yet be told.
 func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {

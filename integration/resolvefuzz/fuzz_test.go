@@ -42,7 +42,7 @@ func commit(tb testing.TB, st store.Store, seed string) swap.Result {
 // FuzzResolveConfined stores arbitrary bytes as a partition's pointer and
 // as the manifest it names, and resolves them the way every reader does.
 // Whatever the bytes, a reader is never led outside the generation's data
-// prefix (DESIGN.md I6): Resolve either fails or returns files whose keys
+// prefix (docs/design.md I6): Resolve either fails or returns files whose keys
 // are valid, clean, and under the prefix of a valid generation of that
 // partition; and History terminates.
 func FuzzResolveConfined(f *testing.F) {
