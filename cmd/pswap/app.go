@@ -99,6 +99,7 @@ func (a *app) storeOptions() pswap.Options {
 		RetryMaxAttempts:     a.maxAttempts,
 		RetryMaxBackoff:      maxRetryDelay,
 		Logger:               a.logger,
+		LogOutput:            a.stderr, // the SDK's warnings pass the redactor too
 	}
 	if a.swapRetries {
 		o.RetryMaxAttempts = 1

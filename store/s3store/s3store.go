@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/pswap/pswap/store"
@@ -76,6 +77,10 @@ type Options struct {
 	// every request: operation, method, path, status, attempt, duration.
 	// Headers and query strings (signatures, tokens) are never logged.
 	Logger *slog.Logger
+	// LogOutput, when not nil, receives the SDK's own log messages (such as
+	// its warnings about instance metadata), which otherwise go straight to
+	// the process's stderr; a CLI passes its redacted stderr.
+	LogOutput io.Writer
 	// OnSecret, when not nil, is called with every secret the client signs
 	// with (secret access key, session token) as the credential chain
 	// produces it, so that a caller can keep it out of its output.
@@ -146,6 +151,9 @@ func newClient(ctx context.Context, opts Options, extra ...func(*s3.Options)) (*
 				}
 			})
 		}))
+	}
+	if opts.LogOutput != nil {
+		lo = append(lo, config.WithLogger(logging.NewStandardLogger(opts.LogOutput)))
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
 	if err != nil {
