@@ -73,9 +73,13 @@ type app struct {
 	json                 bool
 	checksumWhenRequired bool
 	quiet                bool
-	debug                bool
-	timeout              time.Duration
-	maxAttempts          int
+	// result is stdout as the process got it, kept when --quiet discards
+	// stdout: the values scripts capture (stage's generation id) still go
+	// there.
+	result      io.Writer
+	debug       bool
+	timeout     time.Duration
+	maxAttempts int
 
 	// swapRetries is set by commands whose requests pswap's own loops
 	// retry (see retryOptions): the SDK then makes a single attempt.
@@ -170,6 +174,15 @@ func (a *app) checkTable(ctx context.Context, t *pswap.Table) error {
 		return nil
 	}
 	return fmt.Errorf("%w at %s: nothing is stored under it", errNoTable, a.tableURL())
+}
+
+// resultOut is where a command prints the value a script captures
+// (GEN=$(pswap stage ...)): stdout, even under --quiet.
+func (a *app) resultOut() io.Writer {
+	if a.result != nil {
+		return a.result
+	}
+	return a.stdout
 }
 
 // noteEmpty tells a human on stderr that a table holds no partition (yet).

@@ -100,7 +100,7 @@ func (c *stageCmd) runReserve(cmd *cobra.Command, args []string) error {
 			return printJSON(c.stdout, reserveJSON{Table: c.tableURL(), Partition: p.key, Generation: res.Generation, Prefix: uri, Path: local})
 		}
 		// One line, so that 'read -r GEN PREFIX' takes both.
-		fmt.Fprintln(c.stdout, res.Generation, uri)
+		fmt.Fprintln(c.resultOut(), res.Generation, uri)
 		if isTerminal(c.stderr) {
 			fmt.Fprintf(c.stderr, "reserved %s generation %s: write Parquet files under %s, then commit with --staged %s\n", p.key, res.Generation, uri, res.Generation)
 		}
@@ -153,7 +153,7 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 			})
 		}
 		// The id alone on stdout, so that GEN=$(pswap stage ...) works.
-		fmt.Fprintln(c.stdout, gen)
+		fmt.Fprintln(c.resultOut(), gen)
 		if isTerminal(c.stderr) {
 			fmt.Fprintf(c.stderr, "staged %s: %s, %s, %s; commit it with --staged %s\n", p.key,
 				plural(content.Rows, "row"), plural(int64(len(content.Files)), "file"), humanBytes(content.Bytes), gen)

@@ -95,7 +95,7 @@ func newRoot(a *app) *cobra.Command {
 	pf.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
 	pf.BoolVar(&a.checksumWhenRequired, "checksum-when-required", false,
 		"S3: send and check checksums only where the API requires them (for S3-compatible servers that reject the SDK's default CRC checksums)")
-	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success (no result line, no progress); errors still go to stderr")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success (no result line, no progress) but the ids that scripts capture (stage); errors still go to stderr")
 	pf.BoolVar(&a.debug, "debug", false, "log every store request (method, path, status, attempt) on stderr, credentials redacted")
 	pf.DurationVar(&a.timeout, "timeout", 0, "give up after this long, e.g. 30s or 10m (default $"+envTimeout+", else no limit)")
 	pf.IntVar(&a.maxAttempts, "max-attempts", defaultMaxAttempts, "attempts at each store request before giving up (default $"+envMaxAttempts+", else 5)")
@@ -176,7 +176,7 @@ func execute(a *app, args []string) error {
 			return err
 		}
 		if a.quiet && !a.json {
-			a.stdout = io.Discard
+			a.result, a.stdout = a.stdout, io.Discard
 		}
 		if a.debug {
 			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
