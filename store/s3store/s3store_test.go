@@ -26,7 +26,15 @@ import (
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	testenv.S3Options(t) // skip early, with the message, when S3 is off
-	storetest.Run(t, func(t *testing.T) store.Store { return testenv.S3(t) })
+	storetest.Run(t, func(t *testing.T) store.Store { return testenv.S3(t) }, storetest.Options{
+		NewMissing: func(t *testing.T) (store.Store, error) {
+			s, err := s3store.New(context.Background(), "pswap-missing-"+strconv.FormatInt(time.Now().UnixNano(), 36), "p", testenv.S3Options(t))
+			if err == nil {
+				t.Cleanup(func() { _ = s.Close() })
+			}
+			return s, err
+		},
+	})
 }
 
 func TestAbortedWriterLeavesNoUpload(t *testing.T) {
