@@ -92,7 +92,9 @@ func TestFaultMix(t *testing.T) {
 		part := fmt.Sprintf("dt=2026-10-%02d", w+1)
 		// The first generation, without faults on this path.
 		mustCommitRows(t, e.st, part, 3, "init", swap.Options{RunID: "init"})
-		st.committed[part] = []string{"init"}
+		// Under the lock: the workers started in earlier rounds of this
+		// loop are already committing into the same map.
+		st.add(func(s *faultStats) { s.committed[part] = []string{"init"} })
 		wg.Go(func() {
 			for i := range perWorker {
 				runID := fmt.Sprintf("f-%d-%04d", w, i)

@@ -7,6 +7,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/pswap/pswap/store"
 )
 
 // Keys of the Iceberg metadata, relative to the table root.
@@ -89,7 +91,7 @@ func manifestListKey(snapshot int64, attempt int, unique string) string {
 // manifest (checkers of the table's layout use it).
 func IsMetadataKey(key string) bool {
 	name, ok := strings.CutPrefix(key, MetadataPrefix)
-	if !ok || strings.Contains(name, "/") {
+	if !ok || strings.Contains(name, "/") || store.ValidateKey(key) != nil {
 		return false
 	}
 	if _, ok := VersionOfKey(key); ok || key == VersionHintKey {
