@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/nodeenv"
 )
 
 // polarsDir is the folder of the Polars peer (package.json, write.mjs).
@@ -22,19 +23,12 @@ func polarsDir() string {
 	return filepath.Join(filepath.Dir(file), "polars")
 }
 
-// errNoNode: node itself is missing, the one case where the Polars peer is
-// skipped (the npm packages are installed by npm ci in bench/polars).
-var errNoNode = errors.New("node is not installed")
-
-// polarsAvailable reports whether node and nodejs-polars are installed.
+// polarsAvailable reports whether node and nodejs-polars are installed
+// (npm ci in bench/polars); only a missing node (nodeenv.ErrNoNode) lets
+// the Polars test skip.
 func polarsAvailable() error {
-	if _, err := exec.LookPath("node"); err != nil {
-		return errNoNode
-	}
-	if _, err := os.Stat(filepath.Join(polarsDir(), "node_modules", "nodejs-polars", "package.json")); err != nil {
-		return fmt.Errorf("nodejs-polars not installed (run `npm ci` in bench/polars): %w", err)
-	}
-	return nil
+	_, err := nodeenv.Find(polarsDir(), "nodejs-polars")
+	return err
 }
 
 // polarsResult is what write.mjs prints.
@@ -67,11 +61,7 @@ func polarsWrite(ctx context.Context, src, dst string) (time.Duration, polarsRes
 // The Polars peer writes the same rows: DuckDB reads back from Polars' file
 // exactly the rows of the bench's generator.
 func TestPolarsWritesTheBenchRows(t *testing.T) {
-	if err := polarsAvailable(); errors.Is(err, errNoNode) {
-		t.Skip(err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	nodeenv.Require(t, "Polars", polarsAvailable())
 	duckcheck.SkipIfUnavailable(t)
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -48,12 +48,7 @@ func (e *tableEnv) reserve(t *testing.T, part string) reserveJSON {
 
 func needDuck(t *testing.T) {
 	t.Helper()
-	if !duckAvailable() {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("DuckDB is required in CI: %v", duckcheck.Available())
-		}
-		t.Skipf("DuckDB unavailable: %v", duckcheck.Available())
-	}
+	duckcheck.SkipIfUnavailable(t)
 }
 
 // rowsSQL are the rows DuckDB writes: ids lo..hi-1, with a name and a

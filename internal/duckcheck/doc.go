@@ -11,8 +11,10 @@
 //
 // The npm packages are pinned by package.json and package-lock.json in this
 // folder; `npm ci` there installs them into node_modules (not committed).
-// Tests call [Available] (or [SkipIfUnavailable]) first and skip with a
-// clear message when node or the package is missing.
+// Tests call [SkipIfUnavailable] (or [Usable]) first: they skip with a
+// clear message when node itself is missing, and fail, naming the folder
+// that needs `npm ci`, when node is there but the package is not (see
+// internal/nodeenv), so that a cross-check never turns silently off.
 //
 // This package is for tests and benchmarks only.
 package duckcheck

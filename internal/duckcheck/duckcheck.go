@@ -6,17 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pswap/pswap/internal/nodeenv"
 )
 
 // ErrUnavailable is returned when node or the DuckDB npm package is missing.
-var ErrUnavailable = errors.New("duckcheck: node or @duckdb/node-api not installed (run `npm ci` in internal/duckcheck)")
+var ErrUnavailable = errors.New("duckcheck: DuckDB cannot run")
 
 // Result is the outcome of [Run].
 type Result struct {
@@ -38,20 +38,13 @@ var (
 )
 
 func locate() {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		availErr = fmt.Errorf("%w: cannot locate package source", ErrUnavailable)
-		return
-	}
-	dir = filepath.Dir(file)
 	var err error
-	nodeBin, err = exec.LookPath("node")
-	if err != nil {
-		availErr = fmt.Errorf("%w: %v", ErrUnavailable, err)
+	if dir, err = nodeenv.CallerDir(); err != nil {
+		availErr = fmt.Errorf("%w: %w", ErrUnavailable, err)
 		return
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@duckdb", "node-api", "package.json")); err != nil {
-		availErr = fmt.Errorf("%w: %v", ErrUnavailable, err)
+	if nodeBin, err = nodeenv.Find(dir, "@duckdb/node-api"); err != nil {
+		availErr = fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 }
 
@@ -62,17 +55,33 @@ func Available() error {
 }
 
 // TB is the subset of testing.TB used by SkipIfUnavailable.
-type TB interface {
-	Helper()
-	Skipf(format string, args ...any)
-}
+type TB = nodeenv.TB
 
-// SkipIfUnavailable skips the test or benchmark when DuckDB cannot run.
+// SkipIfUnavailable skips the test or benchmark when node is missing, and
+// fails it when node is there but DuckDB's package is not installed (in CI
+// the check must run).
 func SkipIfUnavailable(t TB) {
 	t.Helper()
+	nodeenv.Require(t, "DuckDB", Available())
+}
+
+// Usable reports whether DuckDB can run: false (logged) when node is
+// missing; a fatal test error when node is there but DuckDB's package is
+// not installed.
+func Usable(t interface {
+	Helper()
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}) bool {
+	t.Helper()
 	if err := Available(); err != nil {
-		t.Skipf("skipping DuckDB check: %v", err)
+		if errors.Is(err, nodeenv.ErrNoNode) {
+			t.Logf("DuckDB check skipped: %v", err)
+			return false
+		}
+		t.Fatalf("%v", err)
 	}
+	return true
 }
 
 // Run executes the statements in order in one in-memory DuckDB database.

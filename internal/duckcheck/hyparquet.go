@@ -9,46 +9,48 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pswap/pswap/internal/nodeenv"
 )
 
 // ErrHyparquetUnavailable is returned when node or the hyparquet npm packages are missing.
-var ErrHyparquetUnavailable = errors.New("duckcheck: node or hyparquet not installed (run `npm ci` in internal/duckcheck)")
+var ErrHyparquetUnavailable = errors.New("duckcheck: hyparquet cannot run")
 
 var (
 	hypOnce sync.Once
 	hypErr  error
+	hypDir  string // this package's folder, where npm ci installs hyparquet
+	hypNode string
 )
 
 // HyparquetAvailable reports whether [ReadParquet] can run; the error says what is missing.
 func HyparquetAvailable() error {
 	hypOnce.Do(func() {
-		once.Do(locate)
-		if nodeBin == "" {
-			hypErr = fmt.Errorf("%w: %v", ErrHyparquetUnavailable, availErr)
-			return
-		}
+		var err error
+		hypDir, err = nodeenv.CallerDir()
 		for _, pkg := range []string{"hyparquet", "hyparquet-compressors"} {
-			if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
-				hypErr = fmt.Errorf("%w: %v", ErrHyparquetUnavailable, err)
-				return
+			if err != nil {
+				break
 			}
+			hypNode, err = nodeenv.Find(hypDir, pkg)
+		}
+		if err != nil {
+			hypErr = fmt.Errorf("%w: %w", ErrHyparquetUnavailable, err)
 		}
 	})
 	return hypErr
 }
 
-// SkipIfHyparquetUnavailable skips the test or benchmark when hyparquet cannot run.
+// SkipIfHyparquetUnavailable skips the test or benchmark when node is
+// missing, and fails it when hyparquet is not installed.
 func SkipIfHyparquetUnavailable(t TB) {
 	t.Helper()
-	if err := HyparquetAvailable(); err != nil {
-		t.Skipf("skipping hyparquet check: %v", err)
-	}
+	nodeenv.Require(t, "hyparquet", HyparquetAvailable())
 }
 
 // ParquetFile is what hyparquet read from one Parquet file.
@@ -117,7 +119,7 @@ func ReadParquetFiles(ctx context.Context, paths ...string) (files []ParquetFile
 	if err := HyparquetAvailable(); err != nil {
 		return nil, nil, err
 	}
-	args := []string{filepath.Join(dir, "hyparquet.mjs")}
+	args := []string{filepath.Join(hypDir, "hyparquet.mjs")}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -125,8 +127,8 @@ func ReadParquetFiles(ctx context.Context, paths ...string) (files []ParquetFile
 		}
 		args = append(args, abs)
 	}
-	cmd := exec.CommandContext(ctx, nodeBin, args...)
-	cmd.Dir = dir
+	cmd := exec.CommandContext(ctx, hypNode, args...)
+	cmd.Dir = hypDir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

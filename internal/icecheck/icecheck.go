@@ -10,40 +10,32 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/pswap/pswap/internal/nodeenv"
 	"github.com/pswap/pswap/store"
 )
 
 // ErrUnavailable: node is missing, or icebird is not installed here.
-var ErrUnavailable = errors.New("icecheck: node or icebird not installed (run `npm ci` in internal/icecheck)")
+var ErrUnavailable = errors.New("icecheck: icebird cannot run")
 
 var (
 	once     sync.Once
 	dir      string
 	nodeBin  string
 	availErr error
-	noNode   bool
 )
 
 func locate() {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		availErr = fmt.Errorf("%w: cannot locate package source", ErrUnavailable)
-		return
-	}
-	dir = filepath.Dir(file)
 	var err error
-	if nodeBin, err = exec.LookPath("node"); err != nil {
-		availErr, noNode = fmt.Errorf("%w: %v", ErrUnavailable, err), true
+	if dir, err = nodeenv.CallerDir(); err != nil {
+		availErr = fmt.Errorf("%w: %w", ErrUnavailable, err)
 		return
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "icebird", "package.json")); err != nil {
-		availErr = fmt.Errorf("%w: %v", ErrUnavailable, err)
+	if nodeBin, err = nodeenv.Find(dir, "icebird"); err != nil {
+		availErr = fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 }
 
@@ -54,22 +46,13 @@ func Available() error {
 }
 
 // TB is the subset of testing.TB that Require uses.
-type TB interface {
-	Helper()
-	Skipf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+type TB = nodeenv.TB
 
 // Require skips the test when node is missing and fails it when node is
 // there but icebird is not installed (in CI it must run).
 func Require(t TB) {
 	t.Helper()
-	if err := Available(); err != nil {
-		if noNode {
-			t.Skipf("skipping icebird check: %v", err)
-		}
-		t.Fatalf("%v", err)
-	}
+	nodeenv.Require(t, "icebird", Available())
 }
 
 // Usable reports whether Read can run: false (logged) when node is missing;
@@ -81,7 +64,7 @@ func Usable(t interface {
 }) bool {
 	t.Helper()
 	if err := Available(); err != nil {
-		if noNode {
+		if errors.Is(err, nodeenv.ErrNoNode) {
 			t.Logf("icebird check skipped: %v", err)
 			return false
 		}

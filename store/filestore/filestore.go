@@ -494,39 +494,19 @@ func (s *Store) DeleteMany(ctx context.Context, keys []string) error {
 // of every file); use Stat for one.
 func (s *Store) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, error] {
 	return func(yield func(store.Attrs, error) bool) {
-		if err := ctx.Err(); err != nil {
-			yield(store.Attrs{}, err)
-			return
-		}
-		if err := store.ValidatePrefix(prefix); err != nil {
-			yield(store.Attrs{}, err)
-			return
-		}
-		var out []store.Attrs
-		err := s.walkFiles(ctx, prefix, func(key string, d fs.DirEntry) error {
-			name := d.Name()
-			if strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, lockSuffix) || !strings.HasPrefix(key, prefix) {
-				return nil
-			}
-			fi, err := fileInfo(d)
-			if fi != nil {
-				out = append(out, attrsOf(key, fi, ""))
-			}
-			return err
+		listSorted(ctx, s, prefix, yield, func(a store.Attrs) string { return a.Key }, func() (out []store.Attrs, err error) {
+			err = s.walkFiles(ctx, prefix, func(key string, d fs.DirEntry) error {
+				if hidden(key, d.Name(), prefix) {
+					return nil
+				}
+				fi, err := fileInfo(d)
+				if fi != nil {
+					out = append(out, attrsOf(key, fi, ""))
+				}
+				return err
+			})
+			return out, err
 		})
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				err = ctxErr
-			}
-			yield(store.Attrs{}, mapErr("list", s.URI(prefix), err))
-			return
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-		for _, a := range out {
-			if !yield(a, nil) {
-				return
-			}
-		}
 	}
 }
 
@@ -543,65 +523,79 @@ func (s *Store) ListDelimited(ctx context.Context, prefix, delimiter string) ite
 			}
 			return
 		}
-		if err := ctx.Err(); err != nil {
-			yield(store.ListEntry{}, err)
-			return
-		}
-		if err := store.ValidatePrefix(prefix); err != nil {
-			yield(store.ListEntry{}, err)
-			return
-		}
-		var out []store.ListEntry
-		seen := map[string]bool{}
-		addPrefix := func(cp string) {
-			if !seen[cp] {
-				seen[cp] = true
-				out = append(out, store.ListEntry{Attrs: store.Attrs{Key: cp}, IsPrefix: true})
+		listSorted(ctx, s, prefix, yield, func(e store.ListEntry) string { return e.Key }, func() (out []store.ListEntry, err error) {
+			seen := map[string]bool{}
+			addPrefix := func(cp string) {
+				if !seen[cp] {
+					seen[cp] = true
+					out = append(out, store.ListEntry{Attrs: store.Attrs{Key: cp}, IsPrefix: true})
+				}
 			}
-		}
-		err := s.walk(ctx, prefix, func(key string, p string, d fs.DirEntry) error {
-			if d.IsDir() {
-				cp, ok := store.CommonPrefix(key+"/", prefix, delimiter)
-				if !ok {
+			err = s.walk(ctx, prefix, func(key string, p string, d fs.DirEntry) error {
+				if d.IsDir() {
+					cp, ok := store.CommonPrefix(key+"/", prefix, delimiter)
+					if !ok {
+						return nil
+					}
+					if !seen[cp] {
+						visible, err := hasVisibleFile(ctx, p)
+						if err != nil {
+							return err
+						}
+						if visible {
+							addPrefix(cp)
+						}
+					}
+					return filepath.SkipDir
+				}
+				if hidden(key, d.Name(), prefix) {
 					return nil
 				}
-				if !seen[cp] {
-					visible, err := hasVisibleFile(ctx, p)
-					if err != nil {
-						return err
-					}
-					if visible {
-						addPrefix(cp)
-					}
+				if cp, ok := store.CommonPrefix(key, prefix, delimiter); ok {
+					addPrefix(cp)
+					return nil
 				}
-				return filepath.SkipDir
-			}
-			name := d.Name()
-			if strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, lockSuffix) || !strings.HasPrefix(key, prefix) {
-				return nil
-			}
-			if cp, ok := store.CommonPrefix(key, prefix, delimiter); ok {
-				addPrefix(cp)
-				return nil
-			}
-			fi, err := fileInfo(d)
-			if fi != nil {
-				out = append(out, store.ListEntry{Attrs: attrsOf(key, fi, "")})
-			}
-			return err
+				fi, err := fileInfo(d)
+				if fi != nil {
+					out = append(out, store.ListEntry{Attrs: attrsOf(key, fi, "")})
+				}
+				return err
+			})
+			return out, err
 		})
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				err = ctxErr
-			}
-			yield(store.ListEntry{}, mapErr("list", s.URI(prefix), err))
-			return
+	}
+}
+
+// hidden reports whether a walked file is one that listings do not show: a
+// temporary or lock file, or a key outside prefix.
+func hidden(key, name, prefix string) bool {
+	return strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, lockSuffix) || !strings.HasPrefix(key, prefix)
+}
+
+// listSorted is the frame of both listings: it checks ctx and prefix, runs
+// walk, and yields what it found sorted by key, or the walk's error.
+func listSorted[T any](ctx context.Context, s *Store, prefix string, yield func(T, error) bool, key func(T) string, walk func() ([]T, error)) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		yield(zero, err)
+		return
+	}
+	if err := store.ValidatePrefix(prefix); err != nil {
+		yield(zero, err)
+		return
+	}
+	out, err := walk()
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = ctxErr
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-		for _, e := range out {
-			if !yield(e, nil) {
-				return
-			}
+		yield(zero, mapErr("list", s.URI(prefix), err))
+		return
+	}
+	sort.Slice(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
+	for _, e := range out {
+		if !yield(e, nil) {
+			return
 		}
 	}
 }

@@ -1,0 +1,68 @@
+package nodeenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules", "@scope", "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "node_modules", "@scope", "pkg", "package.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	t.Setenv("PATH", bin) // no node
+	if _, err := Find(dir, "@scope/pkg"); !errors.Is(err, ErrNoNode) {
+		t.Fatalf("without node: %v, want ErrNoNode", err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "node"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	node, err := Find(dir, "@scope/pkg")
+	if err != nil || node != filepath.Join(bin, "node") {
+		t.Fatalf("Find = %q, %v", node, err)
+	}
+	_, err = Find(dir, "other")
+	if err == nil || errors.Is(err, ErrNoNode) || !strings.Contains(err.Error(), "npm ci") || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("missing package: %v, want a non-ErrNoNode error naming npm ci and %s", err, dir)
+	}
+}
+
+// fakeTB records what Require did.
+type fakeTB struct{ skipped, failed string }
+
+func (f *fakeTB) Helper()                        {}
+func (f *fakeTB) Skipf(format string, a ...any)  { f.skipped = fmt.Sprintf(format, a...) }
+func (f *fakeTB) Fatalf(format string, a ...any) { f.failed = fmt.Sprintf(format, a...) }
+
+func TestRequire(t *testing.T) {
+	for _, c := range []struct {
+		err          error
+		skip, failed bool
+	}{
+		{nil, false, false},
+		{fmt.Errorf("x: %w", ErrNoNode), true, false},
+		{errors.New("npm package p is not installed"), false, true},
+	} {
+		var f fakeTB
+		Require(&f, "reader", c.err)
+		if (f.skipped != "") != c.skip || (f.failed != "") != c.failed {
+			t.Errorf("Require(%v): skipped %q failed %q", c.err, f.skipped, f.failed)
+		}
+	}
+}
+
+func TestCallerDir(t *testing.T) {
+	d, err := CallerDir()
+	wd, _ := os.Getwd()
+	if err != nil || d != wd {
+		t.Fatalf("CallerDir = %q, %v; want %q", d, err, wd)
+	}
+}
