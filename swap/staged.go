@@ -290,7 +290,15 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		return Result{}, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
 	}
 	opts.defaults()
-	rec, err := ReadStaged(ctx, st, part, gen)
+	// Reads before the transaction retry transient failures as its own
+	// requests do (the CLI runs the SDK at one attempt).
+	var pre Stats
+	reads := opts.policy(opts.now().Add(opts.MaxElapsed), 1, &pre)
+	var rec *StagedRecord
+	err := reads.Do(ctx, store.IsRetryable, func(int) (err error) {
+		rec, err = ReadStaged(ctx, st, part, gen)
+		return err
+	})
 	if errors.Is(err, ErrGenerationNotFound) {
 		return committedBefore(ctx, st, part, gen, opts, err)
 	}
@@ -303,12 +311,20 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		if adopt == nil {
 			return Result{}, fmt.Errorf("%s: generation %s is a reservation and nothing can adopt its files", part, gen)
 		}
-		if content, oldest, err = adopt(ctx, st, DataPrefix(part, gen)); err != nil {
+		err = reads.Do(ctx, store.IsRetryable, func(int) (err error) {
+			content, oldest, err = adopt(ctx, st, DataPrefix(part, gen))
+			return err
+		})
+		if err != nil {
 			return Result{}, err
 		}
 	} else {
 		content = *rec.Content
-		if oldest, err = CheckFiles(ctx, st, part, gen, content.Files); err != nil {
+		err = reads.Do(ctx, store.IsRetryable, func(int) (err error) {
+			oldest, err = CheckFiles(ctx, st, part, gen, content.Files)
+			return err
+		})
+		if err != nil {
 			return Result{}, fmt.Errorf("staged generation: %w", err)
 		}
 	}
@@ -316,7 +332,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	if !oldest.IsZero() && oldest.Before(began) {
 		began = oldest
 	}
-	t := &Txn{st: st, partition: part, generation: gen, opts: opts, began: began, keepData: true}
+	t := &Txn{st: st, partition: part, generation: gen, opts: opts, began: began, keepData: true, stats: pre}
 	if rec.legacy {
 		// No fence recorded: fence on the pointer as it is now.
 		if t.base, err = t.readPointer(ctx, opts.now().Add(opts.MaxElapsed)); err != nil {
@@ -331,7 +347,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 			if err != nil {
 				return Result{}, err
 			}
-			if !samePointer(cur, t.base) {
+			if !SamePointer(cur, t.base) {
 				if opts.OnConflict != Overwrite {
 					return Result{}, t.fenced(cur)
 				}
@@ -364,13 +380,6 @@ func (t *Txn) wouldSkip(c manifest.Content) bool {
 		(b.ContentChecksum == c.ContentChecksum && b.Rows == c.Rows))
 }
 
-func samePointer(a, b Base) bool {
-	if a.Pointer == nil || b.Pointer == nil {
-		return a.Pointer == nil && b.Pointer == nil
-	}
-	return a.ETag == b.ETag
-}
-
 func (t *Txn) fenced(cur Base) error {
 	cg, crun := "none", ""
 	if cur.Pointer != nil {
@@ -386,6 +395,11 @@ func (t *Txn) fenced(cur Base) error {
 // under a new manifest id that reuses its data, as a rebase does.
 func settleEarlier(ctx context.Context, st store.Store, part, gen string, opts Options, m *manifest.Manifest) (Result, bool, error) {
 	old, err := ReadManifest(ctx, st, part, gen)
+	if err != nil && store.IsRetryable(err) {
+		// Not knowing whose manifest it is, say so as what it is: a
+		// transient failure the caller retries, not corruption.
+		return Result{}, false, fmt.Errorf("commit %s: reading the manifest of generation %s that an earlier run wrote: %w", part, gen, err)
+	}
 	if err != nil || old.Partition != part || old.ContentChecksum != m.ContentChecksum || old.Rows != m.Rows {
 		return Result{}, false, nil // not ours: report the original error
 	}

@@ -687,12 +687,17 @@ func (t *Txn) readManifest(ctx context.Context, gen string, deadline time.Time) 
 // options' bounds (attempts times MaxAttempts), the commit's deadline, the
 // options' sleep and clock, and Stats.Retries counting the retries.
 func (t *Txn) policy(deadline time.Time, attempts int) retry.Policy {
-	o := &t.opts
+	return t.opts.policy(deadline, attempts, &t.stats)
+}
+
+// policy is the retry policy of a loop outside a transaction (or of one,
+// see Txn.policy); retries count in stats.
+func (o *Options) policy(deadline time.Time, attempts int, stats *Stats) retry.Policy {
 	return retry.Policy{
 		MaxAttempts: attempts * o.MaxAttempts, Deadline: deadline,
 		BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
 		Sleep: o.Sleep, Now: o.Clock,
-		OnRetry: func(int, error) { t.stats.Retries++ },
+		OnRetry: func(int, error) { stats.Retries++ },
 	}
 }
 
