@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -305,8 +306,10 @@ func (r *rangedFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// errChanged: an object changed between two reads of one adoption.
-var errChanged = errors.New("changed while it was being adopted (is the engine still writing?)")
+// errChanged: an object changed between two reads of one adoption. It is
+// not retried: an engine still writing may be halfway through its files,
+// and adopting them again a moment later could commit an incomplete set.
+var errChanged = errkind.New("changed while it was being adopted (is the engine still writing?)", errkind.ErrPermanent)
 
 // adoptedChecksum is the AdoptedChecksumAlgo checksum of files.
 func adoptedChecksum(files []manifest.File) string {

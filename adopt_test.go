@@ -334,7 +334,7 @@ func TestAdoptFileChangedMidRead(t *testing.T) {
 	p, res = reserve(t, pswap.NewTable(faulty))
 	putObj(t, mem, res.Prefix+"a.parquet", parquetBytes(t, 0, 5))
 	_, err := p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{TailSize: 16})
-	if err == nil || !strings.Contains(err.Error(), "changed while") || errors.Is(err, pswap.ErrBadInput) || errors.Is(err, staging.ErrCorrupt) {
+	if err == nil || !strings.Contains(err.Error(), "changed while") || errors.Is(err, pswap.ErrBadInput) || errors.Is(err, staging.ErrCorrupt) || pswap.IsRetryable(err) {
 		t.Fatalf("file replaced mid-adoption: %v", err)
 	}
 	if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {

@@ -13,6 +13,7 @@ import (
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 type kindRow struct {
@@ -168,4 +169,17 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The table schema's refusals are bad input, and no retry can fix them.
+func TestTableSchemaErrorsAreBadInput(t *testing.T) {
+	for _, e := range []error{tablemeta.ErrSchemaMismatch, tablemeta.ErrPartitionMismatch, tablemeta.ErrUnsupportedType} {
+		err := fmt.Errorf("commit: %w: column x", e)
+		if !errors.Is(err, pswap.ErrBadInput) || pswap.IsRetryable(err) {
+			t.Errorf("%v: bad input %v, retryable %v", e, errors.Is(err, pswap.ErrBadInput), pswap.IsRetryable(err))
+		}
+	}
+	if pswap.IsRetryable(fmt.Errorf("read table.json: %w", tablemeta.ErrUnsupportedVersion)) {
+		t.Error("an unsupported table.json version is retryable")
+	}
 }

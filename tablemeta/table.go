@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/partition"
 )
 
@@ -34,25 +35,26 @@ const (
 	MaxLayoutBytes = 64
 )
 
-// Sentinel errors, checked with errors.Is.
+// Sentinel errors, checked with errors.Is. None of them is worth a retry;
+// the schema and partition ones also match pswap.ErrBadInput.
 var (
 	// ErrInvalid: a malformed, inconsistent or unsupported table document
 	// (or a value that would encode to one).
-	ErrInvalid = errors.New("invalid table metadata")
+	ErrInvalid = errkind.New("invalid table metadata", errkind.ErrPermanent)
 	// ErrUnsupportedVersion: a document of another major version. It also
 	// matches ErrInvalid.
 	ErrUnsupportedVersion = fmt.Errorf("%w: unsupported version", ErrInvalid)
 	// ErrSchemaMismatch: data whose schema the table does not accept (a
 	// column dropped, renamed, retyped, added without evolving, or made
 	// nullable). The message names the column.
-	ErrSchemaMismatch = errors.New("schema mismatch")
+	ErrSchemaMismatch = errkind.New("schema mismatch", errkind.ErrBadInput)
 	// ErrPartitionMismatch: a partition key that does not fit the table's
 	// partition columns or their layout. The message shows an example of a
 	// key that fits.
-	ErrPartitionMismatch = errors.New("partition key does not fit the table")
+	ErrPartitionMismatch = errkind.New("partition key does not fit the table", errkind.ErrBadInput)
 	// ErrUnsupportedType: a data type that a table schema cannot express
 	// (e.g. uint64, float16, a union).
-	ErrUnsupportedType = errors.New("type not supported by table schemas")
+	ErrUnsupportedType = errkind.New("type not supported by table schemas", errkind.ErrBadInput)
 )
 
 // Table is the document <table>/_pswap/table.json: the table's partition
