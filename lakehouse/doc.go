@@ -27,7 +27,9 @@
 // partition whose manifest carries a sequence number at least the commit's
 // is already as new, so a slow publisher never brings back older data.
 // [Publish] reconciles every partition against its pointer (one GET per
-// partition, no listing of data), for `pswap publish` and for repairs.
+// partition, no listing of data), for `pswap publish` and for repairs; it
+// too leaves a partition whose manifest is newer than the pointer it read
+// (a later commit's publish landed meanwhile) as it is.
 //
 // Every published version adds one snapshot whose summary names the
 // partition, generation, run id and rows (pswap.partition,
@@ -40,4 +42,15 @@
 // (Spark, Trino, pyiceberg) return them for every file; readers that read
 // them from the data files (iceberg-go 0.7.0, icebird) return NULL for files
 // that lack the column. See the README ("Iceberg") for how pswap handles it.
+//
+// # Repeatable publishes
+//
+// Options.Now (snapshot timestamps), Options.Rand (snapshot ids, the table
+// UUID, the unique part of manifest list names, retry jitter and the Avro
+// files' sync markers) and Options.Sleep (the waits between retries), with
+// ExpireOptions.Now and Sleep, make a publish repeatable byte for byte: the
+// deterministic simulation (internal/sim) runs the publisher with the
+// simulated store's clock, a seeded source and scheduling points for
+// sleeps. Their zero values are what production uses. Requests never
+// depend on a map's order.
 package lakehouse

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
@@ -36,6 +37,9 @@ type ExpireOptions struct {
 	DryRun bool
 	// Now is the store's clock (default time.Now).
 	Now func() time.Time
+	// Sleep waits d between two attempts of a request (default: a timer
+	// that ctx cancels).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (o ExpireOptions) withDefaults() ExpireOptions {
@@ -47,6 +51,9 @@ func (o ExpireOptions) withDefaults() ExpireOptions {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = pause
 	}
 	return o
 }
@@ -64,7 +71,7 @@ type ExpireResult struct {
 // references nothing.
 func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]string, error) {
 	o := opts.withDefaults()
-	p := newPublisher(st, Options{})
+	p := newPublisher(st, Options{Sleep: o.Sleep})
 	s, err := p.load(ctx, true)
 	if err != nil || s.meta == nil {
 		return nil, err
@@ -161,7 +168,7 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 // never deleted.
 func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResult, error) {
 	o := opts.withDefaults()
-	p := newPublisher(st, Options{})
+	p := newPublisher(st, Options{Sleep: o.Sleep})
 	var res ExpireResult
 	cutoff := o.Now().Add(-o.Retention)
 	for attempt := 1; ; attempt++ {
@@ -195,6 +202,9 @@ func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResu
 		if err != nil {
 			return res, err
 		}
+		// The builder stamps a version without a new snapshot with the
+		// local clock; it is Now's.
+		data = lastUpdatedRE.ReplaceAll(data, fmt.Appendf(nil, `"last-updated-ms":%d`, max(o.Now().UnixMilli(), s.meta.LastUpdatedMillis())))
 		err = p.putVersion(ctx, s.version+1, data)
 		if errors.Is(err, errLostRace) && attempt < 20 {
 			p.floor = s.version + 1
@@ -211,6 +221,8 @@ func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResu
 	res.Deleted = deleted
 	return res, err
 }
+
+var lastUpdatedRE = regexp.MustCompile(`"last-updated-ms":-?\d+`)
 
 // sweep deletes metadata objects that nothing retained uses.
 func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time) ([]string, error) {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -53,6 +55,18 @@ type Options struct {
 	MaxAttempts int
 	// Schema derives a generation's Arrow schema (default FooterSchema).
 	Schema SchemaFunc
+	// Now is the clock of snapshot timestamps (default time.Now: Iceberg
+	// timestamps are the writer's clock).
+	Now func() time.Time
+	// Rand, when not nil, draws the snapshot id, the table's UUID, the
+	// unique part of manifest list names and the retry jitter, so that the
+	// same source (and clock) gives byte-identical metadata: for tests and
+	// the simulation. The publish uses it under a lock of its own; nothing
+	// else may use it meanwhile. Default: the process's random sources.
+	Rand *rand.Rand
+	// Sleep waits d between two attempts of a request or a rebase (default:
+	// a timer that ctx cancels).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (o Options) withDefaults() Options {
@@ -64,6 +78,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Schema == nil {
 		o.Schema = FooterSchema
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = pause
 	}
 	return o
 }
@@ -199,10 +219,16 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		)
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(p.opts.Concurrency)
-		for part, ptr := range pointers {
+		// In key order: the manifests' reads are requests, and their order
+		// must not depend on a map's.
+		for _, part := range slices.Sorted(maps.Keys(pointers)) {
+			ptr := pointers[part]
 			ph := partHash(part)
 			live[ph] = true
-			if r, ok := byHash[ph]; ok && r.seq == ptr.Seq && r.gen == ptr.Generation {
+			if r, ok := byHash[ph]; ok && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) {
+				// Already this generation, or a newer one that a publish
+				// of a later commit wrote after we read the pointer: a
+				// reconcile never brings back older data either.
 				continue
 			}
 			g.Go(func() error {
@@ -275,13 +301,58 @@ type publisher struct {
 }
 
 func newPublisher(st store.Store, opts Options) *publisher {
-	return &publisher{
+	p := &publisher{
 		st: st, opts: opts.withDefaults(),
 		tableURI:  strings.TrimSuffix(st.URI(""), "/"),
-		snapshot:  rand.Int64N(math.MaxInt64-1) + 1,
 		written:   map[string]iceberg.ManifestFile{},
 		manifests: map[string]*manifest.Manifest{},
 	}
+	p.snapshot = p.int64N(math.MaxInt64-1) + 1
+	return p
+}
+
+// int64N draws from Options.Rand, or the process's source.
+func (p *publisher) int64N(n int64) int64 {
+	if p.opts.Rand == nil {
+		return rand.Int64N(n)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.opts.Rand.Int64N(n)
+}
+
+// newUUID is a random (version 4) UUID from Options.Rand, or uuid.New.
+func (p *publisher) newUUID() uuid.UUID {
+	if p.opts.Rand == nil {
+		return uuid.New()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var u uuid.UUID
+	binary.BigEndian.PutUint64(u[:8], p.opts.Rand.Uint64())
+	binary.BigEndian.PutUint64(u[8:], p.opts.Rand.Uint64())
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u
+}
+
+// deterministic gives an Avro file written by iceberg-go a sync marker
+// drawn from Options.Rand (with a Rand only: iceberg-go draws a random one).
+func (p *publisher) deterministic(avro []byte) []byte {
+	if p.opts.Rand == nil {
+		return avro
+	}
+	var m [16]byte
+	binary.BigEndian.PutUint64(m[:8], uint64(p.int64N(math.MaxInt64)))
+	binary.BigEndian.PutUint64(m[8:], uint64(p.int64N(math.MaxInt64)))
+	return canonicalAvro(avro, m)
+}
+
+// backoff waits before attempt try+1 of a request: exponential from 50 ms,
+// with jitter.
+func (p *publisher) backoff(ctx context.Context, try int) error {
+	d := time.Duration(50<<try) * time.Millisecond
+	return p.opts.Sleep(ctx, d/2+time.Duration(p.int64N(int64(d))))
 }
 
 // manifest returns a generation's manifest: m when given, else one GET.
@@ -332,7 +403,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			}
 			probe = true
 			// A little jitter spreads a burst of publishers apart.
-			if werr := pause(ctx, time.Duration(rand.IntN(5*min(attempt, 8))+1)*time.Millisecond); werr != nil {
+			if werr := p.opts.Sleep(ctx, time.Duration(p.int64N(int64(5*min(attempt, 8)))+1)*time.Millisecond); werr != nil {
 				return Result{Rebases: p.rebases}, werr
 			}
 			continue
@@ -654,7 +725,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	// The snapshot.
 	var parent *int64
 	seq := int64(1)
-	now := time.Now().UnixMilli()
+	now := p.opts.Now().UnixMilli()
 	if s.meta != nil {
 		seq = s.meta.LastSequenceNumber() + 1
 		if cs := s.meta.CurrentSnapshot(); cs != nil {
@@ -663,12 +734,12 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		}
 		now = max(now, s.meta.LastUpdatedMillis()+1)
 	}
-	listKey := manifestListKey(p.snapshot, attempt, uuid.NewString()[:8])
+	listKey := manifestListKey(p.snapshot, attempt, p.newUUID().String()[:8])
 	var buf bytes.Buffer
 	if err := iceberg.WriteManifestList(2, &buf, p.snapshot, parent, &seq, 0, list); err != nil {
 		return nil, fmt.Errorf("encode manifest list: %w", err)
 	}
-	if err := p.putOnce(ctx, listKey, buf.Bytes()); err != nil {
+	if err := p.putOnce(ctx, listKey, p.deterministic(buf.Bytes())); err != nil {
 		return nil, err
 	}
 	op := table.OpAppend
@@ -718,7 +789,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	if s.meta == nil {
 		b, err = table.NewMetadataBuilder(2)
 		if err == nil {
-			err = errors.Join(b.SetUUID(uuid.New()), b.SetLoc(p.tableURI), b.AddSchema(sc), b.SetCurrentSchemaID(-1),
+			err = errors.Join(b.SetUUID(p.newUUID()), b.SetLoc(p.tableURI), b.AddSchema(sc), b.SetCurrentSchemaID(-1),
 				b.AddSortOrder(&unsorted), b.SetDefaultSortOrderID(-1),
 				b.AddPartitionSpec(spec, true), b.SetDefaultSpecID(-1))
 		}
@@ -781,7 +852,7 @@ func (p *publisher) writeManifest(ctx context.Context, sc *iceberg.Schema, spec 
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
 	}
-	if err := p.putOnce(ctx, key, buf.Bytes()); err != nil {
+	if err := p.putOnce(ctx, key, p.deterministic(buf.Bytes())); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
@@ -802,7 +873,7 @@ func (p *publisher) putOnce(ctx context.Context, key string, data []byte) error 
 		if !store.IsRetryable(err) {
 			break
 		}
-		if werr := sleep(ctx, try); werr != nil {
+		if werr := p.backoff(ctx, try); werr != nil {
 			return werr
 		}
 	}
@@ -835,7 +906,7 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 		if !store.IsRetryable(err) {
 			break
 		}
-		if werr := sleep(ctx, try); werr != nil {
+		if werr := p.backoff(ctx, try); werr != nil {
 			return werr
 		}
 	}
@@ -865,11 +936,6 @@ func (p *publisher) writeHint(ctx context.Context, s *state, v int) {
 		}
 		etag, found = a.ETag, true
 	}
-}
-
-func sleep(ctx context.Context, try int) error {
-	d := time.Duration(50<<try) * time.Millisecond
-	return pause(ctx, d/2+rand.N(d))
 }
 
 func pause(ctx context.Context, d time.Duration) error {
