@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -142,69 +139,30 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 			"a slow writer's staged files may be deleted while it can still commit them\n", c.orphanAge, swap.DefaultGracePeriod)
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
-		retention := c.retention
-		if retention <= 0 {
-			retention = max(c.minAge, time.Nanosecond) // 0: the current snapshot only
-		}
-		opts.Protect = icebergProtect(t.Store(), retention) // what Iceberg snapshots still name
 		bar := c.newGCProgress()
 		opts.OnPartition = func(gc.Report) {
 			if bar != nil {
 				_ = bar.Add(1)
 			}
 		}
-		var reports []gc.Report
-		var runErr error
-		if len(keys) > 0 {
-			reports, runErr = c.partitions(ctx, t, keys, opts)
-		} else {
-			var tr gc.TableReport
-			tr, runErr = gc.Table(ctx, t.Store(), c.prefix, opts)
-			reports = tr.Partitions
-		}
+		// What Iceberg snapshots still name is kept; a whole-table run
+		// expires the snapshots older than the retention (--min-age unless
+		// --snapshot-retention).
+		rep, runErr := t.GC(ctx, pswap.GCOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.retention})
 		if bar != nil {
 			_ = bar.Finish()
 		}
-		var totals gc.Totals
-		for i := range reports {
-			totals.Add(&reports[i])
-		}
-		if runErr != nil && totals.Errors == 0 {
-			// The run failed outside any partition (the listing itself:
-			// access denied, store down): the document must not read as clean.
-			totals.Errors = 1
-		}
-		if err := c.print(reports, totals); err != nil {
+		if err := c.print(rep.Partitions, rep.Totals); err != nil {
 			return err
 		}
 		if runErr != nil {
-			return fmt.Errorf("gc: %d of %d partitions failed: %w", max(totals.Errors, 1), totals.Partitions, runErr)
+			return fmt.Errorf("gc: %d of %d partitions failed: %w", max(rep.Totals.Errors, 1), rep.Totals.Partitions, runErr)
 		}
-		if !opts.DryRun && len(keys) == 0 && c.prefix == "" {
-			c.expireSnapshots(ctx, t.Store(), retention)
+		if rep.ExpireErr != nil {
+			fmt.Fprintf(c.stderr, "pswap: warning: expiring old Iceberg snapshots failed: %v\n", rep.ExpireErr)
 		}
 		return nil
 	})
-}
-
-// partitions collects the named partitions, --concurrency at a time.
-func (c *gcCmd) partitions(ctx context.Context, t *pswap.Table, keys []string, opts gc.Options) ([]gc.Report, error) {
-	reports := make([]gc.Report, len(keys))
-	errs := make([]error, len(keys))
-	sem := make(chan struct{}, opts.Concurrency)
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			reports[i], errs[i] = gc.Partition(ctx, t.Store(), k, opts)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("gc %s: %w", k, errs[i])
-			}
-		})
-	}
-	wg.Wait()
-	return reports, errors.Join(errs...)
 }
 
 // newGCProgress returns a partition counter on stderr, or nil when

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/lakehouse"
-	"github.com/pswap/pswap/store"
 )
 
 func init() { registerCommand(newPublishCmd) }
@@ -105,21 +103,4 @@ func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, 
 		fmt.Fprintf(a.stderr, "pswap: warning: the commit stands, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", pub.Err)
 	}
 	return pub
-}
-
-// icebergProtect is gc's Protect: the data files of the current Iceberg
-// snapshot and of every snapshot younger than the retention stay.
-func icebergProtect(st store.Store, retention time.Duration) func(context.Context) ([]string, error) {
-	return func(ctx context.Context) ([]string, error) {
-		return lakehouse.Referenced(ctx, st, lakehouse.ExpireOptions{Retention: retention})
-	}
-}
-
-// expireSnapshots runs after a successful gc: snapshots older than the
-// retention leave the Iceberg metadata, with the metadata files only they
-// used. A failure is a warning: the data GC kept is still protected.
-func (a *app) expireSnapshots(ctx context.Context, st store.Store, retention time.Duration) {
-	if _, err := lakehouse.Expire(ctx, st, lakehouse.ExpireOptions{Retention: retention}); err != nil {
-		fmt.Fprintf(a.stderr, "pswap: warning: expiring old Iceberg snapshots failed: %v\n", err)
-	}
 }

@@ -1,0 +1,149 @@
+package pswap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/store"
+)
+
+// GCOptions are Table.GC's: the collector's own options, which partitions
+// to collect, and how long the Iceberg snapshots keep their files.
+type GCOptions struct {
+	gc.Options
+	// Prefix collects the partitions whose key starts with it (gc.Table).
+	Prefix string
+	// Partitions, when not empty, collects exactly these partitions
+	// (gc.Partition each, Options.Concurrency at a time); Prefix must be "".
+	Partitions []string
+	// SnapshotRetention: the data files of the current Iceberg snapshot and
+	// of every snapshot younger than this are never deleted, and a run over
+	// the whole table (no Prefix, no Partitions, not DryRun) then expires
+	// the older snapshots with the metadata only they use. 0: MinAge (only
+	// the current snapshot when MinAge is gc.None).
+	SnapshotRetention time.Duration
+	// Iceberg tunes the reads of the Iceberg metadata and the expiry; its
+	// Retention is SnapshotRetention, and its clock (Now) is the store's
+	// unless set.
+	Iceberg lakehouse.ExpireOptions
+}
+
+// GCReport is what Table.GC did.
+type GCReport struct {
+	Partitions []gc.Report
+	Totals     gc.Totals
+	// Expired is what the snapshot expiry did (zero when it did not run).
+	Expired lakehouse.ExpireResult
+	// ExpireErr is why the expiry failed: a warning, not a failure of the
+	// collection (the files the snapshots name stay protected either way).
+	ExpireErr error
+}
+
+// GC collects garbage the way `pswap gc` does: gc.Table (or gc.Partition
+// for each of Partitions), keeping whatever the table's Iceberg snapshots
+// still name (gc.Options.Protect fed by lakehouse.Referenced, on the
+// store's clock), then, for a whole-table run that succeeded, expiring the
+// snapshots older than the retention (lakehouse.Expire). Options.Protect,
+// when set, is asked as well. OnPartition is called as each partition ends.
+func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
+	var rep GCReport
+	if opts.Prefix != "" && len(opts.Partitions) > 0 {
+		return rep, fmt.Errorf("%w: a prefix and a list of partitions are mutually exclusive", gc.ErrInvalidOptions)
+	}
+	retention := opts.SnapshotRetention
+	if retention <= 0 {
+		switch m := opts.MinAge; {
+		case m == 0:
+			retention = gc.DefaultMinAge
+		case m < 0:
+			retention = time.Nanosecond // the current snapshot only
+		default:
+			retention = m
+		}
+	}
+	ice := opts.Iceberg
+	ice.Retention = retention
+	o := opts.Options
+	own := o.Protect
+	o.Protect = func(ctx context.Context) ([]string, error) {
+		io, err := t.icebergClock(ctx, ice)
+		if err != nil {
+			return nil, err
+		}
+		keys, err := lakehouse.Referenced(ctx, t.st, io)
+		if err != nil || own == nil {
+			return keys, err
+		}
+		more, err := own(ctx)
+		return append(keys, more...), err
+	}
+	var err error
+	if len(opts.Partitions) > 0 {
+		rep.Partitions, err = t.gcPartitions(ctx, opts.Partitions, o)
+	} else {
+		var tr gc.TableReport
+		tr, err = gc.Table(ctx, t.st, opts.Prefix, o)
+		rep.Partitions = tr.Partitions
+	}
+	for i := range rep.Partitions {
+		rep.Totals.Add(&rep.Partitions[i])
+	}
+	if err != nil && rep.Totals.Errors == 0 {
+		// The run failed outside any partition (the listing itself: access
+		// denied, store down): the totals must not read as clean.
+		rep.Totals.Errors = 1
+	}
+	if err != nil || o.DryRun || len(opts.Partitions) > 0 || opts.Prefix != "" {
+		return rep, err
+	}
+	io, cerr := t.icebergClock(ctx, ice)
+	if cerr == nil {
+		rep.Expired, cerr = lakehouse.Expire(ctx, t.st, io)
+	}
+	rep.ExpireErr = cerr
+	return rep, nil
+}
+
+// icebergClock sets the options' clock to the store's, read now, unless
+// the caller set one: snapshot retention and metadata ages are judged by
+// the store's time, as every age GC judges.
+func (t *Table) icebergClock(ctx context.Context, o lakehouse.ExpireOptions) (lakehouse.ExpireOptions, error) {
+	if o.Now != nil {
+		return o, nil
+	}
+	now, err := store.Now(ctx, t.st)
+	if err != nil {
+		return o, err
+	}
+	o.Now = func() time.Time { return now }
+	return o, nil
+}
+
+// gcPartitions collects the named partitions, Concurrency at a time.
+func (t *Table) gcPartitions(ctx context.Context, keys []string, o gc.Options) ([]gc.Report, error) {
+	n := o.Concurrency
+	if n <= 0 {
+		n = gc.DefaultConcurrency
+	}
+	reports := make([]gc.Report, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			reports[i], errs[i] = gc.Partition(ctx, t.st, k, o)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("gc %s: %w", k, errs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return reports, errors.Join(errs...)
+}

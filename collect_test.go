@@ -1,0 +1,127 @@
+package pswap_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/memstore"
+)
+
+// fakeClock is a store clock that tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// Table.GC keeps the files of Iceberg snapshots within the retention, judged
+// by the store's clock (here days before this machine's), deletes them
+// once the snapshot is older, and then expires that snapshot.
+func TestGCKeepsWhatIcebergNames(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	mem := memstore.New(memstore.Options{Now: clock.Now})
+	tbl := pswap.NewTable(mem)
+	day, err := tbl.Partition("dt=2026-11-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(run string, n int) pswap.Result {
+		w, err := day.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: run, OnConflict: pswap.Overwrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := pswap.Write(w, Sale{int64(i), "Lisbon", 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := w.Commit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pub := w.Publish(ctx, lakehouse.Options{Now: clock.Now}); !pub.Published {
+			t.Fatal(pub.Err)
+		}
+		clock.Add(time.Second)
+		return res
+	}
+	a := commit("a", 3)
+	b := commit("b", 2)
+	filesOf := func(r pswap.Result) []string {
+		var keys []string
+		for k, err := range mem.List(ctx, "dt=2026-11-01/_pswap/gen/"+r.Generation+"/") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, k.Key)
+		}
+		return keys
+	}
+	aFiles := filesOf(a)
+	if len(aFiles) == 0 {
+		t.Fatal("no files for the first generation")
+	}
+	opts := pswap.GCOptions{
+		// A short orphan age: the first run deletes the manifest of a
+		// generation whose files Iceberg still names, after which they are
+		// an orphan's files (gc.Options.Protect).
+		Options:           gc.Options{Keep: gc.None, MinAge: gc.None, OrphanAge: time.Second, CommitWindow: time.Second, Concurrency: 1},
+		SnapshotRetention: 10 * time.Second,
+		Iceberg:           lakehouse.ExpireOptions{MinAge: time.Second},
+	}
+	clock.Add(5 * time.Second) // a retired 6 s ago, its snapshot is 7 s old
+	rep, err := tbl.GC(ctx, opts)
+	if err != nil || rep.ExpireErr != nil {
+		t.Fatal(err, rep.ExpireErr)
+	}
+	if got := filesOf(a); len(got) != len(aFiles) {
+		t.Fatalf("the files of a generation a retained snapshot names were deleted: %v left of %v", got, aFiles)
+	}
+	if len(rep.Expired.Expired) != 0 {
+		t.Fatalf("expired %v within the retention", rep.Expired.Expired)
+	}
+	clock.Add(10 * time.Second)
+	rep, err = tbl.GC(ctx, opts)
+	if err != nil || rep.ExpireErr != nil {
+		t.Fatal(err, rep.ExpireErr)
+	}
+	if got := filesOf(a); len(got) != 0 {
+		t.Fatalf("the files of %s survived their snapshot's retention: %v", a.Generation, got)
+	}
+	if len(rep.Expired.Expired) != 1 || rep.Totals.Objects != len(aFiles) {
+		t.Fatalf("expired %v, deleted %d objects; want 1 snapshot and %d", rep.Expired.Expired, rep.Totals.Objects, len(aFiles))
+	}
+	// What the metadata names is there, and is b's.
+	keys, err := lakehouse.Referenced(ctx, mem, lakehouse.ExpireOptions{Now: clock.Now, Retention: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bFiles := filesOf(b)
+	if len(keys) != len(bFiles) || len(keys) == 0 {
+		t.Fatalf("the metadata names %v, the current generation has %v", keys, bFiles)
+	}
+	for _, k := range keys {
+		if _, err := mem.Stat(ctx, k); err != nil {
+			t.Fatalf("the metadata names %s: %v", k, err)
+		}
+	}
+	if _, err := mem.Stat(ctx, lakehouse.MetadataKey(1)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the first version was not swept: %v", err)
+	}
+	// A prefix and a list at once are refused before anything happens.
+	if _, err := tbl.GC(ctx, pswap.GCOptions{Prefix: "dt=", Partitions: []string{"dt=2026-11-01"}}); err == nil {
+		t.Fatal("a prefix and partitions at once were accepted")
+	}
+}
