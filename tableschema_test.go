@@ -629,3 +629,49 @@ func TestTableSchemaSurvivesGC(t *testing.T) {
 	}
 	t.Logf("gc: %+v", rep)
 }
+
+// A float16 column (parquet-testing's float16_nonzeros_and_nans.parquet)
+// goes into a table as float: the table's column is float, the stored file
+// holds float32, and hyparquet reads the same values from both files.
+func TestTableSchemaFloat16IsFloat(t *testing.T) {
+	duckcheck.SkipIfHyparquetUnavailable(t)
+	src := filepath.Join("staging", "testdata", "parquet-testing", "float16_nonzeros_and_nans.parquet")
+	dir := t.TempDir()
+	st, err := filestore.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := pswap.NewTable(st)
+	res, err := commitPath(t, tb, "dt=2026-11-29", src, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := tb.TableMetadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := meta.Schema.Field("x")
+	if !ok || f.Type.Kind != tablemeta.Float {
+		t.Fatalf("table column x: %+v (found %v), want float", f, ok)
+	}
+	p, _ := tb.Partition("dt=2026-11-29")
+	snap, err := p.Current(ctx)
+	if err != nil || len(snap.Files) != 1 {
+		t.Fatalf("current: %v %v", snap, err)
+	}
+	stored := strings.TrimPrefix(snap.Files[0].URI, "file://")
+	got, err := duckcheck.ReadParquet(ctx, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := duckcheck.ReadParquet(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Checksum() != want.Checksum() || int64(len(got.Rows)) != res.Rows || res.Rows == 0 {
+		t.Fatalf("stored rows %v, source rows %v (committed %d)", got.Rows, want.Rows, res.Rows)
+	}
+	if rep, err := p.Verify(ctx); err != nil || !rep.OK {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}

@@ -183,12 +183,12 @@ func raceRun(t *testing.T, env raceEnv) {
 			}
 		}
 	})
-	// Run for env.run, and on a loaded machine longer (up to four times),
+	// Run for env.run, and on a loaded machine longer (up to ten times),
 	// until the race has really raced.
 	enough := func() bool {
 		return commits.Load() >= 10 && reads.Load() >= 10 && rounds.Load() >= env.minRounds && deleted.Load() > 0
 	}
-	for start := time.Now(); !stop.Load() && time.Since(start) < 4*env.run; {
+	for start := time.Now(); !stop.Load() && time.Since(start) < 10*env.run; {
 		time.Sleep(50 * time.Millisecond)
 		if time.Since(start) >= env.run && enough() {
 			break

@@ -32,14 +32,15 @@ func New(partitionColumns []PartitionColumn, data *arrow.Schema) (*Table, error)
 // SchemaFromArrow converts an Arrow schema (as staging derives it from the
 // Parquet a generation holds) to a table schema with fresh ids starting at
 // 1. Arrow types map to the table types that hold them without loss: int8,
-// int16, int32, uint8 and uint16 are int; int64 and uint32 long; float32
-// float, float64 double; date32 and date64 date; time32 and time64 time;
+// int16, int32, uint8 and uint16 are int; int64 and uint32 long; float16
+// and float32 float (a float16 column is stored as float32, which holds
+// its values exactly), float64 double; date32 and date64 date; time32 and time64 time;
 // timestamps of seconds, milliseconds and microseconds timestamp (with a
 // zone: timestamptz), of nanoseconds timestamp_ns (timestamptz_ns);
 // string, large_string and string_view string; the binaries binary;
 // fixed_size_binary(n) fixed[n]; decimal(p,s) up to precision 38 decimal;
 // dictionaries their value type; struct, list, large_list and map nest.
-// Anything else (uint64, float16, null, unions, intervals, durations) is
+// Anything else (uint64, null, unions, intervals, durations) is
 // ErrUnsupportedType naming the column.
 func SchemaFromArrow(s *arrow.Schema) (Schema, error) {
 	if s == nil || s.NumFields() == 0 {
@@ -161,7 +162,7 @@ func TypeFromArrow(path string, dt arrow.DataType) (Type, error) {
 		return IntType, nil
 	case arrow.INT64, arrow.UINT32:
 		return LongType, nil
-	case arrow.FLOAT32:
+	case arrow.FLOAT16, arrow.FLOAT32: // float holds every float16 exactly
 		return FloatType, nil
 	case arrow.FLOAT64:
 		return DoubleType, nil

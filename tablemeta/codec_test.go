@@ -213,12 +213,32 @@ func TestNewFromArrow(t *testing.T) {
 	}
 }
 
+func TestNewFloat16IsFloat(t *testing.T) {
+	cols, _ := InferPartitionColumns("dt=2026-11-29", nil)
+	tb, err := New(cols, arrow.NewSchema([]arrow.Field{{Name: "h", Type: arrow.FixedWidthTypes.Float16, Nullable: true}}, nil))
+	if err != nil || tb.Schema.Fields[0].Type.Kind != Float {
+		t.Fatalf("float16 column: %v %+v", err, tb)
+	}
+	// Its data is stored as float32 (converted: the plan differs from the data).
+	plan, err := tb.Plan(arrow.NewSchema([]arrow.Field{{Name: "h", Type: arrow.FixedWidthTypes.Float16, Nullable: true}}, nil), PlanOptions{})
+	if err != nil || !arrow.TypeEqual(plan.Field(0).Type, arrow.PrimitiveTypes.Float32) {
+		t.Fatalf("plan: %v %v", plan, err)
+	}
+	// A float16 column also goes into a double column (float into double).
+	dbl, err := New(cols, arrow.NewSchema([]arrow.Field{{Name: "h", Type: arrow.PrimitiveTypes.Float64}}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dbl.Plan(arrow.NewSchema([]arrow.Field{{Name: "h", Type: arrow.FixedWidthTypes.Float16}}, nil), PlanOptions{}); err != nil {
+		t.Fatalf("float16 into double: %v", err)
+	}
+}
+
 func TestNewRejectsUnsupported(t *testing.T) {
 	cols, _ := InferPartitionColumns("dt=2026-11-29", nil)
 	for _, f := range []arrow.Field{
 		{Name: "u", Type: arrow.PrimitiveTypes.Uint64},
 		{Name: "n", Type: arrow.Null, Nullable: true},
-		{Name: "h", Type: arrow.FixedWidthTypes.Float16},
 		{Name: "dur", Type: arrow.FixedWidthTypes.Duration_s},
 		{Name: "deep", Type: arrow.ListOf(arrow.PrimitiveTypes.Uint64)},
 	} {

@@ -53,7 +53,7 @@ var (
 	// key that fits.
 	ErrPartitionMismatch = errkind.New("partition key does not fit the table", errkind.ErrBadInput)
 	// ErrUnsupportedType: a data type that a table schema cannot express
-	// (e.g. uint64, float16, a union).
+	// (e.g. uint64, a union).
 	ErrUnsupportedType = errkind.New("type not supported by table schemas", errkind.ErrBadInput)
 )
 
