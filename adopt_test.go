@@ -301,7 +301,7 @@ func TestAdoptIdenticalContent(t *testing.T) {
 		t.Fatalf("other rows with VerifyRows: %+v %v", r, err)
 	}
 	snap, err := p.Current(ctx)
-	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, "rowsum128:") {
+	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, "colsum128:") {
 		t.Fatalf("VerifyRows content checksum: %v %v", snap, err)
 	}
 }

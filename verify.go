@@ -23,7 +23,7 @@ var ErrMismatch = errkind.New("verification found a mismatch", errkind.ErrPerman
 // Problem is one disagreement between a manifest and the store.
 type Problem struct {
 	File string `json:"file"`
-	What string `json:"what"` // "missing", "size", "checksum", "rows", "parquet", "page checksum", "totals"
+	What string `json:"what"` // "missing", "size", "checksum", "rows", "parquet", "page checksum", "content checksum", "totals"
 	Want string `json:"want,omitempty"`
 	Got  string `json:"got,omitempty"`
 }
@@ -41,8 +41,12 @@ type VerifyReport struct {
 
 // Verify re-reads every file of the current generation and recomputes its
 // size, SHA-256 and row count (from the Parquet footer) against the
-// manifest. It returns the report, and an error matching ErrMismatch when
-// anything differs.
+// manifest, checks its page CRCs, and decodes every row to recompute the
+// generation's content checksum in the algorithm the manifest names
+// (staging.ChecksumColSum, or staging.ChecksumRowSum for generations
+// staged before it; adopted generations record no row checksum). It
+// returns the report, and an error matching ErrMismatch when anything
+// differs.
 func (p *Partition) Verify(ctx context.Context) (*VerifyReport, error) {
 	snap, err := p.Current(ctx)
 	if err != nil {
@@ -56,8 +60,20 @@ func VerifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot) (*Verify
 	m := snap.Manifest
 	r := &VerifyReport{Partition: m.Partition, Generation: m.Generation, Files: len(m.Files), Problems: []Problem{}}
 	var rows, bytes int64
+	scan := rowScanFor(m.ContentChecksum)
+	if len(snap.Files) == 0 {
+		scan = nil // no rows: the checksum covers only the schema, which no file holds
+	}
 	for _, f := range snap.Files {
-		got, probs, err := verifyFile(ctx, t, f)
+		if strings.HasPrefix(f.Checksum, manifest.ETagChecksumPrefix) {
+			scan = nil // adopted files are checked by their ETags, not read
+		}
+	}
+	for _, f := range snap.Files {
+		got, probs, err := verifyFile(ctx, t, f, scan)
+		if len(probs) > 0 {
+			scan = nil // the problem is reported; the content cannot match
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -66,6 +82,11 @@ func VerifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot) (*Verify
 		bytes += got.size
 	}
 	r.Rows, r.Bytes = rows, bytes
+	if scan != nil {
+		if _, sum := scan.Checksum(); sum != m.ContentChecksum {
+			r.Problems = append(r.Problems, Problem{What: "content checksum", Want: m.ContentChecksum, Got: sum})
+		}
+	}
 	if rows != m.Rows || bytes != m.Bytes {
 		r.Problems = append(r.Problems, Problem{What: "totals",
 			Want: fmt.Sprintf("%d rows, %d bytes", m.Rows, m.Bytes), Got: fmt.Sprintf("%d rows, %d bytes", rows, bytes)})
@@ -78,9 +99,21 @@ func VerifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot) (*Verify
 	return r, nil
 }
 
+// rowScanFor returns the row scan that recomputes content checksum sum, or
+// nil when its algorithm is not one of staging's row checksums.
+func rowScanFor(sum string) *staging.RowScan {
+	algo, _, _ := strings.Cut(sum, ":")
+	if algo != staging.ChecksumColSum && algo != staging.ChecksumRowSum {
+		return nil
+	}
+	return &staging.RowScan{Algo: algo}
+}
+
 type fileFacts struct{ size, rows int64 }
 
-func verifyFile(ctx context.Context, t *Table, f swap.FileRef) (fileFacts, []Problem, error) {
+// verifyFile checks one file; scan, when not nil, also decodes its rows
+// into the generation's content checksum.
+func verifyFile(ctx context.Context, t *Table, f swap.FileRef, scan *staging.RowScan) (fileFacts, []Problem, error) {
 	if strings.HasPrefix(f.Checksum, manifest.ETagChecksumPrefix) {
 		return verifyAdopted(ctx, t, f)
 	}
@@ -130,6 +163,14 @@ func verifyFile(ctx context.Context, t *Table, f swap.FileRef) (fileFacts, []Pro
 	}
 	if _, err := staging.VerifyPageChecksums(ra, size); errors.Is(err, staging.ErrPageChecksum) {
 		probs = append(probs, Problem{File: f.Path, What: "page checksum", Want: "pages matching their CRCs", Got: err.Error()})
+	}
+	if scan != nil && len(probs) == 0 {
+		if err := scan.Add(ctx, io.NewSectionReader(ra, 0, size), size, f.Path); err != nil {
+			if ctx.Err() != nil {
+				return fileFacts{}, nil, err
+			}
+			probs = append(probs, Problem{File: f.Path, What: "content checksum", Want: "rows that decode", Got: err.Error()})
+		}
 	}
 	return fileFacts{size: size, rows: rows}, probs, nil
 }

@@ -52,6 +52,11 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 	if err != nil {
 		return nil, err
 	}
+	if base := txn.Base().Pointer; base != nil && strings.HasPrefix(base.ContentChecksum, staging.ChecksumRowSum+":") {
+		// The current generation was staged before colsum128: compute its
+		// algorithm as well, so that identical rows are still a no-op.
+		opts.Staging.LegacyChecksum = true
+	}
 	guard, err := beginSchema(ctx, p.t.st, p.key, opts, &opts.Staging) // tableschema.go
 	if err != nil {
 		txn.Abort(context.WithoutCancel(ctx))

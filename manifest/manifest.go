@@ -48,6 +48,31 @@ type Content struct {
 	Bytes           int64  `json:"bytes"`            // sum of Files[i].Size
 	ContentChecksum string `json:"content_checksum"` // "<algo>:<hex>", order-independent row hash
 	Schema          string `json:"schema,omitempty"` // textual schema fingerprint
+
+	// Equivalent lists other content checksums of the same rows, in other
+	// algorithms (staging's rowsum128 beside colsum128). It is not
+	// recorded: a commit compares it with the base's checksum, so that
+	// identical rows are a no-op on a generation staged before the
+	// algorithm changed.
+	Equivalent []string `json:"-"`
+}
+
+// SameContent reports whether content c holds what a generation of rows
+// rows and content checksum checksum holds: equal row counts and checksum
+// equal to c's or to one of c's Equivalent ones.
+func (c Content) SameContent(checksum string, rows int64) bool {
+	if rows != c.Rows {
+		return false
+	}
+	if checksum == c.ContentChecksum {
+		return true
+	}
+	for _, e := range c.Equivalent {
+		if e == checksum {
+			return true
+		}
+	}
+	return false
 }
 
 // Add appends f to the files and adds its rows and size to the totals. It

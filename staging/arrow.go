@@ -57,10 +57,13 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) error {
 	if n == 0 {
 		return nil
 	}
-	encs := make([]arrowEnc, rec.NumCols())
-	for i, col := range rec.Columns() {
-		if encs[i], err = arrowEncoder(col, c.arrow.Field(i).Type); err != nil {
-			return fmt.Errorf("staging: column %q: %w", rec.ColumnName(i), err)
+	var encs []arrowEnc // rowsum128's, when asked for
+	if s.opts.LegacyChecksum {
+		encs = make([]arrowEnc, rec.NumCols())
+		for i, col := range rec.Columns() {
+			if encs[i], err = arrowEncoder(col, c.arrow.Field(i).Type); err != nil {
+				return fmt.Errorf("staging: column %q: %w", rec.ColumnName(i), err)
+			}
 		}
 	}
 	for off := int64(0); off < n; off += arrowBatch {
@@ -72,17 +75,23 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) error {
 		if err != nil {
 			return err
 		}
-		for i := int(off); i < int(end); i++ {
+		slice := rec
+		if off != 0 || end != n {
+			slice = rec.NewSlice(off, end)
+		}
+		if err := s.colh.addRecord(slice, c.arrow, &s.cur.sum.col); err != nil {
+			if slice != rec {
+				slice.Release()
+			}
+			return fmt.Errorf("staging: %w", err)
+		}
+		for i := int(off); encs != nil && i < int(end); i++ {
 			b := s.buf[:0]
 			for _, e := range encs {
 				b = e(b, i)
 			}
 			s.buf = b
-			s.cur.sum.addRow(b)
-		}
-		slice := rec
-		if off != 0 || end != n {
-			slice = rec.NewSlice(off, end)
+			s.cur.sum.row.addRow(b)
 		}
 		err = enc.w.WriteBuffered(slice)
 		if slice != rec {

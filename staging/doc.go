@@ -105,14 +105,48 @@
 // row order, on the input kind, on compression, or on the Parquet
 // encoding: two runs that produce the same multiset of rows under the same
 // schema have the same checksum even when their bytes differ. It is
+// colsum128 ([ChecksumColSum]), a formulation that works on decoded columns
+// without materialising rows, the same function on every input path (Go
+// structs, Arrow records, CSV, JSON Lines, existing Parquet files,
+// [RowScan]):
+//
+//	"colsum128:" + hex(XXH3-128(
+//	    "pswap/colsum128/v2" 0x00 schema 0x00 rows(uint64 BE) sum(128 bits BE)))
+//
+// where schema is the canonical schema's text (Content.Schema), rows the
+// row count, and sum the sum modulo 2^128 of every row's hash. For the
+// value v of column c (0-based, schema order) with seed(c) = fmix64(c+1)
+// (fmix64 is MurmurHash3's 64-bit finalizer, a bijection), its value hash
+// is
+//
+//	null                        0x6e756c6c5f763221, in any column
+//	fixed width: bool, int8..   fmix64(x XOR seed(c)), x the value's 64 bits:
+//	int64, uint8..uint64,         integers sign- or zero-extended, bool 0 or 1,
+//	float16/32/64, date32,        floats their IEEE 754 bits zero-extended
+//	time32/64, timestamp          (NaN as in rowsum128 below), dates in days,
+//	                              times and timestamps in the schema's unit;
+//	                              distinct values of a column never collide
+//	string, binary, fixed       XXH3-64 of the bytes with seed seed(c)
+//	binary
+//	decimals, lists, structs,   XXH3-64, with seed seed(c), of the value's
+//	maps                          rowsum128 encoding (below)
+//
+// A row's accumulator starts at 0 and folds each column's value hash h in
+// schema order: acc = (acc XOR h) * 0x9e3779b97f4a7c15 (mod 2^64). The
+// row's hash is the 128 bits hi:lo with lo = fmix64(acc) and
+// hi = fmix64(acc + 0xc2b2ae3d27d4eb4f).
+//
+// Generations staged before colsum128 record rowsum128 ([ChecksumRowSum]),
+// which is still computed where such a generation is compared
+// ([Options.LegacyChecksum]: a commit onto one is a no-op for identical
+// rows) or verified ([RowScan.Algo]). It is
 //
 //	"rowsum128:" + hex(XXH3-128(
 //	    "pswap/rowsum128/v1" 0x00 schema 0x00 rows(uint64 BE) sum(128 bits BE)))
 //
-// where schema is the canonical schema's text (Content.Schema), rows the
-// row count, and sum the sum modulo 2^128 of XXH3-128 (seed 0) of every
-// row's canonical encoding. A row's encoding is the concatenation, in
-// schema order, of each column's value:
+// with sum the sum modulo 2^128 of XXH3-128 (seed 0) of every row's
+// canonical encoding. A row's encoding is the concatenation, in schema
+// order, of each column's value:
 //
 //	null                      0x00
 //	bool                      0x01, 1 byte (0 or 1)
@@ -136,8 +170,8 @@
 // element, a null struct field, a null map value. An empty list (0x0c
 // 0x00) is not a null list (0x00). List order counts; map entry order does
 // not (the entries are sorted), so two writers that store a map's entries
-// in different orders give the same checksum. Flat columns are encoded as
-// they always were (v1), so checksums of existing generations stay valid.
+// in different orders give the same checksum (in both algorithms: colsum128
+// hashes a nested value's encoding).
 //
 // Test vectors (hex; TestNestedEncodingVectors checks them):
 //

@@ -69,6 +69,6 @@ func ExampleStager_Finish() {
 	}
 	a := checksum(`{"id":1,"v":"x"}` + "\n" + `{"id":2,"v":"y"}`)
 	b := checksum(`{"id":2,"v":"y"}` + "\n" + `{"id":1,"v":"x"}`)
-	fmt.Println(a == b, strings.HasPrefix(a, "rowsum128:"))
+	fmt.Println(a == b, strings.HasPrefix(a, "colsum128:"))
 	// Output: true true
 }

@@ -116,13 +116,13 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	defer cancel()
 	type scanned struct {
 		rows int64
-		sum  rowSum
+		sum  sums
 		err  error
 	}
 	done := make(chan scanned, 1)
 	go func() {
 		var r scanned
-		r.rows, r.sum, r.err = scanPages(sctx, f, size, pr, canon)
+		r.rows, r.sum, r.err = scanPages(sctx, f, size, pr, canon, s.opts.LegacyChecksum)
 		if r.err != nil {
 			cancel() // stop the upload early
 		}
@@ -195,10 +195,11 @@ func checkFooter(pr *file.Reader, size int64) (Footer, *canonSchema, error) {
 }
 
 // scanPages verifies the page CRCs of a file and decodes and hashes every
-// row, row groups in parallel across cores (the row sum is commutative, so
-// they may finish in any order). Each worker decodes with its own reader
-// and recovers from a decoder's panic on malformed input.
-func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, canon *canonSchema) (rows int64, sum rowSum, err error) {
+// row (colsum128, and rowsum128 too when legacy), row groups in parallel
+// across cores (the row sum is commutative, so they may finish in any
+// order). Each worker decodes with its own reader and recovers from a
+// decoder's panic on malformed input.
+func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, canon *canonSchema, legacy bool) (rows int64, sum sums, err error) {
 	if _, err := verifyPageChecksums(f, size, pr.MetaData()); err != nil {
 		return 0, sum, err
 	}
@@ -220,9 +221,9 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var local rowSum
+			var local sums
 			var n int64
-			err := scanRowGroups(ctx, pr, canon, next, &local, &n)
+			err := scanRowGroups(ctx, pr, canon, legacy, next, &local, &n)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -247,7 +248,7 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 }
 
 // scanRowGroups decodes and hashes the row groups it takes from next.
-func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, next <-chan int, sum *rowSum, rows *int64) (err error) {
+func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, legacy bool, next <-chan int, sum *sums, rows *int64) (err error) {
 	defer func() {
 		// Arrow's decoders can panic on malformed input.
 		if r := recover(); r != nil {
@@ -258,7 +259,11 @@ func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, nex
 	if err != nil {
 		return err
 	}
-	var buf []byte
+	var (
+		buf []byte
+		ch  colHasher
+	)
+	defer ch.release()
 	for g := range next {
 		rr, err := fr.GetRecordReader(ctx, nil, []int{g})
 		if err != nil {
@@ -266,7 +271,11 @@ func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, nex
 		}
 		for rr.Next() {
 			rec := rr.RecordBatch()
-			if buf, err = hashBatch(rec, canon, sum, buf); err != nil {
+			err := ch.addRecord(rec, canon.arrow, &sum.col)
+			if err == nil && legacy {
+				buf, err = hashBatch(rec, canon, &sum.row, buf)
+			}
+			if err != nil {
 				rr.Release()
 				return err
 			}
@@ -285,7 +294,7 @@ func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, nex
 	return nil
 }
 
-// hashBatch adds the row hashes of rec to sum.
+// hashBatch adds the rowsum128 row hashes of rec to sum.
 func hashBatch(rec arrow.RecordBatch, canon *canonSchema, sum *rowSum, buf []byte) (out []byte, err error) {
 	encs := make([]arrowEnc, rec.NumCols())
 	for i, col := range rec.Columns() {
@@ -305,7 +314,7 @@ func hashBatch(rec arrow.RecordBatch, canon *canonSchema, sum *rowSum, buf []byt
 
 // scanParquet validates a Parquet file and hashes its rows (the whole
 // check of AddParquetFile, without the upload).
-func scanParquet(ctx context.Context, f readerAtSize, size int64) (rows int64, sum rowSum, canon *canonSchema, err error) {
+func scanParquet(ctx context.Context, f readerAtSize, size int64, legacy bool) (rows int64, sum sums, canon *canonSchema, err error) {
 	pr, err := openParquet(f, size)
 	if err != nil {
 		return 0, sum, nil, err
@@ -315,7 +324,7 @@ func scanParquet(ctx context.Context, f readerAtSize, size int64) (rows int64, s
 	if err != nil {
 		return 0, sum, nil, err
 	}
-	rows, sum, err = scanPages(ctx, f, size, pr, canon)
+	rows, sum, err = scanPages(ctx, f, size, pr, canon, legacy)
 	if err != nil {
 		return 0, sum, nil, err
 	}

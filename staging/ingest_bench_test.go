@@ -137,7 +137,7 @@ func BenchmarkScanExisting(b *testing.B) {
 					b.Fatal(err)
 				}
 				start := time.Now()
-				rows, _, _, err := scanParquet(ctx, f, fi.Size())
+				rows, _, _, err := scanParquet(ctx, f, fi.Size(), false)
 				d += time.Since(start)
 				f.Close()
 				if err != nil || rows != int64(n) {

@@ -139,6 +139,13 @@ type Options struct {
 	// table schema's checks and safe promotions): data of another schema
 	// is converted through Arrow (see ConformFunc).
 	Conform ConformFunc
+	// LegacyChecksum also computes the generation's content checksum in
+	// rowsum128, the algorithm of generations staged before colsum128, and
+	// returns it in Content.Equivalent (it is not recorded), so that a
+	// commit of the same rows onto a generation that records a rowsum128
+	// checksum is a no-op. pswap sets it only when the partition's current
+	// generation records one: it costs a second hash of every row.
+	LegacyChecksum bool
 }
 
 func (o Options) withDefaults() Options {

@@ -36,9 +36,6 @@ const (
 	tagFloat16   byte = 0x0f
 )
 
-// checksumAlgo names the content checksum in manifests.
-const checksumAlgo = "rowsum128"
-
 // rowSum is the order-independent sum (mod 2^128) of row hashes.
 type rowSum struct{ hi, lo uint64 }
 
@@ -55,9 +52,9 @@ func (s *rowSum) add(o rowSum) {
 	s.hi, _ = bits.Add64(s.hi, o.hi, c)
 }
 
-// contentChecksum folds the schema, the row count and the row sum into the
-// generation's content checksum.
-func contentChecksum(schema string, rows int64, s rowSum) string {
+// rowsumChecksum folds the schema, the row count and the row sum into the
+// generation's rowsum128 content checksum.
+func rowsumChecksum(schema string, rows int64, s rowSum) string {
 	b := make([]byte, 0, len(schema)+64)
 	b = append(b, "pswap/rowsum128/v1\x00"...)
 	b = append(b, schema...)
@@ -66,7 +63,7 @@ func contentChecksum(schema string, rows int64, s rowSum) string {
 	b = binary.BigEndian.AppendUint64(b, s.hi)
 	b = binary.BigEndian.AppendUint64(b, s.lo)
 	h := xxh3.Hash128(b)
-	return fmt.Sprintf("%s:%016x%016x", checksumAlgo, h.Hi, h.Lo)
+	return fmt.Sprintf("%s:%016x%016x", ChecksumRowSum, h.Hi, h.Lo)
 }
 
 func appendInt(b []byte, v int64) []byte {

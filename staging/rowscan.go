@@ -10,11 +10,17 @@ import (
 // RowScan computes the row-level content checksum of Parquet files read in
 // full, the same one a generation staged from those files would record, so
 // that adopted files can be compared row for row with any generation. The
-// zero value is ready; it is not safe for concurrent use.
+// zero value is ready and computes colsum128 (what staging records); it is
+// not safe for concurrent use.
 type RowScan struct {
+	// Algo is the checksum algorithm: ChecksumColSum (or "") or
+	// ChecksumRowSum (that of generations staged before colsum128). Set it
+	// before the first Add.
+	Algo string
+
 	schema *canonSchema
 	rows   int64
-	sum    rowSum
+	sum    sums
 }
 
 // Add reads one whole file of size bytes; name appears in errors. All
@@ -24,7 +30,10 @@ func (r *RowScan) Add(ctx context.Context, f interface {
 	io.ReaderAt
 	io.Seeker
 }, size int64, name string) error {
-	rows, sum, canon, err := scanParquet(ctx, f, size)
+	if r.Algo != "" && r.Algo != ChecksumColSum && r.Algo != ChecksumRowSum {
+		return fmt.Errorf("%w: content checksum algorithm %q", ErrUnsupported, r.Algo)
+	}
+	rows, sum, canon, err := scanParquet(ctx, f, size, r.Algo == ChecksumRowSum)
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("%s: %w", name, err)
@@ -41,11 +50,15 @@ func (r *RowScan) Add(ctx context.Context, f interface {
 	return nil
 }
 
-// Checksum returns the rows read and the content checksum of all of them.
+// Checksum returns the rows read and the content checksum of all of them,
+// in r.Algo.
 func (r *RowScan) Checksum() (rows int64, checksum string) {
 	schema := ""
 	if r.schema != nil {
 		schema = r.schema.text
 	}
-	return r.rows, contentChecksum(schema, r.rows, r.sum)
+	if r.Algo == ChecksumRowSum {
+		return r.rows, rowsumChecksum(schema, r.rows, r.sum.row)
+	}
+	return r.rows, colsumChecksum(schema, r.rows, r.sum.col)
 }

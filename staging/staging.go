@@ -55,7 +55,7 @@ type Stager struct {
 	files  []manifest.File
 	keys   []string // keys written (committed) so far
 	rows   int64
-	sum    rowSum
+	sum    sums
 
 	// The write buffer of the last file closed, reused by the next one.
 	spareBuf *bufio.Writer
@@ -63,6 +63,7 @@ type Stager struct {
 	structs map[reflect.Type]*structInfo
 	arrows  map[string]*canonSchema // by arrow.Schema fingerprint
 	buf     []byte                  // scratch row encoding
+	colh    colHasher               // the Arrow path's content checksum
 
 	conformed  map[string]*conversion // Options.Conform's answers, by canonical schema text
 	converting bool                   // writing converted data: no second conversion
@@ -145,6 +146,7 @@ func (s *Stager) fail(err error) error {
 
 // discard aborts the current file and deletes written ones.
 func (s *Stager) discard(ctx context.Context) error {
+	s.colh.release()
 	var errs []error
 	if s.cur != nil {
 		errs = append(errs, s.cur.abort())
@@ -195,6 +197,7 @@ func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
 		return manifest.Content{}, s.fail(err)
 	}
 	s.finished = true
+	s.colh.release()
 	var c manifest.Content
 	for _, f := range s.files {
 		c.Add(f)
@@ -202,7 +205,10 @@ func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
 	if s.schema != nil {
 		c.Schema = s.schema.text
 	}
-	c.ContentChecksum = contentChecksum(c.Schema, s.rows, s.sum)
+	c.ContentChecksum = colsumChecksum(c.Schema, s.rows, s.sum.col)
+	if s.opts.LegacyChecksum {
+		c.Equivalent = []string{rowsumChecksum(c.Schema, s.rows, s.sum.row)}
+	}
 	return c, nil
 }
 
@@ -241,7 +247,7 @@ type part struct {
 	buf  *bufio.Writer
 	enc  encoder
 	rows int64
-	sum  rowSum
+	sum  sums
 }
 
 // encoder is the Parquet writer of a part.

@@ -92,7 +92,7 @@ func checkContentBy(t testing.TB, st store.Store, c manifest.Content, wantRows i
 	if err := manifest.ValidateContentChecksum(c.ContentChecksum); err != nil {
 		t.Error(err)
 	}
-	if !strings.HasPrefix(c.ContentChecksum, "rowsum128:") {
+	if !strings.HasPrefix(c.ContentChecksum, "colsum128:") {
 		t.Errorf("content checksum %q", c.ContentChecksum)
 	}
 	keys := keysUnder(t, st, testPrefix)

@@ -193,23 +193,30 @@ func valueEnc(t reflect.Type, canon arrow.DataType) func(b []byte, p unsafe.Poin
 	return nil
 }
 
-// hashFast appends the canonical encodings of rows to the part's sum.
-func hashFast[T any](s *Stager, encs []fieldEnc, rows []T) {
+// hashFast adds the content checksum of rows to the part's sums.
+func hashFast[T any](s *Stager, si *structInfo, rows []T) {
+	encs, fold := si.fast, si.fold
 	for i := range rows {
 		base := unsafe.Pointer(&rows[i])
 		b := s.buf[:0]
+		fold.begin()
 		for _, f := range encs {
+			start := len(b)
 			p := unsafe.Add(base, f.off)
 			if f.ptr {
 				p = *(*unsafe.Pointer)(p)
-				if p == nil {
-					b = append(b, tagNull)
-					continue
-				}
 			}
-			b = f.enc(b, p)
+			if p == nil {
+				b = append(b, tagNull)
+			} else {
+				b = f.enc(b, p)
+			}
+			fold.value(b[start:])
+			if !fold.legacy {
+				b = b[:0]
+			}
 		}
 		s.buf = b
-		s.cur.sum.addRow(b)
+		fold.end(&s.cur.sum, b)
 	}
 }

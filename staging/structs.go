@@ -15,6 +15,7 @@ type structInfo struct {
 	canon  *canonSchema
 	encs   []pqEnc    // by leaf column index
 	fast   []fieldEnc // direct field encoders, or nil
+	fold   *rowFolder // the content checksum of one row (one goroutine at a time)
 }
 
 // slowStructHash disables the direct field encoders (for tests).
@@ -46,7 +47,7 @@ func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err er
 	if len(leaves) != canon.arrow.NumFields() {
 		return nil, fmt.Errorf("%w: %s has nested fields", ErrUnsupported, t)
 	}
-	si = &structInfo{schema: ps, canon: canon, encs: make([]pqEnc, len(leaves))}
+	si = &structInfo{schema: ps, canon: canon, encs: make([]pqEnc, len(leaves)), fold: newRowFolder(len(leaves), s.opts.LegacyChecksum)}
 	for i, path := range leaves {
 		leaf, ok := ps.Lookup(path...)
 		if !ok || leaf.MaxRepetitionLevel > 0 || leaf.MaxDefinitionLevel > 1 {
@@ -158,24 +159,30 @@ func writeStructs[T any](s *Stager, rows []T) error {
 				hashed = make(chan struct{})
 				go func() {
 					defer close(hashed)
-					hashFast(s, si.fast, batch)
+					hashFast(s, si, batch)
 				}()
 			} else {
-				hashFast(s, si.fast, batch)
+				hashFast(s, si, batch)
 			}
 		}
 		for i := 0; si.fast == nil && i < len(batch); i++ {
 			row = si.schema.Deconstruct(row[:0], &batch[i])
 			b := s.buf[:0]
+			si.fold.begin()
 			for _, v := range row {
+				start := len(b)
 				if v.IsNull() {
 					b = append(b, tagNull)
 				} else {
 					b = si.encs[v.Column()](b, v)
 				}
+				si.fold.value(b[start:])
+				if !si.fold.legacy {
+					b = b[:0]
+				}
 			}
 			s.buf = b
-			s.cur.sum.addRow(b)
+			si.fold.end(&s.cur.sum, b)
 		}
 		_, err = enc.w.Write(batch)
 		if hashed != nil {

@@ -68,7 +68,8 @@ func decide(cur *manifest.Pointer, ours, baseGen, runID string) decision {
 // skip decides, before anything is written, whether a commit of content c
 // on base (nil: none) is a no-op: SameRun when base's history shows runID
 // committed, Identical when c equals base's content (unless restore, a
-// rollback's deliberate restore); "" to go on. Force skips neither check's
+// rollback's deliberate restore; c's Equivalent checksums count, so that a
+// base staged with an older checksum algorithm compares too); "" to go on. Force skips neither check's
 // I/O, it just commits.
 func skip(base *manifest.Pointer, c manifest.Content, runID string, force, restore bool) Outcome {
 	if base == nil || force {
@@ -77,7 +78,7 @@ func skip(base *manifest.Pointer, c manifest.Content, runID string, force, resto
 	if _, ok := base.FindRun(runID); ok {
 		return SameRun
 	}
-	if !restore && base.ContentChecksum == c.ContentChecksum && base.Rows == c.Rows {
+	if !restore && c.SameContent(base.ContentChecksum, base.Rows) {
 		return Identical
 	}
 	return ""

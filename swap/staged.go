@@ -377,7 +377,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 func (t *Txn) wouldSkip(c manifest.Content) bool {
 	b := t.base.Pointer
 	return b != nil && !t.opts.Force && (t.sameRun(t.base) ||
-		(b.ContentChecksum == c.ContentChecksum && b.Rows == c.Rows))
+		c.SameContent(b.ContentChecksum, b.Rows))
 }
 
 func (t *Txn) fenced(cur Base) error {

@@ -1,0 +1,122 @@
+package pswap_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/filestore"
+	"github.com/pswap/pswap/swap"
+)
+
+// commitWithChecksum commits rows as a generation whose manifest records
+// the content checksum that pick chooses from what staging computed (the
+// colsum128 one, and the rowsum128 one in Equivalent): a generation as a
+// build before colsum128 committed it, or one with a wrong checksum.
+func commitWithChecksum(t *testing.T, st store.Store, key string, rows []row, pick func(c manifest.Content) string) {
+	t.Helper()
+	txn, err := swap.Begin(ctx, st, key, swap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := staging.New(ctx, st, txn.DataPrefix(), staging.Options{LegacyChecksum: true})
+	if err := staging.Write(s, rows...); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ContentChecksum, c.Equivalent = pick(c), nil
+	if res, err := txn.Commit(ctx, c); err != nil || !res.Changed {
+		t.Fatalf("commit: %+v %v", res, err)
+	}
+}
+
+func commitRows(t *testing.T, p *pswap.Partition, rows []row) swap.Result {
+	t.Helper()
+	w, err := p.Begin(ctx, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pswap.Write(w, rows...); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestRowsumGenerationCompatibility: a generation committed with a rowsum128
+// content checksum (before colsum128) verifies, by recomputing rowsum128;
+// committing the same rows onto it is still a no-op; other rows commit a
+// generation that records colsum128, which verifies too. A wrong checksum
+// of either algorithm fails verify.
+func TestRowsumGenerationCompatibility(t *testing.T) {
+	st, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := pswap.NewTable(st)
+	const key = "dt=2026-11-29"
+	p, _ := table.Partition(key)
+	rows := make([]row, 3000)
+	for i := range rows {
+		rows[i] = row{int64(i), []string{"a", "b", "c"}[i%3]}
+	}
+	commitWithChecksum(t, st, key, rows, func(c manifest.Content) string { return c.Equivalent[0] })
+	snap, err := p.Current(ctx)
+	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, staging.ChecksumRowSum+":") {
+		t.Fatalf("v1 generation: %v %v", snap, err)
+	}
+	v1Gen := snap.Manifest.Generation
+	if rep, err := p.Verify(ctx); err != nil || !rep.OK {
+		t.Fatalf("verify of a rowsum128 generation: %+v %v", rep, err)
+	}
+
+	// The same rows, in another order: a no-op on the rowsum128 base.
+	rev := make([]row, len(rows))
+	for i := range rows {
+		rev[len(rows)-1-i] = rows[i]
+	}
+	if res := commitRows(t, p, rev); res.Changed || res.Outcome != swap.Identical || res.Generation != v1Gen {
+		t.Fatalf("same rows on a rowsum128 base: %+v", res)
+	}
+
+	// Other rows: a new generation recording colsum128.
+	rows[7].Name = "z"
+	if res := commitRows(t, p, rows); !res.Changed {
+		t.Fatalf("other rows: %+v", res)
+	}
+	snap, err = p.Current(ctx)
+	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, staging.ChecksumColSum+":") {
+		t.Fatalf("new generation: %v %v", snap, err)
+	}
+	if rep, err := p.Verify(ctx); err != nil || !rep.OK {
+		t.Fatalf("verify of a colsum128 generation: %+v %v", rep, err)
+	}
+	if res := commitRows(t, p, rows); res.Changed || res.Outcome != swap.Identical {
+		t.Fatalf("same rows on a colsum128 base: %+v", res)
+	}
+
+	// Recorded checksums that the rows do not match, in either algorithm.
+	for name, pick := range map[string]func(c manifest.Content) string{
+		"colsum128": func(c manifest.Content) string { return staging.ChecksumColSum + ":" + strings.Repeat("0", 32) },
+		"rowsum128": func(c manifest.Content) string {
+			return staging.ChecksumRowSum + ":" + strings.TrimPrefix(c.ContentChecksum, staging.ChecksumColSum+":")
+		},
+	} {
+		rows[8].Name = name
+		commitWithChecksum(t, st, key, rows, pick)
+		rep, err := p.Verify(ctx)
+		if !errors.Is(err, pswap.ErrMismatch) || rep.OK || len(rep.Problems) != 1 || rep.Problems[0].What != "content checksum" {
+			t.Errorf("verify of a wrong %s checksum: %+v %v", name, rep, err)
+		}
+	}
+}
