@@ -106,8 +106,10 @@ func TestCancelMidWrite(t *testing.T) {
 
 func TestAbort(t *testing.T) {
 	ctx := context.Background()
+	// Enough chunks of 1,024 rows that some files are committed before
+	// Write returns, and others are still being encoded.
 	st, s := newMem(t, Options{TargetFileSize: 32 << 10})
-	if err := Write(s, makeRows(5000, 22)...); err != nil {
+	if err := Write(s, makeRows(20000, 22)...); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(keysUnder(t, st, testPrefix)); n < 2 {
@@ -217,8 +219,10 @@ func TestNullDistinctFromZero(t *testing.T) {
 func TestCancelBetweenCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	mem := memstore.New()
+	// Files of 16 KiB, one per chunk of 1,024 rows: more chunks than
+	// encoders, so files are committed before Write returns.
 	s := New(ctx, mem, testPrefix, Options{TargetFileSize: 16 << 10})
-	if err := Write(s, makeRows(3000, 24)...); err != nil {
+	if err := Write(s, makeRows(10000, 24)...); err != nil {
 		t.Fatal(err)
 	}
 	if len(keysUnder(t, mem, "")) == 0 {

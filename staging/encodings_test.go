@@ -86,14 +86,15 @@ func TestDefaultEncodings(t *testing.T) {
 	}
 }
 
-// Every file of a generation of several has the bytes that a Stager writing
-// its rows alone gives: nothing carries over from one file to the next (the
-// reused write buffer, and no reused encoder: parquet-go's Reset does not
-// pass this test).
+// Every file of a generation of several has the bytes that a Stager with
+// the same options writing its rows alone gives: nothing carries over from
+// one file to the next (the reused write buffer, and no reused encoder:
+// parquet-go's Reset does not pass this test, see TestResetWriterBytes).
 func TestEachFileAsIfWrittenAlone(t *testing.T) {
 	ctx := context.Background()
 	rows := makeRows(60000, 11)
-	st, s := newMem(t, Options{TargetFileSize: 300 << 10})
+	opts := Options{TargetFileSize: 300 << 10}
+	st, s := newMem(t, opts)
 	if err := Write(s, rows...); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestEachFileAsIfWrittenAlone(t *testing.T) {
 	}
 	off := int64(0)
 	for i, f := range c.Files {
-		st2, s2 := newMem(t, Options{})
+		st2, s2 := newMem(t, opts)
 		if err := Write(s2, rows[off:off+f.Rows]...); err != nil {
 			t.Fatal(err)
 		}

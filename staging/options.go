@@ -111,16 +111,26 @@ const (
 type Options struct {
 	// TargetFileSize: a file is closed and a new one started once it
 	// reaches about this many bytes (default 128 MiB). The check happens
-	// between batches of rows, so files can be somewhat larger.
+	// between batches of rows (for Go structs, between row groups), so
+	// files can be somewhat larger.
 	TargetFileSize int64
 	// RowGroupRows caps the rows of one row group (default 122,880, as
 	// DuckDB writes them: each row group has its own statistics, which
 	// let readers skip it, and is a unit that readers scan in parallel).
 	RowGroupRows int64
 	// RowGroupBytes caps the encoded bytes a row group buffers in memory
-	// before it is flushed to the store (default 64 MiB). Together with
-	// Writer's part buffers it bounds the memory a Stager uses.
+	// before it is flushed to the store (default 64 MiB), and, for Go
+	// structs, the size of the rows a row group copies before it is
+	// encoded (a row group then has fewer than RowGroupRows rows).
+	// Together with Encoders and Writer's part buffers it bounds the
+	// memory a Stager uses.
 	RowGroupBytes int64
+	// Encoders is the number of row groups of Go structs encoded at the
+	// same time, each on its own goroutine (default GOMAXPROCS, at most 4).
+	// The bytes written do not depend on it. Each holds a copy of its rows
+	// and its encoded pages, so memory grows by up to twice RowGroupBytes
+	// per encoder.
+	Encoders int
 	// Compression of the data pages (default Snappy).
 	Compression Compression
 	// Writer tunes the streaming uploads (part size, concurrency). Data

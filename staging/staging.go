@@ -51,6 +51,7 @@ type Stager struct {
 
 	schema *canonSchema // nil until the first input
 	cur    *part        // file being written, or nil
+	pipe   pipe         // rows of Go structs written but not committed yet, or nil
 	next   int          // number of the next file
 	files  []manifest.File
 	keys   []string // keys written (committed) so far
@@ -148,6 +149,10 @@ func (s *Stager) fail(err error) error {
 func (s *Stager) discard(ctx context.Context) error {
 	s.colh.release()
 	var errs []error
+	if s.pipe != nil {
+		s.pipe.abandon()
+		s.pipe = nil
+	}
 	if s.cur != nil {
 		errs = append(errs, s.cur.abort())
 		s.cur = nil
@@ -221,6 +226,9 @@ func (s *Stager) Rows() int64 {
 	if s.cur != nil {
 		n += s.cur.rows
 	}
+	if s.pipe != nil {
+		n += s.pipe.pending()
+	}
 	return n
 }
 
@@ -276,8 +284,19 @@ func (h *hashSink) Write(p []byte) (int, error) {
 // partBufferSize is the write buffer between an encoder and the store.
 const partBufferSize = 1 << 20
 
-// openPart starts a new file whose encoder newEnc builds.
+// openPart starts a new file whose encoder newEnc builds, after committing
+// the rows of Go structs still pending and closing their file.
 func (s *Stager) openPart(newEnc func(w io.Writer) (encoder, error)) error {
+	if s.pipe != nil {
+		if err := s.closePart(); err != nil {
+			return err
+		}
+	}
+	return s.openFile(newEnc)
+}
+
+// openFile starts a new file whose encoder newEnc builds.
+func (s *Stager) openFile(newEnc func(w io.Writer) (encoder, error)) error {
 	name := fmt.Sprintf("part-%05d.parquet", s.next)
 	key := s.prefix + name
 	w, err := s.st.NewWriter(s.ctx, key, s.opts.Writer)
@@ -300,8 +319,22 @@ func (s *Stager) openPart(newEnc func(w io.Writer) (encoder, error)) error {
 	return nil
 }
 
-// closePart finishes the current file, if any, and records it.
+// closePart commits the rows of Go structs still pending (which may roll
+// over to new files), then finishes the current file, if any, and records
+// it.
 func (s *Stager) closePart() error {
+	if p := s.pipe; p != nil {
+		s.pipe = nil
+		if err := p.drain(); err != nil {
+			p.abandon()
+			return err
+		}
+	}
+	return s.closeFile()
+}
+
+// closeFile finishes the current file, if any, and records it.
+func (s *Stager) closeFile() error {
 	p := s.cur
 	if p == nil {
 		return nil

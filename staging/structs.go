@@ -2,7 +2,6 @@ package staging
 
 import (
 	"fmt"
-	"io"
 	"reflect"
 	"runtime"
 
@@ -146,13 +145,13 @@ func writeStructs[T any](s *Stager, rows []T) error {
 			}
 		}
 
-		enc, err := structEncoderFor[T](s, si)
+		pp, err := structPipeFor[T](s, si)
 		if err != nil {
 			return err
 		}
-		// The row hash of the batch runs on a second core while parquet-go
-		// encodes it: both only read the rows, and the hash state is the
-		// hasher's alone until it is done.
+		// The row hash of the batch runs on a second core while the batch
+		// is copied for the encoders: both only read the rows, and the hash
+		// state is the hasher's alone until it is done.
 		var hashed chan struct{}
 		if si.fast != nil {
 			if parallelHash {
@@ -184,52 +183,14 @@ func writeStructs[T any](s *Stager, rows []T) error {
 			s.buf = b
 			si.fold.end(&s.cur.sum, b)
 		}
-		_, err = enc.w.Write(batch)
+		// Chunks of rows are encoded on their own goroutines (parallel.go).
+		pp.write(batch)
 		if hashed != nil {
 			<-hashed
 		}
-		if err != nil {
-			return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
-		}
-		s.cur.rows += int64(n)
-		if buffered := enc.w.Size() - s.cur.written(); buffered >= s.opts.RowGroupBytes {
-			if err := enc.w.Flush(); err != nil {
-				return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
-			}
-		}
-		if err := s.maybeRoll(); err != nil {
+		if err := pp.commitReady(); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// structEncoder writes one file of T rows with parquet-go.
-type structEncoder[T any] struct {
-	w *pq.GenericWriter[T]
-}
-
-func (e *structEncoder[T]) close() error     { return e.w.Close() }
-func (e *structEncoder[T]) size(int64) int64 { return e.w.Size() }
-
-// structEncoderFor returns the current file's encoder if it writes T, or
-// closes the current file and opens one that does.
-func structEncoderFor[T any](s *Stager, si *structInfo) (*structEncoder[T], error) {
-	if s.cur != nil {
-		if e, ok := s.cur.enc.(*structEncoder[T]); ok {
-			return e, nil
-		}
-		if err := s.closePart(); err != nil {
-			return nil, err
-		}
-	}
-	var enc *structEncoder[T]
-	err := s.openPart(func(w io.Writer) (encoder, error) {
-		// A new writer per file: parquet-go's GenericWriter.Reset (v0.32)
-		// does not give the bytes a new writer gives for the same rows
-		// (TestEachFileAsIfWrittenAlone), and output must be deterministic.
-		enc = &structEncoder[T]{w: pq.NewGenericWriter[T](w, append([]pq.WriterOption{si.schema}, s.pqOpts...)...)}
-		return enc, nil
-	})
-	return enc, err
 }

@@ -1,0 +1,345 @@
+package staging
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+	"unsafe"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// Go structs are encoded a row group at a time, several row groups at once
+// (Options.Encoders), and committed to the file in row order:
+//
+//   - Write copies the caller's rows into a chunk (a []T the Stager owns,
+//     so the caller may reuse its slice as soon as Write returns).
+//   - A full chunk is encoded on its own goroutine by a new parquet-go
+//     GenericWriter into a Parquet file in memory: the same writer, the
+//     same options and the same calls as if the chunk were written
+//     directly, so the pages are the pages a single writer gives.
+//   - The chunks are committed in order on the Stager's goroutine: each
+//     row group of the chunk's file is copied into the part with
+//     GenericWriter.WriteRowGroup, whose verbatim copy moves the compressed
+//     pages, statistics and page index without decoding them. A chunk whose
+//     pages cannot be copied verbatim (a dictionary that fell back to PLAIN
+//     mixes encodings within a column) is written into the part from its
+//     rows instead, which gives the same bytes.
+//
+// Nothing in the bytes depends on the number of encoders or on scheduling:
+// a chunk is a fixed run of rows (chunkRows, counted from the start of the
+// file, whatever the Write calls), its pages depend on its rows alone, and
+// the file rolls over between chunks, when the part has reached the target
+// size after a chunk's commit, in commit order.
+//
+// (parquet-go's ConcurrentRowGroupWriter, the other way to encode row
+// groups in parallel, takes rows only as []parquet.Row values: building
+// those costs more than the encoding saves, and its typed write path is
+// reserved to GenericWriter's own current row group.)
+
+// defaultEncoders caps the default number of encoders: beyond a few, the
+// upload and the row hash are the limit.
+const defaultEncoders = 4
+
+// encoders is the number of chunks encoded at once.
+func (o Options) encoders() int {
+	if o.Encoders > 0 {
+		return o.Encoders
+	}
+	return min(runtime.GOMAXPROCS(0), defaultEncoders)
+}
+
+// chunkRowsFor is the number of rows of T in one chunk: RowGroupRows, or
+// fewer when the chunk's copy of the rows would exceed RowGroupBytes or
+// TargetFileSize (a multiple of structBatch, at least one batch). Files
+// roll over between chunks: the second bound keeps them near the target
+// (encoded rows are rarely larger than the structs they come from).
+func chunkRowsFor[T any](o Options) int {
+	n := o.RowGroupRows
+	if size := int64(unsafe.Sizeof(*new(T))); size > 0 {
+		limit := min(o.RowGroupBytes, o.TargetFileSize)
+		if byBytes := limit / size / structBatch * structBatch; byBytes < n {
+			n = max(byBytes, structBatch)
+		}
+	}
+	return int(n)
+}
+
+// pipe is the pending rows of one struct type: the Stager holds at most
+// one.
+type pipe interface {
+	// drain encodes and commits every row written.
+	drain() error
+	// abandon waits for the encoders and drops every pending row.
+	abandon()
+	// pending is the number of rows written but not committed yet.
+	pending() int64
+}
+
+// structChunk is one chunk of rows and its encoding.
+type structChunk[T any] struct {
+	rows []T
+	file *bytes.Buffer // the chunk encoded as a Parquet file
+	pf   *pq.File
+	err  error
+	done chan struct{} // closed once encoded
+}
+
+// rowPipe is the pipe of rows of type T.
+type rowPipe[T any] struct {
+	s         *Stager
+	si        *structInfo
+	chunkRows int
+	encoders  int
+	sem       chan struct{} // one token per encoder running
+
+	fill  []T               // the chunk being filled, or nil
+	queue []*structChunk[T] // dispatched, in row order
+	rows  int64             // rows in fill and queue
+
+	freeRows [][]T
+	freeBufs []*bytes.Buffer
+}
+
+func newRowPipe[T any](s *Stager, si *structInfo) *rowPipe[T] {
+	n := s.opts.encoders()
+	return &rowPipe[T]{s: s, si: si, chunkRows: chunkRowsFor[T](s.opts), encoders: n, sem: make(chan struct{}, n)}
+}
+
+func (p *rowPipe[T]) pending() int64 { return p.rows }
+
+// write copies rows into chunks and starts encoding the full ones. It does
+// not touch the Stager's current part (the row hash may be using it).
+func (p *rowPipe[T]) write(rows []T) {
+	p.rows += int64(len(rows))
+	for len(rows) > 0 {
+		if p.fill == nil {
+			if k := len(p.freeRows); k > 0 {
+				p.fill, p.freeRows = p.freeRows[k-1][:0], p.freeRows[:k-1]
+			} else {
+				p.fill = make([]T, 0, p.chunkRows)
+			}
+		}
+		k := min(len(rows), p.chunkRows-len(p.fill))
+		p.fill = append(p.fill, rows[:k]...)
+		rows = rows[k:]
+		if len(p.fill) == p.chunkRows {
+			p.dispatch()
+		}
+	}
+}
+
+// dispatch starts encoding the chunk being filled.
+func (p *rowPipe[T]) dispatch() {
+	c := &structChunk[T]{rows: p.fill, done: make(chan struct{})}
+	p.fill = nil
+	if k := len(p.freeBufs); k > 0 {
+		c.file, p.freeBufs = p.freeBufs[k-1], p.freeBufs[:k-1]
+		c.file.Reset()
+	} else {
+		c.file = new(bytes.Buffer)
+	}
+	p.queue = append(p.queue, c)
+	go p.encode(c)
+}
+
+// encode writes c's rows to its in-memory file; it runs on its own
+// goroutine and touches nothing but c.
+func (p *rowPipe[T]) encode(c *structChunk[T]) {
+	defer close(c.done)
+	p.sem <- struct{}{}
+	defer func() { <-p.sem }()
+	defer func() {
+		// parquet-go panics on some values it cannot encode; a panic on
+		// this goroutine would end the process.
+		if r := recover(); r != nil {
+			c.err = fmt.Errorf("staging: encoding rows: %v", r)
+		}
+	}()
+	w := pq.NewGenericWriter[T](c.file, append([]pq.WriterOption{p.si.schema}, p.s.pqOpts...)...)
+	if err := writeChunk(w, c.rows, func() int64 { return int64(c.file.Len()) }, p.s.opts.RowGroupBytes); err != nil {
+		c.err = err
+		return
+	}
+	if err := w.Close(); err != nil {
+		c.err = err
+		return
+	}
+	c.pf, c.err = pq.OpenFile(bytes.NewReader(c.file.Bytes()), int64(c.file.Len()), pq.SkipBloomFilters(true))
+}
+
+// writeChunk writes one chunk of rows to w, structBatch rows at a time,
+// ending a row group once it buffers maxBytes (written reports the bytes w
+// has written to its output) and at the end of the chunk.
+func writeChunk[T any](w *pq.GenericWriter[T], rows []T, written func() int64, maxBytes int64) error {
+	for len(rows) > 0 {
+		n := min(len(rows), structBatch)
+		if _, err := w.Write(rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+		if len(rows) > 0 && w.Size()-written() >= maxBytes {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Flush()
+}
+
+// commitReady commits the chunks already encoded at the head of the queue,
+// and waits for the oldest ones while more than the encoders are queued,
+// so that memory holds at most encoders+1 chunks and the one being filled.
+func (p *rowPipe[T]) commitReady() error {
+	for len(p.queue) > 0 {
+		c := p.queue[0]
+		if len(p.queue) <= p.encoders {
+			select {
+			case <-c.done:
+			default:
+				return nil
+			}
+		}
+		if err := p.commitHead(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain encodes the chunk being filled and commits every chunk.
+func (p *rowPipe[T]) drain() error {
+	if len(p.fill) > 0 {
+		p.dispatch()
+	}
+	for len(p.queue) > 0 {
+		if err := p.commitHead(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *rowPipe[T]) abandon() {
+	for _, c := range p.queue {
+		<-c.done
+	}
+	p.queue, p.fill, p.freeRows, p.freeBufs, p.rows = nil, nil, nil, nil, 0
+}
+
+// commitHead waits for the oldest chunk, appends it to the current part
+// (opening one if needed), and closes the part once it has reached the
+// target size.
+func (p *rowPipe[T]) commitHead() error {
+	c := p.queue[0]
+	<-c.done
+	p.queue = p.queue[1:]
+	if c.err != nil {
+		return fmt.Errorf("staging: encode: %w", c.err)
+	}
+	s := p.s
+	if s.cur == nil {
+		if err := s.openFile(newStructEncoder[T](p.si, s.pqOpts)); err != nil {
+			return err
+		}
+	}
+	enc := s.cur.enc.(*structEncoder[T])
+	if copyable(c.pf) {
+		for _, rg := range c.pf.RowGroups() {
+			if _, err := enc.w.WriteRowGroup(rg); err != nil {
+				return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
+			}
+		}
+	} else if err := writeChunk(enc.w, c.rows, s.cur.written, s.opts.RowGroupBytes); err != nil {
+		return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
+	}
+	s.cur.rows += int64(len(c.rows))
+	p.rows -= int64(len(c.rows))
+	p.freeRows = append(p.freeRows, c.rows)
+	p.freeBufs = append(p.freeBufs, c.file)
+	c.rows, c.file, c.pf = nil, nil, nil
+	if enc.w.Size() >= s.opts.TargetFileSize {
+		return s.closeFile()
+	}
+	return nil
+}
+
+// copyable reports whether GenericWriter.WriteRowGroup copies the row
+// groups of f verbatim: every column chunk's data pages have one encoding,
+// the dictionary encoding exactly when the chunk has a dictionary page, and
+// the chunk has a page index. (The writer that wrote f has the options of
+// the part's writer, so that encoding is the configured one.) Otherwise
+// parquet-go would decode and re-encode the row group, which costs more
+// than writing its rows again.
+func copyable(f *pq.File) bool {
+	for _, rg := range f.Metadata().RowGroups {
+		for _, cc := range rg.Columns {
+			if cc.ColumnIndexOffset == 0 || cc.OffsetIndexOffset == 0 {
+				return false
+			}
+			dict, data := false, format.Encoding(-1)
+			for _, st := range cc.MetaData.EncodingStats {
+				switch st.PageType {
+				case format.DictionaryPage:
+					dict = true
+				case format.DataPage, format.DataPageV2:
+					if data != -1 && st.Encoding != data {
+						return false
+					}
+					data = st.Encoding
+				default:
+					return false
+				}
+			}
+			isDict := data == format.RLEDictionary // parquet-go writes no PLAIN_DICTIONARY
+			if data == -1 || dict != isDict {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// structEncoder writes one file of T rows with parquet-go.
+type structEncoder[T any] struct {
+	w *pq.GenericWriter[T]
+}
+
+func (e *structEncoder[T]) close() error     { return e.w.Close() }
+func (e *structEncoder[T]) size(int64) int64 { return e.w.Size() }
+
+// newStructEncoder builds a part's encoder. A new writer per file:
+// parquet-go's GenericWriter.Reset (v0.32) does not give the bytes a new
+// writer gives for the same rows (TestResetWriterBytes), and output must
+// be deterministic.
+func newStructEncoder[T any](si *structInfo, opts []pq.WriterOption) func(w io.Writer) (encoder, error) {
+	return func(w io.Writer) (encoder, error) {
+		return &structEncoder[T]{w: pq.NewGenericWriter[T](w, append([]pq.WriterOption{si.schema}, opts...)...)}, nil
+	}
+}
+
+// structPipeFor returns the current part's encoder and the pipe of rows of
+// type T, first committing and closing what another input kind left.
+func structPipeFor[T any](s *Stager, si *structInfo) (*rowPipe[T], error) {
+	if p, ok := s.pipe.(*rowPipe[T]); ok {
+		if s.cur == nil {
+			// The last commit closed a full file: open the next one now, so
+			// that the row hash has a part to add to.
+			return p, s.openFile(newStructEncoder[T](si, s.pqOpts))
+		}
+		return p, nil
+	}
+	if s.pipe != nil || s.cur != nil {
+		if err := s.closePart(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.openFile(newStructEncoder[T](si, s.pqOpts)); err != nil {
+		return nil, err
+	}
+	p := newRowPipe[T](s, si)
+	s.pipe = p
+	return p, nil
+}
