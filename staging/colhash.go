@@ -276,9 +276,18 @@ func (h *colHasher) hashes(arr arrow.Array, canon arrow.DataType, seed uint64, o
 			}
 		}
 		dh := dict.hs
-		for i := range out {
-			if a.IsValid(i) {
-				out[i] = dh[a.GetValueIndex(i)]
+		switch idx := a.Indices().(type) {
+		case *array.Int32: // what Arrow's Parquet reader produces
+			dictLookup(out, idx.Int32Values(), dh, a)
+		case *array.Int16:
+			dictLookup(out, idx.Int16Values(), dh, a)
+		case *array.Int8:
+			dictLookup(out, idx.Int8Values(), dh, a)
+		default:
+			for i := range out {
+				if a.IsValid(i) {
+					out[i] = dh[a.GetValueIndex(i)]
+				}
 			}
 		}
 	default:
@@ -302,6 +311,23 @@ func (h *colHasher) hashes(arr arrow.Array, canon arrow.DataType, seed uint64, o
 		}
 	}
 	return nil
+}
+
+// dictLookup sets out[i] to the hash of the dictionary entry row i of a
+// names (nulls are set by the caller).
+func dictLookup[T int8 | int16 | int32](out []uint64, idx []T, dh []uint64, a *array.Dictionary) {
+	idx = idx[:len(out)]
+	if a.NullN() == 0 {
+		for i, k := range idx {
+			out[i] = dh[k]
+		}
+		return
+	}
+	for i, k := range idx {
+		if a.IsValid(i) {
+			out[i] = dh[k]
+		}
+	}
 }
 
 // fixedHashes hashes fixed-width values given their 64-bit canonical form.

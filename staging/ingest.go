@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -255,7 +254,7 @@ func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, leg
 			err = fmt.Errorf("decoding failed: %v", r)
 		}
 	}()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: arrowBatch}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pr, scanProps(pr), scanAllocator)
 	if err != nil {
 		return err
 	}
