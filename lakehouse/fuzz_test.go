@@ -2,9 +2,11 @@ package lakehouse_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -56,4 +58,20 @@ func FuzzMetadataKeys(f *testing.F) {
 			t.Fatalf("VersionOfKey(%q) = %d, which is %s", key, v, lakehouse.MetadataKey(v))
 		}
 	})
+}
+
+// The publish errors carry their kinds: corrupt metadata is corrupt, and
+// no retry fixes a schema or layout Iceberg cannot hold.
+func TestErrorKinds(t *testing.T) {
+	if !errors.Is(fmt.Errorf("v6.metadata.json: %w", lakehouse.ErrCorrupt), errkind.ErrCorrupt) {
+		t.Error("ErrCorrupt is not corrupt")
+	}
+	for _, e := range []error{lakehouse.ErrCorrupt, lakehouse.ErrSchema, lakehouse.ErrLayout} {
+		if errkind.Retryable(fmt.Errorf("publish: %w", e)) {
+			t.Errorf("%v is retryable", e)
+		}
+	}
+	if !errkind.Retryable(fmt.Errorf("publish: %w", lakehouse.ErrContention)) {
+		t.Error("ErrContention: publishing again converges, so it is retryable")
+	}
 }

@@ -24,23 +24,25 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )
 
-// Errors a publish reports, checked with errors.Is.
+// Errors a publish reports, checked with errors.Is. ErrCorrupt also
+// matches pswap.ErrCorrupt; none but ErrContention is worth a retry.
 var (
 	// ErrCorrupt: a metadata file, manifest list or version hint that does
 	// not parse or names something outside the table (tampered, truncated).
-	ErrCorrupt = errors.New("corrupt Iceberg metadata")
+	ErrCorrupt = errkind.New("corrupt Iceberg metadata", errkind.ErrCorrupt)
 	// ErrSchema: the data's schema has no Iceberg form, or changes a
 	// column's type in a way Iceberg cannot read.
-	ErrSchema = errors.New("schema not publishable as Iceberg")
+	ErrSchema = errkind.New("schema not publishable as Iceberg", errkind.ErrPermanent)
 	// ErrLayout: a partition key whose columns differ from the table's
 	// partition columns.
-	ErrLayout = errors.New("partition does not fit the Iceberg partition spec")
+	ErrLayout = errkind.New("partition does not fit the Iceberg partition spec", errkind.ErrPermanent)
 	// ErrContention: the publish lost the race for the next version more
 	// often than Options.MaxAttempts allows. Publishing again converges.
 	ErrContention = errors.New("publish kept losing the race for the next metadata version")
