@@ -1,14 +1,20 @@
 package staging
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/zeebo/xxh3"
+
+	"github.com/pswap/pswap/manifest"
 )
 
 // Content checksum algorithms (the part of Content.ContentChecksum before
@@ -21,7 +27,27 @@ const (
 	// colsum128: XXH3-128 of each row's canonical encoding. It is still
 	// computed where an older generation is compared or verified.
 	ChecksumRowSum = "rowsum128"
+	// ChecksumFiles is the content checksum of a generation holding files
+	// added with CheckFooter, whose rows were not read: SHA-256 over the
+	// sorted lines "<size> <file checksum>\n" of all the generation's
+	// files, paths left out. The same bytes under any file names have the
+	// same checksum; the same rows in other bytes do not.
+	ChecksumFiles = "files-sha256"
 )
+
+// filesChecksum is the ChecksumFiles checksum of files.
+func filesChecksum(files []manifest.File) string {
+	lines := make([]string, len(files))
+	for i, f := range files {
+		lines[i] = fmt.Sprintf("%d %s\n", f.Size, f.Checksum)
+	}
+	slices.Sort(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		io.WriteString(h, l)
+	}
+	return ChecksumFiles + ":" + hex.EncodeToString(h.Sum(nil))
+}
 
 // Constants of colsum128 (doc.go).
 const (

@@ -214,7 +214,10 @@
 // fails with [ErrPageChecksum] (an ErrCorrupt) naming the file, the column
 // and the page ([VerifyPageChecksums] does the same for any file, and
 // pswap's verify uses it). Damage inside a page without a CRC that still
-// decompresses and decodes cannot be detected.
+// decompresses and decodes cannot be detected. [Options.Check] CheckFooter
+// opts out of decoding existing files (footer and page CRCs only, at about
+// the cost of a plain upload; the content checksum is then over the files'
+// bytes, [ChecksumFiles]).
 //
 // A column whose logical type is newer than Arrow's reader knows is read
 // as its physical type (as DuckDB does). [ReadFooter] checks a footer

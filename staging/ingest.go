@@ -26,7 +26,8 @@ import (
 // checks passed: a file that cannot be read is refused with ErrCorrupt
 // (ErrPageChecksum for a page CRC mismatch) and its upload aborted, so
 // nothing of it becomes visible. The file must not change while it is
-// added. A file without rows adds nothing.
+// added. A file without rows adds nothing. With Options.Check CheckFooter
+// the pages are not decoded (see CheckFooter).
 func (s *Stager) AddParquetFile(ctx context.Context, path string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,9 +120,15 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		err  error
 	}
 	done := make(chan scanned, 1)
+	footerOnly := s.opts.Check == CheckFooter
 	go func() {
 		var r scanned
-		r.rows, r.sum, r.err = scanPages(sctx, f, size, pr, canon, s.opts.LegacyChecksum)
+		if footerOnly {
+			r.rows = ft.Rows
+			_, r.err = verifyPageChecksums(f, size, pr.MetaData())
+		} else {
+			r.rows, r.sum, r.err = scanPages(sctx, f, size, pr, canon, s.opts.LegacyChecksum)
+		}
 		if r.err != nil {
 			cancel() // stop the upload early
 		}
@@ -152,6 +159,9 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		return fmt.Errorf("%w: %s changed while it was being added", ErrBadInput, path)
 	}
 	p.rows, p.sum = sc.rows, sc.sum
+	if footerOnly {
+		s.unread = true
+	}
 	return s.closePart()
 }
 

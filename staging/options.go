@@ -156,6 +156,53 @@ type Options struct {
 	// checksum is a no-op. pswap sets it only when the partition's current
 	// generation records one: it costs a second hash of every row.
 	LegacyChecksum bool
+	// Check selects how AddParquetFile checks an existing file before it
+	// is committed (default CheckFull).
+	Check Check
+}
+
+// Check is how much of an existing Parquet file AddParquetFile reads
+// before it commits the file's upload.
+type Check int
+
+const (
+	// CheckFull, the default, checks the footer before the upload and,
+	// while the bytes upload, every page CRC present, and decompresses and
+	// decodes every page and hashes every row: a corrupt page is refused,
+	// and the content checksum is the rows' (colsum128), so identical rows
+	// in a differently encoded file are a no-op.
+	CheckFull Check = iota
+	// CheckFooter checks the footer before the upload (schema, row groups,
+	// column chunks inside the file, row counts) and the page CRCs present
+	// while the bytes upload, but decodes nothing: a damaged page without
+	// a CRC is stored as it is (readers fail on it later), and the rows
+	// are not hashed. The generation's content checksum is then
+	// ChecksumFiles, over the files' bytes: the same bytes committed again
+	// are a no-op, other bytes of the same rows (another writer, other row
+	// groups) are a new generation. It costs about a plain upload.
+	CheckFooter
+)
+
+// String returns the check's name, as pswap's --check flag spells it.
+func (c Check) String() string {
+	switch c {
+	case CheckFull:
+		return "full"
+	case CheckFooter:
+		return "footer"
+	}
+	return fmt.Sprintf("Check(%d)", int(c))
+}
+
+// ParseCheck parses a Check's name ("full" or "footer").
+func ParseCheck(s string) (Check, error) {
+	switch s {
+	case "", "full":
+		return CheckFull, nil
+	case "footer":
+		return CheckFooter, nil
+	}
+	return 0, fmt.Errorf("%w: unknown check %q (want full or footer)", ErrBadInput, s)
 }
 
 func (o Options) withDefaults() Options {

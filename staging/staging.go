@@ -57,6 +57,9 @@ type Stager struct {
 	keys   []string // keys written (committed) so far
 	rows   int64
 	sum    sums
+	// unread: a file was added with CheckFooter; the content checksum is
+	// ChecksumFiles.
+	unread bool
 
 	// The write buffer of the last file closed, reused by the next one.
 	spareBuf *bufio.Writer
@@ -211,7 +214,9 @@ func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
 		c.Schema = s.schema.text
 	}
 	c.ContentChecksum = colsumChecksum(c.Schema, s.rows, s.sum.col)
-	if s.opts.LegacyChecksum {
+	if s.unread {
+		c.ContentChecksum = filesChecksum(c.Files)
+	} else if s.opts.LegacyChecksum {
 		c.Equivalent = []string{rowsumChecksum(c.Schema, s.rows, s.sum.row)}
 	}
 	return c, nil

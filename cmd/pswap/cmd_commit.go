@@ -36,6 +36,15 @@ A commit replaces the partition as a whole and is idempotent:
     commit fails with exit status 3 and changes nothing, unless
     --on-conflict overwrite (last writer wins).
 
+A Parquet input is checked before its upload is committed: with --check full
+(the default) its footer, every page CRC present, and every page decoded and
+every row hashed into the content checksum, so a corrupt page is refused and
+the same rows in a differently encoded file are identical content. With
+--check footer only the footer and the page CRCs are checked, nothing is
+decoded (about the cost of a plain upload): the content checksum is then
+over the files' bytes (files-sha256), so only the same bytes are identical
+content, and a damaged page without a CRC is not caught.
+
 The run id defaults to $PSWAP_RUN_ID, else to "$AIRFLOW_CTX_DAG_ID/$AIRFLOW_CTX_DAG_RUN_ID"
 when Airflow sets them. Pass --run-id "" to commit without one.`
 
@@ -64,6 +73,7 @@ type writeFlags struct {
 	compression string
 	allowEmpty  bool
 	evolve      bool
+	check       string
 }
 
 func (f *writeFlags) add(cmd *cobra.Command) {
@@ -72,6 +82,7 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
+	cmd.Flags().StringVar(&f.check, "check", "full", "how Parquet inputs are checked: full (every page decoded, rows hashed: the same rows in any encoding are a no-op) or footer (footer and page CRCs only, nothing decoded: about the cost of a plain upload; only the same bytes are a no-op)")
 }
 
 // parseCompression parses --compression.
@@ -114,6 +125,9 @@ func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
 		return p, err
 	}
 	p.wopts.Staging.Compression = comp
+	if p.wopts.Staging.Check, err = staging.ParseCheck(f.check); err != nil {
+		return p, usagef("--check: unknown %q (want full or footer)", f.check)
+	}
 	p.allowEmpty = f.allowEmpty
 	p.wopts.Commit.AllowEmpty = f.allowEmpty
 	p.wopts.Table.EvolveSchema = f.evolve
