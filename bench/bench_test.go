@@ -53,10 +53,10 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	})
 	b.Run("rawput", func(b *testing.B) {
-		if _, err := writeSales(ctx, t, e, "dt=2026-11-29/kind=raw", n, pswap.WriteOptions{}); err != nil {
+		if _, err := writeSales(ctx, t, e, "dt=2026-11-29/run=raw", n, pswap.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		data, err := readGeneration(ctx, t, "dt=2026-11-29/kind=raw")
+		data, err := readGeneration(ctx, t, "dt=2026-11-29/run=raw")
 		if err != nil {
 			b.Fatal(err)
 		}

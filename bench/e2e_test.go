@@ -81,7 +81,7 @@ func (r *reporter) endToEnd() {
 				}
 				rawD = append(rawD, d.Seconds())
 			case 3: // pswap, rows already in memory
-				d, _, err := writeSlice(ctx, t, fmt.Sprintf("dt=2026-11-29/mem=%d", round), rows, pswap.WriteOptions{})
+				d, _, err := writeSlice(ctx, t, fmt.Sprintf("dt=2026-11-29/gen=mem%d", round), rows, pswap.WriteOptions{})
 				if err != nil {
 					r.t.Fatalf("pswap write: %v", err)
 				}

@@ -60,18 +60,17 @@
 // Switching between input kinds (structs of another type, Arrow records
 // of another Arrow schema, an ingested file) starts a new file.
 //
-// Go structs are encoded a row group at a time on [Options.Encoders]
-// goroutines (default GOMAXPROCS, at most 4) while Write copies and hashes
-// the next rows, and the row groups are copied into the file in order,
-// page for page. A row group of structs is a fixed run of rows counted
-// from the start of its file: [Options.RowGroupRows], or fewer when the
-// copied structs would exceed RowGroupBytes or TargetFileSize, cut earlier
-// when its encoding buffers RowGroupBytes; a file is closed between row
-// groups once it has reached TargetFileSize. So the bytes depend on the
-// rows and the options only, not on the number of encoders, on
-// scheduling, or on how the rows were split into Write calls. Memory holds
-// up to Encoders+2 row groups of structs (each the copied rows and their
-// encoding).
+// Go structs are encoded by Write itself, while the row hash runs on a
+// second core; with [Options.Encoders] > 1, row groups are encoded on that
+// many goroutines from copies of their rows, and copied into the file in
+// order, page for page (memory then holds up to Encoders+2 row groups). A
+// row group of structs is a fixed run of rows counted from the start of
+// its file: [Options.RowGroupRows], or fewer when the structs would exceed
+// RowGroupBytes or TargetFileSize, cut earlier when its encoding buffers
+// RowGroupBytes; a file is closed between row groups once it has reached
+// TargetFileSize. So the bytes depend on the rows and the options only,
+// not on the number of encoders, on scheduling, or on how the rows were
+// split into Write calls.
 //
 // # Encodings
 //

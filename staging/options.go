@@ -126,10 +126,13 @@ type Options struct {
 	// memory a Stager uses.
 	RowGroupBytes int64
 	// Encoders is the number of row groups of Go structs encoded at the
-	// same time, each on its own goroutine (default GOMAXPROCS, at most 4).
-	// The bytes written do not depend on it. Each holds a copy of its rows
-	// and its encoded pages, so memory grows by up to twice RowGroupBytes
-	// per encoder.
+	// same time. With 1 (the default) Write encodes them itself while the
+	// row hash runs on a second core; with more (and GOMAXPROCS > 1) each
+	// row group is encoded on its own goroutine from a copy of its rows,
+	// which holds up to Encoders+2 row groups in memory, each up to twice
+	// RowGroupBytes. On 2 cores that was slower, not faster (BENCHMARKS.md,
+	// section 3); it is for machines with cores to spare. The bytes written
+	// do not depend on it.
 	Encoders int
 	// Compression of the data pages (default Snappy).
 	Compression Compression

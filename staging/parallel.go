@@ -11,8 +11,10 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// Go structs are encoded a row group at a time, several row groups at once
-// (Options.Encoders), and committed to the file in row order:
+// Go structs are encoded a row group at a time. With one encoder (the
+// default) Write encodes them into the part directly (writeDirect). With
+// several (Options.Encoders), several row groups at once, committed to the
+// file in row order:
 //
 //   - Write copies the caller's rows into a chunk (a []T the Stager owns,
 //     so the caller may reuse its slice as soon as Write returns).
@@ -39,16 +41,15 @@ import (
 // those costs more than the encoding saves, and its typed write path is
 // reserved to GenericWriter's own current row group.)
 
-// defaultEncoders caps the default number of encoders: beyond a few, the
-// upload and the row hash are the limit.
-const defaultEncoders = 4
-
-// encoders is the number of chunks encoded at once.
+// encoders is the number of chunks encoded at once; 1 is the direct path.
+// The default is 1: on 2 cores, where the row hash already runs on the
+// second, encoder goroutines cost more (the copy of the rows, a file per
+// row group) than they gain (BENCHMARKS.md, section 3).
 func (o Options) encoders() int {
-	if o.Encoders > 0 {
+	if o.Encoders > 1 && runtime.GOMAXPROCS(0) > 1 {
 		return o.Encoders
 	}
-	return min(runtime.GOMAXPROCS(0), defaultEncoders)
+	return 1
 }
 
 // chunkRowsFor is the number of rows of T in one chunk: RowGroupRows, or
@@ -94,6 +95,14 @@ type rowPipe[T any] struct {
 	chunkRows int
 	encoders  int
 	sem       chan struct{} // one token per encoder running
+	// direct: no encoder goroutines (one encoder): Write encodes the rows
+	// into the part itself, in the same batches and with the same row
+	// group ends as an encoder would (see writeDirect), which gives the
+	// same bytes.
+	direct    bool
+	inChunk   int  // direct: rows of the current chunk written to the part
+	chunkDone bool // direct: a chunk ended; the part may have to roll over
+	pend      []T  // direct: rows copied, not written yet (less than a batch)
 
 	fill  []T               // the chunk being filled, or nil
 	queue []*structChunk[T] // dispatched, in row order
@@ -105,15 +114,20 @@ type rowPipe[T any] struct {
 
 func newRowPipe[T any](s *Stager, si *structInfo) *rowPipe[T] {
 	n := s.opts.encoders()
-	return &rowPipe[T]{s: s, si: si, chunkRows: chunkRowsFor[T](s.opts), encoders: n, sem: make(chan struct{}, n)}
+	return &rowPipe[T]{s: s, si: si, chunkRows: chunkRowsFor[T](s.opts), encoders: n, sem: make(chan struct{}, n),
+		direct: n == 1}
 }
 
 func (p *rowPipe[T]) pending() int64 { return p.rows }
 
 // write copies rows into chunks and starts encoding the full ones. It does
-// not touch the Stager's current part (the row hash may be using it).
-func (p *rowPipe[T]) write(rows []T) {
+// not touch the Stager's current part (the row hash may be using it), but
+// for the direct path's writes to the part's encoder.
+func (p *rowPipe[T]) write(rows []T) error {
 	p.rows += int64(len(rows))
+	if p.direct {
+		return p.writeDirect(rows)
+	}
 	for len(rows) > 0 {
 		if p.fill == nil {
 			if k := len(p.freeRows); k > 0 {
@@ -129,12 +143,98 @@ func (p *rowPipe[T]) write(rows []T) {
 			p.dispatch()
 		}
 	}
+	return nil
+}
+
+// writeDirect writes rows into the part's encoder in batches of
+// structBatch rows counted from the start of the chunk, ending the row
+// group where writeChunk does. Rows after the end of a chunk are kept (in
+// pend) until commitReady has decided whether the part rolls over, and so
+// are the rows of a batch not yet complete.
+func (p *rowPipe[T]) writeDirect(rows []T) error {
+	for len(rows) > 0 {
+		need := min(structBatch, p.chunkRows-p.inChunk)
+		if p.chunkDone || len(p.pend) > 0 || len(rows) < need {
+			k := len(rows)
+			if !p.chunkDone {
+				k = min(k, need-len(p.pend))
+			}
+			p.pend = append(p.pend, rows[:k]...)
+			rows = rows[k:]
+			if !p.chunkDone && len(p.pend) == need {
+				if err := p.writeBatch(p.pend); err != nil {
+					return err
+				}
+				p.pend = p.pend[:0]
+			}
+			continue
+		}
+		if err := p.writeBatch(rows[:need]); err != nil {
+			return err
+		}
+		rows = rows[need:]
+	}
+	return nil
+}
+
+// writeBatch writes one batch of the current chunk into the part.
+func (p *rowPipe[T]) writeBatch(b []T) error {
+	s := p.s
+	enc := s.cur.enc.(*structEncoder[T])
+	if _, err := enc.w.Write(b); err != nil {
+		return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
+	}
+	s.cur.rows += int64(len(b))
+	p.rows -= int64(len(b))
+	p.inChunk += len(b)
+	end := p.inChunk == p.chunkRows
+	if end || enc.w.Size()-s.cur.written() >= s.opts.RowGroupBytes {
+		if err := enc.w.Flush(); err != nil {
+			return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
+		}
+	}
+	if end {
+		p.inChunk, p.chunkDone = 0, true
+	}
+	return nil
+}
+
+// settleDirect rolls the part over after a chunk ended, if it reached the
+// target size, and writes the complete batches kept meanwhile.
+func (p *rowPipe[T]) settleDirect() error {
+	s := p.s
+	if p.chunkDone {
+		p.chunkDone = false
+		if s.cur.enc.size(0) >= s.opts.TargetFileSize {
+			if err := s.closeFile(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.pend) >= min(structBatch, p.chunkRows-p.inChunk) {
+		if s.cur == nil {
+			if err := s.openFile(newStructEncoder[T](p.si, s.pqOpts)); err != nil {
+				return err
+			}
+		}
+		need := min(structBatch, p.chunkRows-p.inChunk)
+		if err := p.writeBatch(p.pend[:need]); err != nil {
+			return err
+		}
+		p.pend = p.pend[:copy(p.pend, p.pend[need:])]
+	}
+	return nil
 }
 
 // dispatch starts encoding the chunk being filled.
 func (p *rowPipe[T]) dispatch() {
 	c := &structChunk[T]{rows: p.fill, done: make(chan struct{})}
 	p.fill = nil
+	if p.direct {
+		close(c.done)
+		p.queue = append(p.queue, c)
+		return
+	}
 	if k := len(p.freeBufs); k > 0 {
 		c.file, p.freeBufs = p.freeBufs[k-1], p.freeBufs[:k-1]
 		c.file.Reset()
@@ -193,6 +293,9 @@ func writeChunk[T any](w *pq.GenericWriter[T], rows []T, written func() int64, m
 // and waits for the oldest ones while more than the encoders are queued,
 // so that memory holds at most encoders+1 chunks and the one being filled.
 func (p *rowPipe[T]) commitReady() error {
+	if p.direct {
+		return p.settleDirect()
+	}
 	for len(p.queue) > 0 {
 		c := p.queue[0]
 		if len(p.queue) <= p.encoders {
@@ -211,6 +314,33 @@ func (p *rowPipe[T]) commitReady() error {
 
 // drain encodes the chunk being filled and commits every chunk.
 func (p *rowPipe[T]) drain() error {
+	if p.direct {
+		if err := p.settleDirect(); err != nil {
+			return err
+		}
+		if len(p.pend) == 0 && p.inChunk == 0 {
+			return nil
+		}
+		if len(p.pend) > 0 { // the last, short, batch
+			if p.s.cur == nil {
+				if err := p.s.openFile(newStructEncoder[T](p.si, p.s.pqOpts)); err != nil {
+					return err
+				}
+			}
+			if err := p.writeBatch(p.pend); err != nil {
+				return err
+			}
+			p.pend = p.pend[:0]
+		}
+		if p.inChunk > 0 { // the end of the last chunk
+			enc := p.s.cur.enc.(*structEncoder[T])
+			if err := enc.w.Flush(); err != nil {
+				return fmt.Errorf("staging: write %s: %w", p.s.cur.key, err)
+			}
+			p.inChunk = 0
+		}
+		return nil
+	}
 	if len(p.fill) > 0 {
 		p.dispatch()
 	}
@@ -226,7 +356,7 @@ func (p *rowPipe[T]) abandon() {
 	for _, c := range p.queue {
 		<-c.done
 	}
-	p.queue, p.fill, p.freeRows, p.freeBufs, p.rows = nil, nil, nil, nil, 0
+	p.queue, p.fill, p.freeRows, p.freeBufs, p.pend, p.rows = nil, nil, nil, nil, nil, 0
 }
 
 // commitHead waits for the oldest chunk, appends it to the current part
@@ -246,7 +376,7 @@ func (p *rowPipe[T]) commitHead() error {
 		}
 	}
 	enc := s.cur.enc.(*structEncoder[T])
-	if copyable(c.pf) {
+	if c.pf != nil && copyable(c.pf) {
 		for _, rg := range c.pf.RowGroups() {
 			if _, err := enc.w.WriteRowGroup(rg); err != nil {
 				return fmt.Errorf("staging: write %s: %w", s.cur.key, err)
@@ -258,7 +388,9 @@ func (p *rowPipe[T]) commitHead() error {
 	s.cur.rows += int64(len(c.rows))
 	p.rows -= int64(len(c.rows))
 	p.freeRows = append(p.freeRows, c.rows)
-	p.freeBufs = append(p.freeBufs, c.file)
+	if c.file != nil {
+		p.freeBufs = append(p.freeBufs, c.file)
+	}
 	c.rows, c.file, c.pf = nil, nil, nil
 	if enc.w.Size() >= s.opts.TargetFileSize {
 		return s.closeFile()

@@ -201,10 +201,14 @@ func TestParallelDictionaryFallback(t *testing.T) {
 	// writer cuts its pages where the chunks do.
 	const groupRows = 80000
 	rows := uniqRows(groupRows + 10000)
-	opts := Options{RowGroupRows: groupRows}
-	s := New(context.Background(), memstore.New(), testPrefix, opts)
+	s := New(context.Background(), memstore.New(), testPrefix, Options{RowGroupRows: groupRows, Encoders: 2})
 	p := newRowPipe[uniq](s, &structInfo{schema: pq.SchemaOf(uniq{})})
-	p.write(rows[:groupRows])
+	if p.direct {
+		t.Skip("one CPU: no encoder goroutines")
+	}
+	if err := p.write(rows[:groupRows]); err != nil {
+		t.Fatal(err)
+	}
 	c := p.queue[0]
 	<-c.done
 	if c.err != nil {

@@ -149,9 +149,9 @@ func writeStructs[T any](s *Stager, rows []T) error {
 		if err != nil {
 			return err
 		}
-		// The row hash of the batch runs on a second core while the batch
-		// is copied for the encoders: both only read the rows, and the hash
-		// state is the hasher's alone until it is done.
+		// The row hash of the batch runs on a second core while parquet-go
+		// encodes it (or copies it for the encoders): both only read the
+		// rows, and the hash state is the hasher's alone until it is done.
 		var hashed chan struct{}
 		if si.fast != nil {
 			if parallelHash {
@@ -184,9 +184,12 @@ func writeStructs[T any](s *Stager, rows []T) error {
 			si.fold.end(&s.cur.sum, b)
 		}
 		// Chunks of rows are encoded on their own goroutines (parallel.go).
-		pp.write(batch)
+		err = pp.write(batch)
 		if hashed != nil {
 			<-hashed
+		}
+		if err != nil {
+			return err
 		}
 		if err := pp.commitReady(); err != nil {
 			return err
