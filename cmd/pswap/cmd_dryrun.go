@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
 )
@@ -58,6 +60,11 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 		}
 		return c.printDryRun(doc)
 	}
+	if cur != nil && strings.HasPrefix(cur.ContentChecksum, staging.ChecksumRowSum+":") {
+		// As Begin does on the real table: a generation committed before
+		// colsum128 compares by its own algorithm.
+		p.wopts.Staging.LegacyChecksum = true
+	}
 	mem := pswap.NewTable(memstore.New())
 	mpart, err := mem.Partition(p.key)
 	if err != nil {
@@ -76,7 +83,7 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 	}
 	doc.Rows, doc.Bytes, doc.Files = content.Rows, content.Bytes, len(content.Files)
 	switch {
-	case cur != nil && !p.wopts.Commit.Force && cur.ContentChecksum == content.ContentChecksum && cur.Rows == content.Rows:
+	case cur != nil && !p.wopts.Commit.Force && content.SameContent(cur.ContentChecksum, cur.Rows):
 		doc.Outcome = string(swap.Identical)
 	default:
 		doc.Outcome, doc.Changed = outcomeWouldCommit, true
