@@ -3,11 +3,20 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store/s3store"
 )
 
 // BenchmarkExistingFile is the focused form of run.sh's existing-file
@@ -16,6 +25,12 @@ import (
 // plain PutObject of the same file, alternating in the same run. It
 // reports the median ratio commit/PUT ("x-put") and the file's size.
 // Needs S3 (PSWAP_TEST_S3=1, e.g. scripts/minio.sh).
+//
+// Sub-benchmarks: full (the default check) and footer (the opt-in
+// footer-only check, staging.CheckFooter), each at the loopback's own speed
+// and, as a modelled condition, with commit and PUT alike through one
+// bandwidth limit of 100 MB/s (-100MBps: about one S3 PUT stream), where
+// the check should hide behind the upload.
 func BenchmarkExistingFile(b *testing.B) {
 	duckcheck.SkipIfUnavailable(b)
 	e := newS3Env(b)
@@ -29,36 +44,142 @@ func BenchmarkExistingFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	t, err := e.table(ctx, "existing")
-	if err != nil {
-		b.Fatal(err)
-	}
-	r := &reporter{ctx: ctx}
-	var commits, puts []float64
-	round := 0
-	for b.Loop() {
-		for _, step := range rotate(2, round) {
-			if step == 0 {
-				d, err := commitPath(r, t, fmt.Sprintf("dt=2026-11-29/round=%d", round), path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				commits = append(commits, d.Seconds())
-			} else {
-				d, err := e.putFile(ctx, fmt.Sprintf("put/round=%d/sales.parquet", round), path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				puts = append(puts, d.Seconds())
+	for _, c := range []struct {
+		name  string
+		check staging.Check
+		mbps  float64 // 0: unlimited
+	}{
+		{"full", staging.CheckFull, 0},
+		{"footer", staging.CheckFooter, 0},
+		{"full-100MBps", staging.CheckFull, 100},
+		{"footer-100MBps", staging.CheckFooter, 100},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			env := e
+			if c.mbps > 0 {
+				env = e.throttled(b, c.mbps*1e6)
 			}
-		}
-		round++
+			t, err := env.table(ctx, "existing-"+c.name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wo := pswap.WriteOptions{Staging: staging.Options{Check: c.check}}
+			r := &reporter{ctx: ctx}
+			var commits, puts []float64
+			round := 0
+			for b.Loop() {
+				for _, step := range rotate(2, round) {
+					if step == 0 {
+						d, err := commitPathWith(r, t, fmt.Sprintf("dt=2026-11-29/round=%d", round), path, wo)
+						if err != nil {
+							b.Fatal(err)
+						}
+						commits = append(commits, d.Seconds())
+					} else {
+						d, err := env.putFile(ctx, fmt.Sprintf("put/%s/round=%d/sales.parquet", c.name, round), path)
+						if err != nil {
+							b.Fatal(err)
+						}
+						puts = append(puts, d.Seconds())
+					}
+				}
+				round++
+			}
+			s := Summarize(Ratios(commits, puts))
+			b.ReportMetric(s.Median, "x-put")
+			b.ReportMetric(s.Min, "x-put-min")
+			b.ReportMetric(s.Max, "x-put-max")
+			b.ReportMetric(float64(fi.Size())/(1<<20), "MiB")
+			b.ReportMetric(Summarize(puts).Median*1000, "put-ms")
+			b.ReportMetric(Summarize(commits).Median*1000, "commit-ms")
+		})
 	}
-	s := Summarize(Ratios(commits, puts))
-	b.ReportMetric(s.Median, "x-put")
-	b.ReportMetric(s.Min, "x-put-min")
-	b.ReportMetric(s.Max, "x-put-max")
-	b.ReportMetric(float64(fi.Size())/(1<<20), "MiB")
-	b.ReportMetric(Summarize(puts).Median*1000, "put-ms")
-	b.ReportMetric(Summarize(commits).Median*1000, "commit-ms")
+}
+
+// commitPathWith is commitPath with write options.
+func commitPathWith(r *reporter, t *pswap.Table, part, path string, wo pswap.WriteOptions) (time.Duration, error) {
+	ctx := r.ctx
+	p, err := t.Partition(part)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	w, err := p.Begin(ctx, wo)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.AddPath(ctx, path, pswap.FormatParquet); err != nil {
+		w.Abort(ctx)
+		return 0, err
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// throttled returns a copy of the env whose requests (pswap's and the plain
+// SDK client's alike) send their bodies through one shared limit of
+// bytesPerSec: a modelled uplink.
+func (e *s3env) throttled(tb testing.TB, bytesPerSec float64) *s3env {
+	tb.Helper()
+	t := *e
+	lim := &byteLimiter{rate: bytesPerSec}
+	t.opts.HTTPClient = throttledClient{inner: e.http, lim: lim}
+	raw, err := s3store.NewClient(context.Background(), t.opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t.raw = raw
+	return &t
+}
+
+// byteLimiter paces bytes to a rate, across all the readers that share it.
+type byteLimiter struct {
+	rate float64 // bytes per second
+	mu   sync.Mutex
+	next time.Time // when the link is free again
+}
+
+// wait blocks until n more bytes fit the rate.
+func (l *byteLimiter) wait(n int) {
+	l.mu.Lock()
+	now := time.Now()
+	// Credit for up to 20 ms of idle link, so that a reader woken late
+	// (timer slack) catches up instead of losing the time.
+	if idle := now.Add(-20 * time.Millisecond); l.next.Before(idle) {
+		l.next = idle
+	}
+	l.next = l.next.Add(time.Duration(float64(n) / l.rate * float64(time.Second)))
+	until := l.next
+	l.mu.Unlock()
+	time.Sleep(time.Until(until))
+}
+
+type throttledClient struct {
+	inner aws.HTTPClient
+	lim   *byteLimiter
+}
+
+func (c throttledClient) Do(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = &throttledBody{ReadCloser: r.Body, lim: c.lim}
+	}
+	return c.inner.Do(r)
+}
+
+type throttledBody struct {
+	io.ReadCloser
+	lim *byteLimiter
+}
+
+func (b *throttledBody) Read(p []byte) (int, error) {
+	if len(p) > 64<<10 { // pace in small steps
+		p = p[:64<<10]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.lim.wait(n)
+	}
+	return n, err
 }
