@@ -28,7 +28,7 @@ import (
 
 // refColsum is colsum128's row sum computed by its definition, one value
 // at a time from each value's canonical (rowsum128) encoding.
-func refColsum(t *testing.T, rec arrow.RecordBatch, canon *arrow.Schema) rowSum {
+func refColsum(t testing.TB, rec arrow.RecordBatch, canon *arrow.Schema) rowSum {
 	t.Helper()
 	encs := make([]arrowEnc, rec.NumCols())
 	for c, col := range rec.Columns() {
