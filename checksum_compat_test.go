@@ -89,6 +89,22 @@ func TestRowsumGenerationCompatibility(t *testing.T) {
 		t.Fatalf("same rows on a rowsum128 base: %+v", res)
 	}
 
+	// Staged first, committed later: a no-op on the rowsum128 base too.
+	w, err := p.Begin(ctx, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pswap.Write(w, rows...); err != nil {
+		t.Fatal(err)
+	}
+	gen, _, err := w.Stage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := p.CommitStaged(ctx, gen, swap.Options{}); err != nil || res.Changed || res.Outcome != swap.Identical {
+		t.Fatalf("staged same rows on a rowsum128 base: %+v %v", res, err)
+	}
+
 	// Other rows: a new generation recording colsum128.
 	rows[7].Name = "z"
 	if res := commitRows(t, p, rows); !res.Changed {

@@ -57,6 +57,9 @@ type StagedRecord struct {
 	BaseETag string            `json:"base_etag,omitempty"`
 	// Content is what pswap staged (not for reservations).
 	Content *manifest.Content `json:"content,omitempty"`
+	// Equivalent is Content's Equivalent checksums (not part of a
+	// manifest), kept so that the commit compares them with its base too.
+	Equivalent []string `json:"equivalent,omitempty"`
 	// StagedAt is when staging began, by the store's clock.
 	StagedAt time.Time `json:"staged_at"`
 
@@ -83,6 +86,13 @@ func (r *StagedRecord) Validate() error {
 		return bad("base_etag is not a printable token of at most 1024 bytes")
 	case r.StagedAt.IsZero():
 		return bad("staged_at missing")
+	case len(r.Equivalent) > 4 || (len(r.Equivalent) > 0 && r.Content == nil):
+		return bad("at most 4 equivalent checksums, and only with content")
+	}
+	for _, e := range r.Equivalent {
+		if err := manifest.ValidateContentChecksum(e); err != nil {
+			return bad("equivalent: %v", err)
+		}
 	}
 	if err := partition.Validate(r.Partition); err != nil {
 		return fmt.Errorf("staged record: %w: %w", manifest.ErrInvalid, err)
@@ -144,6 +154,9 @@ func DecodeStaged(data []byte) (*StagedRecord, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
+	if r.Content != nil {
+		r.Content.Equivalent = r.Equivalent
+	}
 	return &r, nil
 }
 
@@ -163,6 +176,9 @@ func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
 		Generation: t.generation, Reserved: c == nil, Base: t.base.Pointer, StagedAt: t.began.UTC(), Content: c}
 	if r.Base != nil {
 		r.BaseETag = t.base.ETag
+	}
+	if c != nil {
+		r.Equivalent = c.Equivalent
 	}
 	data, err := EncodeStaged(r)
 	if err != nil {
