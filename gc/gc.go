@@ -304,8 +304,10 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		}
 		opts := c.o
 		if !c.protectedAt.IsZero() {
-			// Keep what was retired since Protect looked.
-			opts.MinAge = max(opts.MinAge, now.Sub(c.protectedAt)+clockSlack)
+			// Keep what was retired since Protect looked, and up to
+			// CommitWindow before: a publisher may be writing a snapshot
+			// that names it (lakehouse.Options.MaxElapsed).
+			opts.MinAge = max(opts.MinAge, now.Sub(c.protectedAt)+c.o.CommitWindow+clockSlack)
 		}
 		p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young, now: now, opts: opts})
 		if err != nil {

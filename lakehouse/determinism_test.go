@@ -3,8 +3,10 @@ package lakehouse_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,5 +176,139 @@ func TestReconcileNeverGoesBack(t *testing.T) {
 	}
 	if got := checkReaders(t, mem); got[part] != 3 {
 		t.Fatalf("rows %v, want the latest commit's 3", got)
+	}
+}
+
+// putHookStore runs a function once, before the first PUT of a key with
+// the prefix.
+type putHookStore struct {
+	store.Store
+	prefix string
+	hook   func()
+}
+
+func (h *putHookStore) Put(ctx context.Context, key string, data []byte, o store.PutOptions) (store.Attrs, error) {
+	if strings.HasPrefix(key, h.prefix) && h.hook != nil {
+		f := h.hook
+		h.hook = nil
+		f()
+	}
+	return h.Store.Put(ctx, key, data, o)
+}
+
+// An attempt that takes longer than MaxElapsed from its pointer read to its
+// version does not write that version (GC may have collected what the
+// pointer named meanwhile, gc.Options.Protect): it plans again from a fresh
+// read, and publishes what is current then (found by the simulation: a
+// reconcile that took 8 s named a generation GC collected 2 s after it
+// asked what the snapshots name).
+func TestSlowAttemptPlansAgain(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	part := "dt=2026-11-01"
+	first := commit(t, mem, part, 4, "a", swap.Options{})
+	clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+	hs := &putHookStore{Store: mem, prefix: lakehouse.MetadataPrefix + "pswap-"}
+	hs.hook = func() {
+		clock = clock.Add(2 * time.Minute)
+		commit(t, mem, part, 6, "b", swap.Options{OnConflict: swap.Overwrite})
+	}
+	r, err := lakehouse.PublishCommit(ctx, hs, lakehouse.Commit{Partition: part, Generation: first.Generation, Seq: first.Seq},
+		lakehouse.Options{Now: now, MaxElapsed: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Changed || r.Rebases != 1 || r.Version != 1 {
+		t.Fatalf("publish: %+v, want one version after one re-plan", r)
+	}
+	if got := checkReaders(t, mem); got[part] != 6 {
+		t.Fatalf("rows %v: the slow attempt's generation was published, not the current one", got)
+	}
+}
+
+// failHint fails every PUT of the version hint.
+type failHint struct{ store.Store }
+
+func (f failHint) Put(ctx context.Context, key string, data []byte, o store.PutOptions) (store.Attrs, error) {
+	if key == lakehouse.VersionHintKey {
+		return store.Attrs{}, errors.New("hint PUT refused by the test")
+	}
+	return f.Store.Put(ctx, key, data, o)
+}
+
+// The expiry never deletes the version the hint names (a publish whose hint
+// update failed leaves the hint behind; without its version every later
+// publish found the metadata corrupt), and brings the hint up to date so
+// that the next expiry can (found by the simulation: a lost reply on a
+// version PUT, a 412 on its retry, the hint left at 1, v1 swept).
+func TestExpireKeepsTheHintedVersion(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	part := "dt=2026-11-01"
+	publish(t, mem, commit(t, mem, part, 4, "a", swap.Options{}))
+	b := commit(t, mem, part, 5, "b", swap.Options{OnConflict: swap.Overwrite})
+	if r, err := lakehouse.PublishCommit(ctx, failHint{mem}, lakehouse.Commit{Partition: part, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{}); err != nil || r.Version != 2 {
+		t.Fatalf("publish: %+v %v", r, err)
+	}
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	expire := lakehouse.ExpireOptions{Retention: time.Millisecond, MinAge: time.Millisecond, Now: later}
+	r, err := lakehouse.Expire(ctx, mem, expire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(r.Deleted, lakehouse.MetadataKey(1)) {
+		t.Fatalf("the expiry deleted the version the hint names: %v", r.Deleted)
+	}
+	publish(t, mem, commit(t, mem, part, 6, "c", swap.Options{OnConflict: swap.Overwrite}))
+	if got := checkReaders(t, mem); got[part] != 6 {
+		t.Fatalf("rows %v", got)
+	}
+	r, err = lakehouse.Expire(ctx, mem, expire)
+	if err != nil || !slices.Contains(r.Deleted, lakehouse.MetadataKey(1)) {
+		t.Fatalf("the second expiry kept v1: %+v %v", r, err)
+	}
+}
+
+// countPuts counts the PUTs of keys with a prefix.
+type countPuts struct {
+	store.Store
+	prefix string
+	n      int
+}
+
+func (c *countPuts) Put(ctx context.Context, key string, data []byte, o store.PutOptions) (store.Attrs, error) {
+	if strings.HasPrefix(key, c.prefix) {
+		c.n++
+	}
+	return c.Store.Put(ctx, key, data, o)
+}
+
+// A publish whose attempts span more than MaxElapsed writes its manifests
+// anew (under a new snapshot id) instead of naming the ones an early
+// attempt wrote: nothing names those yet, so the expiry may have deleted
+// them as older than its MinAge (found by the simulation: a publisher that
+// lost the race, planned again and waited named a manifest swept 40 s
+// earlier).
+func TestLateAttemptWritesItsManifestsAgain(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	a := commit(t, mem, "dt=2026-11-01", 4, "a", swap.Options{})
+	b := commit(t, mem, "dt=2026-11-02", 5, "b", swap.Options{})
+	clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	opts := lakehouse.Options{Now: func() time.Time { return clock }, MaxElapsed: time.Minute}
+	hook := &putHookStore{Store: mem, prefix: lakehouse.MetadataKey(1)}
+	hook.hook = func() {
+		// Another publisher wins version 1; this one rebases much later.
+		publish(t, mem, b)
+		clock = clock.Add(2 * time.Minute)
+	}
+	counted := &countPuts{Store: hook, prefix: lakehouse.MetadataPrefix + "pswap-"}
+	r, err := lakehouse.PublishCommit(ctx, counted, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq}, opts)
+	if err != nil || r.Version != 2 || r.Rebases != 1 {
+		t.Fatalf("publish: %+v %v", r, err)
+	}
+	if counted.n != 2 {
+		t.Fatalf("%d manifest PUTs, want 2: the late attempt reused the early one's manifest", counted.n)
+	}
+	if got := checkReaders(t, mem); got["dt=2026-11-01"] != 4 || got["dt=2026-11-02"] != 5 {
+		t.Fatalf("rows %v", got)
 	}
 }

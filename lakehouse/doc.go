@@ -26,6 +26,14 @@
 // its cost does not depend on the number of partitions or files. A
 // partition whose manifest carries a sequence number at least the commit's
 // is already as new, so a slow publisher never brings back older data.
+// A publish reads the pointer of what it writes (the partition's, after a
+// commit) right before it writes, and publishes what the pointer names if
+// that is newer; an attempt whose version it would PUT more than
+// Options.MaxElapsed after those reads is planned again, and manifests
+// written more than MaxElapsed ago are written anew: garbage collection
+// keeps what was retired less than its commit window before it asked what
+// the snapshots name, and metadata younger than the expiry's MinAge, which
+// is what a slow publisher relies on.
 // [Publish] reconciles every partition against its pointer (one GET per
 // partition, no listing of data), for `pswap publish` and for repairs; it
 // too leaves a partition whose manifest is newer than the pointer it read

@@ -22,7 +22,8 @@ const DefaultRetention = 7 * 24 * time.Hour
 
 // DefaultMetadataMinAge keeps every metadata object younger than this: a
 // publisher writes its manifests and manifest list before the version that
-// names them, and readers may still be opening an older version.
+// names them (within twice Options.MaxElapsed, plus a request's flight),
+// and readers may still be opening an older version.
 const DefaultMetadataMinAge = time.Hour
 
 // ExpireOptions tune Expire and Referenced. The zero value works.
@@ -231,6 +232,16 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 		return nil, err
 	}
 	live := map[string]bool{VersionHintKey: true, MetadataKey(s.version): true}
+	if p.hinted > 0 && p.hinted < s.version {
+		// The version the hint names stays while it does (a publish whose
+		// hint update failed left it behind: without that version every
+		// later publish would find the metadata corrupt); bring the hint up
+		// to date for the next expiry.
+		live[MetadataKey(p.hinted)] = true
+		if !o.DryRun {
+			p.writeHint(ctx, s, s.version)
+		}
+	}
 	// The versions still in the metadata log and younger than the retention
 	// stay, so do the manifest lists and manifests of retained snapshots.
 	for e := range s.meta.PreviousFiles() {

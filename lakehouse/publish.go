@@ -69,7 +69,20 @@ type Options struct {
 	// Sleep waits d between two attempts of a request or a rebase (default:
 	// a timer that ctx cancels).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxElapsed bounds, on the Now clock, the time from reading the
+	// pointers of what an attempt publishes to the PUT of its version
+	// (default DefaultMaxElapsed): an attempt past it is planned again from
+	// fresh pointer reads. Garbage collection relies on it: it keeps what
+	// was retired less than its CommitWindow before it asked what the
+	// snapshots name (gc.Options.Protect), which must exceed MaxElapsed
+	// plus a request's flight, so that a version never names a generation
+	// GC may already have collected.
+	MaxElapsed time.Duration
 }
+
+// DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
+// default commit window.
+const DefaultMaxElapsed = 5 * time.Minute
 
 func (o Options) withDefaults() Options {
 	if o.Concurrency <= 0 {
@@ -86,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Sleep == nil {
 		o.Sleep = pause
+	}
+	if o.MaxElapsed <= 0 {
+		o.MaxElapsed = DefaultMaxElapsed
 	}
 	return o
 }
@@ -139,29 +155,34 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		c.Manifest = nil
 	}
 	ph := partHash(c.Partition)
-	pointerChecked := false
 	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
-		have := false
-		for _, r := range s.refs {
-			if r.part == ph {
-				if r.seq >= c.Seq {
-					return nil, nil // already this generation, or a newer one
+		newer := func(seq int64) (have, skip bool) {
+			for _, r := range s.refs {
+				if r.part == ph {
+					have = true
+					skip = skip || r.seq >= seq
 				}
-				have = true
 			}
+			return have, skip
 		}
-		if !have && !pointerChecked {
-			// No manifest for the partition: its first publish, or its
-			// last generation was empty. Make sure ours is still current,
-			// so that a slow publisher never brings older data back.
-			b, err := swap.ReadPointer(ctx, st, c.Partition)
-			if err != nil {
-				return nil, err
-			}
-			pointerChecked = true
-			if b.Pointer.Seq > c.Seq {
-				c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
-			}
+		if _, skip := newer(c.Seq); skip {
+			return nil, nil // already this generation, or a newer one
+		}
+		// About to write: the pointer says what is current now, so that a
+		// slow publisher never brings older data back, and an attempt's
+		// version lands within MaxElapsed of this read (see
+		// Options.MaxElapsed).
+		p.startAttempt()
+		b, err := swap.ReadPointer(ctx, st, c.Partition)
+		if err != nil {
+			return nil, err
+		}
+		if b.Pointer.Seq > c.Seq {
+			c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
+		}
+		have, skip := newer(c.Seq)
+		if skip {
+			return nil, nil
 		}
 		m, err := p.manifest(ctx, c.Partition, c.Generation, c.Manifest)
 		if err != nil {
@@ -187,29 +208,40 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 	}
 	var (
 		mu       sync.Mutex
-		pointers = map[string]*manifest.Pointer{}
+		pointers map[string]*manifest.Pointer
 	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(p.opts.Concurrency)
-	for _, part := range parts {
-		g.Go(func() error {
-			b, err := swap.ReadPointer(gctx, st, part)
-			if errors.Is(err, swap.ErrNoData) {
+	readPointers := func() error {
+		p.startAttempt()
+		pointers = map[string]*manifest.Pointer{}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(p.opts.Concurrency)
+		for _, part := range parts {
+			g.Go(func() error {
+				b, err := swap.ReadPointer(gctx, st, part)
+				if errors.Is(err, swap.ErrNoData) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				pointers[part] = b.Pointer
+				mu.Unlock()
 				return nil
-			}
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			pointers[part] = b.Pointer
-			mu.Unlock()
-			return nil
-		})
+			})
+		}
+		return g.Wait()
 	}
-	if err := g.Wait(); err != nil {
+	if err := readPointers(); err != nil {
 		return Result{}, err
 	}
 	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+		if p.stale() {
+			// An attempt thrown away for its age: read the pointers again.
+			if err := readPointers(); err != nil {
+				return nil, err
+			}
+		}
 		byHash := map[string]manifestRef{}
 		for _, r := range s.refs {
 			byHash[r.part] = r
@@ -300,7 +332,26 @@ type publisher struct {
 	manifests map[string]*manifest.Manifest   // by generation
 	rebases   int
 	floor     int // a version known to exist (the one we lost to)
+	// firstWrite is when (Options.Now) the first manifest under the current
+	// snapshot id was written (zero: none yet).
+	firstWrite time.Time
+	// hinted is the version the hint named at the latest read (0: none).
+	hinted int
+	// started is when (Options.Now) the attempt began reading the pointers
+	// of what it publishes (zero: an expiry, which adds nothing).
+	started time.Time
 }
+
+// startAttempt notes that the attempt reads its pointers now.
+func (p *publisher) startAttempt() { p.started = p.opts.Now() }
+
+// stale reports whether the attempt's pointer reads are older than
+// MaxElapsed: its version must not be written.
+func (p *publisher) stale() bool {
+	return !p.started.IsZero() && p.opts.Now().Sub(p.started) > p.opts.MaxElapsed
+}
+
+var errStale = errors.New("the pointers read for this attempt are older than MaxElapsed")
 
 func newPublisher(st store.Store, opts Options) *publisher {
 	p := &publisher{
@@ -385,6 +436,17 @@ var errLostRace = errors.New("lost the race for the next metadata version")
 func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) ([]partUpdate, error)) (Result, error) {
 	probe := false
 	for attempt := 1; ; attempt++ {
+		if !p.firstWrite.IsZero() && p.opts.Now().Sub(p.firstWrite) > p.opts.MaxElapsed {
+			// The manifests written by earlier attempts are older than
+			// MaxElapsed: the expiry may delete them (nothing names them
+			// yet) before this attempt's version would. Write new ones,
+			// under a new snapshot id.
+			p.mu.Lock()
+			p.written = map[string]iceberg.ManifestFile{}
+			p.mu.Unlock()
+			p.snapshot = p.int64N(math.MaxInt64-1) + 1
+			p.firstWrite = time.Time{}
+		}
 		s, err := p.load(ctx, probe)
 		if err != nil {
 			return Result{Rebases: p.rebases}, err
@@ -397,6 +459,15 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			return p.result(s, false), nil
 		}
 		next, err := p.write(ctx, s, ups, attempt)
+		if errors.Is(err, errStale) {
+			// Too slow to write what it planned: plan again from fresh
+			// pointer reads (counted as a rebase).
+			p.rebases++
+			if attempt >= p.opts.MaxAttempts {
+				return Result{Rebases: p.rebases}, fmt.Errorf("%w (%d attempts, each slower than %s)", ErrContention, attempt, p.opts.MaxElapsed)
+			}
+			continue
+		}
 		if errors.Is(err, errLostRace) {
 			p.rebases++
 			p.floor = s.version + 1 // exists now: probe on from there
@@ -466,6 +537,7 @@ func (p *publisher) latestVersion(ctx context.Context, probe bool) (v int, etag 
 			return v, etag, found, nil
 		}
 		v = n
+		p.hinted = n
 	}
 	if v < p.floor {
 		v, probe = p.floor, true
@@ -854,6 +926,11 @@ func (p *publisher) writeManifest(ctx context.Context, sc *iceberg.Schema, spec 
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
 	}
+	p.mu.Lock()
+	if p.firstWrite.IsZero() {
+		p.firstWrite = p.opts.Now()
+	}
+	p.mu.Unlock()
 	if err := p.putOnce(ctx, key, p.deterministic(buf.Bytes())); err != nil {
 		return nil, err
 	}
@@ -888,6 +965,9 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 	key := MetadataKey(v)
 	var err error
 	for try := 0; try < 5; try++ {
+		if p.stale() {
+			return errStale
+		}
 		_, err = p.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
 		if err == nil {
 			return nil
@@ -919,6 +999,12 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 // later version. The hint is only a hint (readers probe past it), so a
 // failure here does not fail the publish.
 func (p *publisher) writeHint(ctx context.Context, s *state, v int) {
+	if p.stale() {
+		// Too late to be sure the expiry keeps version v's predecessors
+		// until the hint moves past them: leave the hint to the next
+		// publish (readers probe past it).
+		return
+	}
 	etag, found := s.hintETag, s.hintFound
 	for try := 0; try < 3; try++ {
 		opts := store.PutOptions{IfMatch: etag}
