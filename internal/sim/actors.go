@@ -12,6 +12,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -26,6 +27,18 @@ func (w *World) build() {
 		a.rng = rand.New(rand.NewPCG(w.cfg.Seed, uint64(a.id)))
 		w.actors = append(w.actors, a)
 		return a
+	}
+	type publishable struct {
+		a    *actor
+		slot *pubSlot
+	}
+	var pubs []publishable
+	ordinal := 0
+	publishes := func(a *actor, slot *pubSlot) {
+		ordinal++
+		if slot != nil && w.cfg.Publish[ordinal] {
+			pubs = append(pubs, publishable{a, slot})
+		}
 	}
 	var writers []*actor
 	for i, ws := range w.cfg.Writers {
@@ -42,12 +55,16 @@ func (w *World) build() {
 			name = fmt.Sprintf("w%d(%s,%s,%s,%s)", i+1, ws.RunID, ws.Policy, kind, ws.Partition[len(ws.Partition)-2:])
 		}
 		if !ws.Staged {
-			writers = append(writers, add(name, "writer", ws.Start, after, true, true, w.writerBody(ws)))
+			ps := &pubSlot{}
+			a := add(name, "writer", ws.Start, after, true, true, w.writerBody(ws, ps))
+			writers = append(writers, a)
+			publishes(a, ps)
 			continue
 		}
 		slot := new(string)
 		stager := add(fmt.Sprintf("st%d(%s,%s)", i+1, ws.RunID, kind), "writer", ws.Start, after, true, true, w.stagerBody(ws, slot))
 		writers = append(writers, stager)
+		publishes(stager, nil)
 		var first *actor
 		for c := range ws.Committers {
 			after := stager
@@ -55,15 +72,19 @@ func (w *World) build() {
 				after = first
 			}
 			pol := swap.Policy((i + c) % 2)
-			cm := add(fmt.Sprintf("cs%d.%d(%s,%s)", i+1, c+1, ws.RunID, pol), "writer", 0, after, true, true, w.committerBody(ws, pol, slot))
+			ps := &pubSlot{}
+			cm := add(fmt.Sprintf("cs%d.%d(%s,%s)", i+1, c+1, ws.RunID, pol), "writer", 0, after, true, true, w.committerBody(ws, pol, slot, ps))
 			cm.group = i + 1
 			if c == 0 {
 				first = cm
 			}
+			publishes(cm, ps)
 		}
 	}
 	for i, rs := range w.cfg.Rollbacks {
-		add(fmt.Sprintf("rb%d", i+1), "rollback", rs.Start, nil, true, true, w.rollbackBody(rs))
+		ps := &pubSlot{}
+		a := add(fmt.Sprintf("rb%d", i+1), "rollback", rs.Start, nil, true, true, w.rollbackBody(rs, ps))
+		publishes(a, ps)
 	}
 	for i, gs := range w.cfg.GCs {
 		add(fmt.Sprintf("gc%d", i+1), "gc", gs.Start, nil, true, false, w.gcBody(gs))
@@ -71,6 +92,16 @@ func (w *World) build() {
 	for i, rs := range w.cfg.Readers {
 		add(fmt.Sprintf("rd%d", i+1), "reader", rs.Start, nil, false, false, w.readerBody(rs))
 	}
+	for _, p := range pubs {
+		add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot))
+	}
+	for i, gs := range w.cfg.Reconcilers {
+		add(fmt.Sprintf("rc%d", i+1), "publisher", gs.Start, nil, true, false, w.reconcilerBody(gs))
+	}
+	for i, rs := range w.cfg.IceReaders {
+		add(fmt.Sprintf("ir%d", i+1), "icereader", rs.Start, nil, false, false, w.iceReaderBody(rs))
+	}
+	w.iceberg = len(pubs) > 0 || len(w.cfg.Reconcilers) > 0
 }
 
 // commitOptions are the writers' options: the simulated grace period, and
@@ -121,7 +152,7 @@ func (w *World) report(a *actor, f func() string) string {
 	return f()
 }
 
-func (w *World) writerBody(ws WriterSpec) func(context.Context, *actor) string {
+func (w *World) writerBody(ws WriterSpec, ps *pubSlot) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
 		opts := w.commitOptions(a, ws.RunID, ws.Policy)
 		var (
@@ -130,9 +161,12 @@ func (w *World) writerBody(ws WriterSpec) func(context.Context, *actor) string {
 			err    error
 		)
 		if ws.Facade {
-			staged, res, err = w.commitFacade(ctx, ws, opts)
+			staged, res, err = w.commitFacade(ctx, ws, opts, ps)
 		} else {
-			staged, res, err = w.commitTxn(ctx, ws, opts)
+			staged, res, err = w.commitTxn(ctx, ws, opts, ps)
+		}
+		if err == nil {
+			w.fill(ps, ws.Partition, res)
 		}
 		if errors.Is(err, errSkipped) {
 			return w.report(a, func() string {
@@ -203,7 +237,7 @@ func (w *World) stagerBody(ws WriterSpec, slot *string) func(context.Context, *a
 
 // committerBody commits the generation a stager left in slot
 // (swap.CommitStaged through the facade), as another process would.
-func (w *World) committerBody(ws WriterSpec, pol swap.Policy, slot *string) func(context.Context, *actor) string {
+func (w *World) committerBody(ws WriterSpec, pol swap.Policy, slot *string, ps *pubSlot) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
 		w.mu.Lock()
 		gen := *slot
@@ -216,6 +250,10 @@ func (w *World) committerBody(ws WriterSpec, pol swap.Policy, slot *string) func
 			return err.Error()
 		}
 		res, err := p.CommitStaged(ctx, gen, w.commitOptions(a, ws.RunID, pol))
+		if err == nil {
+			ps.p = p
+			w.fill(ps, ws.Partition, res)
+		}
 		return w.report(a, func() string {
 			if err == nil && res.Outcome == swap.AlreadyCommitted {
 				found := false
@@ -233,7 +271,7 @@ func (w *World) committerBody(ws WriterSpec, pol swap.Policy, slot *string) func
 
 // commitFacade writes through the library's facade: pswap.Writer, Parquet
 // staging, Commit.
-func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Options) (string, swap.Result, error) {
+func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Options, ps *pubSlot) (string, swap.Result, error) {
 	p, err := pswap.NewTable(w.st).Partition(ws.Partition)
 	if err != nil {
 		return "", swap.Result{}, err
@@ -242,6 +280,7 @@ func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Optio
 	if err != nil {
 		return "", swap.Result{}, err
 	}
+	ps.w = wr
 	if wr.AlreadyCommitted() {
 		wr.Abort(ctx)
 		return wr.Generation(), swap.Result{}, errSkipped
@@ -263,7 +302,12 @@ func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Optio
 
 // commitTxn writes through swap.Txn with small raw files, put
 // create-if-absent and read back after an unclear answer.
-func (w *World) commitTxn(ctx context.Context, ws WriterSpec, opts swap.Options) (string, swap.Result, error) {
+func (w *World) commitTxn(ctx context.Context, ws WriterSpec, opts swap.Options, ps *pubSlot) (string, swap.Result, error) {
+	p, err := pswap.NewTable(w.st).Partition(ws.Partition)
+	if err != nil {
+		return "", swap.Result{}, err
+	}
+	ps.p = p
 	txn, err := swap.Begin(ctx, w.st, ws.Partition, opts)
 	if err != nil {
 		return "", swap.Result{}, err
@@ -327,7 +371,7 @@ func putFile(ctx context.Context, st store.Store, key string, body []byte) error
 	return err
 }
 
-func (w *World) rollbackBody(rs ActorSpec) func(context.Context, *actor) string {
+func (w *World) rollbackBody(rs ActorSpec, ps *pubSlot) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
 		p, err := pswap.NewTable(w.st).Partition(rs.Partition)
 		if err != nil {
@@ -358,6 +402,10 @@ func (w *World) rollbackBody(rs ActorSpec) func(context.Context, *actor) string 
 			return "nothing to roll back to"
 		}
 		res, err := p.Rollback(ctx, target, w.commitOptions(a, "", swap.Fail))
+		if err == nil {
+			ps.p = p
+			w.fill(ps, rs.Partition, res)
+		}
 		return w.report(a, func() string {
 			out := w.commitReport(a, rs.Partition, "", res, err)
 			if err == nil && res.Changed {
@@ -376,6 +424,13 @@ func (w *World) rollbackBody(rs ActorSpec) func(context.Context, *actor) string 
 	}
 }
 
+// fill leaves a commit's result for the publisher that follows the actor.
+func (w *World) fill(ps *pubSlot, part string, res swap.Result) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ps.part, ps.res = part, res
+}
+
 // pause blocks the actor for at least n steps of the others (a scheduling
 // point that touches nothing).
 func (w *World) pause(ctx context.Context, n int) error {
@@ -391,9 +446,19 @@ func (w *World) sleep(ctx context.Context, n int, d time.Duration) error {
 	return w.do(ctx, &request{op: "pause", until: until, sleep: d})
 }
 
+// gcBody collects Rounds times the way `pswap gc` does (pswap.Table.GC:
+// gc with what the Iceberg snapshots name protected, then, over the whole
+// table, the expiry of older snapshots): the whole table when there is one
+// partition, else each partition by name (gc.Partition, one at a time).
 func (w *World) gcBody(gs GCSpec) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
-		opts := w.cfg.GC
+		opts := pswap.GCOptions{Options: w.cfg.GC,
+			Iceberg: lakehouse.ExpireOptions{MinAge: w.cfg.MetadataMinAge,
+				Sleep: func(ctx context.Context, _ time.Duration) error { return w.pause(ctx, 1) }}}
+		if len(w.cfg.Partitions) > 1 {
+			opts.Partitions = w.cfg.Partitions
+			opts.OnPartition = func(gc.Report) { w.setBlind(a) } // each asks again
+		}
 		var outs []string
 		for round := range gs.Rounds {
 			if round > 0 {
@@ -404,27 +469,27 @@ func (w *World) gcBody(gs GCSpec) func(context.Context, *actor) string {
 			w.mu.Lock()
 			w.gcSeen[a] = map[string]object{}
 			w.gcKeys[a] = nil
+			w.gcBlind[a] = true
 			w.mu.Unlock()
-			n, errs := 0, 0
-			if len(w.cfg.Partitions) == 1 {
-				tr, err := gc.Table(ctx, w.st, "", opts)
-				n = tr.Totals.Objects
-				if err != nil {
-					errs++
-				}
-			} else {
-				for _, part := range w.cfg.Partitions {
-					r, err := gc.Partition(ctx, w.st, part, opts)
-					n += r.Objects
-					if err != nil {
-						errs++
-					}
-				}
+			rep, err := pswap.NewTable(w.st).GC(ctx, opts)
+			errs := rep.Totals.Errors
+			if err != nil {
+				errs = max(errs, 1)
 			}
-			outs = append(outs, fmt.Sprintf("deleted %d (%d errors)", n, errs))
+			out := fmt.Sprintf("deleted %d (%d errors)", rep.Totals.Objects, errs)
+			if n := len(rep.Expired.Expired); n > 0 || len(rep.Expired.Deleted) > 0 {
+				out += fmt.Sprintf(", expired %d snapshots, %d metadata objects", n, len(rep.Expired.Deleted))
+			}
+			outs = append(outs, out)
 		}
 		return w.report(a, func() string { return fmt.Sprint(outs) })
 	}
+}
+
+func (w *World) setBlind(a *actor) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gcBlind[a] = true
 }
 
 func (w *World) readerBody(rs ReaderSpec) func(context.Context, *actor) string {
@@ -513,6 +578,18 @@ func (w *World) readOnce(ctx context.Context, a *actor, spec ReaderSpec) string 
 // store's. The lock is held.
 func (w *World) plantedServe(a *actor, r *request) (served, hit bool) {
 	var seen map[string]object
+	if w.cfg.Plant == PlantGCIgnoresIceberg && a.kind == "gc" {
+		if !strings.HasPrefix(r.key, lakehouse.MetadataPrefix) {
+			w.gcBlind[a] = false
+			return false, false
+		}
+		if !w.gcBlind[a] || (r.op != "get" && r.op != "stat") {
+			return false, false
+		}
+		_, exists := w.objs[r.key]
+		r.err = fmt.Errorf("%s %s: %w", r.op, w.st.URI(r.key), store.ErrNotFound)
+		return true, exists
+	}
 	if w.cfg.Plant == PlantGCSkipRelist && a.kind == "gc" && r.op == "list" {
 		if w.gcKeys[a] == nil {
 			w.gcKeys[a] = map[string]bool{}

@@ -1,10 +1,14 @@
 // Package sim is a deterministic simulation of pswap's actors racing on one
 // object store: committing writers, staged commits, rollbacks, garbage
-// collection and readers, all of them pswap's real code (the facade's
-// Writer with Parquet staging, swap.Txn, Writer.Stage/Txn.Stage and
-// CommitStaged, Partition.Rollback, gc.Table and gc.Partition,
-// swap.Resolve), driven through a simulated store.Store. (Iceberg
-// publishers are not actors yet.)
+// collection, Iceberg publishers and readers, all of them pswap's real code
+// (the facade's Writer with Parquet staging, swap.Txn, Writer.Stage/Txn.Stage
+// and CommitStaged, Partition.Rollback, pswap.Table.GC, which runs gc.Table
+// or gc.Partition with what the Iceberg snapshots name protected and then
+// lakehouse.Expire, as `pswap gc` does; Writer.Publish and Partition.Publish,
+// which run lakehouse.PublishCommit after a commit or rollback as `pswap
+// commit --publish` does; lakehouse.Publish, the reconcile of `pswap
+// publish`; swap.Resolve and Iceberg readers), driven through a simulated
+// store.Store.
 //
 // # The store
 //
@@ -40,7 +44,12 @@
 // bound (MaxElapsed) runs on the simulated clock (swap.Options Sleep and
 // Clock); GC runs with Concurrency 1 (gc.Table on one
 // partition, gc.Partition for each of several, so that only one goroutine
-// of an actor makes requests at a time); actors start one at a time.
+// of an actor makes requests at a time); actors start one at a time. The
+// publishers get the simulated clock for snapshot timestamps, a seeded
+// random source per actor (snapshot ids, table UUID, manifest list names,
+// Avro sync markers), retry waits that are scheduling points and
+// Concurrency 1 (lakehouse.Options Now, Rand, Sleep); TestDeterministic
+// compares a digest of every Iceberg metadata object too.
 //
 // # Faults
 //
@@ -60,7 +69,10 @@
 // pointer or a manifest that arrives more than CommitWindow after its
 // latest read of the store's clock is refused, not applied (fault
 // "expired"): a request in flight too long. GC's CommitWindow is the same value, as its safety argument
-// requires (gc/doc.go).
+// requires (gc/doc.go). A publisher's PUT of a metadata version (or the
+// hint) that arrives more than CommitWindow after its attempt's first
+// pointer read is refused the same way: what lakehouse.Options.MaxElapsed
+// (3 s here) and request timeouts guarantee.
 //
 // # Invariants, checked on the store itself
 //
@@ -86,12 +98,32 @@
 //     I4);
 //   - at every file a reader reads, that it has the size and checksum of
 //     its manifest, and that no file is missing while the reader is within
-//     MinAge of its pointer read (I1).
+//     MinAge of its pointer read (I1);
+//   - after every step, that the latest Iceberg metadata version exists and
+//     parses, and that the manifest list, the manifests and the data files
+//     of its current snapshot and of every snapshot still within the
+//     retention exist (I6-ice);
+//   - at every new metadata version, that it names no older generation of
+//     a partition than the version before it did, and that a generation it
+//     adds was current less than CommitWindow before it landed (what GC's
+//     protection assumes); at every publisher's report, that a publication
+//     reported is in the latest version (this generation or a newer one);
+//   - at every object an Iceberg reader reads (the latest version, its
+//     current snapshot's manifest list, manifests and data files, across
+//     scheduling points), that nothing is missing while the snapshot is
+//     within the retention, nor a data file of a generation that was
+//     current when it opened the snapshot, within MinAge of that;
+//   - once every actor is done, after a reconcile with no faults, that the
+//     metadata names exactly every partition's current generation: its
+//     files and its rows.
 //
 // # Runs, traces and planted bugs
 //
 // Scenario derives a run from a seed (partitions, actors, their timing and
-// policies, fault and kill rates, LIST page size, GC's Keep); a third of
+// policies, fault and kill rates, LIST page size, GC's Keep; for three
+// quarters of the seeds, which commits and rollbacks are published, some
+// of them by slow publishers, 0-2 reconcilers, 0-2 Iceberg readers, and
+// the expiry's metadata min-age); a third of
 // the seeds focus on one race (rollbacks to what GC is collecting, slow
 // tasks while GC collects orphans). A failing
 // run's Format prints its trace: every request with its actor, fault and
@@ -102,8 +134,11 @@
 // simulated store answering one actor's request as if that step were
 // skipped (GC not re-reading the pointer or not re-listing manifests before
 // deleting, a rollback not re-reading its target, a writer whose grace
-// check always passes). It exists only in this package: production code
-// never reaches it. TestPlantedCaught checks that each is still caught;
+// check always passes, GC asking what the Iceberg snapshots name and
+// finding no metadata), or by a publisher claiming a sequence number past
+// the partition's latest (its check against the metadata and its switch to
+// what the pointer names never happen). It exists only in this package:
+// production code never reaches it. TestPlantedCaught checks that each is still caught;
 // TestPlantedFind (PSWAP_SIM_PLANT_SEEDS) measures how soon.
 //
 // The tests run a bounded number of seeds (PSWAP_SIM_SEEDS, default 200);

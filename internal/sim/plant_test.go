@@ -7,22 +7,24 @@ import (
 )
 
 // TestPlantedFind measures how soon each planted bug is caught:
-// PSWAP_SIM_PLANT_SEEDS seeds per bug (not run by default).
+// PSWAP_SIM_PLANT_SEEDS seeds per bug from PSWAP_SIM_SEED (default 1; not
+// run by default).
 func TestPlantedFind(t *testing.T) {
 	n := envInt(t, "PSWAP_SIM_PLANT_SEEDS", 0)
 	if n == 0 {
 		t.Skip("set PSWAP_SIM_PLANT_SEEDS to measure the planted bugs' detection")
 	}
-	plants := []Plant{PlantGCSkipReread, PlantRollbackSkipReread, PlantGCSkipRelist, PlantWriterSkipGrace}
+	plants := []Plant{PlantGCSkipReread, PlantRollbackSkipReread, PlantGCSkipRelist, PlantWriterSkipGrace, PlantGCIgnoresIceberg, PlantPublisherSkipSeqCheck}
 	if s := os.Getenv("PSWAP_SIM_PLANT"); s != "" {
 		var p Plant
 		fmt.Sscan(s, &p)
 		plants = []Plant{p}
 	}
+	from := envInt(t, "PSWAP_SIM_SEED", 1)
 	for _, p := range plants {
 		found, first := 0, uint64(0)
 		var seeds []uint64
-		for seed := uint64(1); seed <= n; seed++ {
+		for seed := from; seed < from+n; seed++ {
 			c := Scenario(seed)
 			c.Plant = p
 			if r := Run(c); r.Violation != nil {
@@ -51,9 +53,11 @@ var planted = []struct {
 	plant Plant
 	seeds []uint64
 }{
-	{PlantRollbackSkipReread, []uint64{153, 92, 392}},
-	{PlantGCSkipRelist, []uint64{571, 507}},
-	{PlantWriterSkipGrace, []uint64{80, 175, 139}},
+	{PlantRollbackSkipReread, []uint64{752, 1183, 60}},
+	{PlantGCSkipRelist, []uint64{1368, 1385}},
+	{PlantWriterSkipGrace, []uint64{40, 54, 56}},
+	{PlantGCIgnoresIceberg, []uint64{14, 38, 71}},
+	{PlantPublisherSkipSeqCheck, []uint64{14, 32, 38}},
 }
 
 const searchPlanted = 600

@@ -30,13 +30,14 @@ func TestSeeds(t *testing.T) {
 	}
 	first := envInt(t, "PSWAP_SIM_SEED", 1)
 	start := time.Now()
-	var steps, faults, checks, reports, failed int
+	var steps, faults, checks, iceChecks, reports, failed int
 	for seed := first; seed < first+n; seed++ {
 		cfg := Scenario(seed)
 		r := Run(cfg)
 		steps += r.Steps
 		faults += r.FaultCount()
 		checks += r.Checks
+		iceChecks += r.IceChecks
 		reports += r.Reports
 		if r.Violation == nil {
 			continue
@@ -49,8 +50,8 @@ func TestSeeds(t *testing.T) {
 		_, small := Shrink(cfg, 150)
 		t.Errorf("seed %d: %v\nshrunk trace:\n%s", seed, r.Violation, small.Format())
 	}
-	t.Logf("%d seeds from %d in %s: %d steps (%.0f/seed), %d faults (%.1f/seed), %d store checks, %d reports checked, %d failed",
-		n, first, time.Since(start).Round(time.Millisecond), steps, float64(steps)/float64(n), faults, float64(faults)/float64(n), checks, reports, failed)
+	t.Logf("%d seeds from %d in %s: %d steps (%.0f/seed), %d faults (%.1f/seed), %d store checks, %d Iceberg checks, %d reports checked, %d failed",
+		n, first, time.Since(start).Round(time.Millisecond), steps, float64(steps)/float64(n), faults, float64(faults)/float64(n), checks, iceChecks, reports, failed)
 }
 
 // regressions are seeds that once broke an invariant, with what they found.

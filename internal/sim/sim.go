@@ -36,6 +36,15 @@ const (
 	// it began: its grace-period check always passes, so a slow writer may
 	// commit a generation GC already collected as an orphan.
 	PlantWriterSkipGrace
+	// PlantGCIgnoresIceberg makes GC's reads of the Iceberg metadata when it
+	// asks what the snapshots name (gc.Options.Protect, before it plans)
+	// answer as if the table had none: GC behaves as if Protect were empty.
+	PlantGCIgnoresIceberg
+	// PlantPublisherSkipSeqCheck makes the publishers that follow commits
+	// claim a sequence number above the one the latest metadata has for
+	// the partition: the check that keeps a slow publisher from bringing
+	// back older data always passes.
+	PlantPublisherSkipSeqCheck
 )
 
 func (p Plant) String() string {
@@ -48,6 +57,10 @@ func (p Plant) String() string {
 		return "gc-skips-manifest-relist"
 	case PlantWriterSkipGrace:
 		return "writer-skips-grace-check"
+	case PlantGCIgnoresIceberg:
+		return "gc-ignores-iceberg"
+	case PlantPublisherSkipSeqCheck:
+		return "publisher-skips-seq-check"
 	}
 	return "none"
 }
@@ -61,6 +74,18 @@ type Config struct {
 	Rollbacks  []ActorSpec
 	GCs        []GCSpec
 	Readers    []ReaderSpec
+	// Publish: the commits and rollbacks of these actors (1-based, in the
+	// order writers (a staged writer's committers right after it),
+	// rollbacks) are followed by a publisher of the Iceberg metadata
+	// (`pswap commit --publish`).
+	Publish map[int]bool
+	// Reconcilers run `pswap publish` (lakehouse.Publish) Rounds times.
+	Reconcilers []GCSpec
+	// IceReaders read the latest Iceberg snapshot's files.
+	IceReaders []ReaderSpec
+	// MetadataMinAge is the expiry's lakehouse.ExpireOptions.MinAge: GC
+	// (a whole-table run) deletes no Iceberg metadata object younger.
+	MetadataMinAge time.Duration
 
 	// FaultRate is the probability that a request gets a fault; KillRate
 	// the probability that an actor is killed instead of sending it.
@@ -253,6 +278,44 @@ func Scenario(seed uint64) Config {
 		}
 		c.GCs = append(c.GCs, GCSpec{Start: f.IntN(40), Rounds: 10 + f.IntN(10), Pause: 3 + f.IntN(8)})
 	}
+	// Iceberg, from a stream of its own: three quarters of the seeds
+	// publish after some of their commits and rollbacks, reconcile, and
+	// read the Iceberg snapshots.
+	ice := rand.New(rand.NewPCG(seed, 0x1ceb))
+	c.MetadataMinAge = time.Duration(15+ice.IntN(20)) * time.Second
+	if ice.IntN(4) != 0 {
+		rate := 0.3 + 0.6*ice.Float64()
+		c.Publish = map[int]bool{}
+		n := len(c.Rollbacks)
+		for _, ws := range c.Writers {
+			n++
+			if ws.Staged {
+				n += ws.Committers
+			}
+		}
+		for id := 1; id <= n; id++ {
+			if ice.Float64() < rate {
+				c.Publish[id] = true
+			}
+		}
+		for range ice.IntN(3) {
+			c.Reconcilers = append(c.Reconcilers, GCSpec{Start: ice.IntN(200), Rounds: 1 + ice.IntN(4), Pause: 10 + ice.IntN(40)})
+		}
+		if len(c.Partitions) > 1 {
+			// The reconcile finds the partitions with swap.ListPointers,
+			// which reads their pointers from several goroutines at once:
+			// one actor's requests would no longer come one at a time.
+			c.Reconcilers = nil
+		}
+		for range ice.IntN(3) {
+			rs := ReaderSpec{ActorSpec: ActorSpec{Start: 30 + ice.IntN(200)}, Reads: 1 + ice.IntN(3)}
+			if ice.IntN(2) == 0 {
+				rs.Pause = 5 + ice.IntN(20)
+				rs.Sleep = time.Duration(ice.IntN(4)) * time.Second
+			}
+			c.IceReaders = append(c.IceReaders, rs)
+		}
+	}
 	return c
 }
 
@@ -263,6 +326,9 @@ type Result struct {
 	Steps     int
 	Faults    map[string]int
 	Checks    int // store-wide invariant checks (one per partition per step)
+	IceChecks int // checks of what the Iceberg metadata names (one per step once published)
+	// Metadata is a digest of every Iceberg metadata object at the end.
+	Metadata  string
 	Reports   int // reports of actors checked
 	Violation *Violation
 	Trace     []Event
@@ -292,7 +358,9 @@ func Run(cfg Config) *Result {
 	defer restore()
 	w.build()
 	w.run()
-	res := &Result{Seed: cfg.Seed, Focus: cfg.Focus, Steps: w.step, Faults: w.faults, Checks: w.checks, Reports: w.reports, Violation: w.failure, Trace: w.trace, decisions: w.decisions}
+	w.converge()
+	res := &Result{Seed: cfg.Seed, Focus: cfg.Focus, Steps: w.step, Faults: w.faults, Checks: w.checks, IceChecks: w.iceChecks,
+		Metadata: w.metadataDigest(), Reports: w.reports, Violation: w.failure, Trace: w.trace, decisions: w.decisions}
 	for _, a := range w.actors {
 		out := a.outcome
 		if a.state == waiting || cfg.Disabled[a.id] {
@@ -332,7 +400,9 @@ func Shrink(cfg Config, budget int) (Config, *Result) {
 		}
 		return out
 	}
-	actors := len(cfg.Writers) + len(cfg.Rollbacks) + len(cfg.GCs) + len(cfg.Readers)
+	nw := newWorld(cfg)
+	nw.build()
+	actors := len(nw.actors)
 	for id := 1; id <= actors; id++ {
 		if cfg.Disabled[id] {
 			continue
@@ -358,7 +428,7 @@ func Shrink(cfg Config, budget int) (Config, *Result) {
 // outcome, then how each actor ended.
 func (r *Result) Format() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: %d steps, faults: %v\n", r.Seed, r.Steps, r.Faults)
+	fmt.Fprintf(&b, "seed %d: %d steps, faults: %v, metadata %s\n", r.Seed, r.Steps, r.Faults, r.Metadata)
 	if r.Focus != "" {
 		fmt.Fprintf(&b, "focus: %s\n", r.Focus)
 	}

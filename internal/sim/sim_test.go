@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pswap/pswap/store"
@@ -13,8 +14,10 @@ func TestConformance(t *testing.T) {
 }
 
 // The same seed gives the same run, step for step: every request, fault,
-// outcome and simulated timestamp, generation ids and ETags included.
+// outcome and simulated timestamp, generation ids and ETags included, and
+// every byte of the Iceberg metadata the publishers wrote (Format's digest).
 func TestDeterministic(t *testing.T) {
+	published := 0
 	for _, seed := range []uint64{1, 2, 3, 7, 11} {
 		a, b := Run(Scenario(seed)), Run(Scenario(seed))
 		ta, tb := a.Format(), b.Format()
@@ -30,5 +33,11 @@ func TestDeterministic(t *testing.T) {
 		if a.Steps < 20 {
 			t.Fatalf("seed %d: only %d steps", seed, a.Steps)
 		}
+		if a.IceChecks > 0 && !strings.HasPrefix(a.Metadata, "0 objects") {
+			published++
+		}
+	}
+	if published < 2 {
+		t.Fatalf("only %d of the seeds published Iceberg metadata", published)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/swap"
 )
@@ -93,6 +94,10 @@ func (w *World) truth(part string) *partTruth {
 // (I4).
 func (w *World) observePut(r *request) {
 	if w.cfg.wallClock {
+		return
+	}
+	if v, ok := lakehouse.VersionOfKey(r.key); ok {
+		w.observeVersion(v, r.data)
 		return
 	}
 	part, kind, _ := classify(r.key)
@@ -248,7 +253,11 @@ func (w *World) checkStore() {
 			}
 			continue
 		}
-		p, err := manifest.DecodePointer(po.data)
+		pd := w.memo("pointer", po, func(b []byte) any {
+			p, err := manifest.DecodePointer(b)
+			return decoded[*manifest.Pointer]{p, err}
+		}).(decoded[*manifest.Pointer])
+		p, err := pd.v, pd.err
 		if err != nil {
 			w.fail("I2", "pointer of %s: %v", part, err)
 			continue
@@ -262,7 +271,11 @@ func (w *World) checkStore() {
 			w.fail("I2", "the manifest of current %s of %s is missing", p.Generation, part)
 			continue
 		}
-		m, err := manifest.Decode(mo.data)
+		md := w.memo("manifest", mo, func(b []byte) any {
+			m, err := manifest.Decode(b)
+			return decoded[*manifest.Manifest]{m, err}
+		}).(decoded[*manifest.Manifest])
+		m, err := md.v, md.err
 		if err != nil {
 			w.fail("I2", "manifest of current %s: %v", p.Generation, err)
 			continue
@@ -277,13 +290,32 @@ func (w *World) checkStore() {
 				w.fail("I2", "file %s of current generation %s is missing", key, p.Generation)
 				break
 			}
-			sum := sha256.Sum256(o.data)
-			if int64(len(o.data)) != f.Size || manifest.SHA256Checksum(sum[:]) != f.Checksum {
+			sum := w.memo("sha256", o, func(b []byte) any { s := sha256.Sum256(b); return manifest.SHA256Checksum(s[:]) }).(string)
+			if int64(len(o.data)) != f.Size || sum != f.Checksum {
 				w.fail("I2", "file %s of current generation %s differs from its manifest", key, p.Generation)
 				break
 			}
 		}
 	}
+}
+
+// decoded is a decoding's result, for memo.
+type decoded[T any] struct {
+	v   T
+	err error
+}
+
+// memo computes f of an object's bytes once per content (by its ETag, the
+// MD5 of its bytes): the checks after every step decode the same pointers,
+// manifests and checksums over and over.
+func (w *World) memo(kind string, o object, f func([]byte) any) any {
+	k := kind + "\x00" + o.etag
+	if v, ok := w.memos[k]; ok {
+		return v
+	}
+	v := f(o.data)
+	w.memos[k] = v
+	return v
 }
 
 // entriesBy returns the pointer swaps an actor's requests made.

@@ -2,9 +2,11 @@ package sim
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 )
 
@@ -47,6 +50,7 @@ type actor struct {
 	group int
 
 	rng     *rand.Rand
+	iceRand *rand.Rand // its publishes' lakehouse.Options.Rand
 	state   int
 	req     *request
 	killed  bool
@@ -56,8 +60,13 @@ type actor struct {
 	firstNow time.Time
 	// lastPointerGet: when its latest successful GET of a pointer was applied.
 	lastPointerGet time.Time
-	requests       int
-	outcome        string
+	// pubStart: a publisher's first pointer GET since its latest PUT of a
+	// metadata version (the start of its attempt's window); pubPut: it has
+	// PUT a version since.
+	pubStart time.Time
+	pubPut   bool
+	requests int
+	outcome  string
 }
 
 func (a *actor) String() string { return a.name }
@@ -133,6 +142,19 @@ type World struct {
 	gcKeys map[*actor]map[string]bool
 	// rbSeen: per rollback actor, manifests it read (for the planted bug).
 	rbSeen map[*actor]map[string]object
+	// gcBlind: per GC actor, whether it is asking what the Iceberg
+	// snapshots name (for the planted bug).
+	gcBlind map[*actor]bool
+
+	// iceberg: the run publishes Iceberg metadata.
+	iceberg bool
+	// iceLatest is the latest metadata version written, iceGens what its
+	// current snapshot names per partition hash (the generation).
+	iceLatest int
+	iceGens   map[string]string
+	iceCache  map[string]any // parsed metadata objects by key and ETag
+	iceChecks int
+	memos     map[string]any // decoded objects by kind and ETag (checkStore)
 }
 
 // newWorld returns an empty world for cfg.
@@ -150,6 +172,9 @@ func newWorld(cfg Config) *World {
 		gcSeen:   map[*actor]map[string]object{},
 		gcKeys:   map[*actor]map[string]bool{},
 		rbSeen:   map[*actor]map[string]object{},
+		gcBlind:  map[*actor]bool{},
+		iceCache: map[string]any{},
+		memos:    map[string]any{},
 	}
 	if w.pageSize <= 0 {
 		w.pageSize = DefaultPageSize
@@ -188,6 +213,13 @@ func (w *World) do(ctx context.Context, r *request) error {
 		return r.err
 	}
 	if a.killed || w.stopped || a.state == done {
+		return errKilled
+	}
+	if a.req != nil {
+		// The model is one request at a time per actor (the scheduler
+		// waits for every actor to block); two goroutines of one actor
+		// requesting at once would make the run depend on Go's scheduler.
+		w.fail("sim", "%s made two requests at once (%s and %s)", a, a.req, r)
 		return errKilled
 	}
 	a.req = r
@@ -331,6 +363,10 @@ func (w *World) run() {
 		}
 	}()
 	for w.failure == nil {
+		// The actor whose request was applied last runs its own code until
+		// its next request (or its end) before anyone starts: else what it
+		// does and what a starting actor does would race.
+		w.waitQuiet()
 		// Actors start one at a time, each running alone until its first
 		// request, so that whatever they do before it happens in one order.
 		for _, a := range w.actors {
@@ -389,6 +425,7 @@ func (w *World) run() {
 		w.schedule(pend[w.rng.IntN(len(pend))])
 		w.step++
 		w.checkStore()
+		w.checkIceberg()
 	}
 	w.stopped = true
 	for _, a := range w.actors {
@@ -498,6 +535,14 @@ func (w *World) schedule(a *actor) {
 	if a.window && !a.lastNow.IsZero() && isMetadata(r) && w.clock.Sub(a.lastNow) > w.cfg.CommitWindow {
 		fault = FaultExpired
 	}
+	// A publisher's version (and hint) PUT lands within CommitWindow of the
+	// pointer reads of its attempt (lakehouse.Options.MaxElapsed on its clock, and
+	// request timeouts): later, it is refused as in flight too long.
+	_, isVersion := lakehouse.VersionOfKey(r.key)
+	if a.kind == "publisher" && r.op == "put" && (isVersion || r.key == lakehouse.VersionHintKey) &&
+		!a.pubStart.IsZero() && w.clock.Sub(a.pubStart) > w.cfg.CommitWindow {
+		fault = FaultExpired
+	}
 	w.cur = a
 	a.requests++
 	switch fault {
@@ -506,8 +551,7 @@ func (w *World) schedule(a *actor) {
 	case FaultConflict:
 		r.err = fmt.Errorf("sim: 409 ConditionalRequestConflict (not applied): %w", store.ErrTransient)
 	case FaultExpired:
-		r.err = fmt.Errorf("sim: request arrived %s after the actor's clock read, past its commit window (not applied): %w",
-			w.clock.Sub(a.lastNow).Round(time.Millisecond), store.ErrTransient)
+		r.err = fmt.Errorf("sim: request arrived past the actor's commit window (not applied): %w", store.ErrTransient)
 	case FaultLostReply:
 		w.apply(r)
 		ev.Outcome = "applied: " + outcomeOf(r) + "; "
@@ -533,6 +577,12 @@ func (w *World) schedule(a *actor) {
 	}
 	if r.op == "get" && r.err == nil && isPointerKey(r.key) {
 		a.lastPointerGet = w.clock
+		if a.pubStart.IsZero() || a.pubPut {
+			a.pubStart, a.pubPut = w.clock, false
+		}
+	}
+	if r.op == "put" && isVersion {
+		a.pubPut = true
 	}
 	ev.Fault = fault
 	ev.Outcome += outcomeOf(r)
@@ -568,6 +618,23 @@ func outcomeOf(r *request) string {
 		return "transient error"
 	}
 	return "error: " + r.err.Error()
+}
+
+// metadataDigest is a digest of every Iceberg metadata object (keys and
+// bytes), for comparing runs.
+func (w *World) metadataDigest() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := sha256.New()
+	n := 0
+	for _, k := range slices.Sorted(maps.Keys(w.objs)) {
+		if strings.HasPrefix(k, lakehouse.MetadataPrefix) {
+			n++
+			fmt.Fprintf(h, "%s\x00%d\x00", k, len(w.objs[k].data))
+			h.Write(w.objs[k].data)
+		}
+	}
+	return fmt.Sprintf("%d objects %x", n, h.Sum(nil)[:8])
 }
 
 // Trace returns the run's events.

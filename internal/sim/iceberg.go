@@ -1,0 +1,714 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/swap"
+)
+
+// The Iceberg side of the simulation: publishers (lakehouse.PublishCommit
+// after a commit or rollback, through the facade as `pswap commit
+// --publish` does; lakehouse.Publish, the reconcile of `pswap publish`),
+// GC with Iceberg protection and snapshot expiry (pswap.Table.GC, what
+// `pswap gc` runs), Iceberg readers, and the checks of what the metadata
+// names.
+
+// iceSnap is one snapshot of a metadata version.
+type iceSnap struct {
+	id   int64
+	ts   time.Time
+	list string // the store key of its manifest list
+}
+
+// iceVersion is a metadata version as the simulation parsed it.
+type iceVersion struct {
+	err     error
+	current int64
+	snaps   []iceSnap
+}
+
+// iceManifest is one manifest of a manifest list: its key, what its name
+// says (partition hash, sequence number, generation), and the file it
+// describes.
+type iceManifest struct {
+	key, part, gen string
+	seq            int64
+	mf             iceberg.ManifestFile
+}
+
+// iceList is a parsed manifest list.
+type iceList struct {
+	err       error
+	manifests []iceManifest
+}
+
+// iceFile is one live data file of a manifest.
+type iceFile struct {
+	key  string
+	rows int64
+	size int64
+}
+
+type iceFiles struct {
+	err   error
+	files []iceFile
+}
+
+// iceRead is an Iceberg reader between opening a snapshot and finishing it.
+type iceRead struct {
+	snapTS time.Time
+	t0     time.Time       // when its GET of the metadata file was applied
+	live   map[string]bool // "part\x00dataGen" current in pswap at t0
+}
+
+// keyOfLoc maps a location the metadata names back to a store key.
+func keyOfLoc(loc string) string { return strings.TrimPrefix(loc, "sim://") }
+
+// partHash is lakehouse's name for a partition in manifest names.
+func partHash(part string) string {
+	h := sha256.Sum256([]byte(part))
+	return hex.EncodeToString(h[:8])
+}
+
+// parseManifestName reads pswap-<hash>-<seq>-<generation>-<snapshot>.avro.
+func parseManifestName(loc string) (part string, seq int64, gen string, ok bool) {
+	name, ok1 := strings.CutPrefix(path.Base(loc), "pswap-")
+	name, ok2 := strings.CutSuffix(name, ".avro")
+	f := strings.Split(name, "-")
+	if !ok1 || !ok2 || len(f) != 8 {
+		return "", 0, "", false
+	}
+	seq, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return "", 0, "", false
+	}
+	return f[0], seq, strings.Join(f[2:7], "-"), true
+}
+
+func recoverErr(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("panic: %v", r)
+	}
+}
+
+// cached parses an object once per content (metadata objects are
+// write-once; the ETag names the content).
+func (w *World) cached(key string, o object, parse func([]byte) any) any {
+	ck := key + "\x00" + o.etag
+	if v, ok := w.iceCache[ck]; ok {
+		return v
+	}
+	v := parse(o.data)
+	w.iceCache[ck] = v
+	return v
+}
+
+func parseVersion(data []byte) (v iceVersion) {
+	defer recoverErr(&v.err)
+	meta, err := lakehouse.ParseMetadata(data)
+	if err != nil {
+		v.err = err
+		return v
+	}
+	if cs := meta.CurrentSnapshot(); cs != nil {
+		v.current = cs.SnapshotID
+	}
+	for _, s := range meta.Snapshots() {
+		v.snaps = append(v.snaps, iceSnap{id: s.SnapshotID, ts: time.UnixMilli(s.TimestampMs), list: keyOfLoc(s.ManifestList)})
+	}
+	return v
+}
+
+func parseList(data []byte) (l iceList) {
+	defer recoverErr(&l.err)
+	mfs, err := iceberg.ReadManifestList(bytes.NewReader(data))
+	if err != nil {
+		l.err = err
+		return l
+	}
+	for _, mf := range mfs {
+		m := iceManifest{key: keyOfLoc(mf.FilePath()), mf: mf}
+		m.part, m.seq, m.gen, _ = parseManifestName(mf.FilePath())
+		l.manifests = append(l.manifests, m)
+	}
+	return l
+}
+
+func parseManifest(mf iceberg.ManifestFile, data []byte) (fs iceFiles) {
+	defer recoverErr(&fs.err)
+	entries, err := iceberg.ReadManifest(mf, bytes.NewReader(data), true)
+	if err != nil {
+		fs.err = err
+		return fs
+	}
+	for _, e := range entries {
+		df := e.DataFile()
+		fs.files = append(fs.files, iceFile{key: keyOfLoc(df.FilePath()), rows: df.Count(), size: df.FileSizeBytes()})
+	}
+	return fs
+}
+
+func (w *World) version(key string) (iceVersion, bool) {
+	o, ok := w.objs[key]
+	if !ok {
+		return iceVersion{}, false
+	}
+	return w.cached(key, o, func(b []byte) any { return parseVersion(b) }).(iceVersion), true
+}
+
+func (w *World) list(key string) (iceList, bool) {
+	o, ok := w.objs[key]
+	if !ok {
+		return iceList{}, false
+	}
+	return w.cached(key, o, func(b []byte) any { return parseList(b) }).(iceList), true
+}
+
+func (w *World) manifestFiles(m iceManifest) (iceFiles, bool) {
+	o, ok := w.objs[m.key]
+	if !ok {
+		return iceFiles{}, false
+	}
+	return w.cached(m.key, o, func(b []byte) any { return parseManifest(m.mf, b) }).(iceFiles), true
+}
+
+// retention is how long a snapshot keeps its files: GC's snapshot
+// retention, as pswap.Table.GC derives it (MinAge here).
+func (w *World) retention() time.Duration {
+	if w.cfg.GC.MinAge > 0 {
+		return w.cfg.GC.MinAge
+	}
+	return time.Nanosecond
+}
+
+// observeVersion checks a new metadata version when its PUT is applied: it
+// must not bring back an older generation of any partition than the
+// version before it named (a slow publisher never brings back older data).
+// The lock is held.
+func (w *World) observeVersion(v int, data []byte) {
+	if v <= w.iceLatest {
+		return
+	}
+	prev := w.iceGens
+	w.iceLatest = v
+	w.iceGens = nil
+	nv := parseVersion(data)
+	if nv.err != nil {
+		w.fail("I6-ice", "%s published version %d, which does not parse: %v", w.curName(), v, nv.err)
+		return
+	}
+	gens := map[string]string{}
+	for _, s := range nv.snaps {
+		if s.id != nv.current {
+			continue
+		}
+		l, ok := w.list(s.list)
+		if !ok {
+			w.fail("I6-ice", "%s published version %d, whose manifest list %s does not exist", w.curName(), v, s.list)
+			return
+		}
+		for _, m := range l.manifests {
+			gens[m.part] = m.gen
+		}
+	}
+	w.iceGens = gens
+	for _, part := range w.partNames() {
+		ph := partHash(part)
+		old, now := prev[ph], gens[ph]
+		if old == "" || old == now {
+			continue
+		}
+		if now == "" {
+			continue // its manifest leaves when its generation has no files
+		}
+		if w.genIndex(part, now) < w.genIndex(part, old) {
+			w.fail("I6-ice", "%s published version %d with generation %s of %s over the newer %s: it went back",
+				w.curName(), v, now, part, old)
+			return
+		}
+		// Fresh: a generation a version adds was current within
+		// CommitWindow of the version landing (the publisher read the
+		// pointer naming it at most that long before), which is what GC's
+		// protection of what the snapshots name assumes.
+		if e := w.findGen(part, now); e != nil && !e.retiredAt.IsZero() && w.clock.Sub(e.retiredAt) > w.cfg.CommitWindow+time.Second {
+			w.fail("I6-ice", "%s published version %d naming generation %s of %s, retired %s before (commit window %s)",
+				w.curName(), v, now, part, w.clock.Sub(e.retiredAt).Round(time.Millisecond), w.cfg.CommitWindow)
+		}
+	}
+}
+
+// partNames is every partition of the run, sorted.
+func (w *World) partNames() []string { return slices.Sorted(slices.Values(w.cfg.Partitions)) }
+
+// genIndex is a generation's place in a partition's history (-1: never current).
+func (w *World) genIndex(part, gen string) int {
+	for i, e := range w.truth(part).hist {
+		if e.gen == gen {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkIceberg checks, after every step, that the latest metadata version
+// and what it references exist: the current snapshot's manifest list, its
+// manifests and their data files, and the same for every snapshot still
+// within the retention (I6-ice).
+func (w *World) checkIceberg() {
+	if w.iceLatest == 0 || w.cfg.wallClock {
+		return
+	}
+	w.iceChecks++
+	key := lakehouse.MetadataKey(w.iceLatest)
+	v, ok := w.version(key)
+	if !ok {
+		w.fail("I6-ice", "the latest metadata version %s is gone", key)
+		return
+	}
+	if v.err != nil {
+		w.fail("I6-ice", "the latest metadata version %s does not parse: %v", key, v.err)
+		return
+	}
+	cutoff := w.clock.Add(-w.retention())
+	for _, s := range v.snaps {
+		what := "the current snapshot"
+		if s.id != v.current {
+			if s.ts.Before(cutoff) {
+				continue
+			}
+			what = fmt.Sprintf("snapshot %d (%s old, within the retention %s)", s.id, w.clock.Sub(s.ts).Round(time.Millisecond), w.retention())
+		}
+		l, ok := w.list(s.list)
+		if !ok {
+			w.fail("I6-ice", "%s of %s names the manifest list %s, which is gone", what, key, s.list)
+			return
+		}
+		if l.err != nil {
+			w.fail("I6-ice", "%s of %s: manifest list %s: %v", what, key, s.list, l.err)
+			return
+		}
+		for _, m := range l.manifests {
+			fs, ok := w.manifestFiles(m)
+			if !ok {
+				w.fail("I6-ice", "%s of %s names the manifest %s, which is gone", what, key, m.key)
+				return
+			}
+			if fs.err != nil {
+				w.fail("I6-ice", "%s of %s: manifest %s: %v", what, key, m.key, fs.err)
+				return
+			}
+			for _, f := range fs.files {
+				if _, ok := w.objs[f.key]; !ok {
+					w.fail("I6-ice", "%s of %s names the data file %s, which was deleted", what, key, f.key)
+					return
+				}
+			}
+		}
+	}
+}
+
+// current is, per partition, the files and rows of the latest metadata
+// version's current snapshot.
+func (w *World) icebergContent() (map[string]map[string]bool, map[string]int64, error) {
+	files, rows := map[string]map[string]bool{}, map[string]int64{}
+	if w.iceLatest == 0 {
+		return files, rows, nil
+	}
+	v, ok := w.version(lakehouse.MetadataKey(w.iceLatest))
+	if !ok || v.err != nil {
+		return nil, nil, fmt.Errorf("latest version %d unreadable: %v", w.iceLatest, v.err)
+	}
+	for _, s := range v.snaps {
+		if s.id != v.current {
+			continue
+		}
+		l, ok := w.list(s.list)
+		if !ok || l.err != nil {
+			return nil, nil, fmt.Errorf("manifest list %s unreadable: %v", s.list, l.err)
+		}
+		for _, m := range l.manifests {
+			fs, ok := w.manifestFiles(m)
+			if !ok || fs.err != nil {
+				return nil, nil, fmt.Errorf("manifest %s unreadable: %v", m.key, fs.err)
+			}
+			for _, f := range fs.files {
+				part, ok := swap.PartitionOf(f.key)
+				if !ok {
+					return nil, nil, fmt.Errorf("manifest %s names %s, outside any partition", m.key, f.key)
+				}
+				if files[part] == nil {
+					files[part] = map[string]bool{}
+				}
+				files[part][f.key] = true
+				rows[part] += f.rows
+			}
+		}
+	}
+	return files, rows, nil
+}
+
+// converge runs a last reconcile with no faults once every actor is done,
+// and checks that the metadata then names exactly every partition's
+// current generation: its files and its rows.
+func (w *World) converge() {
+	if !w.iceberg || w.failure != nil {
+		return
+	}
+	opts := w.iceOptions(nil)
+	_, err := lakehouse.Publish(context.Background(), w.st, opts)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.record(Event{Actor: "CHECK", Outcome: fmt.Sprintf("final reconcile: %v", err)})
+	if w.failure != nil {
+		return
+	}
+	if err != nil {
+		w.fail("I6-ice", "the final reconcile, with no faults, failed: %v", err)
+		return
+	}
+	files, rows, err := w.icebergContent()
+	if err != nil {
+		w.fail("I6-ice", "after the final reconcile: %v", err)
+		return
+	}
+	w.iceChecks++
+	for _, part := range w.partNames() {
+		want, wantRows := map[string]bool{}, int64(0)
+		if cur := w.truth(part).current(); cur != nil {
+			if mo, ok := w.objs[swap.ManifestKey(part, cur.gen)]; ok {
+				if m, err := manifest.Decode(mo.data); err == nil {
+					for _, f := range m.Files {
+						want[swap.DataPrefix(part, m.DataGen())+f.Path] = true
+					}
+					wantRows = m.Rows
+				}
+			}
+		}
+		if len(want) == 0 {
+			wantRows = 0
+		}
+		got := files[part]
+		same := len(got) == len(want)
+		for k := range want {
+			same = same && got[k]
+		}
+		if !same || rows[part] != wantRows {
+			w.fail("I6-ice", "after the final reconcile the metadata names %d files and %d rows of %s, its current generation has %d files and %d rows",
+				len(got), rows[part], part, len(want), wantRows)
+			return
+		}
+	}
+}
+
+// iceOptions are a publisher's: the simulated clock for snapshot
+// timestamps, a random source of its own, every retry wait a scheduling
+// point, one request at a time.
+func (w *World) iceOptions(a *actor) lakehouse.Options {
+	rng := rand.New(rand.NewPCG(w.cfg.Seed, 0x1ce<<32))
+	if a != nil {
+		if a.iceRand == nil {
+			a.iceRand = rand.New(rand.NewPCG(w.cfg.Seed, 0x1ce<<32|uint64(a.id)))
+		}
+		rng = a.iceRand
+	}
+	return lakehouse.Options{
+		Concurrency: 1,
+		MaxAttempts: 8,
+		MaxElapsed:  w.cfg.MaxElapsed,
+		Now:         w.clockNow,
+		Rand:        rng, // one per actor, across its publishes
+		Sleep:       func(ctx context.Context, _ time.Duration) error { return w.pauseIf(ctx, 1) },
+		Schema:      simSchema,
+	}
+}
+
+// pauseIf is a scheduling point for an actor, and nothing outside one (the
+// final reconcile).
+func (w *World) pauseIf(ctx context.Context, n int) error {
+	if a, _ := ctx.Value(actorKey{}).(*actor); a == nil {
+		return nil
+	}
+	return w.pause(ctx, n)
+}
+
+// simSchema is lakehouse's FooterSchema for the facade's Parquet files; the
+// raw files of the swap.Txn writers have the same columns, which it
+// returns without reading them.
+func simSchema(ctx context.Context, st store.Store, files []swap.FileRef) (*arrow.Schema, error) {
+	if len(files) > 0 && strings.HasSuffix(files[0].Key, ".parquet") {
+		return lakehouse.FooterSchema(ctx, st, files)
+	}
+	rowSchemaOnce.Do(func() {
+		var buf bytes.Buffer
+		if rowSchemaErr = parquet.Write(&buf, rowsOf(0, 0)); rowSchemaErr != nil {
+			return
+		}
+		mem := memstore.New()
+		if _, rowSchemaErr = mem.Put(context.Background(), "f.parquet", buf.Bytes(), store.PutOptions{}); rowSchemaErr != nil {
+			return
+		}
+		rowSchema, rowSchemaErr = lakehouse.FooterSchema(context.Background(), mem, []swap.FileRef{{Key: "f.parquet", URI: "mem://f.parquet"}})
+	})
+	return rowSchema, rowSchemaErr
+}
+
+var (
+	rowSchemaOnce sync.Once
+	rowSchema     *arrow.Schema
+	rowSchemaErr  error
+)
+
+// pubSlot is what a committing actor leaves for the publisher that follows it.
+type pubSlot struct {
+	part string
+	res  swap.Result
+	w    *pswap.Writer    // the facade's writer (Writer.Publish), or nil
+	p    *pswap.Partition // else Partition.Publish
+}
+
+// publisherBody publishes the commit or rollback its predecessor made, the
+// way `pswap commit --publish` does after it (pswap.Writer.Publish,
+// pswap.Partition.Publish: lakehouse.PublishCommit).
+func (w *World) publisherBody(slot *pubSlot) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		w.mu.Lock()
+		s := *slot
+		w.mu.Unlock()
+		if s.part == "" || !s.res.Changed {
+			return "nothing to publish"
+		}
+		if slow := a.rng.IntN(3) == 0; slow || w.cfg.Plant == PlantPublisherSkipSeqCheck {
+			// A slow publisher: other commits (and their publishers) may
+			// go first. (The planted one is always slow: its bug shows
+			// when a newer generation was published first.)
+			n := 5 + a.rng.IntN(40)
+			if !slow {
+				n = 20 + a.rng.IntN(80)
+			}
+			if err := w.sleep(ctx, n, time.Duration(a.rng.IntN(4))*time.Second); err != nil {
+				return "killed"
+			}
+		}
+		opts := w.iceOptions(a)
+		var pub pswap.Publication
+		switch {
+		case w.cfg.Plant == PlantPublisherSkipSeqCheck:
+			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: w.plantedSeq(a, s.part, s.res.Seq)}
+			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
+			pub = pswap.Publication{Published: err == nil, Version: r.Version, Err: err}
+		case s.w != nil:
+			pub = s.w.Publish(ctx, opts)
+		default:
+			pub = s.p.Publish(ctx, s.res, opts)
+		}
+		return w.report(a, func() string {
+			if !pub.Published {
+				return "not published: " + errSummary(pub.Err)
+			}
+			// A publication reported is in the latest version: this
+			// generation of the partition, or a newer one.
+			got := w.iceGens[partHash(s.part)]
+			if w.cfg.Plant == PlantNone && w.genIndex(s.part, got) < w.genIndex(s.part, s.res.Generation) {
+				w.fail("I6-ice", "%s reported %s of %s published, the latest version %d names %s", a, s.res.Generation, s.part, w.iceLatest, got)
+			}
+			return fmt.Sprintf("published %s (version %d, %d rebases)", s.res.Generation, pub.Version, pub.Rebases)
+		})
+	}
+}
+
+// plantedSeq is the sequence number the planted publisher claims: one past
+// the partition's latest swap, so that it neither finds the metadata as
+// new as its commit nor switches to what the pointer names now. The lock
+// is not held.
+func (w *World) plantedSeq(a *actor, part string, seq int64) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := int64(len(w.truth(part).hist))
+	if seq >= n {
+		return seq // its generation is current: the check would pass anyway
+	}
+	w.faults[FaultPlantedSkip]++
+	w.record(Event{Actor: a.name, Outcome: fmt.Sprintf("planted: publishes seq %d as %d", seq, n+1)})
+	return n + 1
+}
+
+// reconcilerBody runs `pswap publish` (lakehouse.Publish through
+// pswap.Table.Publish) Rounds times, Pause steps apart.
+func (w *World) reconcilerBody(gs GCSpec) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		var outs []string
+		for round := range gs.Rounds {
+			if round > 0 {
+				if err := w.pause(ctx, gs.Pause); err != nil {
+					return "killed"
+				}
+			}
+			r, err := pswap.NewTable(w.st).Publish(ctx, w.iceOptions(a))
+			switch {
+			case err != nil:
+				outs = append(outs, "failed: "+errSummary(err))
+			case r.Changed:
+				outs = append(outs, fmt.Sprintf("v%d", r.Version))
+			default:
+				outs = append(outs, "no-op")
+			}
+		}
+		return w.report(a, func() string { return fmt.Sprint(outs) })
+	}
+}
+
+// iceReaderBody resolves the latest Iceberg snapshot Reads times and reads
+// every data file it names.
+func (w *World) iceReaderBody(rs ReaderSpec) func(context.Context, *actor) string {
+	return func(ctx context.Context, a *actor) string {
+		n := map[string]int{}
+		for range rs.Reads {
+			n[w.iceReadOnce(ctx, a, rs)]++
+			if err := w.pause(ctx, 1+a.rng.IntN(20)); err != nil {
+				break
+			}
+		}
+		return w.report(a, func() string {
+			return fmt.Sprintf("complete %d, gone past the windows %d, unresolved %d, failed %d", n["complete"], n["expired"], n["unresolved"], n["failed"])
+		})
+	}
+}
+
+// readRetry reads an object, retrying transient failures.
+func (w *World) readRetry(ctx context.Context, key string) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		data, _, err := store.ReadAll(ctx, w.st, key)
+		if err == nil || !store.IsRetryable(err) || attempt == 3 {
+			return data, err
+		}
+	}
+}
+
+// iceReadOnce opens the latest version (the hint and a probe past it, as
+// readers find it), its current snapshot's manifest list, its manifests
+// and their data files, one request each, across scheduling points. A file
+// missing while the snapshot is within the retention, or a data file of a
+// generation that was current when the reader opened the snapshot, within
+// GC's min-age of that, breaks I6-ice.
+func (w *World) iceReadOnce(ctx context.Context, a *actor, spec ReaderSpec) string {
+	_, v, err := lakehouse.Latest(ctx, w.st)
+	if err != nil || v == 0 {
+		return "unresolved"
+	}
+	data, err := w.readRetry(ctx, lakehouse.MetadataKey(v))
+	if err != nil {
+		return "unresolved" // expired past its version (its metadata may go once superseded)
+	}
+	meta, err := lakehouse.ParseMetadata(data)
+	if err != nil {
+		w.mu.Lock()
+		w.fail("I6-ice", "%s read version %d, which does not parse: %v", a, v, err)
+		w.mu.Unlock()
+		return "failed"
+	}
+	cs := meta.CurrentSnapshot()
+	if cs == nil {
+		return "unresolved"
+	}
+	w.mu.Lock()
+	rd := &iceRead{snapTS: time.UnixMilli(cs.TimestampMs), t0: w.clock, live: map[string]bool{}}
+	for _, part := range w.partNames() {
+		if cur := w.truth(part).current(); cur != nil {
+			rd.live[part+"\x00"+cur.dataGen] = true
+		}
+	}
+	w.mu.Unlock()
+	// missing reports whether a key of the snapshot being gone breaks the
+	// invariant, and fails the run if so.
+	missing := func(what, key string) bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		age := w.clock.Sub(rd.snapTS)
+		if age < w.retention() {
+			w.fail("I6-ice", "%s lost %s %s of snapshot %d, %s old (retention %s)", a, what, key, cs.SnapshotID, age.Round(time.Millisecond), w.retention())
+			return true
+		}
+		if part, kind, gen := classify(key); kind == kindData && rd.live[part+"\x00"+gen] && w.clock.Sub(rd.t0) < w.cfg.GC.MinAge {
+			w.fail("I6-ice", "%s lost data file %s of generation %s, current %s before (min-age %s)", a, key, gen, w.clock.Sub(rd.t0).Round(time.Millisecond), w.cfg.GC.MinAge)
+			return true
+		}
+		return false
+	}
+	ld, err := w.readRetry(ctx, keyOfLoc(cs.ManifestList))
+	if errors.Is(err, store.ErrNotFound) {
+		missing("manifest list", keyOfLoc(cs.ManifestList))
+		return "expired"
+	}
+	if err != nil {
+		return "failed"
+	}
+	l := parseList(ld)
+	if l.err != nil {
+		w.mu.Lock()
+		w.fail("I6-ice", "%s: manifest list %s: %v", a, cs.ManifestList, l.err)
+		w.mu.Unlock()
+		return "failed"
+	}
+	var files []iceFile
+	for _, m := range l.manifests {
+		md, err := w.readRetry(ctx, m.key)
+		if errors.Is(err, store.ErrNotFound) {
+			missing("manifest", m.key)
+			return "expired"
+		}
+		if err != nil {
+			return "failed"
+		}
+		fs := parseManifest(m.mf, md)
+		if fs.err != nil {
+			w.mu.Lock()
+			w.fail("I6-ice", "%s: manifest %s: %v", a, m.key, fs.err)
+			w.mu.Unlock()
+			return "failed"
+		}
+		files = append(files, fs.files...)
+	}
+	for i, f := range files {
+		if i > 0 && spec.Pause > 0 {
+			if err := w.sleep(ctx, spec.Pause, spec.Sleep); err != nil {
+				return "failed"
+			}
+		}
+		data, err := w.readRetry(ctx, f.key)
+		if errors.Is(err, store.ErrNotFound) {
+			missing("data file", f.key)
+			return "expired"
+		}
+		if err != nil {
+			return "failed"
+		}
+		if int64(len(data)) != f.size {
+			w.mu.Lock()
+			w.fail("I6-ice", "%s read %s: %d bytes, the manifest records %d", a, f.key, len(data), f.size)
+			w.mu.Unlock()
+			return "failed"
+		}
+	}
+	return "complete"
+}
