@@ -60,8 +60,9 @@
 // Switching between input kinds (structs of another type, Arrow records
 // of another Arrow schema, an ingested file) starts a new file.
 //
-// Go structs are encoded by Write itself, while the row hash runs on a
-// second core; with [Options.Encoders] > 1, row groups are encoded on that
+// Go structs are encoded by Write itself, while the row hash of the same
+// call's rows runs on a second core (one hand-off per call: write in
+// batches of thousands of rows to use it); with [Options.Encoders] > 1, row groups are encoded on that
 // many goroutines from copies of their rows, and copied into the file in
 // order, page for page (memory then holds up to Encoders+2 row groups). A
 // row group of structs is a fixed run of rows counted from the start of

@@ -193,8 +193,8 @@ func valueEnc(t reflect.Type, canon arrow.DataType) func(b []byte, p unsafe.Poin
 	return nil
 }
 
-// hashFast adds the content checksum of rows to the part's sums.
-func hashFast[T any](s *Stager, si *structInfo, rows []T) {
+// hashFast adds the content checksum of rows to sum.
+func hashFast[T any](s *Stager, si *structInfo, rows []T, sum *sums) {
 	encs, fold := si.fast, si.fold
 	for i := range rows {
 		base := unsafe.Pointer(&rows[i])
@@ -217,6 +217,6 @@ func hashFast[T any](s *Stager, si *structInfo, rows []T) {
 			}
 		}
 		s.buf = b
-		fold.end(&s.cur.sum, b)
+		fold.end(sum, b)
 	}
 }

@@ -96,8 +96,8 @@ func probeKinds(st reflect.Type, ps *pq.Schema, leaves [][]string) error {
 // rollover and row group checks run between steps.
 const structBatch = 1024
 
-// parallelHash: hash each batch of structs on another goroutine while it is
-// encoded, where there is more than one CPU to run them.
+// parallelHash: hash the structs of a Write call on another goroutine while
+// they are encoded, where there is more than one CPU to run them.
 var parallelHash = runtime.GOMAXPROCS(0) > 1
 
 // Write appends rows of a Go struct type, written through parquet-go's
@@ -129,6 +129,39 @@ func writeStructs[T any](s *Stager, rows []T) error {
 	if err := s.setSchema("Go type "+t.String(), si.canon); err != nil {
 		return err
 	}
+	if t.Kind() == reflect.Pointer {
+		for i := range rows {
+			if reflect.ValueOf(&rows[i]).Elem().IsNil() {
+				return fmt.Errorf("%w: Write: nil %s", ErrBadInput, t)
+			}
+		}
+	}
+	// The row hash of all the call's rows runs on a second core while
+	// parquet-go encodes them batch by batch (or copies them for the
+	// encoders): both only read the rows, and the hasher keeps its own
+	// sums (the content checksum is a sum: which file a row lands in does
+	// not count), added to the generation's once both are done and before
+	// Write returns the caller's rows. One hand-off per call, not one per
+	// batch: per batch, the hasher and the encoder kept waiting on each
+	// other and the second core did not pay.
+	if all := rows; si.fast != nil {
+		if parallelHash && len(all) >= 256 {
+			var hsum sums
+			hashed := make(chan struct{})
+			go func() {
+				defer close(hashed)
+				hashFast(s, si, all, &hsum)
+			}()
+			defer func() {
+				<-hashed
+				s.sum.add(hsum)
+			}()
+		} else {
+			var hsum sums
+			hashFast(s, si, all, &hsum)
+			s.sum.add(hsum)
+		}
+	}
 	var row pq.Row
 	for len(rows) > 0 {
 		if err := s.ctx.Err(); err != nil {
@@ -137,32 +170,10 @@ func writeStructs[T any](s *Stager, rows []T) error {
 		n := min(len(rows), structBatch)
 		batch := rows[:n]
 		rows = rows[n:]
-		if t.Kind() == reflect.Pointer {
-			for i := range batch {
-				if reflect.ValueOf(&batch[i]).Elem().IsNil() {
-					return fmt.Errorf("%w: Write: nil %s", ErrBadInput, t)
-				}
-			}
-		}
 
 		pp, err := structPipeFor[T](s, si)
 		if err != nil {
 			return err
-		}
-		// The row hash of the batch runs on a second core while parquet-go
-		// encodes it (or copies it for the encoders): both only read the
-		// rows, and the hash state is the hasher's alone until it is done.
-		var hashed chan struct{}
-		if si.fast != nil {
-			if parallelHash {
-				hashed = make(chan struct{})
-				go func() {
-					defer close(hashed)
-					hashFast(s, si, batch)
-				}()
-			} else {
-				hashFast(s, si, batch)
-			}
 		}
 		for i := 0; si.fast == nil && i < len(batch); i++ {
 			row = si.schema.Deconstruct(row[:0], &batch[i])
@@ -184,11 +195,7 @@ func writeStructs[T any](s *Stager, rows []T) error {
 			si.fold.end(&s.cur.sum, b)
 		}
 		// Chunks of rows are encoded on their own goroutines (parallel.go).
-		err = pp.write(batch)
-		if hashed != nil {
-			<-hashed
-		}
-		if err != nil {
+		if err := pp.write(batch); err != nil {
 			return err
 		}
 		if err := pp.commitReady(); err != nil {
