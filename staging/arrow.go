@@ -42,7 +42,7 @@ func (s *Stager) canonOfRecordSchema(sc *arrow.Schema) (*canonSchema, error) {
 	return c, nil
 }
 
-func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) error {
+func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) (err error) {
 	c, err := s.canonOfRecordSchema(rec.Schema())
 	if err != nil {
 		return err
@@ -66,6 +66,39 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) error {
 			}
 		}
 	}
+	// The content checksum of the whole record is computed on a second
+	// core while pqarrow encodes it (Arrow arrays are immutable; the
+	// hasher keeps its own sums, added once both are done: the checksum is
+	// a sum, so which file a row lands in does not count).
+	var hsum sums
+	hash := func() error {
+		if err := s.colh.addRecord(rec, c.arrow, &hsum.col); err != nil {
+			return fmt.Errorf("staging: %w", err)
+		}
+		for i := 0; encs != nil && i < int(n); i++ {
+			b := s.buf[:0]
+			for _, e := range encs {
+				b = e(b, i)
+			}
+			s.buf = b
+			hsum.row.addRow(b)
+		}
+		return nil
+	}
+	if parallelHash {
+		hashed := make(chan error, 1)
+		go func() { hashed <- hash() }()
+		defer func() {
+			if herr := <-hashed; herr != nil && err == nil {
+				err = herr
+			}
+			s.sum.add(hsum)
+		}()
+	} else if err := hash(); err != nil {
+		return err
+	} else {
+		s.sum.add(hsum)
+	}
 	for off := int64(0); off < n; off += arrowBatch {
 		if err := s.ctx.Err(); err != nil {
 			return err
@@ -78,20 +111,6 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) error {
 		slice := rec
 		if off != 0 || end != n {
 			slice = rec.NewSlice(off, end)
-		}
-		if err := s.colh.addRecord(slice, c.arrow, &s.cur.sum.col); err != nil {
-			if slice != rec {
-				slice.Release()
-			}
-			return fmt.Errorf("staging: %w", err)
-		}
-		for i := int(off); encs != nil && i < int(end); i++ {
-			b := s.buf[:0]
-			for _, e := range encs {
-				b = e(b, i)
-			}
-			s.buf = b
-			s.cur.sum.row.addRow(b)
 		}
 		err = enc.w.WriteBuffered(slice)
 		if slice != rec {
