@@ -258,6 +258,15 @@ func TestExpireKeepsTheHintedVersion(t *testing.T) {
 	if slices.Contains(r.Deleted, lakehouse.MetadataKey(1)) {
 		t.Fatalf("the expiry deleted the version the hint names: %v", r.Deleted)
 	}
+	// ... nor what it needs: a reader that trusts the hint opens v1, its
+	// manifest lists and their manifests (found by the simulation: the
+	// sweep kept v1 and deleted its manifest list).
+	for _, snap := range readMeta(t, mem, 1).Snapshots() {
+		key := snap.ManifestList[strings.Index(snap.ManifestList, lakehouse.MetadataPrefix):]
+		if _, err := mem.Stat(ctx, key); err != nil {
+			t.Fatalf("the hinted version's manifest list %s: %v (deleted %v)", key, err, r.Deleted)
+		}
+	}
 	publish(t, mem, commit(t, mem, part, 6, "c", swap.Options{OnConflict: swap.Overwrite}))
 	if got := checkReaders(t, mem); got[part] != 6 {
 		t.Fatalf("rows %v", got)

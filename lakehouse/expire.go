@@ -251,19 +251,50 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 			}
 		}
 	}
-	for _, snap := range p.retained(s.meta, cutoff) {
+	keepSnapshot := func(snap table.Snapshot) error {
 		lk, err := p.keyOf(snap.ManifestList)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		if live[lk] {
+			return nil
 		}
 		live[lk] = true
 		list, err := p.readList(ctx, snap.ManifestList)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, mf := range list {
 			if k, err := p.keyOf(mf.FilePath()); err == nil {
 				live[k] = true
+			}
+		}
+		return nil
+	}
+	for _, snap := range p.retained(s.meta, cutoff) {
+		if err := keepSnapshot(snap); err != nil {
+			return nil, err
+		}
+	}
+	if live[MetadataKey(p.hinted)] && p.hinted != s.version {
+		// Readers that trust the hint (Iceberg's own readers do) open the
+		// hinted version: what its snapshots use stays with it, or they
+		// would find it corrupt (found by the simulation: a 503 on the
+		// hint update, then this sweep deleted the hinted version's
+		// manifest list).
+		data, _, err := store.ReadAll(ctx, p.st, MetadataKey(p.hinted))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		if err == nil {
+			hm, err := ParseMetadata(data)
+			if err != nil {
+				return nil, err
+			}
+			for _, snap := range hm.Snapshots() {
+				if err := keepSnapshot(snap); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -433,8 +433,13 @@ var errLostRace = errors.New("lost the race for the next metadata version")
 
 // run loads the latest version, asks plan what to change, and writes the
 // next version; it rebases when another publisher wrote that version first.
+// maxReadTries bounds the repeats of an attempt whose reads failed
+// transiently.
+const maxReadTries = 4
+
 func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) ([]partUpdate, error)) (Result, error) {
 	probe := false
+	readTries := 0
 	for attempt := 1; ; attempt++ {
 		if !p.firstWrite.IsZero() && p.opts.Now().Sub(p.firstWrite) > p.opts.MaxElapsed {
 			// The manifests written by earlier attempts are older than
@@ -448,11 +453,22 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			p.firstWrite = time.Time{}
 		}
 		s, err := p.load(ctx, probe)
-		if err != nil {
-			return Result{Rebases: p.rebases}, err
+		var ups []partUpdate
+		if err == nil {
+			ups, err = plan(ctx, s)
 		}
-		ups, err := plan(ctx, s)
 		if err != nil {
+			// The reads of an attempt (the hint, the metadata, the
+			// manifest lists, the pointers) write nothing: a transient
+			// failure repeats the attempt, as the writes retry theirs
+			// (the CLI runs the SDK at one attempt).
+			if store.IsRetryable(err) && readTries < maxReadTries {
+				if werr := p.backoff(ctx, readTries); werr != nil {
+					return Result{Rebases: p.rebases}, werr
+				}
+				readTries++
+				continue
+			}
 			return Result{Rebases: p.rebases}, err
 		}
 		if len(ups) == 0 {
