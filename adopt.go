@@ -2,13 +2,10 @@ package pswap
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -313,16 +310,7 @@ var errChanged = errkind.New("changed while it was being adopted (is the engine 
 
 // adoptedChecksum is the AdoptedChecksumAlgo checksum of files.
 func adoptedChecksum(files []manifest.File) string {
-	lines := make([]string, len(files))
-	for i, f := range files {
-		lines[i] = fmt.Sprintf("%d %s\n", f.Size, f.Checksum)
-	}
-	slices.Sort(lines)
-	h := sha256.New()
-	for _, l := range lines {
-		io.WriteString(h, l)
-	}
-	return AdoptedChecksumAlgo + ":" + hex.EncodeToString(h.Sum(nil))
+	return AdoptedChecksumAlgo + ":" + manifest.FilesDigest(files)
 }
 
 // scanRows reads the files in full (spooled to temporary files) and returns

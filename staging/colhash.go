@@ -1,14 +1,10 @@
 package staging
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -37,16 +33,7 @@ const (
 
 // filesChecksum is the ChecksumFiles checksum of files.
 func filesChecksum(files []manifest.File) string {
-	lines := make([]string, len(files))
-	for i, f := range files {
-		lines[i] = fmt.Sprintf("%d %s\n", f.Size, f.Checksum)
-	}
-	slices.Sort(lines)
-	h := sha256.New()
-	for _, l := range lines {
-		io.WriteString(h, l)
-	}
-	return ChecksumFiles + ":" + hex.EncodeToString(h.Sum(nil))
+	return ChecksumFiles + ":" + manifest.FilesDigest(files)
 }
 
 // Constants of colsum128 (doc.go).
@@ -94,15 +81,22 @@ func (s *rowSum) addFold(acc uint64) {
 // colsumChecksum folds the schema, the row count and the sum of row hashes
 // into the generation's colsum128 content checksum.
 func colsumChecksum(schema string, rows int64, s rowSum) string {
-	b := make([]byte, 0, len(schema)+64)
-	b = append(b, "pswap/colsum128/v2\x00"...)
+	return foldChecksum(ChecksumColSum, "pswap/colsum128/v2", schema, rows, s)
+}
+
+// foldChecksum is a content checksum "<algo>:<hex>": XXH3-128 of the
+// algorithm's tag, the schema, the row count and the row sum.
+func foldChecksum(algo, tag, schema string, rows int64, s rowSum) string {
+	b := make([]byte, 0, len(tag)+len(schema)+64)
+	b = append(b, tag...)
+	b = append(b, 0)
 	b = append(b, schema...)
 	b = append(b, 0)
 	b = binary.BigEndian.AppendUint64(b, uint64(rows))
 	b = binary.BigEndian.AppendUint64(b, s.hi)
 	b = binary.BigEndian.AppendUint64(b, s.lo)
 	h := xxh3.Hash128(b)
-	return fmt.Sprintf("%s:%016x%016x", ChecksumColSum, h.Hi, h.Lo)
+	return fmt.Sprintf("%s:%016x%016x", algo, h.Hi, h.Lo)
 }
 
 // sums are the two row sums a part or a generation keeps: colsum128's

@@ -55,15 +55,7 @@ func (s *rowSum) add(o rowSum) {
 // rowsumChecksum folds the schema, the row count and the row sum into the
 // generation's rowsum128 content checksum.
 func rowsumChecksum(schema string, rows int64, s rowSum) string {
-	b := make([]byte, 0, len(schema)+64)
-	b = append(b, "pswap/rowsum128/v1\x00"...)
-	b = append(b, schema...)
-	b = append(b, 0)
-	b = binary.BigEndian.AppendUint64(b, uint64(rows))
-	b = binary.BigEndian.AppendUint64(b, s.hi)
-	b = binary.BigEndian.AppendUint64(b, s.lo)
-	h := xxh3.Hash128(b)
-	return fmt.Sprintf("%s:%016x%016x", ChecksumRowSum, h.Hi, h.Lo)
+	return foldChecksum(ChecksumRowSum, "pswap/rowsum128/v1", schema, rows, s)
 }
 
 func appendInt(b []byte, v int64) []byte {
