@@ -42,6 +42,18 @@ func InferPartitionColumns(key string, layout *partition.Layout) ([]PartitionCol
 		l := guessLayout(c.Name, c.Value)
 		out[i] = PartitionColumn{Name: c.Name, Layout: l, Type: layoutType(l)}
 	}
+	if l := timeLayout(out); l != nil {
+		if _, err := l.Interval(k); err != nil {
+			// Each value fits its layout, but together they are no time
+			// (year 0000, February 31): keep the columns free-form, as a
+			// single column that fits no layout is, rather than make a
+			// table that refuses the key it was inferred from (found by
+			// FuzzCheckKey).
+			for i := range out {
+				out[i].Layout, out[i].Type = "", StringType
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -106,3 +106,25 @@ func TestCheckKey(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// Values that fit their layouts one by one but are no time together give
+// free-form columns: the table accepts the key it was inferred from.
+func TestInferImpossibleDateIsFreeForm(t *testing.T) {
+	for key, timed := range map[string]bool{
+		"year=2026/month=02/day=28": true,
+		"year=2026/month=02/day=31": false,
+		"y=0000/m=01/d=01/day=01":   false,
+	} {
+		cols, err := InferPartitionColumns(key, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		if got := cols[0].Layout != ""; got != timed {
+			t.Errorf("%s: layouts %+v, want timed %v", key, cols, timed)
+		}
+		tb := &Table{PartitionColumns: cols}
+		if err := tb.CheckKey(key); err != nil {
+			t.Errorf("%s: the table refuses its own key: %v", key, err)
+		}
+	}
+}
