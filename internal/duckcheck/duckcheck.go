@@ -66,22 +66,14 @@ func SkipIfUnavailable(t TB) {
 }
 
 // Usable reports whether DuckDB can run: false (logged) when node is
-// missing; a fatal test error when node is there but DuckDB's package is
-// not installed.
+// missing; a fatal test error when node is there but DuckDB is not installed.
 func Usable(t interface {
 	Helper()
 	Logf(format string, args ...any)
 	Fatalf(format string, args ...any)
 }) bool {
 	t.Helper()
-	if err := Available(); err != nil {
-		if errors.Is(err, nodeenv.ErrNoNode) {
-			t.Logf("DuckDB check skipped: %v", err)
-			return false
-		}
-		t.Fatalf("%v", err)
-	}
-	return true
+	return nodeenv.Usable(t, "DuckDB", Available())
 }
 
 // Run executes the statements in order in one in-memory DuckDB database.

@@ -55,22 +55,15 @@ func Require(t TB) {
 	nodeenv.Require(t, "icebird", Available())
 }
 
-// Usable reports whether Read can run: false (logged) when node is missing;
-// a fatal test error when node is there but icebird is not installed.
+// Usable reports whether icebird can run: false (logged) when node is
+// missing; a fatal test error when node is there but icebird is not installed.
 func Usable(t interface {
 	Helper()
 	Logf(format string, args ...any)
 	Fatalf(format string, args ...any)
 }) bool {
 	t.Helper()
-	if err := Available(); err != nil {
-		if errors.Is(err, nodeenv.ErrNoNode) {
-			t.Logf("icebird check skipped: %v", err)
-			return false
-		}
-		t.Fatalf("%v", err)
-	}
-	return true
+	return nodeenv.Usable(t, "icebird", Available())
 }
 
 // File is one data file of the current snapshot, as icebird read it.

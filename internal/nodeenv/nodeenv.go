@@ -53,6 +53,26 @@ type TB interface {
 	Fatalf(format string, args ...any)
 }
 
+// Usable applies the rule without skipping: false (logged) when err wraps
+// ErrNoNode, a fatal error for any other err, true for nil. For helpers
+// that compare with a reader only when one can run.
+func Usable(t interface {
+	Helper()
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}, what string, err error) bool {
+	t.Helper()
+	if err == nil {
+		return true
+	}
+	if errors.Is(err, ErrNoNode) {
+		t.Logf("%s check skipped: %v", what, err)
+		return false
+	}
+	t.Fatalf("%s check cannot run: %v", what, err)
+	return false
+}
+
 // Require applies the rule to the error of a reader's availability check:
 // nothing on nil, a skip when it wraps ErrNoNode, a fatal error otherwise.
 func Require(t TB, what string, err error) {

@@ -36,11 +36,12 @@ func TestFind(t *testing.T) {
 }
 
 // fakeTB records what Require did.
-type fakeTB struct{ skipped, failed string }
+type fakeTB struct{ skipped, failed, logged string }
 
 func (f *fakeTB) Helper()                        {}
 func (f *fakeTB) Skipf(format string, a ...any)  { f.skipped = fmt.Sprintf(format, a...) }
 func (f *fakeTB) Fatalf(format string, a ...any) { f.failed = fmt.Sprintf(format, a...) }
+func (f *fakeTB) Logf(format string, a ...any)   { f.logged = fmt.Sprintf(format, a...) }
 
 func TestRequire(t *testing.T) {
 	for _, c := range []struct {
@@ -55,6 +56,11 @@ func TestRequire(t *testing.T) {
 		Require(&f, "reader", c.err)
 		if (f.skipped != "") != c.skip || (f.failed != "") != c.failed {
 			t.Errorf("Require(%v): skipped %q failed %q", c.err, f.skipped, f.failed)
+		}
+		var u fakeTB
+		ok := Usable(&u, "reader", c.err)
+		if ok != (c.err == nil) || (u.logged != "") != c.skip || (u.failed != "") != c.failed {
+			t.Errorf("Usable(%v) = %v: logged %q failed %q", c.err, ok, u.logged, u.failed)
 		}
 	}
 }
