@@ -102,7 +102,7 @@ func VerifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot) (*Verify
 // rowScanFor returns the row scan that recomputes content checksum sum, or
 // nil when its algorithm is not one of staging's row checksums.
 func rowScanFor(sum string) *staging.RowScan {
-	algo, _, _ := strings.Cut(sum, ":")
+	algo := staging.ChecksumAlgo(sum)
 	if algo != staging.ChecksumColSum && algo != staging.ChecksumRowSum {
 		return nil
 	}

@@ -52,7 +52,7 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 	if err != nil {
 		return nil, err
 	}
-	if base := txn.Base().Pointer; base != nil && strings.HasPrefix(base.ContentChecksum, staging.ChecksumRowSum+":") {
+	if base := txn.Base().Pointer; base != nil && staging.ChecksumAlgo(base.ContentChecksum) == staging.ChecksumRowSum {
 		// The current generation was staged before colsum128: compute its
 		// algorithm as well, so that identical rows are still a no-op.
 		opts.Staging.LegacyChecksum = true

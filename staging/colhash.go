@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -30,6 +31,13 @@ const (
 	// same checksum; the same rows in other bytes do not.
 	ChecksumFiles = "files-sha256"
 )
+
+// ChecksumAlgo is the algorithm of a content checksum "<algo>:<hex>" (one
+// of the Checksum constants for staging's own).
+func ChecksumAlgo(sum string) string {
+	algo, _, _ := strings.Cut(sum, ":")
+	return algo
+}
 
 // filesChecksum is the ChecksumFiles checksum of files.
 func filesChecksum(files []manifest.File) string {

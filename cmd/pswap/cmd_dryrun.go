@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/staging"
@@ -60,7 +59,7 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 		}
 		return c.printDryRun(doc)
 	}
-	if cur != nil && strings.HasPrefix(cur.ContentChecksum, staging.ChecksumRowSum+":") {
+	if cur != nil && staging.ChecksumAlgo(cur.ContentChecksum) == staging.ChecksumRowSum {
 		// As Begin does on the real table: a generation committed before
 		// colsum128 compares by its own algorithm.
 		p.wopts.Staging.LegacyChecksum = true
