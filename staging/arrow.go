@@ -67,11 +67,8 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) (err error) {
 		}
 	}
 	// The content checksum of the whole record is computed on a second
-	// core while pqarrow encodes it (Arrow arrays are immutable; the
-	// hasher keeps its own sums, added once both are done: the checksum is
-	// a sum, so which file a row lands in does not count).
-	var hsum sums
-	hash := func() error {
+	// core while pqarrow encodes it (Arrow arrays are immutable).
+	hash := func(hsum *sums) error {
 		if err := s.colh.addRecord(rec, c.arrow, &hsum.col); err != nil {
 			return fmt.Errorf("staging: %w", err)
 		}
@@ -85,20 +82,12 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) (err error) {
 		}
 		return nil
 	}
-	if parallelHash {
-		hashed := make(chan error, 1)
-		go func() { hashed <- hash() }()
-		defer func() {
-			if herr := <-hashed; herr != nil && err == nil {
-				err = herr
-			}
-			s.sum.add(hsum)
-		}()
-	} else if err := hash(); err != nil {
-		return err
-	} else {
-		s.sum.add(hsum)
-	}
+	wait := s.hashBeside(parallelHash, hash)
+	defer func() {
+		if herr := wait(); herr != nil && err == nil {
+			err = herr
+		}
+	}()
 	for off := int64(0); off < n; off += arrowBatch {
 		if err := s.ctx.Err(); err != nil {
 			return err

@@ -100,6 +100,28 @@ const structBatch = 1024
 // they are encoded, where there is more than one CPU to run them.
 var parallelHash = runtime.GOMAXPROCS(0) > 1
 
+// hashBeside runs hash, which adds the content checksum of an input's rows
+// to the sums it is given, on a second goroutine when beside is true, else
+// at once. The returned wait waits for it, adds its sums to the
+// generation's (the checksum is a sum: which file a row lands in does not
+// count) and returns its error; callers defer it, so that nothing reads the
+// caller's rows after the call returns.
+func (s *Stager) hashBeside(beside bool, hash func(*sums) error) (wait func() error) {
+	var hsum sums
+	if !beside {
+		err := hash(&hsum)
+		s.sum.add(hsum)
+		return func() error { return err }
+	}
+	done := make(chan error, 1)
+	go func() { done <- hash(&hsum) }()
+	return func() error {
+		err := <-done
+		s.sum.add(hsum)
+		return err
+	}
+}
+
 // Write appends rows of a Go struct type, written through parquet-go's
 // generic writer: fields map to columns as parquet-go's struct tags say
 // (`parquet:"name,optional,snappy,..."`; pointer fields are optional,
@@ -138,29 +160,15 @@ func writeStructs[T any](s *Stager, rows []T) error {
 	}
 	// The row hash of all the call's rows runs on a second core while
 	// parquet-go encodes them batch by batch (or copies them for the
-	// encoders): both only read the rows, and the hasher keeps its own
-	// sums (the content checksum is a sum: which file a row lands in does
-	// not count), added to the generation's once both are done and before
-	// Write returns the caller's rows. One hand-off per call, not one per
-	// batch: per batch, the hasher and the encoder kept waiting on each
-	// other and the second core did not pay.
+	// encoders): both only read the rows. One hand-off per call, not one
+	// per batch: per batch, the hasher and the encoder kept waiting on
+	// each other and the second core did not pay.
 	if all := rows; si.fast != nil {
-		if parallelHash && len(all) >= 256 {
-			var hsum sums
-			hashed := make(chan struct{})
-			go func() {
-				defer close(hashed)
-				hashFast(s, si, all, &hsum)
-			}()
-			defer func() {
-				<-hashed
-				s.sum.add(hsum)
-			}()
-		} else {
-			var hsum sums
-			hashFast(s, si, all, &hsum)
-			s.sum.add(hsum)
-		}
+		wait := s.hashBeside(parallelHash && len(all) >= 256, func(h *sums) error {
+			hashFast(s, si, all, h)
+			return nil
+		})
+		defer wait()
 	}
 	var row pq.Row
 	for len(rows) > 0 {
