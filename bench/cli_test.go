@@ -91,22 +91,5 @@ func (r *reporter) commitFile() {
 
 // commitPath commits one local file as a new generation of part.
 func commitPath(r *reporter, t *pswap.Table, part, path string) (time.Duration, error) {
-	ctx := r.ctx
-	p, err := t.Partition(part)
-	if err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	w, err := p.Begin(ctx, pswap.WriteOptions{})
-	if err != nil {
-		return 0, err
-	}
-	if err := w.AddPath(ctx, path, pswap.FormatParquet); err != nil {
-		w.Abort(ctx)
-		return 0, err
-	}
-	if _, err := w.Commit(ctx); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
+	return commitPathWith(r, t, part, path, pswap.WriteOptions{})
 }

@@ -112,18 +112,6 @@ func recoverErr(err *error) {
 	}
 }
 
-// cached parses an object once per content (metadata objects are
-// write-once; the ETag names the content).
-func (w *World) cached(key string, o object, parse func([]byte) any) any {
-	ck := key + "\x00" + o.etag
-	if v, ok := w.iceCache[ck]; ok {
-		return v
-	}
-	v := parse(o.data)
-	w.iceCache[ck] = v
-	return v
-}
-
 func parseVersion(data []byte) (v iceVersion) {
 	defer recoverErr(&v.err)
 	meta, err := lakehouse.ParseMetadata(data)
@@ -174,7 +162,7 @@ func (w *World) version(key string) (iceVersion, bool) {
 	if !ok {
 		return iceVersion{}, false
 	}
-	return w.cached(key, o, func(b []byte) any { return parseVersion(b) }).(iceVersion), true
+	return w.memo("iceberg "+key, o, func(b []byte) any { return parseVersion(b) }).(iceVersion), true
 }
 
 func (w *World) list(key string) (iceList, bool) {
@@ -182,7 +170,7 @@ func (w *World) list(key string) (iceList, bool) {
 	if !ok {
 		return iceList{}, false
 	}
-	return w.cached(key, o, func(b []byte) any { return parseList(b) }).(iceList), true
+	return w.memo("iceberg "+key, o, func(b []byte) any { return parseList(b) }).(iceList), true
 }
 
 func (w *World) manifestFiles(m iceManifest) (iceFiles, bool) {
@@ -190,7 +178,7 @@ func (w *World) manifestFiles(m iceManifest) (iceFiles, bool) {
 	if !ok {
 		return iceFiles{}, false
 	}
-	return w.cached(m.key, o, func(b []byte) any { return parseManifest(m.mf, b) }).(iceFiles), true
+	return w.memo("iceberg "+m.key, o, func(b []byte) any { return parseManifest(m.mf, b) }).(iceFiles), true
 }
 
 // retention is how long a snapshot keeps its files: GC's snapshot

@@ -152,7 +152,6 @@ type World struct {
 	// current snapshot names per partition hash (the generation).
 	iceLatest int
 	iceGens   map[string]string
-	iceCache  map[string]any // parsed metadata objects by key and ETag
 	iceChecks int
 	memos     map[string]any // decoded objects by kind and ETag (checkStore)
 }
@@ -173,7 +172,6 @@ func newWorld(cfg Config) *World {
 		gcKeys:   map[*actor]map[string]bool{},
 		rbSeen:   map[*actor]map[string]object{},
 		gcBlind:  map[*actor]bool{},
-		iceCache: map[string]any{},
 		memos:    map[string]any{},
 	}
 	if w.pageSize <= 0 {
