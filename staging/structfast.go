@@ -1,6 +1,7 @@
 package staging
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -8,14 +9,70 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	pq "github.com/parquet-go/parquet-go"
+	"github.com/zeebo/xxh3"
 )
 
 // fieldEnc hashes one column straight from a struct's memory, without
 // parquet-go's row deconstruction (which costs more than the encoding).
 type fieldEnc struct {
-	off uintptr
-	ptr bool // the field is a pointer; nil is null
-	enc func(b []byte, p unsafe.Pointer) []byte
+	off  uintptr
+	ptr  bool // the field is a pointer; nil is null
+	enc  func(b []byte, p unsafe.Pointer) []byte
+	kind hashKind // how hashCols hashes the value without encoding it
+	seed uint64   // the column's colsum128 seed
+}
+
+// hashKind names the Go field types whose colsum128 value hash hashCols
+// computes straight from memory: each gives the hash valueHash gives of
+// the field's encoding (the tests compare the two on every kind). Other
+// fields (narrowing conversions, dates, decimals, []byte) are encoded and
+// hashed from their encoding.
+type hashKind uint8
+
+const (
+	hashEncoded hashKind = iota // enc, then valueHash
+	hashInt64                   // int64 (or int) in an int64 column
+	hashInt32                   // int32 in an int32 column
+	hashFloat64
+	hashFloat32
+	hashBool
+	hashString // string in a string or binary column
+	hashTimeMilli
+	hashTimeMicro
+	hashTimeNano
+)
+
+// hashKindOf is the hashKind of a field of Go type t in a column of
+// canonical type canon.
+func hashKindOf(t reflect.Type, canon arrow.DataType) hashKind {
+	if t == timeType {
+		if ts, ok := canon.(*arrow.TimestampType); ok {
+			switch ts.Unit {
+			case arrow.Millisecond:
+				return hashTimeMilli
+			case arrow.Microsecond:
+				return hashTimeMicro
+			case arrow.Nanosecond:
+				return hashTimeNano
+			}
+		}
+		return hashEncoded
+	}
+	switch id := canon.ID(); {
+	case id == arrow.INT64 && (t.Kind() == reflect.Int64 || t.Kind() == reflect.Int && t.Size() == 8):
+		return hashInt64
+	case id == arrow.INT32 && t.Kind() == reflect.Int32:
+		return hashInt32
+	case id == arrow.FLOAT64 && t.Kind() == reflect.Float64:
+		return hashFloat64
+	case id == arrow.FLOAT32 && t.Kind() == reflect.Float32:
+		return hashFloat32
+	case id == arrow.BOOL && t.Kind() == reflect.Bool:
+		return hashBool
+	case (id == arrow.STRING || id == arrow.BINARY) && t.Kind() == reflect.String:
+		return hashString
+	}
+	return hashEncoded
 }
 
 // fastEncoders returns per-column encoders reading the fields of struct
@@ -69,7 +126,8 @@ func fastEncoders(st reflect.Type, ps *pq.Schema, leaves [][]string, canon *arro
 		if enc == nil {
 			return nil
 		}
-		encs[i] = fieldEnc{off: f.Offset, ptr: f.Type.Kind() == reflect.Pointer, enc: enc}
+		encs[i] = fieldEnc{off: f.Offset, ptr: f.Type.Kind() == reflect.Pointer, enc: enc,
+			kind: hashKindOf(t, canon.Field(i).Type), seed: colSeed(i)}
 	}
 	return encs
 }
@@ -191,6 +249,85 @@ func valueEnc(t reflect.Type, canon arrow.DataType) func(b []byte, p unsafe.Poin
 		return func(b []byte, p unsafe.Pointer) []byte { return appendBytes(b, tagString, *(*[]byte)(p)) }
 	}
 	return nil
+}
+
+// hashBlock is the number of rows hashCols hashes a column at a time.
+const hashBlock = 512
+
+// hashCols adds the colsum128 content checksum of rows to sum, a column at
+// a time over blocks of rows: per column, one loop of loads and mixes
+// instead of an encoding per value. It is the checksum hashFast computes
+// (without the legacy rowsum128).
+func hashCols[T any](si *structInfo, rows []T, sum *sums) {
+	var acc [hashBlock]uint64
+	var buf []byte
+	stride := unsafe.Sizeof(*new(T))
+	for len(rows) > 0 {
+		a := acc[:min(len(rows), hashBlock)]
+		clear(a)
+		base := unsafe.Pointer(&rows[0])
+		for k := range si.fast {
+			buf = si.fast[k].fold(a, base, stride, buf)
+		}
+		for _, x := range a {
+			sum.col.addFold(x)
+		}
+		rows = rows[len(a):]
+	}
+}
+
+// fold folds the value hashes of the field in len(acc) rows, stride bytes
+// apart from base, into the rows' accumulators. buf is scratch space for
+// encoded values; fold returns it.
+func (f *fieldEnc) fold(acc []uint64, base unsafe.Pointer, stride uintptr, buf []byte) []byte {
+	seed := f.seed
+	for i := range acc {
+		p := unsafe.Add(base, uintptr(i)*stride+f.off)
+		if f.ptr {
+			if p = *(*unsafe.Pointer)(p); p == nil {
+				acc[i] = foldValue(acc[i], nullHash)
+				continue
+			}
+		}
+		var h uint64
+		switch f.kind {
+		case hashInt64:
+			h = fixedHash(uint64(*(*int64)(p)), seed)
+		case hashInt32:
+			h = fixedHash(uint64(int64(*(*int32)(p))), seed)
+		case hashFloat64:
+			u := math.Float64bits(*(*float64)(p))
+			if u&^(1<<63) > 0x7ff0000000000000 { // NaN: its canonical form
+				u = 0x7ff8000000000000
+			}
+			h = fixedHash(u, seed)
+		case hashFloat32:
+			u := math.Float32bits(*(*float32)(p))
+			if u&^(1<<31) > 0x7f800000 {
+				u = 0x7fc00000
+			}
+			h = fixedHash(uint64(u), seed)
+		case hashBool:
+			var b uint64
+			if *(*bool)(p) {
+				b = 1
+			}
+			h = fixedHash(b, seed)
+		case hashString:
+			h = xxh3.HashStringSeed(*(*string)(p), seed)
+		case hashTimeMilli:
+			h = fixedHash(uint64((*time.Time)(p).UnixMilli()), seed)
+		case hashTimeMicro:
+			h = fixedHash(uint64((*time.Time)(p).UnixMicro()), seed)
+		case hashTimeNano:
+			h = fixedHash(uint64((*time.Time)(p).UnixNano()), seed)
+		default:
+			buf = f.enc(buf[:0], p)
+			h = valueHash(buf, seed)
+		}
+		acc[i] = foldValue(acc[i], h)
+	}
+	return buf
 }
 
 // hashFast adds the content checksum of rows to sum.

@@ -165,7 +165,11 @@ func writeStructs[T any](s *Stager, rows []T) error {
 	// each other and the second core did not pay.
 	if all := rows; si.fast != nil {
 		wait := s.hashBeside(parallelHash && len(all) >= 256, func(h *sums) error {
-			hashFast(s, si, all, h)
+			if si.fold.legacy {
+				hashFast(s, si, all, h)
+			} else {
+				hashCols(si, all, h)
+			}
 			return nil
 		})
 		defer wait()
