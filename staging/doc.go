@@ -62,9 +62,11 @@
 //
 // Go structs are encoded by Write itself, while the row hash of the same
 // call's rows runs on a second core (one hand-off per call: write in
-// batches of thousands of rows to use it); with [Options.Encoders] > 1, row groups are encoded on that
-// many goroutines from copies of their rows, and copied into the file in
-// order, page for page (memory then holds up to Encoders+2 row groups). A
+// batches of thousands of rows to use it); with more than one encoder
+// ([Options.Encoders]; by default GOMAXPROCS-1, at most 4, so one on 2
+// cores), row groups are encoded on that many goroutines from copies of
+// their rows, and copied into the file in order, page for page (memory
+// then holds up to Encoders+2 row groups). A
 // row group of structs is a fixed run of rows counted from the start of
 // its file: [Options.RowGroupRows], or fewer when the structs would exceed
 // RowGroupBytes or TargetFileSize, cut earlier when its encoding buffers

@@ -126,13 +126,14 @@ type Options struct {
 	// memory a Stager uses.
 	RowGroupBytes int64
 	// Encoders is the number of row groups of Go structs encoded at the
-	// same time. With 1 (the default) Write encodes them itself while the
-	// row hash runs on a second core; with more (and GOMAXPROCS > 1) each
-	// row group is encoded on its own goroutine from a copy of its rows,
-	// which holds up to Encoders+2 row groups in memory, each up to twice
-	// RowGroupBytes. On 2 cores that was slower, not faster (BENCHMARKS.md,
-	// section 3); it is for machines with cores to spare. The bytes written
-	// do not depend on it.
+	// same time. With 1 Write encodes them itself while the row hash runs
+	// on a second core; with more (and GOMAXPROCS > 1) each row group is
+	// encoded on its own goroutine from a copy of its rows, which holds up
+	// to Encoders+2 row groups in memory, each up to twice RowGroupBytes.
+	// The default (0) leaves a core to the row hash and the upload:
+	// GOMAXPROCS-1 encoders, at most 4, so 1 on 2 cores, where 2 encoders
+	// pay only on an idle machine (BENCHMARKS.md, section 3). Set 1 for
+	// the least memory. The bytes written do not depend on it.
 	Encoders int
 	// Compression of the data pages (default Snappy).
 	Compression Compression

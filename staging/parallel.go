@@ -41,13 +41,25 @@ import (
 // those costs more than the encoding saves, and its typed write path is
 // reserved to GenericWriter's own current row group.)
 
+// maxAutoEncoders caps the default number of encoders: each holds a row
+// group (its rows and its encoding) in memory.
+const maxAutoEncoders = 4
+
 // encoders is the number of chunks encoded at once; 1 is the direct path.
-// The default is 1: on 2 cores, where the row hash already runs on the
-// second, encoder goroutines cost more (the copy of the rows, a file per
-// row group) than they gain (BENCHMARKS.md, section 3).
+// The default leaves one core to the row hash and the upload: GOMAXPROCS-1
+// encoders, at most maxAutoEncoders, so one on 2 cores. There, 2 encoders
+// made a write 0.64x as long on an idle machine but up to 1.65x as long on
+// a loaded one (other processes on both cores: an encoder descheduled
+// holds up the row groups after it, which commit in order), where the
+// direct path degrades evenly (BENCHMARKS.md, section 3).
 func (o Options) encoders() int {
-	if o.Encoders > 1 && runtime.GOMAXPROCS(0) > 1 {
-		return o.Encoders
+	procs := runtime.GOMAXPROCS(0)
+	n := o.Encoders
+	if n <= 0 {
+		n = min(procs-1, maxAutoEncoders)
+	}
+	if n > 1 && procs > 1 {
+		return n
 	}
 	return 1
 }

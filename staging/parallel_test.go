@@ -466,3 +466,19 @@ func TestResetWriterBytes(t *testing.T) {
 	t.Logf("reset writer: %d bytes, new writer: %d bytes, identical: %v (staging reuses writers only if identical)",
 		reused.Len(), fresh.Len(), bytes.Equal(fresh.Bytes(), reused.Bytes()))
 }
+
+// TestDefaultEncoders: by default one core is left to the row hash and the
+// upload (at most maxAutoEncoders encoders); an explicit number is kept,
+// and one CPU always means the direct path.
+func TestDefaultEncoders(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct{ procs, opt, want int }{
+		{1, 0, 1}, {2, 0, 1}, {3, 0, 2}, {4, 0, 3}, {16, 0, maxAutoEncoders},
+		{2, 2, 2}, {4, 1, 1}, {1, 3, 1}, {8, 6, 6},
+	} {
+		runtime.GOMAXPROCS(c.procs)
+		if got := (Options{Encoders: c.opt}).encoders(); got != c.want {
+			t.Errorf("GOMAXPROCS %d, Encoders %d: %d encoders, want %d", c.procs, c.opt, got, c.want)
+		}
+	}
+}
