@@ -66,6 +66,18 @@ func TestDefaultEncodings(t *testing.T) {
 					"id": format.DeltaBinaryPacked, "at": format.DeltaBinaryPacked,
 					"name": format.RLEDictionary, "f32": format.Plain, "score": format.Plain,
 				}
+				// The page index (min/max per page, what lets a reader skip
+				// pages) is written for every column chunk; page headers
+				// carry no statistics of their own on the struct path.
+				cis := f.ColumnIndexes()
+				if want := len(md.RowGroups) * len(md.RowGroups[0].Columns); len(cis) != want {
+					t.Fatalf("%d column indexes, want %d", len(cis), want)
+				}
+				for i, ci := range cis {
+					if len(ci.MaxValues) == 0 || len(ci.MaxValues) != len(ci.NullPages) {
+						t.Errorf("column index %d: %d maxima for %d pages", i, len(ci.MaxValues), len(ci.NullPages))
+					}
+				}
 				for _, rg := range md.RowGroups {
 					for _, cc := range rg.Columns {
 						col := cc.MetaData.PathInSchema[0]

@@ -263,6 +263,9 @@ func (o Options) arrowPropsFor(sc *arrow.Schema) (*parquet.WriterProperties, err
 		// smaller limit than Arrow's 1 MiB keeps the per-column hash
 		// tables (the largest buffers of a row group) small.
 		parquet.WithDictionaryPageSizeLimit(dictionaryPageLimit),
+		// The page index (min/max and offsets per page), as the struct path
+		// writes it: readers skip pages with it, not only row groups.
+		parquet.WithPageIndexEnabled(true),
 	}
 	if sc != nil {
 		for _, f := range sc.Fields() {
@@ -301,5 +304,6 @@ func (o Options) parquetGoOptions() ([]pq.WriterOption, error) {
 		pq.DefaultEncodingFor(pq.Int32, &pq.RLEDictionary),
 		pq.DefaultEncodingFor(pq.Int64, &pq.DeltaBinaryPacked),
 		pq.DictionaryMaxBytes(dictionaryPageLimit),
+		pq.DataPageStatistics(false),
 	}, nil
 }
