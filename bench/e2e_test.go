@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/staging"
 )
 
 // endToEnd compares, round by round, pswap writing the rows from Go
@@ -38,14 +39,14 @@ func (r *reporter) endToEnd() {
 	defer runtime.GC()
 	var (
 		genPswap, genNaive, genCopy, naivePut, rawD []float64
-		memPswap, memNaive, memCopy                 []float64
+		memPswap, memPar, memNaive, memCopy         []float64
 		polarsTotal, polarsCopy                     []float64
 		polarsBytes                                 int64
 		raw                                         []byte
 		last                                        writeResult
 	)
 	for round := range r.rounds {
-		for _, step := range rotate(6, round) {
+		for _, step := range rotate(7, round) {
 			switch step {
 			case 0: // pswap, rows generated batch by batch
 				part := fmt.Sprintf("dt=2026-11-29/gen=%d", round)
@@ -100,6 +101,13 @@ func (r *reporter) endToEnd() {
 				}
 				memCopy = append(memCopy, c.Seconds())
 				memNaive = append(memNaive, (c + p).Seconds())
+			case 6: // pswap, rows already in memory, two encoders (opt-in on 2 cores)
+				d, _, err := writeSlice(ctx, t, fmt.Sprintf("dt=2026-11-29/gen=par%d", round), rows,
+					pswap.WriteOptions{Staging: staging.Options{Encoders: 2}})
+				if err != nil {
+					r.t.Fatalf("pswap write: %v", err)
+				}
+				memPar = append(memPar, d.Seconds())
 			case 5: // Polars: a DataFrame already in memory → file, PutObject
 				if !havePolars {
 					continue
@@ -128,6 +136,7 @@ func (r *reporter) endToEnd() {
 		tb.Add("A. naive total", Summarize(genNaive).Format(2), rate(n, genNaive), "")
 	}
 	tb.Add("B. pswap: a []Sale already in memory → S3, atomic commit", Summarize(memPswap).Format(2), rate(n, memPswap), "")
+	tb.Add("B. pswap, 2 encoders (`Encoders: 2`)", Summarize(memPar).Format(2), rate(n, memPar), "")
 	if haveDuck {
 		fi, _ := os.Stat(tableFile)
 		tb.Add("B. naive: DuckDB COPY of an in-memory table → file, PutObject", Summarize(memNaive).Format(2), rate(n, memNaive), mib(fi.Size()))
@@ -143,6 +152,7 @@ func (r *reporter) endToEnd() {
 	if haveDuck {
 		rt.Add("A. pswap / naive (rows generated in the pipeline)", Summarize(Ratios(genPswap, genNaive)).Format(2), "≤ 0.80")
 		rt.Add("B. pswap / naive (rows already in memory)", Summarize(Ratios(memPswap, memNaive)).Format(2), "≤ 0.75")
+		rt.Add("B. pswap with 2 encoders / naive", Summarize(Ratios(memPar, memNaive)).Format(2), "")
 		fi, _ := os.Stat(tableFile)
 		rt.Add("Parquet size: pswap / DuckDB (same rows)", fmt.Sprintf("%.2f", float64(last.res.Bytes)/float64(fi.Size())), "≤ 1.00")
 	}
