@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -256,7 +257,9 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 	return rows, sum, ctx.Err()
 }
 
-// scanRowGroups decodes and hashes the row groups it takes from next.
+// scanRowGroups decodes and hashes the row groups it takes from next:
+// with the fast scan (scanfast.go) when the schema allows, and with Arrow's
+// record reader otherwise and for every row group the fast scan gives up.
 func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, legacy bool, next <-chan int, sum *sums, rows *int64) (err error) {
 	defer func() {
 		// Arrow's decoders can panic on malformed input.
@@ -264,16 +267,38 @@ func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, leg
 			err = fmt.Errorf("decoding failed: %v", r)
 		}
 	}()
-	fr, err := pqarrow.NewFileReader(pr, scanProps(pr), scanAllocator)
-	if err != nil {
-		return err
+	var fast *fastScanner
+	if !legacy && !noFastScan {
+		fast = newFastScanner(pr.MetaData(), canon)
 	}
 	var (
+		fr  *pqarrow.FileReader
 		buf []byte
 		ch  colHasher
 	)
 	defer ch.release()
 	for g := range next {
+		if fast != nil {
+			n, err := fast.rowGroup(ctx, pr.RowGroup(g), &sum.col)
+			if err == nil {
+				*rows += n
+				fastGroups.Add(1)
+				continue
+			}
+			if debugFast {
+				fmt.Fprintf(os.Stderr, "fast scan gave up row group %d: %v\n", g, err)
+			}
+			gaveUp.Add(1)
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			// Given up: the Arrow path decides.
+		}
+		if fr == nil {
+			if fr, err = pqarrow.NewFileReader(pr, scanProps(pr), scanAllocator); err != nil {
+				return err
+			}
+		}
 		rr, err := fr.GetRecordReader(ctx, nil, []int{g})
 		if err != nil {
 			return err
@@ -302,6 +327,16 @@ func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, leg
 	}
 	return nil
 }
+
+// noFastScan turns the fast scan off (tests and benchmarks compare the
+// two paths).
+var noFastScan bool
+
+// fastGroups and gaveUp count the row groups the fast scan hashed and gave
+// up (tests check which path a file took).
+var fastGroups, gaveUp atomic.Int64
+
+var debugFast = os.Getenv("PSWAP_DEBUG_FASTSCAN") != ""
 
 // hashBatch adds the rowsum128 row hashes of rec to sum.
 func hashBatch(rec arrow.RecordBatch, canon *canonSchema, sum *rowSum, buf []byte) (out []byte, err error) {
