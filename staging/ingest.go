@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -220,6 +221,19 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 		next <- g
 	}
 	close(next)
+	// The fast scan reads pages through a reader of its own whose page
+	// buffers come from the scan's pool (they are freed as each row
+	// group's page readers close), so that decompressing into fresh
+	// memory for every column chunk does not cost garbage collection.
+	var fast *file.Reader
+	if !legacy && !noFastScan && newFastScanner(pr.MetaData(), canon) != nil {
+		fast, err = file.NewParquetReader(&sizedReaderAt{r: f, size: size},
+			file.WithReadProps(parquet.NewReaderProperties(scanAllocator)), file.WithMetadata(pr.MetaData()))
+		if err != nil {
+			return 0, sum, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		defer fast.Close()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -233,7 +247,7 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 			defer wg.Done()
 			var local sums
 			var n int64
-			err := scanRowGroups(ctx, pr, canon, legacy, next, &local, &n)
+			err := scanRowGroups(ctx, pr, fast, canon, legacy, next, &local, &n)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -258,18 +272,19 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 }
 
 // scanRowGroups decodes and hashes the row groups it takes from next:
-// with the fast scan (scanfast.go) when the schema allows, and with Arrow's
-// record reader otherwise and for every row group the fast scan gives up.
-func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, legacy bool, next <-chan int, sum *sums, rows *int64) (err error) {
+// with the fast scan (scanfast.go) through fast when it is not nil, and
+// with Arrow's record reader over pr otherwise and for every row group the
+// fast scan gives up.
+func scanRowGroups(ctx context.Context, pr, fast *file.Reader, canon *canonSchema, legacy bool, next <-chan int, sum *sums, rows *int64) (err error) {
 	defer func() {
 		// Arrow's decoders can panic on malformed input.
 		if r := recover(); r != nil {
 			err = fmt.Errorf("decoding failed: %v", r)
 		}
 	}()
-	var fast *fastScanner
-	if !legacy && !noFastScan {
-		fast = newFastScanner(pr.MetaData(), canon)
+	var fs *fastScanner
+	if fast != nil {
+		fs = newFastScanner(pr.MetaData(), canon)
 	}
 	var (
 		fr  *pqarrow.FileReader
@@ -278,8 +293,8 @@ func scanRowGroups(ctx context.Context, pr *file.Reader, canon *canonSchema, leg
 	)
 	defer ch.release()
 	for g := range next {
-		if fast != nil {
-			n, err := fast.rowGroup(ctx, pr.RowGroup(g), &sum.col)
+		if fs != nil {
+			n, err := fs.rowGroup(ctx, fast.RowGroup(g), &sum.col)
 			if err == nil {
 				*rows += n
 				fastGroups.Add(1)

@@ -176,6 +176,14 @@ func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum
 	if rg.NumColumns() != len(s.cols) {
 		return 0, errNotFast
 	}
+	defer func() {
+		for c := range s.cols {
+			if pr := s.cols[c].pr; pr != nil {
+				pr.Close() // its buffers back to the pool
+				s.cols[c].pr = nil
+			}
+		}
+	}()
 	for c := range s.cols {
 		pr, err := rg.GetColumnPageReader(c)
 		if err != nil {
