@@ -989,7 +989,7 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 			return nil
 		}
 		if errors.Is(err, store.ErrPrecondition) || store.IsRetryable(err) {
-			got, _, rerr := store.ReadAll(ctx, p.st, key)
+			got, rerr := p.readBack(ctx, key)
 			switch {
 			case rerr == nil && bytes.Equal(got, data):
 				return nil // our own write, whose reply was lost
@@ -999,6 +999,11 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 				// not written: try again
 			case errors.Is(rerr, store.ErrNotFound):
 				return errLostRace // 412 but gone: let the probe settle it
+			default:
+				// Whether our version landed is unknown: fail (the
+				// metadata lags; the next publish finds what is there)
+				// rather than write it again or rebase past it.
+				return fmt.Errorf("write %s: %v, then read it back: %w", key, err, rerr)
 			}
 		}
 		if !store.IsRetryable(err) {
@@ -1009,6 +1014,21 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 		}
 	}
 	return fmt.Errorf("write %s: %w", key, err)
+}
+
+// readBack reads a version after an unclear reply to its PUT. A transient
+// failure is retried like the reads of an attempt (maxReadTries): one 503
+// must not fail a publish whose version may well have landed.
+func (p *publisher) readBack(ctx context.Context, key string) ([]byte, error) {
+	for try := 0; ; try++ {
+		got, _, err := store.ReadAll(ctx, p.st, key)
+		if err == nil || !store.IsRetryable(err) || try >= maxReadTries {
+			return got, err
+		}
+		if werr := p.backoff(ctx, try); werr != nil {
+			return nil, werr
+		}
+	}
 }
 
 // writeHint points the version hint at v unless it already names v or a

@@ -1,9 +1,11 @@
 package lakehouse_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -68,6 +70,124 @@ func TestPublishRetriesTransientReads(t *testing.T) {
 			lakehouse.Options{Sleep: nosleep})
 		if !errors.Is(err, store.ErrTransient) {
 			t.Fatalf("publish against a store that stays down: %v", err)
+		}
+	})
+}
+
+// The conditional PUT of a version whose reply is a 412 or lost (the SDK's
+// own retry turns our success into a 412; a 503 after the write applied) is
+// settled by reading the version back. A 503 on that read-back is retried
+// like any read of a publish: the publish lands exactly one version, never
+// writes one twice, and never loses a version another publisher wrote.
+func TestPublishRetriesTheReadBackOfItsVersion(t *testing.T) {
+	nosleep := func(context.Context, time.Duration) error { return nil }
+	transient := fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)
+	for _, tc := range []struct {
+		name  string
+		reply error // the PUT's reply, after it applied (nil: another publisher wins v2 first)
+		fails int   // read-backs of v2 that fail with a 503
+	}{
+		{"412 after our write, one 503", store.ErrPrecondition, 1},
+		{"412 after our write, three 503s", store.ErrPrecondition, 3},
+		{"lost reply, two 503s", transient, 2},
+		{"another publisher's v2, one 503", nil, 1},
+		{"another publisher's v2, three 503s", nil, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memstore.New()
+			publish(t, mem, commit(t, mem, "dt=2026-11-28", 10, "a", swap.Options{}))
+			res := commit(t, mem, "dt=2026-11-29", 20, "b", swap.Options{})
+			other := commit(t, mem, "dt=2026-11-30", 30, "c", swap.Options{})
+			v2 := lakehouse.MetadataKey(2)
+			var (
+				putV2, readBacks int
+				otherV2          []byte
+			)
+			flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+				switch {
+				case c.Op == "put" && c.Key == v2:
+					putV2++
+					if putV2 > 1 {
+						return storetest.Fault{}
+					}
+					if tc.reply == nil {
+						// Another publisher writes v2 just before ours.
+						publish(t, mem, other)
+						data, _, err := store.ReadAll(ctx, mem, v2)
+						if err != nil {
+							t.Errorf("the other publisher's v2: %v", err)
+						}
+						otherV2 = data
+						return storetest.Fault{}
+					}
+					return storetest.Fault{After: tc.reply}
+				case c.Op == "get" && c.Key == v2 && putV2 > 0:
+					readBacks++
+					if readBacks <= tc.fails {
+						return storetest.Fault{Before: transient}
+					}
+				}
+				return storetest.Fault{}
+			})
+			r, err := lakehouse.PublishCommit(ctx, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
+				lakehouse.Options{Sleep: nosleep})
+			if err != nil || !r.Changed {
+				t.Fatalf("publish: %+v %v", r, err)
+			}
+			if readBacks <= tc.fails {
+				t.Fatalf("%d read-backs of %s, want more than the %d that failed", readBacks, v2, tc.fails)
+			}
+			want := map[string]int64{"dt=2026-11-28": 10, "dt=2026-11-29": 20}
+			wantVersion := 2
+			if tc.reply == nil {
+				want["dt=2026-11-30"] = 30
+				wantVersion = 3 // rebased on the other publisher's v2
+				if data, _, err := store.ReadAll(ctx, mem, v2); err != nil || !bytes.Equal(data, otherV2) {
+					t.Fatalf("the other publisher's v2 changed: %v", err)
+				}
+				if r.Rebases != 1 {
+					t.Fatalf("%d rebases, want 1", r.Rebases)
+				}
+			}
+			if r.Version != wantVersion {
+				t.Fatalf("published version %d, want %d", r.Version, wantVersion)
+			}
+			if _, err := mem.Stat(ctx, lakehouse.MetadataKey(wantVersion+1)); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("a version past %d exists (a version written twice): %v", wantVersion, err)
+			}
+			if got, _ := icebergRows(t, mem, r.MetadataLocation); !maps.Equal(got, want) {
+				t.Fatalf("readers see %v, want %v", got, want)
+			}
+			// Publishing again is a no-op: the metadata is current.
+			if again, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{}); err != nil || again.Changed || again.Version != wantVersion {
+				t.Fatalf("publish again: %+v %v", again, err)
+			}
+		})
+	}
+	t.Run("read-back stays down", func(t *testing.T) {
+		mem := memstore.New()
+		res := commit(t, mem, "dt=2026-11-29", 20, "b", swap.Options{})
+		v1 := lakehouse.MetadataKey(1)
+		put := false
+		flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+			switch {
+			case c.Op == "put" && c.Key == v1:
+				put = true
+				return storetest.Fault{After: store.ErrPrecondition}
+			case c.Op == "get" && c.Key == v1 && put:
+				return storetest.Fault{Before: transient}
+			}
+			return storetest.Fault{}
+		})
+		_, err := lakehouse.PublishCommit(ctx, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
+			lakehouse.Options{Sleep: nosleep})
+		if !errors.Is(err, store.ErrTransient) {
+			t.Fatalf("publish whose read-back never answers: %v, want the store's transient error", err)
+		}
+		// Its version did land: the next publish finds it and writes nothing.
+		again, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{})
+		if err != nil || again.Changed || again.Version != 1 {
+			t.Fatalf("publish after: %+v %v", again, err)
 		}
 	})
 }
