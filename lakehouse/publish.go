@@ -197,19 +197,33 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 }
 
 // Publish reconciles the metadata with every partition's pointer: one GET
-// per partition (and one per partition whose generation changed), no
-// listing of data. It is idempotent: when every partition is already
+// per partition, in the listing that finds them (swap.ListPointers), and one
+// per partition whose generation changed, no listing of data. It is idempotent: when every partition is already
 // reflected it writes nothing.
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(st, opts)
-	parts, err := swap.ListPartitions(ctx, st, "")
+	// The listing that finds the partitions reads their pointers: those
+	// reads are the first attempt's (its MaxElapsed runs from here).
+	p.startAttempt()
+	listed, err := swap.ListPointers(ctx, st, "")
 	if err != nil {
 		return Result{}, err
 	}
 	var (
 		mu       sync.Mutex
-		pointers map[string]*manifest.Pointer
+		parts    = make([]string, 0, len(listed))
+		pointers = make(map[string]*manifest.Pointer, len(listed))
 	)
+	for _, l := range listed {
+		if l.Err != nil {
+			return Result{}, l.Err // a corrupt pointer
+		}
+		parts = append(parts, l.Partition)
+		pointers[l.Partition] = l.Pointer
+	}
+	// readPointers reads them again, for an attempt planned anew because
+	// the last one was too slow: its version must land within MaxElapsed
+	// of the reads it plans from.
 	readPointers := func() error {
 		p.startAttempt()
 		pointers = map[string]*manifest.Pointer{}
@@ -231,9 +245,6 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 			})
 		}
 		return g.Wait()
-	}
-	if err := readPointers(); err != nil {
-		return Result{}, err
 	}
 	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
 		if p.stale() {

@@ -3,10 +3,13 @@ package lakehouse_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
@@ -104,4 +107,94 @@ func TestRequestsPerPublish(t *testing.T) {
 	if counts[0] != counts[1] || counts[0] != 8 {
 		t.Fatalf("requests per publish %v, want 8 for both table sizes", counts)
 	}
+}
+
+// pointerReads counts the GETs of every partition's pointer under a
+// request-counting store.
+func pointerReads(mem store.Store) (*storetest.Counting, func() map[string]int) {
+	var (
+		mu    sync.Mutex
+		reads = map[string]int{}
+	)
+	f := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if part, ok := strings.CutSuffix(c.Key, "/_pswap/pointer.json"); ok && c.Op == "get" {
+			mu.Lock()
+			reads[part]++
+			mu.Unlock()
+		}
+		return storetest.Fault{}
+	})
+	return storetest.NewCounting(f), func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(reads)
+	}
+}
+
+// TestRequestsPerReconcile: a reconcile (Publish) reads each partition's
+// pointer once, in the listing that finds the partitions (it read them all
+// a second time): on a table of N partitions one of which changed, one
+// listing page, N pointers, the hint, the version and its manifest list,
+// the changed partition's manifest, then the four writes of a publish. An
+// attempt that would land later than MaxElapsed after those reads still
+// reads every pointer again, and publishes what is current then.
+func TestRequestsPerReconcile(t *testing.T) {
+	for _, parts := range []int{10, 50} {
+		mem := memstore.New(memstore.Options{})
+		for i := range parts {
+			commit(t, mem, fmt.Sprintf("dt=2026-%02d-%02d", i/28+1, i%28+1), 3, "x", swap.Options{})
+		}
+		if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		commit(t, mem, "dt=2026-01-01", 9, "y", swap.Options{OnConflict: swap.Overwrite}) // not published
+		st, reads := pointerReads(mem)
+		r, err := lakehouse.Publish(ctx, st, lakehouse.Options{})
+		if err != nil || !r.Changed || r.Partitions != parts {
+			t.Fatalf("reconcile: %+v, %v", r, err)
+		}
+		t.Logf("%d partitions: %d requests %v", parts, st.Total(), st.Counts())
+		got := reads()
+		if len(got) != parts {
+			t.Fatalf("pointers of %d partitions read, want %d: %v", len(got), parts, got)
+		}
+		for part, n := range got {
+			if n != 1 {
+				t.Fatalf("pointer of %s read %d times, want once", part, n)
+			}
+		}
+		if want := 1 + parts + 3 + 1 + 4; st.Total() != want {
+			t.Fatalf("%d requests for a reconcile of %d partitions, want %d: %v", st.Total(), parts, want, st.Counts())
+		}
+		if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 {
+			t.Fatalf("rows %v", got)
+		}
+	}
+	t.Run("slow attempt", func(t *testing.T) {
+		mem := memstore.New(memstore.Options{})
+		for i := range 3 {
+			commit(t, mem, fmt.Sprintf("dt=2026-11-0%d", i+1), 3, "x", swap.Options{})
+		}
+		clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		st, reads := pointerReads(mem)
+		hs := &putHookStore{Store: st, prefix: lakehouse.MetadataPrefix + "pswap-"}
+		hs.hook = func() {
+			// While the first attempt writes its manifests: time passes
+			// and a commit lands.
+			clock = clock.Add(2 * time.Minute)
+			commit(t, mem, "dt=2026-11-02", 6, "b", swap.Options{OnConflict: swap.Overwrite})
+		}
+		r, err := lakehouse.Publish(ctx, hs, lakehouse.Options{Now: func() time.Time { return clock }, MaxElapsed: time.Minute})
+		if err != nil || !r.Changed || r.Rebases != 1 || r.Version != 1 {
+			t.Fatalf("reconcile: %+v %v, want one version after one re-plan", r, err)
+		}
+		for part, n := range reads() {
+			if n != 2 {
+				t.Fatalf("pointer of %s read %d times by a reconcile planned twice, want twice: %v", part, n, reads())
+			}
+		}
+		if got := checkReaders(t, mem); got["dt=2026-11-02"] != 6 || len(got) != 3 {
+			t.Fatalf("rows %v: the slow attempt's generation was published, not the current one", got)
+		}
+	})
 }
