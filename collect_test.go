@@ -2,6 +2,8 @@ package pswap_test
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/swap"
 )
 
 // fakeClock is a store clock that tests move by hand.
@@ -74,9 +77,9 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 		t.Fatal("no files for the first generation")
 	}
 	opts := pswap.GCOptions{
-		// A short orphan age: the first run deletes the manifest of a
-		// generation whose files Iceberg still names, after which they are
-		// an orphan's files (gc.Options.Protect).
+		// A short orphan age: the files of a generation whose manifest
+		// went would be an orphan's at once; the generation Iceberg still
+		// names keeps its manifest (gc.Options.Protect).
 		Options:           gc.Options{Keep: gc.None, MinAge: gc.None, OrphanAge: time.Second, CommitWindow: time.Second, Concurrency: 1},
 		SnapshotRetention: 10 * time.Second,
 		Iceberg:           lakehouse.ExpireOptions{MinAge: time.Second},
@@ -89,6 +92,9 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	if got := filesOf(a); len(got) != len(aFiles) {
 		t.Fatalf("the files of a generation a retained snapshot names were deleted: %v left of %v", got, aFiles)
 	}
+	if _, err := mem.Stat(ctx, swap.ManifestKey(a.Partition, a.Generation)); err != nil {
+		t.Fatalf("the manifest of a generation a retained snapshot names: %v", err)
+	}
 	if len(rep.Expired.Expired) != 0 {
 		t.Fatalf("expired %v within the retention", rep.Expired.Expired)
 	}
@@ -100,8 +106,8 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	if got := filesOf(a); len(got) != 0 {
 		t.Fatalf("the files of %s survived their snapshot's retention: %v", a.Generation, got)
 	}
-	if len(rep.Expired.Expired) != 1 || rep.Totals.Objects != len(aFiles) {
-		t.Fatalf("expired %v, deleted %d objects; want 1 snapshot and %d", rep.Expired.Expired, rep.Totals.Objects, len(aFiles))
+	if len(rep.Expired.Expired) != 1 || rep.Totals.Objects != len(aFiles)+1 {
+		t.Fatalf("expired %v, deleted %d objects; want 1 snapshot and %d (a's files and manifest)", rep.Expired.Expired, rep.Totals.Objects, len(aFiles)+1)
 	}
 	// What the metadata names is there, and is b's.
 	keys, err := lakehouse.Referenced(ctx, mem, lakehouse.ExpireOptions{Now: clock.Now, Retention: time.Hour})
@@ -123,5 +129,113 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	// A prefix and a list at once are refused before anything happens.
 	if _, err := tbl.GC(ctx, pswap.GCOptions{Prefix: "dt=", Partitions: []string{"dt=2026-11-01"}}); err == nil {
 		t.Fatal("a prefix and partitions at once were accepted")
+	}
+}
+
+// A generation that a retained Iceberg snapshot names is kept whole by
+// Table.GC: its files and its manifest, so that it stays a generation (its
+// manifest verifies against its files) and is not taken for an orphan's
+// files later; the generation between it and the current one, which no
+// snapshot names, is collected. Once no snapshot names it, it is collected
+// as every retired generation is, manifest and files.
+func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	mem := memstore.New(memstore.Options{Now: clock.Now})
+	tbl := pswap.NewTable(mem)
+	const part = "dt=2026-11-01"
+	day, err := tbl.Partition(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(run string, n int, publish bool) pswap.Result {
+		w, err := day.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: run, OnConflict: pswap.Overwrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := pswap.Write(w, Sale{int64(i), run, float64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := w.Commit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if publish {
+			if pub := w.Publish(ctx, lakehouse.Options{Now: clock.Now}); !pub.Published {
+				t.Fatal(pub.Err)
+			}
+		}
+		clock.Add(time.Second)
+		return res
+	}
+	objectsOf := func(gen string) (keys []string) {
+		for a, err := range mem.List(ctx, part+"/_pswap/") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(a.Key, gen) {
+				keys = append(keys, a.Key)
+			}
+		}
+		return keys
+	}
+	verify := func(gen string) error {
+		m, err := swap.ReadManifest(ctx, mem, part, gen)
+		if err != nil {
+			return err
+		}
+		_, err = pswap.VerifySnapshot(ctx, tbl, &swap.Snapshot{Manifest: m, Files: swap.Files(mem, m)})
+		return err
+	}
+	a := commit("a", 3, true)
+	b := commit("b", 4, false) // never published: no snapshot names it
+	c := commit("c", 5, true)
+	aObjects := objectsOf(a.Generation)
+	if len(aObjects) < 2 {
+		t.Fatalf("objects of the first generation: %v", aObjects)
+	}
+	opts := pswap.GCOptions{
+		Options:           gc.Options{Keep: gc.None, MinAge: gc.None, OrphanAge: time.Second, CommitWindow: time.Second, Concurrency: 1},
+		SnapshotRetention: 30 * time.Second,
+		Iceberg:           lakehouse.ExpireOptions{MinAge: time.Second},
+	}
+	clock.Add(10 * time.Second) // a's snapshot is 13 s old: retained
+	for run := 1; run <= 2; run++ {
+		// The second run finds the chain ended by b's missing manifest:
+		// a is still kept whole.
+		rep, err := tbl.GC(ctx, opts)
+		if err != nil || rep.ExpireErr != nil {
+			t.Fatal(err, rep.ExpireErr)
+		}
+		if got := objectsOf(a.Generation); !slices.Equal(got, aObjects) {
+			t.Fatalf("run %d: objects of the protected generation %v, want %v (deleted %v)", run, got, aObjects, rep.Partitions[0].Keys)
+		}
+		if err := verify(a.Generation); err != nil {
+			t.Fatalf("run %d: the protected generation does not verify: %v", run, err)
+		}
+		if got := objectsOf(b.Generation); len(got) != 0 {
+			t.Fatalf("run %d: the unprotected retired generation survived: %v", run, got)
+		}
+		if err := verify(c.Generation); err != nil {
+			t.Fatalf("run %d: the current generation: %v", run, err)
+		}
+	}
+	clock.Add(30 * time.Second) // a's snapshot is past the retention
+	rep, err := tbl.GC(ctx, opts)
+	if err != nil || rep.ExpireErr != nil {
+		t.Fatal(err, rep.ExpireErr)
+	}
+	if got := objectsOf(a.Generation); len(got) != 0 {
+		t.Fatalf("the generation survived its snapshot's retention: %v", got)
+	}
+	if rep.Totals.Objects != len(aObjects) {
+		t.Fatalf("deleted %d objects, want a's %d: %v", rep.Totals.Objects, len(aObjects), rep.Partitions[0].Keys)
+	}
+	if err := verify(a.Generation); !errors.Is(err, swap.ErrGenerationNotFound) {
+		t.Fatalf("the collected generation's manifest: %v", err)
+	}
+	if err := verify(c.Generation); err != nil {
+		t.Fatalf("the current generation: %v", err)
 	}
 }

@@ -20,7 +20,12 @@
 //     yet old (a rollback or a rebase whose pointer swap may be in flight);
 //   - every uncommitted object (data file, manifest, `pswap stage` record)
 //     of a generation any object of which is younger than Options.OrphanAge
-//     plus Options.CommitWindow.
+//     plus Options.CommitWindow;
+//   - every data file that Options.Protect names (the Iceberg snapshots),
+//     its generation's `pswap stage` record, and a manifest that names it,
+//     so that it stays a generation: a kept one (a rollback's), else the
+//     newest one of the chain that does, else the generation's own (a
+//     collected younger generation ended the chain before it).
 //
 // Everything else under the partition's _pswap folder that follows the layout
 // of package swap (swap.Classify: GC spells no key of its own) is deleted, in batches of 1,000 keys (DeleteObjects):

@@ -23,7 +23,7 @@ const deleteBatch = 1000
 type collector struct {
 	st        store.Store
 	o         Options
-	protected map[string]bool // partition + "\x00" + generation whose data is kept (Options.Protect)
+	protected map[string]map[string]bool // partition -> data generations that Options.Protect names
 	// protectedAt is the store's time just before Protect was asked: a
 	// generation retired after it may be referenced without being in
 	// protected, so the run keeps it as if MinAge covered it.
@@ -45,27 +45,18 @@ func newCollector(ctx context.Context, st store.Store, o Options) (*collector, e
 	if err != nil {
 		return nil, fmt.Errorf("gc: files to protect: %w", err)
 	}
-	c.protected = map[string]bool{}
+	c.protected = map[string]map[string]bool{}
 	for _, k := range keys {
 		if part, ok := swap.PartitionOf(k); ok {
 			if kd, gen := swap.Classify(part, k); kd == swap.KindData {
-				c.protected[part+"\x00"+gen] = true
+				if c.protected[part] == nil {
+					c.protected[part] = map[string]bool{}
+				}
+				c.protected[part][gen] = true
 			}
 		}
 	}
 	return c, nil
-}
-
-// unprotect drops from a plan the data files of protected generations (as
-// for a rollback's data, the generation's manifest may still go).
-func (c *collector) unprotect(part string, p *plan) {
-	if len(c.protected) == 0 {
-		return
-	}
-	p.keys = slices.DeleteFunc(p.keys, func(k string) bool {
-		kd, gen := swap.Classify(part, k)
-		return kd == swap.KindData && c.protected[part+"\x00"+gen]
-	})
 }
 
 // Partition collects one partition: one listing of its _pswap folder, one
@@ -309,11 +300,11 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 			// that names it (lakehouse.Options.MaxElapsed).
 			opts.MinAge = max(opts.MinAge, now.Sub(c.protectedAt)+c.o.CommitWindow+clockSlack)
 		}
-		p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young, now: now, opts: opts})
+		p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young,
+			referenced: c.protected[part], now: now, opts: opts})
 		if err != nil {
 			return err
 		}
-		c.unprotect(part, p)
 		r.Current = ""
 		if ptr != nil {
 			r.Current = ptr.Pointer.Generation

@@ -80,13 +80,14 @@ type Options struct {
 	// still references although their generation may be retired, such as
 	// the files of the published Iceberg snapshots (lakehouse.Referenced).
 	// It is called once per run, before any partition is planned; GC keeps
-	// the data files of every generation that holds one of them, whatever
-	// Keep and MinAge say (its manifest may go, as for the data a rollback
-	// uses), and everything retired after the call or less than
-	// CommitWindow before it: a publisher that read a pointer naming it may
-	// still be writing a snapshot that names it (it must land within
-	// CommitWindow of that read: lakehouse.Options.MaxElapsed). An error
-	// stops the run before anything is deleted.
+	// the files of every generation that holds one of them, and a manifest
+	// that names them (a kept rollback's, else the newest that does), so
+	// that they stay a generation, whatever Keep and MinAge say; and it
+	// keeps everything retired after the call or less than CommitWindow
+	// before it: a publisher that read a pointer naming it may still be
+	// writing a snapshot that names it (it must land within CommitWindow of
+	// that read: lakehouse.Options.MaxElapsed). An error stops the run
+	// before anything is deleted.
 	Protect func(ctx context.Context) ([]string, error)
 	// OnPartition, when not nil, is called with each partition's report as
 	// soon as it is done (from several goroutines at once under Table), for

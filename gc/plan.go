@@ -25,8 +25,11 @@ type planInput struct {
 	ptr     *swap.Base        // the pointer as read; nil: the partition has no pointer
 	chain   []link            // from the pointer's generation back to the first missing manifest
 	young   map[string]string // manifests outside the chain that are not old: generation -> DataGen
-	now     time.Time         // the store's clock, read after the listing
-	opts    Options           // with defaults
+	// referenced is the data generations whose files a reader outside
+	// pswap still names (Options.Protect: the Iceberg snapshots).
+	referenced map[string]bool
+	now        time.Time // the store's clock, read after the listing
+	opts       Options   // with defaults
 }
 
 // plan is what to delete in one partition, and why.
@@ -76,6 +79,7 @@ func makePlan(in *planInput) (*plan, error) {
 	chainIdx := map[string]int{}
 	live := map[string]bool{}      // data generations of kept manifests
 	collected := map[string]bool{} // chain generations to collect
+	keepAt := make([]bool, len(in.chain))
 	for i, l := range in.chain {
 		chainIdx[l.gen] = i
 		keep := i == 0 || i <= o.Keep
@@ -85,8 +89,23 @@ func makePlan(in *planInput) (*plan, error) {
 			keep = r.IsZero() || in.now.Sub(r) < o.MinAge
 		}
 		if keep {
-			p.kept = append(p.kept, l.gen)
+			keepAt[i] = true
 			live[l.m.DataGen()] = true
+		}
+	}
+	// Files that the Iceberg snapshots name stay a generation: when no kept
+	// manifest names them, the newest manifest that does is kept too.
+	// Without one they are no generation (history, rollback and verify
+	// cannot reach them, and a later run takes them for an orphan's).
+	for i, l := range in.chain {
+		if dg := l.m.DataGen(); !keepAt[i] && in.referenced[dg] && !live[dg] {
+			keepAt[i] = true
+			live[dg] = true
+		}
+	}
+	for i, l := range in.chain {
+		if keepAt[i] {
+			p.kept = append(p.kept, l.gen)
 		} else {
 			p.collected = append(p.collected, l.gen)
 			collected[l.gen] = true
@@ -129,6 +148,17 @@ func makePlan(in *planInput) (*plan, error) {
 		switch k {
 		case swap.KindOther, swap.KindPointer:
 			continue
+		}
+		if in.referenced[gen] {
+			// Named by a snapshot: its data and its record stay, and so
+			// does its manifest when the chain does not reach it (a
+			// collected younger generation ended the walk before it) and
+			// no kept manifest names its files, until no snapshot names it.
+			if _, inChain := chainIdx[gen]; k != swap.KindManifest || !inChain && !live[gen] {
+				continue
+			}
+		}
+		switch k {
 		case swap.KindManifest:
 			if _, inChain := chainIdx[gen]; inChain {
 				if collected[gen] {

@@ -78,6 +78,16 @@ func scenario(data []byte) *planInput {
 			in.objects = append(in.objects, store.Attrs{Key: swap.MetaPrefix(p) + "other/" + g, ModTime: hours()})
 		}
 	}
+	// Data generations that the Iceberg snapshots name (Options.Protect).
+	refs := r.next()
+	for i := range n {
+		if refs&(1<<i) != 0 {
+			if in.referenced == nil {
+				in.referenced = map[string]bool{}
+			}
+			in.referenced[genID(i)] = true
+		}
+	}
 	slices.SortFunc(in.objects, func(a, b store.Attrs) int { return strings.Compare(a.Key, b.Key) })
 	return in
 }
@@ -151,6 +161,28 @@ func checkPlan(t *testing.T, in *planInput, p *plan) {
 			}
 		}
 	}
+	// What the snapshots name stays a generation: its files and records,
+	// and a manifest that names the files (in the chain, or its own).
+	for g := range in.referenced {
+		for k := range deleted {
+			if kd, gen := swap.Classify(in.part, k); gen == g && kd != swap.KindManifest {
+				t.Fatalf("deletes %s, named by a snapshot", k)
+			}
+		}
+		inChainData, keptData := false, false
+		for _, l := range in.chain {
+			if l.m.DataGen() == g {
+				inChainData = true
+				keptData = keptData || slices.Contains(p.kept, l.gen)
+			}
+		}
+		if inChainData && !keptData {
+			t.Fatalf("no manifest that names %s's files is kept: kept %v", g, p.kept)
+		}
+		if _, listedM := listed[swap.ManifestKey(in.part, g)]; listedM && !inChain[g] && !safeData[g] && deleted[swap.ManifestKey(in.part, g)] {
+			t.Fatalf("deletes the manifest of %s, named by a snapshot and by no kept manifest", g)
+		}
+	}
 	cutoff := in.now.Add(-in.opts.OrphanAge - in.opts.CommitWindow - clockSlack)
 	for k := range deleted {
 		kd, gen := swap.Classify(in.part, k)
@@ -174,4 +206,43 @@ func checkPlan(t *testing.T, in *planInput, p *plan) {
 			}
 		}
 	}
+}
+
+// A generation whose files the Iceberg snapshots name keeps a manifest
+// that names them: its own when no kept one does (the first generation
+// here), none more when a kept rollback already does (the second: the
+// current generation is a rollback to it, whose manifest names its files).
+func TestPlanKeepsAManifestOfReferencedData(t *testing.T) {
+	const p = "dt=2026-11-29"
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	g1, g2, g3, rb := genID(1), genID(2), genID(3), genID(4)
+	chain := []struct{ gen, data, parent string }{{rb, g2, g3}, {g3, g3, g2}, {g2, g2, g1}, {g1, g1, ""}}
+	in := &planInput{part: p, young: map[string]string{}, now: now, referenced: map[string]bool{g1: true, g2: true}}
+	in.opts, _ = Options{Keep: None, MinAge: None, OrphanAge: time.Hour, CommitWindow: time.Minute}.withDefaults()
+	old := now.Add(-48 * time.Hour)
+	in.ptr = &swap.Base{Pointer: &manifest.Pointer{Generation: rb}, ModTime: old}
+	for _, c := range chain {
+		m := &manifest.Manifest{Partition: p, Generation: c.gen, Parent: c.parent}
+		if c.data != c.gen {
+			m.DataGeneration = c.data
+		}
+		in.chain = append(in.chain, link{gen: c.gen, m: m, mod: old})
+		in.objects = append(in.objects, store.Attrs{Key: swap.ManifestKey(p, c.gen), ModTime: old})
+		if c.data == c.gen {
+			in.objects = append(in.objects, store.Attrs{Key: swap.DataPrefix(p, c.gen) + "part-00000.parquet", ModTime: old})
+		}
+	}
+	plan, err := makePlan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(plan.kept, []string{rb, g1}) || !slices.Equal(plan.collected, []string{g3, g2}) {
+		t.Fatalf("kept %v, collected %v; want [rollback first] kept, [third second] collected", plan.kept, plan.collected)
+	}
+	want := []string{swap.ManifestKey(p, g2), swap.ManifestKey(p, g3), swap.DataPrefix(p, g3) + "part-00000.parquet"}
+	slices.Sort(want[:2])
+	if !slices.Equal(plan.keys, want) {
+		t.Fatalf("deletes %v, want %v", plan.keys, want)
+	}
+	checkPlan(t, in, plan)
 }
