@@ -34,7 +34,11 @@ type AdoptOptions struct {
 	// VerifyRows reads every file in full and records the row-level content
 	// checksum that a commit of the same files from disk would, so that
 	// "identical content is a no-op" compares rows, as for local inputs
-	// (see AdoptedChecksumAlgo for the default).
+	// (see AdoptedChecksumAlgo for the default). Onto a current generation
+	// that records a rowsum128 checksum (staged before colsum128) it
+	// computes that one too, as such a commit does
+	// (staging.Options.LegacyChecksum): one more GET, of the pointer, and a
+	// second scan of each file.
 	VerifyRows bool
 	// AllowEmpty accepts files that hold no rows at all (the partition
 	// becomes empty); an empty prefix is refused all the same. CommitStaged
@@ -79,7 +83,20 @@ func (p *Partition) Reserve(ctx context.Context, opts swap.Options) (swap.Reserv
 func adopter(o AdoptOptions, key string, opts swap.Options) swap.AdoptFunc {
 	o = o.defaults()
 	return func(ctx context.Context, st store.Store, prefix string) (manifest.Content, time.Time, error) {
-		c, oldest, s, err := adopt(ctx, st, prefix, o)
+		legacy := false
+		if o.VerifyRows {
+			// As Begin does for a commit from local files: a current
+			// generation staged before colsum128 is compared in its own
+			// algorithm too (one GET; the rows are read in full anyway).
+			b, err := swap.ReadPointer(ctx, st, key)
+			switch {
+			case err == nil:
+				legacy = staging.ChecksumAlgo(b.Pointer.ContentChecksum) == staging.ChecksumRowSum
+			case !errors.Is(err, swap.ErrNoData):
+				return manifest.Content{}, time.Time{}, err
+			}
+		}
+		c, oldest, s, err := adopt(ctx, st, prefix, o, legacy)
 		if err == nil {
 			err = checkAsIs(ctx, st, key, opts, s)
 		}
@@ -118,8 +135,10 @@ type adopted struct {
 }
 
 // adopt lists prefix (one request per 1,000 objects) and reads each data
-// file's footer with at most two ranged GETs.
-func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (manifest.Content, time.Time, *arrow.Schema, error) {
+// file's footer with at most two ranged GETs. With o.VerifyRows it reads
+// every file in full for the row checksum, and with legacy computes the
+// rowsum128 one as well (Content.Equivalent).
+func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, legacy bool) (manifest.Content, time.Time, *arrow.Schema, error) {
 	var objs []store.Attrs
 	markers := 0
 	for a, err := range st.List(ctx, prefix) {
@@ -181,14 +200,14 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions) (
 		return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %w: the %d file(s) under %s hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files), st.URI(prefix))
 	}
 	if o.VerifyRows {
-		rows, sum, err := scanRows(ctx, st, prefix, c.Files)
+		rows, sum, equiv, err := scanRows(ctx, st, prefix, c.Files, legacy)
 		if err != nil {
 			return manifest.Content{}, time.Time{}, nil, err
 		}
 		if rows != c.Rows {
 			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %s: the files hold %d rows, their footers say %d", staging.ErrCorrupt, st.URI(prefix), rows, c.Rows)
 		}
-		c.ContentChecksum = sum
+		c.ContentChecksum, c.Equivalent = sum, equiv
 	} else {
 		c.ContentChecksum = adoptedChecksum(c.Files)
 	}
@@ -314,19 +333,29 @@ func adoptedChecksum(files []manifest.File) string {
 }
 
 // scanRows reads the files in full (spooled to temporary files) and returns
-// their rows and row-level content checksum.
-func scanRows(ctx context.Context, st store.Store, prefix string, files []manifest.File) (int64, string, error) {
-	var scan staging.RowScan
+// their rows and row-level content checksum, and with legacy their
+// rowsum128 checksum as its equivalent (a second scan of each spooled file,
+// only onto a generation that records one).
+func scanRows(ctx context.Context, st store.Store, prefix string, files []manifest.File, legacy bool) (int64, string, []string, error) {
+	scans := []*staging.RowScan{{}}
+	if legacy {
+		scans = append(scans, &staging.RowScan{Algo: staging.ChecksumRowSum})
+	}
 	for _, f := range files {
-		if err := scanOne(ctx, st, prefix+f.Path, f, &scan); err != nil {
-			return 0, "", err
+		if err := scanOne(ctx, st, prefix+f.Path, f, scans); err != nil {
+			return 0, "", nil, err
 		}
 	}
-	rows, sum := scan.Checksum()
-	return rows, sum, nil
+	rows, sum := scans[0].Checksum()
+	var equiv []string
+	for _, s := range scans[1:] {
+		_, e := s.Checksum()
+		equiv = append(equiv, e)
+	}
+	return rows, sum, equiv, nil
 }
 
-func scanOne(ctx context.Context, st store.Store, key string, f manifest.File, scan *staging.RowScan) error {
+func scanOne(ctx context.Context, st store.Store, key string, f manifest.File, scans []*staging.RowScan) error {
 	rc, a, err := st.Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("verify rows of %s: %w", st.URI(key), err)
@@ -345,5 +374,10 @@ func scanOne(ctx context.Context, st store.Store, key string, f manifest.File, s
 	if err != nil {
 		return fmt.Errorf("verify rows of %s: %w", st.URI(key), err)
 	}
-	return scan.Add(ctx, tmp, n, st.URI(key))
+	for _, scan := range scans {
+		if err := scan.Add(ctx, tmp, n, st.URI(key)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

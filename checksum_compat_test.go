@@ -2,6 +2,7 @@ package pswap_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -134,5 +135,53 @@ func TestRowsumGenerationCompatibility(t *testing.T) {
 		if !errors.Is(err, pswap.ErrMismatch) || rep.OK || len(rep.Problems) != 1 || rep.Problems[0].What != "content checksum" {
 			t.Errorf("verify of a wrong %s checksum: %+v %v", name, rep, err)
 		}
+	}
+}
+
+// Adoption with VerifyRows onto a generation that records a rowsum128
+// checksum (committed before colsum128) compares rows in the base's
+// algorithm too, as a commit from local files does: the same rows, written
+// by another writer (other bytes), are a no-op; other rows commit a
+// generation that records colsum128.
+func TestAdoptVerifyRowsOnRowsumBase(t *testing.T) {
+	st, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := pswap.NewTable(st)
+	rows := make([]row, 20)
+	for i := range rows {
+		rows[i] = row{ID: int64(i), Name: fmt.Sprintf("name-%d", i)} // parquetBytes(t, 0, 20)'s rows
+	}
+	commitWithChecksum(t, st, apart, rows, func(c manifest.Content) string { return c.Equivalent[0] })
+	p, err := table.Partition(apart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := p.Current(ctx)
+	if err != nil || staging.ChecksumAlgo(base.Manifest.ContentChecksum) != staging.ChecksumRowSum {
+		t.Fatalf("base: %v %v", base, err)
+	}
+	_, res := reserve(t, table)
+	putObj(t, st, res.Prefix+"part-0.parquet", parquetBytes(t, 0, 20))
+	r, err := p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{VerifyRows: true})
+	if err != nil || r.Changed || r.Outcome != swap.Identical || r.Generation != base.Manifest.Generation {
+		t.Fatalf("the same rows adopted with VerifyRows onto a rowsum128 base: %+v %v", r, err)
+	}
+	if h, err := p.History(ctx, 0); err != nil || len(h) != 1 {
+		t.Fatalf("history after a no-op: %+v %v", h, err)
+	}
+	_, res = reserve(t, table)
+	putObj(t, st, res.Prefix+"part-0.parquet", parquetBytes(t, 1, 20))
+	r, err = p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{VerifyRows: true})
+	if err != nil || !r.Changed {
+		t.Fatalf("other rows adopted with VerifyRows: %+v %v", r, err)
+	}
+	snap, err := p.Current(ctx)
+	if err != nil || staging.ChecksumAlgo(snap.Manifest.ContentChecksum) != staging.ChecksumColSum {
+		t.Fatalf("the new generation records %v, want colsum128 (%v)", snap, err)
+	}
+	if rep, err := p.Verify(ctx); err != nil || !rep.OK {
+		t.Fatalf("verify the adopted generation: %+v %v", rep, err)
 	}
 }
