@@ -371,7 +371,7 @@ func (c *fastCol) nextPage() error {
 	}
 	present := nv
 	c.levels = nil
-	if haveLevels && nv > 0 {
+	if haveLevels && nv > 0 && !allDefined(levels, nv) {
 		if cap(c.levBuf) < nv+8 {
 			c.levBuf = make([]uint8, nv+8)
 		}
@@ -638,6 +638,15 @@ func deltaHeaderFits(data []byte) bool {
 	return true
 }
 
+// allDefined: the definition levels (bit width 1) of a page of n values
+// begin with one run of n or more 1s: every value is present (what
+// writers that mark every column optional write for columns without
+// nulls).
+func allDefined(src []byte, n int) bool {
+	h, k := binary.Uvarint(src)
+	return k > 0 && h&1 == 0 && h>>1 >= uint64(n) && len(src) > k && src[k] == 1
+}
+
 // rleLevels decodes len(dst) values of bit width 1 (definition levels,
 // booleans) of the RLE/bit-packed hybrid encoding.
 func rleLevels(dst []uint8, src []byte) error {
@@ -659,8 +668,11 @@ func rleLevels(dst []uint8, src []byte) error {
 			}
 			k := int(min(cnt, uint64(len(dst))))
 			d := dst[:k]
-			for i := range d {
-				d[i] = v
+			if k > 0 {
+				d[0] = v
+				for f := 1; f < k; f *= 2 {
+					copy(d[f:], d[:f])
+				}
 			}
 			dst = dst[k:]
 			continue
