@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,18 +181,22 @@ func TestReconcileNeverGoesBack(t *testing.T) {
 }
 
 // putHookStore runs a function once, before the first PUT of a key with
-// the prefix.
+// the prefix (other PUTs of a publish, which run at once, wait for it).
 type putHookStore struct {
 	store.Store
 	prefix string
+	mu     sync.Mutex
 	hook   func()
 }
 
 func (h *putHookStore) Put(ctx context.Context, key string, data []byte, o store.PutOptions) (store.Attrs, error) {
-	if strings.HasPrefix(key, h.prefix) && h.hook != nil {
-		f := h.hook
-		h.hook = nil
-		f()
+	if strings.HasPrefix(key, h.prefix) {
+		h.mu.Lock()
+		if f := h.hook; f != nil {
+			h.hook = nil
+			f()
+		}
+		h.mu.Unlock()
 	}
 	return h.Store.Put(ctx, key, data, o)
 }
@@ -321,3 +326,16 @@ func TestLateAttemptWritesItsManifestsAgain(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 }
+
+// testClock is a clock that a test moves while a publish reads it from
+// several goroutines.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock { return &testClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }

@@ -198,21 +198,36 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 
 // Publish reconciles the metadata with every partition's pointer: one GET
 // per partition, in the listing that finds them (swap.ListPointers), and one
-// per partition whose generation changed, no listing of data. It is idempotent: when every partition is already
-// reflected it writes nothing.
+// per partition whose generation changed, no listing of data. It is
+// idempotent: when every partition is already reflected it writes nothing.
+// A transient failure of a read is retried (bounded) like the reads of
+// PublishCommit.
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(st, opts)
 	// The listing that finds the partitions reads their pointers: those
 	// reads are the first attempt's (its MaxElapsed runs from here).
-	p.startAttempt()
-	listed, err := swap.ListPointers(ctx, st, "")
-	if err != nil {
-		return Result{}, err
+	var listed []swap.Listed
+	for try := 0; ; try++ {
+		p.startAttempt()
+		var err error
+		listed, err = swap.ListPointers(ctx, st, "")
+		if err == nil {
+			break
+		}
+		if !store.IsRetryable(err) || try >= maxReadTries {
+			return Result{}, err
+		}
+		if werr := p.backoff(ctx, try); werr != nil {
+			return Result{}, werr
+		}
 	}
 	var (
 		mu       sync.Mutex
 		parts    = make([]string, 0, len(listed))
 		pointers = make(map[string]*manifest.Pointer, len(listed))
+		// reread: the last reading of the pointers failed, so pointers
+		// is older than the attempt's start: read them again.
+		reread bool
 	)
 	for _, l := range listed {
 		if l.Err != nil {
@@ -223,10 +238,13 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 	}
 	// readPointers reads them again, for an attempt planned anew because
 	// the last one was too slow: its version must land within MaxElapsed
-	// of the reads it plans from.
+	// of the reads it plans from. It replaces pointers only when every read
+	// succeeded: a plan from a partial set would drop the partitions whose
+	// read failed.
 	readPointers := func() error {
 		p.startAttempt()
-		pointers = map[string]*manifest.Pointer{}
+		reread = true
+		fresh := map[string]*manifest.Pointer{}
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(p.opts.Concurrency)
 		for _, part := range parts {
@@ -239,16 +257,21 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 					return err
 				}
 				mu.Lock()
-				pointers[part] = b.Pointer
+				fresh[part] = b.Pointer
 				mu.Unlock()
 				return nil
 			})
 		}
-		return g.Wait()
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		pointers, reread = fresh, false
+		return nil
 	}
 	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
-		if p.stale() {
-			// An attempt thrown away for its age: read the pointers again.
+		if reread || p.stale() {
+			// An attempt thrown away for its age (or whose reading of the
+			// pointers failed): read the pointers again.
 			if err := readPointers(); err != nil {
 				return nil, err
 			}

@@ -175,16 +175,16 @@ func TestRequestsPerReconcile(t *testing.T) {
 		for i := range 3 {
 			commit(t, mem, fmt.Sprintf("dt=2026-11-0%d", i+1), 3, "x", swap.Options{})
 		}
-		clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		clock := newTestClock()
 		st, reads := pointerReads(mem)
 		hs := &putHookStore{Store: st, prefix: lakehouse.MetadataPrefix + "pswap-"}
 		hs.hook = func() {
 			// While the first attempt writes its manifests: time passes
 			// and a commit lands.
-			clock = clock.Add(2 * time.Minute)
+			clock.Add(2 * time.Minute)
 			commit(t, mem, "dt=2026-11-02", 6, "b", swap.Options{OnConflict: swap.Overwrite})
 		}
-		r, err := lakehouse.Publish(ctx, hs, lakehouse.Options{Now: func() time.Time { return clock }, MaxElapsed: time.Minute})
+		r, err := lakehouse.Publish(ctx, hs, lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute})
 		if err != nil || !r.Changed || r.Rebases != 1 || r.Version != 1 {
 			t.Fatalf("reconcile: %+v %v, want one version after one re-plan", r, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,4 +191,84 @@ func TestPublishRetriesTheReadBackOfItsVersion(t *testing.T) {
 			t.Fatalf("publish after: %+v %v", again, err)
 		}
 	})
+}
+
+// A reconcile (Publish) retries one 503 on any of its reads too: the
+// listing that finds the partitions and reads their pointers, then the
+// hint, the metadata, the manifest list and the changed manifest.
+func TestReconcileRetriesTransientReads(t *testing.T) {
+	nosleep := func(context.Context, time.Duration) error { return nil }
+	positions := 0
+	for k := 1; ; k++ {
+		mem := memstore.New()
+		publish(t, mem, commit(t, mem, "dt=2026-11-28", 10, "a", swap.Options{}))
+		commit(t, mem, "dt=2026-11-29", 20, "b", swap.Options{}) // not published
+		commit(t, mem, "dt=2026-11-28", 5, "c", swap.Options{OnConflict: swap.Overwrite})
+		var (
+			mu     sync.Mutex // the listing reads pointers at once
+			reads  int
+			failed string
+		)
+		flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+			mu.Lock()
+			defer mu.Unlock()
+			if c.Op == "get" || c.Op == "get-range" || c.Op == "stat" || c.Op == "list" {
+				reads++
+				if reads == k {
+					failed = c.Op + " " + c.Key
+					return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
+				}
+			}
+			return storetest.Fault{}
+		})
+		r, err := lakehouse.Publish(ctx, flaky, lakehouse.Options{Sleep: nosleep})
+		if failed == "" {
+			break // fewer than k reads: every position was tried
+		}
+		positions++
+		if err != nil || !r.Changed {
+			t.Fatalf("reconcile after one 503 on read %d (%s): %+v %v", k, failed, r, err)
+		}
+		want := map[string]int64{"dt=2026-11-28": 5, "dt=2026-11-29": 20}
+		if got, _ := icebergRows(t, mem, r.MetadataLocation); !maps.Equal(got, want) {
+			t.Fatalf("503 on read %d (%s): readers see %v, want %v", k, failed, got, want)
+		}
+	}
+	if positions < 7 {
+		t.Fatalf("only %d reads in a reconcile; want the listing, 2 pointers, the hint, metadata, manifest list and manifests", positions)
+	}
+	t.Logf("a 503 at each of %d read positions was retried", positions)
+}
+
+// A 503 while a reconcile reads the pointers again (its first attempt was
+// slower than MaxElapsed) is retried with a full new reading: planning
+// from the pointers read before the failure dropped the partitions whose
+// read had failed from the metadata.
+func TestReconcileRereadRetried(t *testing.T) {
+	mem := memstore.New()
+	parts := []string{"dt=2026-11-01", "dt=2026-11-02", "dt=2026-11-03"}
+	for _, p := range parts {
+		commit(t, mem, p, 3, "x", swap.Options{})
+	}
+	clock := newTestClock()
+	flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if c.Op == "get" && c.Key == swap.PointerKey(parts[2]) && c.N == 2 {
+			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
+		}
+		return storetest.Fault{}
+	})
+	hs := &putHookStore{Store: flaky, prefix: lakehouse.MetadataPrefix + "pswap-"}
+	hs.hook = func() {
+		clock.Add(2 * time.Minute)
+		commit(t, mem, parts[1], 6, "b", swap.Options{OnConflict: swap.Overwrite})
+	}
+	r, err := lakehouse.Publish(ctx, hs, lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute,
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil || !r.Changed || r.Partitions != 3 {
+		t.Fatalf("reconcile: %+v %v", r, err)
+	}
+	want := map[string]int64{parts[0]: 3, parts[1]: 6, parts[2]: 3}
+	if got := checkReaders(t, mem); !maps.Equal(got, want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
 }
