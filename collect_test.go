@@ -134,8 +134,9 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 
 // A generation that a retained Iceberg snapshot names is kept whole by
 // Table.GC: its files and its manifest, so that it stays a generation (its
-// manifest verifies against its files) and is not taken for an orphan's
-// files later; the generation between it and the current one, which no
+// manifest verifies against its files, a rollback to it works) and is not
+// taken for an orphan's files later; the generation between it and the
+// current one, which no
 // snapshot names, is collected. Once no snapshot names it, it is collected
 // as every retired generation is, manifest and files.
 func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
@@ -220,6 +221,31 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 		if err := verify(c.Generation); err != nil {
 			t.Fatalf("run %d: the current generation: %v", run, err)
 		}
+	}
+	// Rollback reaches it (on a copy of the table, which the rest of the
+	// test leaves as it is).
+	cp := memstore.New(memstore.Options{Now: clock.Now})
+	for a, err := range mem.List(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _, err := store.ReadAll(ctx, mem, a.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cp.Put(ctx, a.Key, data, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cday, err := pswap.NewTable(cp).Partition(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb, err := cday.Rollback(ctx, a.Generation, swap.Options{}); err != nil || !rb.Changed || rb.Rows != 3 {
+		t.Fatalf("rollback to the protected generation: %+v %v", rb, err)
+	}
+	if rep, err := cday.Verify(ctx); err != nil || !rep.OK || rep.Rows != 3 {
+		t.Fatalf("verify after the rollback: %+v %v", rep, err)
 	}
 	clock.Add(30 * time.Second) // a's snapshot is past the retention
 	rep, err := tbl.GC(ctx, opts)
