@@ -49,12 +49,13 @@
 // codec (a DataPage v2 of nulls only carries no compressed bytes).
 //
 // The pages of a file with a flat schema of primitive columns (booleans,
-// integers, floats, strings and binary, dates, times, timestamps; required
-// or optional) are decoded by pswap's own fast scan instead of Arrow's
-// record reader: Arrow's page reader decompresses each page, and the
-// values (PLAIN, dictionary, DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
-// BYTE_STREAM_SPLIT, RLE booleans) are hashed straight into the content
-// checksum without building Arrow arrays, at about half the CPU. A row
+// integers, floats, decimals, strings, binary and fixed-size binary,
+// dates, times, timestamps; required or optional) are decoded by pswap's
+// own fast scan instead of Arrow's record reader: Arrow's page reader
+// decompresses each page, and the values (PLAIN, dictionary,
+// DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, BYTE_STREAM_SPLIT, RLE
+// booleans) are hashed straight into the content checksum without
+// building Arrow arrays, at about half the CPU. A row
 // group it cannot decode (another encoding, a page of over a million
 // values, or anything wrong with it) is decoded again by Arrow's reader,
 // which decides; the checksum is the same either way.

@@ -33,17 +33,21 @@ import (
 type fastKind uint8
 
 const (
-	fkBool   fastKind = iota + 1
-	fkInt32           // int32, date32, time32: sign-extended
-	fkInt8            // INT32 holding int8: truncated, sign-extended
-	fkInt16           // INT32 holding int16
-	fkUint8           // INT32 holding uint8: truncated, zero-extended
-	fkUint16          // INT32 holding uint16
-	fkUint32          // INT32 holding uint32: zero-extended
-	fkInt64           // int64, uint64, time64, timestamp: as is
-	fkFloat           // float32 bits (NaN canonical)
-	fkDouble          // float64 bits (NaN canonical)
-	fkBytes           // string, binary: XXH3-64 of the bytes
+	fkBool     fastKind = iota + 1
+	fkInt32             // int32, date32, time32: sign-extended
+	fkInt8              // INT32 holding int8: truncated, sign-extended
+	fkInt16             // INT32 holding int16
+	fkUint8             // INT32 holding uint8: truncated, zero-extended
+	fkUint16            // INT32 holding uint16
+	fkUint32            // INT32 holding uint32: zero-extended
+	fkInt64             // int64, uint64, time64, timestamp: as is
+	fkFloat             // float32 bits (NaN canonical)
+	fkDouble            // float64 bits (NaN canonical)
+	fkBytes             // string, binary: XXH3-64 of the bytes
+	fkDec32             // INT32 decimal: its rowsum128 encoding hashed
+	fkDec64             // INT64 decimal
+	fkDecFixed          // FIXED_LEN_BYTE_ARRAY decimal (big-endian)
+	fkFixed             // fixed-size binary: XXH3-64 of the bytes
 )
 
 // maxFastPageValues bounds the values of one page the fast scan decodes at
@@ -67,11 +71,25 @@ func newFastScanner(md *metadata.FileMetaData, canon *canonSchema) *fastScanner 
 		if len(col.ColumnPath()) != 1 || col.MaxRepetitionLevel() != 0 || col.MaxDefinitionLevel() > 1 {
 			return nil
 		}
-		k := fastKindOf(col.PhysicalType(), canon.arrow.Field(c).Type)
-		if k == 0 {
+		dt := canon.arrow.Field(c).Type
+		k := fastKindOf(col.PhysicalType(), dt)
+		fc := fastCol{s: s, kind: k, seed: colSeed(c), maxDef: col.MaxDefinitionLevel()}
+		switch k {
+		case 0:
 			return nil
+		case fkDec32, fkDec64, fkDecFixed:
+			fc.decWidth = decimalWidth(dt)
 		}
-		s.cols[c] = fastCol{s: s, kind: k, seed: colSeed(c), maxDef: col.MaxDefinitionLevel()}
+		if k == fkDecFixed || k == fkFixed {
+			fc.flen = col.TypeLength()
+			if fc.flen <= 0 || k == fkDecFixed && fc.flen > fc.decWidth {
+				return nil
+			}
+			if ft, ok := dt.(*arrow.FixedSizeBinaryType); ok && ft.ByteWidth != fc.flen {
+				return nil
+			}
+		}
+		s.cols[c] = fc
 	}
 	return s
 }
@@ -96,11 +114,22 @@ func fastKindOf(pt parquet.Type, dt arrow.DataType) fastKind {
 			return fkUint16
 		case arrow.UINT32:
 			return fkUint32
+		case arrow.DECIMAL128, arrow.DECIMAL256:
+			return fkDec32
 		}
 	case parquet.Types.Int64:
 		switch dt.ID() {
 		case arrow.INT64, arrow.UINT64, arrow.TIME64, arrow.TIMESTAMP:
 			return fkInt64
+		case arrow.DECIMAL128, arrow.DECIMAL256:
+			return fkDec64
+		}
+	case parquet.Types.FixedLenByteArray:
+		switch dt.ID() {
+		case arrow.DECIMAL128, arrow.DECIMAL256:
+			return fkDecFixed
+		case arrow.FIXED_SIZE_BINARY:
+			return fkFixed
 		}
 	case parquet.Types.Float:
 		if dt.ID() == arrow.FLOAT32 {
@@ -141,14 +170,33 @@ func (k fastKind) canon32(v uint32) uint64 {
 	return uint64(int64(int32(v)))
 }
 
-func (k fastKind) width() int {
-	switch k {
-	case fkInt64, fkDouble:
+// width is the size of one PLAIN value of the column, 0 for booleans and
+// byte arrays.
+func (c *fastCol) width() int {
+	switch c.kind {
+	case fkInt64, fkDouble, fkDec64:
 		return 8
 	case fkBool, fkBytes:
 		return 0
+	case fkDecFixed, fkFixed:
+		return c.flen
 	}
 	return 4
+}
+
+// decHash is the value hash of a decimal whose unscaled value is v.
+func (c *fastCol) decHash(v int64) uint64 {
+	c.enc = appendDecimalInt64(c.enc[:0], c.decWidth, v)
+	return xxh3.HashSeed(c.enc, c.seed)
+}
+
+// fixedBytesHash is the value hash of a FIXED_LEN_BYTE_ARRAY value.
+func (c *fastCol) fixedBytesHash(b []byte) uint64 {
+	if c.kind == fkFixed {
+		return xxh3.HashSeed(b, c.seed)
+	}
+	c.enc = appendDecimalBE(c.enc[:0], c.decWidth, b)
+	return xxh3.HashSeed(c.enc, c.seed)
 }
 
 // fastScanner scans row groups of one file with the fast scan; one per
@@ -221,11 +269,14 @@ func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum
 
 // fastCol is the decoding state of one column chunk.
 type fastCol struct {
-	s      *fastScanner
-	kind   fastKind
-	seed   uint64
-	maxDef int16
-	pr     file.PageReader
+	s        *fastScanner
+	kind     fastKind
+	seed     uint64
+	maxDef   int16
+	decWidth int // bytes of a decimal's canonical encoding (16, 32)
+	flen     int // bytes of a FIXED_LEN_BYTE_ARRAY value
+	enc      []byte
+	pr       file.PageReader
 
 	dict    []uint64 // value hashes of the dictionary entries
 	hasDict bool
@@ -479,8 +530,8 @@ func (c *fastCol) decodeValues(out []uint64, data []byte, enc parquet.Encoding) 
 		}
 		return nil
 	case parquet.Encodings.ByteStreamSplit:
-		w := c.kind.width()
-		if w == 0 || len(out) == 0 {
+		w := c.width()
+		if w == 0 || w > 8 || len(out) == 0 {
 			return fmt.Errorf("%w: BYTE_STREAM_SPLIT of this type", errNotFast)
 		}
 		if len(data)%w != 0 || len(data)/w < len(out) {
@@ -510,6 +561,14 @@ func (c *fastCol) hash64(x uint64) uint64 {
 			x = 0x7ff8000000000000
 		}
 		return fixedHash(x, c.seed)
+	case fkDec64:
+		return c.decHash(int64(x))
+	case fkDec32:
+		return c.decHash(int64(int32(uint32(x))))
+	case fkDecFixed, fkFixed:
+		var b [8]byte // the value's bytes in order (byte k in bits 8k of x)
+		binary.LittleEndian.PutUint64(b[:], x)
+		return c.fixedBytesHash(b[:c.flen])
 	}
 	return fixedHash(c.kind.canon32(uint32(x)), c.seed)
 }
@@ -554,6 +613,28 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 		for i := range out {
 			out[i] = fixedHash(uint64(int64(int32(binary.LittleEndian.Uint32(data[4*i:])))), seed)
 		}
+	case fkDec32:
+		if len(data) < 4*len(out) {
+			return fmt.Errorf("%w: page too short", errNotFast)
+		}
+		for i := range out {
+			out[i] = c.decHash(int64(int32(binary.LittleEndian.Uint32(data[4*i:]))))
+		}
+	case fkDec64:
+		if len(data) < 8*len(out) {
+			return fmt.Errorf("%w: page too short", errNotFast)
+		}
+		for i := range out {
+			out[i] = c.decHash(int64(binary.LittleEndian.Uint64(data[8*i:])))
+		}
+	case fkDecFixed, fkFixed:
+		w := c.flen
+		if len(data)/w < len(out) {
+			return fmt.Errorf("%w: page too short", errNotFast)
+		}
+		for i := range out {
+			out[i] = c.fixedBytesHash(data[w*i : w*i+w])
+		}
 	case fkBytes:
 		p := 0
 		for i := range out {
@@ -583,8 +664,9 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 // deltaInts writes the value hashes of len(out) DELTA_BINARY_PACKED
 // integers.
 func (c *fastCol) deltaInts(out []uint64, data []byte) error {
-	w := c.kind.width()
-	if w == 0 || c.kind == fkFloat || c.kind == fkDouble {
+	w := c.width()
+	switch c.kind {
+	case fkBool, fkBytes, fkFloat, fkDouble, fkDecFixed, fkFixed:
 		return fmt.Errorf("%w: DELTA_BINARY_PACKED of this type", errNotFast)
 	}
 	// The header's block size, miniblocks per block and value count bound
@@ -606,6 +688,12 @@ func (c *fastCol) deltaInts(out []uint64, data []byte) error {
 		if len(s.i64) < len(out) {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
+		if c.kind != fkInt64 {
+			for i := range out {
+				out[i] = c.hash64(uint64(s.i64[i]))
+			}
+			return nil
+		}
 		for i := range out {
 			out[i] = fixedHash(uint64(s.i64[i]), c.seed)
 		}
@@ -619,7 +707,7 @@ func (c *fastCol) deltaInts(out []uint64, data []byte) error {
 		return fmt.Errorf("%w: page too short", errNotFast)
 	}
 	for i := range out {
-		out[i] = fixedHash(c.kind.canon32(uint32(s.i32[i])), c.seed)
+		out[i] = c.hash64(uint64(uint32(s.i32[i])))
 	}
 	return nil
 }

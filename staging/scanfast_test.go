@@ -15,6 +15,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -99,6 +101,11 @@ func primitiveRecord(t testing.TB, n int, seed int64) arrow.RecordBatch {
 		{Name: "ms", Type: &arrow.TimestampType{Unit: arrow.Millisecond}},
 		{Name: "t32", Type: arrow.FixedWidthTypes.Time32ms, Nullable: true},
 		{Name: "t64", Type: arrow.FixedWidthTypes.Time64us},
+		{Name: "dec9", Type: &arrow.Decimal128Type{Precision: 9, Scale: 2}, Nullable: true},
+		{Name: "dec18", Type: &arrow.Decimal128Type{Precision: 18, Scale: 3}},
+		{Name: "dec38", Type: &arrow.Decimal128Type{Precision: 38, Scale: 5}, Nullable: true},
+		{Name: "dec50", Type: &arrow.Decimal256Type{Precision: 50, Scale: 0}, Nullable: true},
+		{Name: "fix", Type: &arrow.FixedSizeBinaryType{ByteWidth: 4}, Nullable: true},
 		{Name: "nulls", Type: arrow.BinaryTypes.String, Nullable: true},
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
@@ -147,6 +154,20 @@ func primitiveRecord(t testing.TB, n int, seed int64) arrow.RecordBatch {
 				fb.Append(arrow.Time32(r.IntN(86_400_000)))
 			case *array.Time64Builder:
 				fb.Append(arrow.Time64(r.Int64N(86_400_000_000)))
+			case *array.Decimal128Builder:
+				p := fields[c].Type.(*arrow.Decimal128Type).Precision
+				v := r.Int64N(999_999_999) - 499_999_999
+				if p > 18 {
+					fb.Append(decimal128.FromI64(v).Mul(decimal128.FromI64(-r.Int64N(1 << 62))))
+				} else if p > 9 {
+					fb.Append(decimal128.FromI64(v * 1_000_000))
+				} else {
+					fb.Append(decimal128.FromI64(v))
+				}
+			case *array.Decimal256Builder:
+				fb.Append(decimal256.FromI64(r.Int64N(1 << 62)).Mul(decimal256.FromI64(-r.Int64N(1 << 62))))
+			case *array.FixedSizeBinaryBuilder:
+				fb.Append([]byte(fmt.Sprintf("%04d", r.IntN(10000))))
 			default:
 				t.Fatalf("no value for %T", fb)
 			}
@@ -185,13 +206,19 @@ func TestFastScanEncodings(t *testing.T) {
 		{"DataPage v2, gzip, row groups of 777", []parquet.WriterProperty{v2, parquet.WithCompression(compress.Codecs.Gzip), parquet.WithMaxRowGroupLength(777)}, true,
 			map[string]string{"b": "RLE", "s": "RLE_DICTIONARY"}},
 		{"DataPage v2, plain, uncompressed, pages of 100 rows", []parquet.WriterProperty{v2, parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(1), parquet.WithBatchSize(100)}, true, nil},
-		{"DELTA_BINARY_PACKED integers, v2", append(delta("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "d", "ts", "ms", "t32", "t64"), v2), true,
+		{"decimals as integers", []parquet.WriterProperty{parquet.WithStoreDecimalAsInteger(true)}, true,
+			map[string]string{"dec9": "PLAIN", "dec18": "PLAIN", "dec38": "PLAIN", "fix": "PLAIN"}},
+		{"decimals as integers, plain, v2", []parquet.WriterProperty{parquet.WithStoreDecimalAsInteger(true), parquet.WithDictionaryDefault(false), v2}, true,
+			map[string]string{"dec9": "PLAIN", "dec18": "PLAIN"}},
+		{"DELTA_BINARY_PACKED integers, v2", append(delta("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "d", "ts", "ms", "t32", "t64", "dec9", "dec18"),
+			v2, parquet.WithStoreDecimalAsInteger(true)), true,
 			map[string]string{"i8": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED"}},
 		{"BYTE_STREAM_SPLIT floats, lz4_raw", []parquet.WriterProperty{
 			parquet.WithDictionaryFor("f32", false), parquet.WithEncodingFor("f32", parquet.Encodings.ByteStreamSplit),
 			parquet.WithDictionaryFor("f64", false), parquet.WithEncodingFor("f64", parquet.Encodings.ByteStreamSplit),
+			parquet.WithDictionaryFor("fix", false), parquet.WithEncodingFor("fix", parquet.Encodings.ByteStreamSplit),
 			parquet.WithCompression(compress.Codecs.Lz4Raw)}, true,
-			map[string]string{"f32": "BYTE_STREAM_SPLIT", "f64": "BYTE_STREAM_SPLIT"}},
+			map[string]string{"f32": "BYTE_STREAM_SPLIT", "f64": "BYTE_STREAM_SPLIT", "fix": "BYTE_STREAM_SPLIT"}},
 		{"DELTA_LENGTH_BYTE_ARRAY strings", []parquet.WriterProperty{
 			parquet.WithDictionaryFor("s", false), parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray),
 			parquet.WithDictionaryFor("bin", false), parquet.WithEncodingFor("bin", parquet.Encodings.DeltaLengthByteArray)}, true,
