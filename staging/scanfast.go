@@ -48,6 +48,7 @@ const (
 	fkDec64             // INT64 decimal
 	fkDecFixed          // FIXED_LEN_BYTE_ARRAY decimal (big-endian)
 	fkFixed             // fixed-size binary: XXH3-64 of the bytes
+	fkInt96             // INT96 timestamp: nanoseconds, as Arrow converts it
 )
 
 // maxFastPageValues bounds the values of one page the fast scan decodes at
@@ -124,6 +125,10 @@ func fastKindOf(pt parquet.Type, dt arrow.DataType) fastKind {
 		case arrow.DECIMAL128, arrow.DECIMAL256:
 			return fkDec64
 		}
+	case parquet.Types.Int96:
+		if ts, ok := dt.(*arrow.TimestampType); ok && ts.Unit == arrow.Nanosecond {
+			return fkInt96
+		}
 	case parquet.Types.FixedLenByteArray:
 		switch dt.ID() {
 		case arrow.DECIMAL128, arrow.DECIMAL256:
@@ -180,6 +185,8 @@ func (c *fastCol) width() int {
 		return 0
 	case fkDecFixed, fkFixed:
 		return c.flen
+	case fkInt96:
+		return 12
 	}
 	return 4
 }
@@ -627,6 +634,17 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 		for i := range out {
 			out[i] = c.decHash(int64(binary.LittleEndian.Uint64(data[8*i:])))
 		}
+	case fkInt96:
+		if len(data)/12 < len(out) {
+			return fmt.Errorf("%w: page too short", errNotFast)
+		}
+		for i := range out {
+			ts, err := parquet.Int96(data[12*i : 12*i+12]).ToTimestamp()
+			if err != nil {
+				return fmt.Errorf("%w: %v", errNotFast, err)
+			}
+			out[i] = fixedHash(uint64(ts), seed)
+		}
 	case fkDecFixed, fkFixed:
 		w := c.flen
 		if len(data)/w < len(out) {
@@ -666,7 +684,7 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 func (c *fastCol) deltaInts(out []uint64, data []byte) error {
 	w := c.width()
 	switch c.kind {
-	case fkBool, fkBytes, fkFloat, fkDouble, fkDecFixed, fkFixed:
+	case fkBool, fkBytes, fkFloat, fkDouble, fkDecFixed, fkFixed, fkInt96:
 		return fmt.Errorf("%w: DELTA_BINARY_PACKED of this type", errNotFast)
 	}
 	// The header's block size, miniblocks per block and value count bound

@@ -276,14 +276,19 @@ func fastScanSeeds(t testing.TB) [][]byte {
 	rec := primitiveRecord(t, 200, 2)
 	defer rec.Release()
 	var out [][]byte
-	for _, props := range [][]parquet.WriterProperty{
+	for i, props := range [][]parquet.WriterProperty{
 		{parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(512)},
 		{parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithDictionaryDefault(false),
 			parquet.WithEncodingFor("i64", parquet.Encodings.DeltaBinaryPacked), parquet.WithEncodingFor("i32", parquet.Encodings.DeltaBinaryPacked),
 			parquet.WithEncodingFor("f64", parquet.Encodings.ByteStreamSplit), parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray)},
+		{parquet.WithStoreDecimalAsInteger(true)}, // and INT96 timestamps
 	} {
 		var buf bytes.Buffer
-		w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
+		aprops := pqarrow.DefaultWriterProps()
+		if i == 2 {
+			aprops = pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true))
+		}
+		w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(props...), aprops)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,6 +440,65 @@ func TestFastScanRefusesDamagedPages(t *testing.T) {
 			t.Log(err)
 			if keys := keysUnder(t, st, ""); len(keys) != 0 {
 				t.Errorf("left %v", keys)
+			}
+		})
+	}
+}
+
+// TestFastScanInt96: INT96 timestamps (Spark's default), plain and in a
+// dictionary, are hashed by the fast scan as the nanoseconds Arrow's
+// reader converts them to.
+func TestFastScanInt96(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := range 3000 {
+		if i%5 == 1 {
+			b.Field(0).(*array.TimestampBuilder).AppendNull()
+		} else {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(-2_000_000_000_000_000_000 + int64(i%300)*13_000_000_000_007))
+		}
+		b.Field(1).(*array.Int64Builder).Append(int64(i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for name, props := range map[string]*parquet.WriterProperties{
+		"dictionary": parquet.NewWriterProperties(),
+		"plain, v2":  parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "int96.parquet")
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			pr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pt := pr.MetaData().Schema.Column(0).PhysicalType(); pt != parquet.Types.Int96 {
+				t.Fatalf("ts stored as %s, not INT96", pt)
+			}
+			pr.Close()
+			fast, slow, hashed, fe, se := scanBoth(t, path)
+			if fe != nil || se != nil || fast != slow || hashed != 1 {
+				t.Fatalf("fast scan %s (%v, %d row groups), Arrow %s (%v)", fast, fe, hashed, slow, se)
+			}
+			if def := definitionChecksum(t, buf.Bytes()); fast != def {
+				t.Fatalf("fast scan %s, by the definition %s", fast, def)
 			}
 		})
 	}
