@@ -69,11 +69,11 @@ type ExpireResult struct {
 // Referenced returns the store keys of every data file named by the current
 // snapshot or by a snapshot younger than the retention: garbage collection
 // must keep them (gc.Options.Protect). A table without published metadata
-// references nothing.
+// references nothing. Its reads retry transient failures as Expire's do.
 func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]string, error) {
 	o := opts.withDefaults()
 	p := newPublisher(st, Options{Sleep: o.Sleep})
-	s, err := p.load(ctx, true)
+	s, err := p.loadRetried(ctx, true)
 	if err != nil || s.meta == nil {
 		return nil, err
 	}
@@ -81,7 +81,11 @@ func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]stri
 	seen := map[string]bool{}
 	var out []string
 	for _, snap := range keep {
-		list, err := p.readList(ctx, snap.ManifestList)
+		var list []iceberg.ManifestFile
+		err := p.retryRead(ctx, func() (err error) {
+			list, err = p.readList(ctx, snap.ManifestList)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +94,11 @@ func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]stri
 				continue
 			}
 			seen[mf.FilePath()] = true
-			files, err := p.readManifestFiles(ctx, mf)
+			var files []string
+			err := p.retryRead(ctx, func() (err error) {
+				files, err = p.readManifestFiles(ctx, mf)
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -99,6 +107,34 @@ func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]stri
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// retryRead runs read, which writes nothing, again after a transient
+// failure, bounded and with the backoff of a publish's reads
+// (maxReadTries): the CLI runs the SDK at one attempt, and one 503 must
+// not cost an expiry its run or fail the protection of GC. Each read
+// either succeeds whole or fails the expiry: nothing is decided from a
+// partial read.
+func (p *publisher) retryRead(ctx context.Context, read func() error) error {
+	for try := 0; ; try++ {
+		err := read()
+		if err == nil || !store.IsRetryable(err) || try >= maxReadTries {
+			return err
+		}
+		if werr := p.backoff(ctx, try); werr != nil {
+			return werr
+		}
+	}
+}
+
+// loadRetried is load with its reads (hint, probes, metadata, manifest
+// list) retried as one: load only reads.
+func (p *publisher) loadRetried(ctx context.Context, probe bool) (s *state, err error) {
+	err = p.retryRead(ctx, func() error {
+		s, err = p.load(ctx, probe)
+		return err
+	})
+	return s, err
 }
 
 // retained is the current snapshot plus every snapshot at or after cutoff.
@@ -166,14 +202,16 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 // objects that no retained snapshot and no retained version uses: older
 // metadata versions, their manifest lists, and manifests only they name.
 // Objects younger than MinAge, the version hint and the latest version are
-// never deleted.
+// never deleted. A transient failure of one of its reads (the hint, the
+// metadata, the manifest lists, the listing) is retried, bounded like the
+// reads of a publish, so that one 503 does not cost GC its expiry.
 func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResult, error) {
 	o := opts.withDefaults()
 	p := newPublisher(st, Options{Sleep: o.Sleep})
 	var res ExpireResult
 	cutoff := o.Now().Add(-o.Retention)
 	for attempt := 1; ; attempt++ {
-		s, err := p.load(ctx, attempt > 1)
+		s, err := p.loadRetried(ctx, attempt > 1)
 		if err != nil || s.meta == nil {
 			return res, err
 		}
@@ -227,7 +265,7 @@ var lastUpdatedRE = regexp.MustCompile(`"last-updated-ms":-?\d+`)
 
 // sweep deletes metadata objects that nothing retained uses.
 func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time) ([]string, error) {
-	s, err := p.load(ctx, true)
+	s, err := p.loadRetried(ctx, true)
 	if err != nil || s.meta == nil {
 		return nil, err
 	}
@@ -259,11 +297,15 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 		if live[lk] {
 			return nil
 		}
-		live[lk] = true
-		list, err := p.readList(ctx, snap.ManifestList)
+		var list []iceberg.ManifestFile
+		err = p.retryRead(ctx, func() (err error) {
+			list, err = p.readList(ctx, snap.ManifestList)
+			return err
+		})
 		if err != nil {
 			return err
 		}
+		live[lk] = true
 		for _, mf := range list {
 			if k, err := p.keyOf(mf.FilePath()); err == nil {
 				live[k] = true
@@ -282,7 +324,11 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 		// would find it corrupt (found by the simulation: a 503 on the
 		// hint update, then this sweep deleted the hinted version's
 		// manifest list).
-		data, _, err := store.ReadAll(ctx, p.st, MetadataKey(p.hinted))
+		var data []byte
+		err := p.retryRead(ctx, func() (err error) {
+			data, _, err = store.ReadAll(ctx, p.st, MetadataKey(p.hinted))
+			return err
+		})
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
@@ -300,17 +346,25 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 	}
 	minAgeCut := o.Now().Add(-o.MinAge)
 	var dead []string
-	for a, err := range p.st.List(ctx, MetadataPrefix) {
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", MetadataPrefix, err)
+	err = p.retryRead(ctx, func() error {
+		// A listing that failed part way is listed again in full.
+		dead = nil
+		for a, err := range p.st.List(ctx, MetadataPrefix) {
+			if err != nil {
+				return fmt.Errorf("list %s: %w", MetadataPrefix, err)
+			}
+			if live[a.Key] || !IsMetadataKey(a.Key) || !a.ModTime.Before(minAgeCut) {
+				continue
+			}
+			if v, ok := VersionOfKey(a.Key); ok && v >= s.version {
+				continue
+			}
+			dead = append(dead, a.Key)
 		}
-		if live[a.Key] || !IsMetadataKey(a.Key) || !a.ModTime.Before(minAgeCut) {
-			continue
-		}
-		if v, ok := VersionOfKey(a.Key); ok && v >= s.version {
-			continue
-		}
-		dead = append(dead, a.Key)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if o.DryRun || len(dead) == 0 {
 		return dead, nil

@@ -1053,16 +1053,12 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 // readBack reads a version after an unclear reply to its PUT. A transient
 // failure is retried like the reads of an attempt (maxReadTries): one 503
 // must not fail a publish whose version may well have landed.
-func (p *publisher) readBack(ctx context.Context, key string) ([]byte, error) {
-	for try := 0; ; try++ {
-		got, _, err := store.ReadAll(ctx, p.st, key)
-		if err == nil || !store.IsRetryable(err) || try >= maxReadTries {
-			return got, err
-		}
-		if werr := p.backoff(ctx, try); werr != nil {
-			return nil, werr
-		}
-	}
+func (p *publisher) readBack(ctx context.Context, key string) (got []byte, err error) {
+	err = p.retryRead(ctx, func() (err error) {
+		got, _, err = store.ReadAll(ctx, p.st, key)
+		return err
+	})
+	return got, err
 }
 
 // writeHint points the version hint at v unless it already names v or a

@@ -1,0 +1,195 @@
+package lakehouse_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
+	"github.com/pswap/pswap/swap"
+)
+
+// expiryTable is a table whose expiry has work of every kind: snapshots
+// past the retention, snapshots younger than it besides the current one
+// (their manifest lists are read), and a version hint left behind by a
+// publish whose hint update failed (the hinted version is read).
+func expiryTable(t *testing.T) (store.Store, lakehouse.ExpireOptions) {
+	t.Helper()
+	mem := memstore.New(memstore.Options{})
+	// In the past: the Iceberg builder checks a version's local time
+	// against its snapshots'.
+	t0 := time.Now().Add(-4 * time.Hour)
+	at := func(d time.Duration) lakehouse.Options {
+		return lakehouse.Options{Now: func() time.Time { return t0.Add(d) }}
+	}
+	pub := func(st store.Store, res swap.Result, d time.Duration) {
+		t.Helper()
+		if _, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, at(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	over := swap.Options{OnConflict: swap.Overwrite}
+	pub(mem, commit(t, mem, "dt=2026-11-01", 4, "a", swap.Options{}), 0)
+	pub(mem, commit(t, mem, "dt=2026-11-02", 5, "b", swap.Options{}), time.Minute)
+	pub(mem, commit(t, mem, "dt=2026-11-01", 6, "c", over), 2*time.Minute)
+	pub(mem, commit(t, mem, "dt=2026-11-02", 7, "d", over), 2*time.Hour)
+	pub(failHint{mem}, commit(t, mem, "dt=2026-11-01", 8, "e", over), 2*time.Hour+time.Minute)
+	return mem, lakehouse.ExpireOptions{
+		Retention: 4 * time.Hour, MinAge: time.Millisecond,
+		Now:   func() time.Time { return t0.Add(5 * time.Hour) },
+		Sleep: func(context.Context, time.Duration) error { return nil },
+	}
+}
+
+// keys returns the keys of a store's metadata objects.
+func metadataKeys(t *testing.T, st store.Store) []string {
+	t.Helper()
+	return slices.Sorted(maps.Keys(metadataObjects(t, st)))
+}
+
+// oneTransientRead fails the k-th read (GET, ranged GET, HEAD, listing) of
+// st with a 503; failed names it once it happened.
+func oneTransientRead(st store.Store, k int, failed *string) store.Store {
+	reads := 0
+	return storetest.NewFaulty(st, func(c storetest.Call) storetest.Fault {
+		switch c.Op {
+		case "get", "get-range", "stat", "list":
+			reads++
+			if reads == k {
+				*failed = c.Op + " " + c.Key
+				return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
+			}
+		}
+		return storetest.Fault{}
+	})
+}
+
+// One 503 on any read of an expiry (the hint, the probe, the metadata, the
+// manifest lists, the hinted version, the listing of the metadata folder),
+// each position in turn, is retried: the expiry completes, expires the
+// snapshots and deletes exactly what a run without faults does, and the
+// table reads the same. A 503 on the reads of Referenced (GC's protection)
+// is retried too, and it names the same files. Before, a single 503 failed
+// the expiry (GC's ExpireErr warning) and nothing was expired on that run.
+func TestExpireRetriesTransientReads(t *testing.T) {
+	base, opts := expiryTable(t)
+	for _, tc := range []struct {
+		name string
+		wrap func(store.Store) store.Store
+	}{
+		{"hint updated", func(st store.Store) store.Store { return st }},
+		// The expiry's own hint update fails too: its sweep finds the hint
+		// behind, keeps the hinted version and reads it.
+		{"hint behind", func(st store.Store) store.Store { return failHint{st} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := clone(t, base)
+			want, err := lakehouse.Expire(ctx, tc.wrap(ref), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want.Expired) < 2 || len(want.Deleted) < 3 || want.Version == 0 {
+				t.Fatalf("the fault-free expiry has too little to do to test its retries: %+v", want)
+			}
+			if !slices.Contains(want.Deleted, lakehouse.MetadataKey(1)) || slices.Contains(want.Deleted, lakehouse.MetadataKey(4)) {
+				t.Fatalf("the fault-free expiry deleted %v: want v1 gone and the hinted v4 kept", want.Deleted)
+			}
+			wantKeys := metadataKeys(t, ref)
+			latest := func(st store.Store) map[string]int64 {
+				loc, _, err := lakehouse.Latest(ctx, st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows, _ := icebergRows(t, st, loc)
+				return rows
+			}
+			wantRows := latest(ref)
+			if tc.name == "hint updated" {
+				// Readers that follow the hint too (icebird), and DuckDB.
+				checkReaders(t, ref)
+			}
+			slices.Sort(want.Deleted)
+
+			positions := 0
+			for k := 1; ; k++ {
+				st := clone(t, base)
+				var failed string
+				got, err := lakehouse.Expire(ctx, oneTransientRead(tc.wrap(st), k, &failed), opts)
+				if failed == "" {
+					break // fewer than k reads: every position was tried
+				}
+				positions++
+				if err != nil {
+					t.Fatalf("expiry after one 503 on read %d (%s): %v", k, failed, err)
+				}
+				slices.Sort(got.Deleted)
+				if !slices.Equal(got.Expired, want.Expired) || !slices.Equal(got.Deleted, want.Deleted) || got.Version != want.Version {
+					t.Fatalf("503 on read %d (%s): expired %v, deleted %v, version %d; without faults %v, %v, %d",
+						k, failed, got.Expired, got.Deleted, got.Version, want.Expired, want.Deleted, want.Version)
+				}
+				if keys := metadataKeys(t, st); !slices.Equal(keys, wantKeys) {
+					t.Fatalf("503 on read %d (%s): metadata left %v, want %v", k, failed, keys, wantKeys)
+				}
+				if rows := latest(st); !maps.Equal(rows, wantRows) {
+					t.Fatalf("503 on read %d (%s): readers see %v, want %v", k, failed, rows, wantRows)
+				}
+			}
+			// The first load (hint, probe, metadata, manifest list), the
+			// sweep's (the same), the retained snapshots' manifest lists,
+			// (the hinted version,) the listing.
+			if positions < 9 {
+				t.Fatalf("only %d reads in an expiry", positions)
+			}
+			t.Logf("a 503 at each of %d read positions of an expiry was retried", positions)
+		})
+	}
+
+	wantFiles, err := lakehouse.Referenced(ctx, base, opts)
+	if err != nil || len(wantFiles) == 0 {
+		t.Fatalf("referenced: %v %v", wantFiles, err)
+	}
+	refPositions := 0
+	for k := 1; ; k++ {
+		var failed string
+		files, err := lakehouse.Referenced(ctx, oneTransientRead(base, k, &failed), opts)
+		if failed == "" {
+			break
+		}
+		refPositions++
+		if err != nil || !slices.Equal(files, wantFiles) {
+			t.Fatalf("referenced after one 503 on read %d (%s): %v %v, want %v", k, failed, files, err, wantFiles)
+		}
+	}
+	if refPositions < 5 {
+		t.Fatalf("only %d reads in Referenced: want the hint, metadata, manifest lists and manifests", refPositions)
+	}
+
+	t.Run("down", func(t *testing.T) {
+		st := clone(t, base)
+		before := metadataKeys(t, st)
+		var gets int
+		down := storetest.NewFaulty(st, func(c storetest.Call) storetest.Fault {
+			if c.Op == "get" && c.Key == lakehouse.VersionHintKey {
+				gets++
+				return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
+			}
+			return storetest.Fault{}
+		})
+		if _, err := lakehouse.Expire(ctx, down, opts); !errors.Is(err, store.ErrTransient) {
+			t.Fatalf("expiry against a store that stays down: %v, want the store's transient error", err)
+		}
+		if gets < 2 || gets > 10 {
+			t.Fatalf("%d reads of the hint: want a few retries, bounded", gets)
+		}
+		if after := metadataKeys(t, st); !slices.Equal(after, before) {
+			t.Fatalf("a failed expiry changed the metadata: %v -> %v", before, after)
+		}
+	})
+}
