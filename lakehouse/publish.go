@@ -205,12 +205,14 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(st, opts)
 	// The listing that finds the partitions reads their pointers: those
-	// reads are the first attempt's (its MaxElapsed runs from here).
+	// reads are the first attempt's (its MaxElapsed runs from here). It
+	// retries a pointer read that failed transiently on its own; a failed
+	// listing page, or a pointer that stays unreadable, lists again.
 	var listed []swap.Listed
 	for try := 0; ; try++ {
 		p.startAttempt()
 		var err error
-		listed, err = swap.ListPointers(ctx, st, "")
+		listed, err = swap.ListPointersWith(ctx, st, "", swap.ListOptions{Sleep: p.opts.Sleep, Jitter: p.int64N})
 		if err == nil {
 			break
 		}

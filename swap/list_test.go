@@ -1,11 +1,13 @@
 package swap_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
@@ -175,3 +177,93 @@ func must[T any](v T, err error) T {
 }
 
 func errorsIsCorrupt(err error) bool { return errors.Is(err, swap.ErrCorrupt) }
+
+// A 503 on one pointer GET of a listing is retried on its own: the listing
+// succeeds with the same result and costs exactly one more GET, not a
+// second listing. Each pointer read of the listing (the partitions', and
+// those of the upper folders of a multi-column layout, which have none)
+// fails once in turn. A pointer that stays unreadable fails the listing
+// with the store's error after DefaultListReadAttempts GETs of it.
+func TestListPointersRetriesOnePointerRead(t *testing.T) {
+	mem := memstore.New()
+	var parts []string
+	for d := range 2 {
+		for h := range 3 {
+			parts = append(parts, fmt.Sprintf("dt=2026-11-%02d/hr=%02d", d+1, h))
+		}
+	}
+	for d := range 8 {
+		parts = append(parts, fmt.Sprintf("day=2026-12-%02d", d+1))
+	}
+	commitMany(t, mem, parts, 2, 1)
+
+	var (
+		mu   sync.Mutex
+		gets []string
+	)
+	rec := storetest.NewCounting(storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if c.Op == "get" {
+			mu.Lock()
+			gets = append(gets, c.Key)
+			mu.Unlock()
+		}
+		return storetest.Fault{}
+	}))
+	want, err := swap.ListPointers(ctx, rec, "")
+	if err != nil || len(want) != len(parts) {
+		t.Fatalf("listing: %d partitions, %v", len(want), err)
+	}
+	base := rec.Counts()
+	slices.Sort(gets)
+	if len(gets) != len(parts)+2 || base["get"] != len(gets) {
+		t.Fatalf("pointer GETs %v (%v): want one per partition and per day folder", gets, base)
+	}
+	same := func(got []swap.Listed) bool {
+		return slices.EqualFunc(got, want, func(a, b swap.Listed) bool {
+			return a.Partition == b.Partition && a.Err == nil && b.Err == nil && a.ETag == b.ETag && a.Pointer.Seq == b.Pointer.Seq && a.Pointer.Generation == b.Pointer.Generation
+		})
+	}
+	transient := fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)
+	for i, key := range gets {
+		var slept int
+		cs := storetest.NewCounting(storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+			if c.Op == "get" && c.Key == key && c.N == 1 {
+				return storetest.Fault{Before: transient}
+			}
+			return storetest.Fault{}
+		}))
+		var got []swap.Listed
+		if i == 0 {
+			// The default options: a real (short) backoff.
+			got, err = swap.ListPointers(ctx, cs, "")
+		} else {
+			got, err = swap.ListPointersWith(ctx, cs, "", swap.ListOptions{
+				Sleep: func(context.Context, time.Duration) error { slept++; return nil }})
+		}
+		if err != nil || !same(got) {
+			t.Fatalf("503 on the GET of %s: %d partitions, %v", key, len(got), err)
+		}
+		c := cs.Counts()
+		if c["get"] != base["get"]+1 || c["list"] != base["list"] || cs.Total() != rec.Total()+1 || i > 0 && slept != 1 {
+			t.Fatalf("503 on the GET of %s: requests %v, want %v plus one GET (%d waits)", key, c, base, slept)
+		}
+	}
+
+	t.Run("down", func(t *testing.T) {
+		key := swap.PointerKey("day=2026-12-03")
+		var n int
+		down := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+			if c.Op == "get" && c.Key == key {
+				mu.Lock()
+				n++
+				mu.Unlock()
+				return storetest.Fault{Before: transient}
+			}
+			return storetest.Fault{}
+		})
+		_, err := swap.ListPointersWith(ctx, down, "", swap.ListOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+		if !errors.Is(err, store.ErrTransient) || n != swap.DefaultListReadAttempts {
+			t.Fatalf("a pointer that stays unreadable: %v after %d GETs, want the store's error after %d", err, n, swap.DefaultListReadAttempts)
+		}
+	})
+}

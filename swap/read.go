@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -156,7 +157,30 @@ type Listed struct {
 // ListPointers runs at once.
 const listConcurrency = 16
 
-// ListPointers returns the committed partitions under a key prefix with
+// DefaultListReadAttempts bounds the attempts of each pointer read of a
+// listing (ListOptions.MaxAttempts).
+const DefaultListReadAttempts = 5
+
+// ListOptions tune ListPointersWith. The zero value works.
+type ListOptions struct {
+	// MaxAttempts bounds the attempts of each pointer read (default
+	// DefaultListReadAttempts): a transient failure of one read repeats
+	// that read, after a backoff, not the listing.
+	MaxAttempts int
+	// Sleep waits d between two attempts of a read (default: a timer that
+	// ctx cancels).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a uniformly random int64 in [0, n) for the backoff
+	// (default math/rand/v2): a deterministic simulation injects its own.
+	Jitter func(n int64) int64
+}
+
+// ListPointers is ListPointersWith with the default options.
+func ListPointers(ctx context.Context, st store.Store, prefix string) ([]Listed, error) {
+	return ListPointersWith(ctx, st, prefix, ListOptions{})
+}
+
+// ListPointersWith returns the committed partitions under a key prefix with
 // their pointers, in lexical order of their keys. It walks the table's
 // folders with a delimited listing (store.ListDelimited with "/": one
 // request per 1,000 folders of a level) and reads the pointer of every
@@ -167,11 +191,19 @@ const listConcurrency = 16
 // so the cost does not grow with them: for a one-column layout, one GET per
 // partition plus one listing page per 1,000 partitions. A partition whose
 // key extends that of a committed partition (dt=X/hr=1 below a committed
-// dt=X) is not found: a table uses one layout.
-func ListPointers(ctx context.Context, st store.Store, prefix string) ([]Listed, error) {
+// dt=X) is not found: a table uses one layout. A transient failure of a
+// pointer read is retried on its own (bounded by opts.MaxAttempts): it
+// costs one more GET, not another listing; a failed listing page fails the
+// listing.
+func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts ListOptions) ([]Listed, error) {
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return nil, fmt.Errorf("list partitions: %w", err)
 	}
+	attempts := opts.MaxAttempts
+	if attempts <= 0 {
+		attempts = DefaultListReadAttempts
+	}
+	reads := retry.Policy{MaxAttempts: attempts, Sleep: opts.Sleep, Jitter: opts.Jitter}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -227,7 +259,11 @@ func ListPointers(ctx context.Context, st store.Store, prefix string) ([]Listed,
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				b, err := ReadPointer(ctx, st, part)
+				var b Base
+				err := reads.Do(ctx, store.IsRetryable, func(int) (err error) {
+					b, err = ReadPointer(ctx, st, part)
+					return err
+				})
 				<-sem
 				switch {
 				case err == nil || errors.Is(err, ErrCorrupt):
