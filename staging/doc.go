@@ -53,7 +53,7 @@
 // dates, times, timestamps, INT96 timestamps; required or optional) are
 // decoded by pswap's own fast scan instead of Arrow's record reader:
 // Arrow's page reader decompresses each page, and the values (PLAIN,
-// dictionary, DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY,
+// dictionary, DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY,
 // BYTE_STREAM_SPLIT, RLE booleans) are hashed straight into the content
 // checksum without building Arrow arrays, at about half the CPU. A row
 // group it cannot decode (another encoding, a page of over a million

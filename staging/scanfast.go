@@ -214,9 +214,12 @@ type fastScanner struct {
 	i64   []int64 // DELTA_BINARY_PACKED decoding
 	i32   []int32
 	bools []uint8 // RLE booleans
-	bytes []byte  // DELTA_LENGTH_BYTE_ARRAY values
+	bytes []byte  // DELTA_LENGTH_BYTE_ARRAY values, DELTA_BYTE_ARRAY's
 	offs  []uint32
-	pad   []byte // bit-packed runs at the end of a page
+	// DELTA_BYTE_ARRAY
+	bytes2             []byte
+	prefixes, suffixes []int64
+	pad                []byte // bit-packed runs at the end of a page
 }
 
 // rowGroup adds the row hashes of row group rg to sum and returns its
@@ -512,6 +515,11 @@ func (c *fastCol) decodeValues(out []uint64, data []byte, enc parquet.Encoding) 
 			out[i] = xxh3.HashSeed(b[offs[i]:offs[i+1]], c.seed)
 		}
 		return nil
+	case parquet.Encodings.DeltaByteArray:
+		if c.kind != fkBytes {
+			return fmt.Errorf("%w: DELTA_BYTE_ARRAY of this type", errNotFast)
+		}
+		return c.deltaByteArray(out, data)
 	case parquet.Encodings.RLE:
 		if c.kind != fkBool || len(data) < 4 {
 			return fmt.Errorf("%w: RLE outside booleans", errNotFast)
@@ -872,4 +880,109 @@ func (s *fastScanner) rleIndices(dst []uint32, src []byte, w uint) error {
 		dst = dst[min(8*groups, len(dst)):]
 	}
 	return nil
+}
+
+// deltaByteArray writes the value hashes of len(out) DELTA_BYTE_ARRAY
+// values: prefix lengths, suffix lengths (both DELTA_BINARY_PACKED), then
+// the suffixes; each value is the previous one's prefix and its suffix,
+// rebuilt in a buffer no larger than the page.
+func (c *fastCol) deltaByteArray(out []uint64, data []byte) error {
+	s := c.s
+	var err error
+	var rest []byte
+	if s.prefixes, rest, err = deltaLengths(s.prefixes[:0], data); err != nil {
+		return err
+	}
+	if s.suffixes, rest, err = deltaLengths(s.suffixes[:0], rest); err != nil {
+		return err
+	}
+	if len(s.prefixes) != len(s.suffixes) || len(s.prefixes) < len(out) {
+		return fmt.Errorf("%w: DELTA_BYTE_ARRAY lengths", errNotFast)
+	}
+	prev, cur := s.bytes[:0], s.bytes2[:0]
+	for i := range out {
+		p, n := s.prefixes[i], s.suffixes[i]
+		if p > int64(len(prev)) || n > int64(len(rest)) {
+			return fmt.Errorf("%w: DELTA_BYTE_ARRAY value overruns", errNotFast)
+		}
+		cur = append(append(cur[:0], prev[:p]...), rest[:n]...)
+		rest = rest[n:]
+		out[i] = xxh3.HashSeed(cur, c.seed)
+		prev, cur = cur, prev
+	}
+	s.bytes, s.bytes2 = prev, cur
+	return nil
+}
+
+// deltaLengths decodes DELTA_BINARY_PACKED lengths (each 0 to 2^31-1)
+// into dst and returns the bytes after them.
+func deltaLengths(dst []int64, src []byte) ([]int64, []byte, error) {
+	bad := fmt.Errorf("%w: DELTA_BINARY_PACKED lengths", errNotFast)
+	var hdr [3]uint64
+	for i := range hdr {
+		v, n := binary.Uvarint(src)
+		if n <= 0 || v > maxFastPageValues {
+			return dst, nil, bad
+		}
+		hdr[i], src = v, src[n:]
+	}
+	blockSize, miniblocks, total := int(hdr[0]), int(hdr[1]), int(hdr[2])
+	if blockSize == 0 || miniblocks == 0 || blockSize%miniblocks != 0 || (blockSize/miniblocks)%8 != 0 {
+		return dst, nil, bad
+	}
+	first, n := binary.Varint(src)
+	if n <= 0 {
+		return dst, nil, bad
+	}
+	src = src[n:]
+	if total == 0 {
+		return dst, src, nil
+	}
+	per := blockSize / miniblocks
+	v := first
+	dst = append(dst, v)
+	for len(dst) < total {
+		minDelta, n := binary.Varint(src)
+		if n <= 0 || len(src) < n+miniblocks {
+			return dst, nil, bad
+		}
+		widths := src[n : n+miniblocks]
+		src = src[n+miniblocks:]
+		for _, w := range widths {
+			if len(dst) >= total {
+				break // unused miniblocks have no bytes
+			}
+			if w > 32 {
+				return dst, nil, bad
+			}
+			size := per * int(w) / 8
+			if len(src) < size {
+				return dst, nil, bad
+			}
+			mb := src[:size]
+			src = src[size:]
+			var acc uint64
+			var have uint
+			pos := 0
+			for k := 0; k < per && len(dst) < total; k++ {
+				for have < uint(w) {
+					acc |= uint64(mb[pos]) << have
+					pos++
+					have += 8
+				}
+				d := acc & (1<<w - 1)
+				acc >>= w
+				have -= uint(w)
+				v += minDelta + int64(d)
+				if v < 0 || v > math.MaxInt32 {
+					return dst, nil, bad
+				}
+				dst = append(dst, v)
+			}
+		}
+	}
+	if first < 0 || first > math.MaxInt32 {
+		return dst, nil, bad
+	}
+	return dst, src, nil
 }

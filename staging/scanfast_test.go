@@ -223,8 +223,9 @@ func TestFastScanEncodings(t *testing.T) {
 			parquet.WithDictionaryFor("s", false), parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray),
 			parquet.WithDictionaryFor("bin", false), parquet.WithEncodingFor("bin", parquet.Encodings.DeltaLengthByteArray)}, true,
 			map[string]string{"s": "DELTA_LENGTH_BYTE_ARRAY"}},
-		{"DELTA_BYTE_ARRAY strings (left to Arrow)", []parquet.WriterProperty{
-			parquet.WithDictionaryFor("s", false), parquet.WithEncodingFor("s", parquet.Encodings.DeltaByteArray)}, false,
+		{"DELTA_BYTE_ARRAY strings, v2", []parquet.WriterProperty{v2,
+			parquet.WithDictionaryFor("s", false), parquet.WithEncodingFor("s", parquet.Encodings.DeltaByteArray),
+			parquet.WithDictionaryFor("bin", false), parquet.WithEncodingFor("bin", parquet.Encodings.DeltaByteArray)}, true,
 			map[string]string{"s": "DELTA_BYTE_ARRAY"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -280,7 +281,8 @@ func fastScanSeeds(t testing.TB) [][]byte {
 		{parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageSize(512)},
 		{parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithDictionaryDefault(false),
 			parquet.WithEncodingFor("i64", parquet.Encodings.DeltaBinaryPacked), parquet.WithEncodingFor("i32", parquet.Encodings.DeltaBinaryPacked),
-			parquet.WithEncodingFor("f64", parquet.Encodings.ByteStreamSplit), parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray)},
+			parquet.WithEncodingFor("f64", parquet.Encodings.ByteStreamSplit), parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray),
+			parquet.WithEncodingFor("bin", parquet.Encodings.DeltaByteArray)},
 		{parquet.WithStoreDecimalAsInteger(true)}, // and INT96 timestamps
 	} {
 		var buf bytes.Buffer
