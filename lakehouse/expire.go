@@ -109,12 +109,12 @@ func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]stri
 	return slices.Compact(out), nil
 }
 
-// retryRead runs read, which writes nothing, again after a transient
-// failure, bounded and with the backoff of a publish's reads
-// (maxReadTries): the CLI runs the SDK at one attempt, and one 503 must
-// not cost an expiry its run or fail the protection of GC. Each read
-// either succeeds whole or fails the expiry: nothing is decided from a
-// partial read.
+// retryRead runs read, which writes nothing (or deletes what nothing
+// uses: repeating it deletes the same), again after a transient failure,
+// bounded and with the backoff of a publish's reads (maxReadTries): the CLI
+// runs the SDK at one attempt, and one 503 must not cost an expiry its run
+// or fail the protection of GC. Each read either succeeds whole or fails
+// the expiry: nothing is decided from a partial read.
 func (p *publisher) retryRead(ctx context.Context, read func() error) error {
 	for try := 0; ; try++ {
 		err := read()
@@ -203,8 +203,9 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 // metadata versions, their manifest lists, and manifests only they name.
 // Objects younger than MinAge, the version hint and the latest version are
 // never deleted. A transient failure of one of its reads (the hint, the
-// metadata, the manifest lists, the listing) is retried, bounded like the
-// reads of a publish, so that one 503 does not cost GC its expiry.
+// metadata, the manifest lists, the listing) or of its deletes is retried,
+// bounded like the reads of a publish, so that one 503 does not cost GC its
+// expiry.
 func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResult, error) {
 	o := opts.withDefaults()
 	p := newPublisher(st, Options{Sleep: o.Sleep})
@@ -369,7 +370,9 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 	if o.DryRun || len(dead) == 0 {
 		return dead, nil
 	}
-	if err := store.DeleteAll(ctx, p.st, dead); err != nil {
+	// Deleting a missing key is no error: a batch that failed part way is
+	// deleted again whole.
+	if err := p.retryRead(ctx, func() error { return store.DeleteAll(ctx, p.st, dead) }); err != nil {
 		return nil, fmt.Errorf("delete expired metadata: %w", err)
 	}
 	return dead, nil

@@ -55,12 +55,16 @@ func metadataKeys(t *testing.T, st store.Store) []string {
 }
 
 // oneTransientRead fails the k-th read (GET, ranged GET, HEAD, listing) of
-// st with a 503; failed names it once it happened.
-func oneTransientRead(st store.Store, k int, failed *string) store.Store {
+// st with a 503, or, with deletes, the k-th read or delete; failed names it
+// once it happened.
+func oneTransientRead(st store.Store, k int, failed *string, deletes bool) store.Store {
 	reads := 0
 	return storetest.NewFaulty(st, func(c storetest.Call) storetest.Fault {
 		switch c.Op {
-		case "get", "get-range", "stat", "list":
+		case "get", "get-range", "stat", "list", "delete":
+			if c.Op == "delete" && !deletes {
+				return storetest.Fault{}
+			}
 			reads++
 			if reads == k {
 				*failed = c.Op + " " + c.Key
@@ -72,8 +76,8 @@ func oneTransientRead(st store.Store, k int, failed *string) store.Store {
 }
 
 // One 503 on any read of an expiry (the hint, the probe, the metadata, the
-// manifest lists, the hinted version, the listing of the metadata folder),
-// each position in turn, is retried: the expiry completes, expires the
+// manifest lists, the hinted version, the listing of the metadata folder)
+// or on one of its deletes, each position in turn, is retried: the expiry completes, expires the
 // snapshots and deletes exactly what a run without faults does, and the
 // table reads the same. A 503 on the reads of Referenced (GC's protection)
 // is retried too, and it names the same files. Before, a single 503 failed
@@ -121,7 +125,7 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 			for k := 1; ; k++ {
 				st := clone(t, base)
 				var failed string
-				got, err := lakehouse.Expire(ctx, oneTransientRead(tc.wrap(st), k, &failed), opts)
+				got, err := lakehouse.Expire(ctx, oneTransientRead(tc.wrap(st), k, &failed, true), opts)
 				if failed == "" {
 					break // fewer than k reads: every position was tried
 				}
@@ -143,11 +147,11 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 			}
 			// The first load (hint, probe, metadata, manifest list), the
 			// sweep's (the same), the retained snapshots' manifest lists,
-			// (the hinted version,) the listing.
-			if positions < 9 {
+			// (the hinted version,) the listing, the deletes.
+			if positions < 9+len(want.Deleted) {
 				t.Fatalf("only %d reads in an expiry", positions)
 			}
-			t.Logf("a 503 at each of %d read positions of an expiry was retried", positions)
+			t.Logf("a 503 at each of %d positions of an expiry (reads and deletes) was retried", positions)
 		})
 	}
 
@@ -158,7 +162,7 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 	refPositions := 0
 	for k := 1; ; k++ {
 		var failed string
-		files, err := lakehouse.Referenced(ctx, oneTransientRead(base, k, &failed), opts)
+		files, err := lakehouse.Referenced(ctx, oneTransientRead(base, k, &failed, false), opts)
 		if failed == "" {
 			break
 		}
