@@ -181,6 +181,9 @@ func checkFooter(pr *file.Reader, size int64) (Footer, *canonSchema, error) {
 		if rg.NumRows() < 0 {
 			return Footer{}, nil, fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, g, rg.NumRows())
 		}
+		if rg.NumColumns() != md.Schema.NumColumns() {
+			return Footer{}, nil, fmt.Errorf("%w: row group %d has %d columns, the schema %d", ErrCorrupt, g, rg.NumColumns(), md.Schema.NumColumns())
+		}
 		sum += rg.NumRows()
 		for c := 0; c < rg.NumColumns(); c++ {
 			cc, err := rg.ColumnChunk(c)

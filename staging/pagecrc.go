@@ -40,6 +40,9 @@ func verifyPageChecksums(r io.ReaderAt, size int64, md *metadata.FileMetaData) (
 	br := bufio.NewReaderSize(nil, 64<<10)
 	for g := 0; g < md.NumRowGroups(); g++ {
 		rg := md.RowGroup(g)
+		if rg.NumColumns() != md.Schema.NumColumns() { // Arrow's ColumnChunk would panic
+			return checked, fmt.Errorf("%w: row group %d has %d columns, the schema %d", ErrCorrupt, g, rg.NumColumns(), md.Schema.NumColumns())
+		}
 		for c := 0; c < rg.NumColumns(); c++ {
 			cc, err := rg.ColumnChunk(c)
 			if err != nil {
