@@ -458,7 +458,14 @@ func (c *fastCol) nextPage() error {
 
 // decodeDict hashes the n entries of a PLAIN dictionary page.
 func (c *fastCol) decodeDict(data []byte, n int) error {
-	if n < 0 || n > len(data)*8 {
+	per := c.width() // bytes an entry takes at least: n is bounded by the page
+	switch c.kind {
+	case fkBytes:
+		per = 4
+	case fkBool:
+		per = 1 // (8 entries a byte; 1 keeps the bound simple)
+	}
+	if n < 0 || n > len(data)/per+8 {
 		return fmt.Errorf("%w: dictionary of %d entries", errNotFast, n)
 	}
 	c.dict = growU64(c.dict, n)
