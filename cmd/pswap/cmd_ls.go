@@ -56,7 +56,10 @@ type lsJSON struct {
 func (c *lsCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
 	return c.withTable(ctx, func(t *pswap.Table) error {
-		listed, err := swap.ListPointers(ctx, t.Store(), c.prefix)
+		// One retry layer: ls has no loop of its own, the SDK retries each
+		// request (up to --max-attempts), so the listing's pointer reads
+		// make a single attempt each.
+		listed, err := swap.ListPointersWith(ctx, t.Store(), c.prefix, swap.ListOptions{MaxAttempts: 1})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
+	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/swap/swaptest"
+)
+
+// Retries happen in one layer: ls has no loop of its own (the SDK retries
+// each request, up to --max-attempts), so the listing's pointer reads, which
+// the library retries by default (swap.ListPointers), make one attempt each
+// at pswap's layer: a pointer GET that fails is not repeated on top of the
+// SDK's attempts.
+func TestLsRetriesInOneLayer(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	for _, part := range []string{"dt=2026-11-01", "dt=2026-11-02", "dt=2026-11-03"} {
+		txn, err := swap.Begin(ctx, mem, part, swap.Options{})
+		if err == nil {
+			_, err = txn.Commit(ctx, swaptest.Stage(t, mem, txn.DataPrefix(), 1, part))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := swap.PointerKey("dt=2026-11-02")
+	var gets atomic.Int64
+	flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if c.Op == "get" && c.Key == key {
+			gets.Add(1)
+			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
+		}
+		return storetest.Fault{}
+	})
+	var out, errb bytes.Buffer
+	a := &app{ctx: ctx, stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv:    func(string) string { return "" },
+		wrapStore: func(store.Store) store.Store { return flaky }}
+	if code := run(a, []string{"--table", "file://" + t.TempDir(), "ls"}); code == 0 || !strings.Contains(errb.String(), "503") {
+		t.Fatalf("ls with a pointer that answers 503: exit %d, stderr %q", code, errb.String())
+	}
+	if n := gets.Load(); n != 1 {
+		t.Fatalf("ls read the failing pointer %d times at pswap's layer, want once (the SDK retries)", n)
+	}
+}
