@@ -41,6 +41,11 @@ type ExpireOptions struct {
 	// Sleep waits d between two attempts of a request (default: a timer
 	// that ctx cancels).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxAttempts bounds the attempts of each read and delete of Expire
+	// and Referenced (default 1+maxReadTries, as a publish's reads). 1
+	// retries nothing, for a caller whose store retries each request
+	// itself (the CLI's gc: one retry layer).
+	MaxAttempts int
 }
 
 func (o ExpireOptions) withDefaults() ExpireOptions {
@@ -56,7 +61,21 @@ func (o ExpireOptions) withDefaults() ExpireOptions {
 	if o.Sleep == nil {
 		o.Sleep = pause
 	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 1 + maxReadTries
+	}
 	return o
+}
+
+// expirer is the publisher of an expiry: its reads retry up to
+// o.MaxAttempts.
+func expirer(st store.Store, o ExpireOptions) *publisher {
+	p := newPublisher(st, Options{Sleep: o.Sleep})
+	p.readTries = o.MaxAttempts - 1
+	if p.readTries == 0 {
+		p.readTries = -1 // one attempt: no retry
+	}
+	return p
 }
 
 // ExpireResult is what Expire did.
@@ -72,7 +91,7 @@ type ExpireResult struct {
 // references nothing. Its reads retry transient failures as Expire's do.
 func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]string, error) {
 	o := opts.withDefaults()
-	p := newPublisher(st, Options{Sleep: o.Sleep})
+	p := expirer(st, o)
 	s, err := p.loadRetried(ctx, true)
 	if err != nil || s.meta == nil {
 		return nil, err
@@ -118,13 +137,22 @@ func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]stri
 func (p *publisher) retryRead(ctx context.Context, read func() error) error {
 	for try := 0; ; try++ {
 		err := read()
-		if err == nil || !store.IsRetryable(err) || try >= maxReadTries {
+		if err == nil || !store.IsRetryable(err) || try >= p.readRetries() {
 			return err
 		}
 		if werr := p.backoff(ctx, try); werr != nil {
 			return werr
 		}
 	}
+}
+
+// readRetries is the retries of a read: maxReadTries unless an expiry's
+// options set fewer.
+func (p *publisher) readRetries() int {
+	if p.readTries != 0 {
+		return max(p.readTries, 0)
+	}
+	return maxReadTries
 }
 
 // loadRetried is load with its reads (hint, probes, metadata, manifest
@@ -208,7 +236,7 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 // expiry.
 func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResult, error) {
 	o := opts.withDefaults()
-	p := newPublisher(st, Options{Sleep: o.Sleep})
+	p := expirer(st, o)
 	var res ExpireResult
 	cutoff := o.Now().Add(-o.Retention)
 	for attempt := 1; ; attempt++ {

@@ -189,8 +189,19 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 		if _, err := lakehouse.Expire(ctx, down, opts); !errors.Is(err, store.ErrTransient) {
 			t.Fatalf("expiry against a store that stays down: %v, want the store's transient error", err)
 		}
-		if gets < 2 || gets > 10 {
-			t.Fatalf("%d reads of the hint: want a few retries, bounded", gets)
+		if gets != 1+4 {
+			t.Fatalf("%d reads of the hint: want 5 (the default MaxAttempts)", gets)
+		}
+		// MaxAttempts 1 (a store that retries itself) retries nothing.
+		gets = 0
+		one := opts
+		one.MaxAttempts = 1
+		if _, err := lakehouse.Expire(ctx, down, one); !errors.Is(err, store.ErrTransient) || gets != 1 {
+			t.Fatalf("expiry with MaxAttempts 1: %v after %d reads of the hint, want 1", err, gets)
+		}
+		gets = 0
+		if _, err := lakehouse.Referenced(ctx, down, one); !errors.Is(err, store.ErrTransient) || gets != 1 {
+			t.Fatalf("Referenced with MaxAttempts 1: %v after %d reads of the hint, want 1", err, gets)
 		}
 		if after := metadataKeys(t, st); !slices.Equal(after, before) {
 			t.Fatalf("a failed expiry changed the metadata: %v -> %v", before, after)

@@ -373,6 +373,9 @@ type publisher struct {
 	firstWrite time.Time
 	// hinted is the version the hint named at the latest read (0: none).
 	hinted int
+	// readTries is the retries of retryRead (0: maxReadTries; negative:
+	// none), set by an expiry's MaxAttempts.
+	readTries int
 	// started is when (Options.Now) the attempt began reading the pointers
 	// of what it publishes (zero: an expiry, which adds nothing).
 	started time.Time

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -147,8 +148,11 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 		}
 		// What Iceberg snapshots still name is kept; a whole-table run
 		// expires the snapshots older than the retention (--min-age unless
-		// --snapshot-retention).
-		rep, runErr := t.GC(ctx, pswap.GCOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.retention})
+		// --snapshot-retention). One retry layer: gc has no loop of its
+		// own, the SDK retries each request, so the Iceberg reads make one
+		// attempt each at pswap's layer.
+		rep, runErr := t.GC(ctx, pswap.GCOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.retention,
+			Iceberg: lakehouse.ExpireOptions{MaxAttempts: 1}})
 		if bar != nil {
 			_ = bar.Finish()
 		}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
@@ -50,5 +51,39 @@ func TestLsRetriesInOneLayer(t *testing.T) {
 	}
 	if n := gets.Load(); n != 1 {
 		t.Fatalf("ls read the failing pointer %d times at pswap's layer, want once (the SDK retries)", n)
+	}
+}
+
+// gc too: its reads of the Iceberg metadata (the protection of what the
+// snapshots name, the expiry), which the library retries by default
+// (lakehouse.ExpireOptions.MaxAttempts), make one attempt each at pswap's
+// layer.
+func TestGCRetriesInOneLayer(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	txn, err := swap.Begin(ctx, mem, "dt=2026-11-01", swap.Options{})
+	if err == nil {
+		_, err = txn.Commit(ctx, swaptest.Stage(t, mem, txn.DataPrefix(), 1, "a"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gets atomic.Int64
+	flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if c.Op == "get" && c.Key == lakehouse.VersionHintKey {
+			gets.Add(1)
+			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
+		}
+		return storetest.Fault{}
+	})
+	var out, errb bytes.Buffer
+	a := &app{ctx: ctx, stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv:    func(string) string { return "" },
+		wrapStore: func(store.Store) store.Store { return flaky }}
+	if code := run(a, []string{"--table", "file://" + t.TempDir(), "gc"}); code == 0 || !strings.Contains(errb.String(), "503") {
+		t.Fatalf("gc with a version hint that answers 503: exit %d, stderr %q", code, errb.String())
+	}
+	if n := gets.Load(); n != 1 {
+		t.Fatalf("gc read the version hint %d times at pswap's layer, want once (the SDK retries)", n)
 	}
 }
