@@ -132,6 +132,10 @@ func makePlan(in *planInput) (*plan, error) {
 		young bool
 	}
 	groups := map[string]*group{}
+	// refYoung: generations named by a snapshot that have a young object
+	// among those kept for it (its record, its data): its manifest, when it
+	// falls to the orphan groups, waits for them as any orphan's would.
+	refYoung := map[string]bool{}
 	var manifests, staged, data []store.Attrs
 	add := func(a store.Attrs, k swap.Kind) {
 		switch k {
@@ -155,6 +159,9 @@ func makePlan(in *planInput) (*plan, error) {
 			// collected younger generation ended the walk before it) and
 			// no kept manifest names its files, until no snapshot names it.
 			if _, inChain := chainIdx[gen]; k != swap.KindManifest || !inChain && !live[gen] {
+				if a.ModTime.IsZero() || !a.ModTime.Before(orphanCutoff) {
+					refYoung[gen] = true
+				}
 				continue
 			}
 		}
@@ -186,7 +193,7 @@ func makePlan(in *planInput) (*plan, error) {
 		}
 	}
 	for gen, g := range groups {
-		if g.young {
+		if g.young || refYoung[gen] {
 			p.orphansKept = append(p.orphansKept, gen)
 			continue
 		}
