@@ -131,9 +131,10 @@ func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]stri
 // retryRead runs read, which writes nothing (or deletes what nothing
 // uses: repeating it deletes the same), again after a transient failure,
 // bounded and with the backoff of a publish's reads (maxReadTries): the CLI
-// runs the SDK at one attempt, and one 503 must not cost an expiry its run
-// or fail the protection of GC. Each read either succeeds whole or fails
-// the expiry: nothing is decided from a partial read.
+// runs the SDK at one attempt, and one 503 must not fail a publish's
+// read-back or listing, cost an expiry its run or fail the protection of
+// GC. Each read either succeeds whole or fails its caller: nothing is
+// decided from a partial read.
 func (p *publisher) retryRead(ctx context.Context, read func() error) error {
 	for try := 0; ; try++ {
 		err := read()

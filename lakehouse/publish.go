@@ -209,19 +209,12 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 	// retries a pointer read that failed transiently on its own; a failed
 	// listing page, or a pointer that stays unreadable, lists again.
 	var listed []swap.Listed
-	for try := 0; ; try++ {
+	if err := p.retryRead(ctx, func() (err error) {
 		p.startAttempt()
-		var err error
 		listed, err = swap.ListPointersWith(ctx, st, "", swap.ListOptions{Sleep: p.opts.Sleep, Jitter: p.int64N})
-		if err == nil {
-			break
-		}
-		if !store.IsRetryable(err) || try >= maxReadTries {
-			return Result{}, err
-		}
-		if werr := p.backoff(ctx, try); werr != nil {
-			return Result{}, werr
-		}
+		return err
+	}); err != nil {
+		return Result{}, err
 	}
 	var (
 		mu       sync.Mutex

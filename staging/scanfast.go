@@ -702,14 +702,8 @@ func (c *fastCol) deltaInts(out []uint64, data []byte) error {
 	case fkBool, fkBytes, fkFloat, fkDouble, fkDecFixed, fkFixed, fkInt96:
 		return fmt.Errorf("%w: DELTA_BINARY_PACKED of this type", errNotFast)
 	}
-	// The header's block size, miniblocks per block and value count bound
-	// what the decoder allocates.
-	for p, i := 0, 0; i < 3; i++ {
-		v, n := binary.Uvarint(data[p:])
-		if n <= 0 || v > maxFastPageValues {
-			return fmt.Errorf("%w: DELTA_BINARY_PACKED header", errNotFast)
-		}
-		p += n
+	if !deltaHeaderFits(data) {
+		return fmt.Errorf("%w: DELTA_BINARY_PACKED header", errNotFast)
 	}
 	var err error
 	s := c.s
