@@ -80,13 +80,7 @@ func TestConcurrentWriters(t *testing.T) {
 func TestRequestsPerPublish(t *testing.T) {
 	var counts []int
 	for _, parts := range []int{10, 50} {
-		mem := memstore.New(memstore.Options{})
-		for i := range parts {
-			commit(t, mem, fmt.Sprintf("dt=2026-%02d-%02d", i/28+1, i%28+1), 3, "x", swap.Options{})
-		}
-		if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
-			t.Fatal(err)
-		}
+		mem := publishedTable(t, parts)
 		res := commit(t, mem, "dt=2026-01-01", 9, "y", swap.Options{OnConflict: swap.Overwrite})
 		m, err := swap.ReadManifest(ctx, mem, res.Partition, res.Generation)
 		if err != nil {
@@ -107,6 +101,20 @@ func TestRequestsPerPublish(t *testing.T) {
 	if counts[0] != counts[1] || counts[0] != 8 {
 		t.Fatalf("requests per publish %v, want 8 for both table sizes", counts)
 	}
+}
+
+// publishedTable is a table of parts partitions of 3 rows each, all
+// published.
+func publishedTable(t *testing.T, parts int) *memstore.Store {
+	t.Helper()
+	mem := memstore.New(memstore.Options{})
+	for i := range parts {
+		commit(t, mem, fmt.Sprintf("dt=2026-%02d-%02d", i/28+1, i%28+1), 3, "x", swap.Options{})
+	}
+	if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return mem
 }
 
 // pointerReads counts the GETs of every partition's pointer under a
@@ -140,13 +148,7 @@ func pointerReads(mem store.Store) (*storetest.Counting, func() map[string]int) 
 // reads every pointer again, and publishes what is current then.
 func TestRequestsPerReconcile(t *testing.T) {
 	for _, parts := range []int{10, 50} {
-		mem := memstore.New(memstore.Options{})
-		for i := range parts {
-			commit(t, mem, fmt.Sprintf("dt=2026-%02d-%02d", i/28+1, i%28+1), 3, "x", swap.Options{})
-		}
-		if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
-			t.Fatal(err)
-		}
+		mem := publishedTable(t, parts)
 		commit(t, mem, "dt=2026-01-01", 9, "y", swap.Options{OnConflict: swap.Overwrite}) // not published
 		st, reads := pointerReads(mem)
 		r, err := lakehouse.Publish(ctx, st, lakehouse.Options{})

@@ -18,7 +18,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/zeebo/xxh3"
 
@@ -185,18 +184,7 @@ func TestColsumDistinguishes(t *testing.T) {
 // writeArrowFile writes rec to path with Arrow's Parquet writer and props.
 func writeArrowFile(t *testing.T, path string, rec arrow.RecordBatch, props *parquet.WriterProperties) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(rec.Schema(), f, props, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
+	if err := os.WriteFile(path, arrowParquet(t, rec, props), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package staging
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // BenchmarkAddParquetPromoted compares adding an existing Parquet file of
@@ -38,17 +36,8 @@ func BenchmarkAddParquetPromoted(b *testing.B) {
 		defer arr.Release()
 		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: dt}}, nil), []arrow.Array{arr}, n)
 		defer rec.Release()
-		var buf bytes.Buffer
-		w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, nil, pqarrow.DefaultWriterProps())
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			b.Fatal(err)
-		}
-		w.Close()
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(p, arrowParquet(b, rec, nil), 0o644); err != nil {
 			b.Fatal(err)
 		}
 		return p

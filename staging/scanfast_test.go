@@ -285,22 +285,11 @@ func fastScanSeeds(t testing.TB) [][]byte {
 			parquet.WithEncodingFor("bin", parquet.Encodings.DeltaByteArray)},
 		{parquet.WithStoreDecimalAsInteger(true)}, // and INT96 timestamps
 	} {
-		var buf bytes.Buffer
-		aprops := pqarrow.DefaultWriterProps()
+		var aopts []pqarrow.WriterOption
 		if i == 2 {
-			aprops = pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true))
+			aopts = append(aopts, pqarrow.WithDeprecatedInt96Timestamps(true))
 		}
-		w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(props...), aprops)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, buf.Bytes())
+		out = append(out, arrowParquet(t, rec, parquet.NewWriterProperties(props...), aopts...))
 	}
 	return out
 }
@@ -472,22 +461,12 @@ func TestFastScanInt96(t *testing.T) {
 		"plain, v2":  parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			var buf bytes.Buffer
-			w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Write(rec); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
+			data := arrowParquet(t, rec, props, pqarrow.WithDeprecatedInt96Timestamps(true))
 			path := filepath.Join(t.TempDir(), "int96.parquet")
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			pr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+			pr, err := file.NewParquetReader(bytes.NewReader(data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -499,7 +478,7 @@ func TestFastScanInt96(t *testing.T) {
 			if fe != nil || se != nil || fast != slow || hashed != 1 {
 				t.Fatalf("fast scan %s (%v, %d row groups), Arrow %s (%v)", fast, fe, hashed, slow, se)
 			}
-			if def := definitionChecksum(t, buf.Bytes()); fast != def {
+			if def := definitionChecksum(t, data); fast != def {
 				t.Fatalf("fast scan %s, by the definition %s", fast, def)
 			}
 		})

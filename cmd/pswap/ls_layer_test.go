@@ -33,23 +33,11 @@ func TestLsRetriesInOneLayer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	key := swap.PointerKey("dt=2026-11-02")
-	var gets atomic.Int64
-	flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
-		if c.Op == "get" && c.Key == key {
-			gets.Add(1)
-			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
-		}
-		return storetest.Fault{}
-	})
-	var out, errb bytes.Buffer
-	a := &app{ctx: ctx, stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-		getenv:    func(string) string { return "" },
-		wrapStore: func(store.Store) store.Store { return flaky }}
-	if code := run(a, []string{"--table", "file://" + t.TempDir(), "ls"}); code == 0 || !strings.Contains(errb.String(), "503") {
-		t.Fatalf("ls with a pointer that answers 503: exit %d, stderr %q", code, errb.String())
+	code, stderr, n := runFailingGet(t, mem, swap.PointerKey("dt=2026-11-02"), "ls")
+	if code == 0 || !strings.Contains(stderr, "503") {
+		t.Fatalf("ls with a pointer that answers 503: exit %d, stderr %q", code, stderr)
 	}
-	if n := gets.Load(); n != 1 {
+	if n != 1 {
 		t.Fatalf("ls read the failing pointer %d times at pswap's layer, want once (the SDK retries)", n)
 	}
 }
@@ -68,22 +56,31 @@ func TestGCRetriesInOneLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gets atomic.Int64
+	code, stderr, n := runFailingGet(t, mem, lakehouse.VersionHintKey, "gc")
+	if code == 0 || !strings.Contains(stderr, "503") {
+		t.Fatalf("gc with a version hint that answers 503: exit %d, stderr %q", code, stderr)
+	}
+	if n != 1 {
+		t.Fatalf("gc read the version hint %d times at pswap's layer, want once (the SDK retries)", n)
+	}
+}
+
+// runFailingGet runs pswap with args on mem, every GET of key answering
+// 503, and returns the exit status, stderr and the GETs of key.
+func runFailingGet(t *testing.T, mem store.Store, key string, args ...string) (code int, stderr string, gets int64) {
+	t.Helper()
+	var n atomic.Int64
 	flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
-		if c.Op == "get" && c.Key == lakehouse.VersionHintKey {
-			gets.Add(1)
+		if c.Op == "get" && c.Key == key {
+			n.Add(1)
 			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
 		}
 		return storetest.Fault{}
 	})
 	var out, errb bytes.Buffer
-	a := &app{ctx: ctx, stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+	a := &app{ctx: context.Background(), stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
 		getenv:    func(string) string { return "" },
 		wrapStore: func(store.Store) store.Store { return flaky }}
-	if code := run(a, []string{"--table", "file://" + t.TempDir(), "gc"}); code == 0 || !strings.Contains(errb.String(), "503") {
-		t.Fatalf("gc with a version hint that answers 503: exit %d, stderr %q", code, errb.String())
-	}
-	if n := gets.Load(); n != 1 {
-		t.Fatalf("gc read the version hint %d times at pswap's layer, want once (the SDK retries)", n)
-	}
+	code = run(a, append([]string{"--table", "file://" + t.TempDir()}, args...))
+	return code, errb.String(), n.Load()
 }
