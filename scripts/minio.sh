@@ -80,14 +80,13 @@ random_hex() { # bytes
 }
 
 # create_bucket ENDPOINT USER PASS BUCKET makes an empty bucket with a
-# SigV4-signed PUT (no MinIO client needed). The credentials reach curl on
-# its standard input, never on a command line that ps would show.
+# SigV4-signed PUT (no MinIO client needed) and prints the HTTP status (000:
+# no answer). The credentials reach curl on its standard input, never on a
+# command line that ps would show.
 create_bucket() {
-	local code
-	code="$(printf 'user = "%s:%s"\n' "$2" "$3" |
+	printf 'user = "%s:%s"\n' "$2" "$3" |
 		curl -sS -K - -o /dev/null -w '%{http_code}' --max-time 10 \
-			--aws-sigv4 "aws:amz:us-east-1:s3" -X PUT "$1/$4")" || return 1
-	[[ "$code" == 200 ]] || { log "PUT bucket $4: HTTP $code"; return 1; }
+			--aws-sigv4 "aws:amz:us-east-1:s3" -X PUT "$1/$4" 2>/dev/null
 }
 
 cmd_start() {
@@ -130,23 +129,31 @@ MINIO_CONSOLE_URL=http://127.0.0.1:$cport
 EOF
 	)
 
+	# /minio/health/live answers 200 as soon as the HTTP server listens, before
+	# the object layer is initialised: S3 requests then get 503 ("Server not
+	# initialized") for a moment, longer on a loaded machine. So the server is
+	# up only once the bucket PUT itself succeeds; a 503 (or no answer) there
+	# is retried until START_TIMEOUT, any other status fails at once.
+	local code=""
 	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
 		if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/minio/health/live" 2>/dev/null; then
-			log "MinIO is up on 127.0.0.1:$port (pid $pid)"
-			if ! create_bucket "http://127.0.0.1:$port" "$user" "$pass" "$BUCKET"; then
-				cmd_stop "$envfile" || true
-				die "could not create bucket $BUCKET"
+			code="$(create_bucket "http://127.0.0.1:$port" "$user" "$pass" "$BUCKET")" || code=000
+			if [[ "$code" == 200 ]]; then
+				log "MinIO is up on 127.0.0.1:$port (pid $pid); created bucket $BUCKET (s3://$BUCKET/...)"
+				echo "$envfile"
+				return 0
 			fi
-			log "created bucket $BUCKET (s3://$BUCKET/...)"
-			echo "$envfile"
-			return 0
+			if [[ "$code" != 503 && "$code" != 000 ]]; then
+				cmd_stop "$envfile" || true
+				die "could not create bucket $BUCKET: HTTP $code"
+			fi
 		fi
 		if ! kill -0 "$pid" 2>/dev/null; then
 			break
 		fi
 		sleep 0.1
 	done
-	log "MinIO did not become healthy; last log lines (secret redacted):"
+	log "MinIO did not become ready (last bucket PUT: HTTP ${code:-none}); last log lines (secret redacted):"
 	tail -n 30 "$logf" | sed "s/$pass/[redacted]/g" >&2 || true
 	cmd_stop "$envfile" || true
 	die "MinIO failed to start"
