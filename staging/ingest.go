@@ -233,7 +233,7 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 	// page per column rather than whole column chunks.
 	var fast *file.Reader
 	if !legacy && !noFastScan && newFastScanner(pr.MetaData(), canon) != nil {
-		props := parquet.NewReaderProperties(scanAllocator)
+		props := parquet.NewReaderProperties(pageAllocator)
 		props.BufferedStreamEnabled, props.BufferSize = true, 64<<10
 		fast, err = file.NewParquetReader(&sizedReaderAt{r: f, size: size},
 			file.WithReadProps(props), file.WithMetadata(pr.MetaData()))
