@@ -400,8 +400,16 @@ func TestWriterContextCancelAborts(t *testing.T) {
 	if _, err := w.Write(randomBytes(MinPartSize + 1)); err != nil {
 		t.Fatal(err)
 	}
-	cancel() // and never call Abort: the writer must clean up by itself
+	// The upload is created in the background: once its first part is on
+	// the way, it exists and the writer knows its id.
 	deadline := time.Now().Add(10 * time.Second)
+	for len(f.requests("UploadPart")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no part uploaded: requests %v", f.kinds())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel() // and never call Abort: the writer must clean up by itself
 	for len(f.requests("AbortMultipartUpload")) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no abort after cancel: requests %v", f.kinds())
@@ -713,5 +721,80 @@ func TestListUploads(t *testing.T) {
 				t.Fatalf("abort request %+v", a)
 			}
 		})
+	}
+}
+
+// TestWriterCreatesUploadInBackground: the caller goes on filling parts
+// while the multipart upload is being created, and the parts wait for it.
+func TestWriterCreatesUploadInBackground(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f := newFake(t, func(w http.ResponseWriter, r request) bool {
+		if r.kind() == "CreateMultipartUpload" {
+			<-release
+		}
+		return false
+	})
+	s := f.store(t, Options{})
+	w, err := s.NewWriter(context.Background(), "k", store.WriterOptions{PartSize: MinPartSize, Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := randomBytes(2*MinPartSize + 10)
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := w.Write(data)
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("Write of two parts and some waited for CreateMultipartUpload")
+	}
+	if n := len(f.requests("UploadPart")); n != 0 {
+		t.Fatalf("%d parts sent before the upload existed", n)
+	}
+	close(release)
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.requests("UploadPart"); len(got) != 3 {
+		t.Fatalf("%d parts uploaded, want 3", len(got))
+	}
+	if len(f.requests("CompleteMultipartUpload")) != 1 {
+		t.Fatal("not completed")
+	}
+}
+
+// TestWriterCreateFailure: a multipart upload that cannot be created fails
+// the write (at the next Write or at Commit) with the store's error, and
+// nothing is uploaded or completed.
+func TestWriterCreateFailure(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, func(w http.ResponseWriter, r request) bool {
+		if r.kind() == "CreateMultipartUpload" {
+			s3Error(w, 403, "AccessDenied")
+			return true
+		}
+		return false
+	})
+	s := f.store(t, Options{})
+	w, err := s.NewWriter(context.Background(), "k", store.WriterOptions{PartSize: MinPartSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, werr := w.Write(randomBytes(MinPartSize + 10))
+	_, cerr := w.Commit()
+	if err := errors.Join(werr, cerr); !errors.Is(err, store.ErrAccessDenied) {
+		t.Fatalf("write %v, commit %v: want ErrAccessDenied", werr, cerr)
+	}
+	for _, k := range []string{"UploadPart", "CompleteMultipartUpload", "PutObject"} {
+		if n := len(f.requests(k)); n != 0 {
+			t.Errorf("%d %s after a failed creation", n, k)
+		}
 	}
 }
