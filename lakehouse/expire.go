@@ -3,15 +3,12 @@ package lakehouse
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/pswap/pswap/store"
 )
@@ -167,13 +164,13 @@ func (p *publisher) loadRetried(ctx context.Context, probe bool) (s *state, err 
 }
 
 // retained is the current snapshot plus every snapshot at or after cutoff.
-func (p *publisher) retained(meta table.Metadata, cutoff time.Time) []table.Snapshot {
+func (p *publisher) retained(meta *tableMetadata, cutoff time.Time) []Snapshot {
 	var cur int64
-	if cs := meta.CurrentSnapshot(); cs != nil {
+	if cs := meta.currentSnapshot(); cs != nil {
 		cur = cs.SnapshotID
 	}
-	var out []table.Snapshot
-	for _, s := range meta.Snapshots() {
+	var out []Snapshot
+	for _, s := range meta.Snapshots {
 		if s.SnapshotID == cur || !time.UnixMilli(s.TimestampMs).Before(cutoff) {
 			out = append(out, s)
 		}
@@ -247,8 +244,8 @@ func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResu
 		}
 		keep := p.retained(s.meta, cutoff)
 		var drop []int64
-		for _, snap := range s.meta.Snapshots() {
-			if !slices.ContainsFunc(keep, func(k table.Snapshot) bool { return k.SnapshotID == snap.SnapshotID }) {
+		for _, snap := range s.meta.Snapshots {
+			if !slices.ContainsFunc(keep, func(k Snapshot) bool { return k.SnapshotID == snap.SnapshotID }) {
 				drop = append(drop, snap.SnapshotID)
 			}
 		}
@@ -256,24 +253,16 @@ func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResu
 		if len(drop) == 0 || o.DryRun {
 			break
 		}
-		b, err := table.MetadataBuilderFromBase(s.meta, s.loc)
-		if err == nil {
-			err = b.RemoveSnapshots(drop, false)
-		}
+		// The version is stamped with Now (the store's clock), never
+		// before the version it follows.
+		md, err := s.meta.withoutSnapshots(s.loc, drop, o.Now().UnixMilli())
 		if err != nil {
 			return res, fmt.Errorf("expire snapshots: %w", err)
 		}
-		md, err := b.Build()
+		data, err := md.encode()
 		if err != nil {
-			return res, fmt.Errorf("expire snapshots: %w", err)
+			return res, fmt.Errorf("encode Iceberg metadata: %w", err)
 		}
-		data, err := json.Marshal(md)
-		if err != nil {
-			return res, err
-		}
-		// The builder stamps a version without a new snapshot with the
-		// local clock; it is Now's.
-		data = lastUpdatedRE.ReplaceAll(data, fmt.Appendf(nil, `"last-updated-ms":%d`, max(o.Now().UnixMilli(), s.meta.LastUpdatedMillis())))
 		err = p.putVersion(ctx, s.version+1, data)
 		if errors.Is(err, errLostRace) && attempt < 20 {
 			p.floor = s.version + 1
@@ -290,8 +279,6 @@ func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResu
 	res.Deleted = deleted
 	return res, err
 }
-
-var lastUpdatedRE = regexp.MustCompile(`"last-updated-ms":-?\d+`)
 
 // sweep deletes metadata objects that nothing retained uses.
 func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time) ([]string, error) {
@@ -312,14 +299,14 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 	}
 	// The versions still in the metadata log and younger than the retention
 	// stay, so do the manifest lists and manifests of retained snapshots.
-	for e := range s.meta.PreviousFiles() {
+	for _, e := range s.meta.MetadataLog {
 		if !time.UnixMilli(e.TimestampMs).Before(cutoff) {
 			if k, err := p.keyOf(e.MetadataFile); err == nil {
 				live[k] = true
 			}
 		}
 	}
-	keepSnapshot := func(snap table.Snapshot) error {
+	keepSnapshot := func(snap Snapshot) error {
 		lk, err := p.keyOf(snap.ManifestList)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -363,11 +350,11 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 			return nil, err
 		}
 		if err == nil {
-			hm, err := ParseMetadata(data)
+			hm, err := parseMetadata(data)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("%s: %w", p.st.URI(MetadataKey(p.hinted)), err)
 			}
-			for _, snap := range hm.Snapshots() {
+			for _, snap := range hm.Snapshots {
 				if err := keepSnapshot(snap); err != nil {
 					return nil, err
 				}

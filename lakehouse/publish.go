@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
@@ -344,7 +342,7 @@ type state struct {
 	version   int
 	hintETag  string
 	hintFound bool
-	meta      table.Metadata // nil: nothing published yet
+	meta      *tableMetadata // nil: nothing published yet
 	loc       string
 	list      []iceberg.ManifestFile // the current snapshot's manifests
 	refs      []manifestRef          // what each manifest's name says (zero: not ours)
@@ -543,7 +541,7 @@ func (p *publisher) result(s *state, changed bool) Result {
 		r.MetadataLocation = p.st.URI(MetadataKey(s.version))
 	}
 	if s.meta != nil {
-		if cs := s.meta.CurrentSnapshot(); cs != nil {
+		if cs := s.meta.currentSnapshot(); cs != nil {
 			r.SnapshotID = cs.SnapshotID
 		}
 	}
@@ -638,12 +636,12 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
-	meta, err := ParseMetadata(data)
+	meta, err := parseMetadata(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.st.URI(key), err)
 	}
 	s.meta, s.loc = meta, p.st.URI(key)
-	cs := meta.CurrentSnapshot()
+	cs := meta.currentSnapshot()
 	if cs == nil {
 		return s, nil
 	}
@@ -681,24 +679,6 @@ func readManifestList(data []byte) (list []iceberg.ManifestFile, err error) {
 	return iceberg.ReadManifestList(bytes.NewReader(data))
 }
 
-// ParseMetadata parses and checks a metadata file: it must be Iceberg v2
-// JSON. A tampered or truncated file is ErrCorrupt.
-func ParseMetadata(data []byte) (meta table.Metadata, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			meta, err = nil, fmt.Errorf("%w: %v", ErrCorrupt, r)
-		}
-	}()
-	meta, err = table.ParseMetadataBytes(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	if meta.Version() != 2 {
-		return nil, fmt.Errorf("%w: format version %d, pswap writes 2", ErrCorrupt, meta.Version())
-	}
-	return meta, nil
-}
-
 // keyOf maps a location inside the table back to its store key, refusing
 // anything outside the table root.
 func (p *publisher) keyOf(loc string) (string, error) {
@@ -733,12 +713,12 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		lastID int
 		fps    []string
 	)
-	props := iceberg.Properties{}
+	props := map[string]string{}
 	if s.meta != nil {
-		sc, lastID = s.meta.CurrentSchema(), s.meta.LastColumnID()
-		sp := s.meta.PartitionSpec()
+		sc, lastID = s.meta.currentSchema(), s.meta.LastColumnID
+		sp := s.meta.defaultSpec()
 		spec = &sp
-		if v := s.meta.Properties()[propFingerprint]; v != "" {
+		if v := s.meta.Properties[propFingerprint]; v != "" {
 			fps = strings.Split(v, ",")
 		}
 	}
@@ -793,7 +773,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	if err != nil {
 		return nil, err
 	}
-	props[table.DefaultNameMappingKey] = nm
+	props[nameMappingKey] = nm
 
 	// The new manifest list: every kept manifest, plus one new manifest per
 	// partition with files.
@@ -849,12 +829,12 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	seq := int64(1)
 	now := p.opts.Now().UnixMilli()
 	if s.meta != nil {
-		seq = s.meta.LastSequenceNumber() + 1
-		if cs := s.meta.CurrentSnapshot(); cs != nil {
+		seq = s.meta.LastSequenceNumber + 1
+		if cs := s.meta.currentSnapshot(); cs != nil {
 			id := cs.SnapshotID
 			parent = &id
 		}
-		now = max(now, s.meta.LastUpdatedMillis()+1)
+		now = max(now, s.meta.LastUpdatedMS+1)
 	}
 	listKey := manifestListKey(p.snapshot, attempt, p.newUUID().String()[:8])
 	var buf bytes.Buffer
@@ -864,11 +844,12 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	if err := p.putOnce(ctx, listKey, p.deterministic(buf.Bytes())); err != nil {
 		return nil, err
 	}
-	op := table.OpAppend
+	op := "append"
 	if delFiles > 0 {
-		op = table.OpOverwrite
+		op = "overwrite"
 	}
-	sum := iceberg.Properties{
+	sum := map[string]string{
+		"operation":               op,
 		"added-data-files":        strconv.FormatInt(addFiles, 10),
 		"added-records":           strconv.FormatInt(addRows, 10),
 		"added-files-size":        strconv.FormatInt(addSize, 10),
@@ -898,40 +879,24 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		}
 		sum["pswap.partitions"] = strings.Join(names, ",")
 	}
-	schemaID := sc.ID
-	snap := table.Snapshot{
+	snap := Snapshot{
 		SnapshotID: p.snapshot, ParentSnapshotID: parent, SequenceNumber: seq, TimestampMs: now,
-		ManifestList: p.st.URI(listKey), Summary: &table.Summary{Operation: op, Properties: sum}, SchemaID: &schemaID,
+		ManifestList: p.st.URI(listKey), Summary: sum,
 	}
-
-	var b *table.MetadataBuilder
-	// AddSortOrder writes the id into the order it is given: never hand it
-	// iceberg-go's shared UnsortedSortOrder (a data race between publishers).
-	unsorted := table.UnsortedSortOrder
+	var md *tableMetadata
 	if s.meta == nil {
-		b, err = table.NewMetadataBuilder(2)
-		if err == nil {
-			err = errors.Join(b.SetUUID(p.newUUID()), b.SetLoc(p.tableURI), b.AddSchema(sc), b.SetCurrentSchemaID(-1),
-				b.AddSortOrder(&unsorted), b.SetDefaultSortOrderID(-1),
-				b.AddPartitionSpec(spec, true), b.SetDefaultSpecID(-1))
-		}
+		md, err = firstMetadata(p.newUUID(), p.tableURI, sc, *spec, props, snap)
 	} else {
-		b, err = table.MetadataBuilderFromBase(s.meta, s.loc)
-		if err == nil && schemaChanged {
-			err = errors.Join(b.AddSchema(sc), b.SetCurrentSchemaID(-1))
+		var added *iceberg.Schema // the schema to add and make current
+		if schemaChanged {
+			added = sc
 		}
-	}
-	if err == nil {
-		err = errors.Join(b.SetProperties(props), b.AddSnapshot(&snap), b.SetSnapshotRef(table.MainBranch, p.snapshot, table.BranchRef))
+		md, err = s.meta.withSnapshot(s.loc, added, props, snap)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("build Iceberg metadata: %w", err)
 	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("build Iceberg metadata: %w", err)
-	}
-	data, err := json.Marshal(md)
+	data, err := md.encode()
 	if err != nil {
 		return nil, fmt.Errorf("encode Iceberg metadata: %w", err)
 	}

@@ -54,13 +54,13 @@ func TestReadBack(t *testing.T) {
 		if len(snaps) != 5 {
 			t.Fatalf("%d snapshots, want 5 (one per published commit)", len(snaps))
 		}
-		last := snaps[len(snaps)-1].Summary.Properties
+		last := snaps[len(snaps)-1].Summary
 		if last["pswap.partition"] != "dt=2026-11-28" || last["pswap.generation"] != res.Generation ||
 			last["pswap.run-id"] != "rb" || last["pswap.rows"] != "40" || last["pswap.rollback-of"] == "" {
 			t.Fatalf("last snapshot summary %v", last)
 		}
-		if snaps[0].Summary.Properties["pswap.run-id"] != "r1" || snaps[0].Summary.Properties["pswap.generation"] != first.Generation {
-			t.Fatalf("first snapshot summary %v", snaps[0].Summary.Properties)
+		if snaps[0].Summary["pswap.run-id"] != "r1" || snaps[0].Summary["pswap.generation"] != first.Generation {
+			t.Fatalf("first snapshot summary %v", snaps[0].Summary)
 		}
 		if _, ok := meta.Properties()[table.DefaultNameMappingKey]; !ok {
 			t.Fatal("no name mapping in the metadata")
@@ -100,7 +100,7 @@ func mustHistory(t *testing.T, st store.Store, part string) []swap.Entry {
 	return h
 }
 
-func readMeta(t testing.TB, st store.Store, v int) table.Metadata {
+func readMeta(t testing.TB, st store.Store, v int) *lakehouse.Metadata {
 	t.Helper()
 	data, _, err := store.ReadAll(ctx, st, lakehouse.MetadataKey(v))
 	if err != nil {

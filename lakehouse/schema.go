@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -129,7 +129,14 @@ func buildSchema(prev *iceberg.Schema, lastID int, as *arrow.Schema, key partiti
 	if prev != nil {
 		id = prev.ID + 1
 	}
-	return iceberg.NewSchema(id, fields...), true, nil
+	if err := checkFieldIDs(fields); err != nil {
+		return nil, false, err
+	}
+	sc := iceberg.NewSchema(id, fields...)
+	if _, err := iceberg.IndexNameByID(sc); err != nil {
+		return nil, false, fmt.Errorf("%w: %v", ErrSchema, err)
+	}
+	return sc, true, nil
 }
 
 // widens reports whether values of type from are readable as type to.
@@ -138,21 +145,169 @@ func widens(to, from iceberg.Type) bool {
 		(to.Equals(iceberg.PrimitiveTypes.Float64) && from.Equals(iceberg.PrimitiveTypes.Float32))
 }
 
-func icebergType(f arrow.Field) (t iceberg.Type, err error) {
+// icebergType is the Iceberg v2 type of an Arrow column, as iceberg-go
+// 0.7.0's table.ArrowTypeToIceberg maps it (nanosecond timestamps read as
+// microseconds), except that a type only format version 3 has is refused
+// here rather than when the metadata is built. The fields nested in a
+// struct, list or map need Parquet field ids.
+func icebergType(f arrow.Field) (iceberg.Type, error) {
 	dt := f.Type
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		dt = d.ValueType
 	}
-	defer func() { // iceberg-go panics on some types it cannot map
-		if r := recover(); r != nil {
-			t, err = nil, fmt.Errorf("%w: column %q of type %s has no Iceberg type: %v", ErrSchema, f.Name, f.Type, r)
-		}
-	}()
-	t, err = table.ArrowTypeToIceberg(dt, true)
+	t, err := arrowToIceberg(dt)
 	if err != nil {
 		return nil, fmt.Errorf("%w: column %q of type %s has no Iceberg type: %v", ErrSchema, f.Name, f.Type, err)
 	}
 	return t, nil
+}
+
+// utcAliases are the Arrow time zones of an Iceberg timestamptz.
+var utcAliases = []string{"UTC", "+00:00", "Etc/UTC", "Z"}
+
+func arrowToIceberg(dt arrow.DataType) (iceberg.Type, error) {
+	switch dt := dt.(type) {
+	case *arrow.StructType:
+		fields := make([]iceberg.NestedField, 0, dt.NumFields())
+		for _, f := range dt.Fields() {
+			id, err := parquetFieldID(f)
+			if err != nil {
+				return nil, err
+			}
+			t, err := arrowToIceberg(f.Type)
+			if err != nil {
+				return nil, err
+			}
+			doc, _ := f.Metadata.GetValue("doc")
+			fields = append(fields, iceberg.NestedField{ID: id, Name: f.Name, Type: t, Required: !f.Nullable, Doc: doc})
+		}
+		return &iceberg.StructType{FieldList: fields}, nil
+	case *arrow.MapType:
+		kf, vf := dt.KeyField(), dt.ItemField()
+		kid, err := parquetFieldID(kf)
+		if err != nil {
+			return nil, err
+		}
+		vid, err := parquetFieldID(vf)
+		if err != nil {
+			return nil, err
+		}
+		kt, err := arrowToIceberg(kf.Type)
+		if err != nil {
+			return nil, err
+		}
+		vt, err := arrowToIceberg(vf.Type)
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.MapType{KeyID: kid, KeyType: kt, ValueID: vid, ValueType: vt, ValueRequired: !vf.Nullable}, nil
+	case arrow.ListLikeType:
+		ef := dt.ElemField()
+		id, err := parquetFieldID(ef)
+		if err != nil {
+			return nil, err
+		}
+		et, err := arrowToIceberg(ef.Type)
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.ListType{ElementID: id, Element: et, ElementRequired: !ef.Nullable}, nil
+	case *arrow.DictionaryType:
+		if _, ok := dt.ValueType.(arrow.NestedType); !ok {
+			return arrowToIceberg(dt.ValueType)
+		}
+	case *arrow.RunEndEncodedType:
+		if _, ok := dt.Encoded().(arrow.NestedType); !ok {
+			return arrowToIceberg(dt.Encoded())
+		}
+	case *arrow.BooleanType:
+		return iceberg.PrimitiveTypes.Bool, nil
+	case *arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type, *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type:
+		return iceberg.PrimitiveTypes.Int32, nil
+	case *arrow.Uint64Type, *arrow.Int64Type:
+		return iceberg.PrimitiveTypes.Int64, nil
+	case *arrow.Float16Type, *arrow.Float32Type:
+		return iceberg.PrimitiveTypes.Float32, nil
+	case *arrow.Float64Type:
+		return iceberg.PrimitiveTypes.Float64, nil
+	case *arrow.Decimal32Type, *arrow.Decimal64Type, *arrow.Decimal128Type:
+		d := dt.(arrow.DecimalType)
+		return iceberg.DecimalTypeOf(int(d.GetPrecision()), int(d.GetScale())), nil
+	case *arrow.StringType, *arrow.LargeStringType:
+		return iceberg.PrimitiveTypes.String, nil
+	case *arrow.BinaryType, *arrow.LargeBinaryType:
+		return iceberg.PrimitiveTypes.Binary, nil
+	case *arrow.Date32Type:
+		return iceberg.PrimitiveTypes.Date, nil
+	case *arrow.Time64Type:
+		if dt.Unit == arrow.Microsecond {
+			return iceberg.PrimitiveTypes.Time, nil
+		}
+	case *arrow.TimestampType:
+		switch {
+		case slices.Contains(utcAliases, dt.TimeZone):
+			return iceberg.PrimitiveTypes.TimestampTz, nil
+		case dt.TimeZone == "":
+			return iceberg.PrimitiveTypes.Timestamp, nil
+		}
+	case *arrow.FixedSizeBinaryType:
+		return iceberg.FixedTypeOf(dt.ByteWidth), nil
+	case arrow.ExtensionType:
+		if dt.ExtensionName() == "arrow.uuid" {
+			return iceberg.PrimitiveTypes.UUID, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not supported in an Iceberg v2 table", dt)
+}
+
+// parquetFieldID is the field id Arrow's Parquet reader attaches to a
+// nested field.
+func parquetFieldID(f arrow.Field) (int, error) {
+	if v, ok := f.Metadata.GetValue("PARQUET:field_id"); ok {
+		if id, err := strconv.Atoi(v); err == nil && id > 0 {
+			return id, nil
+		}
+	}
+	return 0, fmt.Errorf("nested field %q has no Parquet field id", f.Name)
+}
+
+// checkFieldIDs refuses the fields of a schema whose ids (nested ones from
+// the files included) repeat, which iceberg.NewSchema panics on, or fall in
+// the range reserved for metadata columns.
+func checkFieldIDs(fields []iceberg.NestedField) error {
+	seen := map[int]bool{}
+	var walk func(id int, t iceberg.Type) error
+	walk = func(id int, t iceberg.Type) error {
+		if seen[id] {
+			return fmt.Errorf("%w: field id %d is used twice (a nested field's Parquet field id?)", ErrSchema, id)
+		}
+		if iceberg.IsReservedFieldID(id) {
+			return fmt.Errorf("%w: field id %d is reserved for metadata columns", ErrSchema, id)
+		}
+		seen[id] = true
+		switch t := t.(type) {
+		case *iceberg.StructType:
+			for _, f := range t.FieldList {
+				if err := walk(f.ID, f.Type); err != nil {
+					return err
+				}
+			}
+		case *iceberg.ListType:
+			return walk(t.ElementID, t.Element)
+		case *iceberg.MapType:
+			if err := walk(t.KeyID, t.KeyType); err != nil {
+				return err
+			}
+			return walk(t.ValueID, t.ValueType)
+		}
+		return nil
+	}
+	for _, f := range fields {
+		if err := walk(f.ID, f.Type); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // partitionSpec is the identity spec of the key's columns, with partition

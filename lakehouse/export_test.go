@@ -1,0 +1,52 @@
+package lakehouse
+
+import (
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+)
+
+// Hooks for the tests in package lakehouse_test: those of the metadata
+// model check it against iceberg-go's table package.
+
+// Model gives a test the fields of a parsed version.
+func Model(m *Metadata) *tableMetadata { return m.md }
+
+// BuildFirstMetadata encodes the first version firstMetadata builds.
+func BuildFirstMetadata(id uuid.UUID, loc string, sc *iceberg.Schema, spec iceberg.PartitionSpec, props map[string]string, snap Snapshot) ([]byte, error) {
+	md, err := firstMetadata(id, loc, sc, spec, props, snap)
+	if err != nil {
+		return nil, err
+	}
+	return md.encode()
+}
+
+// BuildNextMetadata parses prev (read from prevLoc) and encodes the
+// version withSnapshot builds on it.
+func BuildNextMetadata(prev []byte, prevLoc string, sc *iceberg.Schema, props map[string]string, snap Snapshot) ([]byte, error) {
+	m, err := parseMetadata(prev)
+	if err != nil {
+		return nil, err
+	}
+	md, err := m.withSnapshot(prevLoc, sc, props, snap)
+	if err != nil {
+		return nil, err
+	}
+	return md.encode()
+}
+
+// BuildExpiredMetadata parses prev (read from prevLoc) and encodes the
+// version withoutSnapshots builds on it.
+func BuildExpiredMetadata(prev []byte, prevLoc string, drop []int64, nowMs int64) ([]byte, error) {
+	m, err := parseMetadata(prev)
+	if err != nil {
+		return nil, err
+	}
+	md, err := m.withoutSnapshots(prevLoc, drop, nowMs)
+	if err != nil {
+		return nil, err
+	}
+	return md.encode()
+}
+
+// IcebergType is the Iceberg type of an Arrow column.
+var IcebergType = icebergType
