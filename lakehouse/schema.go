@@ -122,6 +122,16 @@ func buildSchema(prev *iceberg.Schema, lastID int, as *arrow.Schema, key partiti
 			}
 		}
 	}
+	// A column of the table that this generation's files lack is optional
+	// from now on: readers fill it with nulls, and a required column that
+	// a data file lacks makes them fail. (The partition columns are filled
+	// from the partition values.)
+	for i := range fields {
+		f := &fields[i]
+		if f.Required && as.FieldIndices(f.Name) == nil && !slices.ContainsFunc(key.Columns(), func(c partition.Column) bool { return c.Name == f.Name }) {
+			f.Required, changed = false, true
+		}
+	}
 	if !changed {
 		return prev, false, nil
 	}
