@@ -51,12 +51,18 @@ func commit(t testing.TB, st store.Store, part string, n int, seed string, opts 
 }
 
 func commitErr(st store.Store, part string, n int, seed string, opts swap.Options) (swap.Result, *swap.Txn, error) {
+	return commitAny(st, part, opts, rows(n, seed)...)
+}
+
+// commitAny writes rows of any type as a new generation of part and swaps
+// it in.
+func commitAny[T any](st store.Store, part string, opts swap.Options, rs ...T) (swap.Result, *swap.Txn, error) {
 	txn, err := swap.Begin(ctx, st, part, opts)
 	if err != nil {
 		return swap.Result{}, nil, err
 	}
 	s := staging.New(ctx, st, txn.DataPrefix(), staging.Options{})
-	if err := staging.Write(s, rows(n, seed)...); err != nil {
+	if err := staging.Write(s, rs...); err != nil {
 		return swap.Result{}, txn, err
 	}
 	c, err := s.Finish(ctx)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/manifest"
-	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
@@ -365,19 +364,7 @@ func TestMetadataModelMatchesIcebergGo(t *testing.T) {
 // commitRows commits rows of any type as a new generation of part.
 func commitRows[T any](t *testing.T, st store.Store, part string, rows ...T) swap.Result {
 	t.Helper()
-	txn, err := swap.Begin(ctx, st, part, swap.Options{OnConflict: swap.Overwrite})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := staging.New(ctx, st, txn.DataPrefix(), staging.Options{})
-	if err := staging.Write(s, rows...); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Finish(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := txn.Commit(ctx, c)
+	res, _, err := commitAny(st, part, swap.Options{OnConflict: swap.Overwrite}, rows...)
 	if err != nil {
 		t.Fatal(err)
 	}
