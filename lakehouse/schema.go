@@ -175,16 +175,23 @@ func icebergType(f arrow.Field) (iceberg.Type, error) {
 // utcAliases are the Arrow time zones of an Iceberg timestamptz.
 var utcAliases = []string{"UTC", "+00:00", "Etc/UTC", "Z"}
 
+// nestedField is the Parquet field id and Iceberg type of a field nested
+// in a struct, list or map.
+func nestedField(f arrow.Field) (int, iceberg.Type, error) {
+	id, err := parquetFieldID(f)
+	if err != nil {
+		return 0, nil, err
+	}
+	t, err := arrowToIceberg(f.Type)
+	return id, t, err
+}
+
 func arrowToIceberg(dt arrow.DataType) (iceberg.Type, error) {
 	switch dt := dt.(type) {
 	case *arrow.StructType:
 		fields := make([]iceberg.NestedField, 0, dt.NumFields())
 		for _, f := range dt.Fields() {
-			id, err := parquetFieldID(f)
-			if err != nil {
-				return nil, err
-			}
-			t, err := arrowToIceberg(f.Type)
+			id, t, err := nestedField(f)
 			if err != nil {
 				return nil, err
 			}
@@ -194,30 +201,18 @@ func arrowToIceberg(dt arrow.DataType) (iceberg.Type, error) {
 		return &iceberg.StructType{FieldList: fields}, nil
 	case *arrow.MapType:
 		kf, vf := dt.KeyField(), dt.ItemField()
-		kid, err := parquetFieldID(kf)
+		kid, kt, err := nestedField(kf)
 		if err != nil {
 			return nil, err
 		}
-		vid, err := parquetFieldID(vf)
-		if err != nil {
-			return nil, err
-		}
-		kt, err := arrowToIceberg(kf.Type)
-		if err != nil {
-			return nil, err
-		}
-		vt, err := arrowToIceberg(vf.Type)
+		vid, vt, err := nestedField(vf)
 		if err != nil {
 			return nil, err
 		}
 		return &iceberg.MapType{KeyID: kid, KeyType: kt, ValueID: vid, ValueType: vt, ValueRequired: !vf.Nullable}, nil
 	case arrow.ListLikeType:
 		ef := dt.ElemField()
-		id, err := parquetFieldID(ef)
-		if err != nil {
-			return nil, err
-		}
-		et, err := arrowToIceberg(ef.Type)
+		id, et, err := nestedField(ef)
 		if err != nil {
 			return nil, err
 		}
