@@ -113,7 +113,7 @@ func checkAsIs(ctx context.Context, st store.Store, key string, opts swap.Option
 	if s == nil {
 		return nil
 	}
-	g, err := beginSchema(ctx, st, key, WriteOptions{Commit: opts}, &staging.Options{})
+	g, err := beginSchema(readTable(ctx, st, opts), st, key, WriteOptions{Commit: opts}, &staging.Options{})
 	if err != nil {
 		return err
 	}

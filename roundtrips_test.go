@@ -1,14 +1,18 @@
 package pswap_test
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 // rttLatency is the round trip of every request in the round-trip
@@ -100,4 +104,67 @@ func BenchmarkCommitPublishLatency(b *testing.B) {
 	b.ReportMetric(trips/float64(n), "round-trips/op")
 	b.ReportMetric(seq/float64(n), "sequential/op")
 	b.ReportMetric(reqs/float64(n), "requests/op")
+}
+
+// Begin reads the pointer and the table's metadata at once: one round
+// trip, not two.
+func TestBeginReadsAtOnce(t *testing.T) {
+	lat := storetest.NewLatency(rttTable(t), rttLatency)
+	p, err := pswap.NewTable(lat).Partition("dt=2026-11-03")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Begin(ctx, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort(ctx)
+	if n, seq := len(lat.Spans()), lat.Sequential(); n != 2 || seq != 1 {
+		t.Fatalf("Begin made %d requests, %d one after another, want 2 at once:\n%s", n, seq, lat.Timeline())
+	}
+}
+
+// Begin reads table.json once at the same time as the pointer: a
+// transient failure of that read is retried once the pointer's read
+// succeeded, and not at all when it failed.
+func TestBeginRetriesTableReadAfterPointer(t *testing.T) {
+	mem := rttTable(t)
+	for _, tc := range []struct {
+		name       string
+		pointerErr error
+		tableGets  int
+	}{
+		{"pointer read", nil, 2},
+		{"pointer denied", store.ErrAccessDenied, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gets := 0
+			st := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+				switch {
+				case c.Key == tablemeta.Key:
+					gets++
+					if gets == 1 {
+						return storetest.Fault{Before: fmt.Errorf("%w: 503", store.ErrTransient)}
+					}
+				case strings.HasSuffix(c.Key, "pointer.json") && tc.pointerErr != nil:
+					return storetest.Fault{Before: tc.pointerErr}
+				}
+				return storetest.Fault{}
+			})
+			p, err := pswap.NewTable(st).Partition("dt=2026-11-03")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{BaseDelay: time.Millisecond}})
+			if (err == nil) != (tc.pointerErr == nil) || tc.pointerErr != nil && !errors.Is(err, tc.pointerErr) {
+				t.Fatalf("Begin: %v", err)
+			}
+			if w != nil {
+				w.Abort(ctx)
+			}
+			if gets != tc.tableGets {
+				t.Fatalf("table.json read %d times, want %d", gets, tc.tableGets)
+			}
+		})
+	}
 }

@@ -57,14 +57,84 @@ type schemaGuard struct {
 	evolved []string         // columns this write adds
 }
 
-// beginSchema reads the table's metadata, checks the partition key
-// against it, and makes the staging options store data in the table's
+// tableRead is the table's metadata as Begin read it.
+type tableRead struct {
+	t    *tablemeta.Table
+	etag string
+	err  error
+}
+
+// tableReader reads the table's metadata, retrying transient failures
+// within the commit's bounds (swap.Options: MaxAttempts, BaseDelay,
+// MaxDelay, with their defaults), as the commit's own reads do, a given
+// number of attempts at a time: Begin makes the first at once with the
+// pointer's read, and the others only once that read succeeded.
+type tableReader struct {
+	st              store.Store
+	attempts        int
+	delay, maxDelay time.Duration
+	tries           int
+	last            tableRead
+}
+
+func newTableReader(st store.Store, o swap.Options) *tableReader {
+	r := &tableReader{st: st, attempts: o.MaxAttempts, delay: o.BaseDelay, maxDelay: o.MaxDelay}
+	if r.attempts <= 0 {
+		r.attempts = 10
+	}
+	if r.delay <= 0 {
+		r.delay = 50 * time.Millisecond
+	}
+	if r.maxDelay <= 0 {
+		r.maxDelay = 5 * time.Second
+	}
+	return r
+}
+
+// read makes up to n more attempts (n <= 0: up to the bound), and returns
+// the last one's outcome. It reads nothing once an attempt succeeded or
+// failed for good.
+func (r *tableReader) read(ctx context.Context, n int) tableRead {
+	for made := 0; n <= 0 || made < n; made++ {
+		if r.tries > 0 && !r.retry() {
+			break
+		}
+		if r.tries > 0 {
+			select {
+			case <-ctx.Done():
+				r.last.err = fmt.Errorf("%w (after: %w)", ctx.Err(), r.last.err)
+				r.tries = r.attempts // no more
+				return r.last
+			case <-time.After(rand.N(r.delay) + r.delay/2):
+			}
+			r.delay = min(2*r.delay, r.maxDelay)
+		}
+		t, etag, err := tablemeta.Read(ctx, r.st)
+		r.tries++
+		r.last = tableRead{t, etag, err}
+	}
+	return r.last
+}
+
+// retry reports whether the last attempt failed transiently with
+// attempts left.
+func (r *tableReader) retry() bool {
+	return errors.Is(r.last.err, store.ErrTransient) && r.tries < r.attempts
+}
+
+// readTable reads the table's metadata (tableReader), all attempts at once.
+func readTable(ctx context.Context, st store.Store, o swap.Options) tableRead {
+	return newTableReader(st, o).read(ctx, 0)
+}
+
+// beginSchema checks the partition key against the table's metadata read
+// at Begin, and makes the staging options store data in the table's
 // schema: CSV and JSON Lines are read with it (no per-file guessing) and
 // every input's schema is checked and promoted.
-func beginSchema(ctx context.Context, st store.Store, key string, wo WriteOptions, so *staging.Options) (*schemaGuard, error) {
+func beginSchema(r tableRead, st store.Store, key string, wo WriteOptions, so *staging.Options) (*schemaGuard, error) {
 	opts := wo.Table
 	g := &schemaGuard{st: st, key: key, opts: opts}
-	t, etag, err := readRetrying(ctx, st, wo.Commit)
+	t, etag, err := r.t, r.etag, r.err
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		g.create = true
@@ -85,34 +155,6 @@ func beginSchema(ctx context.Context, st store.Store, key string, wo WriteOption
 		so.Conform = g.conform
 	}
 	return g, nil
-}
-
-// readRetrying reads the table's metadata, retrying transient failures
-// within the commit's bounds (swap.Options: MaxAttempts, BaseDelay,
-// MaxDelay, with their defaults), as the commit's own reads do.
-func readRetrying(ctx context.Context, st store.Store, o swap.Options) (*tablemeta.Table, string, error) {
-	attempts, delay, maxDelay := o.MaxAttempts, o.BaseDelay, o.MaxDelay
-	if attempts <= 0 {
-		attempts = 10
-	}
-	if delay <= 0 {
-		delay = 50 * time.Millisecond
-	}
-	if maxDelay <= 0 {
-		maxDelay = 5 * time.Second
-	}
-	for i := 1; ; i++ {
-		t, etag, err := tablemeta.Read(ctx, st)
-		if err == nil || !errors.Is(err, store.ErrTransient) || i >= attempts {
-			return t, etag, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, "", fmt.Errorf("%w (after: %w)", ctx.Err(), err)
-		case <-time.After(rand.N(delay) + delay/2):
-		}
-		delay = min(2*delay, maxDelay)
-	}
 }
 
 // conform is the staging.ConformFunc of a write.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -44,20 +45,43 @@ type Writer struct {
 
 // Begin starts a new generation of the partition: one GET of the pointer.
 //
-// It also reads the table's metadata (one GET): the key must fit the
-// table's partition columns (ErrPartitionMismatch), and every input is
-// checked against and stored in the table's schema (ErrSchemaMismatch).
+// It also reads the table's metadata (one GET, at the same time): the key
+// must fit the table's partition columns (ErrPartitionMismatch), and every
+// input is checked against and stored in the table's schema
+// (ErrSchemaMismatch).
 func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, error) {
-	txn, err := swap.Begin(ctx, p.t.st, p.key, opts.Commit)
+	if err := manifest.ValidateRunID(opts.Commit.RunID); err != nil {
+		return nil, err // before any request
+	}
+	// The pointer and table.json are independent reads: one round trip
+	// for both. Neither decides anything about the other, and nothing is
+	// staged before both are in (so the generation's age still counts
+	// from before its first file).
+	var (
+		txn    *swap.Txn
+		err    error
+		table  tableRead
+		reader = newTableReader(p.t.st, opts.Commit) // tableschema.go
+	)
+	overlap.Do(ctx,
+		func() { txn, err = swap.Begin(ctx, p.t.st, p.key, opts.Commit) },
+		func() { table = reader.read(ctx, 1) },
+	)
 	if err != nil {
 		return nil, err
+	}
+	if reader.retry() {
+		// Its retries only now that the pointer's read succeeded: a store
+		// that is down costs one request more than the pointer's, not
+		// the retries of both.
+		table = reader.read(ctx, 0)
 	}
 	if base := txn.Base().Pointer; base != nil && staging.ChecksumAlgo(base.ContentChecksum) == staging.ChecksumRowSum {
 		// The current generation was staged before colsum128: compute its
 		// algorithm as well, so that identical rows are still a no-op.
 		opts.Staging.LegacyChecksum = true
 	}
-	guard, err := beginSchema(ctx, p.t.st, p.key, opts, &opts.Staging) // tableschema.go
+	guard, err := beginSchema(table, p.t.st, p.key, opts, &opts.Staging) // tableschema.go
 	if err != nil {
 		txn.Abort(context.WithoutCancel(ctx))
 		return nil, err

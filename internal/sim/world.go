@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 )
@@ -307,7 +308,12 @@ func (w *World) fail(inv, format string, args ...any) {
 // spawn starts an actor's goroutine. The lock is held.
 func (w *World) spawn(a *actor) {
 	a.state = running
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), actorKey{}, a))
+	// Parts of one operation that pswap overlaps (internal/overlap) run
+	// one at a time, in an order drawn from a stream of the actor's own:
+	// the model is one request at a time per actor.
+	order := rand.New(rand.NewPCG(w.cfg.Seed, 0x0de<<32|uint64(a.id)))
+	actx := overlap.Sequential(context.WithValue(context.Background(), actorKey{}, a), order.Perm)
+	ctx, cancel := context.WithCancel(actx)
 	a.cancel = cancel
 	w.record(Event{Actor: a.name, Outcome: "start"})
 	w.wg.Add(1)
