@@ -795,8 +795,9 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		list = append(list, mf)
 	}
 	newMF := make([]iceberg.ManifestFile, len(ups))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(p.opts.Concurrency)
+	puts := make([]*manifestPut, len(ups))
+	var enc errgroup.Group
+	enc.SetLimit(p.opts.Concurrency)
 	for i, u := range ups {
 		if u.m == nil || len(u.m.Files) == 0 {
 			continue
@@ -804,13 +805,13 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		addFiles += int64(len(u.m.Files))
 		addRows += u.m.Rows
 		addSize += u.m.Bytes
-		g.Go(func() error {
-			mf, err := p.writeManifest(gctx, sc, spec, u)
-			newMF[i] = mf
+		enc.Go(func() error {
+			var err error
+			newMF[i], puts[i], err = p.encodeManifest(sc, spec, u)
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
+	if err := enc.Wait(); err != nil {
 		return nil, err
 	}
 	for _, mf := range newMF {
@@ -841,7 +842,29 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	if err := iceberg.WriteManifestList(2, &buf, p.snapshot, parent, &seq, 0, list); err != nil {
 		return nil, fmt.Errorf("encode manifest list: %w", err)
 	}
-	if err := p.putOnce(ctx, listKey, p.deterministic(buf.Bytes())); err != nil {
+	// The new manifests and the manifest list at once: nothing reaches
+	// any of them before the version that names them, which is written
+	// only once all of them are (a failed write leaves unnamed objects,
+	// which the expiry deletes past its MinAge). In the order of ups,
+	// then the list, when Concurrency is 1.
+	listData := p.deterministic(buf.Bytes())
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	put := func(write func() error) {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // another failed first: not sent
+			}
+			return write()
+		})
+	}
+	for _, mp := range puts {
+		if mp != nil {
+			put(func() error { return p.putManifest(gctx, mp) })
+		}
+	}
+	put(func() error { return p.putOnce(gctx, listKey, listData) })
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	op := "append"
@@ -907,29 +930,38 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	return &state{version: v, meta: md, loc: p.st.URI(MetadataKey(v)), list: list}, nil
 }
 
-// writeManifest writes (once per publish, reused across rebases) the
-// manifest of one partition's generation.
-func (p *publisher) writeManifest(ctx context.Context, sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) (iceberg.ManifestFile, error) {
+// manifestPut is a partition's manifest to write (encodeManifest).
+type manifestPut struct {
+	key  string
+	data []byte
+	mf   iceberg.ManifestFile
+}
+
+// encodeManifest encodes the manifest of one partition's generation, and
+// returns what to PUT (putManifest): nil when an earlier attempt of this
+// publish wrote it (it is written once per publish, reused across
+// rebases).
+func (p *publisher) encodeManifest(sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) (iceberg.ManifestFile, *manifestPut, error) {
 	key := manifestKey(u.part, u.seq, u.m.Generation, p.snapshot)
 	p.mu.Lock()
 	mf := p.written[key]
 	p.mu.Unlock()
 	if mf != nil {
-		return mf, nil
+		return mf, nil, nil
 	}
 	pk, err := partition.Parse(u.part)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vals, err := partitionValues(sc, spec, pk)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
 	for _, f := range swap.Files(p.st, u.m) {
 		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, f.URI, iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
 		if err != nil {
-			return nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
+			return nil, nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
 		}
 		snap := p.snapshot
 		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, db.Build()))
@@ -937,20 +969,26 @@ func (p *publisher) writeManifest(ctx context.Context, sc *iceberg.Schema, spec 
 	var buf bytes.Buffer
 	mf, err = iceberg.WriteManifest(p.st.URI(key), &buf, 2, *spec, sc, p.snapshot, entries)
 	if err != nil {
-		return nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
+		return nil, nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
 	}
+	return mf, &manifestPut{key: key, data: p.deterministic(buf.Bytes()), mf: mf}, nil
+}
+
+// putManifest writes a manifest encodeManifest made, and remembers it for
+// the later attempts of this publish.
+func (p *publisher) putManifest(ctx context.Context, mp *manifestPut) error {
 	p.mu.Lock()
 	if p.firstWrite.IsZero() {
 		p.firstWrite = p.opts.Now()
 	}
 	p.mu.Unlock()
-	if err := p.putOnce(ctx, key, p.deterministic(buf.Bytes())); err != nil {
-		return nil, err
+	if err := p.putOnce(ctx, mp.key, mp.data); err != nil {
+		return err
 	}
 	p.mu.Lock()
-	p.written[key] = mf
+	p.written[mp.key] = mp.mf
 	p.mu.Unlock()
-	return mf, nil
+	return nil
 }
 
 // putOnce writes a new object under a name unique to this publish. A
