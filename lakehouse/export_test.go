@@ -50,3 +50,9 @@ func BuildExpiredMetadata(prev []byte, prevLoc string, drop []int64, nowMs int64
 
 // IcebergType is the Iceberg type of an Arrow column.
 var IcebergType = icebergType
+
+// WaitPrefetch waits for a prefetch's reads and returns their error.
+func WaitPrefetch(f *Prefetch) error {
+	<-f.done
+	return f.err
+}

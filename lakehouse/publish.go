@@ -76,6 +76,22 @@ type Options struct {
 	// plus a request's flight, so that a version never names a generation
 	// GC may already have collected.
 	MaxElapsed time.Duration
+	// Prefetch, when not nil, is the latest version read ahead of this
+	// publish (StartPrefetch, e.g. while the commit it follows uploaded its
+	// data): the first attempt starts from it instead of reading the
+	// version hint, the metadata file and its manifest list again, if it
+	// read this table without an error at most MaxElapsed/2 ago. An older
+	// one is read again: a version names the manifests of the version it
+	// follows, and the expiry deletes an unnamed version or manifest
+	// older than its MinAge, so the time from the reads an attempt starts
+	// from to the PUT of its version stays within MaxElapsed/2 plus
+	// MaxElapsed (the attempt's own bound) plus a request's flight, less
+	// than the twice MaxElapsed that the expiry's MinAge must exceed
+	// (DefaultMetadataMinAge). Everything else is as without a prefetch:
+	// the pointer is read right before writing, and a version overtaken
+	// since the prefetch is a lost race, read again and rebased on. Nil:
+	// every attempt reads for itself.
+	Prefetch *Prefetch
 }
 
 // DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
@@ -384,14 +400,20 @@ func (p *publisher) stale() bool {
 var errStale = errors.New("the pointers read for this attempt are older than MaxElapsed")
 
 func newPublisher(st store.Store, opts Options) *publisher {
-	p := &publisher{
+	p := newLoader(st, opts)
+	p.snapshot = p.int64N(math.MaxInt64-1) + 1
+	return p
+}
+
+// newLoader is a publisher that only reads (a Prefetch's): it draws
+// nothing from Options.Rand.
+func newLoader(st store.Store, opts Options) *publisher {
+	return &publisher{
 		st: st, opts: opts.withDefaults(),
 		tableURI:  strings.TrimSuffix(st.URI(""), "/"),
 		written:   map[string]iceberg.ManifestFile{},
 		manifests: map[string]*manifest.Manifest{},
 	}
-	p.snapshot = p.int64N(math.MaxInt64-1) + 1
-	return p
 }
 
 // int64N draws from Options.Rand, or the process's source.
@@ -470,6 +492,7 @@ const maxReadTries = 4
 func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) ([]partUpdate, error)) (Result, error) {
 	probe := false
 	readTries := 0
+	pre := p.opts.Prefetch
 	for attempt := 1; ; attempt++ {
 		if !p.firstWrite.IsZero() && p.opts.Now().Sub(p.firstWrite) > p.opts.MaxElapsed {
 			// The manifests written by earlier attempts are older than
@@ -482,7 +505,17 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			p.snapshot = p.int64N(math.MaxInt64-1) + 1
 			p.firstWrite = time.Time{}
 		}
-		s, err := p.load(ctx, probe)
+		var s *state
+		var err error
+		if pre != nil {
+			// The first attempt starts from the prefetch, if it may
+			// (Prefetch.state); later ones read for themselves.
+			s, err = pre.state(ctx, p)
+			pre = nil
+		}
+		if s == nil && err == nil {
+			s, err = p.load(ctx, probe)
+		}
 		var ups []partUpdate
 		if err == nil {
 			ups, err = plan(ctx, s)
