@@ -37,12 +37,20 @@ func (p *Partition) Publish(ctx context.Context, res Result, opts lakehouse.Opti
 }
 
 // Publish is Partition.Publish for the commit this writer made: it already
-// has the generation's files, so it reads no manifest.
+// has the generation's files, so it reads no manifest, and with
+// WriteOptions.Prefetch it starts from the metadata read while the data
+// uploaded (unless opts.Prefetch names another prefetch).
 func (w *Writer) Publish(ctx context.Context, opts lakehouse.Options) Publication {
 	var m *manifest.Manifest
 	if w.committed.Changed && w.committed.Staged == w.committed.Generation {
 		m = &manifest.Manifest{Partition: w.p.key, Generation: w.committed.Generation, RunID: w.committed.RunID, Content: w.content}
 	}
+	if opts.Prefetch == nil {
+		opts.Prefetch = w.prefetch
+	} else if opts.Prefetch != w.prefetch {
+		w.prefetch.Stop()
+	}
+	w.prefetch = nil // it serves one publish
 	return publish(ctx, w.p, w.committed, m, opts)
 }
 

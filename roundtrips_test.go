@@ -3,11 +3,13 @@ package pswap_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -87,23 +89,62 @@ func rttCommitPublish(t testing.TB, mem *memstore.Store, n int, opts pswap.Write
 // sequential/op the longest chain of requests made one after another.
 //
 //	go test -run '^$' -bench CommitPublishLatency -benchtime 10x .
+//
+// prefetch: with WriteOptions.Prefetch, as `pswap commit` runs it.
 func BenchmarkCommitPublishLatency(b *testing.B) {
-	mem := rttTable(b)
-	var trips, seq, reqs float64
-	n := 0
-	for b.Loop() {
-		m := rttCommitPublish(b, mem, n, pswap.WriteOptions{})
-		trips += m.trips()
-		seq += float64(m.sequential)
-		reqs += float64(m.requests)
-		n++
-		if n == 1 {
-			b.Logf("%d requests %v, %.1f round trips, %d sequential:\n%s", m.requests, m.counts, m.trips(), m.sequential, m.timeline)
+	for _, bc := range []struct {
+		name string
+		opts pswap.WriteOptions
+	}{
+		{"default", pswap.WriteOptions{}},
+		{"prefetch", pswap.WriteOptions{Prefetch: &lakehouse.Options{}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			mem := rttTable(b)
+			var trips, seq, reqs float64
+			n := 0
+			for b.Loop() {
+				m := rttCommitPublish(b, mem, n, bc.opts)
+				trips += m.trips()
+				seq += float64(m.sequential)
+				reqs += float64(m.requests)
+				n++
+			}
+			b.ReportMetric(trips/float64(n), "round-trips/op")
+			b.ReportMetric(seq/float64(n), "sequential/op")
+			b.ReportMetric(reqs/float64(n), "requests/op")
+		})
+	}
+}
+
+// TestCommitPublishRoundTrips: a library commit of a small record and its
+// publish make the same 13 requests as ever (GET pointer and table.json,
+// the data, the manifest, the pointer; the publish's hint, version,
+// manifest list, pointer, manifest, manifest list, version, hint), but not
+// one after another: Begin's two reads at once, the publish's manifest
+// and manifest list at once (11 in a row, 13 before), and with
+// WriteOptions.Prefetch the publish's first three reads while the data
+// uploads (8 in a row).
+func TestCommitPublishRoundTrips(t *testing.T) {
+	mem := rttTable(t)
+	for i, tc := range []struct {
+		opts pswap.WriteOptions
+		seq  int
+	}{
+		{pswap.WriteOptions{}, 11},
+		{pswap.WriteOptions{Prefetch: &lakehouse.Options{}}, 8},
+	} {
+		m := rttCommitPublish(t, mem, i, tc.opts)
+		t.Logf("prefetch %v: %d requests %v, %.1f round trips (%s), %d one after another:\n%s",
+			tc.opts.Prefetch != nil, m.requests, m.counts, m.trips(), m.wall.Round(time.Millisecond), m.sequential, m.timeline)
+		want := map[string]int{"get": 6, "writer": 1, "put-if-none-match": 4, "put-if-match": 2}
+		if !maps.Equal(m.counts, want) {
+			t.Errorf("prefetch %v: requests %v, want %v", tc.opts.Prefetch != nil, m.counts, want)
+		}
+		if m.sequential > tc.seq {
+			t.Errorf("prefetch %v: %d requests one after another, want at most %d", tc.opts.Prefetch != nil, m.sequential, tc.seq)
 		}
 	}
-	b.ReportMetric(trips/float64(n), "round-trips/op")
-	b.ReportMetric(seq/float64(n), "sequential/op")
-	b.ReportMetric(reqs/float64(n), "requests/op")
 }
 
 // Begin reads the pointer and the table's metadata at once: one round
@@ -121,6 +162,104 @@ func TestBeginReadsAtOnce(t *testing.T) {
 	defer w.Abort(ctx)
 	if n, seq := len(lat.Spans()), lat.Sequential(); n != 2 || seq != 1 {
 		t.Fatalf("Begin made %d requests, %d one after another, want 2 at once:\n%s", n, seq, lat.Timeline())
+	}
+}
+
+// With WriteOptions.Prefetch, Commit reads the publish's metadata again
+// if what Begin read is older than a quarter of MaxElapsed by then, and
+// Publish starts from the fresh read; younger, it is kept.
+func TestWriterPrefetchRenewed(t *testing.T) {
+	mem := rttTable(t)
+	for _, tc := range []struct {
+		wait  time.Duration
+		hints int
+	}{{14 * time.Second, 1}, {16 * time.Second, 2}} {
+		clock := &fakeClock{t: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+		hints := 0
+		st := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+			if c.Op == "get" && c.Key == lakehouse.VersionHintKey {
+				hints++
+			}
+			return storetest.Fault{}
+		})
+		cs := storetest.NewCounting(st)
+		p, err := pswap.NewTable(cs).Partition("dt=2026-11-03")
+		if err != nil {
+			t.Fatal(err)
+		}
+		popts := lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute}
+		// One request at a time: the prefetch is done when Begin returns.
+		sctx := overlap.Sequential(ctx, nil)
+		w, err := p.Begin(sctx, pswap.WriteOptions{Prefetch: &popts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteRecord(record(t, "id", []int64{int64(tc.hints), 5})); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(tc.wait)
+		if res, err := w.Commit(sctx); err != nil || !res.Changed {
+			t.Fatalf("commit: %+v %v", res, err)
+		}
+		if hints != tc.hints {
+			t.Fatalf("%s after Begin: the hint was read %d times, want %d", tc.wait, hints, tc.hints)
+		}
+		cs.Reset()
+		if pub := w.Publish(sctx, popts); !pub.Published {
+			t.Fatalf("publish: %v", pub.Err)
+		}
+		if cs.Total() != 5 {
+			t.Fatalf("%s after Begin: the publish made %d requests %v, want 5 (it starts from the prefetch)", tc.wait, cs.Total(), cs.Counts())
+		}
+	}
+}
+
+// With WriteOptions.Prefetch, the publish of a no-op commit (the same
+// content again) finds the partition in what the prefetch read: no request.
+func TestWriterPrefetchNoop(t *testing.T) {
+	mem := rttTable(t)
+	cs := storetest.NewCounting(mem)
+	p, err := pswap.NewTable(cs).Partition("dt=2026-11-03")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Begin(ctx, pswap.WriteOptions{Prefetch: &lakehouse.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRecord(record(t, "id", []int64{2, 1, 2})); err != nil { // dt=2026-11-03's rows
+		t.Fatal(err)
+	}
+	if res, err := w.Commit(ctx); err != nil || res.Outcome != pswap.Identical {
+		t.Fatalf("commit: %+v %v, want identical", res, err)
+	}
+	pub := w.Publish(ctx, lakehouse.Options{})
+	// Begin's pointer and table.json, the prefetch's hint, version and
+	// manifest list; nothing written but the no-op's removal of its data.
+	c := cs.Counts()
+	if !pub.Published || c["get"] != 5 || c["put"]+c["put-if-none-match"]+c["put-if-match"] != 0 {
+		t.Fatalf("commit and publish of a no-op: %+v, requests %v, want 5 GETs and no PUT", pub, c)
+	}
+}
+
+// Abort stops the prefetch: none of its reads is made after Abort returns.
+func TestWriterPrefetchStoppedByAbort(t *testing.T) {
+	lat := storetest.NewLatency(rttTable(t), 50*time.Millisecond)
+	p, err := pswap.NewTable(lat).Partition("dt=2026-11-03")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Begin(ctx, pswap.WriteOptions{Prefetch: &lakehouse.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n := len(lat.Spans())
+	time.Sleep(150 * time.Millisecond)
+	if spans := lat.Spans(); len(spans) != n {
+		t.Fatalf("requests after Abort:\n%s", lat.Timeline())
 	}
 }
 

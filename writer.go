@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pswap/pswap/internal/overlap"
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -28,6 +29,17 @@ type WriteOptions struct {
 	Staging staging.Options
 	// Table: schema evolution and the layout of a new table (tableschema.go).
 	Table TableOptions
+	// Prefetch, when not nil, has Begin start the first reads of the
+	// Iceberg publish that follows the commit (Writer.Publish) in the
+	// background once its own reads are in: the version hint, the metadata
+	// file and its manifest list, which depend on nothing the commit does,
+	// are then read while the data uploads, and Publish starts from them
+	// (lakehouse.Prefetch): three round trips fewer after the commit.
+	// Commit reads them again if they are older than a quarter of
+	// MaxElapsed by then, so that Publish may still use them. The options
+	// are the publish's (their Now and MaxElapsed count here); the zero
+	// lakehouse.Options work. Nil: Publish reads them after the commit.
+	Prefetch *lakehouse.Options
 }
 
 // Writer stages one new generation of a partition and commits it.
@@ -41,6 +53,7 @@ type Writer struct {
 
 	committed Result           // set by a successful Commit, for Publish
 	content   manifest.Content // what that commit staged
+	prefetch  *lakehouse.Prefetch
 }
 
 // Begin starts a new generation of the partition: one GET of the pointer.
@@ -86,7 +99,34 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		txn.Abort(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts}, nil
+	var pf *lakehouse.Prefetch
+	if opts.Prefetch != nil {
+		// Once Begin's reads succeeded (a failing store or a partition
+		// that does not fit the table costs no more requests): its three
+		// reads then overlap with the upload and the commit's.
+		pf = lakehouse.StartPrefetch(ctx, p.t.st, *opts.Prefetch)
+	}
+	return &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts, prefetch: pf}, nil
+}
+
+// renewPrefetch reads the publish's metadata again if what the prefetch
+// read is older than a quarter of the publish's MaxElapsed: the publish
+// uses it only up to half (lakehouse.Options.Prefetch).
+func (w *Writer) renewPrefetch(ctx context.Context) {
+	if w.prefetch == nil {
+		return
+	}
+	maxElapsed := w.opts.Prefetch.MaxElapsed
+	if maxElapsed <= 0 {
+		maxElapsed = lakehouse.DefaultMaxElapsed
+	}
+	w.prefetch = w.prefetch.Renew(ctx, maxElapsed/4)
+}
+
+// stopPrefetch stops the prefetch: no publish follows.
+func (w *Writer) stopPrefetch() {
+	w.prefetch.Stop()
+	w.prefetch = nil
 }
 
 // Generation returns the id of the generation being written.
@@ -247,15 +287,19 @@ func (w *Writer) Commit(ctx context.Context) (Result, error) {
 		err = w.schema.commit(ctx, w.stager.Schema()) // tableschema.go
 	}
 	if err != nil {
+		w.stopPrefetch()
 		w.stager.Abort(context.WithoutCancel(ctx))
 		w.txn.Abort(context.WithoutCancel(ctx))
 		return Result{}, err
 	}
+	w.renewPrefetch(ctx)
 	res, err := w.txn.Commit(ctx, content)
-	if err == nil {
-		w.committed, w.content = res, content // for Publish
+	if err != nil {
+		w.stopPrefetch()
+		return res, err
 	}
-	return res, err
+	w.committed, w.content = res, content // for Publish
+	return res, nil
 }
 
 // Abort discards everything staged.
@@ -264,6 +308,7 @@ func (w *Writer) Abort(ctx context.Context) error {
 		return nil
 	}
 	w.done = true
+	w.stopPrefetch()
 	err := w.stager.Abort(ctx)
 	return errors.Join(err, w.txn.Abort(ctx))
 }
@@ -277,6 +322,7 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 		return "", manifest.Content{}, errors.New("pswap: writer already finished")
 	}
 	w.done = true
+	w.stopPrefetch() // no publish follows a stage
 	content, err := w.stager.Finish(ctx)
 	if err == nil {
 		err = w.schema.commit(ctx, w.stager.Schema()) // tableschema.go

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -251,21 +252,30 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		var (
 			res pswap.Result
 			w   *pswap.Writer
+			pf  *lakehouse.Prefetch
 		)
 		gen := c.staged
 		if c.staged != "" {
+			// The publish's first reads overlap with the staged commit's.
+			pf = prefetchPublish(ctx, c.publish, t)
 			res, err = part.CommitStaged(ctx, c.staged, p.wopts.Commit, pswap.AdoptOptions{VerifyRows: c.verifyRows})
 		} else {
+			if c.publish {
+				// The writer reads what its publish starts from while the
+				// data uploads (WriteOptions.Prefetch).
+				p.wopts.Prefetch = &lakehouse.Options{}
+			}
 			res, w, err = c.write(ctx, part, p, &gen)
 		}
 		if err != nil {
+			pf.Stop()
 			if ctx.Err() != nil {
 				// Interrupted or out of time: say what readers now see.
 				return visibleAfter(ctx, part, gen, p.wopts.Commit.RunID, err)
 			}
 			return err
 		}
-		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, w))
+		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, w, pf))
 	})
 }
 

@@ -61,11 +61,14 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
+		// The publish's first reads overlap with the copies and the commit.
+		pf := prefetchPublish(ctx, c.publish, t)
 		res, err := part.CommitObjects(ctx, args, p.wopts)
 		if err != nil {
+			pf.Stop()
 			return err
 		}
-		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, nil))
+		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, nil, pf))
 	})
 }
 

@@ -87,17 +87,29 @@ func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
 	cmd.Flags().BoolVar(on, "publish", def, "publish the table's Iceberg metadata after the swap (default from $"+envPublish+")")
 }
 
-// publishAfter publishes a successful commit or rollback. It never fails
-// the command: a failure is a warning, and the JSON says published=false.
-func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, res pswap.Result, w *pswap.Writer) pswap.Publication {
+// prefetchPublish starts the first reads of the publish that follows a
+// commit or rollback (lakehouse.StartPrefetch) when --publish is on, so
+// that they overlap with the commit's requests; nil when it is off.
+func prefetchPublish(ctx context.Context, on bool, t *pswap.Table) *lakehouse.Prefetch {
 	if !on {
+		return nil
+	}
+	return lakehouse.StartPrefetch(ctx, t.Store(), lakehouse.Options{})
+}
+
+// publishAfter publishes a successful commit or rollback, from pf (nil:
+// none; a writer's publish uses the writer's own). It never fails the
+// command: a failure is a warning, and the JSON says published=false.
+func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, res pswap.Result, w *pswap.Writer, pf *lakehouse.Prefetch) pswap.Publication {
+	if !on {
+		pf.Stop()
 		return pswap.Publication{}
 	}
 	var pub pswap.Publication
 	if w != nil {
-		pub = w.Publish(ctx, lakehouse.Options{})
+		pub = w.Publish(ctx, lakehouse.Options{Prefetch: pf})
 	} else {
-		pub = part.Publish(ctx, res, lakehouse.Options{})
+		pub = part.Publish(ctx, res, lakehouse.Options{Prefetch: pf})
 	}
 	if pub.Err != nil {
 		fmt.Fprintf(a.stderr, "pswap: warning: the commit stands, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", pub.Err)

@@ -61,10 +61,13 @@ func (c *rollbackCmd) run(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			return err
 		}
+		// The publish's first reads overlap with the rollback's requests.
+		pf := prefetchPublish(ctx, c.publish, t)
 		res, err := part.Rollback(ctx, c.to, o)
 		if err != nil {
+			pf.Stop()
 			return err
 		}
-		return c.printResult(res, "rolled back", c.publishAfter(ctx, c.publish, part, res, nil))
+		return c.printResult(res, "rolled back", c.publishAfter(ctx, c.publish, part, res, nil, pf))
 	})
 }

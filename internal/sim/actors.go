@@ -29,15 +29,16 @@ func (w *World) build() {
 		return a
 	}
 	type publishable struct {
-		a    *actor
-		slot *pubSlot
+		a        *actor
+		slot     *pubSlot
+		prefetch bool
 	}
 	var pubs []publishable
 	ordinal := 0
 	publishes := func(a *actor, slot *pubSlot) {
 		ordinal++
 		if slot != nil && w.cfg.Publish[ordinal] {
-			pubs = append(pubs, publishable{a, slot})
+			pubs = append(pubs, publishable{a, slot, w.cfg.PrefetchPublish[ordinal]})
 		}
 	}
 	var writers []*actor
@@ -93,7 +94,7 @@ func (w *World) build() {
 		add(fmt.Sprintf("rd%d", i+1), "reader", rs.Start, nil, false, false, w.readerBody(rs))
 	}
 	for _, p := range pubs {
-		add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot))
+		add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot, p.prefetch))
 	}
 	for i, gs := range w.cfg.Reconcilers {
 		add(fmt.Sprintf("rc%d", i+1), "publisher", gs.Start, nil, true, false, w.reconcilerBody(gs))
@@ -276,7 +277,11 @@ func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Optio
 	if err != nil {
 		return "", swap.Result{}, err
 	}
-	wr, err := p.Begin(ctx, pswap.WriteOptions{Commit: opts, Staging: staging.Options{TargetFileSize: 1}})
+	wo := pswap.WriteOptions{Commit: opts, Staging: staging.Options{TargetFileSize: 1}}
+	if ws.Prefetch {
+		wo.Prefetch = &lakehouse.Options{Now: w.clockNow, MaxElapsed: w.cfg.MaxElapsed}
+	}
+	wr, err := p.Begin(ctx, wo)
 	if err != nil {
 		return "", swap.Result{}, err
 	}

@@ -478,13 +478,17 @@ type pubSlot struct {
 // publisherBody publishes the commit or rollback its predecessor made, the
 // way `pswap commit --publish` does after it (pswap.Writer.Publish,
 // pswap.Partition.Publish: lakehouse.PublishCommit).
-func (w *World) publisherBody(slot *pubSlot) func(context.Context, *actor) string {
+func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
 		w.mu.Lock()
 		s := *slot
 		w.mu.Unlock()
 		if s.part == "" || !s.res.Changed {
 			return "nothing to publish"
+		}
+		opts := w.iceOptions(a)
+		if prefetch {
+			opts.Prefetch = lakehouse.StartPrefetch(ctx, w.st, opts)
 		}
 		if slow := a.rng.IntN(3) == 0; slow || w.cfg.Plant == PlantPublisherSkipSeqCheck {
 			// A slow publisher: other commits (and their publishers) may
@@ -498,7 +502,6 @@ func (w *World) publisherBody(slot *pubSlot) func(context.Context, *actor) strin
 				return "killed"
 			}
 		}
-		opts := w.iceOptions(a)
 		var pub pswap.Publication
 		switch {
 		case w.cfg.Plant == PlantPublisherSkipSeqCheck:

@@ -79,6 +79,11 @@ type Config struct {
 	// rollbacks) are followed by a publisher of the Iceberg metadata
 	// (`pswap commit --publish`).
 	Publish map[int]bool
+	// PrefetchPublish: the publishers of these (same numbering) start the
+	// reads of their publish (lakehouse.StartPrefetch) as soon as they
+	// start, before a slow publisher's wait, as `pswap rollback` does
+	// before its rollback, and publish from them (lakehouse.Options.Prefetch).
+	PrefetchPublish map[int]bool
 	// Reconcilers run `pswap publish` (lakehouse.Publish) Rounds times.
 	Reconcilers []GCSpec
 	// IceReaders read the latest Iceberg snapshot's files.
@@ -143,6 +148,10 @@ type WriterSpec struct {
 	Committers int
 	Pause      int           // steps of the others between two of its files (a slow task)
 	Sleep      time.Duration // and the time that passes meanwhile
+	// Prefetch: a facade writer reads the Iceberg metadata for the
+	// publish that follows its commit at Begin, and again at Commit if
+	// what it read is old (pswap.WriteOptions.Prefetch).
+	Prefetch bool
 }
 
 // ActorSpec says where and when an actor runs.
@@ -314,6 +323,17 @@ func Scenario(seed uint64) Config {
 				rs.Sleep = time.Duration(ice.IntN(4)) * time.Second
 			}
 			c.IceReaders = append(c.IceReaders, rs)
+		}
+		// Half the facade writers prefetch what their publish reads, and
+		// a third of the publishers prefetch it themselves.
+		for i := range c.Writers {
+			c.Writers[i].Prefetch = c.Writers[i].Facade && ice.IntN(2) == 0
+		}
+		c.PrefetchPublish = map[int]bool{}
+		for id := 1; id <= n; id++ {
+			if c.Publish[id] && ice.IntN(3) == 0 {
+				c.PrefetchPublish[id] = true
+			}
 		}
 	}
 	return c
