@@ -31,7 +31,9 @@ func (t *Table) Publish(ctx context.Context, opts lakehouse.Options) (lakehouse.
 
 // Publish brings the table's Iceberg metadata up to date with a commit or
 // rollback of this partition (its Result). It replaces only this
-// partition's manifest, so its cost does not grow with the table.
+// partition's manifest, so its cost does not grow with the table; the
+// generation's manifest comes from res (Result.Manifest), not the store.
+// opts.Prefetch may carry the metadata read while the commit ran.
 func (p *Partition) Publish(ctx context.Context, res Result, opts lakehouse.Options) Publication {
 	return publish(ctx, p, res, nil, opts)
 }
@@ -55,6 +57,9 @@ func (w *Writer) Publish(ctx context.Context, opts lakehouse.Options) Publicatio
 }
 
 func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest, opts lakehouse.Options) Publication {
+	if m == nil {
+		m = res.Manifest // the one the commit or rollback wrote: no GET
+	}
 	r, err := lakehouse.PublishCommit(ctx, p.t.st, lakehouse.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m}, opts)
 	if err != nil {
 		return Publication{Rebases: r.Rebases, Err: err}

@@ -307,3 +307,48 @@ func TestBeginRetriesTableReadAfterPointer(t *testing.T) {
 		})
 	}
 }
+
+// The publish of a rollback takes the rollback's manifest from its Result
+// (8 requests: the hint, the version, its manifest list, the pointer, the
+// manifest, the manifest list, the version, the hint; it read the manifest
+// back before), and a prefetch started with the rollback saves it its
+// first three reads.
+func TestRollbackPublishRequests(t *testing.T) {
+	for _, prefetch := range []bool{false, true} {
+		mem := rttTable(t)
+		tb := pswap.NewTable(mem)
+		p, err := tb.Partition("dt=2026-11-03")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := p.History(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := h[len(h)-1].Generation
+		if _, err := commitRecord(t, tb, "dt=2026-11-03", record(t, "id", []int64{9, 9}), pswap.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		cs := storetest.NewCounting(mem)
+		p, _ = pswap.NewTable(cs).Partition("dt=2026-11-03")
+		var pf *lakehouse.Prefetch
+		if prefetch {
+			pf = lakehouse.StartPrefetch(overlap.Sequential(ctx, nil), cs, lakehouse.Options{})
+		}
+		res, err := p.Rollback(ctx, first, pswap.CommitOptions{})
+		if err != nil || !res.Changed {
+			t.Fatalf("rollback: %+v %v", res, err)
+		}
+		cs.Reset()
+		if pub := p.Publish(ctx, res, lakehouse.Options{Prefetch: pf}); !pub.Published {
+			t.Fatalf("publish: %v", pub.Err)
+		}
+		want := 8
+		if prefetch {
+			want = 5
+		}
+		if cs.Total() != want {
+			t.Fatalf("prefetch %v: the publish of a rollback made %d requests %v, want %d", prefetch, cs.Total(), cs.Counts(), want)
+		}
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 )
 
@@ -17,25 +19,51 @@ import (
 // (among the last manifest.MaxHistory commits), running it again is a no-op
 // (SameRun) unless opts.Force, and costs only the pointer's GET.
 func Rollback(ctx context.Context, st store.Store, part, to string, opts Options) (Result, error) {
-	t, err := Begin(ctx, st, part, opts)
-	if err != nil {
+	if err := partition.Validate(part); err != nil {
+		return Result{}, err // before any request
+	}
+	if err := manifest.ValidateRunID(opts.RunID); err != nil {
 		return Result{}, err
 	}
-	t.generation = "" // nothing is staged
-	if t.AlreadyCommitted() {
-		t.done = true
-		r := t.result(t.base.Pointer, "", false, SameRun)
-		t.noopFiles(ctx, &r, t.base.Pointer, t.opts.now().Add(t.opts.MaxElapsed))
-		return r, nil
+	var (
+		t        *Txn
+		err      error
+		old      *manifest.Manifest
+		checkErr error
+	)
+	// The target's manifest, then every one of its files, still there at
+	// its recorded size: one list (the check a staged commit makes too).
+	check := func() {
+		if old, checkErr = ReadManifest(ctx, st, part, to); checkErr == nil {
+			_, checkErr = CheckFiles(ctx, st, part, old.DataGen(), old.Files)
+		}
 	}
-	old, err := ReadManifest(ctx, st, part, to)
-	if err != nil {
-		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, err)
+	if opts.RunID == "" || opts.Force {
+		// No same-run no-op is possible, so the target is checked
+		// whatever the pointer says: the pointer's read and the target's
+		// at once. Neither decides anything about the other, and what
+		// keeps GC from collecting the target meanwhile is the re-read of
+		// the target after our manifest is written (recheckTarget).
+		overlap.Do(ctx, func() { t, err = Begin(ctx, st, part, opts) }, check)
+		if err != nil {
+			return Result{}, err
+		}
+		t.generation = "" // nothing is staged
+	} else {
+		if t, err = Begin(ctx, st, part, opts); err != nil {
+			return Result{}, err
+		}
+		t.generation = "" // nothing is staged
+		if t.AlreadyCommitted() {
+			t.done = true
+			r := t.result(t.base.Pointer, "", false, SameRun)
+			t.noopFiles(ctx, &r, t.base.Pointer, t.opts.now().Add(t.opts.MaxElapsed))
+			return r, nil
+		}
+		check()
 	}
-	// Every file must still be there, at its recorded size: one list (the
-	// check a staged commit makes too).
-	if _, err := CheckFiles(ctx, st, part, old.DataGen(), old.Files); err != nil {
-		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, err)
+	if checkErr != nil {
+		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, checkErr)
 	}
 	if t.base.Pointer != nil && t.base.Pointer.Generation == to {
 		r := t.result(t.base.Pointer, "", false, Identical)

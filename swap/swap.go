@@ -160,6 +160,10 @@ type Result struct {
 	// Stats counts what the commit did beyond the happy path; it is filled
 	// in also when the commit returns an error.
 	Stats Stats
+	// Manifest is the manifest this call wrote and swapped in, of
+	// Generation (nil when it changed nothing). A publish of the commit
+	// (lakehouse.Commit) takes it instead of reading it back.
+	Manifest *manifest.Manifest
 }
 
 // Base is a pointer as read from the store (ReadPointer): the decoded
@@ -381,6 +385,7 @@ func (a *attempt) noop(ctx context.Context, outcome Outcome, p *manifest.Pointer
 func (a *attempt) won(outcome Outcome, p *manifest.Pointer) (Result, error) {
 	r := a.t.result(p, a.staged, true, outcome)
 	r.Files = len(a.m.Files)
+	r.Manifest = a.m
 	return r, nil
 }
 
