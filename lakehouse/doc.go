@@ -34,6 +34,15 @@
 // keeps what was retired less than its commit window before it asked what
 // the snapshots name, and metadata younger than the expiry's MinAge, which
 // is what a slow publisher relies on.
+// The publish of a commit writes the partition's new manifest and the
+// manifest list at once, then the version (only once both are written:
+// nothing reaches them before), then the hint. Its first three reads (the
+// hint, the version and its manifest list) depend on nothing the commit
+// does: a [Prefetch] makes them while the commit runs, and
+// Options.Prefetch hands them to the publish, which starts from them if
+// they are at most MaxElapsed/2 old (the expiry's MinAge, which exceeds
+// twice MaxElapsed, must cover the time from those reads to the version's
+// PUT); an overtaken prefetch is a lost race like any other.
 // [Publish] reconciles every partition against its pointer (one GET per
 // partition, no listing of data), for `pswap publish` and for repairs; it
 // too leaves a partition whose manifest is newer than the pointer it read

@@ -20,7 +20,9 @@ const DefaultRetention = 7 * 24 * time.Hour
 // DefaultMetadataMinAge keeps every metadata object younger than this: a
 // publisher writes its manifests and manifest list before the version that
 // names them (within twice Options.MaxElapsed, plus a request's flight),
-// and readers may still be opening an older version.
+// its version names the manifests of the version it read (at most
+// MaxElapsed/2 before its attempt began, with a Prefetch, plus the
+// attempt's MaxElapsed), and readers may still be opening an older version.
 const DefaultMetadataMinAge = time.Hour
 
 // ExpireOptions tune Expire and Referenced. The zero value works.
