@@ -230,7 +230,9 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 // objects that no retained snapshot and no retained version uses: older
 // metadata versions, their manifest lists, and manifests only they name.
 // Objects younger than MinAge, the version hint and the latest version are
-// never deleted. A transient failure of one of its reads (the hint, the
+// never deleted, nor, while the hint does not name the latest version, any
+// version from the hinted one (v1 without a hint) on: the versions a
+// reader probes for the latest. A transient failure of one of its reads (the hint, the
 // metadata, the manifest lists, the listing) or of its deletes is retried,
 // bounded like the reads of a publish, so that one 503 does not cost GC its
 // expiry.
@@ -289,12 +291,19 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 		return nil, err
 	}
 	live := map[string]bool{VersionHintKey: true, MetadataKey(s.version): true}
-	if p.hinted > 0 && p.hinted < s.version {
-		// The version the hint names stays while it does (a publish whose
-		// hint update failed left it behind: without that version every
-		// later publish would find the metadata corrupt); bring the hint up
-		// to date for the next expiry.
-		live[MetadataKey(p.hinted)] = true
+	if p.hinted < s.version {
+		// Readers and publishers find the latest version by probing from
+		// the one the hint names, or from v1 without a hint: a publish
+		// whose hint update failed leaves it behind. Every version on that
+		// way stays while the hint lags (without the hinted one every later
+		// publish would find the metadata corrupt; past a gap, a reader
+		// stops at an older version, and a publisher writes the missing
+		// one anew, where no reader finds it: found by the simulation,
+		// seed 29978312357481); bring the hint up to date for the next
+		// expiry.
+		for v := max(p.hinted, 1); v < s.version; v++ {
+			live[MetadataKey(v)] = true
+		}
 		if !o.DryRun {
 			p.writeHint(ctx, s, s.version)
 		}
