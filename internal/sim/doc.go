@@ -38,7 +38,12 @@
 // same run, step for step (TestDeterministic compares two runs' traces,
 // generation ids, ETags and timestamps included).
 //
-// What would make runs differ is removed: generation ids come from the
+// What would make runs differ is removed: the parts of one operation that
+// pswap overlaps (internal/overlap: Begin's pointer and table.json reads, a
+// rollback's pointer read and first check of its target, the prefetch of a
+// publish) run one at a time, in an order drawn from a stream of the
+// actor's own, and a prefetch runs before the call that starts it
+// returns; generation ids come from the
 // simulated clock and a counter (manifest.SetGenerationIDSource); the
 // writers' backoff is a scheduling point, not a timer, and their retry
 // bound (MaxElapsed) runs on the simulated clock (swap.Options Sleep and
@@ -122,8 +127,11 @@
 // Scenario derives a run from a seed (partitions, actors, their timing and
 // policies, fault and kill rates, LIST page size, GC's Keep; for three
 // quarters of the seeds, which commits and rollbacks are published, some
-// of them by slow publishers, 0-2 reconcilers, 0-2 Iceberg readers, and
-// the expiry's metadata min-age); a third of
+// of them by slow publishers, which facade writers and publishers prefetch
+// what their publish reads (pswap.WriteOptions.Prefetch,
+// lakehouse.StartPrefetch before a slow publisher's wait), 0-2
+// reconcilers, 0-2 Iceberg readers, and the expiry's metadata min-age); a
+// third of
 // the seeds focus on one race (rollbacks to what GC is collecting, slow
 // tasks while GC collects orphans). A failing
 // run's Format prints its trace: every request with its actor, fault and
