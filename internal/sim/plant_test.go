@@ -55,7 +55,7 @@ var planted = []struct {
 }{
 	{PlantRollbackSkipReread, []uint64{752, 1183, 60}},
 	{PlantGCSkipRelist, []uint64{1368, 1385}},
-	{PlantWriterSkipGrace, []uint64{40, 54, 56}},
+	{PlantWriterSkipGrace, []uint64{18, 36}},
 	{PlantGCIgnoresIceberg, []uint64{14, 38, 71}},
 	{PlantPublisherSkipSeqCheck, []uint64{14, 32, 38}},
 }
