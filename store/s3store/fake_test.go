@@ -798,3 +798,50 @@ func TestWriterCreateFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterCancelDuringCreateAborts: a write cancelled while its
+// multipart upload is being created leaves no upload behind: the creation
+// is not cut off (the server may already have made the upload), and the
+// upload it made is aborted.
+func TestWriterCancelDuringCreateAborts(t *testing.T) {
+	t.Parallel()
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f := newFake(t, func(w http.ResponseWriter, r request) bool {
+		if r.kind() == "CreateMultipartUpload" {
+			once.Do(func() { close(arrived) })
+			<-release
+		}
+		return false
+	})
+	s := f.store(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := s.NewWriter(ctx, "k", store.WriterOptions{PartSize: MinPartSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(randomBytes(MinPartSize + 1)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no CreateMultipartUpload")
+	}
+	cancel() // while the server is making the upload
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(f.requests("AbortMultipartUpload")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the upload created during the cancellation was never aborted: requests %v", f.kinds())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := w.Commit(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Commit after cancel: %v, want context.Canceled", err)
+	}
+	if n := len(f.requests("CompleteMultipartUpload")); n != 0 {
+		t.Fatalf("%d completions of a cancelled write", n)
+	}
+}

@@ -52,8 +52,13 @@ func TestAbortedWriterLeavesNoUpload(t *testing.T) {
 	if _, err := w.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	if n := countUploads(t, s, ""); n != 1 {
-		t.Fatalf("%d multipart uploads in progress, want 1", n)
+	// The upload is created in the background, as the first part fills.
+	deadline := time.Now().Add(20 * time.Second)
+	for countUploads(t, s, "") != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d multipart uploads in progress, want 1", countUploads(t, s, ""))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if err := w.Abort(); err != nil {
 		t.Fatal(err)
@@ -75,7 +80,7 @@ func TestAbortedWriterLeavesNoUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline = time.Now().Add(20 * time.Second)
 	for countUploads(t, s, "") != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("multipart upload still listed after the writer's context was cancelled")

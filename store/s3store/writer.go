@@ -21,6 +21,10 @@ import (
 // runs on a fresh context so that it still runs after the caller's is done.
 const abortTimeout = 30 * time.Second
 
+// createTimeout bounds the creation of a multipart upload, which the
+// write's cancellation does not cut short (see writer.create).
+const createTimeout = 30 * time.Second
+
 var (
 	errWriterCommitted = errors.New("s3store: writer already committed")
 	errWriterAborted   = errors.New("s3store: writer aborted")
@@ -224,13 +228,22 @@ func (w *writer) create() error {
 	if !w.s.whenRequired {
 		in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
 	}
-	out, err := w.s.client.CreateMultipartUpload(w.ctx, in, dataRetries)
+	// The creation runs in the background, so a cancellation can come
+	// while it is in flight: cut off then, the server may have created an
+	// upload whose id never arrives, and nobody would abort it. So it is
+	// not cancelled (only bounded); if the write was cancelled meanwhile,
+	// the AfterFunc below aborts the upload at once, and Abort (which
+	// waits for the creation) aborts it too.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), createTimeout)
+	defer cancel()
+	out, err := w.s.client.CreateMultipartUpload(cctx, in, dataRetries)
 	if err != nil {
 		return w.s.mapError(w.parent, opCreateMPU, w.key, err)
 	}
 	w.uploadID = aws.ToString(out.UploadId)
 	// A cancelled context aborts the upload even if the caller never calls
-	// Abort again. Write, Commit and Abort also abort it themselves.
+	// Abort again (at once if it already is). Write, Commit and Abort also
+	// abort it themselves.
 	id := w.uploadID
 	w.stopAfter = context.AfterFunc(w.parent, func() { w.abortRemote(id) })
 	return nil
