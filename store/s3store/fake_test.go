@@ -845,3 +845,44 @@ func TestWriterCancelDuringCreateAborts(t *testing.T) {
 		t.Fatalf("%d completions of a cancelled write", n)
 	}
 }
+
+// TestWriterCancelDuringStuckCreate: when the store does not answer the
+// creation, a cancelled write still ends (the creation's grace runs out)
+// with the cancellation.
+func TestWriterCancelDuringStuckCreate(t *testing.T) {
+	t.Parallel()
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f := newFake(t, func(w http.ResponseWriter, r request) bool {
+		if r.kind() == "CreateMultipartUpload" {
+			once.Do(func() { close(arrived) })
+			<-release
+		}
+		return false
+	})
+	defer close(release)
+	s := f.store(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := s.NewWriter(ctx, "k", store.WriterOptions{PartSize: MinPartSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(randomBytes(MinPartSize + 1)); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived
+	cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := w.Commit()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Commit: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a cancelled write waits for a creation the store never answers")
+	}
+}

@@ -21,9 +21,9 @@ import (
 // runs on a fresh context so that it still runs after the caller's is done.
 const abortTimeout = 30 * time.Second
 
-// createTimeout bounds the creation of a multipart upload, which the
-// write's cancellation does not cut short (see writer.create).
-const createTimeout = 30 * time.Second
+// createGrace is how long the creation of a multipart upload may go on
+// after its write was cancelled (see writer.create).
+const createGrace = 2 * time.Second
 
 var (
 	errWriterCommitted = errors.New("s3store: writer already committed")
@@ -230,12 +230,16 @@ func (w *writer) create() error {
 	}
 	// The creation runs in the background, so a cancellation can come
 	// while it is in flight: cut off then, the server may have created an
-	// upload whose id never arrives, and nobody would abort it. So it is
-	// not cancelled (only bounded); if the write was cancelled meanwhile,
-	// the AfterFunc below aborts the upload at once, and Abort (which
-	// waits for the creation) aborts it too.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), createTimeout)
+	// upload whose id never arrives, and nobody would abort it. So it gets
+	// createGrace past the write's cancellation to finish (an interrupted
+	// command still stops promptly when the store does not answer); if it
+	// does, the AfterFunc below aborts the upload at once, and Abort (which
+	// waits for the creation) aborts it too. An upload whose creation is
+	// cut off all the same is left to GC (abandoned multipart uploads).
+	cctx, cancel := context.WithCancel(context.WithoutCancel(w.ctx))
 	defer cancel()
+	stop := context.AfterFunc(w.ctx, func() { time.AfterFunc(createGrace, cancel) })
+	defer stop()
 	out, err := w.s.client.CreateMultipartUpload(cctx, in, dataRetries)
 	if err != nil {
 		return w.s.mapError(w.parent, opCreateMPU, w.key, err)
