@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/store"
 )
 
@@ -58,7 +59,7 @@ func (o ExpireOptions) withDefaults() ExpireOptions {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = pause
+		o.Sleep = retry.Sleep
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 1 + maxReadTries

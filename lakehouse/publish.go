@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -112,7 +113,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = pause
+		o.Sleep = retry.Sleep
 	}
 	if o.MaxElapsed <= 0 {
 		o.MaxElapsed = DefaultMaxElapsed
@@ -1123,16 +1124,5 @@ func (p *publisher) writeHint(ctx context.Context, s *state, v int) {
 			return
 		}
 		etag, found = a.ETag, true
-	}
-}
-
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

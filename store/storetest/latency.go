@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/store"
 )
 
@@ -143,14 +144,7 @@ func wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Sleep(ctx, d)
 }
 
 func (l *Latency) Get(ctx context.Context, key string) (rc io.ReadCloser, a store.Attrs, err error) {
