@@ -799,15 +799,14 @@ func TestWriterCreateFailure(t *testing.T) {
 	}
 }
 
-// TestWriterCancelDuringCreateAborts: a write cancelled while its
-// multipart upload is being created leaves no upload behind: the creation
-// is not cut off (the server may already have made the upload), and the
-// upload it made is aborted.
-func TestWriterCancelDuringCreateAborts(t *testing.T) {
-	t.Parallel()
+// heldCreateWrite starts a write of one part and a byte on a fake that
+// holds the CreateMultipartUpload until release is closed, and returns once
+// that request has reached the fake, with the write's cancel.
+func heldCreateWrite(t *testing.T) (f *fakeS3, w store.Writer, cancel context.CancelFunc, release chan struct{}) {
+	t.Helper()
 	arrived, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	f := newFake(t, func(w http.ResponseWriter, r request) bool {
+	f = newFake(t, func(w http.ResponseWriter, r request) bool {
 		if r.kind() == "CreateMultipartUpload" {
 			once.Do(func() { close(arrived) })
 			<-release
@@ -816,6 +815,7 @@ func TestWriterCancelDuringCreateAborts(t *testing.T) {
 	})
 	s := f.store(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	w, err := s.NewWriter(ctx, "k", store.WriterOptions{PartSize: MinPartSize})
 	if err != nil {
 		t.Fatal(err)
@@ -826,8 +826,19 @@ func TestWriterCancelDuringCreateAborts(t *testing.T) {
 	select {
 	case <-arrived:
 	case <-time.After(10 * time.Second):
+		close(release)
 		t.Fatal("no CreateMultipartUpload")
 	}
+	return f, w, cancel, release
+}
+
+// TestWriterCancelDuringCreateAborts: a write cancelled while its
+// multipart upload is being created leaves no upload behind: the creation
+// is not cut off (the server may already have made the upload), and the
+// upload it made is aborted.
+func TestWriterCancelDuringCreateAborts(t *testing.T) {
+	t.Parallel()
+	f, w, cancel, release := heldCreateWrite(t)
 	cancel() // while the server is making the upload
 	time.Sleep(50 * time.Millisecond)
 	close(release)
@@ -851,26 +862,8 @@ func TestWriterCancelDuringCreateAborts(t *testing.T) {
 // with the cancellation.
 func TestWriterCancelDuringStuckCreate(t *testing.T) {
 	t.Parallel()
-	arrived, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	f := newFake(t, func(w http.ResponseWriter, r request) bool {
-		if r.kind() == "CreateMultipartUpload" {
-			once.Do(func() { close(arrived) })
-			<-release
-		}
-		return false
-	})
+	_, w, cancel, release := heldCreateWrite(t)
 	defer close(release)
-	s := f.store(t, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := s.NewWriter(ctx, "k", store.WriterOptions{PartSize: MinPartSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(randomBytes(MinPartSize + 1)); err != nil {
-		t.Fatal(err)
-	}
-	<-arrived
 	cancel()
 	done := make(chan error, 1)
 	go func() {
