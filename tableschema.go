@@ -78,17 +78,8 @@ type tableReader struct {
 }
 
 func newTableReader(st store.Store, o swap.Options) *tableReader {
-	r := &tableReader{st: st, attempts: o.MaxAttempts, delay: o.BaseDelay, maxDelay: o.MaxDelay}
-	if r.attempts <= 0 {
-		r.attempts = 10
-	}
-	if r.delay <= 0 {
-		r.delay = 50 * time.Millisecond
-	}
-	if r.maxDelay <= 0 {
-		r.maxDelay = 5 * time.Second
-	}
-	return r
+	o = o.WithDefaults()
+	return &tableReader{st: st, attempts: o.MaxAttempts, delay: o.BaseDelay, maxDelay: o.MaxDelay}
 }
 
 // read makes up to n more attempts (n <= 0: up to the bound), and returns

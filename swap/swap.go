@@ -103,6 +103,14 @@ type Stats struct {
 	Rebases   int // rebases under the Overwrite policy
 }
 
+// WithDefaults returns o with every zero field set to its default, as
+// Begin uses them (for callers that bound their own reads the way a
+// commit bounds its reads).
+func (o Options) WithDefaults() Options {
+	o.defaults()
+	return o
+}
+
 func (o *Options) defaults() {
 	if o.GracePeriod <= 0 {
 		o.GracePeriod = DefaultGracePeriod
