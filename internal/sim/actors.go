@@ -252,7 +252,7 @@ func (w *World) committerBody(ws WriterSpec, pol swap.Policy, slot *string, ps *
 		}
 		res, err := p.CommitStaged(ctx, gen, w.commitOptions(a, ws.RunID, pol))
 		if err == nil {
-			ps.p = p
+			w.setSlot(ps, func(ps *pubSlot) { ps.p = p })
 			w.fill(ps, ws.Partition, res)
 		}
 		return w.report(a, func() string {
@@ -285,7 +285,7 @@ func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Optio
 	if err != nil {
 		return "", swap.Result{}, err
 	}
-	ps.w = wr
+	w.setSlot(ps, func(ps *pubSlot) { ps.w = wr })
 	if wr.AlreadyCommitted() {
 		wr.Abort(ctx)
 		return wr.Generation(), swap.Result{}, errSkipped
@@ -312,7 +312,7 @@ func (w *World) commitTxn(ctx context.Context, ws WriterSpec, opts swap.Options,
 	if err != nil {
 		return "", swap.Result{}, err
 	}
-	ps.p = p
+	w.setSlot(ps, func(ps *pubSlot) { ps.p = p })
 	txn, err := swap.Begin(ctx, w.st, ws.Partition, opts)
 	if err != nil {
 		return "", swap.Result{}, err
@@ -408,7 +408,7 @@ func (w *World) rollbackBody(rs ActorSpec, ps *pubSlot) func(context.Context, *a
 		}
 		res, err := p.Rollback(ctx, target, w.commitOptions(a, "", swap.Fail))
 		if err == nil {
-			ps.p = p
+			w.setSlot(ps, func(ps *pubSlot) { ps.p = p })
 			w.fill(ps, rs.Partition, res)
 		}
 		return w.report(a, func() string {
@@ -431,9 +431,17 @@ func (w *World) rollbackBody(rs ActorSpec, ps *pubSlot) func(context.Context, *a
 
 // fill leaves a commit's result for the publisher that follows the actor.
 func (w *World) fill(ps *pubSlot, part string, res swap.Result) {
+	w.setSlot(ps, func(ps *pubSlot) { ps.part, ps.res = part, res })
+}
+
+// setSlot writes the slot of the publisher that follows the actor, with
+// the lock held: an actor killed between two requests goes on running its
+// own code beside the others (its requests fail), and the publisher that
+// waits for it may already be reading the slot.
+func (w *World) setSlot(ps *pubSlot, set func(*pubSlot)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	ps.part, ps.res = part, res
+	set(ps)
 }
 
 // pause blocks the actor for at least n steps of the others (a scheduling
