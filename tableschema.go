@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -65,21 +64,25 @@ type tableRead struct {
 }
 
 // tableReader reads the table's metadata, retrying transient failures
-// within the commit's bounds (swap.Options: MaxAttempts, BaseDelay,
-// MaxDelay, with their defaults), as the commit's own reads do, a given
-// number of attempts at a time: Begin makes the first at once with the
-// pointer's read, and the others only once that read succeeded.
+// with the policy of the commit's own reads (retry.Policy from
+// swap.Options: MaxAttempts, BaseDelay, MaxDelay with their defaults, its
+// Sleep and Clock), a given number of attempts at a time: Begin makes the
+// first at once with the pointer's read, and the others only once that
+// read succeeded.
 type tableReader struct {
-	st              store.Store
-	attempts        int
-	delay, maxDelay time.Duration
-	tries           int
-	last            tableRead
+	st    store.Store
+	pol   retry.Policy
+	tries int
+	ended bool // the context ended a wait: no more attempts
+	last  tableRead
 }
 
 func newTableReader(st store.Store, o swap.Options) *tableReader {
 	o = o.WithDefaults()
-	return &tableReader{st: st, attempts: o.MaxAttempts, delay: o.BaseDelay, maxDelay: o.MaxDelay}
+	return &tableReader{st: st, pol: retry.Policy{
+		MaxAttempts: o.MaxAttempts, BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
+		Sleep: o.Sleep, Now: o.Clock,
+	}}
 }
 
 // read makes up to n more attempts (n <= 0: up to the bound), and returns
@@ -87,18 +90,15 @@ func newTableReader(st store.Store, o swap.Options) *tableReader {
 // failed for good.
 func (r *tableReader) read(ctx context.Context, n int) tableRead {
 	for made := 0; n <= 0 || made < n; made++ {
-		if r.tries > 0 && !r.retry() {
-			break
-		}
 		if r.tries > 0 {
-			select {
-			case <-ctx.Done():
-				r.last.err = fmt.Errorf("%w (after: %w)", ctx.Err(), r.last.err)
-				r.tries = r.attempts // no more
-				return r.last
-			case <-time.After(rand.N(r.delay) + r.delay/2):
+			if !r.retry() {
+				break
 			}
-			r.delay = min(2*r.delay, r.maxDelay)
+			if err := r.pol.Wait(ctx, r.tries-1, r.last.err); err != nil {
+				r.last.err = fmt.Errorf("%w (after: %w)", err, r.last.err)
+				r.ended = true
+				return r.last
+			}
 		}
 		t, etag, err := tablemeta.Read(ctx, r.st)
 		r.tries++
@@ -110,7 +110,7 @@ func (r *tableReader) read(ctx context.Context, n int) tableRead {
 // retry reports whether the last attempt failed transiently with
 // attempts left.
 func (r *tableReader) retry() bool {
-	return errors.Is(r.last.err, store.ErrTransient) && r.tries < r.attempts
+	return !r.ended && errors.Is(r.last.err, store.ErrTransient) && !r.pol.Exhausted(r.tries-1)
 }
 
 // readTable reads the table's metadata (tableReader), all attempts at once.
