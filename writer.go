@@ -110,17 +110,12 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 }
 
 // renewPrefetch reads the publish's metadata again if what the prefetch
-// read is older than a quarter of the publish's MaxElapsed: the publish
-// uses it only up to half (lakehouse.Options.Prefetch).
+// read is too old for the publish to use by the time it runs
+// (lakehouse.Prefetch.Renew).
 func (w *Writer) renewPrefetch(ctx context.Context) {
-	if w.prefetch == nil {
-		return
+	if w.prefetch != nil {
+		w.prefetch = w.prefetch.Renew(ctx)
 	}
-	maxElapsed := w.opts.Prefetch.MaxElapsed
-	if maxElapsed <= 0 {
-		maxElapsed = lakehouse.DefaultMaxElapsed
-	}
-	w.prefetch = w.prefetch.Renew(ctx, maxElapsed/4)
 }
 
 // stopPrefetch stops the prefetch: no publish follows.

@@ -80,17 +80,18 @@ func (f *Prefetch) Stop() {
 func (f *Prefetch) Age() time.Duration { return f.opts.Now().Sub(f.at) }
 
 // Renew returns f if its reads are still running, or ended without an
-// error at most maxAge ago; else it stops f and returns a new prefetch
+// error at most a quarter of its options' MaxElapsed ago (a publish uses
+// a prefetch up to half); else it stops f and returns a new prefetch
 // started as f was. A writer renews its prefetch before the commit's last
 // requests, so that a long upload does not leave the publish with one too
 // old to use.
-func (f *Prefetch) Renew(ctx context.Context, maxAge time.Duration) *Prefetch {
+func (f *Prefetch) Renew(ctx context.Context) *Prefetch {
 	select {
 	case <-f.done:
 	default:
 		return f // still reading: it began recently enough to finish first
 	}
-	if f.err == nil && f.Age() <= maxAge {
+	if f.err == nil && f.Age() <= f.opts.MaxElapsed/4 {
 		return f
 	}
 	f.Stop()
