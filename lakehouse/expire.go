@@ -233,10 +233,10 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 // Objects younger than MinAge, the version hint and the latest version are
 // never deleted, nor, while the hint does not name the latest version, any
 // version from the hinted one (v1 without a hint) on: the versions a
-// reader probes for the latest. A transient failure of one of its reads (the hint, the
-// metadata, the manifest lists, the listing) or of its deletes is retried,
-// bounded like the reads of a publish, so that one 503 does not cost GC its
-// expiry.
+// reader probes for the latest. A transient failure of one of its reads
+// (the hint, the metadata, the manifest lists, the listing) or of its
+// deletes is retried, bounded like the reads of a publish, so that one 503
+// does not cost GC its expiry.
 func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResult, error) {
 	o := opts.withDefaults()
 	p := expirer(st, o)

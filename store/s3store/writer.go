@@ -58,8 +58,9 @@ const (
 // at Commit. The multipart upload itself is created in the background too,
 // when the first part is full: the first part's upload waits for it, while
 // the caller goes on filling the second part (a CreateMultipartUpload took
-// 20-120 ms on MinIO, during which nothing was read or sent). It is not safe for concurrent use, except that cancelling the
-// context it was made with aborts the upload at any time.
+// 20-120 ms on MinIO, during which nothing was read or sent). It is not
+// safe for concurrent use, except that cancelling the context it was made
+// with aborts the upload at any time.
 type writer struct {
 	s      *Store
 	parent context.Context
