@@ -67,15 +67,20 @@ func (c *Counting) Stat(ctx context.Context, key string) (store.Attrs, error) {
 }
 
 func (c *Counting) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
+	c.add(putOp(opts))
+	return c.Store.Put(ctx, key, data, opts)
+}
+
+// putOp names a Put by its condition: "put", "put-if-none-match" or
+// "put-if-match" (Counting's keys, Latency's span operations).
+func putOp(opts store.PutOptions) string {
 	switch {
 	case opts.IfNoneMatch:
-		c.add("put-if-none-match")
+		return "put-if-none-match"
 	case opts.IfMatch != "":
-		c.add("put-if-match")
-	default:
-		c.add("put")
+		return "put-if-match"
 	}
-	return c.Store.Put(ctx, key, data, opts)
+	return "put"
 }
 
 func (c *Counting) NewWriter(ctx context.Context, key string, opts store.WriterOptions) (store.Writer, error) {

@@ -165,14 +165,7 @@ func (l *Latency) Stat(ctx context.Context, key string) (a store.Attrs, err erro
 }
 
 func (l *Latency) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (a store.Attrs, err error) {
-	op := "put"
-	switch {
-	case opts.IfNoneMatch:
-		op = "put-if-none-match"
-	case opts.IfMatch != "":
-		op = "put-if-match"
-	}
-	if terr := l.trip(ctx, op, key, func() { a, err = l.Store.Put(ctx, key, data, opts) }); terr != nil {
+	if terr := l.trip(ctx, putOp(opts), key, func() { a, err = l.Store.Put(ctx, key, data, opts) }); terr != nil {
 		return store.Attrs{}, terr
 	}
 	return a, err
