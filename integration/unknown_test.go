@@ -98,7 +98,13 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 		runID := fmt.Sprintf("u-cli-%d", i)
 		input := writeCSVInput(t, dir, runID+".csv", 3, runID)
 		inFlight := make(chan struct{}, 1)
+		// Applied: the reply is held for a second. Not applied: the PUT
+		// is held until the interrupted client hangs up, then dropped
+		// (never forwarded), however long the CLI takes to stop.
 		e.proxy.SetDelay(time.Second)
+		if !applied {
+			e.proxy.SetDelay(10 * time.Minute)
+		}
 		e.proxy.SetOnApplied(func(faultproxy.Request, faultproxy.Action, int) { notify(inFlight) })
 		e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
 			if r.IsPut() && strings.HasSuffix(r.Path, "/_pswap/pointer.json") {
@@ -106,7 +112,7 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 					return faultproxy.SlowReply // applied, reply held
 				}
 				notify(inFlight)
-				return faultproxy.Delay // held before MinIO; dropped once the client is gone
+				return faultproxy.Delay // held before MinIO; dropped when the client hangs up
 			}
 			return faultproxy.Pass
 		})
@@ -121,7 +127,9 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 		r := p.wait()
 		e.proxy.SetRule(nil)
 		e.proxy.SetOnApplied(nil)
-		e.proxy.WaitIdle(10 * time.Second)
+		if !e.proxy.WaitIdle(30 * time.Second) {
+			t.Fatalf("CLI run %s: its pointer PUT was still held 30s after the CLI exited", runID)
+		}
 		totals.unknowns.Add(1)
 		// Exit 143 (SIGTERM), and the CLI read the pointer back to say
 		// which generation readers see.

@@ -330,7 +330,10 @@ func visibleAfter(ctx context.Context, part *pswap.Partition, gen, runID string,
 		state = fmt.Sprintf("nothing was committed: %s still shows generation %s, the one before this run", key, p.Generation)
 	}
 	if !landed && errors.Is(err, pswap.ErrOutcomeUnknown) {
-		state += "; the swap was in flight when interrupted: re-run the same command to settle it"
+		// The PUT may still be applied after this read (a store can
+		// apply a request whose client has gone): say so, not only what
+		// readers see now.
+		state += "; but the swap was in flight when interrupted and may still land: re-run the same command to settle it"
 	}
 	return &stateError{err: err, state: state}
 }

@@ -27,7 +27,7 @@ const (
 	SlowDown                   // reply 503 SlowDown without forwarding
 	Internal                   // reply 500 InternalError without forwarding
 	Conflict                   // reply 409 ConditionalRequestConflict without forwarding
-	Delay                      // forward after a delay
+	Delay                      // forward after a delay; never forwarded if the client goes away first
 	ReplyThen503               // forward (applied), then reply 503 instead of the real answer
 	SlowReply                  // forward (applied), then hold the real answer for the delay before sending it
 )
@@ -213,7 +213,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case Pass:
 		p.rp.ServeHTTP(w, r)
 	case Delay:
-		time.Sleep(delay)
+		// Read the body first: the server notices a client that hangs up
+		// (and cancels the request's context) only once the body is read.
+		// A client gone before the delay ends is never forwarded to, as a
+		// request lost on the way would not be.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
 		p.rp.ServeHTTP(w, r)
 	case SlowDown:
 		s3Error(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")

@@ -1,6 +1,7 @@
 package faultproxy
 
 import (
+	"context"
 	"io"
 	"math"
 	"net/http"
@@ -230,5 +231,53 @@ func TestDelayRange(t *testing.T) {
 	}
 	if !p.WaitIdle(5 * time.Second) {
 		t.Fatalf("in flight %d long after the reply", p.InFlight())
+	}
+}
+
+// A delayed request whose client goes away before the delay ends never
+// reaches the server (a test that holds a PUT and then interrupts its
+// client relies on that to say "not applied"), and the proxy lets it go at
+// once rather than at the end of the delay.
+func TestDelayDroppedWhenClientLeaves(t *testing.T) {
+	for _, size := range []int{5, 1 << 20} {
+		b, p := newBackend(t)
+		p.SetDelay(time.Hour)
+		arrived := make(chan struct{}, 1)
+		p.SetRule(func(r Request) Action {
+			if r.IsPut() {
+				arrived <- struct{}{}
+				return Delay
+			}
+			return Pass
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, p.URL+"/b/k", strings.NewReader(strings.Repeat("x", size)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		<-arrived
+		// Let the body reach the proxy before the client hangs up.
+		for p.InFlight() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		if err := <-done; err == nil {
+			t.Fatalf("size %d: the client got an answer to a request it cancelled", size)
+		}
+		if !p.WaitIdle(10 * time.Second) {
+			t.Fatalf("size %d: the held request outlived its client (in flight %d)", size, p.InFlight())
+		}
+		if n := b.puts.Load(); n != 0 {
+			t.Fatalf("size %d: the server received %d PUTs of a client that had left", size, n)
+		}
 	}
 }
