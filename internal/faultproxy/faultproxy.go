@@ -3,6 +3,7 @@ package faultproxy
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -30,9 +31,10 @@ const (
 	Delay                      // forward after a delay; never forwarded if the client goes away first
 	ReplyThen503               // forward (applied), then reply 503 instead of the real answer
 	SlowReply                  // forward (applied), then hold the real answer for the delay before sending it
+	Late                       // receive the whole request, hold it (SetHold, else the delay), then forward it even if the client has gone
 )
 
-var actionNames = [...]string{"pass", "drop-reply", "reset", "slowdown", "internal", "conflict", "delay", "applied-503", "slow-reply"}
+var actionNames = [...]string{"pass", "drop-reply", "reset", "slowdown", "internal", "conflict", "delay", "applied-503", "slow-reply", "late"}
 
 func (a Action) String() string { return actionNames[a] }
 
@@ -69,6 +71,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	rule    func(Request) Action
 	applied func(Request, Action, int)
+	hold    func(Request)
 	delay   time.Duration // shortest delay of the Delay action
 	delayHi time.Duration // longest (== delay: fixed)
 
@@ -103,12 +106,23 @@ func (p *Proxy) SetRule(rule func(Request) Action) {
 }
 
 // SetOnApplied sets a function called when a request that the proxy
-// forwards and then mistreats (DropReply, ReplyThen503, SlowReply) has been
-// answered by the server, with the server's status, before the client
-// hears anything: the moment the request is known to be applied.
+// forwards and then mistreats (DropReply, ReplyThen503, SlowReply, Late)
+// has been answered by the server, with the server's status, before the
+// client hears anything: the moment the request is known to be applied.
 func (p *Proxy) SetOnApplied(f func(r Request, a Action, status int)) {
 	p.mu.Lock()
 	p.applied = f
+	p.mu.Unlock()
+}
+
+// SetHold sets a function that holds each Late request (it is called once
+// the request's body has arrived, and the request is forwarded when it
+// returns) instead of the delay: a test blocks in it to choose the moment a
+// request lands, for instance after its client was killed and another
+// process has acted. nil: Late waits for the delay.
+func (p *Proxy) SetHold(f func(Request)) {
+	p.mu.Lock()
+	p.hold = f
 	p.mu.Unlock()
 }
 
@@ -190,7 +204,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.inFlight.Add(1)
 	defer p.inFlight.Add(-1)
 	p.mu.Lock()
-	rule, delay, applied := p.rule, p.delay, p.applied
+	rule, delay, applied, hold := p.rule, p.delay, p.applied, p.hold
 	if p.delayHi > p.delay {
 		delay += rand.N(p.delayHi - p.delay + 1)
 	}
@@ -242,11 +256,23 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case SlowReply:
 		rec := forward()
 		time.Sleep(delay)
-		for k, v := range rec.header {
-			w.Header()[k] = v
+		reply(w, rec)
+	case Late:
+		// What the network does to a request it delivers after its sender
+		// died: the server applies it, and nobody hears the answer (the
+		// client, if still there, does).
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return // an incomplete request is never applied
 		}
-		w.WriteHeader(cmp.Or(rec.status, http.StatusOK))
-		w.Write(rec.body.Bytes())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if hold != nil {
+			hold(req)
+		} else {
+			time.Sleep(delay)
+		}
+		r = r.WithContext(context.WithoutCancel(r.Context()))
+		reply(w, forward())
 	case DropReply, ReplyThen503:
 		// Forward and wait for the server's answer, so the request is applied.
 		forward()
@@ -256,6 +282,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Reduce your request rate.")
 	}
+}
+
+// reply sends the server's answer that rec recorded.
+func reply(w http.ResponseWriter, rec *recorder) {
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(cmp.Or(rec.status, http.StatusOK))
+	w.Write(rec.body.Bytes())
 }
 
 func hangUp(w http.ResponseWriter) {

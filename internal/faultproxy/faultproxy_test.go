@@ -77,6 +77,7 @@ func TestActions(t *testing.T) {
 		{Pass, true, 200, ""},
 		{Delay, true, 200, ""},
 		{SlowReply, true, 200, ""},
+		{Late, true, 200, ""},
 		{DropReply, true, 0, ""},
 		{ReplyThen503, true, 503, "ServiceUnavailable"},
 		{Reset, false, 0, ""},
@@ -114,7 +115,7 @@ func TestActions(t *testing.T) {
 				t.Fatalf("applied = %v, want %v", got, tc.applied)
 			}
 			wantApplied := int64(0)
-			if tc.act == DropReply || tc.act == ReplyThen503 || tc.act == SlowReply {
+			if tc.act == DropReply || tc.act == ReplyThen503 || tc.act == SlowReply || tc.act == Late {
 				wantApplied = 1
 			}
 			if appliedSeen.Load() != wantApplied {
@@ -279,5 +280,59 @@ func TestDelayDroppedWhenClientLeaves(t *testing.T) {
 		if n := b.puts.Load(); n != 0 {
 			t.Fatalf("size %d: the server received %d PUTs of a client that had left", size, n)
 		}
+	}
+}
+
+// A Late request is held until its hold returns and then applied, even
+// though its client had gone meanwhile; the server's answer reaches
+// OnApplied.
+func TestLateAppliedAfterClientLeft(t *testing.T) {
+	b, p := newBackend(t)
+	held, release := make(chan struct{}), make(chan struct{})
+	p.SetHold(func(Request) {
+		close(held)
+		<-release
+	})
+	applied := make(chan int, 1)
+	p.SetOnApplied(func(r Request, a Action, status int) { applied <- status })
+	p.SetRule(func(r Request) Action {
+		if r.IsPut() {
+			return Late
+		}
+		return Pass
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, p.URL+"/b/k", strings.NewReader("late body"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	<-held
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the client got an answer to a request it cancelled")
+	}
+	if n := b.puts.Load(); n != 0 {
+		t.Fatalf("the held request reached the server before its release (%d PUTs)", n)
+	}
+	close(release)
+	if status := <-applied; status != http.StatusOK {
+		t.Fatalf("applied with status %d", status)
+	}
+	if !p.WaitIdle(5 * time.Second) {
+		t.Fatal("proxy never became idle")
+	}
+	if status, body, err := do(t, http.MethodGet, p.URL+"/b/k", ""); err != nil || status != 200 || body != "late body" {
+		t.Fatalf("after the late PUT the object reads %d %q %v", status, body, err)
+	}
+	if p.Count(Late) != 1 {
+		t.Fatalf("counts %v", p.Counts())
 	}
 }
