@@ -232,11 +232,11 @@ func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs
 	if a.Size < minParquetSize {
 		return bad(fmt.Errorf("%d bytes: too small for a Parquet file", a.Size))
 	}
-	r := &rangedFile{ctx: ctx, st: st, key: a.Key, listed: a, tail: o.TailSize}
+	r := store.NewTailReader(ctx, st, a.Key, a, o.TailSize)
 	// The last 8 bytes (the first GET reads the whole tail window).
 	var end [8]byte
 	if _, err := r.ReadAt(end[:], a.Size-8); err != nil {
-		return adopted{err: fmt.Errorf("adopt %s: %w", uri, err)}
+		return adopted{err: fmt.Errorf("adopt %s: %w", uri, changed(err))}
 	}
 	switch string(end[4:]) {
 	case "PAR1":
@@ -246,86 +246,39 @@ func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs
 		return bad(errors.New("not a Parquet file (it does not end in PAR1: truncated, or another format)"))
 	}
 	f, err := staging.ReadFooter(r, a.Size)
+	start, window := r.Window()
 	switch {
-	case r.err != nil:
+	case r.Err() != nil:
 		// A store failure (or a file that changed) is not bad input.
-		return adopted{err: fmt.Errorf("adopt %s: %w", uri, r.err)}
+		return adopted{err: fmt.Errorf("adopt %s: %w", uri, changed(r.Err()))}
 	case err != nil:
 		return bad(err)
-	case r.start == 0 && string(r.buf[:4]) != "PAR1":
+	case start == 0 && string(window[:4]) != "PAR1":
 		return bad(errors.New("not a Parquet file (it does not start with PAR1)"))
 	}
-	sum, err := manifest.ETagChecksum(r.etag)
+	sum, err := manifest.ETagChecksum(r.ETag())
 	if err != nil {
 		return adopted{err: fmt.Errorf("adopt %s: the store's ETag cannot serve as its checksum: %w", uri, err)}
 	}
 	mod := a.ModTime
 	if mod.IsZero() {
-		mod = r.mod
+		mod = r.ModTime()
 	}
 	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, arrow: f.Arrow, mod: mod}
-}
-
-// rangedFile is an io.ReaderAt over ranged GETs of one object, for a
-// footer reader: it keeps one window of the object, the bytes from start to
-// the end, and widens it backwards (one GET each time) when asked for
-// earlier bytes. Every GET must see the version the listing saw.
-type rangedFile struct {
-	ctx    context.Context
-	st     store.Store
-	key    string
-	listed store.Attrs
-	tail   int64 // bytes of the first read
-
-	buf   []byte // bytes start..listed.Size
-	start int64
-	etag  string
-	mod   time.Time
-	err   error // the first store failure
-	gets  int
-}
-
-func (r *rangedFile) ReadAt(p []byte, off int64) (int, error) {
-	size := r.listed.Size
-	if off < 0 || off >= size {
-		return 0, io.EOF
-	}
-	if r.buf == nil || off < r.start {
-		from := off
-		if r.buf == nil {
-			from = min(off, max(0, size-r.tail))
-		}
-		end := size
-		if r.buf != nil {
-			end = r.start
-		}
-		b, a, err := store.ReadRange(r.ctx, r.st, r.key, from, end-from)
-		r.gets++
-		if err == nil && (a.Size != size || (r.listed.ETag != "" && a.ETag != r.listed.ETag) ||
-			(r.etag != "" && a.ETag != r.etag) || int64(len(b)) != end-from) {
-			err = errChanged
-		}
-		if err != nil {
-			if r.err == nil {
-				r.err = err
-			}
-			return 0, err
-		}
-		r.etag, r.mod = a.ETag, a.ModTime
-		r.buf = append(b, r.buf...)
-		r.start = from
-	}
-	n := copy(p, r.buf[off-r.start:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // errChanged: an object changed between two reads of one adoption. It is
 // not retried: an engine still writing may be halfway through its files,
 // and adopting them again a moment later could commit an incomplete set.
 var errChanged = errkind.New("changed while it was being adopted (is the engine still writing?)", errkind.ErrPermanent)
+
+// changed names store.ErrChanged of a ranged read as errChanged.
+func changed(err error) error {
+	if errors.Is(err, store.ErrChanged) {
+		return errChanged
+	}
+	return err
+}
 
 // adoptedChecksum is the AdoptedChecksumAlgo checksum of files.
 func adoptedChecksum(files []manifest.File) string {

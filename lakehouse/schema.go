@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -27,34 +26,33 @@ import (
 type SchemaFunc func(ctx context.Context, st store.Store, files []swap.FileRef) (*arrow.Schema, error)
 
 // FooterSchema reads the Arrow schema of the first data file (the files of
-// one generation share one schema): it copies the file to a temporary file
-// and reads its Parquet footer.
+// one generation share one schema) from its Parquet footer, fetched with
+// ranged GETs (usually one: the file's last 64 KiB), not the whole file.
 func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (*arrow.Schema, error) {
 	if len(files) == 0 {
 		return nil, errors.New("no data files to read a schema from")
 	}
-	rc, _, err := st.Get(ctx, files[0].Key)
-	if err != nil {
-		return nil, fmt.Errorf("read schema of %s: %w", files[0].URI, err)
+	f := files[0]
+	a := store.Attrs{Key: f.Key, Size: f.Size}
+	if a.Size <= 0 {
+		// A reference without the manifest's size: ask the store.
+		var err error
+		if a, err = st.Stat(ctx, f.Key); err != nil {
+			return nil, fmt.Errorf("read schema of %s: %w", f.URI, err)
+		}
 	}
-	defer rc.Close()
-	tmp, err := os.CreateTemp("", "pswap-schema-*.parquet")
-	if err != nil {
-		return nil, err
+	r := store.NewTailReader(ctx, st, f.Key, a, 0)
+	pf, err := file.NewParquetReader(io.NewSectionReader(r, 0, a.Size))
+	if r.Err() != nil {
+		return nil, fmt.Errorf("read schema of %s: %w", f.URI, r.Err())
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	if _, err := io.Copy(tmp, rc); err != nil {
-		return nil, fmt.Errorf("read schema of %s: %w", files[0].URI, err)
-	}
-	pf, err := file.NewParquetReader(tmp)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, files[0].URI, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, f.URI, err)
 	}
 	defer pf.Close()
 	s, err := pqarrow.FromParquet(pf.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, files[0].URI, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, f.URI, err)
 	}
 	return s, nil
 }

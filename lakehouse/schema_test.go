@@ -1,6 +1,7 @@
 package lakehouse_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -152,5 +154,55 @@ func TestPublishRefusesSchemasIcebergCannotHold(t *testing.T) {
 				t.Fatalf("a refused publish wrote version %d (%v)", v, err)
 			}
 		})
+	}
+}
+
+// FooterSchema fetches a data file's footer with one ranged GET of its
+// tail, not the whole file (a first publish of a table of large files
+// used to download one of them), and reads the schema the footer holds.
+func TestFooterSchemaReadsOnlyTheTail(t *testing.T) {
+	mem := memstore.New()
+	res := commit(t, mem, "dt=2026-11-29", 200_000, "tail", swap.Options{})
+	snap, err := swap.ReadManifest(ctx, mem, "dt=2026-11-29", res.Generation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := swap.Files(mem, snap)
+	if len(files) != 1 || files[0].Size < 4*store.DefaultTail {
+		t.Fatalf("want one file of more than %d bytes: %+v", 4*store.DefaultTail, files)
+	}
+	counted := storetest.NewCounting(mem)
+	s, err := lakehouse.FooterSchema(ctx, counted, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := counted.Counts(); got["get-range"] != 1 || counted.Total() != 1 {
+		t.Fatalf("requests %v, want one get-range", got)
+	}
+	if names := fmt.Sprint(s.Fields()[0].Name, s.Fields()[1].Name, s.Fields()[2].Name); s.NumFields() != 3 || names != "idnameamount" {
+		t.Fatalf("schema %v", s)
+	}
+	// Without the manifest's size, one Stat finds it.
+	counted.Reset()
+	bare := []swap.FileRef{{Key: files[0].Key, URI: files[0].URI}}
+	s2, err := lakehouse.FooterSchema(ctx, counted, bare)
+	if err != nil || !s2.Equal(s) {
+		t.Fatalf("without a size: %v, %v", s2, err)
+	}
+	if got := counted.Counts(); got["stat"] != 1 || got["get-range"] != 1 || counted.Total() != 2 {
+		t.Fatalf("without a size: requests %v, want a stat and a get-range", got)
+	}
+	// A file that is not Parquet: ErrSchema naming it.
+	if _, err := mem.Put(ctx, "junk.parquet", bytes.Repeat([]byte("x"), 1000), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = lakehouse.FooterSchema(ctx, mem, []swap.FileRef{{Key: "junk.parquet", URI: "mem://junk.parquet"}})
+	if !errors.Is(err, lakehouse.ErrSchema) || !strings.Contains(err.Error(), "junk.parquet") {
+		t.Fatalf("a file that is not Parquet: %v", err)
+	}
+	// A missing file: the store's error, not ErrSchema.
+	_, err = lakehouse.FooterSchema(ctx, mem, []swap.FileRef{{Key: "gone.parquet", URI: "mem://gone.parquet", File: files[0].File}})
+	if !errors.Is(err, store.ErrNotFound) || errors.Is(err, lakehouse.ErrSchema) {
+		t.Fatalf("a missing file: %v", err)
 	}
 }
