@@ -251,19 +251,7 @@ func TestDelayDroppedWhenClientLeaves(t *testing.T) {
 			}
 			return Pass
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut, p.URL+"/b/k", strings.NewReader(strings.Repeat("x", size)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() {
-			resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			done <- err
-		}()
+		cancel, done := putInBackground(t, p.URL+"/b/k", strings.Repeat("x", size))
 		<-arrived
 		// Let the body reach the proxy before the client hangs up.
 		for p.InFlight() == 0 {
@@ -301,19 +289,7 @@ func TestLateAppliedAfterClientLeft(t *testing.T) {
 		}
 		return Pass
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, p.URL+"/b/k", strings.NewReader("late body"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		done <- err
-	}()
+	cancel, done := putInBackground(t, p.URL+"/b/k", "late body")
 	<-held
 	cancel()
 	if err := <-done; err == nil {
@@ -335,4 +311,24 @@ func TestLateAppliedAfterClientLeft(t *testing.T) {
 	if p.Count(Late) != 1 {
 		t.Fatalf("counts %v", p.Counts())
 	}
+}
+
+// putInBackground starts a PUT of body to url that the returned cancel
+// abandons; done receives the client's error (nil: it got an answer).
+func putInBackground(t *testing.T, url, body string) (cancel func(), done <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan error, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		ch <- err
+	}()
+	return cancel, ch
 }
