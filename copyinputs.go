@@ -83,7 +83,7 @@ func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts Write
 
 func (o AdoptOptions) defaults() AdoptOptions {
 	if o.TailSize <= 0 {
-		o.TailSize = 64 << 10
+		o.TailSize = store.DefaultTail
 	}
 	o.TailSize = max(o.TailSize, minParquetSize)
 	if o.Concurrency <= 0 {

@@ -195,7 +195,7 @@ func verifyAdopted(ctx context.Context, t *Table, f swap.FileRef) (fileFacts, []
 	if !manifest.SameETag(f.Checksum, a.ETag) {
 		probs = append(probs, Problem{File: f.Path, What: "checksum", Want: f.Checksum, Got: manifest.ETagChecksumPrefix + strings.Trim(a.ETag, `"`)})
 	}
-	r := adoptFile(ctx, t.st, strings.TrimSuffix(f.Key, f.Path), a, AdoptOptions{TailSize: 64 << 10})
+	r := adoptFile(ctx, t.st, strings.TrimSuffix(f.Key, f.Path), a, AdoptOptions{}.defaults())
 	if r.err != nil {
 		if !errors.Is(r.err, staging.ErrCorrupt) && !errors.Is(r.err, staging.ErrUnsupported) {
 			return fileFacts{}, nil, r.err

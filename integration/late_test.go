@@ -36,7 +36,8 @@ func TestLatePointerPutOfAKilledTask(t *testing.T) {
 		{"other-run/lands-before-its-swap", false, true},
 	} {
 		part := fmt.Sprintf("dt=2026-12-%02d", i+1)
-		killedRun, secondRun := fmt.Sprintf("late-%d", i), fmt.Sprintf("late-%d", i)
+		killedRun := fmt.Sprintf("late-%d", i)
+		secondRun := killedRun
 		if !tc.sameRun {
 			secondRun = fmt.Sprintf("other-%d", i)
 		}

@@ -101,10 +101,11 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 		// Applied: the reply is held for a second. Not applied: the PUT
 		// is held until the interrupted client hangs up, then dropped
 		// (never forwarded), however long the CLI takes to stop.
-		e.proxy.SetDelay(time.Second)
+		delay := time.Second
 		if !applied {
-			e.proxy.SetDelay(10 * time.Minute)
+			delay = 10 * time.Minute
 		}
+		e.proxy.SetDelay(delay)
 		e.proxy.SetOnApplied(func(faultproxy.Request, faultproxy.Action, int) { notify(inFlight) })
 		e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
 			if r.IsPut() && strings.HasSuffix(r.Path, "/_pswap/pointer.json") {

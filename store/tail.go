@@ -50,9 +50,6 @@ func NewTailReader(ctx context.Context, st Store, key string, a Attrs, tail int6
 	return &TailReader{ctx: ctx, st: st, key: key, attrs: a, tail: tail}
 }
 
-// Size is the object's size.
-func (r *TailReader) Size() int64 { return r.attrs.Size }
-
 // ReadAt implements io.ReaderAt over the object's bytes.
 func (r *TailReader) ReadAt(p []byte, off int64) (int, error) {
 	size := r.attrs.Size

@@ -227,15 +227,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case Pass:
 		p.rp.ServeHTTP(w, r)
 	case Delay:
-		// Read the body first: the server notices a client that hangs up
-		// (and cancels the request's context) only once the body is read.
-		// A client gone before the delay ends is never forwarded to, as a
-		// request lost on the way would not be.
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
+		// Receive the body first: the server notices a client that hangs
+		// up (and cancels the request's context) only once the body is
+		// read. A client gone before the delay ends is never forwarded
+		// to, as a request lost on the way would not be.
+		if !receive(r) {
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		t := time.NewTimer(delay)
 		defer t.Stop()
 		select {
@@ -261,11 +259,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// What the network does to a request it delivers after its sender
 		// died: the server applies it, and nobody hears the answer (the
 		// client, if still there, does).
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
+		if !receive(r) {
 			return // an incomplete request is never applied
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		if hold != nil {
 			hold(req)
 		} else {
@@ -282,6 +278,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Reduce your request rate.")
 	}
+}
+
+// receive reads r's whole body into memory, to forward later, and reports
+// whether it arrived complete.
+func receive(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
 }
 
 // reply sends the server's answer that rec recorded.
