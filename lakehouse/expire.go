@@ -217,11 +217,11 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 		return nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, err)
 	}
 	for _, e := range entries {
-		dk, err := p.keyOf(e.DataFile().FilePath())
+		dks, err := p.keysOf(e.DataFile().FilePath())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w: data file %v", mf.FilePath(), ErrCorrupt, err)
 		}
-		keys = append(keys, dk)
+		keys = append(keys, dks...)
 	}
 	return keys, nil
 }

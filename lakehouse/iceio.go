@@ -37,11 +37,16 @@ func (s *storeIO) Open(name string) (iceio.File, error) {
 }
 
 func (s *storeIO) ReadFile(name string) ([]byte, error) {
-	key, err := s.p.keyOf(name)
+	keys, err := s.p.keysOf(name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	data, _, err := store.ReadAll(s.ctx, s.p.st, key)
+	var data []byte
+	for _, key := range keys {
+		if data, _, err = store.ReadAll(s.ctx, s.p.st, key); !errors.Is(err, store.ErrNotFound) {
+			break
+		}
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}

@@ -2,7 +2,6 @@ package lakehouse
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -51,7 +50,7 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options) *Prefetch 
 	o := opts.withDefaults()
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Prefetch{
-		st: st, opts: o, tableURI: strings.TrimSuffix(st.URI(""), "/"),
+		st: st, opts: o, tableURI: tableLocation(st),
 		at: o.Now(), done: make(chan struct{}), cancel: cancel,
 	}
 	overlap.Start(ctx, func() {

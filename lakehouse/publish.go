@@ -11,7 +11,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -368,8 +367,11 @@ type state struct {
 type publisher struct {
 	st       store.Store
 	opts     Options
-	tableURI string
-	snapshot int64 // kept across rebases, so that written manifests stay valid
+	tableURI string // tableLocation: the root as written
+	// escapedURI is the root as store.Store.URI gives it (percent-encoded
+	// for file://), the root of older publishes' locations.
+	escapedURI string
+	snapshot   int64 // kept across rebases, so that written manifests stay valid
 
 	mu        sync.Mutex
 	written   map[string]iceberg.ManifestFile // by manifest key
@@ -411,9 +413,10 @@ func newPublisher(st store.Store, opts Options) *publisher {
 func newLoader(st store.Store, opts Options) *publisher {
 	return &publisher{
 		st: st, opts: opts.withDefaults(),
-		tableURI:  strings.TrimSuffix(st.URI(""), "/"),
-		written:   map[string]iceberg.ManifestFile{},
-		manifests: map[string]*manifest.Manifest{},
+		tableURI:   tableLocation(st),
+		escapedURI: strings.TrimSuffix(st.URI(""), "/"),
+		written:    map[string]iceberg.ManifestFile{},
+		manifests:  map[string]*manifest.Manifest{},
 	}
 }
 
@@ -572,7 +575,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 func (p *publisher) result(s *state, changed bool) Result {
 	r := Result{Version: s.version, Changed: changed, Rebases: p.rebases}
 	if s.version > 0 {
-		r.MetadataLocation = p.st.URI(MetadataKey(s.version))
+		r.MetadataLocation = p.loc(MetadataKey(s.version))
 	}
 	if s.meta != nil {
 		if cs := s.meta.currentSnapshot(); cs != nil {
@@ -596,7 +599,7 @@ func Latest(ctx context.Context, st store.Store) (string, int, error) {
 	if err != nil || v == 0 {
 		return "", 0, err
 	}
-	return st.URI(MetadataKey(v)), v, nil
+	return p.loc(MetadataKey(v)), v, nil
 }
 
 func (p *publisher) latestVersion(ctx context.Context, probe bool) (v int, etag string, found bool, err error) {
@@ -674,7 +677,7 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.st.URI(key), err)
 	}
-	s.meta, s.loc = meta, p.st.URI(key)
+	s.meta, s.loc = meta, p.loc(key)
 	cs := meta.currentSnapshot()
 	if cs == nil {
 		return s, nil
@@ -711,26 +714,6 @@ func readManifestList(data []byte) (list []iceberg.ManifestFile, err error) {
 		}
 	}()
 	return iceberg.ReadManifestList(bytes.NewReader(data))
-}
-
-// keyOf maps a location inside the table back to its store key, refusing
-// anything outside the table root.
-func (p *publisher) keyOf(loc string) (string, error) {
-	rel, ok := strings.CutPrefix(loc, p.tableURI+"/")
-	if !ok {
-		return "", fmt.Errorf("%q is outside the table %s", loc, p.tableURI)
-	}
-	if strings.HasPrefix(p.tableURI, "file:") {
-		u, err := url.PathUnescape(rel)
-		if err != nil {
-			return "", fmt.Errorf("%q: %v", loc, err)
-		}
-		rel = u
-	}
-	if err := store.ValidateKey(rel); err != nil {
-		return "", err
-	}
-	return rel, nil
 }
 
 func fingerprintHash(s string) string {
@@ -938,7 +921,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	}
 	snap := Snapshot{
 		SnapshotID: p.snapshot, ParentSnapshotID: parent, SequenceNumber: seq, TimestampMs: now,
-		ManifestList: p.st.URI(listKey), Summary: sum,
+		ManifestList: p.loc(listKey), Summary: sum,
 	}
 	var md *tableMetadata
 	if s.meta == nil {
@@ -961,7 +944,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	if err := p.putVersion(ctx, v, data); err != nil {
 		return nil, err
 	}
-	return &state{version: v, meta: md, loc: p.st.URI(MetadataKey(v)), list: list}, nil
+	return &state{version: v, meta: md, loc: p.loc(MetadataKey(v)), list: list}, nil
 }
 
 // manifestPut is a partition's manifest to write (encodeManifest).
@@ -993,7 +976,7 @@ func (p *publisher) encodeManifest(sc *iceberg.Schema, spec *iceberg.PartitionSp
 	}
 	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
 	for _, f := range swap.Files(p.st, u.m) {
-		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, f.URI, iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
+		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, p.loc(f.Key), iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
 		}
@@ -1001,7 +984,7 @@ func (p *publisher) encodeManifest(sc *iceberg.Schema, spec *iceberg.PartitionSp
 		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, db.Build()))
 	}
 	var buf bytes.Buffer
-	mf, err = iceberg.WriteManifest(p.st.URI(key), &buf, 2, *spec, sc, p.snapshot, entries)
+	mf, err = iceberg.WriteManifest(p.loc(key), &buf, 2, *spec, sc, p.snapshot, entries)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
 	}

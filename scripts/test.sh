@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pswap's test suite, as CI runs it: builds MinIO (cached after the first
 # time), starts it with fresh credentials, installs the npm packages of the
-# DuckDB/hyparquet cross-checks if missing, then runs gofmt, go mod tidy
+# DuckDB/hyparquet cross-checks if missing and the engines (Spark,
+# PyIceberg, DuckDB: scripts/engines.sh), then runs gofmt, go mod tidy
 # -diff, go vet, the tests with the race detector, staticcheck and the fuzz
 # targets (briefly), against it. MinIO is stopped and its data removed on
 # exit, whatever happens.
@@ -77,6 +78,12 @@ npm_ci() {
 }
 
 step "npm ci" npm_ci
+# The engines that read pswap's tables in integration/engines (Spark,
+# PyIceberg, DuckDB): installed once per machine, then reused.
+engines() {
+	PSWAP_ENGINES="$(scripts/engines.sh)" && export PSWAP_ENGINES
+}
+step "engines" engines
 step gofmt gofmt_check
 # go.mod and go.sum say exactly what the code imports.
 step "go mod tidy" go mod tidy -diff

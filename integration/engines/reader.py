@@ -1,0 +1,370 @@
+"""The engines' side of integration/engines: one long-lived process that
+reads pswap tables with Spark (Java Iceberg), PyIceberg and DuckDB's iceberg
+extension, as their users would, and answers in canonical JSON.
+
+Requests come one JSON document a line on stdin, answers go one a line on
+stdout ({"ok": ...} or {"error": "..."}). The Go tests start one process per
+test package, so the JVM starts once (on the first Spark request).
+
+A table is named by its root ("table": a local path or s3://bucket/prefix)
+and its current metadata file ("metadata"). Each engine opens it the way
+the README says:
+  spark      file: spark.read.format("iceberg").load(root), which reads
+             metadata/version-hint.text (Hadoop tables); s3: a JDBC catalog
+             (SQLite) with S3FileIO, the table registered from its metadata
+             file (system.register_table).
+  pyiceberg  StaticTable.from_metadata(metadata), with the S3 properties
+             (s3.endpoint, keys) on MinIO.
+  duckdb     iceberg_scan(root) (file: reads the version hint) or
+             iceberg_scan(metadata) (s3, with an S3 secret from the
+             environment).
+
+Values are made canonical so that the engines' answers compare exactly:
+integers, floats (repr), decimals and booleans as strings, dates and
+timestamps in ISO form (zoned timestamps in UTC), bytes in hex, structs as
+objects, maps as objects keyed by the key's canonical form, lists as lists.
+"""
+
+import datetime
+import decimal
+import importlib
+import json
+import os
+import sys
+import traceback
+
+os.environ.setdefault("TZ", "UTC")
+
+_spark = None
+_duck = None
+_registered = {}
+
+
+def canon(v):
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is not None:
+            v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return v.isoformat(timespec="microseconds")
+    if isinstance(v, datetime.date):
+        return v.isoformat()
+    if isinstance(v, datetime.time):
+        return v.isoformat(timespec="microseconds")
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).hex()
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        return {str(k): canon(x) for k, x in v.items()}
+    if isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+        return {canon(k): canon(x) for k, x in v}  # an Arrow map
+    if isinstance(v, (list, tuple)):
+        return [canon(x) for x in v]
+    return str(v)
+
+
+def rows_of(arrow_table):
+    return [{k: canon(v) for k, v in row.items()} for row in arrow_table.to_pylist()]
+
+
+# ---------------------------------------------------------------- DuckDB
+
+
+def duck():
+    global _duck
+    if _duck is None:
+        import duckdb
+
+        con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+        for name in ("avro", "iceberg", "httpfs"):
+            con.execute("LOAD '%s'" % extension_file(name))
+        con.execute("SET TimeZone = 'UTC'")
+        endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
+        if endpoint:
+            use_ssl = endpoint.startswith("https://")
+            host = endpoint.split("://", 1)[-1].rstrip("/")
+            con.execute(
+                "CREATE SECRET minio (TYPE s3, KEY_ID ?, SECRET ?, REGION ?, ENDPOINT ?, URL_STYLE 'path', USE_SSL ?)",
+                [
+                    os.environ["AWS_ACCESS_KEY_ID"],
+                    os.environ["AWS_SECRET_ACCESS_KEY"],
+                    os.environ.get("AWS_REGION", "us-east-1"),
+                    host,
+                    use_ssl,
+                ],
+            )
+        _duck = con
+    return _duck
+
+
+def extension_file(name):
+    mod = importlib.import_module("duckdb_extension_" + name)
+    base = os.path.join(os.path.dirname(mod.__file__), "extensions")
+    for root, _, files in os.walk(base):
+        for f in files:
+            if f.endswith(".duckdb_extension"):
+                return os.path.join(root, f)
+    raise RuntimeError("no %s extension in %s" % (name, base))
+
+
+def duck_source(req):
+    src = req["table"] if not req["table"].startswith("s3://") else req["metadata"]
+    args = ["'%s'" % src.replace("'", "''")]
+    if req.get("snapshot_id") is not None:
+        args.append("snapshot_from_id => %d" % int(req["snapshot_id"]))
+    return "iceberg_scan(%s)" % ", ".join(args)
+
+
+def duck_scan(req):
+    sql = "SELECT * FROM " + duck_source(req)
+    if req.get("filter"):
+        sql += " WHERE " + req["filter"]
+    return rows_of(duck().execute(sql).fetch_arrow_table())
+
+
+def duck_sql(req):
+    return rows_of(duck().execute(req["sql"]).fetch_arrow_table())
+
+
+# ---------------------------------------------------------------- PyIceberg
+
+
+def pyice_table(req):
+    from pyiceberg.table import StaticTable
+
+    props = {}
+    if req["metadata"].startswith("s3://"):
+        props = {
+            "s3.endpoint": os.environ["AWS_ENDPOINT_URL"],
+            "s3.access-key-id": os.environ["AWS_ACCESS_KEY_ID"],
+            "s3.secret-access-key": os.environ["AWS_SECRET_ACCESS_KEY"],
+            "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+            "s3.force-virtual-addressing": "false",
+        }
+    return StaticTable.from_metadata(req["metadata"], properties=props)
+
+
+def pyice_scan(req):
+    t = pyice_table(req)
+    kw = {}
+    if req.get("snapshot_id") is not None:
+        kw["snapshot_id"] = int(req["snapshot_id"])
+    if req.get("filter"):
+        kw["row_filter"] = req["filter"]
+    return rows_of(t.scan(**kw).to_arrow())
+
+
+def pyice_plan(req):
+    t = pyice_table(req)
+    kw = {}
+    if req.get("filter"):
+        kw["row_filter"] = req["filter"]
+    return sorted(task.file.file_path for task in t.scan(**kw).plan_files())
+
+
+# ---------------------------------------------------------------- Spark
+
+
+def spark():
+    global _spark
+    if _spark is None:
+        from pyspark.sql import SparkSession
+
+        jars = sorted(
+            os.path.join(os.environ["PSWAP_ENGINE_JARS"], f)
+            for f in os.listdir(os.environ["PSWAP_ENGINE_JARS"])
+            if f.endswith(".jar")
+        )
+        b = (
+            SparkSession.builder.master("local[2]")
+            .appName("pswap-engines")
+            .config("spark.jars", ",".join(jars))
+            .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.memory", "1g")
+        )
+        endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
+        if endpoint:
+            # S3 tables are read through a JDBC catalog (SQLite) with
+            # Iceberg's S3FileIO, each registered from its metadata file.
+            import tempfile
+
+            db = os.path.join(tempfile.mkdtemp(prefix="pswap-engines-"), "catalog.db")
+            c = "spark.sql.catalog.s3cat"
+            b = (
+                b.config(c, "org.apache.iceberg.spark.SparkCatalog")
+                .config(c + ".type", "jdbc")
+                .config(c + ".uri", "jdbc:sqlite:" + db)
+                .config(c + ".jdbc.schema-version", "V1")
+                .config(c + ".warehouse", "s3://unused/warehouse")
+                .config(c + ".io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
+                .config(c + ".s3.endpoint", endpoint)
+                .config(c + ".s3.path-style-access", "true")
+                .config(c + ".client.region", os.environ.get("AWS_REGION", "us-east-1"))
+                .config(c + ".s3.access-key-id", os.environ["AWS_ACCESS_KEY_ID"])
+                .config(c + ".s3.secret-access-key", os.environ["AWS_SECRET_ACCESS_KEY"])
+            )
+        _spark = b.getOrCreate()
+        _spark.sparkContext.setLogLevel("ERROR")
+        if endpoint:
+            _spark.sql("CREATE NAMESPACE IF NOT EXISTS s3cat.db")
+    return _spark
+
+
+def spark_name(req):
+    """The name Spark reads the table by: its path (file) or a registered
+    name in the in-memory catalog (s3), re-registered when the metadata
+    file changed."""
+    s = spark()
+    if not req["table"].startswith("s3://"):
+        return req["table"]
+    _registered.setdefault("n", 0)
+    name = _registered.get(req["metadata"])
+    if name is None:
+        # A fresh name per metadata file: a registration is never changed.
+        _registered["n"] += 1
+        name = "s3cat.db.t%d" % _registered["n"]
+        s.sql(
+            "CALL s3cat.system.register_table(table => '%s', metadata_file => '%s')"
+            % (name[len("s3cat."):], req["metadata"])
+        )
+        _registered[req["metadata"]] = name
+    return name
+
+
+def spark_df(req, suffix=""):
+    s = spark()
+    name = spark_name(req)
+    snap = req.get("snapshot_id")
+    if name.startswith("s3cat."):
+        if suffix:
+            return s.table(name + "." + suffix)
+        if snap is not None:
+            return s.sql("SELECT * FROM %s VERSION AS OF %d" % (name, int(snap)))
+        return s.table(name)
+    r = s.read.format("iceberg")
+    if snap is not None:
+        r = r.option("versionAsOf", str(int(snap)))
+    return r.load(name + ("#" + suffix if suffix else ""))
+
+
+def spark_scan(req):
+    df = spark_df(req)
+    if req.get("filter"):
+        df = df.where(req["filter"])
+    return rows_of(df.toArrow())
+
+
+def spark_plan(req):
+    """The data files Java Iceberg plans for the filter (manifest and
+    partition pruning, as Spark's scan does)."""
+    s = spark()
+    jvm = s._jvm
+    name = spark_name(req)
+    if name.startswith("s3cat."):
+        table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(s._jsparkSession, name)
+    else:
+        conf = s._jsparkSession.sessionState().newHadoopConf()
+        table = jvm.org.apache.iceberg.hadoop.HadoopTables(conf).load(name)
+    scan = table.newScan()
+    if req.get("filter"):
+        col, val = req["plan_eq"]
+        scan = scan.filter(jvm.org.apache.iceberg.expressions.Expressions.equal(col, val))
+    files = []
+    it = scan.planFiles().iterator()
+    while it.hasNext():
+        files.append(it.next().file().location())
+    return sorted(files)
+
+
+def spark_meta(req):
+    return rows_of(spark_df(req, req["meta"]).toArrow())
+
+
+def spark_sql(req):
+    s = spark()
+    sql = req["sql"].replace("{table}", spark_name(req))
+    return rows_of(s.sql(sql).toArrow())
+
+
+# ---------------------------------------------------------------- oracle
+
+
+def oracle(req):
+    """The current rows as DuckDB reads them straight from the data files
+    that `pswap files --format json` lists, with the partition columns
+    taken from each file's partition key."""
+    con = duck()
+    parts = []
+    for f in req["files"]:
+        path = f["path"].replace("'", "''")
+        cols = [r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet('%s')" % path).fetchall()]
+        extra = []
+        for k, v in f["partition"].items():
+            if k not in cols:
+                extra.append("'%s' AS \"%s\"" % (v.replace("'", "''"), k))
+        sel = "*" + "".join(", " + e for e in extra)
+        parts.append("SELECT %s FROM read_parquet('%s')" % (sel, path))
+    if not parts:
+        return []
+    sql = " UNION ALL BY NAME ".join(parts)
+    return rows_of(con.execute(sql).fetch_arrow_table())
+
+
+OPS = {
+    ("duckdb", "scan"): duck_scan,
+    ("duckdb", "sql"): duck_sql,
+    ("pyiceberg", "scan"): pyice_scan,
+    ("pyiceberg", "plan"): pyice_plan,
+    ("spark", "scan"): spark_scan,
+    ("spark", "plan"): spark_plan,
+    ("spark", "meta"): spark_meta,
+    ("spark", "sql"): spark_sql,
+    ("oracle", "rows"): oracle,
+}
+
+
+def versions():
+    import duckdb
+    import pyiceberg
+    import pyspark
+
+    return {"duckdb": duckdb.__version__, "pyiceberg": pyiceberg.__version__, "pyspark": pyspark.__version__}
+
+
+def main():
+    out = sys.stdout
+    sys.stdout = sys.stderr  # engines' chatter goes to stderr, never into the answers
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            if req.get("op") == "versions":
+                ans = {"ok": versions()}
+            else:
+                fn = OPS.get((req["engine"], req["op"]))
+                if fn is None:
+                    raise ValueError("unknown request %s/%s" % (req.get("engine"), req.get("op")))
+                ans = {"ok": fn(req)}
+        except Exception as e:  # noqa: BLE001 - every failure goes back to the test
+            msg = "%s: %s" % (type(e).__name__, e)
+            ans = {"error": msg[:4000], "trace": traceback.format_exc()[-4000:]}
+        out.write(json.dumps(ans) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The engines that judge pswap's tables (integration/engines): a Python
+# virtual environment with PyIceberg, DuckDB and its iceberg/httpfs/avro
+# extension packages and PySpark, and the Iceberg jars Spark loads, all
+# pinned, installed once per machine and reused while their pins are
+# unchanged.
+#
+#   scripts/engines.sh        install (or reuse); prints the engines folder
+#
+# The folder holds venv/ (the Python environment) and jars/ (the Iceberg
+# Spark runtime and the Iceberg AWS bundle for S3FileIO). Tests find it
+# through $PSWAP_ENGINES, which scripts/test.sh sets from this script's
+# output. Java comes from $JAVA_HOME or the java on PATH (17 or newer).
+#
+# Cache: ${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/engines/<hash of the pins>
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+REQUIREMENTS=integration/engines/requirements.txt
+ICEBERG_VERSION=1.12.0
+JARS=(
+	"org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:$ICEBERG_VERSION"
+	"org.apache.iceberg:iceberg-aws-bundle:$ICEBERG_VERSION"
+	"org.xerial:sqlite-jdbc:3.50.3.0"
+)
+PYTHON="${PYTHON:-python3}"
+
+log() { printf 'engines.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+command -v "$PYTHON" >/dev/null || die "$PYTHON not found: the engines need Python 3.10 or newer"
+command -v mvn >/dev/null || die "mvn not found: Spark's Iceberg jars come from Maven"
+
+pyver="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+key="$({
+	cat "$REQUIREMENTS"
+	printf '%s\n' "python $pyver" "${JARS[@]}"
+} | sha256sum | cut -c1-16)"
+root="${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/engines"
+dir="$root/$key"
+
+if [[ -f "$dir/ok" ]]; then
+	echo "$dir"
+	exit 0
+fi
+
+# One install at a time per machine; a second caller waits, then reuses it.
+mkdir -p "$root"
+exec 9>"$root/.lock"
+flock 9
+if [[ -f "$dir/ok" ]]; then
+	echo "$dir"
+	exit 0
+fi
+
+start=$SECONDS
+rm -rf "$dir"
+mkdir -p "$dir/jars"
+
+log "creating the Python environment (Python $pyver) in $dir"
+"$PYTHON" -m venv "$dir/venv"
+"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS" >&2 ||
+	die "pip install -r $REQUIREMENTS failed"
+"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg' ||
+	die "the environment in $dir does not import its engines"
+
+log "fetching the Iceberg jars"
+for jar in "${JARS[@]}"; do
+	mvn -q -B -Dstyle.color=never --no-transfer-progress dependency:copy -Dartifact="$jar" -DoutputDirectory="$dir/jars" -Dtransitive=false >&2 ||
+		die "could not fetch $jar from Maven"
+done
+
+touch "$dir/ok"
+log "installed in $((SECONDS - start))s"
+echo "$dir"
