@@ -105,7 +105,11 @@ func buildSchema(prev *iceberg.Schema, lastID int, as *arrow.Schema, key partiti
 		return nil
 	}
 	for _, f := range as.Fields() {
-		t, err := icebergType(f)
+		var prevType iceberg.Type
+		if i, ok := byName[f.Name]; ok {
+			prevType = fields[i].Type
+		}
+		t, err := icebergType(f, prevType, &next)
 		if err != nil {
 			return nil, false, err
 		}
@@ -156,14 +160,21 @@ func widens(to, from iceberg.Type) bool {
 // icebergType is the Iceberg v2 type of an Arrow column, as iceberg-go
 // 0.7.0's table.ArrowTypeToIceberg maps it (nanosecond timestamps read as
 // microseconds), except that a type only format version 3 has is refused
-// here rather than when the metadata is built. The fields nested in a
-// struct, list or map need Parquet field ids.
-func icebergType(f arrow.Field) (iceberg.Type, error) {
+// here rather than when the metadata is built.
+//
+// The fields nested in a struct, list or map get their field ids from the
+// table, never from the files: prev is the column's type in the table (nil
+// for a new column), whose nested ids are kept by name (a struct's fields,
+// a list's element, a map's key and value), and a nested field the table
+// does not have yet gets the next id after *next. The name mapping
+// (nameMapping) maps every one of them, so readers resolve nested columns
+// of files without ids by name, as they do top-level ones.
+func icebergType(f arrow.Field, prev iceberg.Type, next *int) (iceberg.Type, error) {
 	dt := f.Type
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		dt = d.ValueType
 	}
-	t, err := arrowToIceberg(dt)
+	t, err := (&idAssigner{next: next}).convert(dt, prev)
 	if err != nil {
 		return nil, fmt.Errorf("%w: column %q of type %s has no Iceberg type: %v", ErrSchema, f.Name, f.Type, err)
 	}
@@ -173,23 +184,36 @@ func icebergType(f arrow.Field) (iceberg.Type, error) {
 // utcAliases are the Arrow time zones of an Iceberg timestamptz.
 var utcAliases = []string{"UTC", "+00:00", "Etc/UTC", "Z"}
 
-// nestedField is the Parquet field id and Iceberg type of a field nested
-// in a struct, list or map.
-func nestedField(f arrow.Field) (int, iceberg.Type, error) {
-	id, err := parquetFieldID(f)
-	if err != nil {
-		return 0, nil, err
+// idAssigner converts Arrow types to Iceberg types, giving nested fields
+// the ids of the table's type or fresh ones.
+type idAssigner struct{ next *int }
+
+// id is prevID if the table had the field (prevID > 0), else a fresh id.
+func (a *idAssigner) id(prevID int) int {
+	if prevID > 0 {
+		return prevID
 	}
-	t, err := arrowToIceberg(f.Type)
-	return id, t, err
+	*a.next++
+	return *a.next
 }
 
-func arrowToIceberg(dt arrow.DataType) (iceberg.Type, error) {
+func (a *idAssigner) convert(dt arrow.DataType, prev iceberg.Type) (iceberg.Type, error) {
 	switch dt := dt.(type) {
 	case *arrow.StructType:
+		ps, _ := prev.(*iceberg.StructType)
 		fields := make([]iceberg.NestedField, 0, dt.NumFields())
 		for _, f := range dt.Fields() {
-			id, t, err := nestedField(f)
+			var pid int
+			var pt iceberg.Type
+			if ps != nil {
+				for _, pf := range ps.FieldList {
+					if pf.Name == f.Name {
+						pid, pt = pf.ID, pf.Type
+					}
+				}
+			}
+			id := a.id(pid)
+			t, err := a.convert(f.Type, pt)
 			if err != nil {
 				return nil, err
 			}
@@ -198,31 +222,47 @@ func arrowToIceberg(dt arrow.DataType) (iceberg.Type, error) {
 		}
 		return &iceberg.StructType{FieldList: fields}, nil
 	case *arrow.MapType:
-		kf, vf := dt.KeyField(), dt.ItemField()
-		kid, kt, err := nestedField(kf)
+		pm, _ := prev.(*iceberg.MapType)
+		var pk, pv iceberg.Type
+		var pkid, pvid int
+		if pm != nil {
+			pk, pv, pkid, pvid = pm.KeyType, pm.ValueType, pm.KeyID, pm.ValueID
+		}
+		kid, vid := a.id(pkid), a.id(pvid)
+		kt, err := a.convert(dt.KeyType(), pk)
 		if err != nil {
 			return nil, err
 		}
-		vid, vt, err := nestedField(vf)
+		vt, err := a.convert(dt.ItemType(), pv)
 		if err != nil {
 			return nil, err
 		}
-		return &iceberg.MapType{KeyID: kid, KeyType: kt, ValueID: vid, ValueType: vt, ValueRequired: !vf.Nullable}, nil
+		return &iceberg.MapType{KeyID: kid, KeyType: kt, ValueID: vid, ValueType: vt, ValueRequired: !dt.ItemField().Nullable}, nil
 	case arrow.ListLikeType:
+		pl, _ := prev.(*iceberg.ListType)
+		var pe iceberg.Type
+		var peid int
+		if pl != nil {
+			pe, peid = pl.Element, pl.ElementID
+		}
+		id := a.id(peid)
 		ef := dt.ElemField()
-		id, et, err := nestedField(ef)
+		et, err := a.convert(ef.Type, pe)
 		if err != nil {
 			return nil, err
 		}
 		return &iceberg.ListType{ElementID: id, Element: et, ElementRequired: !ef.Nullable}, nil
 	case *arrow.DictionaryType:
-		if _, ok := dt.ValueType.(arrow.NestedType); !ok {
-			return arrowToIceberg(dt.ValueType)
-		}
+		return a.convert(dt.ValueType, prev)
 	case *arrow.RunEndEncodedType:
-		if _, ok := dt.Encoded().(arrow.NestedType); !ok {
-			return arrowToIceberg(dt.Encoded())
-		}
+		return a.convert(dt.Encoded(), prev)
+	}
+	return arrowToIceberg(dt)
+}
+
+// arrowToIceberg is the Iceberg type of a primitive Arrow type.
+func arrowToIceberg(dt arrow.DataType) (iceberg.Type, error) {
+	switch dt := dt.(type) {
 	case *arrow.BooleanType:
 		return iceberg.PrimitiveTypes.Bool, nil
 	case *arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type, *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type:
@@ -261,17 +301,6 @@ func arrowToIceberg(dt arrow.DataType) (iceberg.Type, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s is not supported in an Iceberg v2 table", dt)
-}
-
-// parquetFieldID is the field id Arrow's Parquet reader attaches to a
-// nested field.
-func parquetFieldID(f arrow.Field) (int, error) {
-	if v, ok := f.Metadata.GetValue("PARQUET:field_id"); ok {
-		if id, err := strconv.Atoi(v); err == nil && id > 0 {
-			return id, nil
-		}
-	}
-	return 0, fmt.Errorf("nested field %q has no Parquet field id", f.Name)
 }
 
 // checkFieldIDs refuses the fields of a schema whose ids (nested ones from
@@ -391,14 +420,32 @@ func partitionValues(sc *iceberg.Schema, spec *iceberg.PartitionSpec, key partit
 	return out, nil
 }
 
-// nameMapping maps every column name to its field id: pswap's files carry
-// no Iceberg field ids, so readers resolve columns by name.
+// nameMapping maps every column name to its field id, and every nested
+// field (a struct's fields, a list's "element", a map's "key" and "value")
+// to its own: pswap's files carry no Iceberg field ids, so readers resolve
+// columns, top-level and nested, by name.
 func nameMapping(sc *iceberg.Schema) (string, error) {
-	var nm iceberg.NameMapping
-	for _, f := range sc.Fields() {
-		id := f.ID
-		nm = append(nm, iceberg.MappedField{Names: []string{f.Name}, FieldID: &id})
-	}
-	b, err := json.Marshal(nm)
+	b, err := json.Marshal(iceberg.NameMapping(mapFields(sc.Fields())))
 	return string(b), err
+}
+
+func mapFields(fields []iceberg.NestedField) []iceberg.MappedField {
+	out := make([]iceberg.MappedField, 0, len(fields))
+	for _, f := range fields {
+		out = append(out, mapped(f.Name, f.ID, f.Type))
+	}
+	return out
+}
+
+func mapped(name string, id int, t iceberg.Type) iceberg.MappedField {
+	m := iceberg.MappedField{Names: []string{name}, FieldID: &id}
+	switch t := t.(type) {
+	case *iceberg.StructType:
+		m.Fields = mapFields(t.FieldList)
+	case *iceberg.ListType:
+		m.Fields = []iceberg.MappedField{mapped("element", t.ElementID, t.Element)}
+	case *iceberg.MapType:
+		m.Fields = []iceberg.MappedField{mapped("key", t.KeyID, t.KeyType), mapped("value", t.ValueID, t.ValueType)}
+	}
+	return m
 }

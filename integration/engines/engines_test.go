@@ -62,3 +62,33 @@ func TestEscapedPartitionValues(t *testing.T) {
 
 // escape is Hive's escaping of a partition value (partition.Escape).
 func escape(v string) string { return partition.Escape(v) }
+
+// TestDuckDBParquetPartitioned: DuckDB's PARTITION_BY output, with the
+// types engines write (decimal, date, timestamps with and without zone,
+// list, struct, map), committed with commit --partitioned, then a second
+// load replacing one day.
+func TestDuckDBParquetPartitioned(t *testing.T) {
+	forEachStore(t, func(t *testing.T, tb *table) {
+		query := func(seed int) string {
+			return fmt.Sprintf(`SELECT i AS id,
+				CAST(i * 1.25 + %[1]d AS DECIMAL(12,2)) AS price,
+				DATE '2026-01-01' + CAST(i AS INTEGER) AS day,
+				TIMESTAMP '2026-11-29 10:00:00' + INTERVAL (i) MINUTE AS local_ts,
+				TIMESTAMPTZ '2026-11-29 10:00:00+00' + INTERVAL (i * 7) SECOND AS ts,
+				[i, i + %[1]d] AS tags,
+				{'a': i, 'b': 'x' || i} AS info,
+				MAP {'k' || i: i * 2} AS attrs,
+				'2026-11-2' || (7 + i %% 3) AS dt
+				FROM range(30) t(i)`, seed)
+		}
+		out := filepath.Join(tb.dir, "duck1")
+		tb.duckWrite(query(0), out, "FORMAT parquet, PARTITION_BY (dt)")
+		tb.run("commit", "--partitioned", out)
+		tb.record("partitioned load")
+		out2 := filepath.Join(tb.dir, "duck2")
+		tb.duckWrite(query(5)+" WHERE i % 3 = 1", out2, "FORMAT parquet, PARTITION_BY (dt)")
+		tb.run("commit", "--partitioned", out2)
+		tb.record("partitioned replace")
+		tb.checkEngines("dt")
+	})
+}
