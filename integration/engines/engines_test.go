@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pswap/pswap/partition"
@@ -91,4 +93,89 @@ func TestDuckDBParquetPartitioned(t *testing.T) {
 		tb.record("partitioned replace")
 		tb.checkEngines("dt")
 	})
+}
+
+// TestLifecycle: JSON Lines with nested values, a staged commit, a column
+// added with --evolve-schema, a rollback, and gc with snapshot expiry;
+// Spark's metadata tables agree with pswap's listings.
+func TestLifecycle(t *testing.T) {
+	forEachStore(t, func(t *testing.T, tb *table) {
+		day := func(d string, n int, extra string) string {
+			var b strings.Builder
+			for i := range n {
+				fmt.Fprintf(&b, `{"id": %d, "amount": %d.5, "tags": ["t%d", "u"], "who": {"name": "n%d", "age": %d}%s}`+"\n", i, i, i%3, i, 20+i, extra)
+			}
+			return b.String()
+		}
+		tb.run("commit", "--partition", "dt=2026-11-27", tb.write("d27.jsonl", day("27", 5, "")))
+		tb.record("jsonl 27")
+		gen := strings.TrimSpace(tb.run("stage", "-q", "--partition", "dt=2026-11-28", tb.write("d28.jsonl", day("28", 7, ""))))
+		tb.run("commit", "--partition", "dt=2026-11-28", "--staged", gen)
+		tb.record("staged 28")
+		tb.run("commit", "--partition", "dt=2026-11-28", "--evolve-schema", tb.write("d28b.jsonl", day("28", 4, `, "note": "late"`)))
+		tb.record("evolved 28")
+		tb.run("rollback", "--partition", "dt=2026-11-28", "--to", gen)
+		tb.record("rollback 28")
+		tb.checkEngines("dt")
+		tb.checkSparkMetadata()
+		// gc keeps what the retained snapshots name; after it the current
+		// snapshot and every retained one still read.
+		tb.run("gc", "--keep", "0", "--min-age", "0s", "--snapshot-retention", "1h")
+		tb.checkEngines("dt")
+	})
+}
+
+// checkSparkMetadata compares Spark's metadata tables with pswap's
+// listings: one snapshot per recorded change, the current files, one row
+// per partition with its record count.
+func (tb *table) checkSparkMetadata() {
+	tb.t.Helper()
+	cur := tb.snaps[len(tb.snaps)-1]
+	meta := func(name string) []map[string]any {
+		req := tb.request("spark", "meta", cur)
+		req["meta"] = name
+		var rows []map[string]any
+		if err := call(tb.t, req, &rows); err != nil {
+			tb.t.Fatalf("spark: %s: %v", name, err)
+		}
+		return rows
+	}
+	snaps := meta("snapshots")
+	ids := map[string]bool{}
+	for _, r := range snaps {
+		ids[fmt.Sprint(r["snapshot_id"])] = true
+	}
+	for _, s := range tb.snaps {
+		if !ids[fmt.Sprint(s.snapshotID)] {
+			tb.t.Errorf("spark: snapshots lacks %d (%s): %v", s.snapshotID, s.step, snaps)
+		}
+	}
+	if h := meta("history"); len(h) != len(snaps) {
+		tb.t.Errorf("spark: history has %d rows, snapshots %d", len(h), len(snaps))
+	}
+	var got, want []string
+	for _, r := range meta("files") {
+		got = append(got, fmt.Sprint(r["file_path"], " ", r["record_count"]))
+	}
+	perPart := map[string]int64{}
+	for _, f := range cur.files {
+		want = append(want, fmt.Sprint(asWritten(f.URI), " ", f.Rows))
+		perPart[f.Partition] += f.Rows
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		tb.t.Errorf("spark: files\n  %v\nwant (pswap files)\n  %v", got, want)
+	}
+	parts := meta("partitions")
+	if len(parts) != len(perPart) {
+		tb.t.Errorf("spark: partitions has %d rows, pswap ls %d: %v", len(parts), len(perPart), parts)
+	}
+	for _, r := range parts {
+		p, _ := r["partition"].(map[string]any)
+		key := fmt.Sprintf("dt=%v", p["dt"])
+		if fmt.Sprint(r["record_count"]) != fmt.Sprint(perPart[key]) {
+			tb.t.Errorf("spark: partitions says %s has %v rows, pswap %d", key, r["record_count"], perPart[key])
+		}
+	}
 }

@@ -67,6 +67,7 @@ type snapState struct {
 	metadata   string
 	files      []fileEntry
 	rows       []string // canonical JSON, sorted
+	columns    []string // the table's columns (the partition columns too)
 }
 
 // fileEntry is one line of `pswap files --format json`.
@@ -173,6 +174,25 @@ func (tb *table) record(step string) snapState {
 	var rows []map[string]any
 	if err := call(tb.t, map[string]any{"engine": "oracle", "op": "rows", "files": oracleFiles}, &rows); err != nil {
 		tb.t.Fatalf("DuckDB over pswap files: %v", err)
+	}
+	// The table's columns then: every column a snapshot up to this one
+	// had (a column is only ever added), null where the files lack it.
+	for _, prev := range tb.snaps {
+		s.columns = append(s.columns, prev.columns...)
+	}
+	for _, r := range rows {
+		for c := range r {
+			s.columns = append(s.columns, c)
+		}
+	}
+	slices.Sort(s.columns)
+	s.columns = slices.Compact(s.columns)
+	for _, r := range rows {
+		for _, c := range s.columns {
+			if _, ok := r[c]; !ok {
+				r[c] = nil
+			}
+		}
 	}
 	s.rows = canonRows(tb.t, rows)
 	if n := len(tb.snaps); n > 0 && tb.snaps[n-1].snapshotID == s.snapshotID {
