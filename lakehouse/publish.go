@@ -740,6 +740,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		}
 	}
 	schemaChanged := false
+	var partTypes map[string]iceberg.Type // read once, for a table's first version
 	for _, u := range ups {
 		if u.m == nil || len(u.m.Files) == 0 {
 			continue
@@ -758,7 +759,15 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 			if err != nil {
 				return nil, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
 			}
-			nsc, changed, err := buildSchema(sc, lastID, as, key)
+			if sc == nil && partTypes == nil {
+				if partTypes, err = partitionTypes(ctx, p.st); err != nil {
+					return nil, err
+				}
+				if partTypes == nil {
+					partTypes = map[string]iceberg.Type{}
+				}
+			}
+			nsc, changed, err := buildSchema(sc, lastID, as, key, partTypes)
 			if err != nil {
 				return nil, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 // SchemaFunc returns the Arrow schema of a generation's data. The default,
@@ -68,9 +69,10 @@ const (
 // new columns get fresh ids after lastID, columns missing from this
 // generation stay (optional), and a column may widen int -> long and
 // float -> double. Partition columns that the files lack are added as
-// optional strings. It returns the schema (id = prev's id + 1 when it
+// optional columns of their type in partTypes (table.json's declared type:
+// date, int), else strings. It returns the schema (id = prev's id + 1 when it
 // changed) and whether it changed.
-func buildSchema(prev *iceberg.Schema, lastID int, as *arrow.Schema, key partition.Key) (*iceberg.Schema, bool, error) {
+func buildSchema(prev *iceberg.Schema, lastID int, as *arrow.Schema, key partition.Key, partTypes map[string]iceberg.Type) (*iceberg.Schema, bool, error) {
 	var fields []iceberg.NestedField
 	byName := map[string]int{}
 	if prev != nil {
@@ -119,7 +121,11 @@ func buildSchema(prev *iceberg.Schema, lastID int, as *arrow.Schema, key partiti
 	}
 	for _, c := range key.Columns() {
 		if _, ok := byName[c.Name]; !ok {
-			if err := add(c.Name, iceberg.PrimitiveTypes.String, false); err != nil {
+			t := partTypes[c.Name]
+			if t == nil {
+				t = iceberg.PrimitiveTypes.String
+			}
+			if err := add(c.Name, t, false); err != nil {
 				return nil, false, err
 			}
 		}
@@ -448,4 +454,32 @@ func mapped(name string, id int, t iceberg.Type) iceberg.MappedField {
 		m.Fields = []iceberg.MappedField{mapped("key", t.KeyID, t.KeyType), mapped("value", t.ValueID, t.ValueType)}
 	}
 	return m
+}
+
+// partitionTypes returns the Iceberg types of the partition columns that
+// table.json declares, for a table's first version: a dt=2006-01-02
+// column is a date, an int column (hr=15) an int, so that typed filters
+// (dt = DATE '2026-11-29', hr = 13) type-check. A column whose values
+// another layout writes stays a string, as does every column of a table
+// without table.json (one committed to before it existed). A table
+// published before keeps the types it has: an Iceberg column's type never
+// changes from string to date.
+func partitionTypes(ctx context.Context, st store.Store) (map[string]iceberg.Type, error) {
+	t, _, err := tablemeta.Read(ctx, st)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the table's partition columns: %w", err)
+	}
+	out := map[string]iceberg.Type{}
+	for _, c := range t.PartitionColumns {
+		switch {
+		case c.Type.Kind == tablemeta.Date && c.Layout == time.DateOnly:
+			out[c.Name] = iceberg.PrimitiveTypes.Date
+		case c.Type.Kind == tablemeta.Int:
+			out[c.Name] = iceberg.PrimitiveTypes.Int32
+		}
+	}
+	return out, nil
 }

@@ -280,6 +280,8 @@ def spark_plan(req):
     scan = table.newScan()
     if req.get("filter"):
         col, val = req["plan_eq"]
+        if table.schema().findType(col).typeId().toString() in ("INTEGER", "LONG"):
+            val = int(val)
         scan = scan.filter(jvm.org.apache.iceberg.expressions.Expressions.equal(col, val))
     files = []
     it = scan.planFiles().iterator()
