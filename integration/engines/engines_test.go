@@ -3,6 +3,7 @@ package engines
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -209,4 +210,84 @@ func TestTypedPartitionColumns(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReadmeSnippets runs the README's engine snippets (each a python block
+// after a "<!-- snippet: NAME -->" line) as a user would, each in a Python
+// process of its own, on the CSV table of the quick start: each prints the
+// rows of dt=2026-11-28, which must be what pswap says.
+func TestReadmeSnippets(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippets := map[string]string{}
+	for _, part := range strings.Split(string(readme), "<!-- snippet: ")[1:] {
+		name, rest, _ := strings.Cut(part, " -->")
+		_, code, ok := strings.Cut(rest, "```python\n")
+		code, _, ok2 := strings.Cut(code, "```")
+		if !ok || !ok2 {
+			t.Fatalf("README: snippet %s has no python block", name)
+		}
+		snippets[name] = code
+	}
+	if len(snippets) != 3 {
+		t.Fatalf("README has %d engine snippets, want pyiceberg, duckdb and spark", len(snippets))
+	}
+	dir, err := enginesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &table{t: t, store: "file", dir: t.TempDir()}
+	tb.url = filepath.Join(tb.dir, "sales")
+	tb.root = tb.url
+	data := filepath.Join(repoRoot(), "examples", "data")
+	for _, d := range []string{"2026-11-27", "2026-11-28"} {
+		tb.run("commit", "--partition", "dt="+d, filepath.Join(data, "sales", d+".csv"))
+	}
+	tb.run("commit", "--partition", "dt=2026-11-28", filepath.Join(data, "sales-corrected"))
+	cur := tb.record("load")
+	var want int64
+	for _, f := range cur.files {
+		if f.Partition == "dt=2026-11-28" {
+			want += f.Rows
+		}
+	}
+	// DuckDB's LOAD iceberg finds an installed extension in
+	// ~/.duckdb/extensions/<version>/<platform>: put the packaged one there.
+	home := t.TempDir()
+	py := filepath.Join(dir, "venv", "bin", "python")
+	var jars []string
+	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
+	for _, e := range entries {
+		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
+	}
+	setup := `import duckdb, duckdb_extension_iceberg, duckdb_extension_avro, os, glob, sys
+plat = duckdb.execute("PRAGMA platform").fetchone()[0]
+dst = os.path.join(sys.argv[1], ".duckdb", "extensions", duckdb.__version__ if duckdb.__version__.startswith("v") else "v" + duckdb.__version__, plat)
+os.makedirs(dst)
+for m in (duckdb_extension_iceberg, duckdb_extension_avro):
+    for f in glob.glob(os.path.join(os.path.dirname(m.__file__), "extensions", "*", "*.duckdb_extension")):
+        os.symlink(f, os.path.join(dst, os.path.basename(f)))
+`
+	if out, err := exec.Command(py, "-c", setup, home).CombinedOutput(); err != nil {
+		t.Fatalf("install the packaged DuckDB extensions: %v\n%s", err, out)
+	}
+	for _, name := range []string{"pyiceberg", "duckdb", "spark"} {
+		t.Run(name, func(t *testing.T) {
+			prelude := fmt.Sprintf("table = %q\nmetadata = %q\njars = %q\n", tb.root, cur.metadata, strings.Join(jars, ","))
+			cmd := exec.Command(py, "-c", prelude+snippets[name])
+			cmd.Env = append(os.Environ(), "HOME="+home, "TZ=UTC")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, tail(stderr.String(), 3000))
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if got := lines[len(lines)-1]; got != fmt.Sprint(want) {
+				t.Errorf("the README's %s snippet printed %q, want %d (the rows pswap lists for dt=2026-11-28)", name, got, want)
+			}
+		})
+	}
 }
