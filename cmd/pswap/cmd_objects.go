@@ -16,6 +16,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
@@ -96,6 +97,12 @@ type partitionedJSON struct {
 	Unchanged  int               `json:"unchanged"`
 	Failed     int               `json:"failed"`
 	Exit       int               `json:"exit"`
+	// Published: the Iceberg metadata reflects every partition's pointer
+	// (a publish of the whole table follows the commits; false with
+	// --publish=false or when it failed: PublishError says why).
+	Published        bool   `json:"published"`
+	MetadataLocation string `json:"metadata_location,omitempty"`
+	PublishError     string `json:"publish_error,omitempty"`
 }
 
 // runPartitioned commits every key=value folder under --partitioned as its
@@ -169,6 +176,18 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 		}
 		wg.Wait()
 		doc := partitionedJSON{Table: c.tableURL(), Source: redactURL(c.partitioned), Partitions: out}
+		if c.publish {
+			// One publish of the whole table after the commits: it brings
+			// every partition's manifest to its pointer, the ones that
+			// were unchanged (a lagging publish converges) and failed too.
+			r, err := t.Publish(ctx, lakehouse.Options{})
+			if err != nil {
+				doc.PublishError = err.Error()
+				fmt.Fprintf(c.stderr, "pswap: warning: the commits stand, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", err)
+			} else {
+				doc.Published, doc.MetadataLocation = r.MetadataLocation != "", r.MetadataLocation
+			}
+		}
 		for _, p := range out {
 			switch {
 			case p.Exit != 0:
@@ -196,6 +215,9 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 				}
 			}
 			fmt.Fprintf(c.stdout, "%d partition(s): %d committed, %d unchanged, %d failed\n", len(out), doc.Committed, doc.Unchanged, doc.Failed)
+			if doc.Published {
+				fmt.Fprintf(c.stdout, "Iceberg metadata: %s\n", doc.MetadataLocation)
+			}
 		}
 		if doc.Exit != 0 {
 			return &exitError{doc.Exit, fmt.Errorf("%d of %d partition(s) failed (exit status %d, the worst of them)", doc.Failed, len(out), doc.Exit)}

@@ -140,16 +140,22 @@ func (tb *table) duckWrite(query, path, options string) {
 	}
 }
 
-// record publishes (a no-op when the commit did) and remembers what the
-// current snapshot holds, read by DuckDB from the files pswap lists.
+// record checks that the step published (pswap publish has nothing to do)
+// and remembers what the current snapshot holds, read by DuckDB from the files pswap lists.
 func (tb *table) record(step string) snapState {
 	tb.t.Helper()
 	var pub struct {
 		Metadata   string `json:"metadata_location"`
 		SnapshotID int64  `json:"snapshot_id"`
+		Changed    bool   `json:"changed"`
 	}
 	if err := json.Unmarshal([]byte(tb.run("publish", "--json")), &pub); err != nil {
 		tb.t.Fatal(err)
+	}
+	if pub.Changed {
+		// Every command that changes a partition publishes (commit,
+		// --staged, --partitioned, rollback): nothing is left to do.
+		tb.t.Errorf("%s: left the Iceberg metadata behind: pswap publish had to publish %s", step, pub.Metadata)
 	}
 	var files struct {
 		Files []fileEntry `json:"files"`
