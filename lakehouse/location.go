@@ -60,6 +60,9 @@ func (p *publisher) keyOf(loc string) (string, error) {
 // locations were written as they are). Garbage collection keeps every
 // reading; a reader tries them in order.
 func (p *publisher) keysOf(loc string) ([]string, error) {
+	if strings.HasPrefix(p.tableURI, "file://") {
+		loc = fileLocation(loc)
+	}
 	var keys []string
 	if rel, ok := strings.CutPrefix(loc, p.tableURI+"/"); ok && store.ValidateKey(rel) == nil {
 		keys = append(keys, rel)
@@ -86,4 +89,17 @@ type outsideError struct{ loc, table string }
 
 func (e *outsideError) Error() string {
 	return strconv.Quote(e.loc) + " is outside the table " + e.table
+}
+
+// fileLocation spells a local location the way tableLocation does: Java
+// Iceberg writes the paths of a table it opened by path as plain paths
+// (/lake/sales/...) or as Hadoop's file:/lake/sales/...
+func fileLocation(loc string) string {
+	switch {
+	case strings.HasPrefix(loc, "/"):
+		return "file://" + loc
+	case strings.HasPrefix(loc, "file:/") && !strings.HasPrefix(loc, "file://"):
+		return "file://" + strings.TrimPrefix(loc, "file:")
+	}
+	return loc
 }

@@ -41,6 +41,11 @@ var (
 	// ErrLayout: a partition key whose columns differ from the table's
 	// partition columns.
 	ErrLayout = errkind.New("partition does not fit the Iceberg partition spec", errkind.ErrPermanent)
+	// ErrForeign: the current Iceberg snapshot was written by another
+	// writer (a user's Spark INSERT or DELETE on the table): a publish
+	// would drop its changes or carry data the pointers do not know, so it
+	// refuses and writes nothing.
+	ErrForeign = errkind.New("the Iceberg table was changed by another writer", errkind.ErrPermanent)
 	// ErrContention: the publish lost the race for the next version more
 	// often than Options.MaxAttempts allows. Publishing again converges.
 	ErrContention = errors.New("publish kept losing the race for the next metadata version")
@@ -700,7 +705,10 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 	s.list = list
 	s.refs = make([]manifestRef, len(list))
 	for i, mf := range list {
-		s.refs[i], _ = parseManifestPath(mf.FilePath())
+		var ours bool
+		if s.refs[i], ours = parseManifestPath(mf.FilePath()); !ours {
+			return nil, foreignSnapshot(s.loc, meta, cs, mf.FilePath())
+		}
 	}
 	return s, nil
 }
@@ -1117,4 +1125,34 @@ func (p *publisher) writeHint(ctx context.Context, s *state, v int) {
 		}
 		etag, found = a.ETag, true
 	}
+}
+
+// foreignSnapshot is the error of a current snapshot that another writer
+// made (its manifest mf is not one of pswap's): it names the snapshot, the
+// operation, and the latest snapshot of pswap's own in its ancestry, to
+// make current again once that writer's data is committed with pswap.
+func foreignSnapshot(loc string, meta *tableMetadata, cs *Snapshot, mf string) error {
+	byID := map[int64]*Snapshot{}
+	for i := range meta.Snapshots {
+		byID[meta.Snapshots[i].SnapshotID] = &meta.Snapshots[i]
+	}
+	ours := int64(0)
+	for s := cs; s != nil; {
+		if _, ok := s.Summary["pswap.generation"]; ok {
+			ours = s.SnapshotID
+			break
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = byID[*s.ParentSnapshotID]
+	}
+	hint := "no snapshot of pswap's is left in its history: move the table aside and publish anew"
+	if ours != 0 {
+		hint = fmt.Sprintf("commit that data with pswap, then make pswap's latest snapshot current again "+
+			"(Spark: CALL <catalog>.system.rollback_to_snapshot('<table>', %d)) and run pswap publish", ours)
+	}
+	return fmt.Errorf("%s: %w: its current snapshot %d (%s) is not pswap's (manifest %s); "+
+		"pswap's pointers are the table's truth and a publish would drop that change, so nothing was published: %s",
+		loc, ErrForeign, cs.SnapshotID, cs.Summary["operation"], mf, hint)
 }

@@ -2,6 +2,7 @@ package engines
 
 import (
 	"fmt"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -290,4 +291,44 @@ for m in (duckdb_extension_iceberg, duckdb_extension_avro):
 			}
 		})
 	}
+}
+
+// TestForeignWriter: a user appends rows to a pswap table with Spark (a
+// path table: Spark writes the next vN.metadata.json and the hint). The
+// next publish must neither drop that snapshot's data silently nor carry
+// it: it refuses, naming the snapshot and what to do, and writes nothing;
+// the commit itself stands.
+func TestForeignWriter(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "sales")
+	tb := &table{t: t, store: "file", url: root, root: root, dir: dir}
+	tb.run("commit", "--partition", "dt=2026-11-27", tb.write("a.csv", "id,amount\n1,1.5\n2,2.5\n"))
+	before := tb.record("commit 27")
+	req := tb.request("spark", "sql", before)
+	req["sql"] = "SELECT 1"
+	var rows []map[string]any
+	if err := call(t, req, &rows); err != nil {
+		t.Fatal(err)
+	}
+	req = tb.request("spark", "append", before)
+	req["sql"] = "SELECT 9 AS id, 9.5D AS amount, DATE '2026-11-27' AS dt"
+	if err := call(t, req, nil); err != nil {
+		t.Fatalf("spark append: %v", err)
+	}
+	out, err := tb.try("commit", "--partition", "dt=2026-11-28", "--json", tb.write("b.csv", "id,amount\n3,3.5\n"))
+	if err != nil {
+		t.Fatalf("the commit must stand when the publish is refused: %v", err)
+	}
+	var res struct {
+		Published bool `json:"published"`
+	}
+	json.Unmarshal([]byte(out), &res)
+	if res.Published {
+		t.Fatalf("the commit published over Spark's snapshot: %s", out)
+	}
+	_, err = tb.try("publish")
+	if err == nil || !strings.Contains(err.Error(), "changed by another writer") {
+		t.Fatalf("pswap publish after a foreign snapshot: %v, want a refusal naming the other writer", err)
+	}
+	t.Logf("refusal: %v", err)
 }

@@ -294,6 +294,14 @@ def spark_meta(req):
     return rows_of(spark_df(req, req["meta"]).toArrow())
 
 
+def spark_append(req):
+    """A user's append to the table with Spark (DataFrame API, path table)."""
+    s = spark()
+    df = s.sql(req["sql"])
+    df.write.format("iceberg").mode("append").save(spark_name(req))
+    return None
+
+
 def spark_sql(req):
     s = spark()
     sql = req["sql"].replace("{table}", spark_name(req))
@@ -333,6 +341,7 @@ OPS = {
     ("spark", "plan"): spark_plan,
     ("spark", "meta"): spark_meta,
     ("spark", "sql"): spark_sql,
+    ("spark", "append"): spark_append,
     ("oracle", "rows"): oracle,
 }
 
