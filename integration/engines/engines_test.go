@@ -1,8 +1,8 @@
 package engines
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
