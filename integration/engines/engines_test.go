@@ -332,3 +332,57 @@ func TestForeignWriter(t *testing.T) {
 	}
 	t.Logf("refusal: %v", err)
 }
+
+// TestSparkMaintenance: Spark's own maintenance run by a user on a pswap
+// table. remove_orphan_files (the action behind the procedure, with a
+// cut-off in the future) skips pswap's hidden _pswap folders: it deletes
+// nothing pswap needs, and the table reads, verifies and commits as before.
+// expire_snapshots removes the files of retired generations that only old
+// snapshots name, which `rollback --to` of those generations then misses:
+// the README says to leave expiry to pswap gc, and this test keeps that
+// statement true.
+func TestSparkMaintenance(t *testing.T) {
+	forEachStore(t, func(t *testing.T, tb *table) {
+		data := filepath.Join(repoRoot(), "examples", "data")
+		for _, d := range []string{"2026-11-27", "2026-11-28"} {
+			tb.run("commit", "--partition", "dt="+d, filepath.Join(data, "sales", d+".csv"))
+			tb.record("commit " + d)
+		}
+		first := strings.TrimSpace(tb.run("show", "--partition", "dt=2026-11-28", "--json"))
+		tb.run("commit", "--partition", "dt=2026-11-28", filepath.Join(data, "sales-corrected"))
+		cur := tb.record("replace 2026-11-28")
+
+		var orphans []string
+		if err := call(t, tb.request("spark", "orphans", cur), &orphans); err != nil {
+			t.Fatalf("spark remove_orphan_files: %v", err)
+		}
+		for _, o := range orphans {
+			if strings.Contains(o, "/_pswap/") || !strings.Contains(o, "/metadata/") {
+				t.Errorf("remove_orphan_files deleted %s, which pswap needs", o)
+			}
+		}
+		t.Logf("remove_orphan_files deleted %d file(s): %v", len(orphans), orphans)
+		tb.run("verify")
+		tb.checkEngines("dt")
+		tb.run("commit", "--partition", "dt=2026-11-29", filepath.Join(data, "sales", "2026-11-29.csv"))
+		tb.record("commit after orphans")
+		tb.checkEngines("dt")
+
+		var exp map[string]int64
+		if err := call(t, tb.request("spark", "expire", tb.snaps[len(tb.snaps)-1]), &exp); err != nil {
+			t.Fatalf("spark expire_snapshots: %v", err)
+		}
+		t.Logf("expire_snapshots: %v", exp)
+		if exp["deleted_data_files"] != 1 {
+			t.Errorf("expire_snapshots deleted %d data files, want 1 (the replaced generation of dt=2026-11-28): the README's warning is out of date", exp["deleted_data_files"])
+		}
+		var shown struct {
+			Generation string `json:"generation"`
+		}
+		json.Unmarshal([]byte(first), &shown)
+		if _, err := tb.try("rollback", "--partition", "dt=2026-11-28", "--to", shown.Generation); err == nil {
+			t.Errorf("rollback to a generation whose files expire_snapshots deleted succeeded")
+		}
+		tb.run("verify")
+	})
+}

@@ -302,6 +302,42 @@ def spark_append(req):
     return None
 
 
+def _java_table(req):
+    s = spark()
+    name = spark_name(req)
+    if name.startswith("s3cat."):
+        return s, s._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(s._jsparkSession, name)
+    conf = s._jsparkSession.sessionState().newHadoopConf()
+    return s, s._jvm.org.apache.iceberg.hadoop.HadoopTables(conf).load(name)
+
+
+def spark_orphans(req):
+    """What a user's remove_orphan_files deletes (the Spark action behind the
+    procedure), with a cut-off in the future so that age protects nothing."""
+    s, table = _java_table(req)
+    actions = s._jvm.org.apache.iceberg.spark.actions.SparkActions.get(s._jsparkSession)
+    cutoff = s._jvm.java.lang.System.currentTimeMillis() + 3600 * 1000
+    action = actions.deleteOrphanFiles(table).olderThan(cutoff)
+    if req["table"].startswith("s3://"):
+        action = action.usePrefixListing(True)  # S3FileIO lists; Hadoop has no s3 file system here
+    res = action.execute()
+    out = []
+    it = res.orphanFileLocations().iterator()
+    while it.hasNext():
+        out.append(it.next())
+    return sorted(out)
+
+
+def spark_expire(req):
+    """A user's expire_snapshots keeping only the current snapshot."""
+    s, table = _java_table(req)
+    actions = s._jvm.org.apache.iceberg.spark.actions.SparkActions.get(s._jsparkSession)
+    cutoff = s._jvm.java.lang.System.currentTimeMillis() + 3600 * 1000
+    res = actions.expireSnapshots(table).expireOlderThan(cutoff).retainLast(1).execute()
+    return {"deleted_data_files": res.deletedDataFilesCount(), "deleted_manifests": res.deletedManifestsCount(),
+            "deleted_manifest_lists": res.deletedManifestListsCount()}
+
+
 def spark_sql(req):
     s = spark()
     sql = req["sql"].replace("{table}", spark_name(req))
@@ -342,6 +378,8 @@ OPS = {
     ("spark", "meta"): spark_meta,
     ("spark", "sql"): spark_sql,
     ("spark", "append"): spark_append,
+    ("spark", "orphans"): spark_orphans,
+    ("spark", "expire"): spark_expire,
     ("oracle", "rows"): oracle,
 }
 
