@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/testenv"
 	"github.com/pswap/pswap/partition"
 )
 
@@ -254,25 +255,12 @@ func TestReadmeSnippets(t *testing.T) {
 			want += f.Rows
 		}
 	}
-	// DuckDB's LOAD iceberg finds an installed extension in
-	// ~/.duckdb/extensions/<version>/<platform>: put the packaged one there.
-	home := t.TempDir()
+	home := duckHome(t)
 	py := filepath.Join(dir, "venv", "bin", "python")
 	var jars []string
 	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
 	for _, e := range entries {
 		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
-	}
-	setup := `import duckdb, duckdb_extension_iceberg, duckdb_extension_avro, os, glob, sys
-plat = duckdb.execute("PRAGMA platform").fetchone()[0]
-dst = os.path.join(sys.argv[1], ".duckdb", "extensions", duckdb.__version__ if duckdb.__version__.startswith("v") else "v" + duckdb.__version__, plat)
-os.makedirs(dst)
-for m in (duckdb_extension_iceberg, duckdb_extension_avro):
-    for f in glob.glob(os.path.join(os.path.dirname(m.__file__), "extensions", "*", "*.duckdb_extension")):
-        os.symlink(f, os.path.join(dst, os.path.basename(f)))
-`
-	if out, err := exec.Command(py, "-c", setup, home).CombinedOutput(); err != nil {
-		t.Fatalf("install the packaged DuckDB extensions: %v\n%s", err, out)
 	}
 	for _, name := range []string{"pyiceberg", "duckdb", "spark"} {
 		t.Run(name, func(t *testing.T) {
@@ -385,4 +373,89 @@ func TestSparkMaintenance(t *testing.T) {
 		}
 		tb.run("verify")
 	})
+}
+
+// duckHome returns a home folder in which DuckDB finds the extensions of
+// the engines' packages as if INSTALLed (~/.duckdb/extensions/<version>/
+// <platform>), so that a user's SQL (INSTALL httpfs; LOAD httpfs; LOAD
+// iceberg) runs as it is, without a download.
+func duckHome(t testing.TB) string {
+	t.Helper()
+	dir, err := enginesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	setup := `import duckdb, importlib, os, glob, sys
+plat = duckdb.execute("PRAGMA platform").fetchone()[0]
+v = duckdb.__version__
+dst = os.path.join(sys.argv[1], ".duckdb", "extensions", v if v.startswith("v") else "v" + v, plat)
+os.makedirs(dst)
+for name in ("iceberg", "avro", "httpfs", "aws"):
+    m = importlib.import_module("duckdb_extension_" + name)
+    for f in glob.glob(os.path.join(os.path.dirname(m.__file__), "extensions", "*", "*.duckdb_extension")):
+        os.symlink(f, os.path.join(dst, os.path.basename(f)))
+`
+	py := filepath.Join(dir, "venv", "bin", "python")
+	if out, err := exec.Command(py, "-c", setup, home).CombinedOutput(); err != nil {
+		t.Fatalf("install the packaged DuckDB extensions: %v\n%s", err, out)
+	}
+	return home
+}
+
+// TestFilesDuckDBOverS3: the SQL of `pswap files --format duckdb` on an
+// s3:// table runs in DuckDB (httpfs, the credential chain from the
+// environment) against MinIO to exactly the rows pswap lists, and never
+// holds the secret.
+func TestFilesDuckDBOverS3(t *testing.T) {
+	if !testenv.S3Enabled() {
+		t.Skip("S3 tests need MinIO: run scripts/test.sh")
+	}
+	url := testenv.S3URL(t)
+	tb := &table{t: t, store: "minio", url: url, root: url, dir: t.TempDir()}
+	data := filepath.Join(repoRoot(), "examples", "data")
+	for _, d := range []string{"2026-11-27", "2026-11-28", "2026-11-29"} {
+		tb.run("commit", "--partition", "dt="+d, filepath.Join(data, "sales", d+".csv"))
+	}
+	cur := tb.record("three days")
+	sql := tb.run("files", "--format", "duckdb")
+	if secret := os.Getenv("AWS_SECRET_ACCESS_KEY"); secret == "" || strings.Contains(sql, secret) {
+		t.Fatalf("files --format duckdb printed the secret key (or there is none to test with)")
+	}
+	dir, err := enginesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := `import duckdb, json, sys
+con = duckdb.connect()
+stmts = [s for s in sys.stdin.read().split(";") if s.strip()]
+for s in stmts[:-1]:
+    con.execute(s)
+rows = con.execute(stmts[-1]).fetch_arrow_table().to_pylist()
+print(json.dumps([{k: str(v) for k, v in r.items()} for r in rows]))
+`
+	cmd := exec.Command(filepath.Join(dir, "venv", "bin", "python"), "-c", run)
+	cmd.Env = append(os.Environ(), "HOME="+duckHome(t), "TZ=UTC")
+	cmd.Stdin = strings.NewReader(sql)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("DuckDB running pswap files --format duckdb: %v\n%s\nSQL:\n%s", err, tail(stderr.String(), 2000), sql)
+	}
+	var rows []map[string]string
+	if err := json.Unmarshal(out, &rows); err != nil {
+		t.Fatal(err)
+	}
+	var want int
+	for _, f := range cur.files {
+		want += int(f.Rows)
+	}
+	perDay := map[string]int{}
+	for _, r := range rows {
+		perDay[r["dt"]]++
+	}
+	if len(rows) != want || len(cur.rows) != want || len(perDay) != 3 {
+		t.Fatalf("DuckDB read %d rows over %d days (%v), want %d over 3", len(rows), len(perDay), perDay, want)
+	}
 }
