@@ -53,6 +53,7 @@ type schemaGuard struct {
 	table   *tablemeta.Table // current or provisional; nil: absent and no input yet
 	etag    string           // of the document read; "" when absent
 	create  bool             // absent: create it at commit
+	created bool             // commit created it (this write made the table)
 	evolved []string         // columns this write adds
 }
 
@@ -202,6 +203,7 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 		if !created {
 			return fits(cur, g.key, stored, "was created by another writer at the same time")
 		}
+		g.created = true
 	case len(g.evolved) > 0:
 		_, err := tablemeta.Update(ctx, g.st, g.table, g.etag)
 		if errors.Is(err, tablemeta.ErrChanged) {

@@ -75,6 +75,7 @@ type writeFlags struct {
 	allowEmpty  bool
 	evolve      bool
 	check       string
+	mustExist   bool
 }
 
 func (f *writeFlags) add(cmd *cobra.Command) {
@@ -83,6 +84,7 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
+	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless something is already stored under the table URL, so that a typo in --table cannot start a new table (default $"+envCreate+"=0)")
 	cmd.Flags().StringVar(&f.check, "check", "full", "how Parquet inputs are checked: full (every page decoded, rows hashed: the same rows in any encoding are a no-op) or footer (footer and page CRCs only, nothing decoded: about the cost of a plain upload; only the same bytes are a no-op)")
 }
 
@@ -241,9 +243,16 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
+	must, err := c.mustExistTable(c.mustExist)
+	if err != nil {
+		return err
+	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(p.key)
 		if err != nil {
+			return err
+		}
+		if err := c.requireTable(ctx, t, must); err != nil {
 			return err
 		}
 		if c.dryRun {
@@ -275,8 +284,55 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 			}
 			return err
 		}
+		c.noteCreated(w)
 		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, w, pf))
 	})
+}
+
+// envCreate: PSWAP_CREATE=0 makes commit and stage refuse to create a
+// table, as --must-exist does.
+const envCreate = "PSWAP_CREATE"
+
+// mustExistTable resolves --must-exist and $PSWAP_CREATE: whether a write
+// must refuse to create a table.
+func (a *app) mustExistTable(flag bool) (bool, error) {
+	if flag {
+		return true, nil
+	}
+	switch v := strings.ToLower(strings.TrimSpace(a.getenv(envCreate))); v {
+	case "", "1", "true", "yes":
+		return false, nil
+	case "0", "false", "no":
+		return true, nil
+	default:
+		return false, usagef("$%s: %q is neither 0 (refuse to create tables) nor 1", envCreate, v)
+	}
+}
+
+// requireTable fails with errNoTable when must is set and nothing is stored
+// under the table root: the write would create a new table, most often
+// because of a typo in the URL. It costs one listing request, only when
+// asked for.
+func (a *app) requireTable(ctx context.Context, t *pswap.Table, must bool) error {
+	if !must {
+		return nil
+	}
+	if err := a.checkTable(ctx, t); err != nil {
+		if errors.Is(err, errNoTable) {
+			return fmt.Errorf("%w; --must-exist (or %s=0) refuses to create a table", err, envCreate)
+		}
+		return err
+	}
+	return nil
+}
+
+// noteCreated says on stderr that a write created the table, which is
+// what a typo in --table does: the data went somewhere new. --quiet
+// silences it.
+func (a *app) noteCreated(w *pswap.Writer) {
+	if w != nil && w.CreatedTable() && !a.quiet {
+		fmt.Fprintf(a.stderr, "pswap: note: created a new table at %s (there was no table there before; --must-exist or %s=0 refuses that)\n", a.tableURL(), envCreate)
+	}
 }
 
 // write stages the inputs and commits them, or skips everything when the

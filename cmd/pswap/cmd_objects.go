@@ -57,9 +57,16 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
+	must, err := c.mustExistTable(c.mustExist)
+	if err != nil {
+		return err
+	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(p.key)
 		if err != nil {
+			return err
+		}
+		if err := c.requireTable(ctx, t, must); err != nil {
 			return err
 		}
 		// The publish's first reads overlap with the copies and the commit.
@@ -131,7 +138,14 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	must, err := c.mustExistTable(c.mustExist)
+	if err != nil {
+		return err
+	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
+		if err := c.requireTable(ctx, t, must); err != nil {
+			return err
+		}
 		var parts map[string]string // key -> local folder or s3:// prefix
 		if remote {
 			parts, err = remotePartitions(ctx, t, base)

@@ -35,6 +35,7 @@ Environment:
                    AIRFLOW_CTX_DAG_ID and AIRFLOW_CTX_DAG_RUN_ID are set,
                    the run id is "<dag_id>/<dag_run_id>"
 
+  PSWAP_CREATE=0   commit and stage refuse to create a table (--must-exist)
   PSWAP_TIMEOUT    default for --timeout
   PSWAP_MAX_ATTEMPTS default for --max-attempts
 
