@@ -163,11 +163,27 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		if c.requireComplete && !doc.Complete {
-			return &exitError{exitFailure, fmt.Errorf("%d of %d partition(s) of %s not present: %s",
-				len(missing), doc.Expected, doc.Interval, abbreviate(missing, 10))}
+			err := fmt.Errorf("%d of %d partition(s) of %s not present: %s",
+				len(missing), doc.Expected, doc.Interval, abbreviate(missing, 10))
+			if cerr := corruptError(corruptOf(entries)); cerr != nil {
+				// The corrupt ones count as gaps; say what is wrong with them.
+				err = fmt.Errorf("%w; %w", err, cerr)
+			}
+			return &exitError{exitFailure, err}
 		}
-		return nil
+		return corruptError(corruptOf(entries))
 	})
+}
+
+// corruptOf returns the entries whose pointer cannot be read.
+func corruptOf(entries []statusEntry) []partitionJSON {
+	var bad []partitionJSON
+	for _, e := range entries {
+		if e.State == stateCorrupt {
+			bad = append(bad, partitionJSON{Partition: e.Partition, Error: e.Error})
+		}
+	}
+	return bad
 }
 
 // statusOf reads one partition's pointer.
@@ -180,17 +196,17 @@ func statusOf(ctx context.Context, t *pswap.Table, l partition.Layout, k partiti
 	b, err := swap.ReadPointer(ctx, t.Store(), e.Partition)
 	switch {
 	case errors.Is(err, pswap.ErrNoData):
-		e.State = "missing"
+		e.State = stateMissing
 		return e, nil
 	case errors.Is(err, pswap.ErrCorrupt):
-		e.State, e.Error = "corrupt", err.Error()
+		e.State, e.Error = stateCorrupt, err.Error()
 		return e, nil
 	case err != nil:
 		return e, err
 	}
 	p := b.Pointer
 	at := p.CommittedAt.UTC()
-	e.State, e.Present = "present", true
+	e.State, e.Present = statePresent, true
 	e.Generation, e.Seq, e.RunID, e.Rows, e.CommittedAt = p.Generation, p.Seq, p.RunID, p.Rows, &at
 	return e, nil
 }

@@ -195,6 +195,11 @@ func errorHint(err error) string {
 		return "re-run the same command with the same --run-id: it commits if the first attempt did not land, and is a no-op if it did"
 	case errors.Is(err, pswap.ErrConflict):
 		return "another run committed this partition since this one began; re-run to replace it, or pass --on-conflict overwrite"
+	case errors.As(err, new(*corruptPointers)):
+		return "a pointer (KEY/_pswap/pointer.json) was damaged outside pswap, which never overwrites one it cannot read; " +
+			"restore that object from the store's versioning or a backup (S3: copy its previous version back), " +
+			"then 'pswap history --partition KEY' lists its generations for 'pswap rollback --to GEN'; " +
+			"the partition's data is untouched (one manifest per generation under KEY/_pswap/manifests/)"
 	}
 	if ep := unreachableEndpoint(err); ep != "" {
 		return "nothing answers at " + ep + "; check AWS_ENDPOINT_URL (or the profile's endpoint_url) and that the server is running"
@@ -265,6 +270,14 @@ type errorBody struct {
 func newErrorDoc(err error, code int) errorDoc {
 	return errorDoc{errorBody{Code: errorCode(err), Exit: code, Message: errorMessage(err), Hint: errorHint(err)}}
 }
+
+// corruptPointers: ls or status found partitions whose pointer cannot be
+// read (and listed the others); it wraps pswap.ErrCorrupt. Its hint says
+// how to repair one.
+type corruptPointers struct{ err error }
+
+func (e *corruptPointers) Error() string { return e.err.Error() }
+func (e *corruptPointers) Unwrap() error { return e.err }
 
 // errTimeout: the command ran out of --timeout.
 var errTimeout = errors.New("timed out")
