@@ -347,6 +347,9 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		// Our run id already committed here: nothing to upload, and the
 		// commit is the SameRun no-op describing the current generation.
 		res, err := w.Commit(ctx)
+		if err == nil && res.Outcome == swap.SameRun {
+			c.warnRetryDiffers(ctx, part, p)
+		}
 		return res, w, err
 	}
 	if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "")); err != nil {
