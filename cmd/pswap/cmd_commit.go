@@ -84,7 +84,7 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
-	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless something is already stored under the table URL, so that a typo in --table cannot start a new table (default $"+envCreate+"=0)")
+	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless something is already stored under the table URL, so that a typo in --table cannot start a new table (also: $"+envCreate+"=0)")
 	cmd.Flags().StringVar(&f.check, "check", "full", "how Parquet inputs are checked: full (every page decoded, rows hashed: the same rows in any encoding are a no-op) or footer (footer and page CRCs only, nothing decoded: about the cost of a plain upload; only the same bytes are a no-op)")
 }
 
