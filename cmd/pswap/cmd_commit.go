@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 func init() { registerCommand(newCommitCmd) }
@@ -76,6 +78,7 @@ type writeFlags struct {
 	evolve      bool
 	check       string
 	mustExist   bool
+	schema      string
 }
 
 func (f *writeFlags) add(cmd *cobra.Command) {
@@ -84,6 +87,7 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
+	cmd.Flags().StringVar(&f.schema, "schema", "", "declare column types up front: amount=double,qty=int, or a JSON file ({\"amount\": \"double\"}, a list of {name, type}, or a table.json); the first commit records them, later ones must match")
 	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless something is already stored under the table URL, so that a typo in --table cannot start a new table (also: $"+envCreate+"=0)")
 	cmd.Flags().StringVar(&f.check, "check", "full", "how Parquet inputs are checked: full (every page decoded, rows hashed: the same rows in any encoding are a no-op) or footer (footer and page CRCs only, nothing decoded: about the cost of a plain upload; only the same bytes are a no-op)")
 }
@@ -101,6 +105,31 @@ func parseCompression(s string) (staging.Compression, error) {
 		return staging.Uncompressed, nil
 	}
 	return 0, usagef("unknown --compression %q (want snappy, zstd, gzip or none)", s)
+}
+
+// parseSchemaFlag reads --schema: a JSON file (a path that exists, or ends
+// in .json), else a NAME=TYPE list. "" declares nothing.
+func parseSchemaFlag(v string) ([]tablemeta.ColumnType, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	if fi, err := os.Stat(v); err == nil && !fi.IsDir() || strings.HasSuffix(strings.ToLower(v), ".json") {
+		data, err := os.ReadFile(v)
+		if err != nil {
+			return nil, usagef("--schema: %w", err)
+		}
+		cols, err := tablemeta.DecodeColumnTypes(data)
+		if err != nil {
+			return nil, usagef("--schema %s: %w", v, err)
+		}
+		return cols, nil
+	}
+	cols, err := tablemeta.ParseColumnTypes(v)
+	if err != nil {
+		return nil, usagef("--schema: %w", err)
+	}
+	return cols, nil
 }
 
 // prepared is what commit and stage resolve before touching the store.
@@ -134,6 +163,9 @@ func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
 	p.allowEmpty = f.allowEmpty
 	p.wopts.Commit.AllowEmpty = f.allowEmpty
 	p.wopts.Table.EvolveSchema = f.evolve
+	if p.wopts.Table.Declare, err = parseSchemaFlag(f.schema); err != nil {
+		return p, err
+	}
 	if f.sel.interval != "" {
 		// A table created by this commit records the layout the interval
 		// was mapped with (checked by f.sel.one above).
@@ -231,6 +263,9 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		if err := manifest.ValidateGenerationID(c.staged); err != nil {
 			return usagef("--staged: %w", err)
 		}
+	}
+	if c.schema != "" && (c.staged != "" || hasStoreURI(args)) {
+		return usagef("--schema types local inputs as they are converted; files committed as they are (--staged, s3:// objects) cannot be")
 	}
 	if c.partitioned != "" || hasStoreURI(args) {
 		return c.runRemote(cmd, args) // cmd_objects.go

@@ -138,6 +138,13 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	declare, err := parseSchemaFlag(c.schema)
+	if err != nil {
+		return err
+	}
+	if declare != nil && remote {
+		return usagef("--schema types local inputs as they are converted; s3:// objects are committed as they are")
+	}
 	must, err := c.mustExistTable(c.mustExist)
 	if err != nil {
 		return err
@@ -177,7 +184,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 				if o.RunID != "" {
 					o.RunID = o.RunID + "/" + key
 				}
-				res, err := commitOne(ctx, t, key, parts[key], remote, pswap.WriteOptions{Commit: o}, comp)
+				res, err := commitOne(ctx, t, key, parts[key], remote, pswap.WriteOptions{Commit: o, Table: pswap.TableOptions{Declare: declare}}, comp)
 				pj := partOutcomeJSON{Partition: key, Source: redactURL(parts[key]), RunID: o.RunID}
 				if err != nil {
 					pj.Outcome, pj.Error, pj.Exit = "failed", err.Error(), exitCode(&cmdError{err})
