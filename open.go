@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -82,6 +83,9 @@ var knownSchemes = []string{"s3", "file", "mem"}
 // silently create a local folder named "s3:". A real local path whose
 // first segment has a colon can be written ./s3:...
 func checkPath(p string) error {
+	if err := checkSlashScheme(p); err != nil {
+		return err
+	}
 	word, rest, ok := strings.Cut(p, ":")
 	if !ok || !isSchemeWord(word) || (len(word) == 1 && runtime.GOOS == "windows") {
 		return nil // a Windows drive letter (C:\data) is a path
@@ -117,6 +121,34 @@ func checkPath(p string) error {
 	}
 	return fmt.Errorf("%w: %q starts with an unknown scheme %q (want s3://, file:// or a path); "+
 		"a local folder whose name has a colon is written %q", ErrBadURL, p, word+":", local)
+}
+
+// checkSlashScheme refuses a path that is a URL with its colon missing
+// (s3//bucket/sales, file///data/sales, s3a//bucket): written as a path it
+// would silently create the local folders ./s3/bucket/sales. A scheme word
+// followed by an empty path segment is never what a user meant by a path;
+// the local folder is still reachable as ./s3/bucket/sales.
+func checkSlashScheme(p string) error {
+	word, rest, ok := strings.Cut(p, "//")
+	if !ok || !isSchemeWord(word) {
+		return nil
+	}
+	scheme := strings.ToLower(word)
+	if !slices.Contains(knownSchemes, scheme) {
+		if scheme = closestScheme(scheme); scheme == "" {
+			return nil
+		}
+	}
+	if host, _, _ := strings.Cut(strings.TrimLeft(rest, "/"), "/"); strings.Contains(host, "@") {
+		return fmt.Errorf("%w: %s//...: a mistyped URL with credentials in it is refused (the URL is not shown); "+
+			"write s3://bucket/prefix and use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE", ErrBadURL, schemeText(word))
+	}
+	guess := scheme + "://" + rest
+	if scheme == "file" {
+		guess = "file:///" + strings.TrimLeft(rest, "/")
+	}
+	return fmt.Errorf("%w: %q looks like a URL with the colon of its scheme missing; did you mean %q? "+
+		"A local folder is written %q", ErrBadURL, p, guess, "./"+path.Clean(p))
 }
 
 // isSchemeWord reports whether w has the syntax of a URL scheme (RFC 3986:

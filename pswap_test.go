@@ -35,12 +35,18 @@ func TestOpenStoreURLs(t *testing.T) {
 		{"bad\nurl", ""},
 		{"s3:/bucket/sales", ""},
 		{"s3:bucket/sales", ""},
+		{"s3//bucket/sales", ""},
+		{"S3//bucket/sales", ""},
+		{"s3a//bucket/sales", ""},
+		{"file///data/sales", ""},
 		{"file:relative", ""},
 		{"file:/abs/x", ""},
 		{"S3:/bucket", ""},
 		{"gs:bucket/x", ""},
 		{"s3://AKIAFAKE:TopSecretPw@mybucket/sales", ""},
 		{"./s3:/bucket/sales", "file://" + mustAbs(t, "s3:/bucket/sales") + "/k"},
+		{"./s3//bucket/sales", "file://" + mustAbs(t, "s3/bucket/sales") + "/k"},
+		{"sales//2026", "file://" + mustAbs(t, "sales/2026") + "/k"},
 		{dir + "/a:b", "file://" + dir + "/a:b/k"},
 	} {
 		st, err := pswap.OpenStore(ctx, tc.url, pswap.Options{})
@@ -83,6 +89,10 @@ func TestOpenStoreHints(t *testing.T) {
 		{"s3a:/bucket/x", `did you mean "s3://bucket/x"?`},
 		{"gs:bucket", `unknown scheme "gs:"`},
 		{"s3:/bucket/sales", `written "./s3:/bucket/sales"`},
+		{"s3//bucket/sales", `did you mean "s3://bucket/sales"?`},
+		{"s3//bucket/sales", `written "./s3/bucket/sales"`},
+		{"s4//bucket/x", `did you mean "s3://bucket/x"?`},
+		{"file///data/sales", `did you mean "file:///data/sales"?`},
 	} {
 		_, err := pswap.OpenStore(ctx, tc.url, pswap.Options{})
 		if err == nil || !errors.Is(err, pswap.ErrBadURL) || !strings.Contains(err.Error(), tc.want) {

@@ -39,6 +39,18 @@ type TableOptions struct {
 	// table (the one an interval was mapped with); nil infers it from the
 	// key (dt=2026-11-29 gives dt=2006-01-02).
 	Layout *partition.Layout
+	// Declare types columns up front (tablemeta.ParseColumnTypes,
+	// tablemeta.DecodeColumnTypes: "amount=double,qty=int"), so that the
+	// first commit does not fix a column's type from one day's values (a day
+	// of whole-number amounts would make a long column). CSV and JSON Lines
+	// inputs read the declared columns as the declared types (the others
+	// are inferred); the write that creates the table records them, and
+	// fails with ErrSchemaMismatch if an input lacks a declared column or
+	// stores another type (a Parquet file). Against an existing table,
+	// every declared column must be the table's with the same type (or,
+	// with EvolveSchema, a new column): a table created with another type
+	// is ErrSchemaMismatch, and nothing is written.
+	Declare []tablemeta.ColumnType
 }
 
 // schemaGuard holds a write's view of the table's metadata: read at
@@ -53,6 +65,7 @@ type schemaGuard struct {
 	table   *tablemeta.Table // current or provisional; nil: absent and no input yet
 	etag    string           // of the document read; "" when absent
 	create  bool             // absent: create it at commit
+	created bool             // commit created it (this write made the table)
 	evolved []string         // columns this write adds
 }
 
@@ -137,9 +150,18 @@ func beginSchema(r tableRead, st store.Store, key string, wo WriteOptions, so *s
 		if err := t.CheckKey(key); err != nil {
 			return nil, err
 		}
+		if err := checkDeclared(t, opts, "the table's schema"); err != nil {
+			return nil, err
+		}
 		g.table, g.etag = t, etag
 		if so.TextSchema == nil && !opts.EvolveSchema {
 			so.TextSchema = t.Schema.Arrow()
+		}
+	}
+	if len(opts.Declare) > 0 && so.TextTypes == nil {
+		so.TextTypes = map[string]arrow.DataType{}
+		for _, c := range opts.Declare {
+			so.TextTypes[c.Name] = c.Type.Arrow()
 		}
 	}
 	if so.Conform == nil {
@@ -162,6 +184,12 @@ func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema,
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
+		// The table this write creates must have the declared types.
+		o := g.opts
+		o.EvolveSchema = false
+		if err := checkDeclared(t, o, "input "+in.Name); err != nil {
+			return nil, err
+		}
 		g.table = t
 	}
 	target, err := g.table.Plan(s, popts)
@@ -177,6 +205,25 @@ func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema,
 		}
 	}
 	return target, err
+}
+
+// checkDeclared checks the declared columns (TableOptions.Declare) against
+// a table's schema (what names it in messages): each must be one of its
+// columns, of the declared type, unless EvolveSchema lets it be a new one.
+func checkDeclared(t *tablemeta.Table, o TableOptions, what string) error {
+	for _, c := range o.Declare {
+		f, ok := t.Schema.Field(c.Name)
+		switch {
+		case !ok && o.EvolveSchema:
+		case !ok:
+			return fmt.Errorf("%w: declared column %q is not in %s:\n%s", ErrSchemaMismatch, c.Name, what, t.Schema)
+		case f.Type.String() != c.Type.String():
+			return fmt.Errorf("%w: column %q is declared %s, but %s has it as %s "+
+				"(a table's column keeps the type its first commit gave it: to change it, re-create the table; see the README)",
+				ErrSchemaMismatch, c.Name, c.Type, what, f.Type)
+		}
+	}
+	return nil
 }
 
 // commit writes the table's metadata if this write creates or evolves it,
@@ -202,6 +249,7 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 		if !created {
 			return fits(cur, g.key, stored, "was created by another writer at the same time")
 		}
+		g.created = true
 	case len(g.evolved) > 0:
 		_, err := tablemeta.Update(ctx, g.st, g.table, g.etag)
 		if errors.Is(err, tablemeta.ErrChanged) {

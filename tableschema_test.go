@@ -675,3 +675,46 @@ func TestTableSchemaFloat16IsFloat(t *testing.T) {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
 }
+
+// A schema declared up front (TableOptions.Declare) types the first
+// commit's CSV and JSON Lines columns, so that a first day of whole numbers
+// does not make a long column; a later declaration must match the table.
+func TestTableSchemaDeclared(t *testing.T) {
+	onStores(t, func(t *testing.T, tb *pswap.Table) {
+		decl, err := tablemeta.ParseColumnTypes("amount=double,qty=int")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wo := pswap.WriteOptions{Table: pswap.TableOptions{Declare: decl}}
+		if _, err := commitPath(t, tb, "dt=2026-11-27", textFile(t, "a.csv", "id,amount,qty\n1,8,3\n2,2,1\n"), wo); err != nil {
+			t.Fatal(err)
+		}
+		meta, err := tb.TableMetadata(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{"id": "long", "amount": "double", "qty": "int"} {
+			if f, ok := meta.Schema.Field(name); !ok || f.Type.String() != want {
+				t.Errorf("column %s: %v %v, want %s", name, f.Type, ok, want)
+			}
+		}
+		// The next day's 7.5 fits; JSON Lines too.
+		if _, err := commitPath(t, tb, "dt=2026-11-28", textFile(t, "b.csv", "id,amount,qty\n3,7.5,2\n"), pswap.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := commitPath(t, tb, "dt=2026-11-29", textFile(t, "c.jsonl", `{"id": 4, "amount": 3, "qty": 1}`+"\n"), wo); err != nil {
+			t.Fatal(err)
+		}
+		// Another type for an existing column: refused, nothing written.
+		long, _ := tablemeta.ParseColumnTypes("amount=long")
+		_, err = commitPath(t, tb, "dt=2026-11-30", textFile(t, "d.csv", "id,amount,qty\n5,1,1\n"), pswap.WriteOptions{Table: pswap.TableOptions{Declare: long}})
+		if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `column "amount" is declared long`) {
+			t.Fatalf("declared long on a double column: %v, want ErrSchemaMismatch", err)
+		}
+		if p, _ := tb.Partition("dt=2026-11-30"); p != nil {
+			if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
+				t.Fatalf("the refused commit wrote something: %v", err)
+			}
+		}
+	})
+}

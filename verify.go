@@ -23,7 +23,7 @@ var ErrMismatch = errkind.New("verification found a mismatch", errkind.ErrPerman
 // Problem is one disagreement between a manifest and the store.
 type Problem struct {
 	File string `json:"file"`
-	What string `json:"what"` // "missing", "size", "checksum", "rows", "parquet", "page checksum", "content checksum", "totals"
+	What string `json:"what"` // "missing", "size", "checksum", "rows", "parquet", "page checksum", "pages", "content checksum", "totals"
 	Want string `json:"want,omitempty"`
 	Got  string `json:"got,omitempty"`
 }
@@ -37,6 +37,37 @@ type VerifyReport struct {
 	Bytes      int64     `json:"bytes"`
 	OK         bool      `json:"ok"`
 	Problems   []Problem `json:"problems"`
+	// Checks are what was checked, in this order when done: "size" and
+	// "sha256" of every file's bytes, "etag" (an adopted file's store
+	// version, by HEAD: its bytes are not read), "footer-rows" (the Parquet
+	// footer's row count), "page-crcs" (every page CRC present),
+	// "rows-decoded" (every row decoded and hashed into the manifest's
+	// content checksum) or "pages-decoded" (every page decoded, with
+	// VerifyOptions.Deep, for a generation whose content checksum is over
+	// its bytes, not its rows).
+	Checks []string `json:"checks"`
+}
+
+// Checks of a VerifyReport.
+const (
+	CheckSize         = "size"
+	CheckSHA256       = "sha256"
+	CheckETag         = "etag"
+	CheckFooterRows   = "footer-rows"
+	CheckPageCRCs     = "page-crcs"
+	CheckRowsDecoded  = "rows-decoded"
+	CheckPagesDecoded = "pages-decoded"
+)
+
+// VerifyOptions tune Verify. The zero value works.
+type VerifyOptions struct {
+	// Deep also decodes every page of every file of a generation whose
+	// content checksum is not over its rows (a Parquet input committed with
+	// staging.CheckFooter: files-sha256), so that a damaged page without a
+	// CRC, which the bytes' checksum recorded at commit cannot reveal, is
+	// found (Problem "pages"). A generation with a row checksum is always
+	// decoded; adopted files are checked by their ETags, never read.
+	Deep bool
 }
 
 // Verify re-reads every file of the current generation and recomputes its
@@ -44,34 +75,60 @@ type VerifyReport struct {
 // manifest, checks its page CRCs, and decodes every row to recompute the
 // generation's content checksum in the algorithm the manifest names
 // (staging.ChecksumColSum, or staging.ChecksumRowSum for generations
-// staged before it; adopted generations record no row checksum). It
-// returns the report, and an error matching ErrMismatch when anything
-// differs.
-func (p *Partition) Verify(ctx context.Context) (*VerifyReport, error) {
+// staged before it; adopted generations record no row checksum, nor do
+// generations committed with staging.CheckFooter, whose pages are decoded
+// only with VerifyOptions.Deep). It returns the report, which says what it
+// checked (VerifyReport.Checks), and an error matching ErrMismatch when
+// anything differs.
+func (p *Partition) Verify(ctx context.Context, opts ...VerifyOptions) (*VerifyReport, error) {
 	snap, err := p.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return VerifySnapshot(ctx, p.t, snap)
+	return VerifySnapshot(ctx, p.t, snap, opts...)
 }
 
 // VerifySnapshot verifies a resolved generation; see Partition.Verify.
-func VerifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot) (*VerifyReport, error) {
+func VerifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot, opts ...VerifyOptions) (*VerifyReport, error) {
+	var o VerifyOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	m := snap.Manifest
-	r := &VerifyReport{Partition: m.Partition, Generation: m.Generation, Files: len(m.Files), Problems: []Problem{}}
+	r := &VerifyReport{Partition: m.Partition, Generation: m.Generation, Files: len(m.Files), Problems: []Problem{}, Checks: []string{}}
 	var rows, bytes int64
 	scan := rowScanFor(m.ContentChecksum)
+	decodeOnly := false
+	if scan == nil && o.Deep {
+		// No row checksum to compare with: decode every page all the same
+		// (the colsum128 scan decodes every value of every column), and
+		// report what does not decode.
+		scan, decodeOnly = &staging.RowScan{Algo: staging.ChecksumColSum}, true
+	}
 	if len(snap.Files) == 0 {
 		scan = nil // no rows: the checksum covers only the schema, which no file holds
 	}
+	adopted := false
 	for _, f := range snap.Files {
 		if strings.HasPrefix(f.Checksum, manifest.ETagChecksumPrefix) {
-			scan = nil // adopted files are checked by their ETags, not read
+			scan, adopted = nil, true // adopted files are checked by their ETags, not read
+		}
+	}
+	switch {
+	case adopted:
+		r.Checks = append(r.Checks, CheckETag, CheckSize, CheckFooterRows)
+	default:
+		r.Checks = append(r.Checks, CheckSize, CheckSHA256, CheckFooterRows, CheckPageCRCs)
+		switch {
+		case scan != nil && decodeOnly:
+			r.Checks = append(r.Checks, CheckPagesDecoded)
+		case scan != nil:
+			r.Checks = append(r.Checks, CheckRowsDecoded)
 		}
 	}
 	for _, f := range snap.Files {
-		got, probs, err := verifyFile(ctx, t, f, scan)
-		if len(probs) > 0 {
+		got, probs, err := verifyFile(ctx, t, f, scan, decodeOnly)
+		if len(probs) > 0 && !decodeOnly {
 			scan = nil // the problem is reported; the content cannot match
 		}
 		if err != nil {
@@ -82,7 +139,7 @@ func VerifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot) (*Verify
 		bytes += got.size
 	}
 	r.Rows, r.Bytes = rows, bytes
-	if scan != nil {
+	if scan != nil && !decodeOnly {
 		if _, sum := scan.Checksum(); sum != m.ContentChecksum {
 			r.Problems = append(r.Problems, Problem{What: "content checksum", Want: m.ContentChecksum, Got: sum})
 		}
@@ -112,8 +169,9 @@ func rowScanFor(sum string) *staging.RowScan {
 type fileFacts struct{ size, rows int64 }
 
 // verifyFile checks one file; scan, when not nil, also decodes its rows
-// into the generation's content checksum.
-func verifyFile(ctx context.Context, t *Table, f swap.FileRef, scan *staging.RowScan) (fileFacts, []Problem, error) {
+// into the generation's content checksum (decodeOnly: only to find pages
+// that do not decode).
+func verifyFile(ctx context.Context, t *Table, f swap.FileRef, scan *staging.RowScan, decodeOnly bool) (fileFacts, []Problem, error) {
 	if strings.HasPrefix(f.Checksum, manifest.ETagChecksumPrefix) {
 		return verifyAdopted(ctx, t, f)
 	}
@@ -169,7 +227,11 @@ func verifyFile(ctx context.Context, t *Table, f swap.FileRef, scan *staging.Row
 			if ctx.Err() != nil {
 				return fileFacts{}, nil, err
 			}
-			probs = append(probs, Problem{File: f.Path, What: "content checksum", Want: "rows that decode", Got: err.Error()})
+			what := "content checksum"
+			if decodeOnly {
+				what = "pages"
+			}
+			probs = append(probs, Problem{File: f.Path, What: what, Want: "rows that decode", Got: err.Error()})
 		}
 	}
 	return fileFacts{size: size, rows: rows}, probs, nil

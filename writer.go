@@ -133,6 +133,16 @@ func (w *Writer) Generation() string { return w.txn.Generation() }
 // producing data and call Commit at once. It costs no request.
 func (w *Writer) AlreadyCommitted() bool { return w.txn.AlreadyCommitted() }
 
+// CreatedTable reports that this write created the table: its Commit or
+// Stage wrote the table's metadata (<table>/_pswap/table.json), which was
+// not there at Begin. A URL with a typo in it makes a new table this way,
+// so a caller may want to say so.
+func (w *Writer) CreatedTable() bool {
+	w.schema.mu.Lock()
+	defer w.schema.mu.Unlock()
+	return w.schema.created
+}
+
 // Rows returns the number of rows written so far.
 func (w *Writer) Rows() int64 { return w.stager.Rows() }
 

@@ -191,7 +191,7 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 	if listErr == nil {
 		for _, part := range slices.Sorted(maps.Keys(uploads)) {
 			if !seen[part] {
-				r := Report{Partition: part, DryRun: o.DryRun, Kept: []string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
+				r := Report{Partition: part, DryRun: o.DryRun, Kept: []string{}, KeptReasons: map[string]string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
 				err := c.abortUploads(ctx, &r, uploads[part])
 				finish(r, err)
 			}
@@ -231,7 +231,7 @@ func (c *collector) orphanCutoff(now time.Time) time.Time {
 // collect runs one partition. objs is its listing, begun at listedAt by
 // the store's clock, or nil to list it now.
 func (c *collector) collect(ctx context.Context, part string, objs []store.Attrs, listedAt time.Time, uploads []store.Upload) (Report, error) {
-	r := Report{Partition: part, DryRun: c.o.DryRun, Kept: []string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
+	r := Report{Partition: part, DryRun: c.o.DryRun, Kept: []string{}, KeptReasons: map[string]string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
 	if objs == nil {
 		var err error
 		if listedAt, err = c.now(ctx); err != nil {
@@ -293,15 +293,15 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		if len(deleted) > 0 {
 			remaining = slices.DeleteFunc(slices.Clone(objs), func(a store.Attrs) bool { return deleted[a.Key] })
 		}
-		opts := c.o
+		var window time.Duration
 		if !c.protectedAt.IsZero() {
 			// Keep what was retired since Protect looked, and up to
 			// CommitWindow before: a publisher may be writing a snapshot
 			// that names it (lakehouse.Options.MaxElapsed).
-			opts.MinAge = max(opts.MinAge, now.Sub(c.protectedAt)+c.o.CommitWindow+clockSlack)
+			window = now.Sub(c.protectedAt) + c.o.CommitWindow + clockSlack
 		}
 		p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young,
-			referenced: c.protected[part], now: now, opts: opts})
+			referenced: c.protected[part], now: now, opts: c.o, window: window})
 		if err != nil {
 			return err
 		}
@@ -310,6 +310,7 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 			r.Current = ptr.Pointer.Generation
 		}
 		r.Kept = append(r.Kept[:0], p.kept...)
+		r.KeptReasons = p.keptWhy
 		r.OrphansKept = append(r.OrphansKept[:0], p.orphansKept...)
 
 		record := func(keys []string) {

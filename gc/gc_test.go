@@ -684,6 +684,11 @@ func TestInvalidInput(t *testing.T) {
 			t.Errorf("Partition(%q, %+v) = %v, want %v", tc.part, tc.opts, err, tc.want)
 		}
 	}
+	// None turns the orphan age and the commit window off, as it does
+	// Keep and MinAge; only None, not any negative value.
+	if _, err := gc.Partition(ctx, st, "dt=2026-11-29", gc.Options{OrphanAge: gc.None, CommitWindow: gc.None}); err != nil {
+		t.Errorf("Partition with OrphanAge and CommitWindow None: %v", err)
+	}
 	if _, err := gc.Table(ctx, st, "../x", gc.Options{}); !errors.Is(err, store.ErrInvalidKey) {
 		t.Errorf("Table with a bad prefix: %v", err)
 	}

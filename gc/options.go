@@ -33,7 +33,10 @@ const (
 // None, as Options.Keep or Options.MinAge, turns that rule off (keep no
 // retired generation for rollback; no window for readers): 0 means the
 // default, so "none" needs a name of its own. Any negative value means the
-// same.
+// same. As Options.OrphanAge or Options.CommitWindow, where a safety
+// margin is at stake, only None itself does (other negative values are
+// ErrInvalidOptions): no margin at all, for tests and for tables no writer
+// or publisher uses while GC runs.
 const None = -1
 
 // clockSlack covers the coarse resolution of store timestamps (S3's
@@ -59,12 +62,13 @@ type Options struct {
 	// once all of them are older than OrphanAge plus CommitWindow. It must
 	// be at least the writers' grace period (swap.Options.GracePeriod),
 	// which is what makes a slow writer's commit fail rather than race GC.
-	// 0 means DefaultOrphanAge; negative values are rejected.
+	// 0 means DefaultOrphanAge; None means no age at all; other negative
+	// values are rejected.
 	OrphanAge time.Duration
 	// CommitWindow is the longest time between a writer's grace-period
 	// check and its pointer swap landing; it must exceed the writers'
-	// swap.Options.MaxElapsed. 0 means DefaultCommitWindow; negative values
-	// are rejected.
+	// swap.Options.MaxElapsed. 0 means DefaultCommitWindow; None means no
+	// window; other negative values are rejected.
 	CommitWindow time.Duration
 	// DryRun computes and reports exactly what would be deleted (Report.Keys)
 	// and deletes nothing.
@@ -104,8 +108,16 @@ var ErrBusy = errkind.New("partition kept changing during garbage collection", e
 var ErrInvalidOptions = errkind.New("invalid gc options", errkind.ErrPermanent)
 
 // withDefaults returns o with every zero field replaced by its default and
-// "none" values (negative Keep or MinAge) normalised to 0.
+// "none" values (negative Keep or MinAge, None OrphanAge or CommitWindow)
+// normalised to 0.
 func (o Options) withDefaults() (Options, error) {
+	noOrphanAge, noWindow := o.OrphanAge == None, o.CommitWindow == None
+	if noOrphanAge {
+		o.OrphanAge = 0
+	}
+	if noWindow {
+		o.CommitWindow = 0
+	}
 	switch {
 	case o.OrphanAge < 0:
 		return o, fmt.Errorf("%w: negative orphan age %s", ErrInvalidOptions, o.OrphanAge)
@@ -124,10 +136,10 @@ func (o Options) withDefaults() (Options, error) {
 	} else if o.MinAge < 0 {
 		o.MinAge = 0
 	}
-	if o.OrphanAge == 0 {
+	if o.OrphanAge == 0 && !noOrphanAge {
 		o.OrphanAge = DefaultOrphanAge
 	}
-	if o.CommitWindow == 0 {
+	if o.CommitWindow == 0 && !noWindow {
 		o.CommitWindow = DefaultCommitWindow
 	}
 	if o.Concurrency == 0 {

@@ -30,15 +30,19 @@ type planInput struct {
 	referenced map[string]bool
 	now        time.Time // the store's clock, read after the listing
 	opts       Options   // with defaults
+	// window keeps what was retired less than this long ago as well: since
+	// Options.Protect looked, plus CommitWindow (0: Protect not used).
+	window time.Duration
 }
 
 // plan is what to delete in one partition, and why.
 type plan struct {
-	kept        []string // chain generations kept, current first
-	collected   []string // chain generations whose manifests are deleted
-	orphans     []string // uncommitted generations deleted, sorted
-	orphansKept []string // uncommitted generations still too young, sorted
-	keys        []string // to delete: manifests, then staged records, then data
+	kept        []string          // chain generations kept, current first
+	keptWhy     map[string]string // why each was kept: a Kept* reason
+	collected   []string          // chain generations whose manifests are deleted
+	orphans     []string          // uncommitted generations deleted, sorted
+	orphansKept []string          // uncommitted generations still too young, sorted
+	keys        []string          // to delete: manifests, then staged records, then data
 	objects     int
 	bytes       int64
 }
@@ -75,21 +79,37 @@ func retiredBound(in *planInput, i int) time.Time {
 // show.
 func makePlan(in *planInput) (*plan, error) {
 	o := in.opts
-	p := &plan{}
+	p := &plan{keptWhy: map[string]string{}}
 	chainIdx := map[string]int{}
 	live := map[string]bool{}      // data generations of kept manifests
 	collected := map[string]bool{} // chain generations to collect
 	keepAt := make([]bool, len(in.chain))
 	for i, l := range in.chain {
 		chainIdx[l.gen] = i
-		keep := i == 0 || i <= o.Keep
-		if !keep {
-			// Within MinAge of its retirement (or of unknown age): keep.
+		why := ""
+		switch {
+		case i == 0:
+			why = KeptCurrent
+		case i <= o.Keep:
+			why = KeptForRollback
+		default:
+			// Within MinAge of its retirement (or of unknown age), or
+			// inside the commit window of the Iceberg check: keep.
 			r := retiredBound(in, i)
-			keep = r.IsZero() || in.now.Sub(r) < o.MinAge
+			switch age := in.now.Sub(r); {
+			case r.IsZero():
+				why = KeptUnknownAge
+			case o.MinAge > 0 && age < o.MinAge:
+				why = KeptMinAge
+			case age < in.window:
+				why = KeptCommitWindow
+			case age < 0:
+				why = KeptClockSlack
+			}
 		}
-		if keep {
+		if why != "" {
 			keepAt[i] = true
+			p.keptWhy[l.gen] = why
 			live[l.m.DataGen()] = true
 		}
 	}
@@ -100,6 +120,7 @@ func makePlan(in *planInput) (*plan, error) {
 	for i, l := range in.chain {
 		if dg := l.m.DataGen(); !keepAt[i] && in.referenced[dg] && !live[dg] {
 			keepAt[i] = true
+			p.keptWhy[l.gen] = KeptSnapshot
 			live[dg] = true
 		}
 	}

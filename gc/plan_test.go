@@ -110,6 +110,15 @@ func FuzzPlan(f *testing.F) {
 
 func checkPlan(t *testing.T, in *planInput, p *plan) {
 	t.Helper()
+	// Every kept generation has its reason, and only those.
+	if len(p.keptWhy) != len(p.kept) {
+		t.Fatalf("%d kept generations, %d reasons: %v %v", len(p.kept), len(p.keptWhy), p.kept, p.keptWhy)
+	}
+	for _, g := range p.kept {
+		if p.keptWhy[g] == "" {
+			t.Fatalf("kept %s without a reason", g)
+		}
+	}
 	listed := map[string]store.Attrs{}
 	for _, a := range in.objects {
 		listed[a.Key] = a
@@ -243,6 +252,51 @@ func TestPlanKeepsAManifestOfReferencedData(t *testing.T) {
 	slices.Sort(want[:2])
 	if !slices.Equal(plan.keys, want) {
 		t.Fatalf("deletes %v, want %v", plan.keys, want)
+	}
+	checkPlan(t, in, plan)
+}
+
+// Each kept generation says which rule kept it: current, --keep, --min-age,
+// the commit window of the Iceberg check, a retained snapshot.
+func TestKeptReasons(t *testing.T) {
+	const p = "dt=2026-11-29"
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	ago := func(h int) time.Time { return now.Add(-time.Duration(h) * time.Hour) }
+	in := &planInput{part: p, young: map[string]string{}, now: now, window: 5 * time.Hour,
+		referenced: map[string]bool{genID(4): true}}
+	in.opts, _ = Options{Keep: 1, MinAge: 2 * time.Hour, CommitWindow: time.Hour}.withDefaults()
+	// Manifest times: each generation retired when the next newer one's
+	// writer committed (bounded by that one's manifest plus the window).
+	mods := []time.Time{ago(1), ago(1), ago(4), ago(10), ago(20), ago(40)}
+	for i, mod := range mods {
+		m := &manifest.Manifest{Partition: p, Generation: genID(i)}
+		if i+1 < len(mods) {
+			m.Parent = genID(i + 1)
+		}
+		in.chain = append(in.chain, link{gen: m.Generation, m: m, mod: mod})
+	}
+	in.ptr = &swap.Base{Pointer: &manifest.Pointer{Generation: genID(0)}, ModTime: ago(1)}
+	plan, err := makePlan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		genID(0): KeptCurrent,      // the pointer's
+		genID(1): KeptForRollback,  // Keep 1
+		genID(2): KeptMinAge,       // retired about 1h ago
+		genID(3): KeptCommitWindow, // about 3h ago: past MinAge, inside the window
+		genID(4): KeptSnapshot,     // 9h ago, but a snapshot names it
+	}
+	if len(plan.keptWhy) != len(want) {
+		t.Fatalf("kept %v, want %v", plan.keptWhy, want)
+	}
+	for g, w := range want {
+		if plan.keptWhy[g] != w {
+			t.Errorf("%s kept as %q, want %q", g, plan.keptWhy[g], w)
+		}
+	}
+	if !slices.Equal(plan.collected, []string{genID(5)}) {
+		t.Errorf("collected %v, want %v", plan.collected, []string{genID(5)})
 	}
 	checkPlan(t, in, plan)
 }

@@ -10,6 +10,9 @@ type Report struct {
 	Current string `json:"current,omitempty"`
 	// Kept are the committed generations kept, current first.
 	Kept []string `json:"kept"`
+	// KeptReasons says why each generation of Kept was kept: one of the
+	// Kept* reasons (the first rule that keeps it, in that order).
+	KeptReasons map[string]string `json:"kept_reasons"`
 	// Collected are the retired generations whose manifests (and data no
 	// kept generation shares) were deleted.
 	Collected []string `json:"collected"`
@@ -36,6 +39,31 @@ type Report struct {
 	// Error is the failure of this partition, if any (also returned).
 	Error string `json:"error,omitempty"`
 }
+
+// Why a generation was kept (Report.KeptReasons), in the order the rules
+// are applied.
+const (
+	// KeptCurrent: the pointer names it.
+	KeptCurrent = "current"
+	// KeptForRollback: among the Options.Keep most recently retired.
+	KeptForRollback = "keep"
+	// KeptUnknownAge: when it was retired cannot be told (its successor's
+	// manifest is gone), so it is taken to be young.
+	KeptUnknownAge = "unknown-age"
+	// KeptMinAge: retired less than Options.MinAge ago; readers that
+	// resolved it may still be reading it.
+	KeptMinAge = "min-age"
+	// KeptCommitWindow: retired after Options.Protect looked, or less than
+	// Options.CommitWindow before: a publisher may be writing a snapshot
+	// that names it.
+	KeptCommitWindow = "commit-window"
+	// KeptClockSlack: retired within the resolution of the store's clock
+	// (a couple of seconds) of now, which counts as not yet retired.
+	KeptClockSlack = "clock-slack"
+	// KeptSnapshot: an Iceberg snapshot still retained names its files
+	// (Options.Protect).
+	KeptSnapshot = "snapshot"
+)
 
 // TableReport is what garbage collection did to the partitions of a table.
 type TableReport struct {

@@ -161,6 +161,14 @@ func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // parseTime parses a date or a date-time with a UTC offset and returns it in UTC.
 func parseTime(s string) (time.Time, error) {
+	if len(s) == len("2006-01") && !strings.ContainsAny(s, "PT") {
+		// A month (ISO 8601's reduced precision): its first day, midnight UTC.
+		t, err := time.Parse("2006-01", s)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("bad month %q: want YYYY-MM", s)
+		}
+		return t, nil
+	}
 	if len(s) == len(time.DateOnly) {
 		t, err := time.Parse(time.DateOnly, s)
 		if err != nil {
@@ -170,7 +178,7 @@ func parseTime(s string) (time.Time, error) {
 	}
 	date, clock, ok := strings.Cut(s, "T")
 	if !ok || len(date) != len(time.DateOnly) {
-		return time.Time{}, fmt.Errorf("bad time %q: want YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.f]]Z", s)
+		return time.Time{}, fmt.Errorf("bad time %q: want YYYY-MM-DD, YYYY-MM-DDThh:mm[:ss[.f]]Z or a month YYYY-MM", s)
 	}
 	if !strings.ContainsAny(clock, "Z+-") {
 		return time.Time{}, fmt.Errorf("time %q has no UTC offset: add Z or +hh:mm", s)

@@ -153,7 +153,7 @@ func (s *Stager) addCSV(ctx context.Context, r io.Reader, name string, opts CSVO
 		}
 		fields := make([]arrow.Field, len(states))
 		for i := range states {
-			fields[i] = states[i].field()
+			fields[i] = s.declared(states[i].field())
 		}
 		schema = arrow.NewSchema(fields, nil)
 	}
@@ -244,4 +244,12 @@ func (s *Stager) checkTextSchema(input string, sc *arrow.Schema) error {
 		return err
 	}
 	return nil
+}
+
+// declared applies Options.TextTypes to an inferred text column.
+func (s *Stager) declared(f arrow.Field) arrow.Field {
+	if t, ok := s.opts.TextTypes[f.Name]; ok {
+		f.Type = t
+	}
+	return f
 }

@@ -208,7 +208,7 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 		}
 		fields := make([]arrow.Field, len(states))
 		for i, st := range states {
-			fields[i] = st.field()
+			fields[i] = s.declared(st.field())
 		}
 		schema = arrow.NewSchema(fields, nil)
 	}

@@ -149,6 +149,11 @@ type Options struct {
 	// (a table's schema). Unlike Schema it does not fix the generation's
 	// schema: Conform decides that.
 	TextSchema *arrow.Schema
+	// TextTypes, when set, types the named columns of CSV and JSON Lines
+	// inputs whose schema is inferred (a schema declared up front): the
+	// inferred type of such a column is replaced by the given one, and its
+	// values must parse as that type; other columns are inferred.
+	TextTypes map[string]arrow.DataType
 	// Conform, when set, decides the schema each input is stored in (a
 	// table schema's checks and safe promotions): data of another schema
 	// is converted through Arrow (see ConformFunc).

@@ -65,7 +65,10 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 	if checkErr != nil {
 		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, checkErr)
 	}
-	if t.base.Pointer != nil && t.base.Pointer.Generation == to {
+	if cur := t.base.Pointer; cur != nil && (cur.Generation == to || currentDataGen(cur) == old.DataGen()) {
+		// The target, or its data: a rollback to G repeated, or to the
+		// generation a rollback already restored, would only add a
+		// generation with the same files.
 		r := t.result(t.base.Pointer, "", false, Identical)
 		r.Files = len(old.Files)
 		return r, nil
@@ -97,4 +100,14 @@ func recheckTarget(ctx context.Context, t *Txn, m *manifest.Manifest, deadline t
 		return fmt.Errorf("rollback %s to %s: the target was collected while rolling back: %w", t.partition, m.RollbackOf, err)
 	}
 	return nil
+}
+
+// currentDataGen returns whose files the pointer's current generation uses:
+// its own, or those a rollback restored (from the pointer's history; a
+// pointer without history, format 1.0, is taken to use its own).
+func currentDataGen(p *manifest.Pointer) string {
+	if len(p.History) > 0 && p.History[0].Generation == p.Generation && p.History[0].DataGeneration != "" {
+		return p.History[0].DataGeneration
+	}
+	return p.Generation
 }

@@ -432,6 +432,13 @@ func (a *attempt) run(ctx context.Context) (Result, error) {
 		}
 		// decidedConflict, or a walk that did not find ours.
 		t.stats.Conflicts++
+		if cp := cur.Pointer; cp != nil && !o.Force && !t.restore && a.m.Content.SameContent(cp.ContentChecksum, cp.Rows) {
+			// Another run won the race with the very content we staged:
+			// the partition already is what our commit would have made
+			// it, so the fence has nothing to protect. The same no-op as
+			// Identical before the swap (what a rebase would decide).
+			return a.noop(ctx, Identical, cp)
+		}
 		if o.OnConflict != Overwrite {
 			a.ownData = a.ownData && !t.keepData
 			a.cleanup(ctx)

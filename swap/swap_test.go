@@ -251,6 +251,49 @@ func TestConflictFailsAndChangesNothing(t *testing.T) {
 	})
 }
 
+// Two writers racing with the same content: the loser's fence finds the
+// partition already holding what it would have committed, and reports the
+// Identical no-op (not a conflict), leaving nothing of its own behind.
+func TestRaceWithIdenticalContentIsIdentical(t *testing.T) {
+	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
+		st := newStore(t)
+		part := "dt=2026-11-29"
+		mustCommit(t, st, part, "v0", swap.Options{})
+		loser, err := swap.Begin(ctx, st, part, swap.Options{RunID: "loser"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc := stage(t, loser, 2, "same")
+		winner := mustCommit(t, st, part, "same", swap.Options{RunID: "winner"})
+		r, err := loser.Commit(ctx, lc)
+		if err != nil {
+			t.Fatalf("loser with identical content: %v, want the Identical no-op", err)
+		}
+		if r.Changed || r.Outcome != swap.Identical || r.Generation != winner.Generation || r.Seq != winner.Seq {
+			t.Fatalf("loser: %+v, want Identical on %s", r, winner.Generation)
+		}
+		snap := checkInvariants(t, st, part)
+		if snap.Pointer.Generation != winner.Generation {
+			t.Fatal("the loser changed the current generation")
+		}
+		if dataGens(t, st, part)[loser.Generation()] {
+			t.Fatal("the losing attempt's data was left behind")
+		}
+		// Forced, it is still fenced out: --force commits identical
+		// content on purpose, over the base it read, not over a newer one.
+		forced, err := swap.Begin(ctx, st, part, swap.Options{Force: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fc := stage(t, forced, 2, "same")
+		mustCommit(t, st, part, "other", swap.Options{})
+		mustCommit(t, st, part, "same", swap.Options{})
+		if _, err := forced.Commit(ctx, fc); !errors.Is(err, swap.ErrConflict) {
+			t.Fatalf("forced loser: %v, want ErrConflict", err)
+		}
+	})
+}
+
 func TestOverwritePolicyRebases(t *testing.T) {
 	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
 		st := newStore(t)
@@ -477,6 +520,32 @@ func TestRollback(t *testing.T) {
 		}
 		if _, err := swap.Rollback(ctx, st, part, b.Generation, swap.Options{}); !errors.Is(err, swap.ErrGenerationNotFound) {
 			t.Fatalf("rollback to collected data: %v", err)
+		}
+		checkInvariants(t, st, part)
+	})
+}
+
+// A rollback to the generation whose data is already current (the same
+// rollback repeated, or a rollback to the generation a rollback restored,
+// or to that rollback) is the Identical no-op: it adds no generation.
+func TestRollbackToCurrentDataIsIdentical(t *testing.T) {
+	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
+		st := newStore(t)
+		part := "dt=2026-11-29"
+		a := mustCommit(t, st, part, "a", swap.Options{})
+		mustCommit(t, st, part, "b", swap.Options{})
+		r1, err := swap.Rollback(ctx, st, part, a.Generation, swap.Options{})
+		if err != nil || !r1.Changed {
+			t.Fatalf("first rollback: %+v, %v", r1, err)
+		}
+		for _, to := range []string{a.Generation, r1.Generation} {
+			r, err := swap.Rollback(ctx, st, part, to, swap.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Changed || r.Outcome != swap.Identical || r.Generation != r1.Generation || r.Seq != r1.Seq {
+				t.Errorf("rollback --to %s again: %+v, want the Identical no-op on %s (seq %d)", to, r, r1.Generation, r1.Seq)
+			}
 		}
 		checkInvariants(t, st, part)
 	})

@@ -119,6 +119,12 @@ func timeLayout(cols []PartitionColumn) *partition.Layout {
 	return &n
 }
 
+// TimeLayout returns the partition.Layout of the table's keys when every
+// partition column has a time layout (dt=2006-01-02, dt=2006-01-02/hr=15,
+// month=2006-01, ...), or nil: the layout status and intervals map times
+// with.
+func (t *Table) TimeLayout() *partition.Layout { return timeLayout(t.PartitionColumns) }
+
 // PartitionLayout describes the partition columns the way a key looks:
 // "dt=2006-01-02/hr=15" (a free-form column shows as name=*).
 func (t *Table) PartitionLayout() string {

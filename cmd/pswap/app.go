@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -96,6 +97,18 @@ func (a *app) retryOptions(o *swap.Options) {
 	o.MaxDelay = maxRetryDelay
 }
 
+// sdkLog is where the AWS SDK's log lines go: stderr, without the lines
+// that only restate an error pswap reports itself (with no credentials
+// anywhere, "WARN falling back to IMDSv1" precedes "no credentials found").
+type sdkLog struct{ w io.Writer }
+
+func (l sdkLog) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("falling back to IMDSv1")) {
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}
+
 // storeOptions are the store settings of the global flags.
 func (a *app) storeOptions() pswap.Options {
 	o := s3store.Options{
@@ -103,7 +116,7 @@ func (a *app) storeOptions() pswap.Options {
 		RetryMaxAttempts:     a.maxAttempts,
 		RetryMaxBackoff:      maxRetryDelay,
 		Logger:               a.logger,
-		LogOutput:            a.stderr, // the SDK's warnings pass the redactor too
+		LogOutput:            sdkLog{a.stderr}, // the SDK's warnings pass the redactor too
 	}
 	if a.swapRetries {
 		o.RetryMaxAttempts = 1

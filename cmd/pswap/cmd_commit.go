@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 func init() { registerCommand(newCommitCmd) }
@@ -75,6 +77,8 @@ type writeFlags struct {
 	allowEmpty  bool
 	evolve      bool
 	check       string
+	mustExist   bool
+	schema      string
 }
 
 func (f *writeFlags) add(cmd *cobra.Command) {
@@ -83,6 +87,8 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
+	cmd.Flags().StringVar(&f.schema, "schema", "", "declare column types up front: amount=double,qty=int, or a JSON file ({\"amount\": \"double\"}, a list of {name, type}, or a table.json); the first commit records them, later ones must match")
+	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless something is already stored under the table URL, so that a typo in --table cannot start a new table (also: $"+envCreate+"=0)")
 	cmd.Flags().StringVar(&f.check, "check", "full", "how Parquet inputs are checked: full (every page decoded, rows hashed: the same rows in any encoding are a no-op) or footer (footer and page CRCs only, nothing decoded: about the cost of a plain upload; only the same bytes are a no-op)")
 }
 
@@ -99,6 +105,31 @@ func parseCompression(s string) (staging.Compression, error) {
 		return staging.Uncompressed, nil
 	}
 	return 0, usagef("unknown --compression %q (want snappy, zstd, gzip or none)", s)
+}
+
+// parseSchemaFlag reads --schema: a JSON file (a path that exists, or ends
+// in .json), else a NAME=TYPE list. "" declares nothing.
+func parseSchemaFlag(v string) ([]tablemeta.ColumnType, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	if fi, err := os.Stat(v); err == nil && !fi.IsDir() || strings.HasSuffix(strings.ToLower(v), ".json") {
+		data, err := os.ReadFile(v)
+		if err != nil {
+			return nil, usagef("--schema: %w", err)
+		}
+		cols, err := tablemeta.DecodeColumnTypes(data)
+		if err != nil {
+			return nil, usagef("--schema %s: %w", v, err)
+		}
+		return cols, nil
+	}
+	cols, err := tablemeta.ParseColumnTypes(v)
+	if err != nil {
+		return nil, usagef("--schema: %w", err)
+	}
+	return cols, nil
 }
 
 // prepared is what commit and stage resolve before touching the store.
@@ -132,6 +163,9 @@ func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
 	p.allowEmpty = f.allowEmpty
 	p.wopts.Commit.AllowEmpty = f.allowEmpty
 	p.wopts.Table.EvolveSchema = f.evolve
+	if p.wopts.Table.Declare, err = parseSchemaFlag(f.schema); err != nil {
+		return p, err
+	}
 	if f.sel.interval != "" {
 		// A table created by this commit records the layout the interval
 		// was mapped with (checked by f.sel.one above).
@@ -230,6 +264,9 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 			return usagef("--staged: %w", err)
 		}
 	}
+	if c.schema != "" && (c.staged != "" || hasStoreURI(args)) {
+		return usagef("--schema types local inputs as they are converted; files committed as they are (--staged, s3:// objects) cannot be")
+	}
 	if c.partitioned != "" || hasStoreURI(args) {
 		return c.runRemote(cmd, args) // cmd_objects.go
 	}
@@ -241,9 +278,16 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
+	must, err := c.mustExistTable(c.mustExist)
+	if err != nil {
+		return err
+	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(p.key)
 		if err != nil {
+			return err
+		}
+		if err := c.requireTable(ctx, t, must); err != nil {
 			return err
 		}
 		if c.dryRun {
@@ -275,8 +319,55 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 			}
 			return err
 		}
+		c.noteCreated(w)
 		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, w, pf))
 	})
+}
+
+// envCreate: PSWAP_CREATE=0 makes commit and stage refuse to create a
+// table, as --must-exist does.
+const envCreate = "PSWAP_CREATE"
+
+// mustExistTable resolves --must-exist and $PSWAP_CREATE: whether a write
+// must refuse to create a table.
+func (a *app) mustExistTable(flag bool) (bool, error) {
+	if flag {
+		return true, nil
+	}
+	switch v := strings.ToLower(strings.TrimSpace(a.getenv(envCreate))); v {
+	case "", "1", "true", "yes":
+		return false, nil
+	case "0", "false", "no":
+		return true, nil
+	default:
+		return false, usagef("$%s: %q is neither 0 (refuse to create tables) nor 1", envCreate, v)
+	}
+}
+
+// requireTable fails with errNoTable when must is set and nothing is stored
+// under the table root: the write would create a new table, most often
+// because of a typo in the URL. It costs one listing request, only when
+// asked for.
+func (a *app) requireTable(ctx context.Context, t *pswap.Table, must bool) error {
+	if !must {
+		return nil
+	}
+	if err := a.checkTable(ctx, t); err != nil {
+		if errors.Is(err, errNoTable) {
+			return fmt.Errorf("%w; --must-exist (or %s=0) refuses to create a table", err, envCreate)
+		}
+		return err
+	}
+	return nil
+}
+
+// noteCreated says on stderr that a write created the table, which is
+// what a typo in --table does: the data went somewhere new. --quiet
+// silences it.
+func (a *app) noteCreated(w *pswap.Writer) {
+	if w != nil && w.CreatedTable() && !a.quiet {
+		fmt.Fprintf(a.stderr, "pswap: note: created a new table at %s (there was no table there before; --must-exist or %s=0 refuses that)\n", a.tableURL(), envCreate)
+	}
 }
 
 // write stages the inputs and commits them, or skips everything when the
@@ -291,6 +382,9 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		// Our run id already committed here: nothing to upload, and the
 		// commit is the SameRun no-op describing the current generation.
 		res, err := w.Commit(ctx)
+		if err == nil && res.Outcome == swap.SameRun {
+			c.warnRetryDiffers(ctx, part, p)
+		}
 		return res, w, err
 	}
 	if err := stageInputs(ctx, w, p, c.stdin, c.newProgress(p.inputs, "")); err != nil {

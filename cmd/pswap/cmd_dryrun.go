@@ -6,9 +6,11 @@ import (
 	"fmt"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 // Outcomes of commit --dry-run besides swap's same-run and identical.
@@ -64,19 +66,7 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 		// colsum128 compares by its own algorithm.
 		p.wopts.Staging.LegacyChecksum = true
 	}
-	mem := pswap.NewTable(memstore.New())
-	mpart, err := mem.Partition(p.key)
-	if err != nil {
-		return err
-	}
-	mw, err := mpart.Begin(ctx, p.wopts)
-	if err != nil {
-		return err
-	}
-	if err := stageInputs(ctx, mw, p, c.stdin, c.newProgress(p.inputs, "reading")); err != nil {
-		return err
-	}
-	_, content, err := mw.Stage(ctx)
+	content, err := c.stageInMemory(ctx, part.Table(), p)
 	if err != nil {
 		return err
 	}
@@ -88,6 +78,86 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 		doc.Outcome, doc.Changed = outcomeWouldCommit, true
 	}
 	return c.printDryRun(doc)
+}
+
+// stageInMemory converts the inputs as a commit would, into a memory store
+// holding a copy of the table's metadata (so that CSV and JSON Lines are
+// read with the table's types and inputs promoted as a commit does), and
+// returns what a commit would stage (rows, bytes, content checksum).
+func (c *commitCmd) stageInMemory(ctx context.Context, t *pswap.Table, p prepared) (manifest.Content, error) {
+	mst := memstore.New()
+	meta, err := t.TableMetadata(ctx)
+	switch {
+	case err == nil:
+		if _, _, _, err := tablemeta.Create(ctx, mst, meta); err != nil {
+			return manifest.Content{}, err
+		}
+	case !errors.Is(err, pswap.ErrNotFound):
+		return manifest.Content{}, err
+	}
+	mem := pswap.NewTable(mst)
+	mpart, err := mem.Partition(p.key)
+	if err != nil {
+		return manifest.Content{}, err
+	}
+	mw, err := mpart.Begin(ctx, p.wopts)
+	if err != nil {
+		return manifest.Content{}, err
+	}
+	if err := stageInputs(ctx, mw, p, c.stdin, c.newProgress(p.inputs, "reading")); err != nil {
+		return manifest.Content{}, err
+	}
+	_, content, err := mw.Stage(ctx)
+	return content, err
+}
+
+// warnRetryDiffers says on stderr when a retry of a run that already
+// committed (the same-run no-op) was given other input than what that run
+// committed: the no-op keeps the run's rows, which is right for a retry
+// and wrong for a clear meant to pick up fixed upstream data. It reads the
+// run's manifest (found in the pointer's history) and converts the inputs
+// in memory; it never changes the outcome, and a failure to tell is
+// silent.
+func (c *commitCmd) warnRetryDiffers(ctx context.Context, part *pswap.Partition, p prepared) {
+	if len(p.inputs) == 0 || p.wopts.Commit.RunID == "" {
+		return
+	}
+	base, err := swap.ReadPointer(ctx, part.Table().Store(), p.key)
+	if err != nil || base.Pointer == nil {
+		return
+	}
+	var gen string
+	var rows int64
+	for _, h := range base.Pointer.History {
+		if h.RunID == p.wopts.Commit.RunID {
+			gen, rows = h.Generation, h.Rows
+			break
+		}
+	}
+	if gen == "" {
+		return
+	}
+	m, err := swap.ReadManifest(ctx, part.Table().Store(), p.key, gen)
+	if err != nil && !errors.Is(err, pswap.ErrNotFound) {
+		return
+	}
+	if m != nil && staging.ChecksumAlgo(m.ContentChecksum) == staging.ChecksumRowSum {
+		p.wopts.Staging.LegacyChecksum = true
+	}
+	content, err := c.stageInMemory(ctx, part.Table(), p)
+	if err != nil {
+		return
+	}
+	same := content.Rows == rows
+	if m != nil && staging.ChecksumAlgo(m.ContentChecksum) == staging.ChecksumAlgo(content.ContentChecksum) ||
+		m != nil && len(content.Equivalent) > 0 {
+		same = content.SameContent(m.ContentChecksum, m.Rows)
+	}
+	if !same {
+		fmt.Fprintf(c.stderr, "pswap: warning: run %q already committed %s (generation %s, %s), and its input now differs (%s): "+
+			"this retry is a no-op that keeps what the run committed; to commit the new input pass --force (or use a new --run-id)\n",
+			p.wopts.Commit.RunID, p.key, gen, plural(rows, "row"), plural(content.Rows, "row"))
+	}
 }
 
 func (c *commitCmd) printDryRun(doc dryRunJSON) error {

@@ -88,7 +88,6 @@ func (c *filesCmd) run(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
-		explicit := c.sel.partition != ""
 		if !c.sel.given() {
 			if keys, err = t.Partitions(ctx, ""); err != nil {
 				return err
@@ -100,8 +99,12 @@ func (c *filesCmd) run(cmd *cobra.Command, _ []string) error {
 				return nil, err
 			}
 			s, err := part.Current(ctx)
-			if errors.Is(err, pswap.ErrNoData) && !explicit {
-				return nil, nil // a gap in a range: skipped
+			if errors.Is(err, pswap.ErrNoData) {
+				// Not committed: a gap in a range, or the one partition
+				// asked for. One rule for --partition and --interval: an
+				// empty selection of an existing table is an answer
+				// (exit 0), noted on stderr.
+				return nil, nil
 			}
 			return s, err
 		})

@@ -75,8 +75,8 @@ kept and deleted (with the keys in a dry run).`,
 	fs.IntVar(&c.keep, "keep", gc.DefaultKeep, "retired generations kept for rollback, newest first (0: none)")
 	fs.DurationVar(&c.minAge, "min-age", gc.DefaultMinAge, "keep every generation retired less than this long ago, for readers still reading it (0: none)")
 	fs.DurationVar(&c.retention, "snapshot-retention", 0, "keep the files of Iceberg snapshots younger than this, and expire older snapshots (default: --min-age; the current snapshot is always kept)")
-	fs.DurationVar(&c.orphanAge, "orphan-age", gc.DefaultOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period")
-	fs.DurationVar(&c.commitWindow, "commit-window", gc.DefaultCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap")
+	fs.DurationVar(&c.orphanAge, "orphan-age", gc.DefaultOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period (0: none, warned about)")
+	fs.DurationVar(&c.commitWindow, "commit-window", gc.DefaultCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap, or a publisher from its pointer read to its snapshot; what was retired that recently is kept (0: none, warned about)")
 	fs.IntVar(&c.concurrency, "concurrency", gc.DefaultConcurrency, "partitions collected at once")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print exactly what would be deleted; delete nothing")
 	return cmd
@@ -84,14 +84,19 @@ kept and deleted (with the keys in a dry run).`,
 
 // gcJSON is the --json document of gc.
 type gcJSON struct {
-	Table        string      `json:"table"`
-	DryRun       bool        `json:"dry_run"`
-	Keep         int         `json:"keep"`
-	MinAge       string      `json:"min_age"`
-	OrphanAge    string      `json:"orphan_age"`
-	CommitWindow string      `json:"commit_window"`
-	Partitions   []gc.Report `json:"partitions"`
-	Totals       gc.Totals   `json:"totals"`
+	Table        string `json:"table"`
+	DryRun       bool   `json:"dry_run"`
+	Keep         int    `json:"keep"`
+	MinAge       string `json:"min_age"`
+	OrphanAge    string `json:"orphan_age"`
+	CommitWindow string `json:"commit_window"`
+	// SnapshotRetention is the effective retention of Iceberg snapshots
+	// (--snapshot-retention, else --min-age); MetadataMinAge the age under
+	// which the snapshot expiry never deletes a metadata file.
+	SnapshotRetention string      `json:"snapshot_retention"`
+	MetadataMinAge    string      `json:"metadata_min_age"`
+	Partitions        []gc.Report `json:"partitions"`
+	Totals            gc.Totals   `json:"totals"`
 }
 
 // options checks the flags and returns the library's options.
@@ -101,10 +106,12 @@ func (c *gcCmd) options() (gc.Options, error) {
 		return gc.Options{}, usagef("--keep %d: must be 0 or more", c.keep)
 	case c.minAge < 0:
 		return gc.Options{}, usagef("--min-age %s: must be 0 or more", c.minAge)
-	case c.orphanAge <= 0:
-		return gc.Options{}, usagef("--orphan-age %s: must be positive", c.orphanAge)
-	case c.commitWindow <= 0:
-		return gc.Options{}, usagef("--commit-window %s: must be positive", c.commitWindow)
+	case c.orphanAge < 0:
+		return gc.Options{}, usagef("--orphan-age %s: must be 0 or more", c.orphanAge)
+	case c.commitWindow < 0:
+		return gc.Options{}, usagef("--commit-window %s: must be 0 or more", c.commitWindow)
+	case c.retention < 0:
+		return gc.Options{}, usagef("--snapshot-retention %s: must be 0 or more", c.retention)
 	case c.concurrency < 1:
 		return gc.Options{}, usagef("--concurrency %d: must be at least 1", c.concurrency)
 	case c.prefix != "" && c.sel.given():
@@ -115,12 +122,19 @@ func (c *gcCmd) options() (gc.Options, error) {
 	}
 	o := gc.Options{Keep: c.keep, MinAge: c.minAge, OrphanAge: c.orphanAge, CommitWindow: c.commitWindow,
 		DryRun: c.dryRun, Concurrency: c.concurrency}
-	// The library's zero values mean "default": "none" is negative there.
+	// Every flag's 0 means none. The library's zero values mean
+	// "default": "none" is gc.None there.
 	if o.Keep == 0 {
 		o.Keep = gc.None
 	}
 	if o.MinAge == 0 {
 		o.MinAge = gc.None
+	}
+	if o.OrphanAge == 0 {
+		o.OrphanAge = gc.None
+	}
+	if o.CommitWindow == 0 {
+		o.CommitWindow = gc.None
 	}
 	return o, nil
 }
@@ -138,6 +152,10 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 	if c.orphanAge < swap.DefaultGracePeriod {
 		fmt.Fprintf(c.stderr, "pswap: warning: --orphan-age %s is shorter than the writers' grace period (%s): "+
 			"a slow writer's staged files may be deleted while it can still commit them\n", c.orphanAge, swap.DefaultGracePeriod)
+	}
+	if c.commitWindow == 0 {
+		fmt.Fprintf(c.stderr, "pswap: warning: --commit-window 0: a generation retired while a commit or an Iceberg publish is under way "+
+			"may be deleted under it; use 0 only when nothing writes to the table\n")
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		bar := c.newGCProgress()
@@ -184,10 +202,43 @@ func (c *gcCmd) newGCProgress() *progressbar.ProgressBar {
 	)
 }
 
+// snapshotRetention is the retention of Iceberg snapshots the run uses:
+// --snapshot-retention, else --min-age (0: the current snapshot only).
+func (c *gcCmd) snapshotRetention() time.Duration {
+	if c.retention > 0 {
+		return c.retention
+	}
+	return c.minAge
+}
+
+// keptText says why GC kept a generation, in the flags' words.
+func (c *gcCmd) keptText(why string) string {
+	switch why {
+	case gc.KeptCurrent:
+		return "current"
+	case gc.KeptForRollback:
+		return fmt.Sprintf("within --keep %d (kept for rollback)", c.keep)
+	case gc.KeptMinAge:
+		return fmt.Sprintf("retired less than --min-age %s ago (readers may still read it)", c.minAge)
+	case gc.KeptCommitWindow:
+		return fmt.Sprintf("inside the commit window: retired less than --commit-window %s before gc read the Iceberg snapshots, or since "+
+			"(a publish may be naming it)", c.commitWindow)
+	case gc.KeptSnapshot:
+		return fmt.Sprintf("named by an Iceberg snapshot younger than the snapshot retention %s, or the current one", c.snapshotRetention())
+	case gc.KeptClockSlack:
+		return "retired within the store clock's resolution of now (a few seconds): not yet old"
+	case gc.KeptUnknownAge:
+		return "when it was retired cannot be told (a newer generation's manifest is gone): taken as young"
+	}
+	return why
+}
+
 func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
 	if c.json {
 		doc := gcJSON{Table: c.tableURL(), DryRun: c.dryRun, Keep: c.keep, MinAge: c.minAge.String(),
-			OrphanAge: c.orphanAge.String(), CommitWindow: c.commitWindow.String(), Partitions: reports, Totals: totals}
+			OrphanAge: c.orphanAge.String(), CommitWindow: c.commitWindow.String(),
+			SnapshotRetention: c.snapshotRetention().String(), MetadataMinAge: lakehouse.DefaultMetadataMinAge.String(),
+			Partitions: reports, Totals: totals}
 		if !c.dryRun { // the keys of a real run can be many: counts only
 			doc.Partitions = make([]gc.Report, len(reports))
 			for i, r := range reports {
@@ -219,6 +270,9 @@ func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
 		}
 		fmt.Fprintf(c.stdout, "%s: %s%s; kept %s%s\n", r.Partition, verb, what(r.Objects, r.Bytes, len(r.Collected), len(r.Orphans), r.Uploads),
 			plural(int64(len(r.Kept)), "generation"), young)
+		for _, g := range r.Kept {
+			fmt.Fprintf(c.stdout, "  kept %s: %s\n", g, c.keptText(r.KeptReasons[g]))
+		}
 		if c.dryRun {
 			for _, k := range r.Keys {
 				fmt.Fprintf(c.stdout, "  %s\n", k)
@@ -230,6 +284,9 @@ func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
 	}
 	fmt.Fprintf(c.stdout, "total: %s, %s%s\n", plural(int64(totals.Partitions), "partition"), verb,
 		what(totals.Objects, totals.Bytes, totals.Collected, totals.Orphans, totals.Uploads))
+	fmt.Fprintf(c.stdout, "rules: --keep %d, --min-age %s, --commit-window %s, --orphan-age %s; Iceberg: snapshots younger than %s kept "+
+		"(--snapshot-retention, else --min-age; the current one always), metadata files younger than %s never deleted\n",
+		c.keep, c.minAge, c.commitWindow, c.orphanAge, c.snapshotRetention(), lakehouse.DefaultMetadataMinAge)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,13 +39,15 @@ partition's pointer.`,
 
 // partitionJSON is one partition's pointer in --json documents.
 type partitionJSON struct {
-	Partition   string    `json:"partition"`
-	Generation  string    `json:"generation"`
-	Seq         int64     `json:"seq"`
-	RunID       string    `json:"run_id"`
-	Rows        int64     `json:"rows"`
-	Bytes       int64     `json:"bytes"`
-	CommittedAt time.Time `json:"committed_at"`
+	Partition   string     `json:"partition"`
+	State       string     `json:"state"` // present, or corrupt: its pointer cannot be read
+	Generation  string     `json:"generation"`
+	Seq         int64      `json:"seq"`
+	RunID       string     `json:"run_id"`
+	Rows        int64      `json:"rows"`
+	Bytes       int64      `json:"bytes"`
+	CommittedAt *time.Time `json:"committed_at"` // null when corrupt
+	Error       string     `json:"error"`        // what is wrong with a corrupt one ("" otherwise)
 }
 
 // lsJSON is the --json document of ls.
@@ -70,28 +73,73 @@ func (c *lsCmd) run(cmd *cobra.Command, _ []string) error {
 			defer c.noteEmpty(prefixNote(c.prefix))
 		}
 		parts := make([]partitionJSON, 0, len(listed))
+		var corrupt []partitionJSON
 		for _, l := range listed {
 			if l.Err != nil {
-				return l.Err
+				// Damage stays where it is: the other partitions are
+				// listed, and the command fails at the end.
+				p := partitionJSON{Partition: l.Partition, State: stateCorrupt, Error: l.Err.Error()}
+				corrupt = append(corrupt, p)
+				parts = append(parts, p)
+				continue
 			}
 			p := l.Pointer
-			parts = append(parts, partitionJSON{Partition: l.Partition, Generation: p.Generation, Seq: p.Seq, RunID: p.RunID,
-				Rows: p.Rows, Bytes: p.Bytes, CommittedAt: p.CommittedAt.UTC()})
+			at := p.CommittedAt.UTC()
+			parts = append(parts, partitionJSON{Partition: l.Partition, State: statePresent, Generation: p.Generation, Seq: p.Seq,
+				RunID: p.RunID, Rows: p.Rows, Bytes: p.Bytes, CommittedAt: &at})
 		}
-		if c.json {
-			return printJSON(c.stdout, lsJSON{Table: c.tableURL(), Partitions: parts})
+		if err := c.printLs(parts); err != nil {
+			return err
 		}
-		if len(parts) == 0 {
-			return nil
-		}
-		tw := newTable(c.stdout)
-		fmt.Fprintln(tw, "PARTITION\tGENERATION\tSEQ\tROWS\tBYTES\tCOMMITTED\tRUN ID")
-		for _, p := range parts {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Partition, p.Generation, p.Seq, p.Rows,
-				humanBytes(p.Bytes), timeText(p.CommittedAt), orDash(p.RunID))
-		}
-		return tw.Flush()
+		return corruptError(corrupt)
 	})
+}
+
+func (c *lsCmd) printLs(parts []partitionJSON) error {
+	if c.json {
+		return printJSON(c.stdout, lsJSON{Table: c.tableURL(), Partitions: parts})
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	tw := newTable(c.stdout)
+	fmt.Fprintln(tw, "PARTITION\tGENERATION\tSEQ\tROWS\tBYTES\tCOMMITTED\tRUN ID")
+	for _, p := range parts {
+		if p.State == stateCorrupt {
+			fmt.Fprintf(tw, "%s\tCORRUPT\t-\t-\t-\t-\t-\n", p.Partition)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", p.Partition, p.Generation, p.Seq, p.Rows,
+			humanBytes(p.Bytes), timeText(*p.CommittedAt), orDash(p.RunID))
+	}
+	return tw.Flush()
+}
+
+// States of a partition in ls and status.
+const (
+	statePresent = "present"
+	stateMissing = "missing"
+	stateCorrupt = "corrupt"
+)
+
+// corruptError is the error that ends a listing which found partitions
+// whose pointer cannot be read (nil when there are none): exit 1, code
+// "corrupt", naming each with what is wrong, and a hint on how to repair
+// it (errorHint). The report was printed in full before it.
+func corruptError(bad []partitionJSON) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, len(bad))
+	for i, p := range bad {
+		if i == 10 {
+			lines = append(lines, fmt.Sprintf("  and %d more", len(bad)-i))
+			break
+		}
+		lines = append(lines, "  "+p.Partition+": "+p.Error)
+	}
+	return &corruptPointers{fmt.Errorf("%w: %d partition(s) with a pointer that cannot be read (every other partition was read):\n%s",
+		pswap.ErrCorrupt, len(bad), strings.Join(lines, "\n"))}
 }
 
 // prefixNote qualifies "no committed partition" by a --prefix.

@@ -57,9 +57,16 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
+	must, err := c.mustExistTable(c.mustExist)
+	if err != nil {
+		return err
+	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(p.key)
 		if err != nil {
+			return err
+		}
+		if err := c.requireTable(ctx, t, must); err != nil {
 			return err
 		}
 		// The publish's first reads overlap with the copies and the commit.
@@ -131,7 +138,21 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	declare, err := parseSchemaFlag(c.schema)
+	if err != nil {
+		return err
+	}
+	if declare != nil && remote {
+		return usagef("--schema types local inputs as they are converted; s3:// objects are committed as they are")
+	}
+	must, err := c.mustExistTable(c.mustExist)
+	if err != nil {
+		return err
+	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
+		if err := c.requireTable(ctx, t, must); err != nil {
+			return err
+		}
 		var parts map[string]string // key -> local folder or s3:// prefix
 		if remote {
 			parts, err = remotePartitions(ctx, t, base)
@@ -163,7 +184,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 				if o.RunID != "" {
 					o.RunID = o.RunID + "/" + key
 				}
-				res, err := commitOne(ctx, t, key, parts[key], remote, pswap.WriteOptions{Commit: o}, comp)
+				res, err := commitOne(ctx, t, key, parts[key], remote, pswap.WriteOptions{Commit: o, Table: pswap.TableOptions{Declare: declare}}, comp)
 				pj := partOutcomeJSON{Partition: key, Source: redactURL(parts[key]), RunID: o.RunID}
 				if err != nil {
 					pj.Outcome, pj.Error, pj.Exit = "failed", err.Error(), exitCode(&cmdError{err})

@@ -84,7 +84,7 @@ func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
 	case "0", "false", "no", "off":
 		def = false
 	}
-	cmd.Flags().BoolVar(on, "publish", def, "publish the table's Iceberg metadata after the swap (default from $"+envPublish+")")
+	cmd.Flags().BoolVar(on, "publish", def, "publish the table's Iceberg metadata after the swap ($"+envPublish+"=0 sets the default to false)")
 }
 
 // prefetchPublish starts the first reads of the publish that follows a

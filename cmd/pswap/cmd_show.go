@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/tablemeta"
 )
 
 func init() { registerCommand(newShowCmd) }
@@ -23,7 +26,9 @@ func newShowCmd(a *app) *cobra.Command {
 		Short: "Show the current generation of a partition",
 		Long: `Show the current generation of a partition: its id, sequence number, run id,
 when it was committed, its rows, bytes and files, and its parent. It reads
-the pointer and the manifest (two requests, no listing). A partition that was
+the pointer and the manifest (two requests, no listing); --json also reads
+table.json, for the generation's columns with their field ids, types and
+nullability. A partition that was
 never committed is an error (exit status 1).`,
 		Example: `  pswap show --table s3://lake/sales --partition dt=2026-11-29
   pswap show --table ./lake/sales --interval 2026-11-29/P1D --json`,
@@ -50,8 +55,48 @@ type showJSON struct {
 	Bytes           int64     `json:"bytes"`
 	Files           int       `json:"files"`
 	ContentChecksum string    `json:"content_checksum"`
-	Schema          string    `json:"schema"`
-	Writer          string    `json:"writer"`
+	// Schema is the generation's columns as the table's metadata
+	// (table.json) types them: null for a table without one (written
+	// before pswap kept it); SchemaText is the manifest's textual form.
+	Schema     []columnJSON `json:"schema"`
+	SchemaText string       `json:"schema_text"`
+	Writer     string       `json:"writer"`
+}
+
+// columnJSON is one column in show --json, as in table.json: its stable
+// field id, name, Iceberg type (a string for primitives, an object for
+// nested types) and nullability.
+type columnJSON struct {
+	ID       int            `json:"id"`
+	Name     string         `json:"name"`
+	Type     tablemeta.Type `json:"type"`
+	Nullable bool           `json:"nullable"`
+}
+
+// generationSchema returns the columns of a generation: the table's
+// columns that its manifest's schema names (a generation from before a
+// schema evolution lacks the columns added since), in the table's order;
+// nil when the table has no table.json.
+func generationSchema(meta *tablemeta.Table, text string) []columnJSON {
+	if meta == nil {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, line := range strings.Split(text, "\n") {
+		// Arrow's form: "    - amount: type=float64, nullable".
+		if rest, ok := strings.CutPrefix(line, "    - "); ok {
+			if name, _, ok := strings.Cut(rest, ": type="); ok {
+				names[name] = true
+			}
+		}
+	}
+	cols := []columnJSON{}
+	for _, f := range meta.Schema.Fields {
+		if len(names) == 0 || names[f.Name] {
+			cols = append(cols, columnJSON{ID: f.ID, Name: f.Name, Type: f.Type, Nullable: f.Nullable})
+		}
+	}
+	return cols
 }
 
 func (c *showCmd) run(cmd *cobra.Command, _ []string) error {
@@ -74,9 +119,18 @@ func (c *showCmd) run(cmd *cobra.Command, _ []string) error {
 			Table: c.tableURL(), Partition: m.Partition, Generation: m.Generation, Seq: snap.Pointer.Seq,
 			RunID: m.RunID, Parent: m.Parent, RollbackOf: m.RollbackOf, DataGeneration: m.DataGen(),
 			CreatedAt: m.CreatedAt.UTC(), CommittedAt: m.CommittedAt.UTC(), Rows: m.Rows, Bytes: m.Bytes,
-			Files: len(m.Files), ContentChecksum: m.ContentChecksum, Schema: m.Schema, Writer: m.Writer,
+			Files: len(m.Files), ContentChecksum: m.ContentChecksum, SchemaText: m.Schema, Writer: m.Writer,
 		}
 		if c.json {
+			meta, err := t.TableMetadata(ctx)
+			switch {
+			case errors.Is(err, pswap.ErrCorrupt):
+				// The partition is still shown: the damage is table.json's.
+				fmt.Fprintf(c.stderr, "pswap: warning: the table's schema cannot be read (schema is null): %v\n", err)
+			case err != nil && !errors.Is(err, pswap.ErrNotFound):
+				return err
+			}
+			doc.Schema = generationSchema(meta, m.Schema)
 			return printJSON(c.stdout, doc)
 		}
 		tw := newTable(c.stdout)

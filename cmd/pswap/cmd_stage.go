@@ -82,9 +82,16 @@ func (c *stageCmd) runReserve(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	must, err := c.mustExistTable(c.mustExist)
+	if err != nil {
+		return err
+	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(p.key)
 		if err != nil {
+			return err
+		}
+		if err := c.requireTable(ctx, t, must); err != nil {
 			return err
 		}
 		res, err := part.Reserve(ctx, p.wopts.Commit)
@@ -129,9 +136,16 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	c.retryOptions(&p.wopts.Commit)
+	must, err := c.mustExistTable(c.mustExist)
+	if err != nil {
+		return err
+	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(p.key)
 		if err != nil {
+			return err
+		}
+		if err := c.requireTable(ctx, t, must); err != nil {
 			return err
 		}
 		w, err := part.Begin(ctx, p.wopts)
@@ -146,6 +160,7 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
+		c.noteCreated(w)
 		if c.json {
 			return printJSON(c.stdout, stageJSON{
 				Table: c.tableURL(), Partition: p.key, Generation: gen, Rows: content.Rows,

@@ -33,8 +33,11 @@ func newStatusCmd(a *app) *cobra.Command {
 		Long: `Check every partition of a time range: present (with its last commit time,
 generation, rows and run id) or missing. The range is half-open like every
 interval: --from is included, --to is not, so --from 2026-11-01 --to 2026-12-01
-is November. Times are dates (midnight UTC) or RFC 3339 times with an offset.
-One pointer read per partition; nothing is listed.
+is November. Times are dates or months (midnight UTC: 2026-11 is
+2026-11-01) or RFC 3339 times with an offset. The partitions are the
+table's (its layout from table.json); --grain and --layout are for tables
+written before pswap kept one.
+One pointer read per partition and one of table.json; nothing is listed.
 
 With --require-complete the exit status is 1 when any partition is missing
 (or has corrupt metadata): a one-line audit for cron or CI. --missing prints
@@ -56,8 +59,8 @@ only the missing keys, one per line, for backfill loops.`,
 	fl.StringVar(&c.from, "from", "", "start of the range (included): 2026-11-01 or 2026-11-01T00:00:00Z")
 	fl.StringVar(&c.to, "to", "", "end of the range (excluded)")
 	fl.StringVarP(&c.interval, "interval", "i", "", "the range as one ISO 8601 interval instead of --from/--to (2026-11-01/P1M)")
-	fl.StringVar(&c.grain, "grain", "", "partition grain: hour, day or month (default day, or the one --layout implies)")
-	fl.StringVar(&c.layout, "layout", "", `partition layout: a grain name or columns such as "year=2006/month=01/day=02" (default dt=2006-01-02)`)
+	fl.StringVar(&c.grain, "grain", "", "partition grain: hour, day or month (default: the table's, else day, or the one --layout implies)")
+	fl.StringVar(&c.layout, "layout", "", `partition layout: a grain name or columns such as "year=2006/month=01/day=02" (default: the table's, else dt=2006-01-02)`)
 	fl.BoolVar(&c.requireComplete, "require-complete", false, "exit with status 1 if any partition is missing")
 	fl.BoolVar(&c.missingOnly, "missing", false, "print only the keys of missing partitions, one per line")
 	return cmd
@@ -117,11 +120,15 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	keys, err := l.Keys(iv)
-	if err != nil {
-		return err
-	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
+		l, err := c.tableLayout(ctx, t, l)
+		if err != nil {
+			return err
+		}
+		keys, err := l.Keys(iv)
+		if err != nil {
+			return err
+		}
 		entries, err := mapOrdered(ctx, keys, readConcurrency, func(ctx context.Context, k partition.Key) (statusEntry, error) {
 			return statusOf(ctx, t, l, k)
 		})
@@ -163,11 +170,60 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		if c.requireComplete && !doc.Complete {
-			return &exitError{exitFailure, fmt.Errorf("%d of %d partition(s) of %s not present: %s",
-				len(missing), doc.Expected, doc.Interval, abbreviate(missing, 10))}
+			err := fmt.Errorf("%d of %d partition(s) of %s not present: %s",
+				len(missing), doc.Expected, doc.Interval, abbreviate(missing, 10))
+			if cerr := corruptError(corruptOf(entries)); cerr != nil {
+				// The corrupt ones count as gaps; say what is wrong with them.
+				err = fmt.Errorf("%w; %w", err, cerr)
+			}
+			return &exitError{exitFailure, err}
 		}
-		return nil
+		return corruptError(corruptOf(entries))
 	})
+}
+
+// tableLayout returns the layout status checks: the table's own (from its
+// table.json) when neither --grain nor --layout is given, else the one
+// given, which must then be the table's: a finer grain would list partitions
+// the table can never have (96 "missing" quarter hours of a daily table),
+// a coarser one none of those it has. A table without a time layout in a
+// table.json (written before pswap kept one, or with other partition
+// columns) takes the one given, or the default.
+func (c *statusCmd) tableLayout(ctx context.Context, t *pswap.Table, given partition.Layout) (partition.Layout, error) {
+	meta, err := t.TableMetadata(ctx)
+	switch {
+	case errors.Is(err, pswap.ErrNotFound):
+		return given, nil
+	case err != nil:
+		return partition.Layout{}, err
+	}
+	tl := meta.TimeLayout()
+	if tl == nil {
+		return given, nil
+	}
+	if c.grain == "" && c.layout == "" {
+		return *tl, nil
+	}
+	if given.String() != tl.String() {
+		what := "--layout " + c.layout
+		if c.layout == "" {
+			what = "--grain " + c.grain
+		}
+		return partition.Layout{}, usagef("%s does not fit the table, whose partitions are %s (%s grain): "+
+			"drop --grain and --layout to use the table's", what, tl, tl.Grain)
+	}
+	return given, nil
+}
+
+// corruptOf returns the entries whose pointer cannot be read.
+func corruptOf(entries []statusEntry) []partitionJSON {
+	var bad []partitionJSON
+	for _, e := range entries {
+		if e.State == stateCorrupt {
+			bad = append(bad, partitionJSON{Partition: e.Partition, Error: e.Error})
+		}
+	}
+	return bad
 }
 
 // statusOf reads one partition's pointer.
@@ -180,17 +236,17 @@ func statusOf(ctx context.Context, t *pswap.Table, l partition.Layout, k partiti
 	b, err := swap.ReadPointer(ctx, t.Store(), e.Partition)
 	switch {
 	case errors.Is(err, pswap.ErrNoData):
-		e.State = "missing"
+		e.State = stateMissing
 		return e, nil
 	case errors.Is(err, pswap.ErrCorrupt):
-		e.State, e.Error = "corrupt", err.Error()
+		e.State, e.Error = stateCorrupt, err.Error()
 		return e, nil
 	case err != nil:
 		return e, err
 	}
 	p := b.Pointer
 	at := p.CommittedAt.UTC()
-	e.State, e.Present = "present", true
+	e.State, e.Present = statePresent, true
 	e.Generation, e.Seq, e.RunID, e.Rows, e.CommittedAt = p.Generation, p.Seq, p.RunID, p.Rows, &at
 	return e, nil
 }

@@ -139,6 +139,8 @@ func errorCode(err error) string {
 		return "mismatch"
 	case errors.Is(err, pswap.ErrOutcomeUnknown):
 		return "outcome_unknown"
+	case noCredentials(err):
+		return "no_credentials"
 	case errors.Is(err, store.ErrAccessDenied):
 		return "access_denied"
 	case errors.Is(err, store.ErrBucketNotFound):
@@ -184,7 +186,11 @@ func errorHint(err error) string {
 	case errors.As(err, &ie):
 		return "re-run the same command (with the same --run-id) to finish: it is safe to repeat"
 	case errors.Is(err, errTimeout):
-		return "the store answered too slowly or not at all; raise --timeout (or $" + envTimeout + ") or check the store"
+		return "the command did not finish in time: reading and converting the inputs, or the store's requests, took longer; " +
+			"raise --timeout (or $" + envTimeout + "); --debug times every store request, to tell a slow store from a slow input"
+	case noCredentials(err):
+		return "give pswap AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), " +
+			"AWS_PROFILE with a profile in ~/.aws/credentials or ~/.aws/config, or an instance or container role"
 	case errors.Is(err, store.ErrAccessDenied):
 		return "check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...) and that they may read and write the table's prefix"
 	case errors.Is(err, store.ErrBucketNotFound):
@@ -195,6 +201,11 @@ func errorHint(err error) string {
 		return "re-run the same command with the same --run-id: it commits if the first attempt did not land, and is a no-op if it did"
 	case errors.Is(err, pswap.ErrConflict):
 		return "another run committed this partition since this one began; re-run to replace it, or pass --on-conflict overwrite"
+	case errors.As(err, new(*corruptPointers)):
+		return "a pointer (KEY/_pswap/pointer.json) was damaged outside pswap, which never overwrites one it cannot read; " +
+			"restore that object from the store's versioning or a backup (S3: copy its previous version back), " +
+			"then 'pswap history --partition KEY' lists its generations for 'pswap rollback --to GEN'; " +
+			"the partition's data is untouched (one manifest per generation under KEY/_pswap/manifests/)"
 	}
 	if ep := unreachableEndpoint(err); ep != "" {
 		return "nothing answers at " + ep + "; check AWS_ENDPOINT_URL (or the profile's endpoint_url) and that the server is running"
@@ -221,10 +232,22 @@ func unreachableEndpoint(err error) string {
 	return u.Scheme + "://" + u.Host
 }
 
+// noCredentials reports an S3 request that was never sent because the
+// AWS credential chain found no credentials at all (no variables, no
+// profile, no role): the SDK's error is about its last source, often an
+// instance metadata service answering 403, which reads like access denied.
+func noCredentials(err error) bool {
+	return strings.Contains(err.Error(), "get identity: get credentials:")
+}
+
 // errorMessage is err's message, led by the endpoint when a connection
-// failed (the SDK's wording buries it at the end).
+// failed (the SDK's wording buries it at the end), or by "no AWS
+// credentials found" when there were none.
 func errorMessage(err error) string {
 	msg := err.Error()
+	if noCredentials(err) {
+		return "no AWS credentials found (environment, profiles, instance or container role): " + msg
+	}
 	if ep := unreachableEndpoint(err); ep != "" {
 		why := "no connection"
 		var oe *net.OpError
@@ -265,6 +288,14 @@ type errorBody struct {
 func newErrorDoc(err error, code int) errorDoc {
 	return errorDoc{errorBody{Code: errorCode(err), Exit: code, Message: errorMessage(err), Hint: errorHint(err)}}
 }
+
+// corruptPointers: ls or status found partitions whose pointer cannot be
+// read (and listed the others); it wraps pswap.ErrCorrupt. Its hint says
+// how to repair one.
+type corruptPointers struct{ err error }
+
+func (e *corruptPointers) Error() string { return e.err.Error() }
+func (e *corruptPointers) Unwrap() error { return e.err }
 
 // errTimeout: the command ran out of --timeout.
 var errTimeout = errors.New("timed out")

@@ -30,9 +30,11 @@ import (
 // upload and its swap), and pswap-testgen (writes Parquet inputs).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"pswap":         func() { os.Exit(Main()) },
-		"pswap-race":    func() { testHookBeforeCommit = interlope; os.Exit(Main()) },
-		"pswap-testgen": func() { os.Exit(testgen(os.Args[1:])) },
+		"pswap":      func() { os.Exit(Main()) },
+		"pswap-race": func() { testHookBeforeCommit = interlope; os.Exit(Main()) },
+		// pswap-race-same: the other run commits the row (1, "same").
+		"pswap-race-same": func() { testHookBeforeCommit = interlopeSame; os.Exit(Main()) },
+		"pswap-testgen":   func() { os.Exit(testgen(os.Args[1:])) },
 	})
 }
 
@@ -316,7 +318,19 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 // interlope commits a generation of another run to the partition: run as
 // the hook between pswap-race's upload and its swap.
 func interlope(ctx context.Context, part *pswap.Partition) error {
+	return interlopeWith(ctx, part, "")
+}
+
+// interlopeSame is interlope with the CSV row (1, "same") whatever the run.
+func interlopeSame(ctx context.Context, part *pswap.Partition) error {
+	return interlopeWith(ctx, part, "same")
+}
+
+func interlopeWith(ctx context.Context, part *pswap.Partition, region string) error {
 	runID := fmt.Sprintf("interloper-%d", time.Now().UnixNano())
+	if region == "" {
+		region = runID
+	}
 	w, err := part.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: runID}})
 	if err != nil {
 		return err
@@ -325,7 +339,13 @@ func interlope(ctx context.Context, part *pswap.Partition) error {
 		ID     int64  `parquet:"id"`
 		Region string `parquet:"region"`
 	}
-	if err := pswap.Write(w, row{ID: 1, Region: runID}); err != nil {
+	if region == "same" {
+		// As the CLI reads same.csv of conflict.txtar.
+		err = w.AddReader(ctx, strings.NewReader("id,region\n1,same\n"), "same.csv", pswap.FormatCSV)
+	} else {
+		err = pswap.Write(w, row{ID: 1, Region: region})
+	}
+	if err != nil {
 		return err
 	}
 	res, err := w.Commit(ctx)

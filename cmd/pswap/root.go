@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 const rootLong = `pswap writes one partition of a table to an object store (S3, S3-compatible,
@@ -35,6 +36,7 @@ Environment:
                    AIRFLOW_CTX_DAG_ID and AIRFLOW_CTX_DAG_RUN_ID are set,
                    the run id is "<dag_id>/<dag_run_id>"
 
+  PSWAP_CREATE=0   commit and stage refuse to create a table (--must-exist)
   PSWAP_TIMEOUT    default for --timeout
   PSWAP_MAX_ATTEMPTS default for --max-attempts
 
@@ -89,7 +91,7 @@ func newRoot(a *app) *cobra.Command {
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{suggestFlag(c, err)} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.table, "table", "", "table URL: s3://bucket/prefix, file:///path or a path (default $"+envTable+")")
 	pf.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
@@ -98,7 +100,7 @@ func newRoot(a *app) *cobra.Command {
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success (no result line, no progress) but the ids that scripts capture (stage); errors still go to stderr")
 	pf.BoolVar(&a.debug, "debug", false, "log every store request (method, path, status, attempt) on stderr, credentials redacted")
 	pf.DurationVar(&a.timeout, "timeout", 0, "give up after this long, e.g. 30s or 10m (default $"+envTimeout+", else no limit)")
-	pf.IntVar(&a.maxAttempts, "max-attempts", defaultMaxAttempts, "attempts at each store request before giving up (default $"+envMaxAttempts+", else 5)")
+	pf.IntVar(&a.maxAttempts, "max-attempts", defaultMaxAttempts, "attempts at each store request before giving up, 1 to 100 ($"+envMaxAttempts+" sets the default)")
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
 	for _, newCmd := range commandConstructors {
@@ -336,4 +338,50 @@ func hasFlag(args []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// suggestFlag adds to cobra's "unknown flag: --partiton" the command's flag
+// closest to it: "; did you mean --partition?".
+func suggestFlag(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok || name == "" {
+		return err
+	}
+	best, bestDist := "", 3 // at most 2 edits, or a prefix of 3+ letters
+	seen := func(f *pflag.Flag) {
+		d := levenshtein(name, f.Name)
+		if len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+			d = min(d, 1)
+		}
+		if d < bestDist && !f.Hidden {
+			best, bestDist = f.Name, d
+		}
+	}
+	c.LocalFlags().VisitAll(seen)
+	c.InheritedFlags().VisitAll(seen)
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean --%s?", err, best)
+}
+
+// levenshtein is the edit distance between two short strings.
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

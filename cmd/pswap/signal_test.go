@@ -203,6 +203,11 @@ func TestTimeoutBoundsTheCommand(t *testing.T) {
 		!strings.Contains(doc.Error.Message, "nothing was committed: dt=2026-11-29 still has no data") || doc.Error.Hint == "" {
 		t.Errorf("error document: %+v", doc.Error)
 	}
+	// The slow step was the input, on a local table: the hint must not
+	// blame the store alone.
+	if !strings.Contains(doc.Error.Hint, "reading and converting the inputs") || strings.Contains(doc.Error.Hint, "store answered too slowly") {
+		t.Errorf("hint blames the store for a slow input: %q", doc.Error.Hint)
+	}
 	if out.Len() != 0 {
 		t.Errorf("stdout: %q", out.String())
 	}
