@@ -140,6 +140,11 @@ type Result struct {
 	Rebases int
 	// Partitions is the number of partitions with files in the metadata.
 	Partitions int
+	// HintFixed: the metadata was up to date but version-hint.text lagged
+	// (it named HintWas, 0 for a missing or unreadable hint), and this
+	// publish pointed it at Version.
+	HintFixed bool
+	HintWas   int
 }
 
 // Commit describes a committed generation to publish.
@@ -544,7 +549,15 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			return Result{Rebases: p.rebases}, err
 		}
 		if len(ups) == 0 {
-			return p.result(s, false), nil
+			r := p.result(s, false)
+			if s.version > 0 && (!s.hintFound || p.hinted != s.version) {
+				// Up to date, but the hint lags (a lost hint PUT, a
+				// publisher killed after its version): readers that trust
+				// it see an older version. Point it at the latest.
+				r.HintWas = p.hinted
+				r.HintFixed = p.writeHint(ctx, s, s.version)
+			}
+			return r, nil
 		}
 		next, err := p.write(ctx, s, ups, attempt)
 		if errors.Is(err, errStale) {
@@ -611,6 +624,13 @@ func (p *publisher) latestVersion(ctx context.Context, probe bool) (v int, etag 
 	data, a, err := store.ReadAll(ctx, p.st, VersionHintKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		// No hint: a new table, or a hint lost after the expiry deleted
+		// v1 and the versions after it. Probing from v1 would find
+		// nothing and start the history again at v1, behind the versions
+		// that exist: list the metadata folder instead (one LIST).
+		if v, err = p.listVersions(ctx); err != nil {
+			return 0, "", false, err
+		}
 		probe = true
 	case err != nil:
 		return 0, "", false, fmt.Errorf("read %s: %w", VersionHintKey, err)
@@ -673,7 +693,22 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 	key := MetadataKey(v)
 	data, _, err := store.ReadAll(ctx, p.st, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%s: %w: %s names version %d, which does not exist", p.st.URI(VersionHintKey), ErrCorrupt, VersionHintKey, v)
+		// The hint names a version that does not exist (deleted, or the
+		// hint was written by hand): the latest is the highest version
+		// the metadata folder holds, and the next publish writes the one
+		// after it.
+		lv, lerr := p.listVersions(ctx)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if lv >= v {
+			return nil, fmt.Errorf("read %s: %w", key, store.ErrTransient)
+		}
+		s.version, key = lv, MetadataKey(lv)
+		if lv == 0 {
+			return s, nil
+		}
+		data, _, err = store.ReadAll(ctx, p.st, key)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)
@@ -1099,32 +1134,47 @@ func (p *publisher) readBack(ctx context.Context, key string) (got []byte, err e
 // writeHint points the version hint at v unless it already names v or a
 // later version. The hint is only a hint (readers probe past it), so a
 // failure here does not fail the publish.
-func (p *publisher) writeHint(ctx context.Context, s *state, v int) {
+func (p *publisher) writeHint(ctx context.Context, s *state, v int) bool {
 	if p.stale() {
 		// Too late to be sure the expiry keeps version v's predecessors
 		// until the hint moves past them: leave the hint to the next
 		// publish (readers probe past it).
-		return
+		return false
 	}
 	etag, found := s.hintETag, s.hintFound
-	for try := 0; try < 3; try++ {
+	for try := 0; try < 5; try++ {
 		opts := store.PutOptions{IfMatch: etag}
 		if !found {
 			opts = store.PutOptions{IfNoneMatch: true}
 		}
 		_, err := p.st.Put(ctx, VersionHintKey, []byte(strconv.Itoa(v)), opts)
-		if err == nil || !errors.Is(err, store.ErrPrecondition) {
-			return
+		switch {
+		case err == nil:
+			return true
+		case store.IsRetryable(err):
+			// A lost or refused hint PUT leaves readers that trust the
+			// hint on an older version: worth a few retries.
+			if p.backoff(ctx, try) != nil {
+				return false
+			}
+			continue
+		case !errors.Is(err, store.ErrPrecondition):
+			return false
 		}
 		data, a, err := store.ReadAll(ctx, p.st, VersionHintKey)
+		if errors.Is(err, store.ErrNotFound) {
+			etag, found = "", false
+			continue
+		}
 		if err != nil {
-			return
+			return false
 		}
 		if n, perr := strconv.Atoi(strings.TrimSpace(string(data))); perr == nil && n >= v {
-			return
+			return n == v
 		}
 		etag, found = a.ETag, true
 	}
+	return false
 }
 
 // foreignSnapshot is the error of a current snapshot that another writer

@@ -49,6 +49,10 @@ type publishJSON struct {
 	Changed          bool   `json:"changed"`
 	Partitions       int    `json:"partitions"`
 	Rebases          int    `json:"rebases"`
+	// HintFixed: version-hint.text lagged (it named HintWas, 0 when it was
+	// missing or unreadable) and now names Version.
+	HintFixed bool `json:"hint_fixed"`
+	HintWas   int  `json:"hint_was,omitempty"`
 }
 
 func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
@@ -62,6 +66,7 @@ func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 			return printJSON(c.stdout, publishJSON{
 				Table: c.tableURL(), MetadataLocation: r.MetadataLocation, Version: r.Version,
 				SnapshotID: r.SnapshotID, Changed: r.Changed, Partitions: r.Partitions, Rebases: r.Rebases,
+				HintFixed: r.HintFixed, HintWas: r.HintWas,
 			})
 		}
 		verb := "published"
@@ -71,6 +76,13 @@ func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 		if r.MetadataLocation == "" {
 			_, err = fmt.Fprintln(c.stdout, "nothing to publish: the table has no partition with data")
 			return err
+		}
+		if r.HintFixed {
+			was := "missing"
+			if r.HintWas > 0 {
+				was = fmt.Sprintf("named version %d", r.HintWas)
+			}
+			fmt.Fprintf(c.stdout, "version-hint.text lagged (%s): it now names version %d\n", was, r.Version)
 		}
 		_, err = fmt.Fprintf(c.stdout, "%s: %s (%s)\n", verb, r.MetadataLocation, plural(int64(r.Partitions), "partition"))
 		return err

@@ -596,8 +596,18 @@ func (w *World) plantedServe(a *actor, r *request) (served, hit bool) {
 			w.gcBlind[a] = false
 			return false, false
 		}
-		if !w.gcBlind[a] || (r.op != "get" && r.op != "stat") {
+		if !w.gcBlind[a] || (r.op != "get" && r.op != "stat" && r.op != "list") {
 			return false, false
+		}
+		if r.op == "list" {
+			// Blind to the metadata folder's listing too (a publish lists
+			// it when the hint is missing or names no version).
+			hit := false
+			for k := range w.objs {
+				hit = hit || strings.HasPrefix(k, r.key)
+			}
+			r.page, r.pre, r.more = nil, nil, false
+			return true, hit
 		}
 		_, exists := w.objs[r.key]
 		r.err = fmt.Errorf("%s %s: %w", r.op, w.st.URI(r.key), store.ErrNotFound)

@@ -53,10 +53,10 @@ var planted = []struct {
 	plant Plant
 	seeds []uint64
 }{
-	{PlantRollbackSkipReread, []uint64{752, 1183, 60}},
-	{PlantGCSkipRelist, []uint64{1368, 1385}},
-	{PlantWriterSkipGrace, []uint64{18, 36}},
-	{PlantGCIgnoresIceberg, []uint64{14, 38, 71}},
+	{PlantRollbackSkipReread, []uint64{769, 919, 1015}},
+	{PlantGCSkipRelist, []uint64{86, 1368, 1385}},
+	{PlantWriterSkipGrace, []uint64{290, 18, 36}},
+	{PlantGCIgnoresIceberg, []uint64{6, 42, 52}},
 	{PlantPublisherSkipSeqCheck, []uint64{14, 32, 38}},
 }
 

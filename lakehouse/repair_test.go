@@ -1,0 +1,130 @@
+package lakehouse_test
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
+	"github.com/pswap/pswap/swap"
+)
+
+// hintOf reads version-hint.text (0: missing).
+func hintOf(t *testing.T, st store.Store) int {
+	t.Helper()
+	data, _, err := store.ReadAll(ctx, st, lakehouse.VersionHintKey)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n
+}
+
+// A version hint lost after the expiry deleted v1 and the versions after
+// it: the next publish must find the latest version by listing, not probe
+// from v1 and write a new v1 holding one partition (before: readers saw
+// one of two partitions, and later versions rebased on that).
+func TestLostHintAfterExpiry(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	t0 := time.Now().Add(-3 * time.Hour)
+	at := func(d time.Duration) lakehouse.Options {
+		return lakehouse.Options{Now: func() time.Time { return t0.Add(d) }}
+	}
+	pub := func(res swap.Result, d time.Duration) {
+		t.Helper()
+		if _, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, at(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	over := swap.Options{OnConflict: swap.Overwrite}
+	pub(commit(t, mem, "dt=2026-11-01", 4, "a", swap.Options{}), 0)
+	pub(commit(t, mem, "dt=2026-11-02", 5, "b", swap.Options{}), time.Minute)
+	pub(commit(t, mem, "dt=2026-11-01", 6, "c", over), 2*time.Minute)
+	if _, err := lakehouse.Expire(ctx, mem, lakehouse.ExpireOptions{
+		Retention: time.Hour, MinAge: time.Millisecond, Now: func() time.Time { return time.Now().Add(time.Hour) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Stat(ctx, lakehouse.MetadataKey(1)); err == nil {
+		t.Fatal("the expiry kept v1: the test needs it gone")
+	}
+	_, before, _ := lakehouse.Latest(ctx, mem)
+	if err := mem.Delete(ctx, lakehouse.VersionHintKey); err != nil {
+		t.Fatal(err)
+	}
+	pub(commit(t, mem, "dt=2026-11-02", 7, "d", over), 2*time.Hour+time.Minute)
+	_, v, err := lakehouse.Latest(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != before+1 || hintOf(t, mem) != v {
+		t.Fatalf("after the lost hint the publish wrote version %d (hint %d), want %d after %d", v, hintOf(t, mem), before+1, before)
+	}
+	if got := checkReaders(t, mem); len(got) != 2 {
+		t.Fatalf("readers see %v, want both partitions", got)
+	}
+}
+
+// A hint left behind (its PUT failed once, or the publisher died after its
+// version): the commit's publish retries it; a publish that finds the
+// metadata up to date points a lagging hint at the latest version and
+// says so (before: "up to date", the hint left on the old version, which
+// readers that trust it read).
+func TestHintLeftBehindIsFixed(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	publish(t, mem, commit(t, mem, "dt=2026-11-01", 4, "a", swap.Options{}))
+	// One 503 on the hint PUT: retried.
+	failOnce := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if c.Op == "put" && c.Key == lakehouse.VersionHintKey && c.N == 1 {
+			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
+		}
+		return storetest.Fault{}
+	})
+	res := commit(t, mem, "dt=2026-11-02", 5, "b", swap.Options{})
+	r, err := lakehouse.PublishCommit(ctx, failOnce, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := hintOf(t, mem); h != r.Version {
+		t.Fatalf("one 503 on the hint PUT left the hint at %d, version %d", h, r.Version)
+	}
+	// A publisher killed after its version: the hint names the one before.
+	res = commit(t, mem, "dt=2026-11-03", 6, "c", swap.Options{})
+	noHint := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if c.Op == "put" && c.Key == lakehouse.VersionHintKey {
+			return storetest.Fault{Before: fmt.Errorf("killed")}
+		}
+		return storetest.Fault{}
+	})
+	r, err = lakehouse.PublishCommit(ctx, noHint, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := hintOf(t, mem); h != r.Version-1 {
+		t.Fatalf("the hint is %d, want it left at %d for the test", h, r.Version-1)
+	}
+	again, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Changed || !again.HintFixed || again.HintWas != r.Version-1 || hintOf(t, mem) != r.Version {
+		t.Fatalf("publish of an up-to-date table with a lagging hint: %+v, hint now %d, want it fixed to %d", again, hintOf(t, mem), r.Version)
+	}
+	if got, want := checkReaders(t, mem), pointerRows(t, mem); !maps.Equal(got, want) || len(got) != 3 {
+		t.Fatalf("readers see %v, want %v", got, want)
+	}
+	// A hint naming a version that does not exist: the latest that does.
+	if _, err := mem.Put(ctx, lakehouse.VersionHintKey, []byte(strconv.Itoa(r.Version+5)), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	again, err = lakehouse.Publish(ctx, mem, lakehouse.Options{})
+	if err != nil || again.Version != r.Version || !again.HintFixed || hintOf(t, mem) != r.Version {
+		t.Fatalf("publish with a hint past the latest version: %+v, %v; hint %d, want %d", again, err, hintOf(t, mem), r.Version)
+	}
+}
