@@ -338,6 +338,13 @@ def spark_expire(req):
             "deleted_manifest_lists": res.deletedManifestListsCount()}
 
 
+def spark_write_parquet(req):
+    """Spark's own Parquet writer, as a user's job writes a partitioned
+    dataset: df.write.partitionBy(...).parquet(path)."""
+    spark().sql(req["sql"]).write.mode("overwrite").partitionBy(*req["partition_by"]).parquet(req["path"])
+    return None
+
+
 def spark_sql(req):
     s = spark()
     sql = req["sql"].replace("{table}", spark_name(req))
@@ -378,6 +385,7 @@ OPS = {
     ("spark", "meta"): spark_meta,
     ("spark", "sql"): spark_sql,
     ("spark", "append"): spark_append,
+    ("spark", "write_parquet"): spark_write_parquet,
     ("spark", "orphans"): spark_orphans,
     ("spark", "expire"): spark_expire,
     ("oracle", "rows"): oracle,
