@@ -299,6 +299,10 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		for _, r := range s.refs {
 			byHash[r.part] = r
 		}
+		damaged, err := p.damagedManifests(ctx, s)
+		if err != nil {
+			return nil, err
+		}
 		var (
 			ups   []partUpdate
 			upsMu sync.Mutex
@@ -312,7 +316,7 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 			ptr := pointers[part]
 			ph := partHash(part)
 			live[ph] = true
-			if r, ok := byHash[ph]; ok && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) {
+			if r, ok := byHash[ph]; ok && !damaged[ph] && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) {
 				// Already this generation, or a newer one that a publish
 				// of a later commit wrote after we read the pointer: a
 				// reconcile never brings back older data either.
@@ -346,6 +350,36 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
 		return ups, nil
 	})
+}
+
+// damagedManifests returns the partitions (partHash) whose manifest in
+// the current snapshot is missing or not the length the manifest list
+// records: a reconcile writes them anew from their pointers instead of
+// carrying them into the next version, where every reader would fail on
+// them. One listing of the metadata folder's manifests, not one request
+// per partition.
+func (p *publisher) damagedManifests(ctx context.Context, s *state) (map[string]bool, error) {
+	if len(s.list) == 0 {
+		return nil, nil
+	}
+	sizes := map[string]int64{}
+	for a, err := range p.st.List(ctx, MetadataPrefix+"pswap-") {
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", MetadataPrefix, err)
+		}
+		sizes[a.Key] = a.Size
+	}
+	damaged := map[string]bool{}
+	for i, mf := range s.list {
+		key, err := p.keyOf(mf.FilePath())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: manifest: %w", s.loc, ErrCorrupt, err)
+		}
+		if size, ok := sizes[key]; !ok || size != mf.Length() {
+			damaged[s.refs[i].part] = true
+		}
+	}
+	return damaged, nil
 }
 
 // partUpdate replaces one partition's manifest.

@@ -143,6 +143,7 @@ func pointerReads(mem store.Store) (*storetest.Counting, func() map[string]int) 
 // pointer once, in the listing that finds the partitions (it read them all
 // a second time): on a table of N partitions one of which changed, one
 // listing page, N pointers, the hint, the version and its manifest list,
+// the listing of the manifests (a missing or truncated one is written anew),
 // the changed partition's manifest, then the four writes of a publish. An
 // attempt that would land later than MaxElapsed after those reads still
 // reads every pointer again, and publishes what is current then.
@@ -165,7 +166,7 @@ func TestRequestsPerReconcile(t *testing.T) {
 				t.Fatalf("pointer of %s read %d times, want once", part, n)
 			}
 		}
-		if want := 1 + parts + 3 + 1 + 4; st.Total() != want {
+		if want := 1 + parts + 3 + 1 + 1 + 4; st.Total() != want { // + 1: the listing of the manifests (damagedManifests)
 			t.Fatalf("%d requests for a reconcile of %d partitions, want %d: %v", st.Total(), parts, want, st.Counts())
 		}
 		if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 {

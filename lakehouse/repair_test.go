@@ -128,3 +128,52 @@ func TestHintLeftBehindIsFixed(t *testing.T) {
 		t.Fatalf("publish with a hint past the latest version: %+v, %v; hint %d, want %d", again, err, hintOf(t, mem), r.Version)
 	}
 }
+
+// A manifest of a partition that later commits do not touch is deleted or
+// truncated: pswap publish (a reconcile) finds it by one listing of the
+// manifests and writes it anew from the partition's pointer, where it said
+// "up to date" and carried it into every version while readers failed.
+func TestPublishRewritesDamagedManifests(t *testing.T) {
+	for _, damage := range []string{"delete", "truncate"} {
+		t.Run(damage, func(t *testing.T) {
+			mem := memstore.New(memstore.Options{})
+			publish(t, mem, commit(t, mem, "dt=2026-11-01", 4, "a", swap.Options{}))
+			publish(t, mem, commit(t, mem, "dt=2026-11-02", 5, "b", swap.Options{}))
+			var victim string
+			for a, err := range mem.List(ctx, lakehouse.MetadataPrefix+"pswap-") {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(a.Key, "-1-") && victim == "" {
+					victim = a.Key
+				}
+			}
+			data, _, err := store.ReadAll(ctx, mem, victim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if damage == "delete" {
+				err = mem.Delete(ctx, victim)
+			} else {
+				_, err = mem.Put(ctx, victim, data[:len(data)/2], store.PutOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Changed || r.Partitions != 2 {
+				t.Fatalf("publish after a %sd manifest: %+v, want a new version with both partitions", damage, r)
+			}
+			if got := checkReaders(t, mem); len(got) != 2 {
+				t.Fatalf("readers see %v", got)
+			}
+			again, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
+			if err != nil || again.Changed {
+				t.Fatalf("a second publish: %+v, %v; want up to date", again, err)
+			}
+		})
+	}
+}
