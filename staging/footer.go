@@ -49,6 +49,17 @@ func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
 	return ft, err
 }
 
+// OpenParquet opens the Parquet file r of size bytes with Arrow's reader
+// as staging reads it: a logical type Arrow does not know (a newer
+// writer's) is read as its physical type, as DuckDB does, so the schema
+// is the one ReadFooter checked and the table recorded; a footer Arrow's
+// parser panics on is ErrCorrupt. It reads the footer only. Readers of
+// files that staging accepted (the Iceberg metadata's footer schema) use
+// it, so that no file staging accepts makes them fail or panic.
+func OpenParquet(r io.ReaderAt, size int64) (*file.Reader, error) {
+	return openParquet(r, size)
+}
+
 // openParquet opens r with Arrow's Parquet reader. Arrow refuses a footer
 // whose schema has a logical type it does not know (a newer writer's);
 // then the footer is read again with those annotations removed, so that
