@@ -26,6 +26,7 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/testenv"
 	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
@@ -906,5 +907,69 @@ func TestAllNullListIntoKnownList(t *testing.T) {
 	}
 	if got := listShape(t, strings.TrimPrefix(snap.Files[0].URI, "file://"), "emptylist"); !slices.Equal(got, []int{-1, 0, 2}) {
 		t.Fatalf("stored list lengths %v, want [-1 0 2]", got)
+	}
+}
+
+// A generation staged before INT96 timestamps were read in microseconds
+// recorded them as Arrow's nanoseconds, in its schema and content
+// checksum: it still verifies (its checksum recomputed that way), and a
+// wrong checksum is still a mismatch. Without the fallback, verify
+// reported every such generation (Spark's output) as a mismatch.
+func TestInt96GenerationStagedInNanosecondsVerifies(t *testing.T) {
+	rec := nsRecord(t, "", 1_764_412_496_123_456_000, math.MinInt64, -86_400_000_000_000*365)
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, nil, pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "int96.parquet")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var old staging.RowScan
+	old.Int96Nanos = true
+	if err := old.Add(ctx, bytes.NewReader(buf.Bytes()), int64(buf.Len()), "int96.parquet"); err != nil {
+		t.Fatal(err)
+	}
+	_, oldSum := old.Checksum()
+	for _, tc := range []struct {
+		name string
+		sum  string
+		ok   bool
+	}{{"staged in nanoseconds", oldSum, true}, {"wrong", "colsum128:00000000000000000000000000000000", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := memstore.New()
+			txn, err := swap.Begin(ctx, st, "dt=2026-11-29", swap.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := staging.New(ctx, st, txn.DataPrefix(), staging.Options{})
+			if err := s.AddParquetFile(ctx, path); err != nil {
+				t.Fatal(err)
+			}
+			c, err := s.Finish(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(c.Schema, "timestamp[us, tz=UTC]") || c.ContentChecksum == oldSum {
+				t.Fatalf("staged now: %s %s", c.Schema, c.ContentChecksum)
+			}
+			c.Schema = strings.ReplaceAll(c.Schema, "timestamp[us, tz=UTC]", "timestamp[ns, tz=UTC]")
+			c.ContentChecksum = tc.sum
+			if _, err := txn.Commit(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			p, _ := pswap.NewTable(st).Partition("dt=2026-11-29")
+			rep, err := p.Verify(ctx)
+			if tc.ok != (err == nil && rep.OK) {
+				t.Fatalf("verify: %+v %v", rep, err)
+			}
+		})
 	}
 }

@@ -42,7 +42,7 @@ func scanBoth(t testing.TB, path string) (fast, slow string, hashed int64, fastE
 		noFastScan = off
 		defer func() { noFastScan = false }()
 		before := fastGroups.Load()
-		rows, sum, canon, err := scanParquet(context.Background(), f, fi.Size(), false)
+		rows, sum, canon, err := scanParquet(context.Background(), f, fi.Size(), false, false)
 		n := fastGroups.Load() - before
 		if err != nil {
 			return "", n, err

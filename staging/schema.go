@@ -34,6 +34,13 @@ func mismatch(input string, got, want *canonSchema) error {
 // fromParquetSchema derives the canonical schema of a Parquet schema and
 // checks that staging can hash every column.
 func fromParquetSchema(ps *pqschema.Schema) (*canonSchema, error) {
+	return canonOf(ps, false)
+}
+
+// canonOf is fromParquetSchema; with int96Nanos, flat INT96 columns are
+// Arrow's timestamp[ns, tz=UTC], as staging read them before it read them
+// in microseconds (for the content checksums of generations staged then).
+func canonOf(ps *pqschema.Schema, int96Nanos bool) (*canonSchema, error) {
 	as, err := pqarrow.FromParquet(ps, &pqarrow.ArrowReadProperties{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
@@ -50,7 +57,7 @@ func fromParquetSchema(ps *pqschema.Schema) (*canonSchema, error) {
 	// Impala's) is a timestamp in microseconds, as Spark reads it: Arrow
 	// reads nanoseconds, which cannot hold the dates Spark writes beyond
 	// 1677..2262, and Iceberg v2 holds microseconds.
-	for c := 0; c < ps.NumColumns(); c++ {
+	for c := 0; c < ps.NumColumns() && !int96Nanos; c++ {
 		col := ps.Column(c)
 		if col.PhysicalType() != parquet.Types.Int96 || len(col.ColumnPath()) != 1 {
 			continue
