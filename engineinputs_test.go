@@ -22,6 +22,8 @@ import (
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/testenv"
@@ -971,5 +973,66 @@ func TestInt96GenerationStagedInNanosecondsVerifies(t *testing.T) {
 				t.Fatalf("verify: %+v %v", rep, err)
 			}
 		})
+	}
+}
+
+type sparkRow struct {
+	N int32            `parquet:"n"`
+	A deprecated.Int96 `parquet:"a"`
+}
+
+// sparkInt96 is Spark's INT96 encoding of micros (DateTimeUtils.toJulianDay,
+// in wrapping 64-bit arithmetic).
+func sparkInt96(micros int64) deprecated.Int96 {
+	const microsPerDay = 86_400_000_000
+	julianUs := micros + 2440588*microsPerDay
+	days, us := julianUs/microsPerDay, julianUs%microsPerDay
+	nanos := uint64(us * 1000)
+	return deprecated.Int96{uint32(nanos), uint32(nanos >> 32), uint32(int32(days))}
+}
+
+// An INT96 file that must be converted (its int32 column goes into the
+// table's long column) is read through Arrow's records with its INT96
+// column read in microseconds beside them: years beyond Arrow's
+// nanosecond range are stored exactly. Before, Arrow's reader refused
+// them (and the scan of a row group the fast scan gives up did too).
+func TestInt96ConvertedExactly(t *testing.T) {
+	micros := []int64{1704141296123456, 253402225200000000, -62135596800000000, 9089380393200000000, 0}
+	rows := make([]sparkRow, len(micros))
+	for i, m := range micros {
+		rows[i] = sparkRow{N: int32(i), A: sparkInt96(m)}
+	}
+	path := filepath.Join(t.TempDir(), "spark.parquet")
+	if err := pq.WriteFile(path, rows); err != nil {
+		t.Fatal(err)
+	}
+	st, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := pswap.NewTable(st)
+	// The table: n long, a timestamptz (both NOT NULL, as parquet-go wrote them).
+	b := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
+	b.Append(1)
+	a := b.NewArray()
+	defer a.Release()
+	b.Release()
+	ib := array.NewInt64Builder(memory.DefaultAllocator)
+	ib.Append(1)
+	n := ib.NewArray()
+	defer n.Release()
+	ib.Release()
+	first := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "n", Type: n.DataType()}, {Name: "a", Type: a.DataType()}}, nil), []arrow.Array{n, a}, 1)
+	defer first.Release()
+	if _, err := commitRecord(t, tb, "dt=2026-11-28", first, pswap.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := commitPath(t, tb, "dt=2026-11-29", path, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, typ := timestampValues(t, storedTable(t, tb, "dt=2026-11-29"), "a")
+	if typ.Unit != arrow.Microsecond || res.Rows != int64(len(micros)) || !slices.Equal(got, micros) {
+		t.Fatalf("stored %v (%s, %d rows), want %v", got, typ, res.Rows, micros)
 	}
 }

@@ -327,29 +327,18 @@ func scanRowGroups(ctx context.Context, pr, fast *file.Reader, canon *canonSchem
 				return err
 			}
 		}
-		rr, err := fr.GetRecordReader(ctx, nil, []int{g})
-		if err != nil {
-			return err
-		}
-		for rr.Next() {
-			rec := rr.RecordBatch()
+		err := rowGroupRecords(ctx, pr, fr, g, canon, int96Leaves(pr, canon), func(rec arrow.RecordBatch) error {
 			err := ch.addRecord(rec, canon.arrow, &sum.col)
 			if err == nil && legacy {
 				buf, err = hashBatch(rec, canon, &sum.row, buf)
 			}
 			if err != nil {
-				rr.Release()
 				return err
 			}
 			*rows += rec.NumRows()
-			if err := ctx.Err(); err != nil {
-				rr.Release()
-				return err
-			}
-		}
-		err = rr.Err()
-		rr.Release()
-		if err != nil && !errors.Is(err, io.EOF) {
+			return ctx.Err()
+		})
+		if err != nil {
 			return err
 		}
 	}

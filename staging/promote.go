@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -182,18 +181,21 @@ func (s *Stager) addConvertedParquet(ctx context.Context, f readerAtSize, size i
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
-	}
-	defer rr.Release()
-	for rr.Next() {
-		if err := s.writeConverted(cv.input, rr.RecordBatch(), cv); err != nil {
-			return err
+	// Row group by row group: INT96 columns are read in microseconds
+	// beside Arrow's records (int96.go).
+	int96 := int96Leaves(r, cv.from)
+	for g := range r.NumRowGroups() {
+		var werr error
+		err := rowGroupRecords(ctx, r, fr, g, cv.from, int96, func(rec arrow.RecordBatch) error {
+			werr = s.writeConverted(cv.input, rec, cv)
+			return werr
+		})
+		if werr != nil {
+			return werr
 		}
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
+		}
 	}
 	return nil
 }

@@ -54,11 +54,6 @@ func scanBoth(t testing.TB, path string) (fast, slow string, hashed int64, fastE
 	return fast, slow, hashed, fastErr, slowErr
 }
 
-// fastScanOnly lists the corpus files that only the fast scan reads.
-var fastScanOnly = map[string]string{
-	"int96_from_spark.parquet": "Arrow reads INT96 in nanoseconds, which cannot hold the years 9999 and 290000 that Spark wrote",
-}
-
 // TestFastScanMatchesArrowOnCorpus: on every file of the test corpora the
 // fast scan and the Arrow path agree (the same checksum, or both refuse).
 func TestFastScanMatchesArrowOnCorpus(t *testing.T) {
@@ -69,10 +64,6 @@ func TestFastScanMatchesArrowOnCorpus(t *testing.T) {
 	var fastFiles int
 	for _, p := range paths {
 		fast, slow, hashed, fe, se := scanBoth(t, p)
-		if why, ok := fastScanOnly[filepath.Base(p)]; ok && fe == nil && hashed > 0 {
-			t.Logf("%s: fast scan %s; the Arrow path cannot read it: %s (%v)", p, fast, why, se)
-			continue
-		}
 		if (fe == nil) != (se == nil) || fast != slow {
 			t.Errorf("%s: fast scan %s (%v), Arrow %s (%v)", p, fast, fe, slow, se)
 		}
