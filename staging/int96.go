@@ -38,8 +38,16 @@ func int96Leaves(pr *file.Reader, canon *canonSchema) []int {
 	return out
 }
 
-// readInt96Column reads column c of a row group as int96Type values.
-func readInt96Column(rg *file.RowGroupReader, c int, mem memory.Allocator) (arrow.Array, error) {
+// int96Column reads a flat INT96 column chunk in steps of rows, in
+// microseconds (int96Micros).
+type int96Column struct {
+	r      *file.Int96ColumnChunkReader
+	maxDef int16
+	vals   []parquet.Int96
+	defs   []int16
+}
+
+func newInt96Column(rg *file.RowGroupReader, c int) (*int96Column, error) {
 	cr, err := rg.Column(c)
 	if err != nil {
 		return nil, err
@@ -48,32 +56,52 @@ func readInt96Column(rg *file.RowGroupReader, c int, mem memory.Allocator) (arro
 	if !ok {
 		return nil, fmt.Errorf("%w: column %d is not INT96", ErrCorrupt, c)
 	}
-	maxDef := cr.Descriptor().MaxDefinitionLevel()
+	return &int96Column{r: r, maxDef: cr.Descriptor().MaxDefinitionLevel()}, nil
+}
+
+// next reads the next n rows (a flat column: one level a row); a column
+// that holds fewer, or fewer values than its levels say, is corrupt.
+func (c *int96Column) next(n int64, mem memory.Allocator) (arrow.Array, error) {
 	b := array.NewTimestampBuilder(mem, int96Type)
 	defer b.Release()
-	const batch = 4096
-	vals := make([]parquet.Int96, batch)
-	defs := make([]int16, batch)
-	for r.HasNext() {
-		n, _, err := r.ReadBatch(batch, vals, defs, nil)
+	b.Reserve(int(n))
+	const step = 4096
+	if c.vals == nil {
+		c.vals, c.defs = make([]parquet.Int96, step), make([]int16, step)
+	}
+	for left := n; left > 0; {
+		if !c.r.HasNext() {
+			if err := c.r.Err(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: INT96 column %s holds fewer rows than its row group", ErrCorrupt, c.r.Descriptor().Path())
+		}
+		levels, values, err := c.r.ReadBatch(min(left, step), c.vals, c.defs, nil)
 		if err != nil {
 			return nil, err
 		}
-		if n == 0 {
-			break
+		defined := levels
+		if c.maxDef > 0 {
+			defined = 0
+			for _, d := range c.defs[:levels] {
+				if d == c.maxDef {
+					defined++
+				}
+			}
+		}
+		if levels == 0 || int64(values) != defined {
+			return nil, fmt.Errorf("%w: INT96 column %s: %d values for %d defined levels", ErrCorrupt, c.r.Descriptor().Path(), values, defined)
 		}
 		v := 0
-		for i := range int(n) {
-			if maxDef > 0 && defs[i] < maxDef {
+		for i := range int(levels) {
+			if c.maxDef > 0 && c.defs[i] < c.maxDef {
 				b.AppendNull()
 				continue
 			}
-			b.Append(arrow.Timestamp(int96Micros(vals[v][:])))
+			b.Append(arrow.Timestamp(int96Micros(c.vals[v][:])))
 			v++
 		}
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
+		left -= levels
 	}
 	return b.NewArray(), nil
 }
@@ -101,49 +129,48 @@ func rowGroupRecords(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReade
 	mem := memory.DefaultAllocator
 	rg := pr.RowGroup(g)
 	n := rg.NumRows()
-	isInt96 := map[int]arrow.Array{}
-	defer func() {
-		for _, a := range isInt96 {
-			a.Release()
-		}
-	}()
+	cols := map[int]*int96Column{}
 	for _, c := range int96 {
-		a, err := readInt96Column(rg, c, mem)
+		col, err := newInt96Column(rg, c)
 		if err != nil {
 			return err
 		}
-		isInt96[c] = a
-		if int64(a.Len()) != n {
-			return fmt.Errorf("%w: INT96 column %d holds %d values, its row group %d rows", ErrCorrupt, c, a.Len(), n)
-		}
+		cols[c] = col
 	}
 	var others []int
 	for c := range canon.arrow.NumFields() {
-		if _, ok := isInt96[c]; !ok {
+		if _, ok := cols[c]; !ok {
 			others = append(others, c)
 		}
 	}
 	fields := canon.arrow.Fields()
-	emit := func(off int64, rec arrow.RecordBatch, rows int64) error {
-		cols := make([]arrow.Array, len(fields))
+	emit := func(rec arrow.RecordBatch, rows int64) error {
+		arrs := make([]arrow.Array, len(fields))
 		o := 0
 		for c := range fields {
-			if a, ok := isInt96[c]; ok {
-				cols[c] = array.NewSlice(a, off, off+rows)
-				defer cols[c].Release()
+			if col, ok := cols[c]; ok {
+				a, err := col.next(rows, mem)
+				if err != nil {
+					return err
+				}
+				defer a.Release()
+				arrs[c] = a
 				continue
 			}
-			cols[c] = rec.Column(o)
+			arrs[c] = rec.Column(o)
 			fields[c] = rec.Schema().Field(o)
 			o++
 		}
-		full := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows)
+		full := array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, rows)
 		defer full.Release()
 		return fn(full)
 	}
 	if len(others) == 0 {
 		for off := int64(0); off < n; off += arrowBatch {
-			if err := emit(off, nil, min(arrowBatch, n-off)); err != nil {
+			if err := emit(nil, min(arrowBatch, n-off)); err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
@@ -160,7 +187,7 @@ func rowGroupRecords(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReade
 		if off+rec.NumRows() > n {
 			return fmt.Errorf("%w: row group %d holds more rows than it says", ErrCorrupt, g)
 		}
-		if err := emit(off, rec, rec.NumRows()); err != nil {
+		if err := emit(rec, rec.NumRows()); err != nil {
 			return err
 		}
 		off += rec.NumRows()
