@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,12 +105,42 @@ func adopter(o AdoptOptions, key string, opts swap.Options) swap.AdoptFunc {
 	}
 }
 
+// asIs is what the footers of files committed as they are (adopted or
+// copied) say about their data: its schema, and the columns that every
+// file's footer proves null-free (staging.Footer.NullFree).
+type asIs struct {
+	schema   *arrow.Schema
+	nullFree map[string]bool
+}
+
+// asIsOf is the asIs of files whose footers were read (out, all of one
+// schema).
+func asIsOf(out []adopted) asIs {
+	a := asIs{schema: out[0].arrow, nullFree: map[string]bool{}}
+	for _, n := range out[0].nullFree {
+		a.nullFree[n] = true
+	}
+	for _, r := range out[1:] {
+		for n := range a.nullFree {
+			if !slices.Contains(r.nullFree, n) {
+				delete(a.nullFree, n)
+			}
+		}
+	}
+	return a
+}
+
 // checkAsIs checks files committed as they are (adopted or copied: they
 // cannot be converted) against the table's metadata: the partition key must
 // fit, and the files must hold exactly the table's columns and stored
-// types. A table without metadata gets it from these files (before the
-// swap), as a first commit from local files would.
-func checkAsIs(ctx context.Context, st store.Store, key string, opts swap.Options, s *arrow.Schema) error {
+// types; an optional column fits a NOT NULL one when the footers prove it
+// has no null, as the same data from a local file (read and converted)
+// does. A table without metadata gets it from these files (before the
+// swap), as a first commit from local files would, and they must then
+// hold what it records (nanosecond timestamps, say, are recorded in
+// microseconds and cannot be adopted).
+func checkAsIs(ctx context.Context, st store.Store, key string, opts swap.Options, a asIs) error {
+	s := a.schema
 	if s == nil {
 		return nil
 	}
@@ -118,32 +149,36 @@ func checkAsIs(ctx context.Context, st store.Store, key string, opts swap.Option
 		return err
 	}
 	if g.table != nil {
-		return fits(g.table, key, s, "does not match files committed as they are (they cannot be converted)")
+		return fitsAsIs(g.table, key, s, a.nullFree, "does not match files committed as they are (they cannot be converted)")
 	}
 	if _, err := g.conform(staging.Input{Name: "adopted files"}, s); err != nil {
+		return err
+	}
+	if err := fitsAsIs(g.table, key, s, a.nullFree, "these files would create does not match them (files committed as they are cannot be converted)"); err != nil {
 		return err
 	}
 	return g.commit(ctx, s)
 }
 
 type adopted struct {
-	file   manifest.File
-	schema string
-	arrow  *arrow.Schema
-	mod    time.Time
-	err    error
+	file     manifest.File
+	schema   string
+	arrow    *arrow.Schema
+	nullFree []string
+	mod      time.Time
+	err      error
 }
 
 // adopt lists prefix (one request per 1,000 objects) and reads each data
 // file's footer with at most two ranged GETs. With o.VerifyRows it reads
 // every file in full for the row checksum, and with legacy computes the
 // rowsum128 one as well (Content.Equivalent).
-func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, legacy bool) (manifest.Content, time.Time, *arrow.Schema, error) {
+func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, legacy bool) (manifest.Content, time.Time, asIs, error) {
 	var objs []store.Attrs
 	markers := 0
 	for a, err := range st.List(ctx, prefix) {
 		if err != nil {
-			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("adopt: list %s: %w", st.URI(prefix), err)
+			return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("adopt: list %s: %w", st.URI(prefix), err)
 		}
 		rel := strings.TrimPrefix(a.Key, prefix)
 		if IsEngineMarker(rel) {
@@ -151,7 +186,7 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 			continue
 		}
 		if err := manifest.ValidateFilePath(rel); err != nil {
-			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: adopt %s: %v", ErrBadInput, st.URI(a.Key), err)
+			return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("%w: adopt %s: %v", ErrBadInput, st.URI(a.Key), err)
 		}
 		objs = append(objs, a)
 	}
@@ -160,10 +195,10 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 		if markers > 0 {
 			what = fmt.Sprintf("holds only %d engine marker(s), no data file", markers)
 		}
-		return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: nothing to adopt: %s %s (did the engine write there?)", ErrBadInput, st.URI(prefix), what)
+		return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("%w: nothing to adopt: %s %s (did the engine write there?)", ErrBadInput, st.URI(prefix), what)
 	}
 	if len(objs) > manifest.MaxFiles {
-		return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %s holds %d files, at most %d per generation", ErrBadInput, st.URI(prefix), len(objs), manifest.MaxFiles)
+		return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("%w: %s holds %d files, at most %d per generation", ErrBadInput, st.URI(prefix), len(objs), manifest.MaxFiles)
 	}
 	out := make([]adopted, len(objs))
 	var wg sync.WaitGroup
@@ -182,12 +217,12 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 	schema := ""
 	for i, r := range out {
 		if r.err != nil {
-			return manifest.Content{}, time.Time{}, nil, r.err
+			return manifest.Content{}, time.Time{}, asIs{}, r.err
 		}
 		if i == 0 {
 			schema = r.schema
 		} else if r.schema != schema {
-			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
+			return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
 				st.URI(prefix+r.file.Path), r.schema, st.URI(prefix+out[0].file.Path), schema)
 		}
 		c.Add(r.file)
@@ -197,21 +232,21 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 	}
 	c.Schema = schema
 	if c.Rows == 0 && !o.AllowEmpty {
-		return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %w: the %d file(s) under %s hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files), st.URI(prefix))
+		return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("%w: %w: the %d file(s) under %s hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files), st.URI(prefix))
 	}
 	if o.VerifyRows {
 		rows, sum, equiv, err := scanRows(ctx, st, prefix, c.Files, legacy)
 		if err != nil {
-			return manifest.Content{}, time.Time{}, nil, err
+			return manifest.Content{}, time.Time{}, asIs{}, err
 		}
 		if rows != c.Rows {
-			return manifest.Content{}, time.Time{}, nil, fmt.Errorf("%w: %s: the files hold %d rows, their footers say %d", staging.ErrCorrupt, st.URI(prefix), rows, c.Rows)
+			return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("%w: %s: the files hold %d rows, their footers say %d", staging.ErrCorrupt, st.URI(prefix), rows, c.Rows)
 		}
 		c.ContentChecksum, c.Equivalent = sum, equiv
 	} else {
 		c.ContentChecksum = adoptedChecksum(c.Files)
 	}
-	return c, oldest, out[0].arrow, nil
+	return c, oldest, asIsOf(out), nil
 }
 
 // minParquetSize is the smallest Parquet file: magic, footer length, magic.
@@ -264,7 +299,7 @@ func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs
 	if mod.IsZero() {
 		mod = r.ModTime()
 	}
-	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, arrow: f.Arrow, mod: mod}
+	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, arrow: f.Arrow, nullFree: f.NullFree, mod: mod}
 }
 
 // errChanged: an object changed between two reads of one adoption. It is

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -154,7 +152,7 @@ func listSources(ctx context.Context, dst *s3store.Store, uris []string) ([]sour
 
 // copySources reads each source's footer and copies it server-side under
 // prefix, at most o.Concurrency at a time.
-func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []sourceObject, o AdoptOptions) (manifest.Content, *arrow.Schema, error) {
+func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []sourceObject, o AdoptOptions) (manifest.Content, asIs, error) {
 	out := make([]adopted, len(srcs))
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -195,21 +193,21 @@ func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []
 		}
 	}
 	if first != nil {
-		return manifest.Content{}, nil, first
+		return manifest.Content{}, asIs{}, first
 	}
 	var c manifest.Content
 	schema := out[0].schema
 	for i, r := range out {
 		if r.schema != schema {
-			return manifest.Content{}, nil, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
+			return manifest.Content{}, asIs{}, fmt.Errorf("%w: %s has\n%s\nbut %s has\n%s", staging.ErrSchemaMismatch,
 				srcs[i].st.URI(srcs[i].attr.Key), r.schema, srcs[0].st.URI(srcs[0].attr.Key), schema)
 		}
 		c.Add(r.file)
 	}
 	c.Schema = schema
 	if c.Rows == 0 && !o.AllowEmpty {
-		return manifest.Content{}, nil, fmt.Errorf("%w: %w: the %d input object(s) hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files))
+		return manifest.Content{}, asIs{}, fmt.Errorf("%w: %w: the %d input object(s) hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files))
 	}
 	c.ContentChecksum = adoptedChecksum(c.Files)
-	return c, out[0].arrow, nil
+	return c, asIsOf(out), nil
 }

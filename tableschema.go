@@ -268,6 +268,17 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 // writer wrote meanwhile: the data must be exactly what the table stores,
 // as staged data can no longer be converted.
 func fits(t *tablemeta.Table, key string, stored *arrow.Schema, what string) error {
+	return fitsAsIs(t, key, stored, nil, what)
+}
+
+// fitsAsIs checks data stored as it is (staged, adopted or copied: it can
+// no longer be converted) against a table's metadata: its columns must be
+// exactly the table's, in the types and nullability the table stores
+// them in, except that a nullable column that nullFree names (its files'
+// footers prove it holds no null) fits a NOT NULL one: the same data from
+// a local file is read, found without nulls and stored. The error names
+// the first column that differs.
+func fitsAsIs(t *tablemeta.Table, key string, stored *arrow.Schema, nullFree map[string]bool, what string) error {
 	if err := t.CheckKey(key); err != nil {
 		return fmt.Errorf("the table's metadata %s: %w", what, err)
 	}
@@ -277,10 +288,77 @@ func fits(t *tablemeta.Table, key string, stored *arrow.Schema, what string) err
 	}
 	ts, err1 := tablemeta.SchemaFromArrow(target)
 	ss, err2 := tablemeta.SchemaFromArrow(stored)
-	if err1 != nil || err2 != nil || !ts.SameTypes(ss) {
+	if err1 != nil || err2 != nil {
 		return fmt.Errorf("%w: the table's metadata %s, with columns stored differently:\n%s\nre-run to write data that fits it", ErrSchemaMismatch, what, t.Schema)
 	}
-	return nil
+	for i := range ss.Fields {
+		f := &ss.Fields[i]
+		if tf, ok := ts.Field(f.Name); ok && nullFree[f.Name] && !tf.Nullable {
+			f.Nullable = false
+		}
+	}
+	if ts.SameTypes(ss) {
+		// The same table types, and the same Parquet storage: an
+		// unsigned or half-precision column maps to a table type but
+		// engines read it as stored (uint32's values above 2^31 as
+		// negative longs).
+		for _, tf := range target.Fields() {
+			sf, ok := stored.FieldsByName(tf.Name)
+			if !ok || len(sf) != 1 || sameStorage(tf.Type, sf[0].Type) {
+				continue
+			}
+			return fmt.Errorf("%w: the table's metadata %s: column %q is stored as %s in the files, the table's files store it as %s (commit them from a local copy, where they are converted, or write them so)", ErrSchemaMismatch, what, tf.Name, sf[0].Type, tf.Type)
+		}
+		return nil
+	}
+	describe := func(f tablemeta.Field) string {
+		if f.Nullable {
+			return f.Type.String()
+		}
+		return f.Type.String() + " not null"
+	}
+	for _, tf := range ts.Fields {
+		sf, ok := ss.Field(tf.Name)
+		if !ok || (tablemeta.Schema{Fields: []tablemeta.Field{sf}}).SameTypes(tablemeta.Schema{Fields: []tablemeta.Field{tf}}) {
+			continue
+		}
+		why := ""
+		switch {
+		case sf.Type.Kind == tablemeta.TimestampNs && tf.Type.Kind == tablemeta.Timestamp,
+			sf.Type.Kind == tablemeta.TimestampTZNs && tf.Type.Kind == tablemeta.TimestampTZ:
+			why = " (Iceberg v2 timestamps hold microseconds: write the files in microseconds, e.g. pyarrow's coerce_timestamps=\"us\", or commit them from a local copy, where they are converted)"
+		case sf.Nullable && !tf.Nullable:
+			why = " (the files' footers do not prove it holds no null: commit them from a local copy, where their values are read, or make the column NOT NULL where they are written)"
+		}
+		return fmt.Errorf("%w: the table's metadata %s: column %q is %s in the files, the table stores it as %s%s", ErrSchemaMismatch, what, tf.Name, describe(sf), describe(tf), why)
+	}
+	return fmt.Errorf("%w: the table's metadata %s, with columns stored differently:\n%s\nre-run to write data that fits it", ErrSchemaMismatch, what, t.Schema)
+}
+
+// sameStorage reports whether Arrow types a and b (canonical: as staging
+// derives them from Parquet) store values the same way, nullability and
+// nested names aside.
+func sameStorage(a, b arrow.DataType) bool {
+	switch at := a.(type) {
+	case *arrow.StructType:
+		bt, ok := b.(*arrow.StructType)
+		if !ok || at.NumFields() != bt.NumFields() {
+			return false
+		}
+		for i, f := range at.Fields() {
+			if g := bt.Field(i); f.Name != g.Name || !sameStorage(f.Type, g.Type) {
+				return false
+			}
+		}
+		return true
+	case *arrow.MapType:
+		bt, ok := b.(*arrow.MapType)
+		return ok && sameStorage(at.KeyType(), bt.KeyType()) && sameStorage(at.ItemType(), bt.ItemType())
+	case arrow.ListLikeType:
+		bt, ok := b.(arrow.ListLikeType)
+		return ok && a.ID() == b.ID() && sameStorage(at.Elem(), bt.Elem())
+	}
+	return arrow.TypeEqual(a, b)
 }
 
 // TableMetadata reads the table's metadata document

@@ -5,17 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 
 	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 	"github.com/pswap/pswap/tablemeta"
@@ -29,11 +28,20 @@ type SchemaFunc func(ctx context.Context, st store.Store, files []swap.FileRef) 
 // FooterSchema reads the Arrow schema of the first data file (the files of
 // one generation share one schema) from its Parquet footer, fetched with
 // ranged GETs (usually one: the file's last 64 KiB), not the whole file.
-func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (*arrow.Schema, error) {
+// The footer is read as staging read it when the file was committed
+// (staging.OpenParquet: a logical type Arrow does not know reads as its
+// physical type), and a footer that makes Arrow's reader panic is
+// ErrSchema, never a panic.
+func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (s *arrow.Schema, err error) {
 	if len(files) == 0 {
 		return nil, errors.New("no data files to read a schema from")
 	}
 	f := files[0]
+	defer func() {
+		if p := recover(); p != nil {
+			s, err = nil, fmt.Errorf("%w: %s: reading its footer failed: %v", ErrSchema, f.URI, p)
+		}
+	}()
 	a := store.Attrs{Key: f.Key, Size: f.Size}
 	if a.Size <= 0 {
 		// A reference without the manifest's size: ask the store.
@@ -43,7 +51,7 @@ func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (*a
 		}
 	}
 	r := store.NewTailReader(ctx, st, f.Key, a, 0)
-	pf, err := file.NewParquetReader(io.NewSectionReader(r, 0, a.Size))
+	pf, err := staging.OpenParquet(r, a.Size)
 	if r.Err() != nil {
 		return nil, fmt.Errorf("read schema of %s: %w", f.URI, r.Err())
 	}
@@ -51,7 +59,7 @@ func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (*a
 		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, f.URI, err)
 	}
 	defer pf.Close()
-	s, err := pqarrow.FromParquet(pf.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
+	s, err = pqarrow.FromParquet(pf.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, f.URI, err)
 	}

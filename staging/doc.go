@@ -238,6 +238,15 @@
 // alone, without decoding pages: the footer-only check for files that are
 // adopted rather than read.
 //
+// INT96 timestamps (Spark's default, Hive's, Impala's) are read in
+// microseconds exactly as Spark reads them (a flat INT96 column's canonical
+// type is timestamp[us, tz=UTC]), so the years Spark writes beyond Arrow's
+// nanosecond range (1677..2262) are accepted; [RowScan] Int96Nanos reads
+// them as before, for generations staged then. A Go type's time.Time
+// fields are written in the timestamp unit the schema Conform returns asks
+// for (a table's microseconds), since a Go value cannot be converted after
+// it is written.
+//
 // parquet-go v0.32 encodes time.Time fields with the `date` tag wrongly
 // (nanoseconds in an INT32 column); [Write] refuses them with
 // [ErrUnsupported]. Use an int32 of days with the `date` tag instead.

@@ -27,6 +27,12 @@ type Footer struct {
 	// Arrow is the canonical schema as Arrow's (for table schema checks of
 	// files that are adopted as they are).
 	Arrow *arrow.Schema
+	// NullFree names the flat optional top-level columns that the footer
+	// proves hold no null: the statistics of every one of their column
+	// chunks record a null count of 0. A column without such statistics,
+	// or nested, is not named (its nulls are unknown without reading its
+	// pages).
+	NullFree []string
 }
 
 // ReadFooter reads and checks the footer of the Parquet file r of size
@@ -45,8 +51,54 @@ func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
 	ft, canon, err := checkFooter(pr, size)
 	if err == nil && canon != nil {
 		ft.Arrow = canon.arrow
+		ft.NullFree = nullFree(pr)
 	}
 	return ft, err
+}
+
+// nullFree returns the flat optional top-level columns whose column chunks
+// all have statistics with a null count of 0 (see Footer.NullFree). Only
+// flat columns: for a nested one, writers differ in what the leaf's null
+// count counts (null lists, empty lists, null elements).
+func nullFree(pr *file.Reader) (names []string) {
+	defer func() {
+		if recover() != nil {
+			names = nil // statistics Arrow cannot decode prove nothing
+		}
+	}()
+	md := pr.MetaData()
+	sc := md.Schema
+	for c := 0; c < sc.NumColumns(); c++ {
+		col := sc.Column(c)
+		if col.MaxRepetitionLevel() != 0 || col.MaxDefinitionLevel() != 1 || len(col.ColumnPath()) != 1 {
+			continue
+		}
+		proven := true
+		for g := 0; g < md.NumRowGroups() && proven; g++ {
+			cc, err := md.RowGroup(g).ColumnChunk(c)
+			if err != nil {
+				proven = false
+				break
+			}
+			st, err := cc.Statistics()
+			proven = err == nil && st != nil && st.HasNullCount() && st.NullCount() == 0
+		}
+		if proven {
+			names = append(names, col.Name())
+		}
+	}
+	return names
+}
+
+// OpenParquet opens the Parquet file r of size bytes with Arrow's reader
+// as staging reads it: a logical type Arrow does not know (a newer
+// writer's) is read as its physical type, as DuckDB does, so the schema
+// is the one ReadFooter checked and the table recorded; a footer Arrow's
+// parser panics on is ErrCorrupt. It reads the footer only. Readers of
+// files that staging accepted (the Iceberg metadata's footer schema) use
+// it, so that no file staging accepts makes them fail or panic.
+func OpenParquet(r io.ReaderAt, size int64) (*file.Reader, error) {
+	return openParquet(r, size)
 }
 
 // openParquet opens r with Arrow's Parquet reader. Arrow refuses a footer

@@ -170,8 +170,13 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 // checkFooter checks what the footer of pr (a file of size bytes) says
 // and derives the canonical schema.
 func checkFooter(pr *file.Reader, size int64) (Footer, *canonSchema, error) {
+	return checkFooterAs(pr, size, false)
+}
+
+// checkFooterAs is checkFooter, with the canonical schema of canonOf.
+func checkFooterAs(pr *file.Reader, size int64, int96Nanos bool) (Footer, *canonSchema, error) {
 	md := pr.MetaData()
-	canon, err := fromParquetSchema(md.Schema)
+	canon, err := canonOf(md.Schema, int96Nanos)
 	if err != nil {
 		return Footer{}, nil, err
 	}
@@ -322,29 +327,18 @@ func scanRowGroups(ctx context.Context, pr, fast *file.Reader, canon *canonSchem
 				return err
 			}
 		}
-		rr, err := fr.GetRecordReader(ctx, nil, []int{g})
-		if err != nil {
-			return err
-		}
-		for rr.Next() {
-			rec := rr.RecordBatch()
+		err := rowGroupRecords(ctx, pr, fr, g, canon, int96Leaves(pr, canon), func(rec arrow.RecordBatch) error {
 			err := ch.addRecord(rec, canon.arrow, &sum.col)
 			if err == nil && legacy {
 				buf, err = hashBatch(rec, canon, &sum.row, buf)
 			}
 			if err != nil {
-				rr.Release()
 				return err
 			}
 			*rows += rec.NumRows()
-			if err := ctx.Err(); err != nil {
-				rr.Release()
-				return err
-			}
-		}
-		err = rr.Err()
-		rr.Release()
-		if err != nil && !errors.Is(err, io.EOF) {
+			return ctx.Err()
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -381,13 +375,13 @@ func hashBatch(rec arrow.RecordBatch, canon *canonSchema, sum *rowSum, buf []byt
 
 // scanParquet validates a Parquet file and hashes its rows (the whole
 // check of AddParquetFile, without the upload).
-func scanParquet(ctx context.Context, f readerAtSize, size int64, legacy bool) (rows int64, sum sums, canon *canonSchema, err error) {
+func scanParquet(ctx context.Context, f readerAtSize, size int64, legacy, int96Nanos bool) (rows int64, sum sums, canon *canonSchema, err error) {
 	pr, err := openParquet(f, size)
 	if err != nil {
 		return 0, sum, nil, err
 	}
 	defer pr.Close()
-	ft, canon, err := checkFooter(pr, size)
+	ft, canon, err := checkFooterAs(pr, size, int96Nanos)
 	if err != nil {
 		return 0, sum, nil, err
 	}

@@ -145,7 +145,7 @@ func BenchmarkScanExisting(b *testing.B) {
 			}
 			defer f.Close()
 			start := time.Now()
-			rows, _, _, err := scanParquet(ctx, f, fi.Size(), false)
+			rows, _, _, err := scanParquet(ctx, f, fi.Size(), false, false)
 			d := time.Since(start)
 			if err != nil || rows != int64(n) {
 				b.Fatalf("%d rows, %v", rows, err)

@@ -270,7 +270,7 @@ func (p *rowPipe[T]) encode(c *structChunk[T]) {
 			c.err = fmt.Errorf("staging: encoding rows: %v", r)
 		}
 	}()
-	w := pq.NewGenericWriter[T](c.file, append([]pq.WriterOption{p.si.schema}, p.s.pqOpts...)...)
+	w := pq.NewGenericWriter[T](c.file, p.si.writerOptions(p.s.pqOpts)...)
 	if err := writeChunk(w, c.rows, func() int64 { return int64(c.file.Len()) }, p.s.opts.RowGroupBytes); err != nil {
 		c.err = err
 		return
@@ -460,7 +460,7 @@ func (e *structEncoder[T]) size(int64) int64 { return e.w.Size() }
 // be deterministic.
 func newStructEncoder[T any](si *structInfo, opts []pq.WriterOption) func(w io.Writer) (encoder, error) {
 	return func(w io.Writer) (encoder, error) {
-		return &structEncoder[T]{w: pq.NewGenericWriter[T](w, append([]pq.WriterOption{si.schema}, opts...)...)}, nil
+		return &structEncoder[T]{w: pq.NewGenericWriter[T](w, si.writerOptions(opts)...)}, nil
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -135,9 +134,21 @@ func convertRecord(ctx context.Context, input string, rec arrow.RecordBatch, tar
 			cols = append(cols, col)
 			continue
 		}
+		filled, err := nullsOf(col, f.Type)
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("%w: %s: column %q: %v", ErrBadInput, input, f.Name, err)
+		}
+		if filled != nil {
+			cols = append(cols, filled)
+			continue
+		}
 		out, err := compute.CastArray(ctx, col, compute.SafeCastOptions(f.Type))
 		if err != nil {
 			release()
+			if hint := castHint(col.DataType(), f.Type); hint != "" {
+				return nil, fmt.Errorf("%w: %s: column %q: %s to %s: %v: %s", ErrBadInput, input, f.Name, col.DataType(), f.Type, err, hint)
+			}
 			return nil, fmt.Errorf("%w: %s: column %q: %s to %s: %v", ErrBadInput, input, f.Name, col.DataType(), f.Type, err)
 		}
 		cols = append(cols, out)
@@ -170,18 +181,21 @@ func (s *Stager) addConvertedParquet(ctx context.Context, f readerAtSize, size i
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
-	}
-	defer rr.Release()
-	for rr.Next() {
-		if err := s.writeConverted(cv.input, rr.RecordBatch(), cv); err != nil {
-			return err
+	// Row group by row group: INT96 columns are read in microseconds
+	// beside Arrow's records (int96.go).
+	int96 := int96Leaves(r, cv.from)
+	for g := range r.NumRowGroups() {
+		var werr error
+		err := rowGroupRecords(ctx, r, fr, g, cv.from, int96, func(rec arrow.RecordBatch) error {
+			werr = s.writeConverted(cv.input, rec, cv)
+			return werr
+		})
+		if werr != nil {
+			return werr
 		}
-	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
+		}
 	}
 	return nil
 }
@@ -209,4 +223,55 @@ func headerFits(header []string, s *arrow.Schema) bool {
 		}
 	}
 	return true
+}
+
+// castHint says what to do about a value that a conversion from type from
+// to type to cannot store unchanged, where there is a usual remedy.
+func castHint(from, to arrow.DataType) string {
+	f, ok1 := from.(*arrow.TimestampType)
+	t, ok2 := to.(*arrow.TimestampType)
+	if ok1 && ok2 && f.Unit == arrow.Nanosecond && t.Unit == arrow.Microsecond {
+		return "the table's timestamps hold microseconds (Iceberg v2's unit), and a nanosecond value that is not a whole microsecond is not truncated silently: " +
+			"truncate it before writing (pandas: s.dt.floor(\"us\"); pyarrow: pq.write_table(..., coerce_timestamps=\"us\", allow_truncated_timestamps=True); Go: t.Truncate(time.Microsecond))"
+	}
+	if from.ID() == arrow.UINT64 && to.ID() == arrow.INT64 {
+		return "Iceberg has no unsigned types: the table stores uint64 as long, which holds values up to 2^63-1; " +
+			"write larger ones as decimal(20,0) (Polars: .cast(pl.Decimal(20, 0)); pyarrow: pa.decimal128(20, 0)) into a table whose column is decimal(20,0), " +
+			"or, for ids and hashes, as int64 (Polars: .reinterpret(signed=True))"
+	}
+	return ""
+}
+
+// nullsOf returns col as an array of type to when col holds nulls only by
+// its type: a null column, or a list of null elements (an all-null list
+// column, pyarrow's list<null>): the same nulls and list lengths, with
+// elements that are nulls of the target's element type (Arrow's cast
+// panics on a list of nulls). It returns nil for any other column, and an
+// error for null elements that the target's elements refuse.
+func nullsOf(col arrow.Array, to arrow.DataType) (arrow.Array, error) {
+	mem := memory.DefaultAllocator
+	if col.DataType().ID() == arrow.NULL {
+		return array.MakeArrayOfNull(mem, to, col.Len()), nil
+	}
+	ll, ok := col.(array.ListLike)
+	lt, ok2 := to.(*arrow.ListType)
+	if !ok || !ok2 || ll.ListValues().DataType().ID() != arrow.NULL {
+		return nil, nil
+	}
+	b := array.NewListBuilderWithField(mem, lt.ElemField())
+	defer b.Release()
+	vb := b.ValueBuilder()
+	for i := 0; i < col.Len(); i++ {
+		if col.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		start, end := ll.ValueOffsets(i)
+		if end > start && !lt.ElemField().Nullable {
+			return nil, errors.New("its lists hold null elements, and the table's elements are NOT NULL")
+		}
+		b.Append(true)
+		vb.AppendNulls(int(end - start))
+	}
+	return b.NewArray(), nil
 }

@@ -17,6 +17,11 @@ type RowScan struct {
 	// ChecksumRowSum (that of generations staged before colsum128). Set it
 	// before the first Add.
 	Algo string
+	// Int96Nanos reads INT96 timestamp columns as Arrow's nanoseconds
+	// (timestamp[ns, tz=UTC]), as staging read them before it read them
+	// in microseconds as Spark does: the content checksum of a generation
+	// staged then. Values outside 1677..2262 fail.
+	Int96Nanos bool
 
 	schema *canonSchema
 	rows   int64
@@ -33,7 +38,7 @@ func (r *RowScan) Add(ctx context.Context, f interface {
 	if r.Algo != "" && r.Algo != ChecksumColSum && r.Algo != ChecksumRowSum {
 		return fmt.Errorf("%w: content checksum algorithm %q", ErrUnsupported, r.Algo)
 	}
-	rows, sum, canon, err := scanParquet(ctx, f, size, r.Algo == ChecksumRowSum)
+	rows, sum, canon, err := scanParquet(ctx, f, size, r.Algo == ChecksumRowSum, r.Int96Nanos)
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("%s: %w", name, err)

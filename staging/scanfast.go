@@ -48,7 +48,7 @@ const (
 	fkDec64             // INT64 decimal
 	fkDecFixed          // FIXED_LEN_BYTE_ARRAY decimal (big-endian)
 	fkFixed             // fixed-size binary: XXH3-64 of the bytes
-	fkInt96             // INT96 timestamp: nanoseconds, as Arrow converts it
+	fkInt96             // INT96 timestamp: microseconds, as Spark reads it (see int96Micros)
 )
 
 // maxFastPageValues bounds the values of one page the fast scan decodes at
@@ -126,7 +126,7 @@ func fastKindOf(pt parquet.Type, dt arrow.DataType) fastKind {
 			return fkDec64
 		}
 	case parquet.Types.Int96:
-		if ts, ok := dt.(*arrow.TimestampType); ok && ts.Unit == arrow.Nanosecond {
+		if ts, ok := dt.(*arrow.TimestampType); ok && ts.Unit == arrow.Microsecond {
 			return fkInt96
 		}
 	case parquet.Types.FixedLenByteArray:
@@ -654,11 +654,7 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
 		for i := range out {
-			ts, err := parquet.Int96(data[12*i : 12*i+12]).ToTimestamp()
-			if err != nil {
-				return fmt.Errorf("%w: %v", errNotFast, err)
-			}
-			out[i] = fixedHash(uint64(ts), seed)
+			out[i] = fixedHash(uint64(int96Micros(data[12*i:12*i+12])), seed)
 		}
 	case fkDecFixed, fkFixed:
 		w := c.flen

@@ -2,6 +2,7 @@ package staging
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"reflect"
@@ -33,6 +34,13 @@ func mismatch(input string, got, want *canonSchema) error {
 // fromParquetSchema derives the canonical schema of a Parquet schema and
 // checks that staging can hash every column.
 func fromParquetSchema(ps *pqschema.Schema) (*canonSchema, error) {
+	return canonOf(ps, false)
+}
+
+// canonOf is fromParquetSchema; with int96Nanos, flat INT96 columns are
+// Arrow's timestamp[ns, tz=UTC], as staging read them before it read them
+// in microseconds (for the content checksums of generations staged then).
+func canonOf(ps *pqschema.Schema, int96Nanos bool) (*canonSchema, error) {
 	as, err := pqarrow.FromParquet(ps, &pqarrow.ArrowReadProperties{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
@@ -44,6 +52,21 @@ func fromParquetSchema(ps *pqschema.Schema) (*canonSchema, error) {
 			return nil, err
 		}
 		fields[i] = arrow.Field{Name: f.Name, Type: t, Nullable: f.Nullable}
+	}
+	// A flat INT96 column (Spark's default timestamp, and Hive's and
+	// Impala's) is a timestamp in microseconds, as Spark reads it: Arrow
+	// reads nanoseconds, which cannot hold the dates Spark writes beyond
+	// 1677..2262, and Iceberg v2 holds microseconds.
+	for c := 0; c < ps.NumColumns() && !int96Nanos; c++ {
+		col := ps.Column(c)
+		if col.PhysicalType() != parquet.Types.Int96 || len(col.ColumnPath()) != 1 {
+			continue
+		}
+		for i := range fields {
+			if fields[i].Name == col.Name() && fields[i].Type.ID() == arrow.TIMESTAMP {
+				fields[i].Type = int96Type
+			}
+		}
 	}
 	s := arrow.NewSchema(fields, nil)
 	return &canonSchema{arrow: s, text: s.String()}, nil
@@ -140,4 +163,26 @@ func canonOfParquetGo(t reflect.Type, ps *pq.Schema, opts []pq.WriterOption) (*c
 type readerAtSize interface {
 	io.ReaderAt
 	io.Seeker
+}
+
+// int96Type is the canonical type of a flat INT96 timestamp column: Spark
+// writes instants (UTC), and reads them in microseconds.
+var int96Type = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+
+// julianUnixEpoch is the Julian day of 1970-01-01.
+const julianUnixEpoch = 2440588
+
+// int96Micros converts an INT96 timestamp (nanoseconds of the day, then
+// the Julian day, little-endian) to microseconds since the epoch exactly
+// as Spark reads it (ParquetRowConverter, DateTimeUtils.fromJulianDay):
+// both fields signed, (day - 2440588) * 86400000000 + nanos / 1000, in
+// wrapping 64-bit arithmetic, the nanoseconds below the microsecond
+// dropped. Spark's writer computes the fields in the same arithmetic, so
+// every timestamp Spark writes (about 290,000 years either way, where
+// Arrow's nanoseconds stop at 1677 and 2262) reads back as it wrote it.
+func int96Micros(b []byte) int64 {
+	nanos := int64(binary.LittleEndian.Uint64(b[:8]))
+	days := int64(int32(binary.LittleEndian.Uint32(b[8:12])))
+	const microsPerDay = 86_400_000_000
+	return (days-julianUnixEpoch)*microsPerDay + nanos/1000
 }

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	pq "github.com/parquet-go/parquet-go"
 )
@@ -11,6 +15,7 @@ import (
 // structInfo caches what Write needs for one Go type.
 type structInfo struct {
 	schema *pq.Schema
+	tags   []pq.WriterOption // struct tag replacements the schema was derived with (see retimed)
 	canon  *canonSchema
 	encs   []pqEnc    // by leaf column index
 	fast   []fieldEnc // direct field encoders, or nil
@@ -24,6 +29,17 @@ func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err er
 	if si, ok := s.structs[t]; ok {
 		return si, nil
 	}
+	si, err = s.newStructInfo(t, zero, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.structs[t] = si
+	return si, nil
+}
+
+// newStructInfo derives the schema of Go type t (zero is a zero value of
+// it) with the struct tag replacements tags.
+func (s *Stager) newStructInfo(t reflect.Type, zero any, tags []pq.StructTagOption) (si *structInfo, err error) {
 	st := t
 	for st.Kind() == reflect.Pointer {
 		st = st.Elem()
@@ -37,8 +53,13 @@ func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err er
 			si, err = nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, t, r)
 		}
 	}()
-	ps := pq.SchemaOf(zero)
-	canon, err := canonOfParquetGo(t, ps, s.pqOpts)
+	var sopts []pq.SchemaOption
+	var wopts []pq.WriterOption
+	for i := range tags {
+		sopts, wopts = append(sopts, &tags[i]), append(wopts, &tags[i])
+	}
+	ps := pq.SchemaOf(zero, sopts...)
+	canon, err := canonOfParquetGo(t, ps, append(wopts, s.pqOpts...))
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +67,7 @@ func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err er
 	if len(leaves) != canon.arrow.NumFields() {
 		return nil, fmt.Errorf("%w: %s has nested fields", ErrUnsupported, t)
 	}
-	si = &structInfo{schema: ps, canon: canon, encs: make([]pqEnc, len(leaves)), fold: newRowFolder(len(leaves), s.opts.LegacyChecksum)}
+	si = &structInfo{schema: ps, tags: wopts, canon: canon, encs: make([]pqEnc, len(leaves)), fold: newRowFolder(len(leaves), s.opts.LegacyChecksum)}
 	for i, path := range leaves {
 		leaf, ok := ps.Lookup(path...)
 		if !ok || leaf.MaxRepetitionLevel > 0 || leaf.MaxDefinitionLevel > 1 {
@@ -62,8 +83,112 @@ func (s *Stager) structInfoFor(t reflect.Type, zero any) (si *structInfo, err er
 	if !slowStructHash {
 		si.fast = fastEncoders(t, ps, leaves, canon.arrow)
 	}
-	s.structs[t] = si
 	return si, nil
+}
+
+// writerOptions are the options of a parquet-go writer of the type's rows:
+// its schema and tag replacements, then opts.
+func (si *structInfo) writerOptions(opts []pq.WriterOption) []pq.WriterOption {
+	return append(append([]pq.WriterOption{si.schema}, si.tags...), opts...)
+}
+
+// retimed returns the type's struct info with its time.Time fields stored
+// in the timestamp units of target (the schema the table stores the data
+// in), or nil when that does not make the type's schema target's. A
+// time.Time is a timestamp in nanoseconds by default (parquet-go's);
+// Iceberg v2 tables hold microseconds, and a Go type cannot be converted
+// after it is written, so its writer writes microseconds instead
+// (time.Time.UnixMicro: the digits below the microsecond are dropped, as
+// by t.Truncate(time.Microsecond) for times after 1970).
+func (s *Stager) retimed(t reflect.Type, zero any, si *structInfo, target *canonSchema) *structInfo {
+	st := t
+	for st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	var tags []pq.StructTagOption
+	var walk func(st reflect.Type)
+	walk = func(st reflect.Type) {
+		for i := 0; i < st.NumField(); i++ {
+			f := st.Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				walk(f.Type)
+				continue
+			}
+			if !f.IsExported() || (f.Type != timeType && f.Type != reflect.PointerTo(timeType)) {
+				continue
+			}
+			v, _ := f.Tag.Lookup("parquet")
+			name, opts := splitParquetTag(v)
+			col := name
+			if col == "" {
+				col = f.Name
+			}
+			tf, ok := target.arrow.FieldsByName(col)
+			if !ok || len(tf) != 1 {
+				continue
+			}
+			tt, ok := tf[0].Type.(*arrow.TimestampType)
+			if !ok {
+				continue
+			}
+			unit := map[arrow.TimeUnit]string{arrow.Millisecond: "millisecond", arrow.Microsecond: "microsecond", arrow.Nanosecond: "nanosecond"}[tt.Unit]
+			if unit == "" {
+				return
+			}
+			zone := "local"
+			if tt.TimeZone != "" {
+				zone = "utc"
+			}
+			kept := []string{name}
+			for _, o := range opts {
+				if !strings.HasPrefix(o, "timestamp") {
+					kept = append(kept, o)
+				}
+			}
+			tag := "parquet:" + strconv.Quote(strings.Join(append(kept, "timestamp("+unit+":"+zone+")"), ","))
+			if raw := string(f.Tag); v != "" || strings.Contains(raw, "parquet:") {
+				old := "parquet:" + strconv.Quote(v)
+				if !strings.Contains(raw, old) {
+					return // a tag written in a way this does not rewrite
+				}
+				tag = strings.Replace(raw, old, tag, 1)
+			} else if raw != "" {
+				tag += " " + raw
+			}
+			tags = append(tags, pq.StructTagOption{ColumnPath: []string{f.Name}, StructTag: reflect.StructTag(tag)})
+		}
+	}
+	walk(st)
+	if len(tags) == 0 {
+		return nil
+	}
+	out, err := s.newStructInfo(t, zero, tags)
+	if err != nil || !out.canon.equal(target) {
+		return nil
+	}
+	return out
+}
+
+// splitParquetTag splits a parquet struct tag into the column name and its
+// options, at the commas outside parentheses ("x,decimal(9,2),optional").
+func splitParquetTag(v string) (name string, opts []string) {
+	depth, start := 0, 0
+	var parts []string
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, v[start:i])
+				start = i + 1
+			}
+		}
+	}
+	parts = append(parts, v[start:])
+	return parts[0], parts[1:]
 }
 
 // probeKinds deconstructs a sample value of struct type st, with every
@@ -149,7 +274,21 @@ func writeStructs[T any](s *Stager, rows []T) error {
 		return err
 	}
 	if err := s.setSchema("Go type "+t.String(), si.canon); err != nil {
-		return err
+		cv := asConversion(err)
+		if cv == nil {
+			return err
+		}
+		// Stored in other timestamp units (nanoseconds into a table's
+		// microseconds): written in those units, or refused.
+		re := s.retimed(t, zero, si, cv.canon)
+		if re == nil {
+			return err
+		}
+		if err := s.setSchema("Go type "+t.String(), re.canon); err != nil {
+			return err
+		}
+		si = re
+		s.structs[t] = si
 	}
 	if t.Kind() == reflect.Pointer {
 		for i := range rows {

@@ -10,13 +10,16 @@ import (
 // InferPartitionColumns returns them) and the schema of its first data.
 // Ids are assigned fresh, Iceberg's way: the fields of a struct (the
 // top-level columns first) get consecutive ids, then each field's nested
-// fields, then the partition columns. Errors match ErrUnsupportedType for
-// a column type a table cannot hold, ErrInvalid otherwise.
+// fields, then the partition columns. A column of nanosecond timestamps
+// becomes a timestamp (timestamptz) column, in microseconds as Iceberg v2
+// holds them (see microTimestamps). Errors match ErrUnsupportedType for a
+// column type a table cannot hold, ErrInvalid otherwise.
 func New(partitionColumns []PartitionColumn, data *arrow.Schema) (*Table, error) {
 	s, err := SchemaFromArrow(data)
 	if err != nil {
 		return nil, err
 	}
+	microTimestamps(s.Fields)
 	t := &Table{Format: Format, Version: Version, Schema: s, LastColumnID: s.MaxID()}
 	for _, c := range partitionColumns {
 		t.LastColumnID++
@@ -32,7 +35,9 @@ func New(partitionColumns []PartitionColumn, data *arrow.Schema) (*Table, error)
 // SchemaFromArrow converts an Arrow schema (as staging derives it from the
 // Parquet a generation holds) to a table schema with fresh ids starting at
 // 1. Arrow types map to the table types that hold them without loss: int8,
-// int16, int32, uint8 and uint16 are int; int64 and uint32 long; float16
+// int16, int32, uint8 and uint16 are int; int64 and uint32 long, and
+// uint64 long too (Iceberg has no unsigned types: its values are checked
+// when stored, and one above 2^63-1 is refused); float16
 // and float32 float (a float16 column is stored as float32, which holds
 // its values exactly), float64 double; date32 and date64 date; time32 and time64 time;
 // timestamps of seconds, milliseconds and microseconds timestamp (with a
@@ -40,7 +45,7 @@ func New(partitionColumns []PartitionColumn, data *arrow.Schema) (*Table, error)
 // string, large_string and string_view string; the binaries binary;
 // fixed_size_binary(n) fixed[n]; decimal(p,s) up to precision 38 decimal;
 // dictionaries their value type; struct, list, large_list and map nest.
-// Anything else (uint64, null, unions, intervals, durations) is
+// Anything else (null, unions, intervals, durations) is
 // ErrUnsupportedType naming the column.
 func SchemaFromArrow(s *arrow.Schema) (Schema, error) {
 	if s == nil || s.NumFields() == 0 {
@@ -57,6 +62,25 @@ func SchemaFromArrow(s *arrow.Schema) (Schema, error) {
 	next := 1
 	assignIDs(out.Fields, &next)
 	return out, nil
+}
+
+// microTimestamps makes the nanosecond timestamp types of fields (nested
+// ones included) their microsecond counterparts: the types of new
+// columns. Iceberg v2, which engines read a pswap table as, has only
+// microsecond timestamps (timestamp_ns is v3): a column recorded in
+// nanoseconds would be published as microseconds and read 1000x too large.
+// Data in nanoseconds is converted when it is stored (Plan), values that
+// are not whole microseconds refused. Tables that recorded timestamp_ns
+// before keep it.
+func microTimestamps(fields []Field) {
+	walkFields(fields, func(_ string, f *Field) {
+		switch f.Type.Kind {
+		case TimestampNs:
+			f.Type.Kind = Timestamp
+		case TimestampTZNs:
+			f.Type.Kind = TimestampTZ
+		}
+	})
 }
 
 // assignIDs gives every field a fresh id: siblings first, then nested.
@@ -160,7 +184,9 @@ func TypeFromArrow(path string, dt arrow.DataType) (Type, error) {
 		return BooleanType, nil
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.UINT8, arrow.UINT16:
 		return IntType, nil
-	case arrow.INT64, arrow.UINT32:
+	case arrow.INT64, arrow.UINT32, arrow.UINT64:
+		// uint64 (Polars', arrow-rs') as long: the values are checked
+		// when they are stored, and one above 2^63-1 is refused.
 		return LongType, nil
 	case arrow.FLOAT16, arrow.FLOAT32: // float holds every float16 exactly
 		return FloatType, nil
@@ -177,8 +203,6 @@ func TypeFromArrow(path string, dt arrow.DataType) (Type, error) {
 	}
 	hint := ""
 	switch dt.ID() {
-	case arrow.UINT64:
-		hint = " (no table type holds every uint64: use int64, or decimal(20,0))"
 	case arrow.NULL:
 		hint = " (every value is null, so its type is unknown: give the column a type)"
 	}

@@ -159,7 +159,7 @@ func TestNewFromArrow(t *testing.T) {
 3 u32 long
 4 amount double
 5 at timestamptz not null
-6 ns timestamp_ns
+6 ns timestamp
 7 d date
 8 price decimal(9,2)
 9 tags list<string>
@@ -197,7 +197,7 @@ func TestNewFromArrow(t *testing.T) {
 		"n8":    arrow.PrimitiveTypes.Int32,
 		"u32":   arrow.PrimitiveTypes.Int64,
 		"at":    &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"},
-		"ns":    &arrow.TimestampType{Unit: arrow.Nanosecond},
+		"ns":    &arrow.TimestampType{Unit: arrow.Microsecond}, // Iceberg v2's unit
 		"name":  arrow.BinaryTypes.String,
 		"price": &arrow.Decimal128Type{Precision: 9, Scale: 2},
 	} {
@@ -210,6 +210,54 @@ func TestNewFromArrow(t *testing.T) {
 	again, err := SchemaFromArrow(as)
 	if err != nil || !again.Equal(tb.Schema) {
 		t.Fatalf("canonical arrow does not map back: %v\n%s", err, again)
+	}
+}
+
+// Nanosecond timestamps (pandas', pyarrow's and Go's default) make
+// microsecond columns, nested ones too: Iceberg v2, as engines read the
+// table, has no other unit. Nanosecond data is planned into them
+// (converted by staging), and a table that recorded timestamp_ns before
+// keeps storing nanoseconds.
+func TestNewNanosecondTimestampsAreMicroseconds(t *testing.T) {
+	cols, _ := InferPartitionColumns("dt=2026-11-29", nil)
+	ns := &arrow.TimestampType{Unit: arrow.Nanosecond}
+	nsz := &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
+	data := arrow.NewSchema([]arrow.Field{
+		{Name: "t", Type: ns, Nullable: true},
+		{Name: "tz", Type: nsz},
+		{Name: "ts", Type: arrow.ListOf(nsz), Nullable: true},
+		{Name: "s", Type: arrow.StructOf(arrow.Field{Name: "at", Type: ns, Nullable: true}), Nullable: true},
+	}, nil)
+	tb, err := New(cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1 t timestamp\n2 tz timestamptz not null\n3 ts list<timestamptz>\n4 s struct<at: timestamp>"
+	if got := tb.Schema.String(); got != want {
+		t.Fatalf("schema:\n%s\nwant\n%s", got, want)
+	}
+	plan, err := tb.Plan(data, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Equal(tb.Schema.Arrow()) {
+		t.Fatalf("plan %v, want the table's microsecond types %v", plan, tb.Schema.Arrow())
+	}
+	// Evolving adds a nanosecond column as microseconds too.
+	more := arrow.NewSchema(append(data.Fields(), arrow.Field{Name: "late", Type: ns, Nullable: true}), nil)
+	ev, added, err := tb.Evolve(more, PlanOptions{})
+	if err != nil || len(added) != 1 {
+		t.Fatalf("evolve: %v %v", added, err)
+	}
+	if f, _ := ev.Schema.Field("late"); f.Type.Kind != Timestamp {
+		t.Fatalf("evolved column late is %s", f.Type)
+	}
+	// A table that recorded timestamp_ns keeps it: nanoseconds fit as they are.
+	old := tb.Clone()
+	old.Schema.Fields[0].Type = TimestampNsType
+	plan, err = old.Plan(data, PlanOptions{})
+	if err != nil || !arrow.TypeEqual(plan.Field(0).Type, ns) {
+		t.Fatalf("plan onto a timestamp_ns column: %v %v", plan, err)
 	}
 }
 
@@ -237,14 +285,60 @@ func TestNewFloat16IsFloat(t *testing.T) {
 func TestNewRejectsUnsupported(t *testing.T) {
 	cols, _ := InferPartitionColumns("dt=2026-11-29", nil)
 	for _, f := range []arrow.Field{
-		{Name: "u", Type: arrow.PrimitiveTypes.Uint64},
 		{Name: "n", Type: arrow.Null, Nullable: true},
 		{Name: "dur", Type: arrow.FixedWidthTypes.Duration_s},
-		{Name: "deep", Type: arrow.ListOf(arrow.PrimitiveTypes.Uint64)},
+		{Name: "deep", Type: arrow.ListOf(arrow.Null)},
 	} {
 		_, err := New(cols, arrow.NewSchema([]arrow.Field{f}, nil))
 		if !errors.Is(err, ErrUnsupportedType) || !strings.Contains(err.Error(), "column "+f.Name) {
 			t.Errorf("%s: %v", f.Name, err)
 		}
+	}
+}
+
+// uint64 (Polars', arrow-rs') makes a long column (staging checks each
+// value: one above 2^63-1 is refused), and goes into one.
+func TestUint64IsLong(t *testing.T) {
+	cols, _ := InferPartitionColumns("dt=2026-11-29", nil)
+	data := arrow.NewSchema([]arrow.Field{
+		{Name: "u", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "us", Type: arrow.ListOf(arrow.PrimitiveTypes.Uint64), Nullable: true},
+	}, nil)
+	tb, err := New(cols, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tb.Schema.String(); got != "1 u long not null\n2 us list<long>" {
+		t.Fatalf("schema:\n%s", got)
+	}
+	plan, err := tb.Plan(data, PlanOptions{})
+	if err != nil || !plan.Equal(tb.Schema.Arrow()) {
+		t.Fatalf("plan %v %v", plan, err)
+	}
+}
+
+// An all-null list column, whose element type is unknown (null: pyarrow's
+// list<null>, parquet-testing's null_list.parquet), goes into a table's
+// list column of any element type; it cannot make a new column.
+func TestAllNullListFitsKnownList(t *testing.T) {
+	cols, _ := InferPartitionColumns("dt=2026-11-29", nil)
+	tb, err := New(cols, arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true}}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nulls := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.Null), Nullable: true}}, nil)
+	plan, err := tb.Plan(nulls, PlanOptions{})
+	if err != nil || !plan.Equal(tb.Schema.Arrow()) {
+		t.Fatalf("plan %v %v", plan, err)
+	}
+	if _, err := New(cols, nulls); !errors.Is(err, ErrUnsupportedType) || !strings.Contains(err.Error(), "every value is null") {
+		t.Fatalf("a new list<null> column: %v", err)
+	}
+	// Not a list at all is still another type.
+	if _, err := tb.Plan(arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil), PlanOptions{}); !errors.Is(err, ErrSchemaMismatch) {
+		t.Fatalf("long into list<long>: %v", err)
+	}
+	if _, err := tb.Plan(arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true}}, nil), PlanOptions{}); !errors.Is(err, ErrSchemaMismatch) || !strings.Contains(err.Error(), "l.element") {
+		t.Fatalf("list<string> into list<long>: %v", err)
 	}
 }

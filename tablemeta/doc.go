@@ -52,8 +52,9 @@
 // Primitive types: boolean, int (32-bit), long (64-bit), float, double,
 // decimal(P,S) (1 <= P <= 38, 0 <= S <= P, written without spaces),
 // date, time (microseconds), timestamp and timestamptz (microseconds),
-// timestamp_ns and timestamptz_ns (nanoseconds, Iceberg v3), string,
-// binary, fixed[L]. Nested types:
+// timestamp_ns and timestamptz_ns (nanoseconds, Iceberg v3: read in
+// documents written before nanosecond data made microsecond columns, never
+// given to a new column), string, binary, fixed[L]. Nested types:
 //
 //	{"type": "struct", "fields": [field, ...]}
 //	{"type": "list", "element_id": N, "element": type, "element_nullable": B}

@@ -23,7 +23,9 @@ type PlanOptions struct {
 // data is converted (staging does it). Plan accepts:
 //   - the same columns in any order;
 //   - a type that maps to the column's type (int8 for int, a timestamp in
-//     milliseconds for timestamp, large_string for string ...);
+//     milliseconds for timestamp, large_string for string ...), and a
+//     timestamp in nanoseconds for timestamp (staging refuses a value that
+//     is not a whole microsecond);
 //   - the safe promotions: int into long, float into double, decimal(P,S)
 //     into decimal(P',S) with P' >= P, timestamp into timestamp_ns (and
 //     with opts.Text, int or long into double);
@@ -95,12 +97,32 @@ func compatible(path string, dt arrow.DataType, want Type, opts PlanOptions) err
 	if dt.ID() == arrow.NULL {
 		return nil // nulls only: any type holds them (nullability is checked on the values)
 	}
-	got, err := TypeFromArrow(path, dt)
-	if err != nil {
-		return err
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		dt = d.ValueType
+	}
+	// A nested type's kind, and its fields checked one by one below: a
+	// list of nulls only (an all-null list column: its element type is
+	// null) fits the table's list whatever its element type.
+	var got Type
+	switch dt.ID() {
+	case arrow.STRUCT:
+		got = Type{Kind: Struct}
+	case arrow.LIST, arrow.LARGE_LIST:
+		got = Type{Kind: List}
+	case arrow.MAP:
+		got = Type{Kind: Map}
+	default:
+		var err error
+		if got, err = TypeFromArrow(path, dt); err != nil {
+			return err
+		}
 	}
 	retyped := func() error {
-		return fmt.Errorf("%w: column %q is %s in the data, the table's column is %s", ErrSchemaMismatch, path, got, want)
+		g := got.String()
+		if got.Kind.Nested() {
+			g = dt.String()
+		}
+		return fmt.Errorf("%w: column %q is %s in the data, the table's column is %s", ErrSchemaMismatch, path, g, want)
 	}
 	if got.Kind != want.Kind {
 		switch {
@@ -108,6 +130,8 @@ func compatible(path string, dt arrow.DataType, want Type, opts PlanOptions) err
 			got.Kind == Float && want.Kind == Double,
 			got.Kind == Timestamp && want.Kind == TimestampNs,
 			got.Kind == TimestampTZ && want.Kind == TimestampTZNs,
+			got.Kind == TimestampNs && want.Kind == Timestamp, // converted; a value not a whole microsecond is refused
+			got.Kind == TimestampTZNs && want.Kind == TimestampTZ,
 			opts.Text && (got.Kind == Int || got.Kind == Long) && want.Kind == Double:
 			return nil
 		}
@@ -181,6 +205,9 @@ func (t *Table) Evolve(data *arrow.Schema, opts PlanOptions) (evolved *Table, ad
 		if err != nil {
 			return nil, nil, err
 		}
+		fs := []Field{tf}
+		microTimestamps(fs)
+		tf = fs[0]
 		tf.Nullable = true
 		fresh = append(fresh, tf)
 		added = append(added, f.Name)

@@ -278,12 +278,22 @@ func commitOne(ctx context.Context, t *pswap.Table, key, src string, remote bool
 	return w.Commit(ctx)
 }
 
+// hiveNullPartition is the folder value Spark and Hive write the rows of a
+// null partition key under.
+const hiveNullPartition = "__HIVE_DEFAULT_PARTITION__"
+
 // partitionKeyOf turns a folder path relative to the --partitioned root
 // into a partition key: every segment must be key=value.
 func partitionKeyOf(rel string) (string, error) {
 	for _, seg := range strings.Split(rel, "/") {
-		if k, v, ok := strings.Cut(seg, "="); !ok || k == "" || v == "" {
+		k, v, ok := strings.Cut(seg, "=")
+		if !ok || k == "" || v == "" {
 			return "", fmt.Errorf("%w: folder %s is not a key=value partition folder (%q)", pswap.ErrBadInput, rel, seg)
+		}
+		if v == hiveNullPartition {
+			return "", fmt.Errorf("%w: folder %s holds the rows whose %s is null (%s is Spark's and Hive's folder for a null partition value), and a partition key cannot be null: "+
+				"fill or filter the nulls before writing (Spark: df.na.fill or df.where(\"%s IS NOT NULL\")), or remove the folder to commit the others; nothing was committed",
+				pswap.ErrBadInput, rel, k, hiveNullPartition, k)
 		}
 	}
 	if err := partition.Validate(rel); err != nil {
