@@ -69,9 +69,9 @@ func TestEscapedPartitionValues(t *testing.T) {
 func escape(v string) string { return partition.Escape(v) }
 
 // TestDuckDBParquetPartitioned: DuckDB's PARTITION_BY output, with the
-// types engines write (decimal, date, timestamps with and without zone,
-// list, struct, map), committed with commit --partitioned, then a second
-// load replacing one day.
+// types engines write (decimal, date, timestamps with and without zone, a
+// nanosecond timestamp, list, struct, map), committed with commit
+// --partitioned, then a second load replacing one day.
 func TestDuckDBParquetPartitioned(t *testing.T) {
 	forEachStore(t, func(t *testing.T, tb *table) {
 		query := func(seed int) string {
@@ -80,6 +80,7 @@ func TestDuckDBParquetPartitioned(t *testing.T) {
 				DATE '2026-01-01' + CAST(i AS INTEGER) AS day,
 				TIMESTAMP '2026-11-29 10:00:00' + INTERVAL (i) MINUTE AS local_ts,
 				TIMESTAMPTZ '2026-11-29 10:00:00+00' + INTERVAL (i * 7) SECOND AS ts,
+				CAST(TIMESTAMP '2026-11-29 10:00:00.123456' + INTERVAL (i) SECOND AS TIMESTAMP_NS) AS ns_ts,
 				[i, i + %[1]d] AS tags,
 				{'a': i, 'b': 'x' || i} AS info,
 				MAP {'k' || i: i * 2} AS attrs,
