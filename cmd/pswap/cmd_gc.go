@@ -153,9 +153,17 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintf(c.stderr, "pswap: warning: --orphan-age %s is shorter than the writers' grace period (%s): "+
 			"a slow writer's staged files may be deleted while it can still commit them\n", c.orphanAge, swap.DefaultGracePeriod)
 	}
-	if c.commitWindow == 0 {
+	switch {
+	case c.commitWindow == 0:
 		fmt.Fprintf(c.stderr, "pswap: warning: --commit-window 0: a generation retired while a commit or an Iceberg publish is under way "+
 			"may be deleted under it; use 0 only when nothing writes to the table\n")
+	case c.commitWindow < lakehouse.DefaultMaxElapsed:
+		// A publish lands within MaxElapsed of its pointer reads (or plans
+		// again): a shorter window lets gc delete a generation that a slow
+		// publish goes on to name, and readers fail until the next one.
+		fmt.Fprintf(c.stderr, "pswap: warning: --commit-window %s is shorter than an Iceberg publish may take (%s from its pointer reads to its version): "+
+			"a generation retired meanwhile may be deleted while a slow publish still names it, and readers of the Iceberg metadata fail until the next publish\n",
+			c.commitWindow, lakehouse.DefaultMaxElapsed)
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		bar := c.newGCProgress()
