@@ -46,7 +46,16 @@
 // [Publish] reconciles every partition against its pointer (one GET per
 // partition, no listing of data), for `pswap publish` and for repairs; it
 // too leaves a partition whose manifest is newer than the pointer it read
-// (a later commit's publish landed meanwhile) as it is.
+// (a later commit's publish landed meanwhile) as it is. It repairs what it
+// finds damaged and says so (Result.Repairs, HintFixed): a manifest that is
+// missing or truncated (one listing of the manifests) is written anew, and
+// a latest version that does not parse or whose manifest list is lost is
+// followed by one rebuilt from the pointers and the newest version that
+// parses. Without a hint, or with a hint naming a version that does not
+// exist, every publish finds the latest version by listing the metadata
+// folder, never by probing from v1; a lagging hint is brought up to date
+// even when nothing else changed. A current snapshot that another writer
+// made (its manifests are not pswap's) is refused with [ErrForeign].
 //
 // The metadata files are pswap's own model of the v2 format (metadata.go):
 // ParseMetadata checks a version strictly (ErrCorrupt names what is wrong),
@@ -61,12 +70,19 @@
 // partition, generation, run id and rows (pswap.partition,
 // pswap.generation, pswap.run-id, pswap.rows, pswap.seq), so the snapshot
 // log is the table's audit trail. Data files carry no Iceberg field ids:
-// the metadata has a name mapping (schema.name-mapping.default).
+// the metadata has a name mapping (schema.name-mapping.default) of every
+// column and every nested field (a list's element, a map's key and value,
+// a struct's fields), whose ids the table assigns and keeps by name. The
+// locations it writes are paths as they are on the store, never
+// percent-encoded (Java Iceberg, PyIceberg and DuckDB open them as
+// written); older percent-encoded ones are still read.
 //
-// Partition columns (dt, hr, ...) are identity partitions of string
-// columns. Readers that fill identity-partition columns from the manifest
-// (Spark, Trino, pyiceberg) return them for every file; readers that read
-// them from the data files (iceberg-go 0.7.0, icebird) return NULL for files
+// Partition columns (dt, hr, ...) are identity partitions of the types
+// table.json declares (a 2006-01-02 column is a date, an hour an int) in
+// tables first published since; older tables keep string columns. Readers
+// that fill identity-partition columns from the manifest (Spark, Trino,
+// PyIceberg, DuckDB) return them for every file; readers that read them
+// from the data files (iceberg-go 0.7.0, icebird) return NULL for files
 // that lack the column. See the README ("Iceberg") for how pswap handles it.
 //
 // # Repeatable publishes

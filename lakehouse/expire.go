@@ -105,6 +105,9 @@ func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]stri
 			list, err = p.readList(ctx, snap.ManifestList)
 			return err
 		})
+		if lostList(s.meta, snap, err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -331,6 +334,9 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 			list, err = p.readList(ctx, snap.ManifestList)
 			return err
 		})
+		if lostList(s.meta, snap, err) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -404,4 +410,15 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 		return nil, fmt.Errorf("delete expired metadata: %w", err)
 	}
 	return dead, nil
+}
+
+// lostList reports whether err is the loss of the manifest list of a
+// snapshot that is not the current one: nobody can read that snapshot any
+// more (time travel to it fails whatever is kept), so its files need no
+// protection and the expiry goes on. The current snapshot's lost list is
+// still an error, which pswap publish repairs (every partition's manifest
+// written anew from its pointer).
+func lostList(meta *tableMetadata, snap Snapshot, err error) bool {
+	cs := meta.currentSnapshot()
+	return errors.Is(err, store.ErrNotFound) && (cs == nil || cs.SnapshotID != snap.SnapshotID)
 }

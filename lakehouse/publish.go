@@ -140,6 +140,9 @@ type Result struct {
 	Rebases int
 	// Partitions is the number of partitions with files in the metadata.
 	Partitions int
+	// Repairs says what a reconcile found damaged and rebuilt from the
+	// pointers (a version that does not parse, a lost manifest list).
+	Repairs []string
 	// HintFixed: the metadata was up to date but version-hint.text lagged
 	// (it named HintWas, 0 for a missing or unreadable hint), and this
 	// publish pointed it at Version.
@@ -228,6 +231,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 // PublishCommit.
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(st, opts)
+	p.repair = true
 	// The listing that finds the partitions reads their pointers: those
 	// reads are the first attempt's (its MaxElapsed runs from here). It
 	// retries a pointer read that failed transiently on its own; a failed
@@ -406,6 +410,10 @@ type state struct {
 	loc       string
 	list      []iceberg.ManifestFile // the current snapshot's manifests
 	refs      []manifestRef          // what each manifest's name says (zero: not ours)
+	// repairs says what a reconcile found damaged and rebuilds (a version
+	// that does not parse, a lost manifest list): such a state is written
+	// anew even if every partition is up to date.
+	repairs []string
 }
 
 type publisher struct {
@@ -430,6 +438,9 @@ type publisher struct {
 	// readTries is the retries of retryRead (0: maxReadTries; negative:
 	// none), set by an expiry's MaxAttempts.
 	readTries int
+	// repair: a reconcile (Publish), which rebuilds from the pointers what
+	// it cannot read of the latest version instead of failing on it.
+	repair bool
 	// started is when (Options.Now) the attempt began reading the pointers
 	// of what it publishes (zero: an expiry, which adds nothing).
 	started time.Time
@@ -582,7 +593,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			}
 			return Result{Rebases: p.rebases}, err
 		}
-		if len(ups) == 0 {
+		if len(ups) == 0 && len(s.repairs) == 0 {
 			r := p.result(s, false)
 			if s.version > 0 && (!s.hintFound || p.hinted != s.version) {
 				// Up to date, but the hint lags (a lost hint PUT, a
@@ -620,7 +631,9 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			return Result{Rebases: p.rebases}, err
 		}
 		p.writeHint(ctx, s, next.version)
-		return p.result(next, true), nil
+		r := p.result(next, true)
+		r.Repairs = s.repairs
+		return r, nil
 	}
 }
 
@@ -749,7 +762,12 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 	}
 	meta, err := parseMetadata(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.st.URI(key), err)
+		if !p.repair {
+			return nil, fmt.Errorf("%s: %w", p.st.URI(key), err)
+		}
+		if meta, key, err = p.readableBefore(ctx, s, err); err != nil || meta == nil {
+			return s, err
+		}
 	}
 	s.meta, s.loc = meta, p.loc(key)
 	cs := meta.currentSnapshot()
@@ -761,15 +779,23 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 		return nil, fmt.Errorf("%s: %w: manifest list: %w", s.loc, ErrCorrupt, err)
 	}
 	ld, _, err := store.ReadAll(ctx, p.st, lk)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("%s: %w: its manifest list %s is missing", s.loc, ErrCorrupt, cs.ManifestList)
-		}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("read %s: %w", lk, err)
 	}
-	list, err := readManifestList(ld)
+	var list []iceberg.ManifestFile
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", cs.ManifestList, ErrCorrupt, err)
+		err = fmt.Errorf("%s: %w: its manifest list %s is missing", s.loc, ErrCorrupt, cs.ManifestList)
+	} else if list, err = readManifestList(ld); err != nil {
+		err = fmt.Errorf("%s: %w: %v", cs.ManifestList, ErrCorrupt, err)
+	}
+	if err != nil {
+		if !p.repair {
+			return nil, err
+		}
+		// A reconcile rebuilds every partition's manifest from its
+		// pointer: it needs nothing of the lost list.
+		s.repairs = append(s.repairs, fmt.Sprintf("%v: every partition's manifest written anew from its pointer", err))
+		return s, nil
 	}
 	s.list = list
 	s.refs = make([]manifestRef, len(list))
@@ -780,6 +806,33 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 		}
 	}
 	return s, nil
+}
+
+// maxRepairBack bounds how many versions a repairing reconcile reads back
+// to find one it can parse.
+const maxRepairBack = 10
+
+// readableBefore finds, for a reconcile, the newest version before
+// s.version that parses, after s.version failed to (bad). The table's
+// history continues from it: the next version is still s.version+1, never
+// one below a version that exists, and readers that trust the hint move
+// past the damaged one. Without one (nil meta), history starts anew.
+func (p *publisher) readableBefore(ctx context.Context, s *state, bad error) (*tableMetadata, string, error) {
+	for w := s.version - 1; w >= 1 && w >= s.version-maxRepairBack; w-- {
+		data, _, err := store.ReadAll(ctx, p.st, MetadataKey(w))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("read %s: %w", MetadataKey(w), err)
+		}
+		if meta, err := parseMetadata(data); err == nil {
+			s.repairs = append(s.repairs, fmt.Sprintf("%s is unreadable (%v): rebuilt from v%d and the pointers", MetadataKey(s.version), bad, w))
+			return meta, MetadataKey(w), nil
+		}
+	}
+	s.repairs = append(s.repairs, fmt.Sprintf("%s is unreadable (%v) and no version of the %d before it reads: the history starts anew from the pointers", MetadataKey(s.version), bad, maxRepairBack))
+	return nil, "", nil
 }
 
 // readManifestList parses an Avro manifest list; the Avro decoder panics on

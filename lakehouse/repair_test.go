@@ -1,8 +1,11 @@
 package lakehouse_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -173,6 +176,72 @@ func TestPublishRewritesDamagedManifests(t *testing.T) {
 			again, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
 			if err != nil || again.Changed {
 				t.Fatalf("a second publish: %+v, %v; want up to date", again, err)
+			}
+		})
+	}
+}
+
+// The latest version truncated, or the current snapshot's manifest list
+// lost: pswap publish (a reconcile) rebuilds a correct new version from the
+// pointers, continuing the history from the newest version it can read,
+// says what it repaired, and the commit's own publish and the expiry work
+// again after it (before: every publish, and gc, failed on it for good).
+func TestPublishRepairsDamagedMetadata(t *testing.T) {
+	for _, damage := range []string{"truncated version", "lost manifest list"} {
+		t.Run(damage, func(t *testing.T) {
+			mem := memstore.New(memstore.Options{})
+			publish(t, mem, commit(t, mem, "dt=2026-11-01", 4, "a", swap.Options{}))
+			publish(t, mem, commit(t, mem, "dt=2026-11-02", 5, "b", swap.Options{}))
+			r := publish(t, mem, commit(t, mem, "dt=2026-11-03", 6, "c", swap.Options{}))
+			key := lakehouse.MetadataKey(r.Version)
+			data, _, err := store.ReadAll(ctx, mem, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if damage == "truncated version" {
+				_, err = mem.Put(ctx, key, data[:len(data)/2], store.PutOptions{})
+			} else {
+				var md struct {
+					Current   int64 `json:"current-snapshot-id"`
+					Snapshots []struct {
+						ID   int64  `json:"snapshot-id"`
+						List string `json:"manifest-list"`
+					} `json:"snapshots"`
+				}
+				if err := json.Unmarshal(data, &md); err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range md.Snapshots {
+					if s.ID == md.Current {
+						err = mem.Delete(ctx, lakehouse.MetadataPrefix+path.Base(s.List))
+					}
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The commit's publish cannot: it refuses, naming the damage.
+			res := commit(t, mem, "dt=2026-11-04", 7, "d", swap.Options{})
+			if _, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{}); !errors.Is(err, lakehouse.ErrCorrupt) {
+				t.Fatalf("a commit's publish over a %s: %v, want ErrCorrupt", damage, err)
+			}
+			rep, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
+			if err != nil {
+				t.Fatalf("pswap publish over a %s: %v", damage, err)
+			}
+			if !rep.Changed || rep.Version != r.Version+1 || len(rep.Repairs) != 1 || rep.Partitions != 4 {
+				t.Fatalf("pswap publish over a %s: %+v, want version %d with 4 partitions and one repair", damage, rep, r.Version+1)
+			}
+			t.Logf("repair: %s", rep.Repairs[0])
+			if got, want := checkReaders(t, mem), pointerRows(t, mem); !maps.Equal(got, want) {
+				t.Fatalf("readers see %v, want %v", got, want)
+			}
+			publish(t, mem, commit(t, mem, "dt=2026-11-05", 8, "e", swap.Options{}))
+			if _, err := lakehouse.Expire(ctx, mem, lakehouse.ExpireOptions{}); err != nil {
+				t.Fatalf("the expiry after the repair: %v", err)
+			}
+			if got := checkReaders(t, mem); len(got) != 5 {
+				t.Fatalf("readers see %v", got)
 			}
 		})
 	}

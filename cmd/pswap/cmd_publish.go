@@ -51,8 +51,11 @@ type publishJSON struct {
 	Rebases          int    `json:"rebases"`
 	// HintFixed: version-hint.text lagged (it named HintWas, 0 when it was
 	// missing or unreadable) and now names Version.
-	HintFixed bool `json:"hint_fixed"`
-	HintWas   int  `json:"hint_was,omitempty"`
+	// Repairs says what the publish found damaged and rebuilt from the
+	// pointers (a version that does not parse, a lost manifest list).
+	Repairs   []string `json:"repairs,omitempty"`
+	HintFixed bool     `json:"hint_fixed"`
+	HintWas   int      `json:"hint_was,omitempty"`
 }
 
 func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
@@ -66,7 +69,7 @@ func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 			return printJSON(c.stdout, publishJSON{
 				Table: c.tableURL(), MetadataLocation: r.MetadataLocation, Version: r.Version,
 				SnapshotID: r.SnapshotID, Changed: r.Changed, Partitions: r.Partitions, Rebases: r.Rebases,
-				HintFixed: r.HintFixed, HintWas: r.HintWas,
+				HintFixed: r.HintFixed, HintWas: r.HintWas, Repairs: r.Repairs,
 			})
 		}
 		verb := "published"
@@ -76,6 +79,9 @@ func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 		if r.MetadataLocation == "" {
 			_, err = fmt.Fprintln(c.stdout, "nothing to publish: the table has no partition with data")
 			return err
+		}
+		for _, rep := range r.Repairs {
+			fmt.Fprintf(c.stdout, "repaired: %s\n", rep)
 		}
 		if r.HintFixed {
 			was := "missing"

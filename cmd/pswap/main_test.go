@@ -185,7 +185,15 @@ func stdoutJSON(ts *testscript.TestScript) any { return streamJSON(ts, "stdout")
 
 func streamJSON(ts *testscript.TestScript, stream string) any {
 	var doc any
-	if err := json.Unmarshal([]byte(ts.ReadFile(stream)), &doc); err != nil {
+	text := ts.ReadFile(stream)
+	if stream == "stderr" {
+		// Warnings (one "pswap: warning:" line each, before anything else)
+		// may precede the error document, as the README says.
+		for strings.HasPrefix(text, "pswap: warning:") {
+			_, text, _ = strings.Cut(text, "\n")
+		}
+	}
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
 		ts.Fatalf("%s is not one JSON document: %v", stream, err)
 	}
 	return doc
