@@ -67,6 +67,12 @@ func (p *publisher) keysOf(loc string) ([]string, error) {
 	if rel, ok := strings.CutPrefix(loc, p.tableURI+"/"); ok && store.ValidateKey(rel) == nil {
 		keys = append(keys, rel)
 	}
+	if p.oldRoot != "" {
+		// A moved table: its metadata still names the root it had.
+		if rel, ok := strings.CutPrefix(loc, p.oldRoot+"/"); ok && store.ValidateKey(rel) == nil {
+			keys = append(keys, rel)
+		}
+	}
 	if strings.HasPrefix(p.tableURI, "file:") {
 		if rel, ok := strings.CutPrefix(loc, p.escapedURI+"/"); ok {
 			if u, err := url.PathUnescape(rel); err == nil && store.ValidateKey(u) == nil && (len(keys) == 0 || keys[0] != u) {
@@ -102,4 +108,21 @@ func fileLocation(loc string) string {
 		return "file://" + strings.TrimPrefix(loc, "file:")
 	}
 	return loc
+}
+
+// relocated notes the root the latest version records (its "location"),
+// when it is not this table's: the table was moved or copied with its
+// metadata. Its locations are read as the table's own; a reconcile writes
+// every manifest anew under the table's root, and a commit's publish
+// refuses (readers would still look under the old root).
+func (p *publisher) relocated(meta *tableMetadata) bool {
+	root := strings.TrimSuffix(meta.Location, "/")
+	if strings.HasPrefix(p.tableURI, "file://") {
+		root = fileLocation(root)
+	}
+	if root == p.tableURI || root == p.escapedURI {
+		return false
+	}
+	p.oldRoot = root
+	return true
 }

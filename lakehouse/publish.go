@@ -379,7 +379,8 @@ func (p *publisher) damagedManifests(ctx context.Context, s *state) (map[string]
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w: manifest: %w", s.loc, ErrCorrupt, err)
 		}
-		if size, ok := sizes[key]; !ok || size != mf.Length() {
+		if size, ok := sizes[key]; !ok || size != mf.Length() || !strings.HasPrefix(mf.FilePath(), p.tableURI+"/") {
+			// Missing, truncated, or (a moved table) under another root.
 			damaged[s.refs[i].part] = true
 		}
 	}
@@ -414,6 +415,8 @@ type state struct {
 	// that does not parse, a lost manifest list): such a state is written
 	// anew even if every partition is up to date.
 	repairs []string
+	// moved: the version records another root (relocated).
+	moved bool
 }
 
 type publisher struct {
@@ -438,6 +441,8 @@ type publisher struct {
 	// readTries is the retries of retryRead (0: maxReadTries; negative:
 	// none), set by an expiry's MaxAttempts.
 	readTries int
+	// oldRoot is the root a moved table's metadata records (relocated).
+	oldRoot string
 	// repair: a reconcile (Publish), which rebuilds from the pointers what
 	// it cannot read of the latest version instead of failing on it.
 	repair bool
@@ -575,6 +580,10 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		if s == nil && err == nil {
 			s, err = p.load(ctx, probe)
 		}
+		if err == nil && s.moved && !p.repair {
+			err = fmt.Errorf("%s: %w: the table's metadata names the location %s, not this table's %s (a moved or copied table): run pswap publish to rewrite it here",
+				s.loc, ErrCorrupt, p.oldRoot, p.tableURI)
+		}
 		var ups []partUpdate
 		if err == nil {
 			ups, err = plan(ctx, s)
@@ -592,6 +601,9 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 				continue
 			}
 			return Result{Rebases: p.rebases}, err
+		}
+		if s.moved {
+			s.repairs = append(s.repairs, fmt.Sprintf("the metadata named the location %s (a moved or copied table): every manifest written anew under %s, the older snapshots (there) dropped", p.oldRoot, p.tableURI))
 		}
 		if len(ups) == 0 && len(s.repairs) == 0 {
 			r := p.result(s, false)
@@ -770,6 +782,7 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 		}
 	}
 	s.meta, s.loc = meta, p.loc(key)
+	s.moved = p.relocated(meta)
 	cs := meta.currentSnapshot()
 	if cs == nil {
 		return s, nil
@@ -1071,6 +1084,9 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 			added = sc
 		}
 		md, err = s.meta.withSnapshot(s.loc, added, props, snap)
+		if err == nil && s.moved {
+			md, err = p.relocate(md, snap)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("build Iceberg metadata: %w", err)
@@ -1292,4 +1308,24 @@ func foreignSnapshot(loc string, meta *tableMetadata, cs *Snapshot, mf string) e
 	return fmt.Errorf("%s: %w: its current snapshot %d (%s) is not pswap's (manifest %s); "+
 		"pswap's pointers are the table's truth and a publish would drop that change, so nothing was published: %s",
 		loc, ErrForeign, cs.SnapshotID, cs.Summary["operation"], mf, hint)
+}
+
+// relocate turns the next version of a moved table into one of its new
+// root: every manifest was written anew under it (damagedManifests), and
+// the older snapshots and versions, whose manifest lists and files the
+// metadata names under the old root, are dropped (no reader could open
+// them there); the new snapshot starts the history again.
+func (p *publisher) relocate(md *tableMetadata, snap Snapshot) (*tableMetadata, error) {
+	var drop []int64
+	for _, s := range md.Snapshots {
+		if s.SnapshotID != snap.SnapshotID {
+			drop = append(drop, s.SnapshotID)
+		}
+	}
+	next, err := md.withoutSnapshots("", drop, md.LastUpdatedMS)
+	if err != nil {
+		return nil, err
+	}
+	next.Location, next.MetadataLog = p.tableURI, nil
+	return next, nil
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
@@ -244,5 +247,65 @@ func TestPublishRepairsDamagedMetadata(t *testing.T) {
 				t.Fatalf("readers see %v", got)
 			}
 		})
+	}
+}
+
+// A file:// table moved to another folder (its metadata names the old
+// root), or reached through a symbolic link: a commit's publish refuses the
+// moved one, naming both locations (before: "outside the table" from every
+// publish and gc, for good); pswap publish rewrites every manifest under
+// the new root and says so; readers and the expiry work on it after that.
+// Through a symlink the table is the same table: nothing to do.
+func TestMovedAndSymlinkedTable(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old")
+	st, err := filestore.New(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, st, commit(t, st, "dt=2026-11-01", 4, "a", swap.Options{}))
+	publish(t, st, commit(t, st, "dt=2026-11-02", 5, "b", swap.Options{}))
+	moved := filepath.Join(dir, "moved")
+	if err := os.Rename(old, moved); err != nil {
+		t.Fatal(err)
+	}
+	st, err = filestore.New(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := commit(t, st, "dt=2026-11-03", 6, "c", swap.Options{})
+	_, err = lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{})
+	if !errors.Is(err, lakehouse.ErrCorrupt) || !strings.Contains(err.Error(), old) || !strings.Contains(err.Error(), "pswap publish") {
+		t.Fatalf("a commit's publish on a moved table: %v, want ErrCorrupt naming %s and pswap publish", err, old)
+	}
+	r, err := lakehouse.Publish(ctx, st, lakehouse.Options{})
+	if err != nil || !r.Changed || r.Partitions != 3 || len(r.Repairs) != 1 {
+		t.Fatalf("pswap publish on a moved table: %+v, %v", r, err)
+	}
+	loc, _, _ := lakehouse.Latest(ctx, st)
+	data, err := os.ReadFile(strings.TrimPrefix(loc, "file://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), old+"/") {
+		t.Fatalf("the repaired version still names the old root %s", old)
+	}
+	if got := checkReaders(t, st); len(got) != 3 {
+		t.Fatalf("readers see %v", got)
+	}
+	publish(t, st, commit(t, st, "dt=2026-11-04", 7, "d", swap.Options{}))
+	if _, err := lakehouse.Expire(ctx, st, lakehouse.ExpireOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(moved, link); err != nil {
+		t.Fatal(err)
+	}
+	viaLink, err := filestore.New(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := lakehouse.Publish(ctx, viaLink, lakehouse.Options{}); err != nil || r.Changed || len(r.Repairs) != 0 {
+		t.Fatalf("pswap publish through a symlink: %+v, %v; want up to date", r, err)
 	}
 }

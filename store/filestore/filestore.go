@@ -58,7 +58,24 @@ func New(dir string) (*Store, error) {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("filestore: root %s is not a directory", abs)
 	}
-	return &Store{root: filepath.Clean(abs)}, nil
+	return &Store{root: realPath(filepath.Clean(abs))}, nil
+}
+
+// realPath resolves the symbolic links of an absolute path, of its longest
+// existing leading part if the rest is still to be created: one table
+// reached by two spellings (a symlink, a bind of its parent) has one root,
+// and the locations its Iceberg metadata records stay inside it.
+func realPath(abs string) string {
+	var rest []string
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		if filepath.Dir(p) == p {
+			return abs
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+	}
 }
 
 // Root returns the absolute root directory.
