@@ -14,7 +14,8 @@ func TestPlantedFind(t *testing.T) {
 	if n == 0 {
 		t.Skip("set PSWAP_SIM_PLANT_SEEDS to measure the planted bugs' detection")
 	}
-	plants := []Plant{PlantGCSkipReread, PlantRollbackSkipReread, PlantGCSkipRelist, PlantWriterSkipGrace, PlantGCIgnoresIceberg, PlantPublisherSkipSeqCheck}
+	plants := []Plant{PlantGCSkipReread, PlantRollbackSkipReread, PlantGCSkipRelist, PlantWriterSkipGrace, PlantGCIgnoresIceberg, PlantPublisherSkipSeqCheck,
+		PlantPublisherProbesFromV1, PlantReconcileKeepsMissingManifest}
 	if s := os.Getenv("PSWAP_SIM_PLANT"); s != "" {
 		var p Plant
 		fmt.Sscan(s, &p)
