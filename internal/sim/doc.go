@@ -82,9 +82,13 @@
 // (metadata/pswap-*.avro) that the current version names, found as a
 // reader finds it; publishes of commits carry it on meanwhile, and some
 // steps later the operator repairs with `pswap publish`, which must write
-// it anew from the pointer. Stalled publishers beside GC are the slow
-// publishers above (their wait before the publish, a prefetch read before
-// it) and the expiry of a version PUT past CommitWindow below.
+// it anew from the pointer. A quarter of the publishers that follow
+// commits stall once between their attempt's pointer reads and its
+// version PUT (before the PUT of their manifest list: 10-50 steps of the
+// others, 2-6 s of the store's clock) while GC collects:
+// lakehouse.Options.MaxElapsed must throw the attempt away, or its
+// version PUT expires (CommitWindow, below), or the version would name a
+// generation GC may have collected (the freshness check below).
 //
 // Writers bound their commits by MaxElapsed (3 s of simulated time here);
 // Config.CommitWindow models what that bound, request timeouts and request
