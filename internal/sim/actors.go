@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,16 +30,16 @@ func (w *World) build() {
 		return a
 	}
 	type publishable struct {
-		a        *actor
-		slot     *pubSlot
-		prefetch bool
+		a               *actor
+		slot            *pubSlot
+		prefetch, stall bool
 	}
 	var pubs []publishable
 	ordinal := 0
 	publishes := func(a *actor, slot *pubSlot) {
 		ordinal++
 		if slot != nil && w.cfg.Publish[ordinal] {
-			pubs = append(pubs, publishable{a, slot, w.cfg.PrefetchPublish[ordinal]})
+			pubs = append(pubs, publishable{a, slot, w.cfg.PrefetchPublish[ordinal], w.cfg.StallPublish[ordinal]})
 		}
 	}
 	var writers []*actor
@@ -94,7 +95,8 @@ func (w *World) build() {
 		add(fmt.Sprintf("rd%d", i+1), "reader", rs.Start, nil, false, false, w.readerBody(rs))
 	}
 	for _, p := range pubs {
-		add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot, p.prefetch))
+		pa := add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot, p.prefetch))
+		pa.stall = p.stall
 	}
 	for i, gs := range w.cfg.Reconcilers {
 		add(fmt.Sprintf("rc%d", i+1), "publisher", gs.Start, nil, true, false, w.reconcilerBody(gs))
@@ -102,7 +104,17 @@ func (w *World) build() {
 	for i, rs := range w.cfg.IceReaders {
 		add(fmt.Sprintf("ir%d", i+1), "icereader", rs.Start, nil, false, false, w.iceReaderBody(rs))
 	}
-	w.iceberg = len(pubs) > 0 || len(w.cfg.Reconcilers) > 0
+	for i, ls := range w.cfg.LoseHint {
+		lh := add(fmt.Sprintf("lose-hint%d", i+1), "operator", ls.Start, nil, false, false, w.hintLoserBody(ls.Pause > 0))
+		if ls.Pause > 0 {
+			add(fmt.Sprintf("rehint%d", i+1), "publisher", 0, lh, false, false, w.repairBody(ls))
+		}
+	}
+	for i, ls := range w.cfg.LoseManifest {
+		lm := add(fmt.Sprintf("lose-mf%d", i+1), "operator", ls.Start, nil, false, false, w.manifestLoserBody())
+		add(fmt.Sprintf("repair%d", i+1), "publisher", 0, lm, false, false, w.repairBody(ls))
+	}
+	w.iceberg = len(pubs) > 0 || len(w.cfg.Reconcilers) > 0 || len(w.cfg.LoseManifest) > 0 || slices.ContainsFunc(w.cfg.LoseHint, func(ls LossSpec) bool { return ls.Pause > 0 })
 }
 
 // commitOptions are the writers' options: the simulated grace period, and
@@ -590,6 +602,9 @@ func (w *World) readOnce(ctx context.Context, a *actor, spec ReaderSpec) string 
 // says so: served when it did, hit when its answer differs from the
 // store's. The lock is held.
 func (w *World) plantedServe(a *actor, r *request) (served, hit bool) {
+	if served, hit, ok := w.plantedIcebergList(a, r); ok {
+		return served, hit
+	}
 	var seen map[string]object
 	if w.cfg.Plant == PlantGCIgnoresIceberg && a.kind == "gc" {
 		if !strings.HasPrefix(r.key, lakehouse.MetadataPrefix) {

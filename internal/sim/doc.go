@@ -68,6 +68,28 @@
 // staged stays behind as orphans. Time also passes between requests (up to
 // 400 ms each) and while slow writers and readers work.
 //
+// Operators damage the Iceberg metadata from outside pswap (faults.go,
+// issue 25), as actors of their own whose requests the scheduler
+// interleaves with the others': half the publishing seeds lose
+// metadata/version-hint.text once or twice (an operator or a crashed tool
+// deletes it); with one partition, the operator first lets the metadata
+// age past the expiry's min-age (the store's clock moves that much) and
+// runs the expiry as `pswap gc` ends, so that the first versions are gone
+// as in the issue's reproduction, and runs `pswap publish`
+// (lakehouse.Publish) some steps after the loss, which must find the
+// latest version by listing and point the hint at it again. A third of the
+// publishing seeds with one partition lose one manifest
+// (metadata/pswap-*.avro) that the current version names, found as a
+// reader finds it; publishes of commits carry it on meanwhile, and some
+// steps later the operator repairs with `pswap publish`, which must write
+// it anew from the pointer. A quarter of the publishers that follow
+// commits stall once between their attempt's pointer reads and its
+// version PUT (before the PUT of their manifest list: 10-50 steps of the
+// others, 2-6 s of the store's clock) while GC collects:
+// lakehouse.Options.MaxElapsed must throw the attempt away, or its
+// version PUT expires (CommitWindow, below), or the version would name a
+// generation GC may have collected (the freshness check below).
+//
 // Writers bound their commits by MaxElapsed (3 s of simulated time here);
 // Config.CommitWindow models what that bound, request timeouts and request
 // expiry guarantee on a real store: a writer's or a rollback's request on a
@@ -118,6 +140,20 @@
 //     scheduling points), that nothing is missing while the snapshot is
 //     within the retention, nor a data file of a generation that was
 //     current when it opened the snapshot, within MinAge of that;
+//   - at every PUT of a metadata version, that it is above every version
+//     written before (I8-versions): a publish never starts the history
+//     again below versions that exist, where readers never look;
+//   - at every reconcile that succeeds (`pswap publish`, the reconcilers'
+//     and the operators' repairs), that the latest version as a reader
+//     finds it (the hint, then a probe past it; the highest listed
+//     without a hint) is at least the one the reconcile reported, that
+//     everything its current snapshot names is there, and that it names
+//     for every partition the generation current when the reconcile began
+//     or a newer one (I7-repair). Damage an operator did after the
+//     reconcile began is excused; from then on no version's current
+//     snapshot may name a manifest lost before it (checked after every
+//     step). Until a reconcile runs, the checks above excuse a manifest an
+//     operator deleted (the view lags the damage until the repair);
 //   - once every actor is done, after a reconcile with no faults, that the
 //     metadata names exactly every partition's current generation: its
 //     files and its rows.
@@ -145,7 +181,12 @@
 // check always passes, GC asking what the Iceberg snapshots name and
 // finding no metadata), or by a publisher claiming a sequence number past
 // the partition's latest (its check against the metadata and its switch to
-// what the pointer names never happen). It exists only in this package:
+// what the pointer names never happen), or by a publisher's listing of the
+// metadata versions answering as if there were none (it probes from v1
+// without a hint, as before issue 25: caught by I8-versions once the
+// expiry deleted v1 and the hint is lost), or by a reconcile's listing of
+// the manifests still showing those an operator deleted (it carries a
+// lost manifest on: caught by I7-repair). It exists only in this package:
 // production code never reaches it. TestPlantedCaught checks that each is still caught;
 // TestPlantedFind (PSWAP_SIM_PLANT_SEEDS) measures how soon.
 //

@@ -14,7 +14,8 @@ func TestPlantedFind(t *testing.T) {
 	if n == 0 {
 		t.Skip("set PSWAP_SIM_PLANT_SEEDS to measure the planted bugs' detection")
 	}
-	plants := []Plant{PlantGCSkipReread, PlantRollbackSkipReread, PlantGCSkipRelist, PlantWriterSkipGrace, PlantGCIgnoresIceberg, PlantPublisherSkipSeqCheck}
+	plants := []Plant{PlantGCSkipReread, PlantRollbackSkipReread, PlantGCSkipRelist, PlantWriterSkipGrace, PlantGCIgnoresIceberg, PlantPublisherSkipSeqCheck,
+		PlantPublisherProbesFromV1, PlantReconcileKeepsMissingManifest}
 	if s := os.Getenv("PSWAP_SIM_PLANT"); s != "" {
 		var p Plant
 		fmt.Sscan(s, &p)
@@ -53,11 +54,13 @@ var planted = []struct {
 	plant Plant
 	seeds []uint64
 }{
-	{PlantRollbackSkipReread, []uint64{769, 919, 1015}},
-	{PlantGCSkipRelist, []uint64{86, 1368, 1385}},
-	{PlantWriterSkipGrace, []uint64{290, 18, 36}},
-	{PlantGCIgnoresIceberg, []uint64{6, 42, 52}},
-	{PlantPublisherSkipSeqCheck, []uint64{14, 32, 38}},
+	{PlantRollbackSkipReread, []uint64{52}},
+	{PlantGCSkipRelist, []uint64{95}},
+	{PlantWriterSkipGrace, []uint64{290}},
+	{PlantGCIgnoresIceberg, []uint64{71, 84, 109}},
+	{PlantPublisherSkipSeqCheck, []uint64{14, 95, 97}},
+	{PlantPublisherProbesFromV1, []uint64{23, 127, 242}},
+	{PlantReconcileKeepsMissingManifest, []uint64{12, 13, 21}},
 }
 
 const searchPlanted = 600

@@ -45,6 +45,16 @@ const (
 	// the partition: the check that keeps a slow publisher from bringing
 	// back older data always passes.
 	PlantPublisherSkipSeqCheck
+	// PlantPublisherProbesFromV1 makes the publishers' listings of the
+	// metadata versions (a publish without a hint, or with one naming a
+	// missing version) answer as if there were none: the publish probes
+	// from v1, as before issue 25, and after the expiry deleted v1 it
+	// starts the history again at v1.
+	PlantPublisherProbesFromV1
+	// PlantReconcileKeepsMissingManifest makes a reconcile's listing of the
+	// manifests answer with the manifests operators deleted still there:
+	// it finds none damaged and carries a lost manifest on.
+	PlantReconcileKeepsMissingManifest
 )
 
 func (p Plant) String() string {
@@ -61,6 +71,10 @@ func (p Plant) String() string {
 		return "gc-ignores-iceberg"
 	case PlantPublisherSkipSeqCheck:
 		return "publisher-skips-seq-check"
+	case PlantPublisherProbesFromV1:
+		return "publisher-probes-from-v1"
+	case PlantReconcileKeepsMissingManifest:
+		return "reconcile-keeps-missing-manifest"
 	}
 	return "none"
 }
@@ -84,10 +98,22 @@ type Config struct {
 	// start, before a slow publisher's wait, as `pswap rollback` does
 	// before its rollback, and publish from them (lakehouse.Options.Prefetch).
 	PrefetchPublish map[int]bool
+	// StallPublish: the publishers of these (same numbering) stall, once,
+	// right before the PUT of their manifest list (after their attempt
+	// read the pointers, before its version PUT): 10-50 steps of the
+	// others, and 2-6 s of the store's clock. lakehouse's MaxElapsed must
+	// throw the attempt away (or the version PUT expires, CommitWindow), or
+	// its version would name a generation GC may have collected.
+	StallPublish map[int]bool
 	// Reconcilers run `pswap publish` (lakehouse.Publish) Rounds times.
 	Reconcilers []GCSpec
 	// IceReaders read the latest Iceberg snapshot's files.
 	IceReaders []ReaderSpec
+	// LoseHint: operators delete version-hint.text (once each, from step
+	// Start); LoseManifest: operators delete one manifest the current
+	// version names. Each with a Pause runs `pswap publish` that many
+	// steps after (the repair; faults.go).
+	LoseHint, LoseManifest []LossSpec
 	// MetadataMinAge is the expiry's lakehouse.ExpireOptions.MinAge: GC
 	// (a whole-table run) deletes no Iceberg metadata object younger.
 	MetadataMinAge time.Duration
@@ -335,8 +361,41 @@ func Scenario(seed uint64) Config {
 				c.PrefetchPublish[id] = true
 			}
 		}
+		c.lossFaults(seed, n)
 	}
 	return c
+}
+
+// lossFaults adds, from a stream of its own, the Iceberg metadata's
+// damage by operators (faults.go): half the publishing seeds lose the
+// version hint once or twice, late enough that the expiry may have
+// deleted the first versions, and those with one partition run the
+// expiry before and `pswap publish` some steps after; a third of those
+// with one partition lose a manifest, and repair it. (The reconcile's listing of the
+// partitions reads several pointers at once with more: see Reconcilers.)
+//
+// A quarter of the publishers that follow commits stall between their
+// pointer reads and their version PUT (StallPublish).
+func (c *Config) lossFaults(seed uint64, publishers int) {
+	r := rand.New(rand.NewPCG(seed, 0x1057))
+	c.StallPublish = map[int]bool{}
+	for id := 1; id <= publishers; id++ {
+		if c.Publish[id] && r.IntN(4) == 0 {
+			c.StallPublish[id] = true
+		}
+	}
+	if r.IntN(2) == 0 {
+		for range 1 + r.IntN(2) {
+			ls := LossSpec{Start: 100 + r.IntN(500), Pause: 5 + r.IntN(60)}
+			if len(c.Partitions) > 1 {
+				ls.Pause = 0
+			}
+			c.LoseHint = append(c.LoseHint, ls)
+		}
+	}
+	if len(c.Partitions) == 1 && r.IntN(3) == 0 {
+		c.LoseManifest = append(c.LoseManifest, LossSpec{Start: 60 + r.IntN(400), Pause: 5 + r.IntN(60)})
+	}
 }
 
 // Result is what one run did.

@@ -300,6 +300,9 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, opts store.Put
 	if err := store.ValidateKey(key); err != nil {
 		return store.Attrs{}, err
 	}
+	if err := s.w.stallBefore(ctx, key); err != nil {
+		return store.Attrs{}, err
+	}
 	r := &request{op: "put", key: key, data: bytes.Clone(data), opts: opts}
 	if err := s.w.do(ctx, r); err != nil {
 		return store.Attrs{}, err

@@ -214,6 +214,7 @@ func (w *World) observeDelete(key string) {
 	if w.cfg.wallClock {
 		return
 	}
+	w.observeLoss(key)
 	if _, ok := w.objs[key]; !ok {
 		return
 	}

@@ -66,6 +66,9 @@ type actor struct {
 	// PUT a version since.
 	pubStart time.Time
 	pubPut   bool
+	// stall: a publisher that stalls once before its manifest list's PUT
+	// (Config.StallPublish).
+	stall    bool
 	requests int
 	outcome  string
 }
@@ -155,6 +158,11 @@ type World struct {
 	iceGens   map[string]string
 	iceChecks int
 	memos     map[string]any // decoded objects by kind and ETag (checkStore)
+	// lost: the Iceberg objects an operator deleted (faults.go); repaired:
+	// the lost manifests a successful reconcile has had to write anew
+	// since, which no version may name any more.
+	lost     map[string]lostObject
+	repaired map[string]bool
 }
 
 // newWorld returns an empty world for cfg.
@@ -174,6 +182,8 @@ func newWorld(cfg Config) *World {
 		rbSeen:   map[*actor]map[string]object{},
 		gcBlind:  map[*actor]bool{},
 		memos:    map[string]any{},
+		lost:     map[string]lostObject{},
+		repaired: map[string]bool{},
 	}
 	if w.pageSize <= 0 {
 		w.pageSize = DefaultPageSize
