@@ -116,13 +116,17 @@ func fileLocation(loc string) string {
 // every manifest anew under the table's root, and a commit's publish
 // refuses (readers would still look under the old root).
 func (p *publisher) relocated(meta *tableMetadata) bool {
-	root := strings.TrimSuffix(meta.Location, "/")
+	root := meta.Location
 	if strings.HasPrefix(p.tableURI, "file://") {
 		root = fileLocation(root)
 	}
-	if root == p.tableURI || root == p.escapedURI {
+	// The same root, spelt with or without a trailing slash (a store
+	// rooted at "/" or at a bucket is "file:///", "sim://"): tableLocation
+	// trims one, which a first publish recorded as the location.
+	same := func(a, b string) bool { return a == b || strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
+	if same(root, p.tableURI) || same(root, p.escapedURI) {
 		return false
 	}
-	p.oldRoot = root
+	p.oldRoot = strings.TrimSuffix(root, "/")
 	return true
 }
