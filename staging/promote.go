@@ -20,6 +20,11 @@ type Input struct {
 	Name string
 	// Text: the input is CSV or JSON Lines, its types inferred or given.
 	Text bool
+	// FieldIDs are the Parquet field ids of a Parquet input's top-level
+	// columns (nil: none); NestedFieldIDs says a nested field has one.
+	// Iceberg engines read a file that has ids by its ids, not by name.
+	FieldIDs       map[string]int
+	NestedFieldIDs bool
 }
 
 // ConformFunc decides the schema an input's data is stored in. It gets
@@ -53,10 +58,11 @@ func (s *Stager) conform(input string, c *canonSchema) (*conversion, error) {
 	if s.opts.Conform == nil || s.converting {
 		return nil, nil
 	}
-	if r, ok := s.conformed[c.text]; ok {
+	if r, ok := s.conformed[c.text+c.ids.key()]; ok {
 		return r, nil
 	}
-	in := Input{Name: input, Text: strings.HasPrefix(input, "CSV ") || strings.HasPrefix(input, "JSON Lines ")}
+	in := Input{Name: input, Text: strings.HasPrefix(input, "CSV ") || strings.HasPrefix(input, "JSON Lines "),
+		FieldIDs: c.ids.top, NestedFieldIDs: c.ids.nested}
 	target, err := s.opts.Conform(in, c.arrow)
 	if err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, input) // the sentinel's text first: "schema mismatch: ..."
@@ -74,7 +80,7 @@ func (s *Stager) conform(input string, c *canonSchema) (*conversion, error) {
 	if s.conformed == nil {
 		s.conformed = map[string]*conversion{}
 	}
-	s.conformed[c.text] = r
+	s.conformed[c.text+c.ids.key()] = r
 	return r, nil
 }
 

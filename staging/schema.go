@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -22,6 +23,59 @@ import (
 type canonSchema struct {
 	arrow *arrow.Schema
 	text  string
+	ids   fieldIDs // the Parquet field ids the input carries (not part of text)
+}
+
+// fieldIDs are the Parquet field ids of an input's columns: Iceberg
+// engines read a file that has them by them, not by name.
+type fieldIDs struct {
+	top    map[string]int // top-level columns with an id
+	nested bool           // a nested field carries an id
+	any    bool
+}
+
+// key is the ids' part of a conform cache key.
+func (f fieldIDs) key() string {
+	if !f.any {
+		return ""
+	}
+	return fmt.Sprintf("\x00ids %v %v", f.top, f.nested)
+}
+
+// parquetFieldIDs reads the field ids Arrow's Parquet reader attached.
+func parquetFieldIDs(as *arrow.Schema) fieldIDs {
+	var out fieldIDs
+	id := func(f arrow.Field) (int, bool) {
+		v, ok := f.Metadata.GetValue("PARQUET:field_id")
+		if !ok {
+			return 0, false
+		}
+		n, err := strconv.Atoi(v)
+		return n, err == nil && n >= 0
+	}
+	var nested func(t arrow.DataType)
+	nested = func(t arrow.DataType) {
+		n, ok := t.(arrow.NestedType)
+		if !ok {
+			return
+		}
+		for _, c := range n.Fields() {
+			if _, ok := id(c); ok {
+				out.nested, out.any = true, true
+			}
+			nested(c.Type)
+		}
+	}
+	for _, f := range as.Fields() {
+		if n, ok := id(f); ok {
+			if out.top == nil {
+				out.top = map[string]int{}
+			}
+			out.top[f.Name], out.any = n, true
+		}
+		nested(f.Type)
+	}
+	return out
 }
 
 func (c *canonSchema) equal(o *canonSchema) bool { return c.text == o.text }
@@ -69,7 +123,7 @@ func canonOf(ps *pqschema.Schema, int96Nanos bool) (*canonSchema, error) {
 		}
 	}
 	s := arrow.NewSchema(fields, nil)
-	return &canonSchema{arrow: s, text: s.String()}, nil
+	return &canonSchema{arrow: s, text: s.String(), ids: parquetFieldIDs(as)}, nil
 }
 
 // canonType checks that the canonical row encoding covers dt and returns

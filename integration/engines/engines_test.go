@@ -527,3 +527,34 @@ func truncateLatest(t *testing.T, tb *table) {
 		t.Fatal(err)
 	}
 }
+
+// TestParquetWithFieldIDs: Parquet whose columns carry field ids (as an
+// Iceberg engine writes them, or pyarrow with field_id metadata). Ids
+// that agree with the table's are read as they are; ids that disagree
+// (here swapped) would make Java Iceberg and PyIceberg read the columns
+// by the file's ids, swapped or NULL: such a file is refused at commit,
+// naming the column, and nothing is committed.
+func TestParquetWithFieldIDs(t *testing.T) {
+	forEachStore(t, func(t *testing.T, tb *table) {
+		tb.run("commit", "--partition", "dt=2026-11-27", tb.write("a.csv", "id,amount\n1,1.5\n2,2.5\n"))
+		tb.record("csv")
+		write := func(name string, idID, amountID int) string {
+			p := filepath.Join(tb.dir, "in", name)
+			script := fmt.Sprintf(`import pyarrow as pa, pyarrow.parquet as pq
+s = pa.schema([pa.field("id", pa.int64(), metadata={"PARQUET:field_id": "%d"}), pa.field("amount", pa.float64(), metadata={"PARQUET:field_id": "%d"})])
+pq.write_table(pa.table({"id": [7, 8], "amount": [7.5, 8.5]}, schema=s), %q)
+`, idID, amountID, p)
+			if err := call(t, map[string]any{"engine": "python", "op": "exec", "code": script}, nil); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		tb.run("commit", "--partition", "dt=2026-11-28", write("same.parquet", 1, 2))
+		tb.record("parquet with the table's ids")
+		tb.checkEngines("dt")
+		_, err := tb.try("commit", "--partition", "dt=2026-11-29", write("swapped.parquet", 2, 1))
+		if err == nil || !strings.Contains(err.Error(), "field id") {
+			t.Fatalf("a Parquet file whose field ids disagree with the table's: %v, want a refusal naming the field id", err)
+		}
+	})
+}

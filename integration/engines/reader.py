@@ -389,6 +389,7 @@ OPS = {
     ("spark", "orphans"): spark_orphans,
     ("spark", "expire"): spark_expire,
     ("oracle", "rows"): oracle,
+    ("python", "exec"): lambda req: exec(req["code"], {}),
 }
 
 
