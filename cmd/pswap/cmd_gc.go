@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -184,6 +185,11 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 		}
 		if err := c.print(rep.Partitions, rep.Totals); err != nil {
 			return err
+		}
+		if runErr != nil && errors.Is(runErr, lakehouse.ErrCorrupt) && rep.Totals.Objects == 0 {
+			// Which files the Iceberg snapshots name is unknown: nothing
+			// can be collected safely until the metadata is repaired.
+			return fmt.Errorf("gc: nothing was deleted: the table's Iceberg metadata is damaged, so the files its snapshots name are unknown (run 'pswap publish' to repair it, then gc again): %w", runErr)
 		}
 		if runErr != nil {
 			return fmt.Errorf("gc: %d of %d partitions failed: %w", max(rep.Totals.Errors, 1), rep.Totals.Partitions, runErr)
