@@ -23,7 +23,8 @@ type gcCmd struct {
 	prefix       string
 	keep         int
 	minAge       time.Duration
-	retention    time.Duration // of Iceberg snapshots (0: --min-age)
+	retention    time.Duration // of Iceberg snapshots (unset: --min-age)
+	retentionSet bool          // --snapshot-retention given (0: the current snapshot only)
 	orphanAge    time.Duration
 	commitWindow time.Duration
 	concurrency  int
@@ -75,7 +76,7 @@ kept and deleted (with the keys in a dry run).`,
 	fs.StringVar(&c.prefix, "prefix", "", "only partitions whose key starts with this (e.g. dt=2026-11-)")
 	fs.IntVar(&c.keep, "keep", gc.DefaultKeep, "retired generations kept for rollback, newest first (0: none)")
 	fs.DurationVar(&c.minAge, "min-age", gc.DefaultMinAge, "keep every generation retired less than this long ago, for readers still reading it (0: none)")
-	fs.DurationVar(&c.retention, "snapshot-retention", 0, "keep the files of Iceberg snapshots younger than this, and expire older snapshots (default: --min-age; the current snapshot is always kept)")
+	fs.DurationVar(&c.retention, "snapshot-retention", 0, "keep the files of Iceberg snapshots younger than this, and expire older snapshots (default: --min-age; 0: the current snapshot only, which is always kept)")
 	fs.DurationVar(&c.orphanAge, "orphan-age", gc.DefaultOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period (0: none, warned about)")
 	fs.DurationVar(&c.commitWindow, "commit-window", gc.DefaultCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap, or a publisher from its pointer read to its snapshot; what was retired that recently is kept (0: none, warned about)")
 	fs.IntVar(&c.concurrency, "concurrency", gc.DefaultConcurrency, "partitions collected at once")
@@ -142,6 +143,7 @@ func (c *gcCmd) options() (gc.Options, error) {
 
 func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
+	c.retentionSet = cmd.Flags().Changed("snapshot-retention")
 	opts, err := c.options()
 	if err != nil {
 		return err
@@ -178,7 +180,7 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 		// --snapshot-retention). One retry layer: gc has no loop of its
 		// own, the SDK retries each request, so the Iceberg reads make one
 		// attempt each at pswap's layer.
-		rep, runErr := t.GC(ctx, pswap.GCOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.retention,
+		rep, runErr := t.GC(ctx, pswap.GCOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.libRetention(),
 			Iceberg: lakehouse.ExpireOptions{MaxAttempts: 1}})
 		if bar != nil {
 			_ = bar.Finish()
@@ -219,10 +221,20 @@ func (c *gcCmd) newGCProgress() *progressbar.ProgressBar {
 // snapshotRetention is the retention of Iceberg snapshots the run uses:
 // --snapshot-retention, else --min-age (0: the current snapshot only).
 func (c *gcCmd) snapshotRetention() time.Duration {
-	if c.retention > 0 {
+	if c.retention > 0 || c.retentionSet {
 		return c.retention
 	}
 	return c.minAge
+}
+
+// libRetention is GCOptions.SnapshotRetention: an explicit
+// --snapshot-retention 0 keeps the current snapshot only, as every other
+// flag's 0 means none (the library's 0 means "as MinAge").
+func (c *gcCmd) libRetention() time.Duration {
+	if c.retentionSet && c.retention == 0 {
+		return time.Nanosecond
+	}
+	return c.retention
 }
 
 // keptText says why GC kept a generation, in the flags' words.
