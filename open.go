@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pswap/pswap/internal/editdist"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
@@ -170,7 +171,7 @@ func isSchemeWord(w string) bool {
 // fille), or "".
 func closestScheme(s string) string {
 	for _, k := range knownSchemes {
-		if k != "mem" && editDistance(s, k) <= 1 {
+		if k != "mem" && editdist.Levenshtein(s, k) <= 1 {
 			return k
 		}
 	}
@@ -178,27 +179,6 @@ func closestScheme(s string) string {
 		return "s3"
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // schemeText is a scheme for a message: printable and short.

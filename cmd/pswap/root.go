@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pswap/pswap/internal/editdist"
 	"io"
 	"log/slog"
 	"os"
@@ -349,7 +350,7 @@ func suggestFlag(c *cobra.Command, err error) error {
 	}
 	best, bestDist := "", 3 // at most 2 edits, or a prefix of 3+ letters
 	seen := func(f *pflag.Flag) {
-		d := levenshtein(name, f.Name)
+		d := editdist.Levenshtein(name, f.Name)
 		if len(name) >= 3 && strings.HasPrefix(f.Name, name) {
 			d = min(d, 1)
 		}
@@ -363,25 +364,4 @@ func suggestFlag(c *cobra.Command, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w; did you mean --%s?", err, best)
-}
-
-// levenshtein is the edit distance between two short strings.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
