@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pswap/pswap/internal/editdist"
 	"io"
 	"log/slog"
 	"os"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/pswap/pswap/internal/editdist"
 )
 
 const rootLong = `pswap writes one partition of a table to an object store (S3, S3-compatible,
