@@ -56,3 +56,11 @@ func WaitPrefetch(f *Prefetch) error {
 	<-f.done
 	return f.err
 }
+
+// KeysOf maps a location to the store keys it may name, for a table whose
+// root URI is tableURI (escapedURI: its percent-encoded spelling) and,
+// when oldRoot is set, whose metadata records that root.
+func KeysOf(tableURI, escapedURI, oldRoot, loc string) ([]string, error) {
+	p := &publisher{tableURI: tableURI, escapedURI: escapedURI, oldRoot: oldRoot}
+	return p.keysOf(loc)
+}

@@ -143,3 +143,32 @@ func TestErrorKinds(t *testing.T) {
 		t.Error("ErrContention: publishing again converges, so it is retryable")
 	}
 }
+
+// FuzzKeysOf: a location read from metadata maps only to valid store keys
+// inside the table (never above its root), or is refused; it never panics.
+// A location the table's own root spells maps back to its key first.
+func FuzzKeysOf(f *testing.F) {
+	for _, loc := range []string{"file:///lake/sales/dt=2026-11-29/_pswap/gen/g/part-00000.parquet",
+		"file:///lake/sales/region=us%20east/x.parquet", "/lake/sales/metadata/snap-1-1-a.avro",
+		"file:/lake/sales/metadata/v1.metadata.json", "file:///lake/sales/../etc/passwd", "file:///old/x.avro",
+		"s3://b/sales/x", "file:///lake/sales/", "file:///lake/sales"} {
+		f.Add(loc)
+	}
+	f.Fuzz(func(t *testing.T, loc string) {
+		keys, err := lakehouse.KeysOf("file:///lake/sales", "file:///lake/sales", "file:///old", loc)
+		if err != nil {
+			return
+		}
+		if len(keys) == 0 {
+			t.Fatalf("KeysOf(%q): no key and no error", loc)
+		}
+		for _, k := range keys {
+			if err := store.ValidateKey(k); err != nil {
+				t.Fatalf("KeysOf(%q) = %q, not a valid key: %v", loc, k, err)
+			}
+		}
+		if k, ok := strings.CutPrefix(loc, "file:///lake/sales/"); ok && store.ValidateKey(k) == nil && keys[0] != k {
+			t.Fatalf("KeysOf(%q) = %q, want %q first", loc, keys, k)
+		}
+	})
+}
