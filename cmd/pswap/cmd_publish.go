@@ -31,6 +31,14 @@ metadata already reflects every pointer, nothing is written. commit and
 rollback publish on their own (unless --publish=false or $PSWAP_PUBLISH=0);
 run publish after a failed publish, or to repair the metadata.
 
+It repairs what it finds damaged and says what it did ("repaired: ...",
+--json "repairs", "hint_fixed"): a version-hint.text that is missing, behind
+or names a missing version; a manifest that is missing or truncated; a
+latest version that does not parse or whose manifest list is lost (a new
+version is rebuilt from the pointers); a table moved to another folder.
+A current snapshot written by another engine (a Spark INSERT) is refused,
+naming it and how to recover.
+
 Spark, Trino, DuckDB (iceberg_scan) and pyiceberg read the table from the
 printed metadata location (see the README, "Iceberg").`,
 		Example: `  pswap publish --table s3://lake/sales
