@@ -73,7 +73,7 @@ func (p *publisher) keysOf(loc string) ([]string, error) {
 			keys = append(keys, rel)
 		}
 	}
-	if strings.HasPrefix(p.tableURI, "file:") {
+	if strings.HasPrefix(p.tableURI, "file://") {
 		if rel, ok := strings.CutPrefix(loc, p.escapedURI+"/"); ok {
 			if u, err := url.PathUnescape(rel); err == nil && store.ValidateKey(u) == nil && (len(keys) == 0 || keys[0] != u) {
 				keys = append(keys, u)
@@ -110,12 +110,13 @@ func fileLocation(loc string) string {
 	return loc
 }
 
-// relocated notes the root the latest version records (its "location"),
-// when it is not this table's: the table was moved or copied with its
-// metadata. Its locations are read as the table's own; a reconcile writes
-// every manifest anew under the table's root, and a commit's publish
-// refuses (readers would still look under the old root).
-func (p *publisher) relocated(meta *tableMetadata) bool {
+// relocatedFrom returns the root the latest version records (its
+// "location") when it is not this table's, "" when it is: the table was
+// moved or copied with its metadata. Its locations are read as the
+// table's own (oldRoot); a reconcile writes every manifest anew under the
+// table's root, and a commit's publish refuses (readers would still look
+// under the old root).
+func (p *publisher) relocatedFrom(meta *tableMetadata) string {
 	root := meta.Location
 	if strings.HasPrefix(p.tableURI, "file://") {
 		root = fileLocation(root)
@@ -125,8 +126,7 @@ func (p *publisher) relocated(meta *tableMetadata) bool {
 	// trims one, which a first publish recorded as the location.
 	same := func(a, b string) bool { return a == b || strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
 	if same(root, p.tableURI) || same(root, p.escapedURI) {
-		return false
+		return ""
 	}
-	p.oldRoot = strings.TrimSuffix(root, "/")
-	return true
+	return strings.TrimSuffix(root, "/")
 }

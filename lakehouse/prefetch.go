@@ -116,6 +116,6 @@ func (f *Prefetch) state(ctx context.Context, p *publisher) (*state, error) {
 	if age := f.Age(); age < 0 || age > p.opts.MaxElapsed/2 {
 		return nil, nil
 	}
-	p.hinted = f.hinted
+	p.hinted, p.oldRoot = f.hinted, f.s.oldRoot
 	return f.s, nil
 }

@@ -415,8 +415,9 @@ type state struct {
 	// that does not parse, a lost manifest list): such a state is written
 	// anew even if every partition is up to date.
 	repairs []string
-	// moved: the version records another root (relocated).
-	moved bool
+	// oldRoot is the root the version records when it is not the
+	// table's (a moved table: relocatedFrom), "" when it is.
+	oldRoot string
 }
 
 type publisher struct {
@@ -441,7 +442,8 @@ type publisher struct {
 	// readTries is the retries of retryRead (0: maxReadTries; negative:
 	// none), set by an expiry's MaxAttempts.
 	readTries int
-	// oldRoot is the root a moved table's metadata records (relocated).
+	// oldRoot is the state's oldRoot of the latest load: keysOf reads
+	// locations under it as the table's.
 	oldRoot string
 	// repair: a reconcile (Publish), which rebuilds from the pointers what
 	// it cannot read of the latest version instead of failing on it.
@@ -580,9 +582,9 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		if s == nil && err == nil {
 			s, err = p.load(ctx, probe)
 		}
-		if err == nil && s.moved && !p.repair {
+		if err == nil && s.oldRoot != "" && !p.repair {
 			err = fmt.Errorf("%s: %w: the table's metadata names the location %s, not this table's %s (a moved or copied table): run pswap publish to rewrite it here",
-				s.loc, ErrCorrupt, p.oldRoot, p.tableURI)
+				s.loc, ErrCorrupt, s.oldRoot, p.tableURI)
 		}
 		var ups []partUpdate
 		if err == nil {
@@ -602,8 +604,8 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			}
 			return Result{Rebases: p.rebases}, err
 		}
-		if s.moved {
-			s.repairs = append(s.repairs, fmt.Sprintf("the metadata named the location %s (a moved or copied table): every manifest written anew under %s, the older snapshots (there) dropped", p.oldRoot, p.tableURI))
+		if s.oldRoot != "" {
+			s.repairs = append(s.repairs, fmt.Sprintf("the metadata named the location %s (a moved or copied table): every manifest written anew under %s, the older snapshots (there) dropped", s.oldRoot, p.tableURI))
 		}
 		if len(ups) == 0 && len(s.repairs) == 0 {
 			r := p.result(s, false)
@@ -782,7 +784,8 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 		}
 	}
 	s.meta, s.loc = meta, p.loc(key)
-	s.moved = p.relocated(meta)
+	s.oldRoot = p.relocatedFrom(meta)
+	p.oldRoot = s.oldRoot
 	cs := meta.currentSnapshot()
 	if cs == nil {
 		return s, nil
@@ -883,7 +886,6 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		}
 	}
 	schemaChanged := false
-	var partTypes map[string]iceberg.Type // read once, for a table's first version
 	for _, u := range ups {
 		if u.m == nil || len(u.m.Files) == 0 {
 			continue
@@ -902,12 +904,12 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 			if err != nil {
 				return nil, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
 			}
-			if sc == nil && partTypes == nil {
+			var partTypes map[string]iceberg.Type
+			if sc == nil {
+				// The table's first version: its partition columns take
+				// table.json's types (the first buildSchema sets sc).
 				if partTypes, err = partitionTypes(ctx, p.st); err != nil {
 					return nil, err
-				}
-				if partTypes == nil {
-					partTypes = map[string]iceberg.Type{}
 				}
 			}
 			nsc, changed, err := buildSchema(sc, lastID, as, key, partTypes)
@@ -1084,7 +1086,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 			added = sc
 		}
 		md, err = s.meta.withSnapshot(s.loc, added, props, snap)
-		if err == nil && s.moved {
+		if err == nil && s.oldRoot != "" {
 			md, err = p.relocate(md, snap)
 		}
 	}

@@ -278,6 +278,12 @@ func TestMovedAndSymlinkedTable(t *testing.T) {
 	if !errors.Is(err, lakehouse.ErrCorrupt) || !strings.Contains(err.Error(), old) || !strings.Contains(err.Error(), "pswap publish") {
 		t.Fatalf("a commit's publish on a moved table: %v, want ErrCorrupt naming %s and pswap publish", err, old)
 	}
+	// The same through a prefetch (pswap commit's publish starts one).
+	pf := lakehouse.StartPrefetch(ctx, st, lakehouse.Options{})
+	_, err = lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{Prefetch: pf})
+	if !errors.Is(err, lakehouse.ErrCorrupt) || !strings.Contains(err.Error(), old) {
+		t.Fatalf("a commit's publish from a prefetch on a moved table: %v, want ErrCorrupt naming %s", err, old)
+	}
 	r, err := lakehouse.Publish(ctx, st, lakehouse.Options{})
 	if err != nil || !r.Changed || r.Partitions != 3 || len(r.Repairs) != 1 {
 		t.Fatalf("pswap publish on a moved table: %+v, %v", r, err)

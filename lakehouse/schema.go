@@ -184,11 +184,7 @@ func widens(to, from iceberg.Type) bool {
 // (nameMapping) maps every one of them, so readers resolve nested columns
 // of files without ids by name, as they do top-level ones.
 func icebergType(f arrow.Field, prev iceberg.Type, next *int) (iceberg.Type, error) {
-	dt := f.Type
-	if d, ok := dt.(*arrow.DictionaryType); ok {
-		dt = d.ValueType
-	}
-	t, err := (&idAssigner{next: next}).convert(dt, prev)
+	t, err := (&idAssigner{next: next}).convert(f.Type, prev)
 	if err != nil {
 		return nil, fmt.Errorf("%w: column %q of type %s has no Iceberg type: %v", ErrSchema, f.Name, f.Type, err)
 	}
