@@ -129,8 +129,8 @@ func TestUnknownLogicalTypePublishes(t *testing.T) {
 	}
 }
 
-// storedTable reads the current generation of a partition of a file://
-// table back with Arrow: the stored files' schema and all their rows.
+// storedTable reads the current generation of a partition back from the
+// table's store with Arrow: the stored files' schema and all their rows.
 func storedTable(t *testing.T, tb *pswap.Table, key string) arrow.Table {
 	t.Helper()
 	p, err := tb.Partition(key)
@@ -144,7 +144,11 @@ func storedTable(t *testing.T, tb *pswap.Table, key string) arrow.Table {
 	var recs []arrow.RecordBatch
 	var sc *arrow.Schema
 	for _, f := range snap.Files {
-		r, err := file.OpenParquetFile(strings.TrimPrefix(f.URI, "file://"), false)
+		data, _, err := store.ReadAll(ctx, tb.Store(), f.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := file.NewParquetReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,40 +430,14 @@ func engineParquet(t *testing.T, ids []int64, amounts []float64, stats bool) []b
 // their rows and the sum of column col (float64).
 func currentSum(t *testing.T, tb *pswap.Table, key, col string) (int64, float64) {
 	t.Helper()
-	p, _ := tb.Partition(key)
-	snap, err := p.Current(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows int64
+	tbl := storedTable(t, tb, key)
 	var sum float64
-	for _, f := range snap.Files {
-		data, _, err := store.ReadAll(ctx, tb.Store(), f.Key)
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunks() {
+		for _, v := range c.(*array.Float64).Float64Values() {
+			sum += v
 		}
-		r, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := fr.ReadTable(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows += tbl.NumRows()
-		for _, c := range tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunks() {
-			for _, v := range c.(*array.Float64).Float64Values() {
-				sum += v
-			}
-		}
-		tbl.Release()
-		r.Close()
 	}
-	return rows, sum
+	return tbl.NumRows(), sum
 }
 
 // A table first written from Go structs (NOT NULL columns), then given
@@ -779,39 +757,14 @@ func TestUnsignedNotAdoptedAsLong(t *testing.T) {
 // rows and the sum of int64 column col.
 func currentInt64Sum(t *testing.T, tb *pswap.Table, key, col string) (int64, int64) {
 	t.Helper()
-	p, _ := tb.Partition(key)
-	snap, err := p.Current(ctx)
-	if err != nil {
-		t.Fatal(err)
+	tbl := storedTable(t, tb, key)
+	var sum int64
+	for _, c := range tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunks() {
+		for _, v := range c.(*array.Int64).Int64Values() {
+			sum += v
+		}
 	}
-	var rows, sum int64
-	for _, f := range snap.Files {
-		data, _, err := store.ReadAll(ctx, tb.Store(), f.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := fr.ReadTable(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows += tbl.NumRows()
-		for _, c := range tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunks() {
-			for _, v := range c.(*array.Int64).Int64Values() {
-				sum += v
-			}
-		}
-		tbl.Release()
-		r.Close()
-	}
-	return rows, sum
+	return tbl.NumRows(), sum
 }
 
 // listShape reads column col of a Parquet file as a list column: for each
