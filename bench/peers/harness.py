@@ -120,6 +120,9 @@ class Harness:
             if res.get("inner_s") is None:
                 res["inner_s"] = res["outer_s"]  # a Go binary: start-up is a few ms
             results.append(res)
+        print("peers: %s %s %s x%d: %.2fs%s" % (reqs[0]["tool"], reqs[0]["op"], reqs[0]["table"], len(reqs), wall,
+                                              "" if all(r["ok"] for r in results) else " (not all ok)"),
+              file=sys.stderr, flush=True)
         return results
 
     def signal_at(self, req, delay, sig, between=None):

@@ -5,6 +5,9 @@
 #
 #   bench/peers/peers.sh [peers.py flags]      the report (1M rows, 3 rounds)
 #   bench/peers/peers.sh --smoke               tiny sizes: every tool's final table checked
+#   bench/peers/peers.sh plan [--partitions N] planning time and requests of Spark, PyIceberg
+#                                              and DuckDB on a pswap table of N partitions
+#                                              against the same rows written by Spark (plan.py)
 #   bench/peers/peers.sh install               install (or reuse) the tools; prints the venv
 #
 # peers.py's flags: --rows, --rounds, --spark-rounds, --writers 8,32,
@@ -88,5 +91,10 @@ proxy="$(head -n1 "$work/proxy.addr")"
 export AWS_ENDPOINT_URL="$proxy"
 
 out="${PSWAP_PEERS_OUT:-/dev/null}"
-"$venv/bin/python" bench/peers/peers.py --pswap "$work/bin/pswap" --salessql "$work/bin/salessql" \
+script=peers.py
+if [[ "${1:-}" == "plan" ]]; then
+	script=plan.py
+	shift
+fi
+"$venv/bin/python" "bench/peers/$script" --pswap "$work/bin/pswap" --salessql "$work/bin/salessql" \
 	--jars "$engines/jars" --work "$work/run" --proxy "$proxy" --bucket "${MINIO_BUCKET:-pswap}" "$@" | tee "$out"
