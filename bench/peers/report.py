@@ -49,7 +49,10 @@ class Report:
         self.parts = []
 
     def w(self, s):
+        """Adds to the report and prints it at once, so that a run stopped
+        midway still shows the sections it finished."""
         self.parts.append(s)
+        print(s, flush=True)
 
     def text(self):
         return "\n".join(self.parts)

@@ -178,7 +178,7 @@ class Spark:
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.memory", "2g")
+            .config("spark.driver.memory", req.get("memory", "2g"))
             .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
             .config(c, "org.apache.iceberg.spark.SparkCatalog")
             .config(c + ".type", "jdbc")
