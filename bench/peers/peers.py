@@ -7,6 +7,7 @@ the report says so for that tool and case. Run through peers.sh.
 """
 
 import argparse
+import datetime
 import json
 import os
 import platform
@@ -189,7 +190,7 @@ def concurrent(run, where, tools, writers):
     for t in tools:
         sec = "concurrent%d" % writers
         run.prepare(sec, t, where, seed=run.inp.small)
-        dts = ["2026-10-%02d" % (i + 1) for i in range(writers)]
+        dts = [(datetime.date(2026, 10, 1) + datetime.timedelta(days=i)).isoformat() for i in range(writers)]
         if t == "spark":
             # One Spark application, writers threads (one JVM per writer would not fit the machine).
             req = run.req(sec, t, where, "replace", ops=[{"dt": d, "input": run.inp.small} for d in dts], warm=True)
