@@ -1,9 +1,7 @@
 package orchestrators
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -132,22 +130,7 @@ func (s *scenario) airflow(days []string) ([]airflowRun, string) {
 	if err != nil {
 		t.Fatalf("Airflow: %v\n%s", err, tail(log.String(), 6000))
 	}
-	f, err := os.Open(results)
-	if err != nil {
-		t.Fatalf("Airflow recorded no run: %v\n%s", err, tail(log.String(), 6000))
-	}
-	defer f.Close()
-	var runs []airflowRun
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r airflowRun
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%s: %v", results, err)
-		}
-		runs = append(runs, r)
-	}
-	return runs, log.String()
+	return readRuns[airflowRun](t, results, log.String()), log.String()
 }
 
 // tail is the end of a long log.

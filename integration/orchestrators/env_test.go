@@ -95,13 +95,14 @@ func pswapRun(t testing.TB, env []string, args ...string) []byte {
 	return out
 }
 
-// exitsRe matches the exception the examples' wrappers raise for a failed
-// pswap, once per failed try in the orchestrators' logs: the traceback's
-// last line, "RuntimeError: pswap commit exited 1: ...".
-var exitsRe = regexp.MustCompile(`(?m)^[\w.]*(?:Error|Exception|Failure): pswap (\w+) exited (-?\d+)`)
+// exitsRe matches the error the examples' wrappers raise for a failed
+// pswap, in an orchestrator's log once per failed try (the traceback's last
+// line, "RuntimeError: pswap commit exited 1: {") or as the message of an
+// error Dagster recorded.
+var exitsRe = regexp.MustCompile(`(?m)^(?:[\w.]*(?:Error|Exception|Failure): )?pswap (\w+) exited (-?\d+)`)
 
-// exitsSeen counts the failed pswap runs in an orchestrator's log by
-// command and exit status: {"commit 2": 1, ...}.
+// exitsSeen counts the failed pswap runs in a log by command and exit
+// status: {"commit 2": 1, ...}.
 func exitsSeen(log string) map[string]int {
 	n := map[string]int{}
 	for _, m := range exitsRe.FindAllStringSubmatch(log, -1) {

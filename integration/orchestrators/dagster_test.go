@@ -1,0 +1,160 @@
+package orchestrators
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// dagsterRun is what dagster_runner.py records of one run.
+type dagsterRun struct {
+	RunID     string                    `json:"run_id"`
+	RootRunID string                    `json:"root_run_id"`
+	Partition string                    `json:"partition"`
+	Status    string                    `json:"status"`
+	Steps     map[string][]string       `json:"steps"`
+	Assets    map[string]map[string]any `json:"assets"`
+	Checks    map[string]bool           `json:"checks"`
+	Errors    []string                  `json:"errors"`
+}
+
+// commit is the commit the sales asset recorded in its metadata, nil if it
+// materialized nothing.
+func (r dagsterRun) commit() *commitResult {
+	m, ok := r.Assets["sales"]
+	if !ok {
+		return nil
+	}
+	b, _ := json.Marshal(m)
+	var c commitResult
+	_ = json.Unmarshal(b, &c)
+	c.Partition = "dt=" + r.Partition
+	return &c
+}
+
+// TestDagster materializes the sales asset of examples/dagster/pswap_sales.py
+// for the five days, then re-executes each of those runs (a backfill run
+// twice), in one Dagster process per store.
+func TestDagster(t *testing.T) {
+	for _, store := range []string{"file", "s3"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			s := newScenario(t, store)
+			runs, log := s.dagster(append(days, days...))
+			if len(runs) != 2*len(days) {
+				t.Fatalf("%d runs recorded, want %d\n%s", len(runs), 2*len(days), tail(log, 4000))
+			}
+			first := map[string]commitResult{}
+			var errors []string
+			for i, r := range runs {
+				if c := r.commit(); c != nil && i < len(days) {
+					first[c.Partition] = *c
+				}
+				again := i >= len(days)
+				if again && r.RootRunID != runs[i-len(days)].RunID {
+					t.Errorf("%s: re-execution's root run %q, want %q", r.Partition, r.RootRunID, runs[i-len(days)].RunID)
+				}
+				checkDagsterRun(t, s, days[i%len(days)], again, r)
+				errors = append(errors, r.Errors...)
+			}
+			// The gap check fails on the day after the bad one, twice.
+			if got, want := fmt.Sprint(exitsSeen(strings.Join(errors, "\n"))), fmt.Sprint(s.wantExits(2)); got != want {
+				t.Errorf("pswap failures Dagster recorded %s, want %s", got, want)
+			}
+			s.checkFaults()
+			s.checkTable(first)
+		})
+	}
+}
+
+// checkDagsterRun checks one run of day: the first pass (again false)
+// commits every day but the bad one, retrying the flaky and the killed
+// day; the second is a no-op everywhere.
+func checkDagsterRun(t *testing.T, s *scenario, day string, again bool, r dagsterRun) {
+	t.Helper()
+	tries := r.Steps["sales"]
+	_, notified := r.Assets["sales_notification"]
+	t.Logf("%s again=%v: %s, sales %v, notified %v, checks %v", day, again, r.Status, tries, notified, r.Checks)
+	if r.Partition != day {
+		t.Errorf("run of partition %q, want %s", r.Partition, day)
+	}
+	if day == badDay {
+		if r.Status != "FAILURE" || fmt.Sprint(tries) != "[failure]" || notified {
+			t.Errorf("%s: %s, sales %v, notified %v: want FAILURE after 1 try (bad input, never retried), no notification", day, r.Status, tries, notified)
+		}
+		return
+	}
+	wantTries := 1
+	if !again {
+		wantTries = s.loadTries(day)
+	}
+	if r.Status != "SUCCESS" || len(tries) != wantTries || tries[len(tries)-1] != "success" || notified == again {
+		t.Errorf("%s: %s, sales %v, notified %v: want SUCCESS after %d tries, notified %v", day, r.Status, tries, notified, wantTries, !again)
+	}
+	if want := map[string]bool{"verified": true, "complete": day < badDay}; fmt.Sprint(r.Checks) != fmt.Sprint(want) {
+		t.Errorf("%s: checks %v, want %v", day, r.Checks, want)
+	}
+	c := r.commit()
+	switch {
+	case c == nil:
+		t.Errorf("%s: sales materialized nothing", day)
+	case c.Rows != int64(dayRows[day]):
+		t.Errorf("%s: commit %+v, want %d rows", day, c, dayRows[day])
+	case !again && (!c.Changed || c.Outcome != "committed"):
+		t.Errorf("%s: first commit %+v, want changed", day, c)
+	case again && (c.Changed || c.Outcome != "same-run" || c.StagedGeneration != ""):
+		t.Errorf("%s: the re-execution's commit %+v, want same-run, nothing uploaded", day, c)
+	}
+}
+
+// dagster runs the example's job for the days in one Dagster process and
+// returns the runs it recorded and its log.
+func (s *scenario) dagster(days []string) ([]dagsterRun, string) {
+	t := s.t
+	results := filepath.Join(s.dir, "dagster-runs.jsonl")
+	home := filepath.Join(s.dir, "dagster")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{filepath.Join(repoRoot(), "integration", "orchestrators", "dagster_runner.py"),
+		results, filepath.Join(repoRoot(), "examples", "dagster", "pswap_sales.py"), "sales_job"}, days...)
+	cmd := exec.Command(orchPython(t), args...)
+	cmd.Env = append(s.env, "DAGSTER_HOME="+home, "PYTHONDONTWRITEBYTECODE=1")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("Dagster ran %d runs in %s", len(days), time.Since(start).Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("Dagster: %v\n%s", err, tail(log.String(), 6000))
+	}
+	return readRuns[dagsterRun](t, results, log.String()), log.String()
+}
+
+// readRuns reads the JSON lines a runner appended to results.
+func readRuns[R any](t testing.TB, results, log string) []R {
+	t.Helper()
+	f, err := os.Open(results)
+	if err != nil {
+		t.Fatalf("the orchestrator recorded no run: %v\n%s", err, tail(log, 6000))
+	}
+	defer f.Close()
+	var runs []R
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var r R
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", results, err)
+		}
+		runs = append(runs, r)
+	}
+	return runs
+}
