@@ -35,27 +35,29 @@ func (r airflowRun) task(id string) airflowTask {
 }
 
 // TestAirflow runs examples/airflow/pswap_sales.py with Airflow's
-// dag.test() (SQLite metadata database) for the five days, then for the
-// same five days again (the same run ids: a backfill run twice), in one
+// dag.test() (SQLite metadata database) for the scenario's days, then for
+// the five days again (the same run ids: a backfill run twice), in one
 // Airflow process per store.
 func TestAirflow(t *testing.T) {
 	for _, store := range []string{"file", "s3"} {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()
 			s := newScenario(t, store)
-			runs, log := s.airflow(append(days, days...))
-			if len(runs) != 2*len(days) {
-				t.Fatalf("%d DAG runs recorded, want %d\n%s", len(runs), 2*len(days), tail(log, 4000))
+			steps := s.schedule()
+			runs, log := s.airflow(scheduleDays(steps))
+			if len(runs) != len(steps) {
+				t.Fatalf("%d DAG runs recorded, want %d\n%s", len(runs), len(steps), tail(log, 4000))
 			}
 			first := map[string]commitResult{}
 			for i, r := range runs {
-				day := days[i%len(days)]
-				if r.Load != nil && i < len(days) {
+				if r.Load != nil && !steps[i].again {
 					first[r.Load.Partition] = *r.Load
 				}
-				checkAirflowRun(t, s, day, i >= len(days), r)
+				checkAirflowRun(t, s, steps[i], r)
 			}
-			if got, want := fmt.Sprint(exitsSeen(log)), fmt.Sprint(s.wantExits(4)); got != want {
+			// The gap check fails from the bad day on, in both passes.
+			gaps := 4 + len(s.firstPass()) - len(days)
+			if got, want := fmt.Sprint(exitsSeen(log)), fmt.Sprint(s.wantExits(gaps)); got != want {
 				t.Errorf("pswap failures seen in Airflow's log %s, want %s", got, want)
 			}
 			s.checkFaults()
@@ -64,11 +66,12 @@ func TestAirflow(t *testing.T) {
 	}
 }
 
-// checkAirflowRun checks one DAG run of day: the first pass (again false)
-// commits every day but the bad one, retrying the flaky and the killed
-// day; the second is a no-op everywhere.
-func checkAirflowRun(t *testing.T, s *scenario, day string, again bool, r airflowRun) {
+// checkAirflowRun checks one DAG run: the first pass commits every day but
+// the bad and the conflicting one, retrying the flaky and the killed day;
+// the second is a no-op everywhere.
+func checkAirflowRun(t *testing.T, s *scenario, st step, r airflowRun) {
 	t.Helper()
+	day, again := st.day, st.again
 	load, notify, gaps := r.task("load"), r.task("notify"), r.task("gap_check")
 	t.Logf("%s again=%v: %s, load %s %v, notify %s, gap_check %s", day, again, r.State, load.State, load.Tries, notify.State, gaps.State)
 	if r.Start != day+"T00:00:00+00:00" {
@@ -83,9 +86,9 @@ func checkAirflowRun(t *testing.T, s *scenario, day string, again bool, r airflo
 	if day >= badDay {
 		wantGaps = "failed" // the bad day is missing from here on
 	}
-	if day == badDay {
+	if day == badDay || day == conflictDay {
 		if load.State != "failed" || len(load.Tries) != 1 || notify.State != "upstream_failed" || gaps.State != wantGaps {
-			t.Errorf("%s: load %s after %d tries, notify %s, gap_check %s: want failed after 1 try (bad input, never retried), upstream_failed, failed",
+			t.Errorf("%s: load %s after %d tries, notify %s, gap_check %s: want failed after 1 try (never retried), upstream_failed, failed",
 				day, load.State, len(load.Tries), notify.State, gaps.State)
 		}
 		return

@@ -7,8 +7,10 @@
 // for each logical date, Dagster's materialize for each partition) over
 // five days, with a store that fails one attempt (MinIO behind the fault
 // proxy: the retry survives it), a pswap killed midway (the retry commits),
-// a bad input (fails once, never retried) and the whole range run a second
-// time (nothing uploaded, no notification). The tests read back what the
+// a bad input (fails once, never retried), on MinIO a sixth day that
+// another run commits while the task uploads (exit 3: fails once, the
+// other run's rows stay), and the five days run a second time (nothing
+// uploaded, no notification). The tests read back what the
 // orchestrator recorded (task states and tries, exit codes), the
 // notifications the examples sent, and the rows of every partition through
 // DuckDB.

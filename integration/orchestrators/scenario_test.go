@@ -2,8 +2,10 @@ package orchestrators
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -26,11 +28,17 @@ const (
 	flakyDay = "2026-11-02" // MinIO fails the first try's requests until pswap gives up (exit 1)
 	killDay  = "2026-11-03" // the first try's pswap is killed with SIGKILL while it commits
 	badDay   = "2026-11-04" // the extract holds an amount that is not a number (exit 2)
+	// On MinIO only, once, after the five days: another run commits the
+	// partition while the day's pswap uploads (exit 3).
+	conflictDay = "2026-11-06"
 )
 
 // dayRows is the rows of each day in the source. The kill day is large, so
 // that its pswap runs long enough to be killed midway.
-var dayRows = map[string]int{days[0]: 3, days[1]: 5, days[2]: 100000, days[3]: 4, days[4]: 7}
+var dayRows = map[string]int{days[0]: 3, days[1]: 5, days[2]: 100000, days[3]: 4, days[4]: 7, conflictDay: 6}
+
+// interloper is what the other run commits to conflictDay.
+var interloper = agg{Rows: 2, Sum: 300.5}
 
 // maxAttempts is pswap's default number of attempts at a store request.
 const maxAttempts = 5
@@ -46,14 +54,50 @@ type scenario struct {
 	notify string
 	want   map[string]agg // rows and sum of every day that commits, by partition
 
-	proxy   *faultproxy.Proxy
-	outage  atomic.Int64 // requests the proxy failed
-	kills   atomic.Int64 // pswap processes killed
-	killErr error
+	proxy    *faultproxy.Proxy
+	outage   atomic.Int64 // requests the proxy failed
+	kills    atomic.Int64 // pswap processes killed
+	killErr  error
+	conflict error // of the interloper's commit; nil once it committed
+}
+
+// A step is one run of a scenario's schedule.
+type step struct {
+	day   string
+	again bool // the second pass: the run is run again
+}
+
+// schedule is the runs of a scenario in order: the five days (on MinIO,
+// then conflictDay), then the five days again.
+func (s *scenario) schedule() []step {
+	var out []step
+	for _, d := range s.firstPass() {
+		out = append(out, step{day: d})
+	}
+	for _, d := range days {
+		out = append(out, step{day: d, again: true})
+	}
+	return out
+}
+
+func (s *scenario) firstPass() []string {
+	if s.store == "s3" {
+		return append(slices.Clone(days), conflictDay)
+	}
+	return days
+}
+
+// scheduleDays is the day of each step, as the runners take them.
+func scheduleDays(steps []step) []string {
+	var out []string
+	for _, st := range steps {
+		out = append(out, st.day)
+	}
+	return out
 }
 
 func newScenario(t *testing.T, store string) *scenario {
-	s := &scenario{t: t, store: store, dir: t.TempDir(), want: map[string]agg{}}
+	s := &scenario{t: t, store: store, dir: t.TempDir(), want: map[string]agg{}, conflict: errors.New("no conflict made")}
 	s.notify = filepath.Join(s.dir, "notifications.jsonl")
 	source := filepath.Join(s.dir, "sales.csv")
 	s.writeSource(source)
@@ -70,7 +114,7 @@ func newScenario(t *testing.T, store string) *scenario {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { p.Close() })
-		p.SetRule(s.outageRule())
+		p.SetRule(s.faultRule(s.outageRule(), s.conflictRule()))
 		s.proxy = p
 		s.env = append(s.env, "AWS_ENDPOINT_URL="+p.URL)
 	}
@@ -87,7 +131,7 @@ func newScenario(t *testing.T, store string) *scenario {
 func (s *scenario) writeSource(path string) {
 	var b strings.Builder
 	b.WriteString("ts,store,amount\n")
-	for _, day := range days {
+	for _, day := range append(slices.Clone(days), conflictDay) {
 		var a agg
 		for i := range dayRows[day] {
 			amount := float64(i%1000) + 0.25
@@ -99,7 +143,10 @@ func (s *scenario) writeSource(path string) {
 			a.Rows++
 			a.Sum += amount
 		}
-		if day != badDay {
+		switch {
+		case day == conflictDay && s.store == "s3":
+			s.want["dt="+day] = interloper
+		case day != badDay && day != conflictDay:
 			s.want["dt="+day] = a
 		}
 	}
@@ -132,6 +179,49 @@ func (s *scenario) outageRule() func(faultproxy.Request) faultproxy.Action {
 		s.outage.Add(1)
 		return faultproxy.SlowDown
 	}
+}
+
+// faultRule applies the rules in turn: the first that does not pass a
+// request decides its fate.
+func (s *scenario) faultRule(rules ...func(faultproxy.Request) faultproxy.Action) func(faultproxy.Request) faultproxy.Action {
+	return func(r faultproxy.Request) faultproxy.Action {
+		for _, rule := range rules {
+			if a := rule(r); a != faultproxy.Pass {
+				return a
+			}
+		}
+		return faultproxy.Pass
+	}
+}
+
+// conflictRule holds the first upload of conflictDay's pswap while another
+// run (straight to MinIO, not through the proxy) commits the partition:
+// the held pswap read the pointer before, so its swap is a conflict.
+func (s *scenario) conflictRule() func(faultproxy.Request) faultproxy.Action {
+	var once sync.Once
+	return func(r faultproxy.Request) faultproxy.Action {
+		if r.IsPut() && strings.Contains(r.Path, "dt="+conflictDay) {
+			once.Do(s.interlope)
+		}
+		return faultproxy.Pass
+	}
+}
+
+// interlope commits the interloper's rows to conflictDay.
+func (s *scenario) interlope() {
+	csv := filepath.Join(s.dir, "interloper.csv")
+	body := "ts,store,amount\n" + conflictDay + "T01:00:00+00:00,s1,100.25\n" + conflictDay + "T02:00:00+00:00,s2,200.25\n"
+	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
+		s.conflict = err
+		return
+	}
+	cmd := exec.Command(filepath.Join(pswapDir(s.t), "pswap"), "commit", "--table", s.table,
+		"--partition", "dt="+conflictDay, "--run-id", "interloper/"+conflictDay, "-q", csv)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.conflict = fmt.Errorf("the interloper's commit: %w: %s", err, out)
+		return
+	}
+	s.conflict = nil
 }
 
 // killMidway kills, with SIGKILL, the first `pswap commit` of killDay that
@@ -201,14 +291,15 @@ func (s *scenario) loadTries(day string) int {
 	return 1
 }
 
-// wantExits is the failed pswap runs of the two passes over days, by
-// command and exit status: the bad day twice (exit 2, no retry), the kill
-// once (-9), the outage once on MinIO (exit 1), and gapChecks failed gap
-// checks (exit 1).
+// wantExits is the failed pswap runs of the schedule, by command and exit
+// status: the bad day twice (exit 2, no retry), the kill once (-9), on
+// MinIO the outage (exit 1) and the conflict (exit 3) once, and gapChecks
+// failed gap checks (exit 1).
 func (s *scenario) wantExits(gapChecks int) map[string]int {
 	want := map[string]int{"commit 2": 2, "commit -9": 1, "status 1": gapChecks}
 	if s.store == "s3" {
 		want["commit 1"] = 1
+		want["commit 3"] = 1
 	}
 	return want
 }
@@ -223,17 +314,27 @@ func (s *scenario) checkFaults() {
 	if s.store == "s3" && s.outage.Load() < maxAttempts {
 		t.Errorf("the store refused %d requests, want at least %d", s.outage.Load(), maxAttempts)
 	}
+	if s.store == "s3" && s.conflict != nil {
+		t.Errorf("no conflict on %s: %v", conflictDay, s.conflict)
+	}
 	t.Logf("faults: %d pswap killed, %d requests refused", s.kills.Load(), s.outage.Load())
 }
 
 // checkTable checks what the runs left: one notification per partition
-// that changed, carrying the idempotency key of its commit (first), the
-// rows of every partition exact in DuckDB, and pswap verify.
+// that the first pass changed (first: its commits), carrying the
+// idempotency key of that commit; the rows of every partition exact in
+// DuckDB, the interloper's on conflictDay; and pswap verify.
 func (s *scenario) checkTable(first map[string]commitResult) {
 	t := s.t
 	notes := readNotifications(t, s.notify)
-	if len(notes) != len(s.want) {
-		t.Errorf("%d notifications, want %d (one per partition that changed): %+v", len(notes), len(s.want), notes)
+	changed := 0
+	for _, c := range first {
+		if c.Changed {
+			changed++
+		}
+	}
+	if want := len(days) - 1; len(notes) != want || changed != want {
+		t.Errorf("%d notifications for %d commits that changed a partition, want %d of each: %+v", len(notes), changed, want, notes)
 	}
 	seen := map[string]bool{}
 	for _, n := range notes {
@@ -241,8 +342,8 @@ func (s *scenario) checkTable(first map[string]commitResult) {
 		switch {
 		case seen[n.Partition]:
 			t.Errorf("a second notification for %s: %+v", n.Partition, n)
-		case !ok || n.IdempotencyKey != c.IdempotencyKey || n.Rows != s.want[n.Partition].Rows:
-			t.Errorf("notification %+v, want the commit's key %q and %d rows", n, c.IdempotencyKey, s.want[n.Partition].Rows)
+		case !ok || !c.Changed || n.IdempotencyKey != c.IdempotencyKey || n.Rows != c.Rows:
+			t.Errorf("notification %+v, want one of a commit that changed the partition, with its key and rows: %+v", n, c)
 		}
 		seen[n.Partition] = true
 	}
