@@ -39,6 +39,7 @@ func (r airflowRun) task(id string) airflowTask {
 // the five days again (the same run ids: a backfill run twice), in one
 // Airflow process per store.
 func TestAirflow(t *testing.T) {
+	t.Parallel() // the orchestrators mostly wait: on retry delays and their own polling
 	for _, store := range []string{"file", "s3"} {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()

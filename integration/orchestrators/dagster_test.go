@@ -43,6 +43,7 @@ func (r dagsterRun) commit() *commitResult {
 // for the scenario's days, then re-executes the runs of the five days (a
 // backfill run twice), in one Dagster process per store.
 func TestDagster(t *testing.T) {
+	t.Parallel() // the orchestrators mostly wait: on retry delays and their own polling
 	for _, store := range []string{"file", "s3"} {
 		t.Run(store, func(t *testing.T) {
 			t.Parallel()

@@ -54,11 +54,19 @@ type scenario struct {
 	notify string
 	want   map[string]agg // rows and sum of every day that commits, by partition
 
-	proxy    *faultproxy.Proxy
-	outage   atomic.Int64 // requests the proxy failed
-	kills    atomic.Int64 // pswap processes killed
+	outage atomic.Int64 // requests the proxy failed
+	kills  atomic.Int64 // pswap processes killed
+
+	mu       sync.Mutex // guards the errors of the faults, set on the proxy's and the killer's goroutines
 	killErr  error
 	conflict error // of the interloper's commit; nil once it committed
+}
+
+// setErr sets one of the faults' errors.
+func (s *scenario) setErr(p *error, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*p = err
 }
 
 // A step is one run of a scenario's schedule.
@@ -115,7 +123,6 @@ func newScenario(t *testing.T, store string) *scenario {
 		}
 		t.Cleanup(func() { p.Close() })
 		p.SetRule(s.faultRule(s.outageRule(), s.conflictRule()))
-		s.proxy = p
 		s.env = append(s.env, "AWS_ENDPOINT_URL="+p.URL)
 	}
 	s.env = append(s.env, "SALES_TABLE="+s.table)
@@ -212,16 +219,16 @@ func (s *scenario) interlope() {
 	csv := filepath.Join(s.dir, "interloper.csv")
 	body := "ts,store,amount\n" + conflictDay + "T01:00:00+00:00,s1,100.25\n" + conflictDay + "T02:00:00+00:00,s2,200.25\n"
 	if err := os.WriteFile(csv, []byte(body), 0o644); err != nil {
-		s.conflict = err
+		s.setErr(&s.conflict, err)
 		return
 	}
 	cmd := exec.Command(filepath.Join(pswapDir(s.t), "pswap"), "commit", "--table", s.table,
 		"--partition", "dt="+conflictDay, "--run-id", "interloper/"+conflictDay, "-q", csv)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		s.conflict = fmt.Errorf("the interloper's commit: %w: %s", err, out)
+		s.setErr(&s.conflict, fmt.Errorf("the interloper's commit: %w: %s", err, out))
 		return
 	}
-	s.conflict = nil
+	s.setErr(&s.conflict, nil)
 }
 
 // killMidway kills, with SIGKILL, the first `pswap commit` of killDay that
@@ -231,11 +238,11 @@ func (s *scenario) killMidway(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(2 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
 		}
 		if pid := s.findCommit(killDay); pid > 0 {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-				s.killErr = fmt.Errorf("kill pswap %d: %w", pid, err)
+				s.setErr(&s.killErr, fmt.Errorf("kill pswap %d: %w", pid, err))
 			}
 			s.kills.Add(1)
 			return
@@ -308,6 +315,8 @@ func (s *scenario) wantExits(gapChecks int) map[string]int {
 // outage of at least maxAttempts refused requests (pswap's own retries).
 func (s *scenario) checkFaults() {
 	t := s.t
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.killErr != nil || s.kills.Load() != 1 {
 		t.Errorf("killed %d pswap processes of %s (%v), want 1", s.kills.Load(), killDay, s.killErr)
 	}
