@@ -1,16 +1,10 @@
 package orchestrators
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // dagsterRun is what dagster_runner.py records of one run.
@@ -43,37 +37,29 @@ func (r dagsterRun) commit() *commitResult {
 // for the scenario's days, then re-executes the runs of the five days (a
 // backfill run twice), in one Dagster process per store.
 func TestDagster(t *testing.T) {
-	t.Parallel() // the orchestrators mostly wait: on retry delays and their own polling
-	for _, store := range []string{"file", "s3"} {
-		t.Run(store, func(t *testing.T) {
-			t.Parallel()
-			s := newScenario(t, store)
-			steps := s.schedule()
-			runs, log := s.dagster(scheduleDays(steps))
-			if len(runs) != len(steps) {
-				t.Fatalf("%d runs recorded, want %d\n%s", len(runs), len(steps), tail(log, 4000))
+	forEachStore(t, func(t *testing.T, s *scenario) {
+		steps := s.schedule()
+		runs, _ := orchestrate[dagsterRun](s, "dagster", "DAGSTER_HOME", "sales_job", steps)
+		first := map[string]commitResult{}
+		var errors []string
+		for i, r := range runs {
+			if c := r.commit(); c != nil && !steps[i].again {
+				first[c.Partition] = *c
 			}
-			first := map[string]commitResult{}
-			var errors []string
-			for i, r := range runs {
-				if c := r.commit(); c != nil && !steps[i].again {
-					first[c.Partition] = *c
-				}
-				// The second pass re-executes the first's runs, in order.
-				if p := i - len(s.firstPass()); p >= 0 && r.RootRunID != runs[p].RunID {
-					t.Errorf("%s: re-execution's root run %q, want %q", r.Partition, r.RootRunID, runs[p].RunID)
-				}
-				checkDagsterRun(t, s, steps[i], r)
-				errors = append(errors, r.Errors...)
+			// The second pass re-executes the first's runs, in order.
+			if p := i - len(s.firstPass()); p >= 0 && r.RootRunID != runs[p].RunID {
+				t.Errorf("%s: re-execution's root run %q, want %q", r.Partition, r.RootRunID, runs[p].RunID)
 			}
-			// The gap check fails on the day after the bad one, twice.
-			if got, want := fmt.Sprint(exitsSeen(strings.Join(errors, "\n"))), fmt.Sprint(s.wantExits(2)); got != want {
-				t.Errorf("pswap failures Dagster recorded %s, want %s", got, want)
-			}
-			s.checkFaults()
-			s.checkTable(first)
-		})
-	}
+			checkDagsterRun(t, s, steps[i], r)
+			errors = append(errors, r.Errors...)
+		}
+		// The gap check fails on the day after the bad one, twice.
+		if got, want := fmt.Sprint(exitsSeen(strings.Join(errors, "\n"))), fmt.Sprint(s.wantExits(2)); got != want {
+			t.Errorf("pswap failures Dagster recorded %s, want %s", got, want)
+		}
+		s.checkFaults()
+		s.checkTable(first)
+	})
 }
 
 // checkDagsterRun checks one run: the first pass commits every day but the
@@ -104,60 +90,5 @@ func checkDagsterRun(t *testing.T, s *scenario, st step, r dagsterRun) {
 	if want := map[string]bool{"verified": true, "complete": day < badDay}; fmt.Sprint(r.Checks) != fmt.Sprint(want) {
 		t.Errorf("%s: checks %v, want %v", day, r.Checks, want)
 	}
-	c := r.commit()
-	switch {
-	case c == nil:
-		t.Errorf("%s: sales materialized nothing", day)
-	case c.Rows != int64(dayRows[day]):
-		t.Errorf("%s: commit %+v, want %d rows", day, c, dayRows[day])
-	case !again && (!c.Changed || c.Outcome != "committed"):
-		t.Errorf("%s: first commit %+v, want changed", day, c)
-	case again && (c.Changed || c.Outcome != "same-run" || c.StagedGeneration != ""):
-		t.Errorf("%s: the re-execution's commit %+v, want same-run, nothing uploaded", day, c)
-	}
-}
-
-// dagster runs the example's job for the days in one Dagster process and
-// returns the runs it recorded and its log.
-func (s *scenario) dagster(days []string) ([]dagsterRun, string) {
-	t := s.t
-	results := filepath.Join(s.dir, "dagster-runs.jsonl")
-	home := filepath.Join(s.dir, "dagster")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{filepath.Join(repoRoot(), "integration", "orchestrators", "dagster_runner.py"),
-		results, filepath.Join(repoRoot(), "examples", "dagster", "pswap_sales.py"), "sales_job"}, days...)
-	cmd := exec.Command(orchPython(t), args...)
-	cmd.Env = append(s.env, "DAGSTER_HOME="+home, "PYTHONDONTWRITEBYTECODE=1")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	start := time.Now()
-	err := cmd.Run()
-	t.Logf("Dagster ran %d runs in %s", len(days), time.Since(start).Round(time.Millisecond))
-	if err != nil {
-		t.Fatalf("Dagster: %v\n%s", err, tail(log.String(), 6000))
-	}
-	return readRuns[dagsterRun](t, results, log.String()), log.String()
-}
-
-// readRuns reads the JSON lines a runner appended to results.
-func readRuns[R any](t testing.TB, results, log string) []R {
-	t.Helper()
-	f, err := os.Open(results)
-	if err != nil {
-		t.Fatalf("the orchestrator recorded no run: %v\n%s", err, tail(log, 6000))
-	}
-	defer f.Close()
-	var runs []R
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r R
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%s: %v", results, err)
-		}
-		runs = append(runs, r)
-	}
-	return runs
+	checkCommit(t, st, r.commit())
 }

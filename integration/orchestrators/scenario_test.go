@@ -95,13 +95,17 @@ func (s *scenario) firstPass() []string {
 	return days
 }
 
-// scheduleDays is the day of each step, as the runners take them.
-func scheduleDays(steps []step) []string {
-	var out []string
-	for _, st := range steps {
-		out = append(out, st.day)
+// forEachStore runs test on a fresh scenario of each store, file:// and
+// MinIO, in parallel with each other and with the other orchestrator's
+// test: the orchestrators mostly wait, on retry delays and their polling.
+func forEachStore(t *testing.T, test func(*testing.T, *scenario)) {
+	t.Parallel()
+	for _, store := range []string{"file", "s3"} {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			test(t, newScenario(t, store))
+		})
 	}
-	return out
 }
 
 func newScenario(t *testing.T, store string) *scenario {
