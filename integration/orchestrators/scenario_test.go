@@ -99,6 +99,9 @@ func (s *scenario) firstPass() []string {
 // MinIO, in parallel with each other and with the other orchestrator's
 // test: the orchestrators mostly wait, on retry delays and their polling.
 func forEachStore(t *testing.T, test func(*testing.T, *scenario)) {
+	if testing.Short() {
+		t.Skip("-short: the orchestrators take a minute or two")
+	}
 	t.Parallel()
 	for _, store := range []string{"file", "s3"} {
 		t.Run(store, func(t *testing.T) {
