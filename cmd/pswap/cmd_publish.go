@@ -68,10 +68,16 @@ type publishJSON struct {
 
 func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
-	return c.withTable(ctx, func(t *pswap.Table) error {
+	return c.withTable(ctx, func(t *pswap.Table) (rerr error) {
 		r, err := t.Publish(ctx, lakehouse.Options{})
-		if err != nil {
+		if err != nil && r.MetadataLocation == "" {
 			return fmt.Errorf("publish Iceberg metadata: %w", err)
+		}
+		if err != nil {
+			// Published, but not every partition (an unreadable pointer):
+			// say what was published, then fail naming the rest.
+			perr := err
+			defer func() { rerr = fmt.Errorf("publish Iceberg metadata: %w", perr) }()
 		}
 		if c.json {
 			return printJSON(c.stdout, publishJSON{
