@@ -47,11 +47,6 @@ func commitPart(t testing.TB, tb *pswap.Table, part string, n int, opts lakehous
 	return w.Publish(ctx, opts)
 }
 
-// sqliteURL is a catalog URL of a SQLite file in dir.
-func sqliteURL(dir, extra string) string {
-	return "sql+sqlite://" + filepath.Join(dir, "cat.db") + "?catalog=lake&namespace=db&table=sales" + extra
-}
-
 func openCatalog(t testing.TB, url string) catalog.Catalog {
 	t.Helper()
 	c, err := catalog.Open(url)
@@ -90,24 +85,16 @@ func openTable(t testing.TB, dir string) *pswap.Table {
 	return tb
 }
 
-func sqliteDB(t testing.TB, dir string) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("sqlite", filepath.Join(dir, "cat.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-// TestSQLitePublishMovesTheName: the first publish creates the catalog's
+// TestPublishMovesTheName: the first publish creates the catalog's
 // tables, the namespace (asked to) and the table's row; each later one
 // moves the row to its version, the previous one recorded.
-func TestSQLitePublishMovesTheName(t *testing.T) {
+func TestPublishMovesTheName(t *testing.T) { backends(t, testPublishMovesTheName) }
+
+func testPublishMovesTheName(t *testing.T, b backend) {
 	dir := t.TempDir()
 	tb := openTable(t, dir)
-	cat := openCatalog(t, sqliteURL(dir, "&create-namespace=true"))
-	db := sqliteDB(t, dir)
+	cat := openCatalog(t, b.url("&create-namespace=true"))
+	db := b.db
 	opts := lakehouse.Options{Catalog: cat}
 	var prev string
 	for i, part := range []string{"dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-01"} {
@@ -135,13 +122,15 @@ func TestSQLitePublishMovesTheName(t *testing.T) {
 	}
 }
 
-// TestSQLiteCatalogDown: a catalog that cannot be reached fails the
+// TestCatalogDown: a catalog that cannot be reached fails the
 // publication, not the commit; the metadata files are published, and the
 // next publish with the catalog up registers the latest version.
-func TestSQLiteCatalogDown(t *testing.T) {
+func TestCatalogDown(t *testing.T) { backends(t, testCatalogDown) }
+
+func testCatalogDown(t *testing.T, b backend) {
 	dir := t.TempDir()
 	tb := openTable(t, dir)
-	down := openCatalog(t, "sql+sqlite://"+filepath.Join(dir, "no-such-folder", "cat.db")+"?catalog=lake&namespace=db&table=sales&create-namespace=true")
+	down := openCatalog(t, b.down)
 	pub := commitPart(t, tb, "dt=2026-01-01", 5, lakehouse.Options{Catalog: down})
 	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || pub.MetadataLocation == "" {
 		t.Fatalf("a publish to an unreachable catalog: %+v", pub)
@@ -150,24 +139,26 @@ func TestSQLiteCatalogDown(t *testing.T) {
 	if err != nil || v != 1 || loc != pub.MetadataLocation {
 		t.Fatalf("the metadata files: %q %d %v", loc, v, err)
 	}
-	up := openCatalog(t, sqliteURL(dir, "&create-namespace=true"))
+	up := openCatalog(t, b.url("&create-namespace=true"))
 	r, err := tb.Publish(ctx, lakehouse.Options{Catalog: up})
 	if err != nil || r.Changed {
 		t.Fatalf("publish with the catalog up: %+v %v", r, err)
 	}
-	if got, _, _ := row(t, sqliteDB(t, dir)); got != loc {
+	if got, _, _ := row(t, b.db); got != loc {
 		t.Fatalf("the catalog names %q, want the latest %q", got, loc)
 	}
 }
 
-// TestSQLiteRefusals: a table of that name that is another table, and a
+// TestRefusals: a table of that name that is another table, and a
 // missing namespace, are refused and nothing is written to the catalog.
-func TestSQLiteRefusals(t *testing.T) {
+func TestRefusals(t *testing.T) { backends(t, testRefusals) }
+
+func testRefusals(t *testing.T, b backend) {
 	dir := t.TempDir()
 	tb := openTable(t, dir)
-	db := sqliteDB(t, dir)
+	db := b.db
 
-	pub := commitPart(t, tb, "dt=2026-01-01", 5, lakehouse.Options{Catalog: openCatalog(t, sqliteURL(dir, ""))})
+	pub := commitPart(t, tb, "dt=2026-01-01", 5, lakehouse.Options{Catalog: openCatalog(t, b.url(""))})
 	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) {
 		t.Fatalf("a missing namespace: %+v", pub)
 	}
@@ -176,10 +167,10 @@ func TestSQLiteRefusals(t *testing.T) {
 	}
 
 	other := "file:///elsewhere/metadata/v3.metadata.json"
-	if _, err := db.Exec(`INSERT INTO iceberg_tables VALUES ('lake', 'db', 'sales', ?, NULL, 'TABLE')`, other); err != nil {
+	if _, err := db.Exec(`INSERT INTO iceberg_tables VALUES ('lake', 'db', 'sales', $1, NULL, 'TABLE')`, other); err != nil {
 		t.Fatal(err)
 	}
-	r, err := tb.Publish(ctx, lakehouse.Options{Catalog: openCatalog(t, sqliteURL(dir, ""))})
+	r, err := tb.Publish(ctx, lakehouse.Options{Catalog: openCatalog(t, b.url(""))})
 	if !errors.Is(err, lakehouse.ErrCatalogForeign) || r.MetadataLocation == "" {
 		t.Fatalf("a foreign table of that name: %+v %v", r, err)
 	}
@@ -188,30 +179,29 @@ func TestSQLiteRefusals(t *testing.T) {
 	}
 }
 
-// TestSQLiteConcurrentPublishers: writers on separate connections commit
+// TestConcurrentPublishers: writers on separate connections commit
 // and publish partitions at once. Every publish that says published is
 // named by the catalog or followed by a later version, and the catalog's
 // history (a trigger logs every update) only moves forward, each update
 // from the row the previous one left.
-func TestSQLiteConcurrentPublishers(t *testing.T) {
+func TestConcurrentPublishers(t *testing.T) { backends(t, testConcurrentPublishers) }
+
+func testConcurrentPublishers(t *testing.T, b backend) {
 	dir := t.TempDir()
 	tb := openTable(t, dir)
-	db := sqliteDB(t, dir)
-	first := commitPart(t, tb, "dt=2026-01-00", 1, lakehouse.Options{Catalog: openCatalog(t, sqliteURL(dir, "&create-namespace=true"))})
+	db := b.db
+	first := commitPart(t, tb, "dt=2026-01-00", 1, lakehouse.Options{Catalog: openCatalog(t, b.url("&create-namespace=true"))})
 	if !first.Published {
 		t.Fatal(first.Err)
 	}
-	if _, err := db.Exec(`CREATE TABLE hist (seq INTEGER PRIMARY KEY AUTOINCREMENT, old TEXT, new TEXT);
-CREATE TRIGGER log AFTER UPDATE ON iceberg_tables BEGIN INSERT INTO hist (old, new) VALUES (old.metadata_location, new.metadata_location); END;`); err != nil {
-		t.Fatal(err)
-	}
+	b.logUpdates(t)
 	const n = 16
 	var wg sync.WaitGroup
 	var published atomic.Int64
 	versions := make([]int, n)
 	for i := range n {
 		wg.Go(func() {
-			cat, err := catalog.Open(sqliteURL(dir, ""))
+			cat, err := catalog.Open(b.url(""))
 			if err != nil {
 				t.Error(err)
 				return
