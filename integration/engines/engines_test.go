@@ -7,11 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pswap/pswap/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopReader()
+	testenv.StopPostgres()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
