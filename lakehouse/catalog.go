@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/store"
 )
 
 // Catalog is the table's entry in an Iceberg catalog (Options.Catalog): a
@@ -132,4 +133,20 @@ func (p *publisher) withCatalog(ctx context.Context, r Result) (Result, error) {
 		return r, nil
 	}
 	return r, p.commitCatalog(ctx, r.Version, r.MetadataLocation)
+}
+
+// CommitLatest points cat at the table's latest published version (as a
+// publish that finds the metadata up to date does) and returns its
+// location ("" when nothing is published). Garbage collection calls it
+// before it expires anything: the version the catalog names is then the
+// latest, which an expiry keeps with everything it names, instead of an
+// older one that a catalog lagging since an outage would still name.
+func CommitLatest(ctx context.Context, st store.Store, cat Catalog) (string, error) {
+	p := newLoader(st, Options{Catalog: cat})
+	v, _, _, err := p.latestVersion(ctx, true)
+	if err != nil || v == 0 {
+		return "", err
+	}
+	loc := p.loc(MetadataKey(v))
+	return loc, p.commitCatalog(ctx, v, loc)
 }

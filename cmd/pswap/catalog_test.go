@@ -3,8 +3,10 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,6 +97,28 @@ func TestCatalogFlag(t *testing.T) {
 		t.Fatalf("publish after the outage: exit %d %s %s; the catalog names %q, want %q", code, out, errOut, loc, latest)
 	}
 
+	// gc brings a lagging catalog to the latest version before it
+	// expires anything, and deletes nothing when it cannot.
+	downURL := "sql+sqlite://" + filepath.Join(dir, "gone", "cat.db") + "?catalog=lake&namespace=db&table=sales"
+	commit("dt=2026-01-04", "--publish=false") // a retired generation for gc to collect
+	code, r, _ = commit("dt=2026-01-04", "--catalog", downURL)
+	if code != exitOK || r.Published {
+		t.Fatalf("catalog down: exit %d %+v", code, r)
+	}
+	latest = r.MetadataLocation
+	before := files(t, table)
+	code, _, errOut = invoke(t, env, "", "gc", "--table", table, "--catalog", downURL, "--min-age", "0", "--keep", "0", "--snapshot-retention", "0")
+	if code != exitFailure || !strings.Contains(errOut, "nothing was deleted") {
+		t.Fatalf("gc with the catalog down: exit %d %s", code, errOut)
+	}
+	if after := files(t, table); !slices.Equal(after, before) {
+		t.Fatalf("gc with the catalog down deleted %d files", len(before)-len(after))
+	}
+	code, _, errOut = invoke(t, env, "", "gc", "--table", table, "--catalog", url)
+	if loc, _ := catalogRow(t, db); code != exitOK || loc != latest {
+		t.Fatalf("gc --catalog: exit %d %s; the catalog names %q, want the latest %q", code, errOut, loc, latest)
+	}
+
 	// Another table of that name: refused, its row untouched.
 	other := filepath.Join(dir, "other")
 	code, _, errOut = invoke(t, env, "", "commit", "--table", other, "--partition", "dt=2026-01-01", "--publish=false", csv)
@@ -105,4 +129,20 @@ func TestCatalogFlag(t *testing.T) {
 	if loc, n := catalogRow(t, db); code != exitUsage || !strings.Contains(errOut, "another table") || loc != latest || n != 1 {
 		t.Fatalf("publish of another table under the name: exit %d %s; the catalog names %q (%d rows)", code, errOut, loc, n)
 	}
+}
+
+// files lists every file under dir.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
