@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -246,4 +247,70 @@ func metadataVersion(t *testing.T, loc string) int {
 		t.Fatalf("%s: %v", loc, err)
 	}
 	return v
+}
+
+// TestReadmeCatalogSnippets runs the README's catalog snippets (each a
+// block after a "<!-- catalog-snippet: NAME -->" line) as a user would,
+// with /data a scratch folder: the shell one commits a day of the quick
+// start's sales with $PSWAP_CATALOG (pswap on PATH), then PyIceberg's and
+// Spark's read it by name and print its rows, which must be the CSV's.
+func TestReadmeCatalogSnippets(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	snippets := map[string]string{}
+	for _, part := range strings.Split(string(readme), "<!-- catalog-snippet: ")[1:] {
+		name, rest, _ := strings.Cut(part, " -->")
+		_, code, ok := strings.Cut(rest, "```")
+		_, code, _ = strings.Cut(code, "\n") // the fence's language
+		code, _, ok2 := strings.Cut(code, "```")
+		if !ok || !ok2 {
+			t.Fatalf("README: catalog snippet %s has no code block", name)
+		}
+		snippets[name] = strings.ReplaceAll(code, "/data/", data+"/")
+	}
+	if len(snippets) != 3 {
+		t.Fatalf("README has %d catalog snippets, want sh, pyiceberg and spark", len(snippets))
+	}
+	csv, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "data", "sales", "2026-11-28.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "sales.csv"), csv, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(strings.Count(strings.TrimSpace(string(csv)), "\n")) // rows after the header
+	sh := exec.Command("bash", "-euo", "pipefail", "-c", snippets["sh"])
+	sh.Dir = data
+	sh.Env = append(os.Environ(), "PATH="+filepath.Dir(pswapBin(t))+":"+os.Getenv("PATH"), "AWS_EC2_METADATA_DISABLED=true")
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the README's shell snippet: %v\n%s", err, out)
+	}
+	dir, err := enginesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jars []string
+	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
+	for _, e := range entries {
+		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
+	}
+	for _, name := range []string{"pyiceberg", "spark"} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(filepath.Join(dir, "venv", "bin", "python"), "-c", fmt.Sprintf("jars = %q\n", strings.Join(jars, ","))+snippets[name])
+			cmd.Env = append(os.Environ(), "TZ=UTC")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, tail(stderr.String(), 3000))
+			}
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			if got := lines[len(lines)-1]; got != want {
+				t.Errorf("the README's %s snippet printed %q, want %s (the rows of the committed CSV)", name, got, want)
+			}
+		})
+	}
 }
