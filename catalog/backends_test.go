@@ -29,7 +29,7 @@ func backends(t *testing.T, f func(t *testing.T, b backend)) {
 	t.Run("postgres", func(t *testing.T) { f(t, postgresBackend(t)) })
 }
 
-func sqliteBackend(t *testing.T) backend {
+func sqliteBackend(t testing.TB) backend {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "cat.db")
 	db, err := sql.Open("sqlite", file)
@@ -48,7 +48,7 @@ func sqliteBackend(t *testing.T) backend {
 	}
 }
 
-func postgresBackend(t *testing.T) backend {
+func postgresBackend(t testing.TB) backend {
 	addr := testenv.PostgresDB(t)
 	db, err := sql.Open("pgx", "postgres://"+addr)
 	if err != nil {
@@ -69,7 +69,7 @@ INSERT INTO hist (old, new) VALUES (OLD.metadata_location, NEW.metadata_location
 	}
 }
 
-func mustExec(t *testing.T, db *sql.DB, stmts ...string) {
+func mustExec(t testing.TB, db *sql.DB, stmts ...string) {
 	t.Helper()
 	for _, s := range stmts {
 		if _, err := db.Exec(s); err != nil {
