@@ -12,6 +12,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
+	"github.com/pswap/pswap/internal/testenv"
 	"github.com/pswap/pswap/lakehouse"
 )
 
@@ -194,7 +195,7 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 	if !first.Published {
 		t.Fatal(first.Err)
 	}
-	b.logUpdates(t)
+	testenv.LogCatalogUpdates(t, db, b.driver)
 	const n = 16
 	var wg sync.WaitGroup
 	var published atomic.Int64
@@ -229,40 +230,9 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 			t.Errorf("writer %d published version %d, latest %d", i, pv, v)
 		}
 	}
-	rows, err := db.Query(`SELECT old, new FROM hist ORDER BY seq`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cur := first.MetadataLocation
-	updates := 0
-	for rows.Next() {
-		var old, nw string
-		if err := rows.Scan(&old, &nw); err != nil {
-			t.Fatal(err)
-		}
-		if old != cur || versionOf(t, nw) <= versionOf(t, old) {
-			t.Errorf("update %d: %s -> %s, after %s", updates, old, nw, cur)
-		}
-		cur = nw
-		updates++
-	}
-	if cur != loc || updates == 0 || updates > n {
-		t.Errorf("history ends at %s after %d updates, want %s", cur, updates, loc)
+	updates := testenv.CheckCatalogHistory(t, db, first.MetadataLocation, loc)
+	if updates > n {
+		t.Errorf("%d catalog updates for %d publishes", updates, n)
 	}
 	t.Logf("%d publishers, %d catalog updates, latest version %d", n, updates, v)
-}
-
-func versionOf(t testing.TB, loc string) int {
-	t.Helper()
-	var v int
-	i := len(loc) - len("metadata.json") - 1
-	j := i
-	for j > 0 && loc[j-1] >= '0' && loc[j-1] <= '9' {
-		j--
-	}
-	if _, err := fmt.Sscan(loc[j:i], &v); err != nil {
-		t.Fatalf("%s: %v", loc, err)
-	}
-	return v
 }

@@ -27,6 +27,7 @@ type sqlCatalog struct {
 	where     map[string]any
 	warehouse string
 	db        *sql.DB
+	driver    string // database/sql's
 }
 
 var catalogSeq struct {
@@ -60,7 +61,7 @@ func sqlCatalogs(t *testing.T, f func(t *testing.T, c sqlCatalog)) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			c.db = db
+			c.db, c.driver = db, driver
 			f(t, c)
 		})
 	}
@@ -144,7 +145,7 @@ func TestCatalogConcurrentProcesses(t *testing.T) {
 		tb := &table{t: t, store: "file", url: root, root: root, dir: dir}
 		in := tb.write("first.csv", "id,amount\n0,1.5\n")
 		tb.run("commit", "--partition", "dt=2026-01-00", "--catalog", c.url+"&create-namespace=true", in)
-		logUpdates(t, c)
+		testenv.LogCatalogUpdates(t, c.db, c.driver)
 		const n = 16
 		docs := make([]resultDoc, n)
 		errs := make([]error, n)
@@ -186,67 +187,9 @@ func TestCatalogConcurrentProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameRows(t, "pyiceberg by name after the writers", got, want)
-		updates := checkHistory(t, c)
+		updates := testenv.CheckCatalogHistory(t, c.db, "", c.current(t))
 		t.Logf("%s: %d writers in %s, %d published, %d catalog updates", c.kind, n, elapsed.Round(time.Millisecond), published, updates)
 	})
-}
-
-// logUpdates makes the catalog's database log every update of
-// iceberg_tables into hist(seq, old, new).
-func logUpdates(t *testing.T, c sqlCatalog) {
-	t.Helper()
-	stmts := []string{`CREATE TABLE hist (seq INTEGER PRIMARY KEY AUTOINCREMENT, old TEXT, new TEXT)`,
-		`CREATE TRIGGER log AFTER UPDATE ON iceberg_tables BEGIN INSERT INTO hist (old, new) VALUES (old.metadata_location, new.metadata_location); END`}
-	if c.kind == "postgres" {
-		stmts = []string{`CREATE TABLE hist (seq SERIAL PRIMARY KEY, old TEXT, new TEXT)`,
-			`CREATE FUNCTION log_update() RETURNS trigger AS $$ BEGIN
-INSERT INTO hist (old, new) VALUES (OLD.metadata_location, NEW.metadata_location); RETURN NEW; END $$ LANGUAGE plpgsql`,
-			`CREATE TRIGGER log AFTER UPDATE ON iceberg_tables FOR EACH ROW EXECUTE FUNCTION log_update()`}
-	}
-	for _, s := range stmts {
-		if _, err := c.db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-}
-
-// checkHistory checks that each logged update moved the name from where
-// the previous one left it to a later version, ending at the current row.
-func checkHistory(t *testing.T, c sqlCatalog) int {
-	t.Helper()
-	rows, err := c.db.Query(`SELECT old, new FROM hist ORDER BY seq`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var prev string
-	n := 0
-	for rows.Next() {
-		var old, nw string
-		if err := rows.Scan(&old, &nw); err != nil {
-			t.Fatal(err)
-		}
-		if (n > 0 && old != prev) || metadataVersion(t, nw) <= metadataVersion(t, old) {
-			t.Errorf("catalog update %d: %s -> %s, after %s", n, old, nw, prev)
-		}
-		prev = nw
-		n++
-	}
-	if cur := c.current(t); n == 0 || prev != cur {
-		t.Errorf("the history (%d updates) ends at %s, the catalog names %s", n, prev, cur)
-	}
-	return n
-}
-
-// metadataVersion is N of a .../vN.metadata.json location.
-func metadataVersion(t *testing.T, loc string) int {
-	t.Helper()
-	var v int
-	name := filepath.Base(loc)
-	if _, err := fmt.Sscanf(name, "v%d.metadata.json", &v); err != nil {
-		t.Fatalf("%s: %v", loc, err)
-	}
-	return v
 }
 
 // TestReadmeCatalogSnippets runs the README's catalog snippets (each a
@@ -292,11 +235,7 @@ func TestReadmeCatalogSnippets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var jars []string
-	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
-	for _, e := range entries {
-		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
-	}
+	jars := engineJars(dir)
 	for _, name := range []string{"pyiceberg", "spark"} {
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(filepath.Join(dir, "venv", "bin", "python"), "-c", fmt.Sprintf("jars = %q\n", strings.Join(jars, ","))+snippets[name])

@@ -78,11 +78,7 @@ func TestReadmeSnippets(t *testing.T) {
 	}
 	home := duckHome(t)
 	py := filepath.Join(dir, "venv", "bin", "python")
-	var jars []string
-	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
-	for _, e := range entries {
-		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
-	}
+	jars := engineJars(dir)
 	for _, name := range []string{"pyiceberg", "duckdb", "spark"} {
 		t.Run(name, func(t *testing.T) {
 			prelude := fmt.Sprintf("table = %q\nmetadata = %q\njars = %q\n", tb.root, cur.metadata, strings.Join(jars, ","))
@@ -128,4 +124,14 @@ for name in ("iceberg", "avro", "httpfs", "aws"):
 		t.Fatalf("install the packaged DuckDB extensions: %v\n%s", err, out)
 	}
 	return home
+}
+
+// engineJars lists the jars of the engines folder dir (Spark's spark.jars).
+func engineJars(dir string) []string {
+	var jars []string
+	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
+	for _, e := range entries {
+		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
+	}
+	return jars
 }
