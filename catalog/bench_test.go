@@ -92,3 +92,34 @@ func BenchmarkPublish1000(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCatalogCommit: what a catalog adds to a publish, alone: the
+// SELECT of the table's row and the compare-and-swap UPDATE, on an open
+// connection (a pswap process also opens one: TCP and authentication for
+// PostgreSQL, the file for SQLite).
+func BenchmarkCatalogCommit(b *testing.B) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			be := sqliteBackend(b)
+			if kind == "postgres" {
+				be = postgresBackend(b)
+			}
+			c := openCatalog(b, be.url("&create-namespace=true"))
+			loc := func(v int) string { return fmt.Sprintf("file:///t/metadata/v%d.metadata.json", v) }
+			if err := c.Register(ctx, loc(1)); err != nil {
+				b.Fatal(err)
+			}
+			v := 1
+			for b.Loop() {
+				cur, err := c.Current(ctx)
+				if err != nil || cur != loc(v) {
+					b.Fatalf("%q %v", cur, err)
+				}
+				if err := c.Swap(ctx, cur, loc(v+1)); err != nil {
+					b.Fatal(err)
+				}
+				v++
+			}
+		})
+	}
+}
