@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -198,7 +199,7 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 	testenv.LogCatalogUpdates(t, db, b.driver)
 	const n = 16
 	var wg sync.WaitGroup
-	var published atomic.Int64
+	var published, rebases atomic.Int64
 	versions := make([]int, n)
 	for i := range n {
 		wg.Go(func() {
@@ -214,6 +215,7 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 				return
 			}
 			published.Add(1)
+			rebases.Add(int64(pub.Rebases))
 			versions[i] = pub.Version
 		})
 	}
@@ -234,5 +236,28 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 	if updates > n {
 		t.Errorf("%d catalog updates for %d publishes", updates, n)
 	}
-	t.Logf("%d publishers, %d catalog updates, latest version %d", n, updates, v)
+	t.Logf("%d publishers: %d published, %d rebases, %d catalog updates, latest version %d", n, published.Load(), rebases.Load(), updates, v)
+}
+
+// TestPostgresWrongPassword: credentials the server refuses fail the
+// publication with the server's reason, never showing the password, and
+// register nothing.
+func TestPostgresWrongPassword(t *testing.T) {
+	b := postgresBackend(t)
+	dir := t.TempDir()
+	tb := openTable(t, dir)
+	const secret = "Xyzzy-not-the-password-42"
+	bad := strings.Replace(b.url("&create-namespace=true"), "sql+postgres://", "sql+postgres://pswap:"+secret+"@", 1)
+	pub := commitPart(t, tb, "dt=2026-01-01", 3, lakehouse.Options{Catalog: openCatalog(t, bad)})
+	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || pub.MetadataLocation == "" {
+		t.Fatalf("wrong password: %+v", pub)
+	}
+	msg := pub.Err.Error()
+	if !strings.Contains(msg, "password authentication failed") || strings.Contains(msg, secret) {
+		t.Fatalf("wrong password: %s", msg)
+	}
+	var n int
+	if err := b.db.QueryRow(`SELECT COUNT(*) FROM pg_tables WHERE tablename = 'iceberg_tables'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a refused login created the catalog's tables: %d %v", n, err)
+	}
 }
