@@ -76,7 +76,7 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 				continue
 			}
 			if err != nil {
-				return fail(p.settle(ctx, loc, err))
+				return p.settle(ctx, loc, fail(err))
 			}
 			return nil
 		}
@@ -99,7 +99,7 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 			continue
 		}
 		if err != nil {
-			return fail(p.settle(ctx, loc, err))
+			return p.settle(ctx, loc, fail(err))
 		}
 		return nil
 	}
@@ -107,7 +107,7 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 }
 
 // settle decides a write whose outcome err leaves unknown (a lost reply):
-// it landed if the catalog now names loc.
+// it landed (nil) if the catalog now names loc, else it failed with err.
 func (p *publisher) settle(ctx context.Context, loc string, err error) error {
 	if cur, rerr := p.opts.Catalog.Current(ctx); rerr == nil && cur == loc {
 		return nil
