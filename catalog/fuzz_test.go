@@ -44,7 +44,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "postgres://u:secret@db.internal:5433/cat?sslmode=disable"
+	want := "postgres://u:secret@db.internal:5433/cat?connect_timeout=10&sslmode=disable"
 	if cfg.Driver != "pgx" || cfg.DSN != want || cfg.Catalog != "lake" || cfg.Namespace != "a.b" || cfg.Table != "sales" || !cfg.CreateNamespace ||
 		strings.Contains(cfg.Display, "secret") {
 		t.Fatalf("%+v", cfg)

@@ -24,6 +24,10 @@ const (
 	paramCreateNamespace = "create-namespace"
 )
 
+// defaultConnectTimeout is a sql+postgres URL's connect_timeout (seconds)
+// when it gives none.
+const defaultConnectTimeout = "10"
+
 // postgresParams are the libpq parameters a sql+postgres URL passes on to
 // the driver (the password comes from the URL or $PGPASSWORD).
 var postgresParams = []string{"sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout", "application_name", "host", "port", "user", "dbname"}
@@ -149,6 +153,11 @@ func postgresConfig(u *url.URL) (sqlcat.Config, error) {
 		if v, ok := q[k]; ok {
 			pq[k] = v
 		}
+	}
+	if pq.Get("connect_timeout") == "" {
+		// A catalog host that does not answer must not hold the commit's
+		// publication up for long: it is published false, and converges.
+		pq.Set("connect_timeout", defaultConnectTimeout)
 	}
 	dsn := &url.URL{Scheme: "postgres", User: u.User, Host: u.Host, Path: u.Path, RawQuery: pq.Encode()}
 	display := (&url.URL{Scheme: "postgres", Host: u.Host, Path: u.Path}).String()
