@@ -198,20 +198,9 @@ func TestCatalogConcurrentProcesses(t *testing.T) {
 // start's sales with $PSWAP_CATALOG (pswap on PATH), then PyIceberg's and
 // Spark's read it by name and print its rows, which must be the CSV's.
 func TestReadmeCatalogSnippets(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	data := t.TempDir()
-	snippets := map[string]string{}
-	for _, part := range strings.Split(string(readme), "<!-- catalog-snippet: ")[1:] {
-		name, rest, _ := strings.Cut(part, " -->")
-		_, code, ok := strings.Cut(rest, "```")
-		_, code, _ = strings.Cut(code, "\n") // the fence's language
-		code, _, ok2 := strings.Cut(code, "```")
-		if !ok || !ok2 {
-			t.Fatalf("README: catalog snippet %s has no code block", name)
-		}
+	snippets := readmeSnippets(t, "catalog-snippet")
+	for name, code := range snippets {
 		snippets[name] = strings.ReplaceAll(code, "/data/", data+"/")
 	}
 	if len(snippets) != 3 {
@@ -238,16 +227,8 @@ func TestReadmeCatalogSnippets(t *testing.T) {
 	jars := engineJars(dir)
 	for _, name := range []string{"pyiceberg", "spark"} {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(filepath.Join(dir, "venv", "bin", "python"), "-c", fmt.Sprintf("jars = %q\n", strings.Join(jars, ","))+snippets[name])
-			cmd.Env = append(os.Environ(), "TZ=UTC")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%v\n%s", err, tail(stderr.String(), 3000))
-			}
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			if got := lines[len(lines)-1]; got != want {
+			py := filepath.Join(dir, "venv", "bin", "python")
+			if got := runPython(t, py, fmt.Sprintf("jars = %q\n", strings.Join(jars, ","))+snippets[name]); got != want {
 				t.Errorf("the README's %s snippet printed %q, want %s (the rows of the committed CSV)", name, got, want)
 			}
 		})
