@@ -98,6 +98,11 @@ type Options struct {
 	// since the prefetch is a lost race, read again and rebased on. Nil:
 	// every attempt reads for itself.
 	Prefetch *Prefetch
+	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
+	// the publish points it at the version it wrote or found latest (see
+	// Catalog). Its failure is an ErrCatalog error that comes with the
+	// Result of the published files.
+	Catalog Catalog
 }
 
 // DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
@@ -656,7 +661,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 				r.HintWas = p.hinted
 				r.HintFixed = p.writeHint(ctx, s, s.version)
 			}
-			return r, nil
+			return p.withCatalog(ctx, r)
 		}
 		next, err := p.write(ctx, s, ups, attempt)
 		if errors.Is(err, errStale) {
@@ -687,7 +692,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		p.writeHint(ctx, s, next.version)
 		r := p.result(next, true)
 		r.Repairs = s.repairs
-		return r, nil
+		return p.withCatalog(ctx, r)
 	}
 }
 
