@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
@@ -97,6 +98,11 @@ type Options struct {
 	// since the prefetch is a lost race, read again and rebased on. Nil:
 	// every attempt reads for itself.
 	Prefetch *Prefetch
+	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
+	// the publish points it at the version it wrote or found latest (see
+	// Catalog). Its failure is an ErrCatalog error that comes with the
+	// Result of the published files.
+	Catalog Catalog
 }
 
 // DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
@@ -200,8 +206,23 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		// version lands within MaxElapsed of this read (see
 		// Options.MaxElapsed).
 		p.startAttempt()
-		b, err := swap.ReadPointer(ctx, st, c.Partition)
-		if err != nil {
+		var (
+			b   swap.Base
+			err error
+		)
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(p.opts.Concurrency) // 1: the pointer, then the manifest
+		g.Go(func() (err error) {
+			b, err = swap.ReadPointer(gctx, st, c.Partition)
+			return err
+		})
+		p.readReplaced(gctx, g, s, ph)
+		if c.Manifest != nil {
+			// The generation's footers too (their statistics go into its
+			// entries), unless the pointer has moved on from it.
+			p.readFooters(gctx, g, swap.Files(st, c.Manifest))
+		}
+		if err = g.Wait(); err != nil {
 			return nil, err
 		}
 		if b.Pointer.Seq > c.Seq {
@@ -228,7 +249,10 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 // per partition whose generation changed, no listing of data. It is
 // idempotent: when every partition is already reflected it writes nothing.
 // A transient failure of a read is retried (bounded) like the reads of
-// PublishCommit.
+// PublishCommit. A partition whose pointer does not read (corrupt) keeps
+// the manifest the metadata has for it while every other partition is
+// published; the error then names it, with the Result of what was
+// published.
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(st, opts)
 	p.repair = true
@@ -251,10 +275,19 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		// reread: the last reading of the pointers failed, so pointers
 		// is older than the attempt's start: read them again.
 		reread bool
+		// unreadable: partitions whose pointer does not read (corrupt),
+		// by partHash: their manifests stay as they are.
+		unreadable = map[string]bool{}
+		errs       []error
 	)
 	for _, l := range listed {
 		if l.Err != nil {
-			return Result{}, l.Err // a corrupt pointer
+			// A corrupt pointer: what is current there is unknown, so its
+			// manifest is kept, and every other partition still publishes
+			// (before, one such pointer stopped every reconcile).
+			unreadable[partHash(l.Partition)] = true
+			errs = append(errs, l.Err)
+			continue
 		}
 		parts = append(parts, l.Partition)
 		pointers[l.Partition] = l.Pointer
@@ -291,7 +324,7 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		pointers, reread = fresh, false
 		return nil
 	}
-	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+	r, err := p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
 		if reread || p.stale() {
 			// An attempt thrown away for its age (or whose reading of the
 			// pointers failed): read the pointers again.
@@ -310,7 +343,7 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		var (
 			ups   []partUpdate
 			upsMu sync.Mutex
-			live  = map[string]bool{}
+			live  = maps.Clone(unreadable)
 		)
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(p.opts.Concurrency)
@@ -346,14 +379,22 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 			return nil, err
 		}
 		// Manifests of partitions that no longer have a pointer.
-		for _, r := range s.refs {
-			if r.part != "" && !live[r.part] {
+		// A manifest of deletions only (liveFiles 0) has nothing to drop:
+		// the next version leaves it out anyway, unless it is damaged and
+		// readers would fail on it before then.
+		for i, r := range s.refs {
+			if r.part != "" && !live[r.part] && (liveFiles(s.list[i]) > 0 || damaged[r.part]) {
+				live[r.part] = true // one update for the partition's manifests
 				ups = append(ups, partUpdate{drop: r.part})
 			}
 		}
 		slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
 		return ups, nil
 	})
+	if err == nil && len(errs) > 0 {
+		err = fmt.Errorf("%d partition(s) kept as the metadata had them, their pointer unreadable (the others are published): %w", len(errs), errors.Join(errs...))
+	}
+	return r, err
 }
 
 // damagedManifests returns the partitions (partHash) whose manifest in
@@ -430,8 +471,10 @@ type publisher struct {
 	snapshot   int64 // kept across rebases, so that written manifests stay valid
 
 	mu        sync.Mutex
-	written   map[string]iceberg.ManifestFile // by manifest key
-	manifests map[string]*manifest.Manifest   // by generation
+	written   map[string]iceberg.ManifestFile    // by manifest key
+	manifests map[string]*manifest.Manifest      // by generation
+	live      map[string][]iceberg.ManifestEntry // by manifest location: liveEntries
+	footers   map[string]*metadata.FileMetaData  // by data file key: footer
 	rebases   int
 	floor     int // a version known to exist (the one we lost to)
 	// firstWrite is when (Options.Now) the first manifest under the current
@@ -479,6 +522,8 @@ func newLoader(st store.Store, opts Options) *publisher {
 		escapedURI: strings.TrimSuffix(st.URI(""), "/"),
 		written:    map[string]iceberg.ManifestFile{},
 		manifests:  map[string]*manifest.Manifest{},
+		live:       map[string][]iceberg.ManifestEntry{},
+		footers:    map[string]*metadata.FileMetaData{},
 	}
 }
 
@@ -616,7 +661,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 				r.HintWas = p.hinted
 				r.HintFixed = p.writeHint(ctx, s, s.version)
 			}
-			return r, nil
+			return p.withCatalog(ctx, r)
 		}
 		next, err := p.write(ctx, s, ups, attempt)
 		if errors.Is(err, errStale) {
@@ -647,7 +692,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		p.writeHint(ctx, s, next.version)
 		r := p.result(next, true)
 		r.Repairs = s.repairs
-		return r, nil
+		return p.withCatalog(ctx, r)
 	}
 }
 
@@ -957,28 +1002,34 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		delFiles, delRows          int64
 		addFiles, addRows, addSize int64
 	)
+	olds := map[string][]oldManifest{} // by partHash: what ups replace
 	for i, mf := range s.list {
 		if s.refs[i].part != "" && replaced[s.refs[i].part] {
-			delFiles += int64(mf.AddedDataFiles() + mf.ExistingDataFiles())
+			delFiles += liveFiles(mf)
 			delRows += mf.AddedRows() + mf.ExistingRows()
+			olds[s.refs[i].part] = append(olds[s.refs[i].part], oldManifest{mf, s.refs[i]})
+			continue
+		}
+		if liveFiles(mf) == 0 {
+			// Only the deletions of the snapshot that wrote it: they are
+			// that snapshot's history, not the table's state.
 			continue
 		}
 		list = append(list, mf)
 	}
 	newMF := make([]iceberg.ManifestFile, len(ups))
 	puts := make([]*manifestPut, len(ups))
-	var enc errgroup.Group
+	enc, ectx := errgroup.WithContext(ctx)
 	enc.SetLimit(p.opts.Concurrency)
 	for i, u := range ups {
-		if u.m == nil || len(u.m.Files) == 0 {
-			continue
+		if u.m != nil {
+			addFiles += int64(len(u.m.Files))
+			addRows += u.m.Rows
+			addSize += u.m.Bytes
 		}
-		addFiles += int64(len(u.m.Files))
-		addRows += u.m.Rows
-		addSize += u.m.Bytes
 		enc.Go(func() error {
 			var err error
-			newMF[i], puts[i], err = p.encodeManifest(sc, spec, u)
+			newMF[i], puts[i], err = p.encodeManifest(ectx, sc, spec, u, olds[u.hash()])
 			return err
 		})
 	}
@@ -1111,34 +1162,41 @@ type manifestPut struct {
 	mf   iceberg.ManifestFile
 }
 
-// encodeManifest encodes the manifest of one partition's generation, and
-// returns what to PUT (putManifest): nil when an earlier attempt of this
-// publish wrote it (it is written once per publish, reused across
-// rebases).
-func (p *publisher) encodeManifest(sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) (iceberg.ManifestFile, *manifestPut, error) {
-	key := manifestKey(u.part, u.seq, u.m.Generation, p.snapshot)
+// encodeManifest encodes the manifest of one partition's generation: its
+// files as added, and the live files of the manifests it replaces (olds)
+// as deleted, so that readers of the snapshot's changes see what a swap
+// removed. It returns what to PUT (putManifest): nil when an earlier
+// attempt of this publish wrote it (it is written once per publish,
+// reused across rebases), and no manifest at all when there is nothing to
+// add or delete.
+func (p *publisher) encodeManifest(ctx context.Context, sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate, olds []oldManifest) (iceberg.ManifestFile, *manifestPut, error) {
+	var replaced []string
+	for _, o := range olds {
+		replaced = append(replaced, o.mf.FilePath())
+	}
+	key, ok := updateManifestKey(u, olds, p.snapshot, replaced)
+	if !ok {
+		return nil, nil, nil
+	}
 	p.mu.Lock()
 	mf := p.written[key]
 	p.mu.Unlock()
 	if mf != nil {
 		return mf, nil, nil
 	}
-	pk, err := partition.Parse(u.part)
+	entries, err := p.addedEntries(ctx, sc, spec, u)
 	if err != nil {
 		return nil, nil, err
 	}
-	vals, err := partitionValues(sc, spec, pk)
-	if err != nil {
-		return nil, nil, err
-	}
-	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
-	for _, f := range swap.Files(p.st, u.m) {
-		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, p.loc(f.Key), iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
+	for _, o := range olds {
+		dels, err := p.deletedEntries(ctx, o.mf)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
+			return nil, nil, err
 		}
-		snap := p.snapshot
-		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, db.Build()))
+		entries = append(entries, dels...)
+	}
+	if len(entries) == 0 {
+		return nil, nil, nil
 	}
 	var buf bytes.Buffer
 	mf, err = iceberg.WriteManifest(p.loc(key), &buf, 2, *spec, sc, p.snapshot, entries)
@@ -1146,6 +1204,37 @@ func (p *publisher) encodeManifest(sc *iceberg.Schema, spec *iceberg.PartitionSp
 		return nil, nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
 	}
 	return mf, &manifestPut{key: key, data: p.deterministic(buf.Bytes()), mf: mf}, nil
+}
+
+// addedEntries are the entries of a partition's generation's files.
+func (p *publisher) addedEntries(ctx context.Context, sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) ([]iceberg.ManifestEntry, error) {
+	if u.m == nil || len(u.m.Files) == 0 {
+		return nil, nil
+	}
+	pk, err := partition.Parse(u.part)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := partitionValues(sc, spec, pk)
+	if err != nil {
+		return nil, err
+	}
+	files := swap.Files(p.st, u.m)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	p.readFooters(gctx, g, files)
+	_ = g.Wait() // a footer that does not read leaves its file without statistics
+	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
+	for _, f := range files {
+		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, p.loc(f.Key), iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
+		if err != nil {
+			return nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
+		}
+		withStats(db, p.footer(ctx, f), sc)
+		snap := p.snapshot
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, sortedStats(db.Build())))
+	}
+	return entries, nil
 }
 
 // putManifest writes a manifest encodeManifest made, and remembers it for
