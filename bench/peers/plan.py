@@ -87,9 +87,7 @@ def main():
     args = parse()
     os.makedirs(args.work, exist_ok=True)
     h = Harness(args.pswap, args.jars, args.proxy, args.work)
-    e = tools.s3_env()
-    props = {"s3.endpoint": e["endpoint"], "s3.access-key-id": e["key"], "s3.secret-access-key": e["secret"],
-             "s3.region": e["region"], "s3.force-virtual-addressing": "false"}
+    props = tools.pyiceberg_s3_props()
     log("writing %d partitions of %d rows" % (args.partitions, args.rows))
     folder = make_input(args)
     spark_req = {"tool": "spark", "table": "s3://%s/plan/spark-%d" % (args.bucket, args.partitions),

@@ -41,6 +41,13 @@ def s3_env():
     }
 
 
+def pyiceberg_s3_props():
+    """PyIceberg's FileIO properties for the S3 endpoint of the environment."""
+    e = s3_env()
+    return {"s3.endpoint": e["endpoint"], "s3.access-key-id": e["key"], "s3.secret-access-key": e["secret"],
+            "s3.region": e["region"], "s3.force-virtual-addressing": "false"}
+
+
 def on_s3(req):
     return req["table"].startswith("s3://")
 
@@ -125,12 +132,7 @@ class PyIceberg:
 
         props = {"uri": "sqlite:///" + req["catalog"], "warehouse": req["table"]}
         if on_s3(req):
-            e = s3_env()
-            props.update({
-                "s3.endpoint": e["endpoint"], "s3.access-key-id": e["key"],
-                "s3.secret-access-key": e["secret"], "s3.region": e["region"],
-                "s3.force-virtual-addressing": "false",
-            })
+            props.update(pyiceberg_s3_props())
         return SqlCatalog("peers", **props)
 
     def _table(self, req):
@@ -282,11 +284,7 @@ class Pswap:
         from pyiceberg.io.pyarrow import PyArrowFileIO
         from pyiceberg.table import StaticTable
 
-        props = {}
-        if on_s3(req):
-            e = s3_env()
-            props = {"s3.endpoint": e["endpoint"], "s3.access-key-id": e["key"], "s3.secret-access-key": e["secret"],
-                     "s3.region": e["region"], "s3.force-virtual-addressing": "false"}
+        props = pyiceberg_s3_props() if on_s3(req) else {}
         root = req["table"] if on_s3(req) else "file://" + req["table"]
         io = PyArrowFileIO(props)
         with io.new_input(root + "/metadata/version-hint.text").open() as f:
