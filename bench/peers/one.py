@@ -19,8 +19,9 @@ import tools
 
 # Words in an error that say the write lost a race (an optimistic
 # concurrency check refused it), as opposed to a failure.
-CONFLICT_WORDS = ("conflict", "commitfailed", "concurrent", "validationexception", "cannot commit", "version already exists",
-                  "requirement failed", "already exists", "transaction")
+# delta-rs raises CommitFailedError, PyIceberg and Spark's Iceberg
+# CommitFailedException (or ValidationException for a conflicting change).
+CONFLICT_WORDS = ("commitfailed", "validationexception", "conflict", "concurrent")
 
 
 def run(req):
