@@ -53,7 +53,11 @@ func sqlCatalogs(t *testing.T, f func(t *testing.T, c sqlCatalog)) {
 				driver, dsn = "sqlite", file
 			} else {
 				addr := testenv.PostgresDB(t)
-				c.url, c.where = "sql+postgres://"+addr+q, map[string]any{"postgres": addr}
+				// The credentials go with the request: the reader process
+				// may have started before this server (its environment
+				// lacks them when the suite runs without scripts/test.sh).
+				c.url = "sql+postgres://" + addr + q
+				c.where = map[string]any{"postgres": addr, "user": os.Getenv("PGUSER"), "password": os.Getenv("PGPASSWORD")}
 				driver, dsn = "pgx", "postgres://"+addr
 			}
 			db, err := sql.Open(driver, dsn)

@@ -373,13 +373,15 @@ def spark_sql(req):
 
 def _catalog_uris(req):
     """The JDBC and SQLAlchemy URIs of the SQL catalog a request names:
-    {"sqlite": path} or {"postgres": "host:port/db"} (the user and the
-    password from PGUSER and PGPASSWORD, as the server's env file sets)."""
+    {"sqlite": path} or {"postgres": "host:port/db", "user": ...,
+    "password": ...} (without them, PGUSER and PGPASSWORD, as the server's
+    env file sets)."""
     c = req["catalog"]
     if "sqlite" in c:
         return "jdbc:sqlite:" + c["sqlite"], "sqlite:///" + c["sqlite"], {}
     hostport, db = c["postgres"].split("/", 1)
-    user, password = os.environ["PGUSER"], os.environ["PGPASSWORD"]
+    user = c.get("user") or os.environ["PGUSER"]
+    password = c.get("password") or os.environ["PGPASSWORD"]
     return (
         "jdbc:postgresql://%s/%s" % (hostport, db),
         "postgresql+psycopg2://%s:%s@%s/%s" % (user, password, hostport, db),
