@@ -79,6 +79,7 @@ type Stager struct {
 // fails the Stager. Invalid options or prefix are reported by the first
 // call.
 func New(ctx context.Context, st store.Store, prefix string, opts Options) *Stager {
+	RegisterCodecs()
 	s := &Stager{
 		ctx:     ctx,
 		st:      st,

@@ -29,7 +29,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/pswap/pswap/internal/duckcheck"
-	_ "github.com/pswap/pswap/staging" // the LZ4 codec for Arrow's writer
+	"github.com/pswap/pswap/staging"
 )
 
 // nestedJSON: a list, a struct, a map and a list of structs with nulls at
@@ -97,6 +97,7 @@ func main() {
 	if len(os.Args) != 2 {
 		log.Fatal("usage: corpusgen DIR")
 	}
+	staging.RegisterCodecs() // the LZ4 codec for Arrow's writer
 	dir, err := filepath.Abs(os.Args[1])
 	if err != nil {
 		log.Fatal(err)
