@@ -1,6 +1,8 @@
 package pswap
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 	"errors"
 	"fmt"
@@ -208,6 +210,6 @@ func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []
 	if c.Rows == 0 && !o.AllowEmpty {
 		return manifest.Content{}, asIs{}, fmt.Errorf("%w: %w: the %d input object(s) hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files))
 	}
-	c.ContentChecksum = adoptedChecksum(c.Files)
+	c.ContentChecksum = checksum.OfAdopted(c.Files)
 	return c, asIsOf(out), nil
 }

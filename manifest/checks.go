@@ -1,11 +1,8 @@
 package manifest
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -255,21 +252,4 @@ func checkVersion(doc, v string) (newerMinor bool, err *Error) {
 		return minor > ourPointerMinor, nil
 	}
 	return minor > ourMinor, nil
-}
-
-// FilesDigest is the hex SHA-256 of a file list's sorted lines "<size>
-// <checksum>\n", paths left out: the same bytes under any names give the
-// same digest. Content checksums of files that are not read row by row
-// (adopted files, the footer-only check) are built on it.
-func FilesDigest(files []File) string {
-	lines := make([]string, len(files))
-	for i, f := range files {
-		lines[i] = fmt.Sprintf("%d %s\n", f.Size, f.Checksum)
-	}
-	slices.Sort(lines)
-	h := sha256.New()
-	for _, l := range lines {
-		io.WriteString(h, l)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 	"encoding/binary"
 	"errors"
@@ -18,7 +20,7 @@ import (
 // columns (the common case), the pages of a row group are decompressed by
 // Arrow's page reader and decoded here, straight into value hashes folded
 // into the rows' accumulators, without building Arrow arrays. It computes
-// the same colsum128 as colHasher over Arrow's records (the definition in
+// the same colsum128 as checksum.ColHasher over Arrow's records (the definition in
 // doc.go; FuzzAddParquetFile compares them on arbitrary files). Anything
 // it does not handle (an encoding, a page shape), and anything it finds
 // wrong, makes it give the row group up: the row group is then scanned
@@ -72,12 +74,12 @@ func newFastScanner(md *metadata.FileMetaData, canon *canonSchema) *fastScanner 
 		}
 		dt := canon.arrow.Field(c).Type
 		k := fastKindOf(col.PhysicalType(), dt)
-		fc := fastCol{s: s, kind: k, seed: colSeed(c), maxDef: col.MaxDefinitionLevel()}
+		fc := fastCol{s: s, kind: k, seed: checksum.ColSeed(c), maxDef: col.MaxDefinitionLevel()}
 		switch k {
 		case 0:
 			return nil
 		case fkDec32, fkDec64, fkDecFixed:
-			fc.decWidth = decimalWidth(dt)
+			fc.decWidth = checksum.DecimalWidth(dt)
 		}
 		if k == fkDecFixed || k == fkFixed {
 			fc.flen = col.TypeLength()
@@ -191,7 +193,7 @@ func (c *fastCol) width() int {
 
 // decHash is the value hash of a decimal whose unscaled value is v.
 func (c *fastCol) decHash(v int64) uint64 {
-	c.enc = appendDecimalInt64(c.enc[:0], c.decWidth, v)
+	c.enc = checksum.AppendDecimalInt64(c.enc[:0], c.decWidth, v)
 	return xxh3.HashSeed(c.enc, c.seed)
 }
 
@@ -200,7 +202,7 @@ func (c *fastCol) fixedBytesHash(b []byte) uint64 {
 	if c.kind == fkFixed {
 		return xxh3.HashSeed(b, c.seed)
 	}
-	c.enc = appendDecimalBE(c.enc[:0], c.decWidth, b)
+	c.enc = checksum.AppendDecimalBE(c.enc[:0], c.decWidth, b)
 	return xxh3.HashSeed(c.enc, c.seed)
 }
 
@@ -222,7 +224,7 @@ type fastScanner struct {
 
 // rowGroup adds the row hashes of row group rg to sum and returns its
 // rows. Any error means the row group must be scanned by the Arrow path.
-func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum *rowSum) (rows int64, err error) {
+func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum *checksum.Sum) (rows int64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: decoder: %v", errNotFast, r)
@@ -247,10 +249,10 @@ func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum
 		}
 		s.cols[c].reset(pr)
 	}
-	var local rowSum
+	var local checksum.Sum
 	for done := int64(0); done < n; {
 		k := int(min(n-done, scanBatch))
-		s.acc = growU64(s.acc, k)
+		s.acc = checksum.GrowU64(s.acc, k)
 		acc := s.acc[:k]
 		clear(acc)
 		for c := range s.cols {
@@ -259,7 +261,7 @@ func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum
 			}
 		}
 		for _, a := range acc {
-			local.addFold(a)
+			local.AddFold(a)
 		}
 		done += int64(k)
 		if err := ctx.Err(); err != nil {
@@ -271,7 +273,7 @@ func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum
 			return 0, err
 		}
 	}
-	sum.add(local)
+	sum.Add(local)
 	return n, nil
 }
 
@@ -321,7 +323,7 @@ func (c *fastCol) fold(acc []uint64) error {
 		if c.levels == nil {
 			hs := c.hs[c.vpos : c.vpos+k]
 			for i, h := range hs {
-				a[i] = foldValue(a[i], h)
+				a[i] = checksum.FoldValue(a[i], h)
 			}
 			c.vpos += k
 		} else {
@@ -329,12 +331,12 @@ func (c *fastCol) fold(acc []uint64) error {
 			hs := c.hs
 			vp := c.vpos
 			for i, l := range lv {
-				h := nullHash
+				h := checksum.NullHash
 				if l != 0 {
 					h = hs[vp]
 					vp++
 				}
-				a[i] = foldValue(a[i], h)
+				a[i] = checksum.FoldValue(a[i], h)
 			}
 			c.vpos = vp
 			c.lpos += k
@@ -446,7 +448,7 @@ func (c *fastCol) nextPage() error {
 			c.levels = lv
 		}
 	}
-	c.hs = growU64(c.hs, present)
+	c.hs = checksum.GrowU64(c.hs, present)
 	if err := c.decodeValues(c.hs[:present], data[:len(data):len(data)], enc); err != nil {
 		return err
 	}
@@ -483,12 +485,12 @@ func (c *fastCol) decodeValues(out []uint64, data []byte, enc parquet.Encoding) 
 func (c *fastCol) hash64(x uint64) uint64 {
 	switch c.kind {
 	case fkInt64:
-		return fixedHash(x, c.seed)
+		return checksum.FixedHash(x, c.seed)
 	case fkDouble:
 		if f := math.Float64frombits(x); f != f {
 			x = 0x7ff8000000000000
 		}
-		return fixedHash(x, c.seed)
+		return checksum.FixedHash(x, c.seed)
 	case fkDec64:
 		return c.decHash(int64(x))
 	case fkDec32:
@@ -498,5 +500,5 @@ func (c *fastCol) hash64(x uint64) uint64 {
 		binary.LittleEndian.PutUint64(b[:], x)
 		return c.fixedBytesHash(b[:c.flen])
 	}
-	return fixedHash(c.kind.canon32(uint32(x)), c.seed)
+	return checksum.FixedHash(c.kind.canon32(uint32(x)), c.seed)
 }

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -63,7 +65,7 @@ func (c *fastCol) deltaInts(out []uint64, data []byte) error {
 			return nil
 		}
 		for i := range out {
-			out[i] = fixedHash(uint64(s.i64[i]), c.seed)
+			out[i] = checksum.FixedHash(uint64(s.i64[i]), c.seed)
 		}
 		return nil
 	}

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -22,7 +24,7 @@ func (c *fastCol) decodeDict(data []byte, n int) error {
 	if n < 0 || n > len(data)/per+8 {
 		return fmt.Errorf("%w: dictionary of %d entries", errNotFast, n)
 	}
-	c.dict = growU64(c.dict, n)
+	c.dict = checksum.GrowU64(c.dict, n)
 	return c.plain(c.dict, data)
 }
 
@@ -34,7 +36,7 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 		if len(data)*8 < len(out) {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
-		h0, h1 := fixedHash(0, seed), fixedHash(1, seed)
+		h0, h1 := checksum.FixedHash(0, seed), checksum.FixedHash(1, seed)
 		for i := range out {
 			out[i] = h0
 			if data[i>>3]>>(i&7)&1 != 0 {
@@ -46,7 +48,7 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
 		for i := range out {
-			out[i] = fixedHash(binary.LittleEndian.Uint64(data[8*i:]), seed)
+			out[i] = checksum.FixedHash(binary.LittleEndian.Uint64(data[8*i:]), seed)
 		}
 	case fkDouble:
 		if len(data) < 8*len(out) {
@@ -57,14 +59,14 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 			if f := math.Float64frombits(x); f != f {
 				x = 0x7ff8000000000000
 			}
-			out[i] = fixedHash(x, seed)
+			out[i] = checksum.FixedHash(x, seed)
 		}
 	case fkInt32:
 		if len(data) < 4*len(out) {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
 		for i := range out {
-			out[i] = fixedHash(uint64(int64(int32(binary.LittleEndian.Uint32(data[4*i:])))), seed)
+			out[i] = checksum.FixedHash(uint64(int64(int32(binary.LittleEndian.Uint32(data[4*i:])))), seed)
 		}
 	case fkDec32:
 		if len(data) < 4*len(out) {
@@ -85,7 +87,7 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
 		for i := range out {
-			out[i] = fixedHash(uint64(int96Micros(data[12*i:12*i+12])), seed)
+			out[i] = checksum.FixedHash(uint64(int96Micros(data[12*i:12*i+12])), seed)
 		}
 	case fkDecFixed, fkFixed:
 		w := c.flen
@@ -115,7 +117,7 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 		}
 		k := c.kind
 		for i := range out {
-			out[i] = fixedHash(k.canon32(binary.LittleEndian.Uint32(data[4*i:])), seed)
+			out[i] = checksum.FixedHash(k.canon32(binary.LittleEndian.Uint32(data[4*i:])), seed)
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"encoding/binary"
 	"fmt"
 
@@ -28,7 +30,7 @@ func (c *fastCol) rleBools(out []uint64, data []byte) error {
 	if err := rleLevels(bs, data[4:4+n]); err != nil {
 		return err
 	}
-	h0, h1 := fixedHash(0, c.seed), fixedHash(1, c.seed)
+	h0, h1 := checksum.FixedHash(0, c.seed), checksum.FixedHash(1, c.seed)
 	for i, b := range bs {
 		out[i] = h0
 		if b != 0 {
