@@ -1,7 +1,6 @@
 package lakehouse
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -210,14 +209,9 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 	if err != nil {
 		return nil, fmt.Errorf("read manifest %s: %w", mf.FilePath(), err)
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			keys, err = nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, r)
-		}
-	}()
-	entries, err := iceberg.ReadManifest(mf, bytes.NewReader(data), true)
+	entries, err := readEntries(mf, data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, err)
+		return nil, err
 	}
 	for _, e := range entries {
 		dks, err := p.keysOf(e.DataFile().FilePath())
@@ -258,7 +252,11 @@ func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResu
 			}
 		}
 		res.Expired = drop
-		if len(drop) == 0 || o.DryRun {
+		// A metadata log that names versions whose current snapshot is
+		// gone (an expiry before the log was kept readable) is trimmed by
+		// a version of its own.
+		stale := len(s.meta.readableLog()) < len(s.meta.MetadataLog)
+		if len(drop) == 0 && !stale || o.DryRun {
 			break
 		}
 		// The version is stamped with Now (the store's clock), never
@@ -312,13 +310,13 @@ func (p *publisher) sweep(ctx context.Context, o ExpireOptions, cutoff time.Time
 			p.writeHint(ctx, s, s.version)
 		}
 	}
-	// The versions still in the metadata log and younger than the retention
-	// stay, so do the manifest lists and manifests of retained snapshots.
+	// The versions the metadata log names stay: the expiry that removes a
+	// snapshot takes the versions whose current snapshot it was out of the
+	// log (readableLog), so what the log names reads whole. So do the
+	// manifest lists and manifests of retained snapshots.
 	for _, e := range s.meta.MetadataLog {
-		if !time.UnixMilli(e.TimestampMs).Before(cutoff) {
-			if k, err := p.keyOf(e.MetadataFile); err == nil {
-				live[k] = true
-			}
+		if k, err := p.keyOf(e.MetadataFile); err == nil {
+			live[k] = true
 		}
 	}
 	keepSnapshot := func(snap Snapshot) error {

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
@@ -207,4 +210,83 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 			t.Fatalf("a failed expiry changed the metadata: %v -> %v", before, after)
 		}
 	})
+}
+
+// After an expiry, every version the latest one's metadata log names
+// exists and reads whole: its current snapshot's manifest list and
+// manifests are there, and GC's protection (Referenced) keeps every data
+// file it names. The versions whose current snapshot the expiry removed
+// leave the log and the store. Before, the log kept naming them after the
+// sweep deleted them (an engine following the log, or registered at one of
+// them, found a missing file), and a logged version younger than the
+// retention could outlive the manifest list of its current snapshot.
+func TestExpiryKeepsLoggedVersionsReadable(t *testing.T) {
+	mem, o := expiryTable(t)
+	res, err := lakehouse.Expire(ctx, mem, o)
+	if err != nil || len(res.Expired) == 0 || res.Version == 0 {
+		t.Fatalf("expire: %+v %v", res, err)
+	}
+	data, _, err := store.ReadAll(ctx, mem, lakehouse.MetadataKey(res.Version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := lakehouse.ParseMetadata(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, err := lakehouse.Referenced(ctx, mem, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := lakehouse.Model(md).MetadataLog
+	if len(logged) == 0 {
+		t.Fatal("the metadata log is empty: the test needs versions in it")
+	}
+	inLog := map[string]bool{}
+	for _, e := range logged {
+		inLog[e.MetadataFile] = true
+		key := strings.TrimPrefix(e.MetadataFile, mem.URI(""))
+		if _, _, err := store.ReadAll(ctx, mem, key); err != nil {
+			t.Fatalf("the metadata log names %s: %v", e.MetadataFile, err)
+		}
+		// iceberg-go plans and reads the version's current snapshot.
+		icebergRows(t, mem, e.MetadataFile)
+		for _, f := range currentFiles(t, mem, e.MetadataFile) {
+			if _, ok := slices.BinarySearch(keep, strings.TrimPrefix(f, mem.URI(""))); !ok {
+				t.Fatalf("%s names %s, which GC would delete (Referenced: %v)", e.MetadataFile, f, keep)
+			}
+		}
+	}
+	for v := 1; v < res.Version; v++ {
+		if _, _, err := store.ReadAll(ctx, mem, lakehouse.MetadataKey(v)); err == nil && !inLog[mem.URI(lakehouse.MetadataKey(v))] && v != 4 { // v4: the hinted one
+			t.Errorf("v%d outlived the expiry outside the metadata log", v)
+		}
+	}
+	// The reconcile that follows has nothing to do, and a second expiry
+	// neither expires nor trims anything.
+	if r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil || r.Changed {
+		t.Fatalf("reconcile: %+v %v", r, err)
+	}
+	if again, err := lakehouse.Expire(ctx, mem, o); err != nil || len(again.Expired) != 0 || again.Version != 0 {
+		t.Fatalf("second expiry: %+v %v", again, err)
+	}
+}
+
+// currentFiles are the data file locations of a version's current
+// snapshot, as iceberg-go plans them.
+func currentFiles(t *testing.T, st store.Store, loc string) []string {
+	t.Helper()
+	tbl, err := table.NewFromLocation(ctx, table.Identifier{"pswap", "t"}, loc, icebergIO(st), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		out = append(out, task.File.FilePath())
+	}
+	return out
 }

@@ -55,8 +55,19 @@ type manifestRef struct {
 	gen  string // the generation the pointer named
 }
 
-func manifestKey(part string, seq int64, gen string, snapshot int64) string {
-	return fmt.Sprintf("%s/pswap-%s-%d-%s-%d.avro", MetadataDir, partHash(part), seq, gen, snapshot)
+// manifestKey names the manifest of a partition (partHash) at a
+// generation, written under snapshot. A manifest that records the
+// deletion of the files of others (replaced: their locations) carries a
+// digest of them after the snapshot id, so that a publish that rebases
+// onto other manifests to replace writes its deletions anew under another
+// name (the digest is inside the field parseManifestPath does not read:
+// older pswap versions read these names too).
+func manifestKey(hash string, seq int64, gen string, snapshot int64, replaced []string) string {
+	suffix := ""
+	if len(replaced) > 0 {
+		suffix = "." + partHash(strings.Join(replaced, "\n"))[:8]
+	}
+	return fmt.Sprintf("%s/pswap-%s-%d-%s-%d%s.avro", MetadataDir, hash, seq, gen, snapshot, suffix)
 }
 
 // parseManifestPath reads a manifest's name (the last segment of its

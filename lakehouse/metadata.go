@@ -279,12 +279,42 @@ func (m *tableMetadata) withoutSnapshots(prevLoc string, drop []int64, nowMs int
 		return nil, fmt.Errorf("the snapshot log ends with snapshot %d, not the current %d", log[len(log)-1].SnapshotID, *cur)
 	}
 	next.SnapshotLog = log
+	next.MetadataLog = next.readableLog()
 	next.LastUpdatedMS = max(nowMs, m.LastUpdatedMS)
 	next.logPrevious(prevLoc, m.LastUpdatedMS)
 	if err := next.validate(); err != nil {
 		return nil, err
 	}
 	return next, nil
+}
+
+// readableLog is the metadata log without the versions whose current
+// snapshot m no longer has: their manifest lists and data go with the
+// snapshot, so an engine that opened such a version (registered at it,
+// or scanning its file) would fail on a missing file. A version's current
+// snapshot is the one the snapshot log names last at or before the
+// version's timestamp (its last-updated-ms, its snapshot's timestamp for a
+// version that added one); a version from before the snapshot log's first
+// entry counts as gone (the log is cut at the last removed snapshot).
+func (m *tableMetadata) readableLog() []metadataLogEntry {
+	var out []metadataLogEntry
+	for _, e := range m.MetadataLog {
+		if id, ok := m.currentAt(e.TimestampMs); ok && m.snapshot(id) != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// currentAt is the snapshot the snapshot log says was current at ts.
+func (m *tableMetadata) currentAt(ts int64) (id int64, ok bool) {
+	for _, e := range m.SnapshotLog {
+		if e.TimestampMs > ts {
+			break
+		}
+		id, ok = e.SnapshotID, true
+	}
+	return id, ok
 }
 
 // addSchema adds sc, under the id of an equal schema if there is one, else

@@ -200,8 +200,18 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		// version lands within MaxElapsed of this read (see
 		// Options.MaxElapsed).
 		p.startAttempt()
-		b, err := swap.ReadPointer(ctx, st, c.Partition)
-		if err != nil {
+		var (
+			b   swap.Base
+			err error
+		)
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(p.opts.Concurrency) // 1: the pointer, then the manifest
+		g.Go(func() (err error) {
+			b, err = swap.ReadPointer(gctx, st, c.Partition)
+			return err
+		})
+		p.readReplaced(gctx, g, s, ph)
+		if err = g.Wait(); err != nil {
 			return nil, err
 		}
 		if b.Pointer.Seq > c.Seq {
@@ -346,8 +356,12 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 			return nil, err
 		}
 		// Manifests of partitions that no longer have a pointer.
-		for _, r := range s.refs {
-			if r.part != "" && !live[r.part] {
+		// A manifest of deletions only (liveFiles 0) has nothing to drop:
+		// the next version leaves it out anyway, unless it is damaged and
+		// readers would fail on it before then.
+		for i, r := range s.refs {
+			if r.part != "" && !live[r.part] && (liveFiles(s.list[i]) > 0 || damaged[r.part]) {
+				live[r.part] = true // one update for the partition's manifests
 				ups = append(ups, partUpdate{drop: r.part})
 			}
 		}
@@ -430,8 +444,9 @@ type publisher struct {
 	snapshot   int64 // kept across rebases, so that written manifests stay valid
 
 	mu        sync.Mutex
-	written   map[string]iceberg.ManifestFile // by manifest key
-	manifests map[string]*manifest.Manifest   // by generation
+	written   map[string]iceberg.ManifestFile    // by manifest key
+	manifests map[string]*manifest.Manifest      // by generation
+	live      map[string][]iceberg.ManifestEntry // by manifest location: liveEntries
 	rebases   int
 	floor     int // a version known to exist (the one we lost to)
 	// firstWrite is when (Options.Now) the first manifest under the current
@@ -479,6 +494,7 @@ func newLoader(st store.Store, opts Options) *publisher {
 		escapedURI: strings.TrimSuffix(st.URI(""), "/"),
 		written:    map[string]iceberg.ManifestFile{},
 		manifests:  map[string]*manifest.Manifest{},
+		live:       map[string][]iceberg.ManifestEntry{},
 	}
 }
 
@@ -957,28 +973,34 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		delFiles, delRows          int64
 		addFiles, addRows, addSize int64
 	)
+	olds := map[string][]oldManifest{} // by partHash: what ups replace
 	for i, mf := range s.list {
 		if s.refs[i].part != "" && replaced[s.refs[i].part] {
-			delFiles += int64(mf.AddedDataFiles() + mf.ExistingDataFiles())
+			delFiles += liveFiles(mf)
 			delRows += mf.AddedRows() + mf.ExistingRows()
+			olds[s.refs[i].part] = append(olds[s.refs[i].part], oldManifest{mf, s.refs[i]})
+			continue
+		}
+		if liveFiles(mf) == 0 {
+			// Only the deletions of the snapshot that wrote it: they are
+			// that snapshot's history, not the table's state.
 			continue
 		}
 		list = append(list, mf)
 	}
 	newMF := make([]iceberg.ManifestFile, len(ups))
 	puts := make([]*manifestPut, len(ups))
-	var enc errgroup.Group
+	enc, ectx := errgroup.WithContext(ctx)
 	enc.SetLimit(p.opts.Concurrency)
 	for i, u := range ups {
-		if u.m == nil || len(u.m.Files) == 0 {
-			continue
+		if u.m != nil {
+			addFiles += int64(len(u.m.Files))
+			addRows += u.m.Rows
+			addSize += u.m.Bytes
 		}
-		addFiles += int64(len(u.m.Files))
-		addRows += u.m.Rows
-		addSize += u.m.Bytes
 		enc.Go(func() error {
 			var err error
-			newMF[i], puts[i], err = p.encodeManifest(sc, spec, u)
+			newMF[i], puts[i], err = p.encodeManifest(ectx, sc, spec, u, olds[u.hash()])
 			return err
 		})
 	}
@@ -1111,34 +1133,41 @@ type manifestPut struct {
 	mf   iceberg.ManifestFile
 }
 
-// encodeManifest encodes the manifest of one partition's generation, and
-// returns what to PUT (putManifest): nil when an earlier attempt of this
-// publish wrote it (it is written once per publish, reused across
-// rebases).
-func (p *publisher) encodeManifest(sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) (iceberg.ManifestFile, *manifestPut, error) {
-	key := manifestKey(u.part, u.seq, u.m.Generation, p.snapshot)
+// encodeManifest encodes the manifest of one partition's generation: its
+// files as added, and the live files of the manifests it replaces (olds)
+// as deleted, so that readers of the snapshot's changes see what a swap
+// removed. It returns what to PUT (putManifest): nil when an earlier
+// attempt of this publish wrote it (it is written once per publish,
+// reused across rebases), and no manifest at all when there is nothing to
+// add or delete.
+func (p *publisher) encodeManifest(ctx context.Context, sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate, olds []oldManifest) (iceberg.ManifestFile, *manifestPut, error) {
+	var replaced []string
+	for _, o := range olds {
+		replaced = append(replaced, o.mf.FilePath())
+	}
+	key, ok := updateManifestKey(u, olds, p.snapshot, replaced)
+	if !ok {
+		return nil, nil, nil
+	}
 	p.mu.Lock()
 	mf := p.written[key]
 	p.mu.Unlock()
 	if mf != nil {
 		return mf, nil, nil
 	}
-	pk, err := partition.Parse(u.part)
+	entries, err := p.addedEntries(sc, spec, u)
 	if err != nil {
 		return nil, nil, err
 	}
-	vals, err := partitionValues(sc, spec, pk)
-	if err != nil {
-		return nil, nil, err
-	}
-	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
-	for _, f := range swap.Files(p.st, u.m) {
-		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, p.loc(f.Key), iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
+	for _, o := range olds {
+		dels, err := p.deletedEntries(ctx, o.mf)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
+			return nil, nil, err
 		}
-		snap := p.snapshot
-		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, db.Build()))
+		entries = append(entries, dels...)
+	}
+	if len(entries) == 0 {
+		return nil, nil, nil
 	}
 	var buf bytes.Buffer
 	mf, err = iceberg.WriteManifest(p.loc(key), &buf, 2, *spec, sc, p.snapshot, entries)
@@ -1146,6 +1175,31 @@ func (p *publisher) encodeManifest(sc *iceberg.Schema, spec *iceberg.PartitionSp
 		return nil, nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
 	}
 	return mf, &manifestPut{key: key, data: p.deterministic(buf.Bytes()), mf: mf}, nil
+}
+
+// addedEntries are the entries of a partition's generation's files.
+func (p *publisher) addedEntries(sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) ([]iceberg.ManifestEntry, error) {
+	if u.m == nil || len(u.m.Files) == 0 {
+		return nil, nil
+	}
+	pk, err := partition.Parse(u.part)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := partitionValues(sc, spec, pk)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
+	for _, f := range swap.Files(p.st, u.m) {
+		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, p.loc(f.Key), iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
+		if err != nil {
+			return nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
+		}
+		snap := p.snapshot
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, db.Build()))
+	}
+	return entries, nil
 }
 
 // putManifest writes a manifest encodeManifest made, and remembers it for

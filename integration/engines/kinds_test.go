@@ -1,6 +1,7 @@
 package engines
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -100,11 +101,57 @@ func TestLifecycle(t *testing.T) {
 		tb.record("rollback 28")
 		tb.checkEngines("dt")
 		tb.checkSparkMetadata()
+		tb.checkChangelog()
 		// gc keeps what the retained snapshots name; after it the current
 		// snapshot and every retained one still read.
 		tb.run("gc", "--keep", "0", "--min-age", "0s", "--snapshot-retention", "1h")
 		tb.checkEngines("dt")
+		tb.checkLoggedVersions()
+		// An expiry down to the current snapshot takes every version
+		// whose current snapshot it removes out of the log, and deletes
+		// it: what the log still names reads whole.
+		tb.run("gc", "--keep", "0", "--min-age", "0s", "--snapshot-retention", "0")
+		if n := tb.checkLoggedVersions(); n != 2 {
+			tb.t.Errorf("after gc --snapshot-retention 0 the metadata log holds %d versions, want 2 (the last publish, the expiry's)", n)
+		}
 	})
+}
+
+// checkLoggedVersions reads the latest version's metadata log as Java
+// Iceberg does (Spark's metadata_log_entries, which ends with the latest
+// version itself) and scans every version it names with DuckDB: each must
+// read whole, to the rows of the snapshot that was current in it. It
+// returns how many versions the log names.
+func (tb *table) checkLoggedVersions() int {
+	tb.t.Helper()
+	var pub struct {
+		Metadata string `json:"metadata_location"`
+	}
+	if err := json.Unmarshal([]byte(tb.run("publish", "--json")), &pub); err != nil {
+		tb.t.Fatal(err)
+	}
+	req := tb.request("spark", "meta", snapState{metadata: pub.Metadata})
+	req["meta"] = "metadata_log_entries"
+	var entries []map[string]any
+	if err := call(tb.t, req, &entries); err != nil {
+		tb.t.Fatalf("spark: metadata_log_entries: %v", err)
+	}
+	for _, e := range entries {
+		file, snap := fmt.Sprint(e["file"]), fmt.Sprint(e["latest_snapshot_id"])
+		i := slices.IndexFunc(tb.snaps, func(s snapState) bool { return fmt.Sprint(s.snapshotID) == snap })
+		if i < 0 {
+			tb.t.Errorf("the metadata log names %s, current snapshot %s, which no step recorded", file, snap)
+			continue
+		}
+		var rows []map[string]any
+		sql := fmt.Sprintf("SELECT * FROM iceberg_scan('%s')", strings.ReplaceAll(strings.TrimPrefix(file, "file://"), "'", "''"))
+		if err := call(tb.t, map[string]any{"engine": "duckdb", "op": "sql", "sql": sql}, &rows); err != nil {
+			tb.t.Errorf("duckdb: the logged version %s: %v", file, err)
+			continue
+		}
+		sameRows(tb.t, "duckdb: the logged version "+file, canonRows(tb.t, rows), tb.snaps[i].rows)
+	}
+	return len(entries)
 }
 
 // checkSparkMetadata compares Spark's metadata tables with pswap's
@@ -160,6 +207,59 @@ func (tb *table) checkSparkMetadata() {
 			tb.t.Errorf("spark: partitions says %s has %v rows, pswap %d", key, r["record_count"], perPart[key])
 		}
 	}
+}
+
+// checkChangelog reads, with Java Iceberg's changelog scan, the changes
+// from each recorded snapshot to the next: the files it reports inserted
+// and deleted must be exactly those that pswap's listings gained and lost
+// (before pswap recorded deletions, a replace showed inserts only).
+func (tb *table) checkChangelog() {
+	tb.t.Helper()
+	cur := tb.snaps[len(tb.snaps)-1]
+	for i := 1; i < len(tb.snaps); i++ {
+		prev, next := tb.snaps[i-1], tb.snaps[i]
+		if prev.snapshotID == next.snapshotID {
+			continue
+		}
+		req := tb.request("spark", "changes", cur)
+		req["from"], req["to"] = prev.snapshotID, next.snapshotID
+		var got struct{ INSERT, DELETE []string }
+		if err := call(tb.t, req, &got); err != nil {
+			tb.t.Fatalf("spark: changes %s -> %s: %v", prev.step, next.step, err)
+		}
+		ins, del := netChange(got.INSERT, got.DELETE)
+		wantIns, wantDel := netChange(filePaths(next.files), filePaths(prev.files))
+		if !slices.Equal(ins, wantIns) || !slices.Equal(del, wantDel) {
+			tb.t.Errorf("spark: changes %s -> %s:\n  inserted %v\n  deleted %v\nwant (pswap files)\n  inserted %v\n  deleted %v",
+				prev.step, next.step, ins, del, wantIns, wantDel)
+		}
+	}
+}
+
+func filePaths(files []fileEntry) []string {
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		out = append(out, asWritten(f.URI))
+	}
+	return out
+}
+
+// netChange is what a went to b: the paths only in a, and those only in
+// b, each sorted.
+func netChange(a, b []string) (onlyA, onlyB []string) {
+	for _, p := range a {
+		if !slices.Contains(b, p) {
+			onlyA = append(onlyA, p)
+		}
+	}
+	for _, p := range b {
+		if !slices.Contains(a, p) {
+			onlyB = append(onlyB, p)
+		}
+	}
+	slices.Sort(onlyA)
+	slices.Sort(onlyB)
+	return onlyA, onlyB
 }
 
 // TestTypedPartitionColumns: an hourly table (dt=2006-01-02/hr=15) whose

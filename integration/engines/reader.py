@@ -338,6 +338,20 @@ def spark_expire(req):
             "deleted_manifest_lists": res.deletedManifestListsCount()}
 
 
+def spark_changes(req):
+    """Java Iceberg's changelog scan between two snapshots (what Spark's
+    changelog views and incremental readers use): the data files it reports
+    as inserted and as deleted."""
+    _, table = _java_table(req)
+    scan = table.newIncrementalChangelogScan().fromSnapshotExclusive(int(req["from"])).toSnapshot(int(req["to"]))
+    out = {"INSERT": [], "DELETE": []}
+    it = scan.planFiles().iterator()
+    while it.hasNext():
+        task = it.next()
+        out[task.operation().toString()].append(task.file().location())
+    return out
+
+
 def spark_write_parquet(req):
     """Spark's own Parquet writer, as a user's job writes a partitioned
     dataset: df.write.partitionBy(...).parquet(path)."""
@@ -388,6 +402,7 @@ OPS = {
     ("spark", "write_parquet"): spark_write_parquet,
     ("spark", "orphans"): spark_orphans,
     ("spark", "expire"): spark_expire,
+    ("spark", "changes"): spark_changes,
     ("oracle", "rows"): oracle,
     ("python", "exec"): lambda req: exec(req["code"], {}),
 }

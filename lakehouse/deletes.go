@@ -1,0 +1,127 @@
+package lakehouse
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pswap/pswap/store"
+)
+
+// oldManifest is a manifest of the current snapshot that a publish
+// replaces, with what its name says.
+type oldManifest struct {
+	mf  iceberg.ManifestFile
+	ref manifestRef
+}
+
+// liveFiles is the number of data files a manifest holds for readers (its
+// deleted entries excluded).
+func liveFiles(mf iceberg.ManifestFile) int64 {
+	return int64(mf.AddedDataFiles() + mf.ExistingDataFiles())
+}
+
+// updateManifestKey names the manifest a publish writes for u. A
+// partition dropped without replacement (u.drop) keeps the name of the
+// manifest it replaces, under the new snapshot; false when there is none.
+func updateManifestKey(u partUpdate, olds []oldManifest, snapshot int64, replaced []string) (string, bool) {
+	if u.m != nil {
+		return manifestKey(partHash(u.part), u.seq, u.m.Generation, snapshot, replaced), true
+	}
+	if len(olds) == 0 {
+		return "", false
+	}
+	r := olds[0].ref
+	return manifestKey(r.part, r.seq, r.gen, snapshot, replaced), true
+}
+
+// deletedEntries are the live entries of a replaced manifest, as deleted by
+// this publish's snapshot: they keep the data and file sequence numbers
+// they were added with (the spec's rule for entries that are not added).
+func (p *publisher) deletedEntries(ctx context.Context, mf iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
+	var live []iceberg.ManifestEntry
+	err := p.retryRead(ctx, func() (err error) {
+		live, err = p.liveEntries(ctx, mf)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]iceberg.ManifestEntry, 0, len(live))
+	for _, e := range live {
+		snap := p.snapshot
+		var dataSeq *int64
+		if seq := e.SequenceNum(); seq >= 0 {
+			dataSeq = &seq
+		}
+		out = append(out, iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &snap, dataSeq, e.FileSequenceNum(), e.DataFile()))
+	}
+	return out, nil
+}
+
+// liveEntries reads a manifest's live entries once per publish (a
+// manifest never changes under its name). A manifest that is missing or
+// unreadable (which a reconcile replaces because it is damaged), or that
+// lies under another root (a moved table's), has none to record: the
+// snapshot still says how many files it deleted, and nothing reads its
+// deletions for the table's rows.
+func (p *publisher) liveEntries(ctx context.Context, mf iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
+	if liveFiles(mf) == 0 {
+		return nil, nil
+	}
+	p.mu.Lock()
+	live, ok := p.live[mf.FilePath()]
+	p.mu.Unlock()
+	if ok {
+		return live, nil
+	}
+	if k, err := p.keyOf(mf.FilePath()); err == nil {
+		data, _, err := store.ReadAll(ctx, p.st, k)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("read manifest %s: %w", mf.FilePath(), err)
+		}
+		if err == nil {
+			live, _ = readEntries(mf, data)
+		}
+	}
+	p.mu.Lock()
+	p.live[mf.FilePath()] = live
+	p.mu.Unlock()
+	return live, nil
+}
+
+// readReplaced starts reading the live entries of the manifests of
+// partition ph in s, for a publish that replaces them: beside the reads
+// its plan makes, so that they add no round trip. A failed read is read
+// again when the manifest is written.
+func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *state, ph string) {
+	for i, r := range s.refs {
+		if r.part == ph {
+			mf := s.list[i]
+			g.Go(func() error {
+				_, _ = p.liveEntries(ctx, mf)
+				return nil
+			})
+		}
+	}
+}
+
+// readEntries parses a manifest's live entries (sequence numbers
+// inherited from mf); the Avro decoder panics on some malformed input,
+// which is corruption, not a crash.
+func readEntries(mf iceberg.ManifestFile, data []byte) (entries []iceberg.ManifestEntry, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			entries, err = nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, r)
+		}
+	}()
+	entries, err = iceberg.ReadManifest(mf, bytes.NewReader(data), true)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, err)
+	}
+	return entries, nil
+}
