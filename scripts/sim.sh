@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A soak of the deterministic simulation (internal/sim): many more seeds
+# A soak of the deterministic simulation (internal/testing/sim): many more seeds
 # than CI's, in chunks, from a random first seed unless one is given. A
 # failing seed prints its shrunk trace; re-run it alone with
 #   PSWAP_SIM_SEED=<seed> PSWAP_SIM_SEEDS=1 go test ./internal/sim -run TestSeeds -v
-# and add it to the regression table in internal/sim/seeds_test.go.
+# and add it to the regression table in internal/testing/sim/seeds_test.go.
 #
 #   scripts/sim.sh                 # 100,000 seeds from a random start
 #   scripts/sim.sh 1000000 1       # a million seeds from seed 1

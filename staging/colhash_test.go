@@ -23,7 +23,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/zeebo/xxh3"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/manifest"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 )
 
 // benchFiles writes the flat and nested DuckDB files of n rows into dir.

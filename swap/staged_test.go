@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/swap/swaptest"
 )
 
 const spart = "dt=2026-11-29"

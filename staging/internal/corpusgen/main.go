@@ -4,7 +4,7 @@
 // that they all ingest with one content checksum, and Polars too
 // (polars.mjs) when bench/polars has nodejs-polars installed. Run it from
 // the staging folder with `go generate` (see corpus_test.go); it needs node
-// and internal/duckcheck's npm packages. The files are committed: regenerate
+// and internal/testing/duckcheck's npm packages. The files are committed: regenerate
 // only to add a case.
 //
 // File names are <dataset>.<writer>.<feature>.parquet.
@@ -28,7 +28,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/staging"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pswap/pswap/internal/nodeenv"
+	"github.com/pswap/pswap/internal/testing/nodeenv"
 	"github.com/pswap/pswap/store"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pswap/pswap/internal/nodeenv"
+	"github.com/pswap/pswap/internal/testing/nodeenv"
 )
 
 // ErrUnavailable is returned when node or the DuckDB npm package is missing.

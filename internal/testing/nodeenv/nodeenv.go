@@ -1,6 +1,6 @@
 // Package nodeenv finds node and the npm packages of the independent
 // readers that tests check pswap's output with (DuckDB and hyparquet in
-// internal/duckcheck, icebird in internal/icecheck, Polars in
+// internal/testing/duckcheck, icebird in internal/testing/icecheck, Polars in
 // bench/polars). Each reader's folder has a committed package-lock.json;
 // scripts/test.sh and CI run `npm ci` in every such folder.
 //

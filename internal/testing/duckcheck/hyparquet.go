@@ -15,7 +15,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pswap/pswap/internal/nodeenv"
+	"github.com/pswap/pswap/internal/testing/nodeenv"
 )
 
 // ErrHyparquetUnavailable is returned when node or the hyparquet npm packages are missing.
