@@ -61,14 +61,9 @@ func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts Write
 		return Result{}, err
 	}
 	if txn.AlreadyCommitted() {
-		txn.Abort(ctx)
-		snap, err := p.Current(ctx)
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Partition: p.key, Generation: snap.Manifest.Generation, Outcome: swap.SameRun, RunID: opts.Commit.RunID,
-			Seq: snap.Pointer.Seq, Rows: snap.Manifest.Rows, Bytes: snap.Manifest.Bytes, Files: len(snap.Manifest.Files),
-			IdempotencyKey: p.key + "@" + snap.Manifest.Generation}, nil
+		// Our run id committed here before: nothing to copy, and the
+		// commit is the SameRun no-op describing the current generation.
+		return txn.Commit(ctx, manifest.Content{})
 	}
 	c, s, err := copySources(ctx, dst, txn.DataPrefix(), srcs, ao)
 	if err == nil {

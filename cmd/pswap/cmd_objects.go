@@ -20,7 +20,6 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
-	"github.com/pswap/pswap/swap"
 	"github.com/pswap/pswap/tablemeta"
 )
 
@@ -262,14 +261,9 @@ func commitOne(ctx context.Context, t *pswap.Table, key, src string, remote bool
 		return pswap.Result{}, err
 	}
 	if w.AlreadyCommitted() {
-		w.Abort(ctx)
-		snap, err := part.Current(ctx)
-		if err != nil {
-			return pswap.Result{}, err
-		}
-		m := snap.Manifest
-		return pswap.Result{Partition: key, Generation: m.Generation, Outcome: swap.SameRun, RunID: wo.Commit.RunID,
-			Seq: snap.Pointer.Seq, Rows: m.Rows, Bytes: m.Bytes, Files: len(m.Files), IdempotencyKey: key + "@" + m.Generation}, nil
+		// Our run id committed here before: nothing to upload, and the
+		// commit is the SameRun no-op describing the current generation.
+		return w.Commit(ctx)
 	}
 	if err := w.AddPath(ctx, src, pswap.FormatAuto); err != nil {
 		w.Abort(context.WithoutCancel(ctx))
