@@ -56,18 +56,7 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
-	must, err := c.mustExistTable(c.mustExist)
-	if err != nil {
-		return err
-	}
-	return c.withTable(ctx, func(t *pswap.Table) error {
-		part, err := t.Partition(p.key)
-		if err != nil {
-			return err
-		}
-		if err := c.requireTable(ctx, t, must); err != nil {
-			return err
-		}
+	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		// The publish's first reads overlap with the copies and the commit.
 		pf := prefetchPublish(ctx, c.publish, t)
 		res, err := part.CommitObjects(ctx, args, p.wopts)
@@ -144,14 +133,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 	if declare != nil && remote {
 		return usagef("--schema types local inputs as they are converted; s3:// objects are committed as they are")
 	}
-	must, err := c.mustExistTable(c.mustExist)
-	if err != nil {
-		return err
-	}
-	return c.withTable(ctx, func(t *pswap.Table) error {
-		if err := c.requireTable(ctx, t, must); err != nil {
-			return err
-		}
+	return c.withWriteTable(ctx, c.mustExist, "", func(t *pswap.Table, _ *pswap.Partition) error {
 		var parts map[string]string // key -> local folder or s3:// prefix
 		if remote {
 			parts, err = remotePartitions(ctx, t, base)
