@@ -118,12 +118,13 @@ func BenchmarkCommitPublishLatency(b *testing.B) {
 }
 
 // TestCommitPublishRoundTrips: a library commit of a small record and its
-// publish make 14 requests (GET pointer and table.json, the data, the
+// publish make 15 requests (GET pointer and table.json, the data, the
 // manifest, the pointer; the publish's hint, version, manifest list,
-// pointer, replaced manifest, manifest, manifest list, version, hint), but
-// not one after another: Begin's two reads at once, the publish's pointer
-// and replaced manifest at once (the manifest's files are recorded as
-// deleted), its manifest and manifest list at once (11 in a row), and with
+// pointer, replaced manifest, the new file's footer, manifest, manifest
+// list, version, hint), but not one after another: Begin's two reads at
+// once, the publish's pointer, replaced manifest (its files are recorded
+// as deleted) and footer (column statistics) at once, its manifest and
+// manifest list at once (11 in a row), and with
 // WriteOptions.Prefetch the publish's first three reads while the data
 // uploads (8 in a row).
 func TestCommitPublishRoundTrips(t *testing.T) {
@@ -138,7 +139,7 @@ func TestCommitPublishRoundTrips(t *testing.T) {
 		m := rttCommitPublish(t, mem, i, tc.opts)
 		t.Logf("prefetch %v: %d requests %v, %.1f round trips (%s), %d one after another:\n%s",
 			tc.opts.Prefetch != nil, m.requests, m.counts, m.trips(), m.wall.Round(time.Millisecond), m.sequential, m.timeline)
-		want := map[string]int{"get": 7, "writer": 1, "put-if-none-match": 4, "put-if-match": 2}
+		want := map[string]int{"get": 7, "get-range": 1, "writer": 1, "put-if-none-match": 4, "put-if-match": 2}
 		if !maps.Equal(m.counts, want) {
 			t.Errorf("prefetch %v: requests %v, want %v", tc.opts.Prefetch != nil, m.counts, want)
 		}
@@ -209,8 +210,8 @@ func TestWriterPrefetchRenewed(t *testing.T) {
 		if pub := w.Publish(sctx, popts); !pub.Published {
 			t.Fatalf("publish: %v", pub.Err)
 		}
-		if cs.Total() != 6 {
-			t.Fatalf("%s after Begin: the publish made %d requests %v, want 6 (it starts from the prefetch)", tc.wait, cs.Total(), cs.Counts())
+		if cs.Total() != 7 {
+			t.Fatalf("%s after Begin: the publish made %d requests %v, want 7 (it starts from the prefetch)", tc.wait, cs.Total(), cs.Counts())
 		}
 	}
 }
@@ -344,9 +345,9 @@ func TestRollbackPublishRequests(t *testing.T) {
 		if pub := p.Publish(ctx, res, lakehouse.Options{Prefetch: pf}); !pub.Published {
 			t.Fatalf("publish: %v", pub.Err)
 		}
-		want := 9 // with the replaced manifest, read beside the pointer
+		want := 10 // with the replaced manifest and the footer, read beside the pointer
 		if prefetch {
-			want = 6
+			want = 7
 		}
 		if cs.Total() != want {
 			t.Fatalf("prefetch %v: the publish of a rollback made %d requests %v, want %d", prefetch, cs.Total(), cs.Counts(), want)

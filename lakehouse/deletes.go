@@ -103,7 +103,9 @@ func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *stat
 		if r.part == ph {
 			mf := s.list[i]
 			g.Go(func() error {
-				_, _ = p.liveEntries(ctx, mf)
+				if ctx.Err() == nil { // not after another read of the group failed
+					_, _ = p.liveEntries(ctx, mf)
+				}
 				return nil
 			})
 		}

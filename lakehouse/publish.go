@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
@@ -211,6 +212,11 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			return err
 		})
 		p.readReplaced(gctx, g, s, ph)
+		if c.Manifest != nil {
+			// The generation's footers too (their statistics go into its
+			// entries), unless the pointer has moved on from it.
+			p.readFooters(gctx, g, swap.Files(st, c.Manifest))
+		}
 		if err = g.Wait(); err != nil {
 			return nil, err
 		}
@@ -447,6 +453,7 @@ type publisher struct {
 	written   map[string]iceberg.ManifestFile    // by manifest key
 	manifests map[string]*manifest.Manifest      // by generation
 	live      map[string][]iceberg.ManifestEntry // by manifest location: liveEntries
+	footers   map[string]*metadata.FileMetaData  // by data file key: footer
 	rebases   int
 	floor     int // a version known to exist (the one we lost to)
 	// firstWrite is when (Options.Now) the first manifest under the current
@@ -495,6 +502,7 @@ func newLoader(st store.Store, opts Options) *publisher {
 		written:    map[string]iceberg.ManifestFile{},
 		manifests:  map[string]*manifest.Manifest{},
 		live:       map[string][]iceberg.ManifestEntry{},
+		footers:    map[string]*metadata.FileMetaData{},
 	}
 }
 
@@ -1155,7 +1163,7 @@ func (p *publisher) encodeManifest(ctx context.Context, sc *iceberg.Schema, spec
 	if mf != nil {
 		return mf, nil, nil
 	}
-	entries, err := p.addedEntries(sc, spec, u)
+	entries, err := p.addedEntries(ctx, sc, spec, u)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1178,7 +1186,7 @@ func (p *publisher) encodeManifest(ctx context.Context, sc *iceberg.Schema, spec
 }
 
 // addedEntries are the entries of a partition's generation's files.
-func (p *publisher) addedEntries(sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) ([]iceberg.ManifestEntry, error) {
+func (p *publisher) addedEntries(ctx context.Context, sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) ([]iceberg.ManifestEntry, error) {
 	if u.m == nil || len(u.m.Files) == 0 {
 		return nil, nil
 	}
@@ -1190,14 +1198,20 @@ func (p *publisher) addedEntries(sc *iceberg.Schema, spec *iceberg.PartitionSpec
 	if err != nil {
 		return nil, err
 	}
+	files := swap.Files(p.st, u.m)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	p.readFooters(gctx, g, files)
+	_ = g.Wait() // a footer that does not read leaves its file without statistics
 	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
-	for _, f := range swap.Files(p.st, u.m) {
+	for _, f := range files {
 		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, p.loc(f.Key), iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
 		if err != nil {
 			return nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
 		}
+		withStats(db, p.footer(ctx, f), sc)
 		snap := p.snapshot
-		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, db.Build()))
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, sortedStats(db.Build())))
 	}
 	return entries, nil
 }

@@ -98,11 +98,11 @@ func TestRequestsPerPublish(t *testing.T) {
 	// The hint, the version, its manifest list, the pointer (what is
 	// current, and when: Options.MaxElapsed), the manifest, the manifest
 	// list, the version and the hint.
-	// 9: the hint, the version, its manifest list, the pointer and the
-	// replaced manifest (its files recorded as deleted), then the four
-	// writes.
-	if counts[0] != counts[1] || counts[0] != 9 {
-		t.Fatalf("requests per publish %v, want 9 for both table sizes", counts)
+	// 10: the hint, the version, its manifest list, the pointer, the
+	// replaced manifest (its files recorded as deleted) and the new file's
+	// footer (its column statistics), then the four writes.
+	if counts[0] != counts[1] || counts[0] != 10 {
+		t.Fatalf("requests per publish %v, want 10 for both table sizes", counts)
 	}
 }
 
@@ -147,9 +147,9 @@ func pointerReads(mem store.Store) (*storetest.Counting, func() map[string]int) 
 // a second time): on a table of N partitions one of which changed, one
 // listing page, N pointers, the hint, the version and its manifest list,
 // the listing of the manifests (a missing or truncated one is written anew),
-// the changed partition's manifest and the Iceberg manifest it replaces
-// (whose files the new one records as deleted), then the four writes of a
-// publish. An
+// the changed partition's manifest, the Iceberg manifest it replaces
+// (whose files the new one records as deleted) and its file's footer
+// (column statistics), then the four writes of a publish. An
 // attempt that would land later than MaxElapsed after those reads still
 // reads every pointer again, and publishes what is current then.
 func TestRequestsPerReconcile(t *testing.T) {
@@ -171,7 +171,7 @@ func TestRequestsPerReconcile(t *testing.T) {
 				t.Fatalf("pointer of %s read %d times, want once", part, n)
 			}
 		}
-		if want := 1 + parts + 3 + 1 + 1 + 1 + 4; st.Total() != want { // + 1: the listing of the manifests (damagedManifests)
+		if want := 1 + parts + 3 + 1 + 1 + 1 + 1 + 4; st.Total() != want { // + 1: the listing of the manifests (damagedManifests)
 			t.Fatalf("%d requests for a reconcile of %d partitions, want %d: %v", st.Total(), parts, want, st.Counts())
 		}
 		if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 {

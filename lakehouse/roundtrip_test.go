@@ -25,10 +25,11 @@ func nextCommit(t *testing.T, mem store.Store) lakehouse.Commit {
 	return lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: m}
 }
 
-// A publish reads the pointer and the manifest it replaces at once (to
-// record that manifest's files as deleted), writes the partition's
-// manifest and the manifest list at once, then the version, then the hint:
-// 9 requests, 7 one after another.
+// A publish reads the pointer, the manifest it replaces (to record that
+// manifest's files as deleted) and the new file's footer (its column
+// statistics) at once, writes the partition's manifest and the manifest
+// list at once, then the version, then the hint: 10 requests, 7 one after
+// another.
 func TestPublishWritesAtOnce(t *testing.T) {
 	mem := publishedTable(t, 3)
 	c := nextCommit(t, mem)
@@ -37,8 +38,8 @@ func TestPublishWritesAtOnce(t *testing.T) {
 	if err != nil || !r.Changed {
 		t.Fatalf("publish: %+v %v", r, err)
 	}
-	if n, seq := len(lat.Spans()), lat.Sequential(); n != 9 || seq != 7 {
-		t.Fatalf("%d requests, %d one after another; want 9, 7:\n%s", n, seq, lat.Timeline())
+	if n, seq := len(lat.Spans()), lat.Sequential(); n != 10 || seq != 7 {
+		t.Fatalf("%d requests, %d one after another; want 10, 7:\n%s", n, seq, lat.Timeline())
 	}
 	// The version follows both writes, the hint follows the version.
 	var manifestEnd, listEnd, version, hint storetest.Span

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 
@@ -37,9 +38,30 @@ func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (s 
 		return nil, errors.New("no data files to read a schema from")
 	}
 	f := files[0]
+	md, err := readFooter(ctx, st, f)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			s, err = nil, fmt.Errorf("%w: %s: reading its footer failed: %v", ErrSchema, f.URI, p)
+		}
+	}()
+	s, err = pqarrow.FromParquet(md.Schema, &pqarrow.ArrowReadProperties{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, f.URI, err)
+	}
+	return s, nil
+}
+
+// readFooter reads a data file's Parquet footer with ranged GETs (usually
+// one: the file's last 64 KiB), as staging read it when the file was
+// committed (staging.OpenParquet). A footer that makes Arrow's reader
+// panic is ErrSchema, never a panic.
+func readFooter(ctx context.Context, st store.Store, f swap.FileRef) (md *metadata.FileMetaData, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			md, err = nil, fmt.Errorf("%w: %s: reading its footer failed: %v", ErrSchema, f.URI, p)
 		}
 	}()
 	a := store.Attrs{Key: f.Key, Size: f.Size}
@@ -47,23 +69,19 @@ func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (s 
 		// A reference without the manifest's size: ask the store.
 		var err error
 		if a, err = st.Stat(ctx, f.Key); err != nil {
-			return nil, fmt.Errorf("read schema of %s: %w", f.URI, err)
+			return nil, fmt.Errorf("read the footer of %s: %w", f.URI, err)
 		}
 	}
 	r := store.NewTailReader(ctx, st, f.Key, a, 0)
 	pf, err := staging.OpenParquet(r, a.Size)
 	if r.Err() != nil {
-		return nil, fmt.Errorf("read schema of %s: %w", f.URI, r.Err())
+		return nil, fmt.Errorf("read the footer of %s: %w", f.URI, r.Err())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, f.URI, err)
 	}
 	defer pf.Close()
-	s, err = pqarrow.FromParquet(pf.MetaData().Schema, &pqarrow.ArrowReadProperties{}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrSchema, f.URI, err)
-	}
-	return s, nil
+	return pf.MetaData(), nil
 }
 
 // Properties the metadata carries for pswap.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # pswap's test suite, as CI runs it: builds MinIO (cached after the first
 # time), starts it with fresh credentials, installs the npm packages of the
-# DuckDB/hyparquet cross-checks if missing and the engines (Spark,
-# PyIceberg, DuckDB: scripts/engines.sh), then runs gofmt, go mod tidy
+# DuckDB/hyparquet cross-checks if missing, the engines (Spark,
+# PyIceberg, DuckDB: scripts/engines.sh) and the orchestrators (Airflow,
+# Dagster: scripts/orchestrators.sh), then runs gofmt, go mod tidy
 # -diff, go vet, the tests with the race detector, staticcheck and the fuzz
 # targets (briefly), against it. MinIO is stopped and its data removed on
 # exit, whatever happens.
@@ -84,6 +85,13 @@ engines() {
 	PSWAP_ENGINES="$(scripts/engines.sh)" && export PSWAP_ENGINES
 }
 step "engines" engines
+# The orchestrators that run the examples in integration/orchestrators
+# (Airflow 3, Dagster), in a virtual environment of their own: installed
+# once per machine, then reused.
+orchestrators() {
+	PSWAP_ORCHESTRATORS="$(scripts/orchestrators.sh)" && export PSWAP_ORCHESTRATORS
+}
+step "orchestrators" orchestrators
 step gofmt gofmt_check
 # go.mod and go.sum say exactly what the code imports.
 step "go mod tidy" go mod tidy -diff

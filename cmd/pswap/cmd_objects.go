@@ -259,7 +259,10 @@ func commitOne(ctx context.Context, t *pswap.Table, key, src string, remote bool
 const hiveNullPartition = "__HIVE_DEFAULT_PARTITION__"
 
 // partitionKeyOf turns a folder path relative to the --partitioned root
-// into a partition key: every segment must be key=value.
+// into a partition key: every segment must be key=value. Values are read
+// with their %XX escapes decoded, as the engines that wrote them escape
+// (Spark and Hive escape ':' and '=', others also a space, a comma or in
+// lower case hex), and the key is their canonical form.
 func partitionKeyOf(rel string) (string, error) {
 	for _, seg := range strings.Split(rel, "/") {
 		k, v, ok := strings.Cut(seg, "=")
@@ -272,10 +275,23 @@ func partitionKeyOf(rel string) (string, error) {
 				pswap.ErrBadInput, rel, k, hiveNullPartition, k)
 		}
 	}
-	if err := partition.Validate(rel); err != nil {
+	k, err := partition.Parse(rel)
+	if err != nil {
 		return "", fmt.Errorf("folder %s: %w", rel, err)
 	}
-	return rel, nil
+	return k.String(), nil
+}
+
+// addPartition records that folder holds partition key, refusing a second
+// folder of the same partition (two spellings of one value, such as a%3Ab
+// and a%3ab): committing one would drop the other's rows.
+func addPartition(parts map[string]string, key, folder string) error {
+	if prev, ok := parts[key]; ok && prev != folder {
+		return fmt.Errorf("%w: folders %s and %s are the same partition %s (their values differ only in how they are escaped): merge them, nothing was committed",
+			pswap.ErrBadInput, prev, folder, key)
+	}
+	parts[key] = folder
+	return nil
 }
 
 // localPartitions finds the partition folders of a local folder: the
@@ -312,8 +328,7 @@ func localPartitions(root string) (map[string]string, error) {
 		if err != nil {
 			return err
 		}
-		parts[key] = filepath.Dir(p)
-		return nil
+		return addPartition(parts, key, filepath.Dir(p))
 	})
 	if err != nil {
 		if !errors.Is(err, pswap.ErrBadInput) && !errors.Is(err, partition.ErrInvalidKey) {
@@ -363,7 +378,9 @@ func remotePartitions(ctx context.Context, t *pswap.Table, base string) (map[str
 		if err != nil {
 			return nil, err
 		}
-		parts[k] = base + "/" + k
+		if err := addPartition(parts, k, base+"/"+rel[:i]); err != nil {
+			return nil, err
+		}
 	}
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: --partitioned %s holds no key=value folder with data objects", pswap.ErrBadInput, redactURL(base))
