@@ -75,7 +75,7 @@ func startDuckLocked() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(node, filepath.Join(here, "testdata", "duckserver.mjs"), filepath.Join(here, "..", "internal", "duckcheck"))
+	cmd := exec.Command(node, filepath.Join(here, "testdata", "duckserver.mjs"), duckcheck.Dir())
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err

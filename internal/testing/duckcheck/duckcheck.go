@@ -33,6 +33,11 @@ var duckdb = nodeenv.NewReader("DuckDB", ErrUnavailable, "@duckdb/node-api")
 // Available reports whether queries can run; the error says what is missing.
 func Available() error { return duckdb.Available() }
 
+// Dir is the folder whose node_modules holds DuckDB's npm package, for a
+// node program of another folder that loads it (integration's long-lived
+// DuckDB server).
+func Dir() string { return duckdb.Dir() }
+
 // TB is the subset of testing.TB used by SkipIfUnavailable.
 type TB = nodeenv.TB
 
