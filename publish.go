@@ -14,7 +14,8 @@ type Publication struct {
 	// Published: the table's Iceberg metadata now reflects this commit (or
 	// a later generation of the partition).
 	Published bool
-	// MetadataLocation is the URI of the current vN.metadata.json.
+	// MetadataLocation is the URI of the current vN.metadata.json (also
+	// when only the catalog failed: Err matches lakehouse.ErrCatalog).
 	MetadataLocation string
 	Version          int
 	// Rebases counts the versions lost to concurrent publishers.
@@ -62,7 +63,9 @@ func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest
 	}
 	r, err := lakehouse.PublishCommit(ctx, p.t.st, lakehouse.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m}, opts)
 	if err != nil {
-		return Publication{Rebases: r.Rebases, Err: err}
+		// With lakehouse.ErrCatalog the metadata files were published
+		// (r names them), but the catalog's name lags.
+		return Publication{MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases, Err: err}
 	}
 	return Publication{Published: true, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases}
 }

@@ -85,6 +85,16 @@
 // from the data files (iceberg-go 0.7.0, icebird) return NULL for files
 // that lack the column. See the README ("Iceberg") for how pswap handles it.
 //
+// # Catalogs
+//
+// With Options.Catalog (package catalog opens one from a URL), a publish
+// that wrote or found the latest version also points the table's name in
+// an Iceberg catalog at it, with the catalog's compare-and-swap (see
+// Catalog, catalog.go): the version's create-if-absent PUT still orders
+// the publishers, the catalog only moves forward along their versions, and
+// a catalog that fails costs the publication (ErrCatalog), never the
+// commit. CommitLatest brings a lagging catalog to the latest version.
+//
 // # Repeatable publishes
 //
 // Options.Now (snapshot timestamps), Options.Rand (snapshot ids, the table

@@ -98,6 +98,11 @@ type Options struct {
 	// since the prefetch is a lost race, read again and rebased on. Nil:
 	// every attempt reads for itself.
 	Prefetch *Prefetch
+	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
+	// the publish points it at the version it wrote or found latest (see
+	// Catalog). Its failure is an ErrCatalog error that comes with the
+	// Result of the published files.
+	Catalog Catalog
 }
 
 // DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
@@ -244,7 +249,10 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 // per partition whose generation changed, no listing of data. It is
 // idempotent: when every partition is already reflected it writes nothing.
 // A transient failure of a read is retried (bounded) like the reads of
-// PublishCommit.
+// PublishCommit. A partition whose pointer does not read (corrupt) keeps
+// the manifest the metadata has for it while every other partition is
+// published; the error then names it, with the Result of what was
+// published.
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(st, opts)
 	p.repair = true
@@ -267,10 +275,19 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		// reread: the last reading of the pointers failed, so pointers
 		// is older than the attempt's start: read them again.
 		reread bool
+		// unreadable: partitions whose pointer does not read (corrupt),
+		// by partHash: their manifests stay as they are.
+		unreadable = map[string]bool{}
+		errs       []error
 	)
 	for _, l := range listed {
 		if l.Err != nil {
-			return Result{}, l.Err // a corrupt pointer
+			// A corrupt pointer: what is current there is unknown, so its
+			// manifest is kept, and every other partition still publishes
+			// (before, one such pointer stopped every reconcile).
+			unreadable[partHash(l.Partition)] = true
+			errs = append(errs, l.Err)
+			continue
 		}
 		parts = append(parts, l.Partition)
 		pointers[l.Partition] = l.Pointer
@@ -307,7 +324,7 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		pointers, reread = fresh, false
 		return nil
 	}
-	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+	r, err := p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
 		if reread || p.stale() {
 			// An attempt thrown away for its age (or whose reading of the
 			// pointers failed): read the pointers again.
@@ -326,7 +343,7 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		var (
 			ups   []partUpdate
 			upsMu sync.Mutex
-			live  = map[string]bool{}
+			live  = maps.Clone(unreadable)
 		)
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(p.opts.Concurrency)
@@ -374,6 +391,10 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 		slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
 		return ups, nil
 	})
+	if err == nil && len(errs) > 0 {
+		err = fmt.Errorf("%d partition(s) kept as the metadata had them, their pointer unreadable (the others are published): %w", len(errs), errors.Join(errs...))
+	}
+	return r, err
 }
 
 // damagedManifests returns the partitions (partHash) whose manifest in
@@ -640,7 +661,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 				r.HintWas = p.hinted
 				r.HintFixed = p.writeHint(ctx, s, s.version)
 			}
-			return r, nil
+			return p.withCatalog(ctx, r)
 		}
 		next, err := p.write(ctx, s, ups, attempt)
 		if errors.Is(err, errStale) {
@@ -671,7 +692,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		p.writeHint(ctx, s, next.version)
 		r := p.result(next, true)
 		r.Repairs = s.repairs
-		return r, nil
+		return p.withCatalog(ctx, r)
 	}
 }
 

@@ -335,3 +335,33 @@ func TestRootURIIsNotAMove(t *testing.T) {
 		t.Fatalf("pswap publish: %+v, %v; want up to date", r, err)
 	}
 }
+
+// A corrupt pointer does not stop a reconcile: its partition keeps the
+// manifest the metadata has (readers still see its last published rows),
+// every other partition is published, and the error names the corrupt
+// pointer. Before, the reconcile failed whole and nothing was published.
+func TestReconcileSkipsCorruptPointer(t *testing.T) {
+	mem := memstore.New()
+	for i, part := range []string{"dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-03"} {
+		publish(t, mem, commit(t, mem, part, 3+i, "a", swap.Options{}))
+	}
+	commit(t, mem, "dt=2026-01-03", 9, "b", swap.Options{OnConflict: swap.Overwrite}) // not published
+	if _, err := mem.Put(ctx, "dt=2026-01-02/_pswap/pointer.json", []byte("{not json"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
+	if err == nil || !errors.Is(err, swap.ErrCorrupt) || !strings.Contains(err.Error(), "dt=2026-01-02") {
+		t.Fatalf("reconcile with a corrupt pointer: %v, want an error naming dt=2026-01-02", err)
+	}
+	if !r.Changed || r.Partitions != 3 {
+		t.Fatalf("reconcile: %+v, want the other partitions published and the corrupt one kept", r)
+	}
+	loc, _, err := lakehouse.Latest(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := icebergRows(t, mem, loc)
+	if got["dt=2026-01-01"] != 3 || got["dt=2026-01-02"] != 4 || got["dt=2026-01-03"] != 9 {
+		t.Fatalf("rows per partition %v: want 3, the corrupt one's last published 4, and the new 9", got)
+	}
+}

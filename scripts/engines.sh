@@ -22,6 +22,7 @@ JARS=(
 	"org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:$ICEBERG_VERSION"
 	"org.apache.iceberg:iceberg-aws-bundle:$ICEBERG_VERSION"
 	"org.xerial:sqlite-jdbc:3.50.3.0"
+	"org.postgresql:postgresql:42.7.14"
 )
 PYTHON="${PYTHON:-python3}"
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # pswap's test suite, as CI runs it: builds MinIO (cached after the first
 # time), starts it with fresh credentials, installs the npm packages of the
-# DuckDB/hyparquet cross-checks if missing, the engines (Spark,
-# PyIceberg, DuckDB: scripts/engines.sh) and the orchestrators (Airflow,
-# Dagster: scripts/orchestrators.sh), then runs gofmt, go mod tidy
+# DuckDB/hyparquet cross-checks if missing, PostgreSQL (scripts/postgres.sh,
+# for the catalog tests), the engines (Spark, PyIceberg, DuckDB:
+# scripts/engines.sh) and the orchestrators (Airflow, Dagster:
+# scripts/orchestrators.sh), then runs gofmt, go mod tidy
 # -diff, go vet, the tests with the race detector, staticcheck and the fuzz
 # targets (briefly), against it. MinIO is stopped and its data removed on
 # exit, whatever happens.
@@ -23,9 +24,13 @@ if (($# > 0)); then pkgs=("$@"); else pkgs=(./...); fi
 
 scripts/minio.sh build >/dev/null
 envfile=""
+pgenv=""
 cleanup() {
 	if [[ -n "$envfile" ]]; then
 		scripts/minio.sh stop "$envfile" || true
+	fi
+	if [[ -n "$pgenv" ]]; then
+		scripts/postgres.sh stop "$pgenv" || true
 	fi
 }
 trap cleanup EXIT
@@ -78,6 +83,17 @@ npm_ci() {
 	done
 }
 
+# PostgreSQL for the SQL catalog tests (the Debian package, installed by
+# apt-get if missing): its env file holds the run's password, exported,
+# never printed.
+postgres() {
+	pgenv="$(scripts/postgres.sh start)" || return 1
+	set -a
+	# shellcheck disable=SC1090
+	. "$pgenv"
+	set +a
+}
+step "postgres" postgres
 step "npm ci" npm_ci
 # The engines that read pswap's tables in integration/engines (Spark,
 # PyIceberg, DuckDB): installed once per machine, then reused.

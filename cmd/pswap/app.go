@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/swap"
@@ -85,8 +86,11 @@ type app struct {
 	// swapRetries is set by commands whose requests pswap's own loops
 	// retry (see retryOptions): the SDK then makes a single attempt.
 	swapRetries bool
-	logger      *slog.Logger
-	cmdCtx      context.Context // the command's context under --timeout
+	// catalogURL is --catalog; catalog the catalog it opened (nil: none).
+	catalogURL string
+	catalog    catalog.Catalog
+	logger     *slog.Logger
+	cmdCtx     context.Context // the command's context under --timeout
 }
 
 // retryOptions applies --max-attempts to the options of a commit, stage or

@@ -483,15 +483,24 @@ type resultJSON struct {
 	// is then its vN.metadata.json ("" when not published).
 	Published        bool   `json:"published"`
 	MetadataLocation string `json:"metadata_location"`
+	// PublishError says why Published is false after a publish that
+	// failed (with --catalog: the catalog's name lags while
+	// MetadataLocation names the published files).
+	PublishError string `json:"publish_error,omitempty"`
 }
 
 func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) error {
 	if a.json {
+		var perr string
+		if pub.Err != nil {
+			perr = pub.Err.Error()
+		}
 		return printJSON(a.stdout, resultJSON{
 			Table: a.tableURL(), Partition: res.Partition, Generation: res.Generation,
 			Changed: res.Changed, Outcome: string(res.Outcome), Rows: res.Rows, Bytes: res.Bytes,
 			Files: res.Files, RunID: res.RunID, IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
 			Staged: res.Staged, Published: pub.Published, MetadataLocation: pub.MetadataLocation,
+			PublishError: perr,
 		})
 	}
 	facts := fmt.Sprintf("%s, %s, %s", plural(res.Rows, "row"), plural(int64(res.Files), "file"), humanBytes(res.Bytes))

@@ -72,6 +72,7 @@ kept and deleted (with the keys in a dry run).`,
 		RunE: runE(c.run),
 	}
 	fs := cmd.Flags()
+	addCatalogFlag(a, cmd)
 	c.sel.addFlags(fs)
 	fs.StringVar(&c.prefix, "prefix", "", "only partitions whose key starts with this (e.g. dt=2026-11-)")
 	fs.IntVar(&c.keep, "keep", gc.DefaultKeep, "retired generations kept for rollback, newest first (0: none)")
@@ -169,6 +170,13 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 			c.commitWindow, lakehouse.DefaultMaxElapsed)
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
+		if c.catalog != nil {
+			// The catalog must name the latest version, which the expiry
+			// keeps, not an older one it may delete.
+			if _, err := lakehouse.CommitLatest(ctx, t.Store(), c.catalog); err != nil {
+				return fmt.Errorf("gc: nothing was deleted: the catalog could not be brought to the latest version: %w", err)
+			}
+		}
 		bar := c.newGCProgress()
 		opts.OnPartition = func(gc.Report) {
 			if bar != nil {

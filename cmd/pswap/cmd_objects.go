@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -182,7 +181,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 			// One publish of the whole table after the commits: it brings
 			// every partition's manifest to its pointer, the ones that
 			// were unchanged (a lagging publish converges) and failed too.
-			r, err := t.Publish(ctx, lakehouse.Options{})
+			r, err := t.Publish(ctx, c.publishOptions(nil))
 			if err != nil {
 				doc.PublishError = err.Error()
 				fmt.Fprintf(c.stderr, "pswap: warning: the commits stand, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", err)

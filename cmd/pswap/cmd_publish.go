@@ -21,7 +21,7 @@ type publishCmd struct{ *app }
 
 func newPublishCmd(a *app) *cobra.Command {
 	c := &publishCmd{app: a}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "publish",
 		Short: "Bring the table's Iceberg metadata up to date with every partition",
 		Long: `Bring the table's Iceberg v2 metadata (<table>/metadata/vN.metadata.json and
@@ -46,6 +46,8 @@ printed metadata location (see the README, "Iceberg").`,
 		Args: cobra.NoArgs,
 		RunE: runE(c.run),
 	}
+	addCatalogFlag(a, cmd)
+	return cmd
 }
 
 // publishJSON is the --json document of publish.
@@ -68,10 +70,16 @@ type publishJSON struct {
 
 func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
-	return c.withTable(ctx, func(t *pswap.Table) error {
-		r, err := t.Publish(ctx, lakehouse.Options{})
-		if err != nil {
+	return c.withTable(ctx, func(t *pswap.Table) (rerr error) {
+		r, err := t.Publish(ctx, c.publishOptions(nil))
+		if err != nil && r.MetadataLocation == "" {
 			return fmt.Errorf("publish Iceberg metadata: %w", err)
+		}
+		if err != nil {
+			// Published, but not every partition (an unreadable pointer),
+			// or the catalog lags: say what was published, then fail.
+			perr := err
+			defer func() { rerr = fmt.Errorf("publish Iceberg metadata: %w", perr) }()
 		}
 		if c.json {
 			return printJSON(c.stdout, publishJSON{
@@ -110,6 +118,7 @@ func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
 	case "0", "false", "no", "off":
 		def = false
 	}
+	addCatalogFlag(a, cmd)
 	cmd.Flags().BoolVar(on, "publish", def, "publish the table's Iceberg metadata after the swap ($"+envPublish+"=0 sets the default to false)")
 }
 
@@ -133,9 +142,9 @@ func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, 
 	}
 	var pub pswap.Publication
 	if w != nil {
-		pub = w.Publish(ctx, lakehouse.Options{Prefetch: pf})
+		pub = w.Publish(ctx, a.publishOptions(pf))
 	} else {
-		pub = part.Publish(ctx, res, lakehouse.Options{Prefetch: pf})
+		pub = part.Publish(ctx, res, a.publishOptions(pf))
 	}
 	if pub.Err != nil {
 		fmt.Fprintf(a.stderr, "pswap: warning: the commit stands, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", pub.Err)

@@ -36,7 +36,7 @@ var (
 )
 
 // secretEnv are variables whose values must never be printed.
-var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "MINIO_ROOT_PASSWORD"}
+var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "MINIO_ROOT_PASSWORD", "PGPASSWORD"}
 
 // redactor removes credentials from text. It is safe for concurrent use:
 // the S3 client may report a secret while another goroutine prints.
@@ -52,7 +52,7 @@ func newRedactor(getenv func(string) string, args []string) *redactor {
 	for _, name := range secretEnv {
 		r.add(getenv(name))
 	}
-	for _, a := range append(args, getenv(envTable)) {
+	for _, a := range append(args, getenv(envTable), getenv(envCatalog)) {
 		r.addUserinfo(a)
 	}
 	return r
@@ -106,7 +106,7 @@ func (r *redactor) addUserinfo(s string) {
 // isURLScheme reports whether w is a scheme pswap or a user would write.
 func isURLScheme(w string) bool {
 	switch strings.ToLower(w) {
-	case "s3", "s3a", "s3n", "file", "mem", "http", "https":
+	case "s3", "s3a", "s3n", "file", "mem", "http", "https", "sql+postgres", "sql+postgresql", "rest+http", "rest+https":
 		return true
 	}
 	return false

@@ -179,6 +179,9 @@ func execute(a *app, args []string) error {
 		if err := a.globalEnv(cmd); err != nil {
 			return err
 		}
+		if err := a.openCatalog(cmd); err != nil {
+			return err
+		}
 		if a.quiet && !a.json {
 			a.result, a.stdout = a.stdout, io.Discard
 		}
@@ -194,6 +197,7 @@ func execute(a *app, args []string) error {
 		return nil
 	}
 	err := root.ExecuteContext(ctx)
+	a.closeCatalog()
 	if err != nil && a.cmdCtx != nil {
 		if cause := context.Cause(a.cmdCtx); errors.Is(cause, errTimeout) {
 			return &cmdError{fmt.Errorf("%w: %w", cause, err)}

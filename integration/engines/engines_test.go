@@ -7,11 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopReader()
+	testenv.StopPostgres()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
@@ -37,20 +40,7 @@ func TestEngineVersions(t *testing.T) {
 // process of its own, on the CSV table of the quick start: each prints the
 // rows of dt=2026-11-28, which must be what pswap says.
 func TestReadmeSnippets(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snippets := map[string]string{}
-	for _, part := range strings.Split(string(readme), "<!-- snippet: ")[1:] {
-		name, rest, _ := strings.Cut(part, " -->")
-		_, code, ok := strings.Cut(rest, "```python\n")
-		code, _, ok2 := strings.Cut(code, "```")
-		if !ok || !ok2 {
-			t.Fatalf("README: snippet %s has no python block", name)
-		}
-		snippets[name] = code
-	}
+	snippets := readmeSnippets(t, "snippet")
 	if len(snippets) != 3 {
 		t.Fatalf("README has %d engine snippets, want pyiceberg, duckdb and spark", len(snippets))
 	}
@@ -75,24 +65,11 @@ func TestReadmeSnippets(t *testing.T) {
 	}
 	home := duckHome(t)
 	py := filepath.Join(dir, "venv", "bin", "python")
-	var jars []string
-	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
-	for _, e := range entries {
-		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
-	}
+	jars := engineJars(dir)
 	for _, name := range []string{"pyiceberg", "duckdb", "spark"} {
 		t.Run(name, func(t *testing.T) {
 			prelude := fmt.Sprintf("table = %q\nmetadata = %q\njars = %q\n", tb.root, cur.metadata, strings.Join(jars, ","))
-			cmd := exec.Command(py, "-c", prelude+snippets[name])
-			cmd.Env = append(os.Environ(), "HOME="+home, "TZ=UTC")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%v\n%s", err, tail(stderr.String(), 3000))
-			}
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			if got := lines[len(lines)-1]; got != fmt.Sprint(want) {
+			if got := runPython(t, py, prelude+snippets[name], "HOME="+home); got != fmt.Sprint(want) {
 				t.Errorf("the README's %s snippet printed %q, want %d (the rows pswap lists for dt=2026-11-28)", name, got, want)
 			}
 		})
@@ -125,4 +102,52 @@ for name in ("iceberg", "avro", "httpfs", "aws"):
 		t.Fatalf("install the packaged DuckDB extensions: %v\n%s", err, out)
 	}
 	return home
+}
+
+// engineJars lists the jars of the engines folder dir (Spark's spark.jars).
+func engineJars(dir string) []string {
+	var jars []string
+	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
+	for _, e := range entries {
+		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
+	}
+	return jars
+}
+
+// readmeSnippets returns the README's code blocks that follow a
+// "<!-- KIND: NAME -->" line, by name.
+func readmeSnippets(t *testing.T, kind string) map[string]string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippets := map[string]string{}
+	for _, part := range strings.Split(string(readme), "<!-- "+kind+": ")[1:] {
+		name, rest, _ := strings.Cut(part, " -->")
+		_, code, ok := strings.Cut(rest, "```")
+		_, code, _ = strings.Cut(code, "\n") // the fence's language
+		code, _, ok2 := strings.Cut(code, "```")
+		if !ok || !ok2 {
+			t.Fatalf("README: %s %s has no code block", kind, name)
+		}
+		snippets[name] = code
+	}
+	return snippets
+}
+
+// runPython runs code with the engines' Python (py), in the environment
+// plus env, and returns the last line it printed; a failure fails the test.
+func runPython(t *testing.T, py, code string, env ...string) string {
+	t.Helper()
+	cmd := exec.Command(py, "-c", code)
+	cmd.Env = append(append(os.Environ(), "TZ=UTC"), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, tail(stderr.String(), 3000))
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
 }

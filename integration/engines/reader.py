@@ -15,6 +15,9 @@ the README says:
              file (system.register_table).
   pyiceberg  StaticTable.from_metadata(metadata), with the S3 properties
              (s3.endpoint, keys) on MinIO.
+  catalogs   ("catalog_scan") Spark with a JDBC catalog and PyIceberg's
+             SqlCatalog read the table by name from a SQL catalog (SQLite
+             or PostgreSQL) that pswap commits to.
   duckdb     iceberg_scan(root) (file: reads the version hint) or
              iceberg_scan(metadata) (s3, with an S3 secret from the
              environment).
@@ -365,6 +368,57 @@ def spark_sql(req):
     return rows_of(s.sql(sql).toArrow())
 
 
+# ---------------------------------------------------------------- catalogs
+
+
+def _catalog_uris(req):
+    """The JDBC and SQLAlchemy URIs of the SQL catalog a request names:
+    {"sqlite": path} or {"postgres": "host:port/db"} (the user and the
+    password from PGUSER and PGPASSWORD, as the server's env file sets)."""
+    c = req["catalog"]
+    if "sqlite" in c:
+        return "jdbc:sqlite:" + c["sqlite"], "sqlite:///" + c["sqlite"], {}
+    hostport, db = c["postgres"].split("/", 1)
+    user, password = os.environ["PGUSER"], os.environ["PGPASSWORD"]
+    return (
+        "jdbc:postgresql://%s/%s" % (hostport, db),
+        "postgresql+psycopg2://%s:%s@%s/%s" % (user, password, hostport, db),
+        {"user": user, "password": password},
+    )
+
+
+def spark_catalog_scan(req):
+    """The table read by name, as a Spark user with a JDBC catalog named
+    like the catalog's catalog_name would: SELECT * FROM name.ns.table.
+    The catalog caches no table, so that each read sees the latest commit."""
+    s = spark()
+    name = req["catalog"]["name"]
+    jdbc, _, creds = _catalog_uris(req)
+    c = "spark.sql.catalog." + name
+    if s.conf.get(c, None) is None:
+        s.conf.set(c + ".type", "jdbc")
+        s.conf.set(c + ".uri", jdbc)
+        s.conf.set(c + ".warehouse", req["catalog"]["warehouse"])
+        s.conf.set(c + ".jdbc.schema-version", "V1")
+        s.conf.set(c + ".cache-enabled", "false")
+        for k, v in creds.items():
+            s.conf.set(c + ".jdbc." + k, v)
+        s.conf.set(c, "org.apache.iceberg.spark.SparkCatalog")
+    return rows_of(s.table("%s.%s" % (name, req["name"])).toArrow())
+
+
+def pyice_catalog_scan(req):
+    """The table read by name through PyIceberg's SqlCatalog."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    _, uri, _ = _catalog_uris(req)
+    cat = SqlCatalog(req["catalog"]["name"], uri=uri, warehouse="file://" + req["catalog"]["warehouse"])
+    try:
+        return rows_of(cat.load_table(req["name"]).scan().to_arrow())
+    finally:
+        cat.engine.dispose()
+
+
 # ---------------------------------------------------------------- oracle
 
 
@@ -403,6 +457,8 @@ OPS = {
     ("spark", "orphans"): spark_orphans,
     ("spark", "expire"): spark_expire,
     ("spark", "changes"): spark_changes,
+    ("spark", "catalog_scan"): spark_catalog_scan,
+    ("pyiceberg", "catalog_scan"): pyice_catalog_scan,
     ("oracle", "rows"): oracle,
     ("python", "exec"): lambda req: exec(req["code"], {}),
 }

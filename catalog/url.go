@@ -1,0 +1,177 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pswap/pswap/catalog/sqlcat"
+	"github.com/pswap/pswap/internal/errkind"
+)
+
+// ErrBadURL: a catalog URL that does not parse, names an unknown scheme,
+// or lacks or misspells a parameter. It is errkind.ErrBadInput.
+var ErrBadURL = errkind.New("bad catalog URL", errkind.ErrBadInput)
+
+// The query parameters every catalog URL takes.
+const (
+	paramCatalog         = "catalog"
+	paramNamespace       = "namespace"
+	paramTable           = "table"
+	paramCreateNamespace = "create-namespace"
+)
+
+// defaultConnectTimeout is a sql+postgres URL's connect_timeout (seconds)
+// when it gives none.
+const defaultConnectTimeout = "10"
+
+// postgresParams are the libpq parameters a sql+postgres URL passes on to
+// the driver (the password comes from the URL or $PGPASSWORD).
+var postgresParams = []string{"sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout", "application_name", "host", "port", "user", "dbname"}
+
+// Parse reads a catalog URL into the configuration of a SQL catalog:
+//
+//	sql+sqlite:///path/to/catalog.db?catalog=lake&namespace=db&table=sales
+//	sql+sqlite:relative/catalog.db?...
+//	sql+postgres://user@host:5432/dbname?catalog=lake&namespace=db&table=sales&sslmode=disable
+//
+// catalog, namespace and table are required; create-namespace=true lets
+// the first publish create a missing namespace. A SQLite file is created
+// by the first publish if missing.
+func Parse(raw string) (sqlcat.Config, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return sqlcat.Config{}, fmt.Errorf("%w: %w", ErrBadURL, stripURL(err))
+	}
+	var cfg sqlcat.Config
+	switch u.Scheme {
+	case "sql+sqlite":
+		cfg, err = sqliteConfig(u)
+	case "sql+postgres", "sql+postgresql":
+		cfg, err = postgresConfig(u)
+	case "rest+http", "rest+https", "glue":
+		return cfg, fmt.Errorf("%w: %s catalogs are not supported yet (supported: sql+sqlite, sql+postgres)", ErrBadURL, u.Scheme)
+	case "":
+		return cfg, fmt.Errorf("%w: no scheme (sql+sqlite:///path/catalog.db?..., sql+postgres://host/db?...)", ErrBadURL)
+	default:
+		return cfg, fmt.Errorf("%w: unknown scheme %q (supported: sql+sqlite, sql+postgres)", ErrBadURL, u.Scheme)
+	}
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, names(&cfg, u.Query())
+}
+
+// names reads the catalog's, namespace's and table's names.
+func names(cfg *sqlcat.Config, q url.Values) error {
+	get := func(name string) (string, error) {
+		v := q.Get(name)
+		switch {
+		case len(q[name]) > 1:
+			return "", fmt.Errorf("%w: %s given %d times", ErrBadURL, name, len(q[name]))
+		case v == "" && name != paramCreateNamespace:
+			return "", fmt.Errorf("%w: no %s (add %s=... to the query)", ErrBadURL, name, name)
+		case strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			return "", fmt.Errorf("%w: %s has a control character", ErrBadURL, name)
+		}
+		return v, nil
+	}
+	var err error
+	if cfg.Catalog, err = get(paramCatalog); err != nil {
+		return err
+	}
+	if cfg.Namespace, err = get(paramNamespace); err != nil {
+		return err
+	}
+	if slices.Contains(strings.Split(cfg.Namespace, "."), "") {
+		return fmt.Errorf("%w: namespace %q has an empty level", ErrBadURL, cfg.Namespace)
+	}
+	if cfg.Table, err = get(paramTable); err != nil {
+		return err
+	}
+	create, err := get(paramCreateNamespace)
+	if err != nil {
+		return err
+	}
+	if create != "" {
+		if cfg.CreateNamespace, err = strconv.ParseBool(create); err != nil {
+			return fmt.Errorf("%w: %s=%q is not true or false", ErrBadURL, paramCreateNamespace, create)
+		}
+	}
+	return nil
+}
+
+// known refuses a query parameter that is neither the catalog's nor in extra.
+func known(q url.Values, extra ...string) error {
+	for k := range q {
+		switch k {
+		case paramCatalog, paramNamespace, paramTable, paramCreateNamespace:
+			continue
+		}
+		if !slices.Contains(extra, k) {
+			return fmt.Errorf("%w: unknown parameter %q", ErrBadURL, k)
+		}
+	}
+	return nil
+}
+
+func sqliteConfig(u *url.URL) (sqlcat.Config, error) {
+	path := u.Opaque
+	if path == "" {
+		if u.Host != "" {
+			return sqlcat.Config{}, fmt.Errorf("%w: sql+sqlite takes a path (sql+sqlite:///abs/path.db or sql+sqlite:rel/path.db), not a host %q", ErrBadURL, u.Host)
+		}
+		path = u.Path
+	} else if p, err := url.PathUnescape(path); err == nil {
+		path = p
+	}
+	if path == "" || strings.HasSuffix(path, "/") {
+		return sqlcat.Config{}, fmt.Errorf("%w: sql+sqlite needs the database file's path", ErrBadURL)
+	}
+	if err := known(u.Query()); err != nil {
+		return sqlcat.Config{}, err
+	}
+	// Several processes commit at once: wait for the database's lock
+	// rather than fail, and take the write lock when a transaction starts.
+	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: "_pragma=busy_timeout(30000)&_txlock=immediate"}).String()
+	return sqlcat.Config{Driver: "sqlite", DSN: dsn, Display: "sqlite " + path}, nil
+}
+
+func postgresConfig(u *url.URL) (sqlcat.Config, error) {
+	q := u.Query()
+	if err := known(q, postgresParams...); err != nil {
+		return sqlcat.Config{}, err
+	}
+	if u.Opaque != "" {
+		return sqlcat.Config{}, fmt.Errorf("%w: sql+postgres://[user[:password]@]host[:port]/dbname", ErrBadURL)
+	}
+	pq := url.Values{}
+	for _, k := range postgresParams {
+		if v, ok := q[k]; ok {
+			pq[k] = v
+		}
+	}
+	if pq.Get("connect_timeout") == "" {
+		// A catalog host that does not answer must not hold the commit's
+		// publication up for long: it is published false, and converges.
+		pq.Set("connect_timeout", defaultConnectTimeout)
+	}
+	dsn := &url.URL{Scheme: "postgres", User: u.User, Host: u.Host, Path: u.Path, RawQuery: pq.Encode()}
+	display := (&url.URL{Scheme: "postgres", Host: u.Host, Path: u.Path}).String()
+	if h := q.Get("host"); h != "" && u.Host == "" {
+		display += " (host " + h + ")"
+	}
+	return sqlcat.Config{Driver: "pgx", DSN: dsn.String(), Display: display}, nil
+}
+
+// stripURL drops the URL (which may hold a password) from url.Parse's error.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap/catalog"
+	"github.com/pswap/pswap/lakehouse"
+)
+
+// envCatalog is the default of --catalog.
+const envCatalog = "PSWAP_CATALOG"
+
+// addCatalogFlag adds --catalog to a command that publishes.
+func addCatalogFlag(a *app, cmd *cobra.Command) {
+	cmd.Flags().StringVar(&a.catalogURL, "catalog", "",
+		"also commit each published version to this Iceberg catalog: sql+sqlite:///path/catalog.db?catalog=NAME&namespace=NS&table=T "+
+			"or sql+postgres://user@host:port/dbname?catalog=...&namespace=...&table=... (default $"+envCatalog+"; see the README, \"Catalogs\")")
+}
+
+// openCatalog opens --catalog (or $PSWAP_CATALOG) when the command has the
+// flag; a bad URL is a usage error, before anything is written.
+func (a *app) openCatalog(cmd *cobra.Command) error {
+	if cmd.Flags().Lookup("catalog") == nil {
+		return nil
+	}
+	u := strings.TrimSpace(a.catalogURL)
+	if u == "" {
+		u = strings.TrimSpace(a.getenv(envCatalog))
+	}
+	if u == "" {
+		return nil
+	}
+	c, err := catalog.Open(u)
+	if err != nil {
+		return usageError{fmt.Errorf("--catalog %s: %w", redactURL(u), err)}
+	}
+	a.catalog = c
+	return nil
+}
+
+// closeCatalog closes the catalog's connections, if one was opened.
+func (a *app) closeCatalog() {
+	if a.catalog != nil {
+		a.catalog.Close()
+	}
+}
+
+// publishOptions are the options of a command's publishes: the catalog
+// (if any) and the prefetch pf (nil: none).
+func (a *app) publishOptions(pf *lakehouse.Prefetch) lakehouse.Options {
+	o := lakehouse.Options{Prefetch: pf}
+	if a.catalog != nil {
+		o.Catalog = a.catalog
+	}
+	return o
+}

@@ -1,0 +1,152 @@
+package lakehouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/store"
+)
+
+// Catalog is the table's entry in an Iceberg catalog (Options.Catalog): a
+// publish that brought the metadata files up to date, or found them up to
+// date, points the catalog's table at the latest version with the
+// catalog's compare-and-swap. Package catalog opens one from a URL.
+//
+// The versions' create-if-absent PUTs stay what orders pswap's publishers
+// (their vN.metadata.json chain is linear), and the pointers stay the
+// truth; the catalog only ever moves forward along that chain, so its
+// history is linear too, and a catalog that lagged (it was down, its
+// commit lost a race) is brought to the latest version by the next
+// publish.
+type Catalog interface {
+	// Current is the metadata location the catalog's table names, or
+	// ErrNotRegistered when the catalog has no such table.
+	Current(ctx context.Context) (string, error)
+	// Register creates the table naming loc (and its namespace, if the
+	// catalog was asked to). ErrCatalogConflict: it exists by now.
+	Register(ctx context.Context, loc string) error
+	// Swap points the table at loc if it still names prev.
+	// ErrCatalogConflict: it names something else by now.
+	Swap(ctx context.Context, prev, loc string) error
+	// String names the catalog and the table, never a secret.
+	String() string
+}
+
+// Errors of a catalog, checked with errors.Is. A publish whose version the
+// catalog did not take returns an error that matches ErrCatalog, with the
+// Result of the version it wrote: the metadata files are published, the
+// name lags until the next publish.
+var (
+	// ErrCatalog: the catalog did not take the version (unreachable,
+	// refused, or one of the errors below).
+	ErrCatalog = errors.New("the Iceberg catalog was not updated")
+	// ErrNotRegistered: the catalog has no table of that name.
+	ErrNotRegistered = errkind.New("no such table in the catalog", errkind.ErrNotFound)
+	// ErrCatalogConflict: the catalog's table changed between the read
+	// and the compare-and-swap.
+	ErrCatalogConflict = errkind.New("the catalog's table changed meanwhile", errkind.ErrConflict)
+	// ErrCatalogForeign: the catalog's table of that name is not this
+	// pswap table (it names metadata elsewhere): nothing is overwritten.
+	ErrCatalogForeign = errkind.New("the catalog's table of that name is another table", errkind.ErrBadInput)
+	// ErrNoNamespace: the catalog has no such namespace and was not asked
+	// to create it.
+	ErrNoNamespace = errkind.New("no such namespace in the catalog", errkind.ErrBadInput)
+)
+
+// maxCatalogTries bounds the compare-and-swaps a publish makes on a
+// catalog whose table keeps changing (other publishers advancing it).
+const maxCatalogTries = 20
+
+// commitCatalog points the catalog at version v (location loc), unless it
+// already names v or a later version of this table. A lost swap is read
+// again; a swap whose reply was lost is settled by reading the table back,
+// never sent blindly again.
+func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error {
+	c := p.opts.Catalog
+	fail := func(err error) error {
+		return fmt.Errorf("%w: %s: %w", ErrCatalog, c, err)
+	}
+	for try := 0; try < maxCatalogTries; try++ {
+		cur, err := c.Current(ctx)
+		if errors.Is(err, ErrNotRegistered) {
+			err = c.Register(ctx, loc)
+			if errors.Is(err, ErrCatalogConflict) {
+				continue
+			}
+			if err != nil {
+				return p.settle(ctx, loc, fail(err))
+			}
+			return nil
+		}
+		if err != nil {
+			return fail(err)
+		}
+		curV, ours := p.catalogVersion(cur)
+		if !ours {
+			return fail(fmt.Errorf("%w: it names %s, not a version of %s (drop or rename it, or pick another table name)",
+				ErrCatalogForeign, cur, p.tableURI))
+		}
+		if curV >= v {
+			return nil // this version, or a later publish's
+		}
+		err = c.Swap(ctx, cur, loc)
+		if errors.Is(err, ErrCatalogConflict) {
+			if berr := p.backoff(ctx, min(try, 4)); berr != nil {
+				return fail(berr)
+			}
+			continue
+		}
+		if err != nil {
+			return p.settle(ctx, loc, fail(err))
+		}
+		return nil
+	}
+	return fail(fmt.Errorf("%w %d times", ErrCatalogConflict, maxCatalogTries))
+}
+
+// settle decides a write whose outcome err leaves unknown (a lost reply):
+// it landed (nil) if the catalog now names loc, else it failed with err.
+func (p *publisher) settle(ctx context.Context, loc string, err error) error {
+	if cur, rerr := p.opts.Catalog.Current(ctx); rerr == nil && cur == loc {
+		return nil
+	}
+	return err
+}
+
+// catalogVersion returns the version of a metadata location the catalog
+// names, and whether it is one of this table's.
+func (p *publisher) catalogVersion(loc string) (int, bool) {
+	for _, root := range []string{p.tableURI, p.escapedURI} {
+		if len(loc) > len(root) && loc[:len(root)] == root && loc[len(root)] == '/' {
+			return VersionOfKey(loc[len(root)+1:])
+		}
+	}
+	return 0, false
+}
+
+// withCatalog commits r's version to Options.Catalog, if there is one:
+// the error (ErrCatalog) comes with r, whose metadata files are published.
+func (p *publisher) withCatalog(ctx context.Context, r Result) (Result, error) {
+	if p.opts.Catalog == nil || r.Version == 0 {
+		return r, nil
+	}
+	return r, p.commitCatalog(ctx, r.Version, r.MetadataLocation)
+}
+
+// CommitLatest points cat at the table's latest published version (as a
+// publish that finds the metadata up to date does) and returns its
+// location ("" when nothing is published). Garbage collection calls it
+// before it expires anything: the version the catalog names is then the
+// latest, which an expiry keeps with everything it names, instead of an
+// older one that a catalog lagging since an outage would still name.
+func CommitLatest(ctx context.Context, st store.Store, cat Catalog) (string, error) {
+	p := newLoader(st, Options{Catalog: cat})
+	v, _, _, err := p.latestVersion(ctx, true)
+	if err != nil || v == 0 {
+		return "", err
+	}
+	loc := p.loc(MetadataKey(v))
+	return loc, p.commitCatalog(ctx, v, loc)
+}
