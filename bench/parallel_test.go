@@ -129,6 +129,9 @@ func (r *reporter) parallel() {
 			sum.stats.Retries += x.stats.Retries
 			sum.requests += x.requests
 		}
+		if err := checkParallel(writers, partitions, commits, policy, runs); err != nil {
+			r.t.Fatalf("parallel writers: %v", err)
+		}
 		perCommit := "n/a"
 		if sum.committed > 0 {
 			perCommit = fmt.Sprintf("%.2f", float64(sum.requests)/float64(sum.committed))
@@ -147,10 +150,17 @@ func (r *reporter) parallel() {
 		}
 		add(w, w, parallelCommits, "fail", runs)
 	}
+	// A table's partition layout is fixed by its first commit
+	// (dt/scale/round/w above), so the one-partition runs, keyed
+	// dt/shared/round, use a table of their own.
+	shared, err := e.table(ctx, "parallel-shared")
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	for _, policy := range []swap.Policy{swap.Overwrite, swap.Fail} {
 		var runs []parallelRun
 		for round := range rounds {
-			runs = append(runs, runWriters(ctx, t, e, 32, 1, func(int) string {
+			runs = append(runs, runWriters(ctx, shared, e, 32, 1, func(int) string {
 				return fmt.Sprintf("dt=2026-11-29/shared=%s/round=%d", policy, round)
 			}, policy, true))
 		}
@@ -163,4 +173,31 @@ func (r *reporter) parallel() {
 		"and give up with ErrConflict after swap.Options.MaxAttempts (default 10) lost swaps. "+
 		"Lost swaps counts pointer swaps that lost to another writer; retries counts requests the commit repeated after a transient failure; "+
 		"requests/commit counts every request on the wire (data, clean-up of refused attempts included) per successful commit.\n", rounds, parallelCommits)
+}
+
+// checkParallel refuses runs whose outcome is not the one the setup
+// guarantees, so that a broken run fails the report instead of printing a
+// table of failures: no writer may fail with anything but ErrConflict;
+// writers on distinct partitions never conflict; on one partition under
+// `fail` exactly one writer of each round wins, under `overwrite` at
+// least one.
+func checkParallel(writers, partitions, commits int, policy string, runs []parallelRun) error {
+	for round, x := range runs {
+		want := writers * commits
+		switch {
+		case x.failed > 0:
+			return fmt.Errorf("%d writers, %d partitions, %s, round %d: %d of %d commits failed (the first error is printed above)",
+				writers, partitions, policy, round, x.failed, want)
+		case partitions == writers:
+			if x.committed != want {
+				return fmt.Errorf("%d writers on distinct partitions, round %d: %d of %d committed, %d refused",
+					writers, round, x.committed, want, x.conflicts)
+			}
+		case partitions == 1 && policy == swap.Fail.String() && x.committed != 1:
+			return fmt.Errorf("%d writers on one partition under fail, round %d: %d committed, want exactly 1", writers, round, x.committed)
+		case partitions == 1 && x.committed < 1:
+			return fmt.Errorf("%d writers on one partition under %s, round %d: none committed", writers, policy, round)
+		}
+	}
+	return nil
 }

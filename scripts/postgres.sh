@@ -82,11 +82,22 @@ cmd_start() {
 		die "initdb failed"
 	}
 	rm -f "$dir/pwfile"
-	as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t "$START_TIMEOUT" \
-		-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c fsync=off" start >/dev/null || {
-		tail -n 20 "$dir/server.log" >&2
-		die "the server did not start"
-	}
+	# The free port may be taken by another process before the server
+	# binds it (tests start MinIO and servers of their own meanwhile):
+	# then start again on another one.
+	local try
+	for try in 1 2 3 4 5; do
+		if as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t "$START_TIMEOUT" \
+			-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c fsync=off" start >/dev/null; then
+			break
+		fi
+		if ((try == 5)) || ! grep -q 'Address already in use' "$dir/server.log"; then
+			tail -n 20 "$dir/server.log" >&2
+			die "the server did not start"
+		fi
+		log "port $port was taken meanwhile: starting on another"
+		port="$(free_port)"
+	done
 	envfile="$dir/env"
 	(
 		umask 077
