@@ -1,6 +1,8 @@
 package pswap
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +57,7 @@ type AdoptOptions struct {
 // single-part ETag being the MD5 of the bytes and file://'s a content hash.
 // Equal rows in other bytes (another engine, other row groups) are a new
 // generation; AdoptOptions.VerifyRows compares rows instead.
-const AdoptedChecksumAlgo = "adopted-sha256"
+const AdoptedChecksumAlgo = checksum.Adopted
 
 // IsEngineMarker reports whether a path (relative to a generation's data
 // prefix) is bookkeeping of an engine rather than data: any segment hidden
@@ -244,7 +246,7 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 		}
 		c.ContentChecksum, c.Equivalent = sum, equiv
 	} else {
-		c.ContentChecksum = adoptedChecksum(c.Files)
+		c.ContentChecksum = checksum.OfAdopted(c.Files)
 	}
 	return c, oldest, asIsOf(out), nil
 }
@@ -313,11 +315,6 @@ func changed(err error) error {
 		return errChanged
 	}
 	return err
-}
-
-// adoptedChecksum is the AdoptedChecksumAlgo checksum of files.
-func adoptedChecksum(files []manifest.File) string {
-	return AdoptedChecksumAlgo + ":" + manifest.FilesDigest(files)
 }
 
 // scanRows reads the files in full (spooled to temporary files) and returns

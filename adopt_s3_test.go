@@ -15,7 +15,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/swap"
@@ -184,6 +184,20 @@ func TestCommitObjectsServerSide(t *testing.T) {
 	r, err = p.CommitObjects(ctx, []string{"s3://" + srcBucket + "/spark-out/dt=2026-09-01/"}, pswap.WriteOptions{})
 	if err != nil || r.Changed || r.Outcome != swap.Identical {
 		t.Fatalf("same objects again: %+v %v", r, err)
+	}
+	// A run that committed here re-run with its run id: the same-run no-op
+	// describing its generation, with nothing copied.
+	rerun := pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "job-7"}}
+	first, err := p.CommitObjects(ctx, []string{"s3://" + srcBucket + "/spark-out/dt=2026-09-01/part-00000.snappy.parquet"}, rerun)
+	if err != nil || !first.Changed || first.Rows != 50 {
+		t.Fatalf("commit one object as job-7: %+v %v", first, err)
+	}
+	w.take()
+	again, err := p.CommitObjects(ctx, []string{"s3://" + srcBucket + "/spark-out/dt=2026-09-01/part-00001.snappy.parquet"}, rerun)
+	if c := w.take(); err != nil || again.Changed || again.Outcome != swap.SameRun || again.Generation != first.Generation ||
+		again.Seq != first.Seq || again.Rows != 50 || again.Files != 1 || again.RunID != "job-7" ||
+		again.IdempotencyKey != first.IdempotencyKey || c["upload-part-copy"] != 0 || c["put"] != 0 {
+		t.Fatalf("job-7 again: %+v %v (requests %s), want the same-run no-op of %+v", again, err, show(c), first)
 	}
 
 	// A source replaced while it is being copied.

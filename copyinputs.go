@@ -1,6 +1,8 @@
 package pswap
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 	"errors"
 	"fmt"
@@ -59,14 +61,9 @@ func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts Write
 		return Result{}, err
 	}
 	if txn.AlreadyCommitted() {
-		txn.Abort(ctx)
-		snap, err := p.Current(ctx)
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Partition: p.key, Generation: snap.Manifest.Generation, Outcome: swap.SameRun, RunID: opts.Commit.RunID,
-			Seq: snap.Pointer.Seq, Rows: snap.Manifest.Rows, Bytes: snap.Manifest.Bytes, Files: len(snap.Manifest.Files),
-			IdempotencyKey: p.key + "@" + snap.Manifest.Generation}, nil
+		// Our run id committed here before: nothing to copy, and the
+		// commit is the SameRun no-op describing the current generation.
+		return txn.Commit(ctx, manifest.Content{})
 	}
 	c, s, err := copySources(ctx, dst, txn.DataPrefix(), srcs, ao)
 	if err == nil {
@@ -208,6 +205,6 @@ func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []
 	if c.Rows == 0 && !o.AllowEmpty {
 		return manifest.Content{}, asIs{}, fmt.Errorf("%w: %w: the %d input object(s) hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files))
 	}
-	c.ContentChecksum = adoptedChecksum(c.Files)
+	c.ContentChecksum = checksum.OfAdopted(c.Files)
 	return c, asIsOf(out), nil
 }

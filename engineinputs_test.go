@@ -26,7 +26,7 @@ import (
 	"github.com/parquet-go/parquet-go/deprecated"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"

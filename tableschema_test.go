@@ -19,8 +19,8 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/gc"
-	"github.com/pswap/pswap/internal/duckcheck"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"

@@ -85,11 +85,11 @@ func (p *Partition) Verify(ctx context.Context, opts ...VerifyOptions) (*VerifyR
 	if err != nil {
 		return nil, err
 	}
-	return VerifySnapshot(ctx, p.t, snap, opts...)
+	return verifySnapshot(ctx, p.t, snap, opts...)
 }
 
-// VerifySnapshot verifies a resolved generation; see Partition.Verify.
-func VerifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot, opts ...VerifyOptions) (*VerifyReport, error) {
+// verifySnapshot verifies a resolved generation; see Partition.Verify.
+func verifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot, opts ...VerifyOptions) (*VerifyReport, error) {
 	var o VerifyOptions
 	if len(opts) > 0 {
 		o = opts[0]

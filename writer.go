@@ -146,9 +146,6 @@ func (w *Writer) CreatedTable() bool {
 // Rows returns the number of rows written so far.
 func (w *Writer) Rows() int64 { return w.stager.Rows() }
 
-// Stager gives direct access to the Parquet stager.
-func (w *Writer) Stager() *staging.Stager { return w.stager }
-
 // Write appends Go structs (one schema per generation) through parquet-go.
 func Write[T any](w *Writer, rows ...T) error { return staging.Write(w.stager, rows...) }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/store/memstore"
 )
 

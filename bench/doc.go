@@ -15,7 +15,7 @@
 // same rows.
 //
 // The benchmarks need an S3-compatible server (MinIO) and, for the naive
-// pipeline, DuckDB through internal/duckcheck; they skip otherwise. None of
+// pipeline, DuckDB through internal/testing/duckcheck; they skip otherwise. None of
 // them runs in a plain `go test ./...`: the Benchmark functions run only
 // with -bench, and the report (TestReport) only with PSWAP_BENCH=1. The
 // script bench/run.sh starts MinIO, runs the report and prints the table

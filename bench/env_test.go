@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/duckcheck"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store/s3store"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/s3store"
 )

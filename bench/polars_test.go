@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/duckcheck"
-	"github.com/pswap/pswap/internal/nodeenv"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
+	"github.com/pswap/pswap/internal/testing/nodeenv"
 )
 
 // polarsDir is the folder of the Polars peer (package.json, write.mjs).

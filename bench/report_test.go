@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 )
 
 // Variables of the report.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/staging"
 )
 

@@ -33,9 +33,9 @@ if [[ -z "${AWS_ENDPOINT_URL:-}" || "${PSWAP_TEST_S3:-}" != "1" ]]; then
 	set +a
 fi
 
-if [[ ! -d internal/duckcheck/node_modules/@duckdb/node-api ]]; then
-	echo "run.sh: installing DuckDB for node (npm ci in internal/duckcheck)" >&2
-	(cd internal/duckcheck && npm ci --silent) || echo "run.sh: npm ci failed: the naive pipeline will be skipped" >&2
+if [[ ! -d internal/testing/duckcheck/node_modules/@duckdb/node-api ]]; then
+	echo "run.sh: installing DuckDB for node (npm ci in internal/testing/duckcheck)" >&2
+	(cd internal/testing/duckcheck && npm ci --silent) || echo "run.sh: npm ci failed: the naive pipeline will be skipped" >&2
 fi
 if [[ ! -d bench/polars/node_modules/nodejs-polars ]]; then
 	echo "run.sh: installing Polars for node (npm ci in bench/polars)" >&2

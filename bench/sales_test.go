@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 )
 
 func TestSaleAt(t *testing.T) {

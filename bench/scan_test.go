@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 )
 
 // BenchmarkScanParquet measures decoding every row of DuckDB's Parquet

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
 // backend is one database a catalog test runs on: a fresh SQLite file, or

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/lakehouse"
 )
 

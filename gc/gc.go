@@ -250,155 +250,195 @@ func (c *collector) collect(ctx context.Context, part string, objs []store.Attrs
 }
 
 func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.Attrs, listedAt time.Time) error {
-	part := r.Partition
-	listed := map[string]store.Attrs{} // manifests in the listing
-	size := map[string]int64{}
+	l := &listedRun{c: c, r: r, part: r.Partition, objs: objs, listedAt: listedAt,
+		listed: map[string]store.Attrs{}, size: map[string]int64{}, cache: map[string]link{},
+		youngs: map[string]string{}, deleted: map[string]bool{}, collected: map[string]bool{}, orphans: map[string]bool{}}
 	for _, a := range objs {
-		size[a.Key] = a.Size
-		if k, gen := swap.Classify(part, a.Key); k == swap.KindManifest {
-			listed[gen] = a
+		l.size[a.Key] = a.Size
+		if k, gen := swap.Classify(l.part, a.Key); k == swap.KindManifest {
+			l.listed[gen] = a
 		}
 	}
-	cache := map[string]link{}    // manifests read (write-once: valid across attempts)
-	youngs := map[string]string{} // uncommitted manifests read: generation -> DataGen
-	deleted := map[string]bool{}
-	collected, orphans := map[string]bool{}, map[string]bool{}
 	defer func() {
-		r.Collected = appendSorted(r.Collected, collected)
-		r.Orphans = appendSorted(r.Orphans, orphans)
+		r.Collected = appendSorted(r.Collected, l.collected)
+		r.Orphans = appendSorted(r.Orphans, l.orphans)
 	}()
-
 	for attempt := 0; ; attempt++ {
-		// The clock first, then the pointer: a swap that landed before now
-		// is in the pointer the plan is made from (see the package
-		// documentation), so the plan needs no second look at it before
-		// its first deletions.
-		now, err := c.now(ctx)
+		a, err := l.plan(ctx)
 		if err != nil {
 			return err
 		}
-		ptr, err := c.readPointer(ctx, part)
-		if err != nil {
+		if err := l.apply(ctx, a); err != nil || !a.changed {
 			return err
-		}
-		chain, err := c.walk(ctx, part, ptr, cache, listed, listedAt)
-		if err != nil {
-			return err
-		}
-		young, err := c.young(ctx, part, objs, chain, now, youngs)
-		if err != nil {
-			return err
-		}
-		remaining := objs
-		if len(deleted) > 0 {
-			remaining = slices.DeleteFunc(slices.Clone(objs), func(a store.Attrs) bool { return deleted[a.Key] })
-		}
-		var window time.Duration
-		if !c.protectedAt.IsZero() {
-			// Keep what was retired since Protect looked, and up to
-			// CommitWindow before: a publisher may be writing a snapshot
-			// that names it (lakehouse.Options.MaxElapsed).
-			window = now.Sub(c.protectedAt) + c.o.CommitWindow + clockSlack
-		}
-		p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young,
-			referenced: c.protected[part], now: now, opts: c.o, window: window})
-		if err != nil {
-			return err
-		}
-		r.Current = ""
-		if ptr != nil {
-			r.Current = ptr.Pointer.Generation
-		}
-		r.Kept = append(r.Kept[:0], p.kept...)
-		r.KeptReasons = p.keptWhy
-		r.OrphansKept = append(r.OrphansKept[:0], p.orphansKept...)
-
-		record := func(keys []string) {
-			addAll(collected, p.collected)
-			addAll(orphans, p.orphans)
-			for _, k := range keys {
-				deleted[k] = true
-				r.Keys = append(r.Keys, k)
-				r.Objects++
-				r.Bytes += size[k]
-			}
-		}
-		// del deletes keys in batches. The first batch of manifests follows
-		// the pointer read after the clock, the first batch of other keys the
-		// re-list of manifests (done by the caller); before every later batch
-		// the pointer is read again, and must still be the one the plan was
-		// made from.
-		changed := false
-		del := func(keys []string) error {
-			for i := 0; len(keys) > 0; i++ {
-				if i > 0 {
-					cur, err := c.readPointer(ctx, part)
-					if err != nil {
-						return err
-					}
-					if !samePointer(ptr, cur) {
-						changed = true
-						return nil
-					}
-				}
-				n := min(len(keys), deleteBatch)
-				if err := store.DeleteAll(ctx, c.st, keys[:n]); err != nil {
-					return fmt.Errorf("delete: %w", err)
-				}
-				record(keys[:n])
-				keys = keys[n:]
-			}
-			return nil
-		}
-		var manifestKeys, rest []string
-		for _, k := range p.keys {
-			if kd, _ := swap.Classify(part, k); kd == swap.KindManifest {
-				manifestKeys = append(manifestKeys, k)
-			} else {
-				rest = append(rest, k)
-			}
-		}
-		switch {
-		case len(p.keys) == 0:
-		case c.o.DryRun:
-			cur, err := c.readPointer(ctx, part)
-			if err != nil {
-				return err
-			}
-			if changed = !samePointer(ptr, cur); !changed {
-				for _, k := range p.keys {
-					r.Keys = append(r.Keys, k)
-					r.Objects++
-					r.Bytes += size[k]
-				}
-				addAll(collected, p.collected)
-				addAll(orphans, p.orphans)
-			}
-		default:
-			// Manifests first. Then the manifests are listed again, and the
-			// data that any manifest written since the listing names is
-			// spared: a rollback to a generation being collected either
-			// finds its target's manifest gone (swap.Rollback reads it again
-			// after writing its own) or has its manifest seen here.
-			if err := del(manifestKeys); err != nil {
-				return err
-			}
-			if !changed && len(rest) > 0 {
-				if rest, err = c.spareNew(ctx, part, rest, listed, chain, youngs); err != nil {
-					return err
-				}
-				if err := del(rest); err != nil {
-					return err
-				}
-			}
-		}
-		if !changed {
-			return nil
 		}
 		r.Recomputed++
 		if attempt+1 >= c.o.MaxAttempts {
-			return fmt.Errorf("%s: pointer changed %d times while planning: %w", part, r.Recomputed, ErrBusy)
+			return fmt.Errorf("%s: pointer changed %d times while planning: %w", l.part, r.Recomputed, ErrBusy)
 		}
+	}
+}
+
+// listedRun is the collection of one listed partition, over its attempts
+// (a new plan each time the pointer changed under the previous one).
+type listedRun struct {
+	c        *collector
+	r        *Report
+	part     string
+	objs     []store.Attrs // the listing of the partition's _pswap folder
+	listedAt time.Time
+
+	listed    map[string]store.Attrs // manifests in the listing, by generation
+	size      map[string]int64       // of every listed key
+	cache     map[string]link        // manifests read (write-once: valid across attempts)
+	youngs    map[string]string      // uncommitted manifests read: generation -> DataGen
+	deleted   map[string]bool        // keys deleted so far
+	collected map[string]bool        // generations collected so far
+	orphans   map[string]bool        // orphan generations deleted so far
+}
+
+// attemptPlan is one attempt's plan and what it was made from.
+type attemptPlan struct {
+	*plan
+	ptr     *swap.Base // the pointer the plan was made from
+	chain   []link
+	changed bool // the pointer changed before the plan was carried out
+}
+
+// plan makes an attempt's plan from the clock, then the pointer, then the
+// chain it leads to, and records it in the report.
+func (l *listedRun) plan(ctx context.Context) (*attemptPlan, error) {
+	c, part := l.c, l.part
+	// The clock first, then the pointer: a swap that landed before now
+	// is in the pointer the plan is made from (see the package
+	// documentation), so the plan needs no second look at it before
+	// its first deletions.
+	now, err := c.now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ptr, err := c.readPointer(ctx, part)
+	if err != nil {
+		return nil, err
+	}
+	chain, err := c.walk(ctx, part, ptr, l.cache, l.listed, l.listedAt)
+	if err != nil {
+		return nil, err
+	}
+	young, err := c.young(ctx, part, l.objs, chain, now, l.youngs)
+	if err != nil {
+		return nil, err
+	}
+	remaining := l.objs
+	if len(l.deleted) > 0 {
+		remaining = slices.DeleteFunc(slices.Clone(l.objs), func(a store.Attrs) bool { return l.deleted[a.Key] })
+	}
+	var window time.Duration
+	if !c.protectedAt.IsZero() {
+		// Keep what was retired since Protect looked, and up to
+		// CommitWindow before: a publisher may be writing a snapshot
+		// that names it (lakehouse.Options.MaxElapsed).
+		window = now.Sub(c.protectedAt) + c.o.CommitWindow + clockSlack
+	}
+	p, err := makePlan(&planInput{part: part, objects: remaining, ptr: ptr, chain: chain, young: young,
+		referenced: c.protected[part], now: now, opts: c.o, window: window})
+	if err != nil {
+		return nil, err
+	}
+	r := l.r
+	r.Current = ""
+	if ptr != nil {
+		r.Current = ptr.Pointer.Generation
+	}
+	r.Kept = append(r.Kept[:0], p.kept...)
+	r.KeptReasons = p.keptWhy
+	r.OrphansKept = append(r.OrphansKept[:0], p.orphansKept...)
+	return &attemptPlan{plan: p, ptr: ptr, chain: chain}, nil
+}
+
+// apply carries out a plan (or, with DryRun, reports it), setting
+// a.changed when the pointer changed first.
+func (l *listedRun) apply(ctx context.Context, a *attemptPlan) error {
+	c, part := l.c, l.part
+	var manifestKeys, rest []string
+	for _, k := range a.keys {
+		if kd, _ := swap.Classify(part, k); kd == swap.KindManifest {
+			manifestKeys = append(manifestKeys, k)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	switch {
+	case len(a.keys) == 0:
+	case c.o.DryRun:
+		cur, err := c.readPointer(ctx, part)
+		if err != nil {
+			return err
+		}
+		if a.changed = !samePointer(a.ptr, cur); !a.changed {
+			l.record(a.plan, a.keys)
+		}
+	default:
+		// Manifests first. Then the manifests are listed again, and the
+		// data that any manifest written since the listing names is
+		// spared: a rollback to a generation being collected either
+		// finds its target's manifest gone (swap.Rollback reads it again
+		// after writing its own) or has its manifest seen here.
+		if err := l.del(ctx, a, manifestKeys); err != nil {
+			return err
+		}
+		if !a.changed && len(rest) > 0 {
+			rest, err := c.spareNew(ctx, part, rest, l.listed, a.chain, l.youngs)
+			if err != nil {
+				return err
+			}
+			if err := l.del(ctx, a, rest); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// del deletes keys in batches. The first batch of manifests follows the
+// pointer read after the clock, the first batch of other keys the re-list
+// of manifests (done by apply); before every later batch the pointer is
+// read again, and must still be the one the plan was made from (else
+// a.changed, and nothing more is deleted).
+func (l *listedRun) del(ctx context.Context, a *attemptPlan, keys []string) error {
+	for i := 0; len(keys) > 0; i++ {
+		if i > 0 {
+			cur, err := l.c.readPointer(ctx, l.part)
+			if err != nil {
+				return err
+			}
+			if !samePointer(a.ptr, cur) {
+				a.changed = true
+				return nil
+			}
+		}
+		n := min(len(keys), deleteBatch)
+		if err := store.DeleteAll(ctx, l.c.st, keys[:n]); err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+		for _, k := range keys[:n] {
+			l.deleted[k] = true
+		}
+		l.record(a.plan, keys[:n])
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// record adds deleted (or, in a dry run, deletable) keys and the plan's
+// generations to the report.
+func (l *listedRun) record(p *plan, keys []string) {
+	addAll(l.collected, p.collected)
+	addAll(l.orphans, p.orphans)
+	r := l.r
+	for _, k := range keys {
+		r.Keys = append(r.Keys, k)
+		r.Objects++
+		r.Bytes += l.size[k]
 	}
 }
 

@@ -78,39 +78,62 @@ func retiredBound(in *planInput, i int) time.Time {
 // outside the partition's _pswap folder, or a key that the listing did not
 // show.
 func makePlan(in *planInput) (*plan, error) {
-	o := in.opts
-	p := &plan{keptWhy: map[string]string{}}
-	chainIdx := map[string]int{}
-	live := map[string]bool{}      // data generations of kept manifests
-	collected := map[string]bool{} // chain generations to collect
+	pl := &planner{in: in, p: &plan{keptWhy: map[string]string{}}, chainIdx: map[string]int{},
+		live: map[string]bool{}, collected: map[string]bool{}, protected: map[string]bool{},
+		collectData: map[string]bool{}, refYoung: map[string]bool{}, groups: map[string]*orphanGroup{},
+		orphanCutoff: in.now.Add(-in.opts.OrphanAge - in.opts.CommitWindow - clockSlack)}
+	pl.splitChain()
+	pl.chooseData()
+	for _, a := range in.objects {
+		pl.sortObject(a)
+	}
+	pl.chooseOrphans()
+	pl.orderKeys()
+	if err := checkKeys(in.part, pl.p.keys); err != nil {
+		return nil, err
+	}
+	return pl.p, nil
+}
+
+// planner is the state of makePlan, step by step.
+type planner struct {
+	in *planInput
+	p  *plan
+
+	chainIdx    map[string]int  // chain generation -> its index in in.chain
+	live        map[string]bool // data generations of kept manifests
+	collected   map[string]bool // chain generations to collect
+	protected   map[string]bool // data generations young uncommitted manifests name
+	collectData map[string]bool // data generations to collect with their manifests
+	// refYoung: generations named by a snapshot that have a young object
+	// among those kept for it (its record, its data): its manifest, when it
+	// falls to the orphan groups, waits for them as any orphan's would.
+	refYoung map[string]bool
+	// groups are the uncommitted objects by generation; a group is deleted
+	// only when every object of it is old (older than orphanCutoff).
+	groups       map[string]*orphanGroup
+	orphanCutoff time.Time
+
+	manifests, staged, data []store.Attrs // to delete, by kind
+}
+
+// orphanGroup is the uncommitted objects of one generation.
+type orphanGroup struct {
+	objs  []store.Attrs
+	young bool
+}
+
+// splitChain decides which generations of the chain are kept (and why)
+// and which are collected.
+func (pl *planner) splitChain() {
+	in, p := pl.in, pl.p
 	keepAt := make([]bool, len(in.chain))
 	for i, l := range in.chain {
-		chainIdx[l.gen] = i
-		why := ""
-		switch {
-		case i == 0:
-			why = KeptCurrent
-		case i <= o.Keep:
-			why = KeptForRollback
-		default:
-			// Within MinAge of its retirement (or of unknown age), or
-			// inside the commit window of the Iceberg check: keep.
-			r := retiredBound(in, i)
-			switch age := in.now.Sub(r); {
-			case r.IsZero():
-				why = KeptUnknownAge
-			case o.MinAge > 0 && age < o.MinAge:
-				why = KeptMinAge
-			case age < in.window:
-				why = KeptCommitWindow
-			case age < 0:
-				why = KeptClockSlack
-			}
-		}
-		if why != "" {
+		pl.chainIdx[l.gen] = i
+		if why := keepReason(in, i); why != "" {
 			keepAt[i] = true
 			p.keptWhy[l.gen] = why
-			live[l.m.DataGen()] = true
+			pl.live[l.m.DataGen()] = true
 		}
 	}
 	// Files that the Iceberg snapshots name stay a generation: when no kept
@@ -118,10 +141,10 @@ func makePlan(in *planInput) (*plan, error) {
 	// Without one they are no generation (history, rollback and verify
 	// cannot reach them, and a later run takes them for an orphan's).
 	for i, l := range in.chain {
-		if dg := l.m.DataGen(); !keepAt[i] && in.referenced[dg] && !live[dg] {
+		if dg := l.m.DataGen(); !keepAt[i] && in.referenced[dg] && !pl.live[dg] {
 			keepAt[i] = true
 			p.keptWhy[l.gen] = KeptSnapshot
-			live[dg] = true
+			pl.live[dg] = true
 		}
 	}
 	for i, l := range in.chain {
@@ -129,107 +152,141 @@ func makePlan(in *planInput) (*plan, error) {
 			p.kept = append(p.kept, l.gen)
 		} else {
 			p.collected = append(p.collected, l.gen)
-			collected[l.gen] = true
+			pl.collected[l.gen] = true
 		}
 	}
-	// Data that an uncommitted manifest refers to (a rollback or a rebase in
-	// flight) is protected as long as that manifest is young.
-	protected := map[string]bool{}
-	for _, dg := range in.young {
-		protected[dg] = true
-	}
-	collectData := map[string]bool{}
-	for g := range collected {
-		if dg := in.chain[chainIdx[g]].m.DataGen(); !live[dg] && !protected[dg] {
-			collectData[dg] = true
-		}
-	}
+}
 
-	// Uncommitted objects are grouped by generation; a group is deleted
-	// only when every object of it is old.
-	orphanCutoff := in.now.Add(-o.OrphanAge - o.CommitWindow - clockSlack)
-	type group struct {
-		objs  []store.Attrs
-		young bool
+// keepReason says why generation i of the chain is kept, "" when it is not
+// (by age and position: snapshots are splitChain's).
+func keepReason(in *planInput, i int) string {
+	o := in.opts
+	switch {
+	case i == 0:
+		return KeptCurrent
+	case i <= o.Keep:
+		return KeptForRollback
 	}
-	groups := map[string]*group{}
-	// refYoung: generations named by a snapshot that have a young object
-	// among those kept for it (its record, its data): its manifest, when it
-	// falls to the orphan groups, waits for them as any orphan's would.
-	refYoung := map[string]bool{}
-	var manifests, staged, data []store.Attrs
-	add := func(a store.Attrs, k swap.Kind) {
-		switch k {
-		case swap.KindManifest:
-			manifests = append(manifests, a)
-		case swap.KindStaged:
-			staged = append(staged, a)
-		default:
-			data = append(data, a)
-		}
+	// Within MinAge of its retirement (or of unknown age), or inside the
+	// commit window of the Iceberg check: keep.
+	r := retiredBound(in, i)
+	switch age := in.now.Sub(r); {
+	case r.IsZero():
+		return KeptUnknownAge
+	case o.MinAge > 0 && age < o.MinAge:
+		return KeptMinAge
+	case age < in.window:
+		return KeptCommitWindow
+	case age < 0:
+		return KeptClockSlack
 	}
-	for _, a := range in.objects {
-		k, gen := swap.Classify(in.part, a.Key)
-		switch k {
-		case swap.KindOther, swap.KindPointer:
-			continue
-		}
-		if in.referenced[gen] {
-			// Named by a snapshot: its data and its record stay, and so
-			// does its manifest when the chain does not reach it (a
-			// collected younger generation ended the walk before it) and
-			// no kept manifest names its files, until no snapshot names it.
-			if _, inChain := chainIdx[gen]; k != swap.KindManifest || !inChain && !live[gen] {
-				if a.ModTime.IsZero() || !a.ModTime.Before(orphanCutoff) {
-					refYoung[gen] = true
-				}
-				continue
-			}
-		}
-		switch k {
-		case swap.KindManifest:
-			if _, inChain := chainIdx[gen]; inChain {
-				if collected[gen] {
-					add(a, k)
-				}
-				continue
-			}
-		case swap.KindData:
-			if live[gen] || protected[gen] {
-				continue
-			}
-			if collectData[gen] {
-				add(a, k)
-				continue
-			}
-		}
-		g := groups[gen]
-		if g == nil {
-			g = &group{}
-			groups[gen] = g
-		}
-		g.objs = append(g.objs, a)
-		if a.ModTime.IsZero() || !a.ModTime.Before(orphanCutoff) {
-			g.young = true
+	return ""
+}
+
+// chooseData decides which data generations go with the collected
+// manifests: those no kept manifest names and no young uncommitted one
+// (a rollback or a rebase in flight) refers to.
+func (pl *planner) chooseData() {
+	for _, dg := range pl.in.young {
+		pl.protected[dg] = true
+	}
+	for g := range pl.collected {
+		if dg := pl.in.chain[pl.chainIdx[g]].m.DataGen(); !pl.live[dg] && !pl.protected[dg] {
+			pl.collectData[dg] = true
 		}
 	}
-	for gen, g := range groups {
-		if g.young || refYoung[gen] {
+}
+
+// remove adds a to the objects to delete, by kind.
+func (pl *planner) remove(a store.Attrs, k swap.Kind) {
+	switch k {
+	case swap.KindManifest:
+		pl.manifests = append(pl.manifests, a)
+	case swap.KindStaged:
+		pl.staged = append(pl.staged, a)
+	default:
+		pl.data = append(pl.data, a)
+	}
+}
+
+func (pl *planner) isYoung(a store.Attrs) bool {
+	return a.ModTime.IsZero() || !a.ModTime.Before(pl.orphanCutoff)
+}
+
+// sortObject decides for one listed object: kept, deleted with its
+// collected generation, or put in its generation's orphan group.
+func (pl *planner) sortObject(a store.Attrs) {
+	in := pl.in
+	k, gen := swap.Classify(in.part, a.Key)
+	switch k {
+	case swap.KindOther, swap.KindPointer:
+		return
+	}
+	_, inChain := pl.chainIdx[gen]
+	if in.referenced[gen] {
+		// Named by a snapshot: its data and its record stay, and so
+		// does its manifest when the chain does not reach it (a
+		// collected younger generation ended the walk before it) and
+		// no kept manifest names its files, until no snapshot names it.
+		if k != swap.KindManifest || !inChain && !pl.live[gen] {
+			if pl.isYoung(a) {
+				pl.refYoung[gen] = true
+			}
+			return
+		}
+	}
+	switch k {
+	case swap.KindManifest:
+		if inChain {
+			if pl.collected[gen] {
+				pl.remove(a, k)
+			}
+			return
+		}
+	case swap.KindData:
+		if pl.live[gen] || pl.protected[gen] {
+			return
+		}
+		if pl.collectData[gen] {
+			pl.remove(a, k)
+			return
+		}
+	}
+	g := pl.groups[gen]
+	if g == nil {
+		g = &orphanGroup{}
+		pl.groups[gen] = g
+	}
+	g.objs = append(g.objs, a)
+	if pl.isYoung(a) {
+		g.young = true
+	}
+}
+
+// chooseOrphans deletes the orphan groups whose objects are all old.
+func (pl *planner) chooseOrphans() {
+	p := pl.p
+	for gen, g := range pl.groups {
+		if g.young || pl.refYoung[gen] {
 			p.orphansKept = append(p.orphansKept, gen)
 			continue
 		}
 		p.orphans = append(p.orphans, gen)
 		for _, a := range g.objs {
-			k, _ := swap.Classify(in.part, a.Key)
-			add(a, k)
+			k, _ := swap.Classify(pl.in.part, a.Key)
+			pl.remove(a, k)
 		}
 	}
 	slices.Sort(p.orphans)
 	slices.Sort(p.orphansKept)
-	// Manifests go first: a generation whose deletion is interrupted is then
-	// invisible (history ends, rollback refuses it) and its leftover data is
-	// an orphan that a later run removes.
-	for _, list := range [][]store.Attrs{manifests, staged, data} {
+}
+
+// orderKeys lists the keys to delete. Manifests go first: a generation
+// whose deletion is interrupted is then invisible (history ends, rollback
+// refuses it) and its leftover data is an orphan that a later run removes.
+func (pl *planner) orderKeys() {
+	p := pl.p
+	for _, list := range [][]store.Attrs{pl.manifests, pl.staged, pl.data} {
 		slices.SortFunc(list, func(a, b store.Attrs) int { return strings.Compare(a.Key, b.Key) })
 		for _, a := range list {
 			p.keys = append(p.keys, a.Key)
@@ -237,10 +294,6 @@ func makePlan(in *planInput) (*plan, error) {
 			p.bytes += a.Size
 		}
 	}
-	if err := checkKeys(in.part, p.keys); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 // checkKeys is the last line of defence: whatever the plan says, never the

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/gc"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"

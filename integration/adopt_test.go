@@ -15,8 +15,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/duckcheck"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
+	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
 // Engines writing where pswap adopts: DuckDB into a reservation, killed

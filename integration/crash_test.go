@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/faultproxy"
+	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/swap"
 )
 

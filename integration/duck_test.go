@@ -11,7 +11,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 )
 
 // duck is one DuckDB process (node, testdata/duckserver.mjs) shared by the
@@ -26,7 +26,7 @@ var duck struct {
 }
 
 // duckAvailable reports whether DuckDB checks can run (node and the npm
-// package of internal/duckcheck are installed; they are in CI).
+// package of internal/testing/duckcheck are installed; they are in CI).
 func duckAvailable() bool { return duckcheck.Available() == nil }
 
 // duckQuery runs one statement and returns its rows.
@@ -75,7 +75,7 @@ func startDuckLocked() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(node, filepath.Join(here, "testdata", "duckserver.mjs"), filepath.Join(here, "..", "internal", "duckcheck"))
+	cmd := exec.Command(node, filepath.Join(here, "testdata", "duckserver.mjs"), duckcheck.Dir())
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/faultproxy"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/faultproxy"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/s3store"

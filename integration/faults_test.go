@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/faultproxy"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/faultproxy"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pswap/pswap/internal/faultproxy"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/faultproxy"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"

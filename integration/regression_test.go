@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/gc"
-	"github.com/pswap/pswap/internal/faultproxy"
+	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )

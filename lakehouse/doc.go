@@ -101,7 +101,7 @@
 // UUID, the unique part of manifest list names, retry jitter and the Avro
 // files' sync markers) and Options.Sleep (the waits between retries), with
 // ExpireOptions.Now and Sleep, make a publish repeatable byte for byte: the
-// deterministic simulation (internal/sim) runs the publisher with the
+// deterministic simulation (internal/testing/sim) runs the publisher with the
 // simulated store's clock, a seeded source and scheduling points for
 // sleeps. Their zero values are what production uses. Requests never
 // depend on a map's order.

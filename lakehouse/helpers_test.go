@@ -14,9 +14,9 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/pswap/pswap/internal/duckcheck"
-	"github.com/pswap/pswap/internal/icecheck"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
+	"github.com/pswap/pswap/internal/testing/icecheck"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"

@@ -1,16 +1,13 @@
 package manifest
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/store"
 )
 
@@ -233,41 +230,16 @@ func checkTime(t time.Time) string {
 	return ""
 }
 
-// versionNumbers parses "major.minor": two decimal numbers without sign or
-// leading zeros.
-func versionNumbers(v string) (major, minor int, ok bool) {
-	a, b, found := strings.Cut(v, ".")
-	if !found {
-		return 0, 0, false
-	}
-	major, okA := versionPart(a)
-	minor, okB := versionPart(b)
-	return major, minor, okA && okB
-}
-
-func versionPart(s string) (int, bool) {
-	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil
-}
-
 var (
-	ourMajor, ourMinor, _ = versionNumbers(Version)
-	_, ourPointerMinor, _ = versionNumbers(PointerVersion)
+	ourMajor, ourMinor, _ = strictjson.ParseVersion(Version)
+	_, ourPointerMinor, _ = strictjson.ParseVersion(PointerVersion)
 )
 
 // checkVersion validates a declared version. It reports whether the document
 // comes from a newer minor version of the format (whose unknown fields are
 // then ignored), or an error.
 func checkVersion(doc, v string) (newerMinor bool, err *Error) {
-	major, minor, ok := versionNumbers(v)
+	major, minor, ok := strictjson.ParseVersion(v)
 	if !ok {
 		return false, invalid(doc, "version", v, `must have the form "major.minor"`)
 	}
@@ -280,21 +252,4 @@ func checkVersion(doc, v string) (newerMinor bool, err *Error) {
 		return minor > ourPointerMinor, nil
 	}
 	return minor > ourMinor, nil
-}
-
-// FilesDigest is the hex SHA-256 of a file list's sorted lines "<size>
-// <checksum>\n", paths left out: the same bytes under any names give the
-// same digest. Content checksums of files that are not read row by row
-// (adopted files, the footer-only check) are built on it.
-func FilesDigest(files []File) string {
-	lines := make([]string, len(files))
-	for i, f := range files {
-		lines[i] = fmt.Sprintf("%d %s\n", f.Size, f.Checksum)
-	}
-	slices.Sort(lines)
-	h := sha256.New()
-	for _, l := range lines {
-		io.WriteString(h, l)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

@@ -3,13 +3,10 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/pswap/pswap/internal/strictjson"
 )
 
 // maxDepth bounds the nesting of a document (ours nest three deep; fields of
@@ -216,32 +213,31 @@ func Decode(data []byte) (*Manifest, error) {
 
 func decodeManifest(data []byte) (*Manifest, *Error) {
 	const doc = "manifest"
-	top, newer, err := parseDocument(doc, FormatManifest, data)
+	r, err := parseDocument(doc, FormatManifest, data)
 	if err != nil {
 		return nil, err
 	}
-	r := &fieldReader{doc: doc, fields: top, lenient: newer}
-	r.noUnknown("format", "version", "partition", "generation", "data_generation", "parent",
+	r.Known("format", "version", "partition", "generation", "data_generation", "parent",
 		"run_id", "rollback_of", "created_at", "committed_at", "writer", "rows", "bytes",
 		"content_checksum", "schema", "files")
 	m := &Manifest{Format: FormatManifest}
-	m.Version = r.str("version", true)
-	m.Partition = r.str("partition", true)
-	m.Generation = r.str("generation", true)
-	m.DataGeneration = r.str("data_generation", false)
-	m.Parent = r.str("parent", false)
-	m.RunID = r.str("run_id", false)
-	m.RollbackOf = r.str("rollback_of", false)
-	m.CreatedAt = r.time("created_at")
-	m.CommittedAt = r.time("committed_at")
-	m.Writer = r.str("writer", true)
-	m.Rows = r.int("rows")
-	m.Bytes = r.int("bytes")
-	m.ContentChecksum = r.str("content_checksum", true)
-	m.Schema = r.str("schema", false)
-	m.Files = r.files("files")
-	if r.err != nil {
-		return nil, r.err
+	m.Version = r.Str("version", true)
+	m.Partition = r.Str("partition", true)
+	m.Generation = r.Str("generation", true)
+	m.DataGeneration = r.Str("data_generation", false)
+	m.Parent = r.Str("parent", false)
+	m.RunID = r.Str("run_id", false)
+	m.RollbackOf = r.Str("rollback_of", false)
+	m.CreatedAt = r.Time("created_at")
+	m.CommittedAt = r.Time("committed_at")
+	m.Writer = r.Str("writer", true)
+	m.Rows = r.Int("rows", 64)
+	m.Bytes = r.Int("bytes", 64)
+	m.ContentChecksum = r.Str("content_checksum", true)
+	m.Schema = r.Str("schema", false)
+	m.Files = readFiles(r, "files")
+	if p := r.Err(); p != nil {
+		return nil, fromProblem(doc, p)
 	}
 	if err := m.validate(); err != nil {
 		return nil, err
@@ -262,46 +258,45 @@ func DecodePointer(data []byte) (*Pointer, error) {
 
 func decodePointer(data []byte) (*Pointer, *Error) {
 	const doc = "pointer"
-	top, newer, err := parseDocument(doc, FormatPointer, data)
+	r, err := parseDocument(doc, FormatPointer, data)
 	if err != nil {
 		return nil, err
 	}
-	r := &fieldReader{doc: doc, fields: top, lenient: newer}
 	p := &Pointer{Format: FormatPointer}
-	p.Version = r.str("version", true)
+	p.Version = r.Str("version", true)
 	// Version 1.1 added files, history and history_truncated; in a 1.0
 	// document they are unknown fields.
-	_, minor, _ := versionNumbers(p.Version)
+	_, minor, _ := strictjson.ParseVersion(p.Version)
 	v11 := minor >= 1
 	known := []string{"format", "version", "partition", "generation", "seq", "parent", "run_id",
 		"rows", "bytes", "content_checksum", "committed_at"}
 	if v11 {
 		known = append(known, "files", "history", "history_truncated")
 	}
-	r.noUnknown(known...)
-	p.Partition = r.str("partition", true)
-	p.Generation = r.str("generation", true)
-	p.Seq = r.int("seq")
-	p.Parent = r.str("parent", false)
-	p.RunID = r.str("run_id", false)
-	p.Rows = r.int("rows")
-	p.Bytes = r.int("bytes")
-	p.ContentChecksum = r.str("content_checksum", true)
-	p.CommittedAt = r.time("committed_at")
+	r.Known(known...)
+	p.Partition = r.Str("partition", true)
+	p.Generation = r.Str("generation", true)
+	p.Seq = r.Int("seq", 64)
+	p.Parent = r.Str("parent", false)
+	p.RunID = r.Str("run_id", false)
+	p.Rows = r.Int("rows", 64)
+	p.Bytes = r.Int("bytes", 64)
+	p.ContentChecksum = r.Str("content_checksum", true)
+	p.CommittedAt = r.Time("committed_at")
 	if v11 {
-		files := r.int("files")
-		if r.err == nil && (files < 0 || files > MaxFiles) {
-			r.fail("files", "must be between 0 and %d", MaxFiles)
+		files := r.Int("files", 64)
+		if r.Err() == nil && (files < 0 || files > MaxFiles) {
+			r.Fail("files", "must be between 0 and %d", MaxFiles)
 		}
 		p.Files = int(files)
-		p.HistoryTruncated = r.bool("history_truncated")
-		p.History = r.history("history")
-		if r.err == nil && len(p.History) == 0 {
-			r.fail("history", "empty: lists at least the current generation")
+		p.HistoryTruncated = r.Bool("history_truncated", false)
+		p.History = readHistory(r, "history")
+		if r.Err() == nil && len(p.History) == 0 {
+			r.Fail("history", "empty: lists at least the current generation")
 		}
 	}
-	if r.err != nil {
-		return nil, r.err
+	if pr := r.Err(); pr != nil {
+		return nil, fromProblem(doc, pr)
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -310,355 +305,82 @@ func decodePointer(data []byte) (*Pointer, *Error) {
 }
 
 // parseDocument checks the size, encoding and syntax of a document, its
-// format and its version. It returns the top-level fields and whether the
-// document is of a newer minor version.
-func parseDocument(doc, wantFormat string, data []byte) (map[string]json.RawMessage, bool, *Error) {
-	if len(data) > MaxDocumentBytes {
-		return nil, false, invalid(doc, "document", nil, "%d bytes, more than the limit of %d", len(data), MaxDocumentBytes)
+// format and its version. It returns a reader of its top-level fields,
+// lenient if the document is of a newer minor version.
+func parseDocument(doc, wantFormat string, data []byte) (*strictjson.Reader, *Error) {
+	top, p := strictjson.Parse(data, strictjson.Limits{MaxBytes: MaxDocumentBytes, MaxDepth: maxDepth})
+	if p != nil {
+		return nil, fromProblem(doc, p)
 	}
-	if !utf8.Valid(data) {
-		return nil, false, invalid(doc, "document", nil, "not valid UTF-8")
-	}
-	if !json.Valid(data) {
-		// Slow path, only to say what is wrong and where.
-		if err := checkSyntax(doc, data); err != nil {
-			return nil, false, err
-		}
-		return nil, false, invalid(doc, "document", nil, "invalid JSON")
-	}
-	if err := checkStructure(doc, data); err != nil {
-		return nil, false, err
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		// checkSyntax accepted it, so this cannot happen; report it anyway.
-		return nil, false, invalid(doc, "document", nil, "%v", err)
-	}
-	r := &fieldReader{doc: doc, fields: top}
-	format := r.str("format", true)
-	if r.err != nil {
-		return nil, false, r.err
+	r := strictjson.NewReader(top, Version)
+	format := r.Str("format", true)
+	version := r.Str("version", true)
+	if p := r.Err(); p != nil {
+		return nil, fromProblem(doc, p)
 	}
 	if format != wantFormat {
 		switch {
 		case wantFormat == FormatManifest && format == FormatPointer:
-			return nil, false, invalid(doc, "format", format, "this is a pointer, not a manifest")
+			return nil, invalid(doc, "format", format, "this is a pointer, not a manifest")
 		case wantFormat == FormatPointer && format == FormatManifest:
-			return nil, false, invalid(doc, "format", format, "this is a manifest, not a pointer")
+			return nil, invalid(doc, "format", format, "this is a manifest, not a pointer")
 		}
-		return nil, false, invalid(doc, "format", format, "want %q", wantFormat)
-	}
-	version := r.str("version", true)
-	if r.err != nil {
-		return nil, false, r.err
+		return nil, invalid(doc, "format", format, "want %q", wantFormat)
 	}
 	newer, err := checkVersion(doc, version)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return top, newer, nil
+	r.SetLenient(newer)
+	return r, nil
 }
 
-// checkSyntax explains why a document that is not valid JSON is invalid: it
-// walks it with the standard decoder until it finds a syntax error, a
-// truncation, trailing data, too deep a nesting or a duplicate key.
-func checkSyntax(doc string, data []byte) *Error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return syntaxError(doc, dec, err)
-	}
-	if tok != json.Delim('{') {
-		return invalid(doc, "document", nil, "not a JSON object")
-	}
-	if err := walkJSON(doc, dec, tok, "", 1); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return invalid(doc, "document", nil, "trailing data after the JSON object at byte %d", dec.InputOffset())
-	}
-	return nil
+// fromProblem turns the strict reader's problem into this package's error.
+func fromProblem(doc string, p *strictjson.Problem) *Error {
+	return invalid(doc, p.Field, nil, "%s", p.Msg)
 }
 
-func walkJSON(doc string, dec *json.Decoder, tok json.Token, path string, depth int) *Error {
-	delim, ok := tok.(json.Delim)
-	if !ok {
-		return nil // a scalar
-	}
-	if depth > maxDepth {
-		return invalid(doc, "document", nil, "nested more than %d levels deep", maxDepth)
-	}
-	switch delim {
-	case '{':
-		seen := make(map[string]bool)
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return syntaxError(doc, dec, err)
-			}
-			key, _ := kt.(string) // the decoder only yields strings in key position
-			if seen[key] {
-				field := key
-				if path != "" {
-					field = path + "." + key
-				}
-				return invalid(doc, field, nil, "duplicate key")
-			}
-			seen[key] = true
-			vt, err := dec.Token()
-			if err != nil {
-				return syntaxError(doc, dec, err)
-			}
-			sub := key
-			if path != "" {
-				sub = path + "." + key
-			}
-			if err := walkJSON(doc, dec, vt, sub, depth+1); err != nil {
-				return err
-			}
-		}
-	case '[':
-		for i := 0; dec.More(); i++ {
-			vt, err := dec.Token()
-			if err != nil {
-				return syntaxError(doc, dec, err)
-			}
-			if err := walkJSON(doc, dec, vt, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	// The closing delimiter (or the error that stopped dec.More).
-	if _, err := dec.Token(); err != nil {
-		return syntaxError(doc, dec, err)
-	}
-	return nil
-}
-
-func syntaxError(doc string, dec *json.Decoder, err error) *Error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return invalid(doc, "document", nil, "truncated JSON")
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return invalid(doc, "document", nil, "invalid JSON at byte %d: %v", se.Offset, se)
-	}
-	return invalid(doc, "document", nil, "invalid JSON at byte %d: %v", dec.InputOffset(), err)
-}
-
-// fieldReader extracts typed fields from a JSON object, keeping the first
-// error. Names match exactly.
-type fieldReader struct {
-	doc     string
-	prefix  string // e.g. "files[3]."
-	fields  map[string]json.RawMessage
-	lenient bool // ignore unknown fields (newer minor version)
-	err     *Error
-}
-
-func (r *fieldReader) fail(name, problem string, args ...any) {
-	if r.err == nil {
-		r.err = invalid(r.doc, r.prefix+name, nil, problem, args...)
-	}
-}
-
-// raw returns a field's JSON text, or nil if the field is absent (which is
-// an error when required). null is always an error.
-func (r *fieldReader) raw(name string, required bool) json.RawMessage {
-	if r.err != nil {
+// readFiles reads a manifest's file list (required).
+func readFiles(r *strictjson.Reader, name string) []File {
+	objs := r.Objects(name, MaxFiles, "files")
+	if objs == nil {
 		return nil
 	}
-	v, ok := r.fields[name]
-	if !ok {
-		if required {
-			r.fail(name, "missing")
-		}
+	files := make([]File, 0, len(objs))
+	for _, o := range objs {
+		o.Known("path", "size", "rows", "checksum")
+		files = append(files, File{
+			Path:     o.Str("path", true),
+			Size:     o.Int("size", 64),
+			Rows:     o.Int("rows", 64),
+			Checksum: o.Str("checksum", true),
+		})
+	}
+	if r.Err() != nil {
 		return nil
-	}
-	if string(v) == "null" {
-		r.fail(name, "null is not allowed")
-		return nil
-	}
-	return v
-}
-
-// The values handed to str and int are single valid JSON values (the whole
-// document passed json.Valid), which allows a fast path for the common case.
-
-func (r *fieldReader) str(name string, required bool) string {
-	v := r.raw(name, required)
-	if v == nil {
-		return ""
-	}
-	if v[0] != '"' {
-		r.fail(name, "must be a string")
-		return ""
-	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1]) // no escapes: the text is the value
-	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		r.fail(name, "must be a string")
-		return ""
-	}
-	return s
-}
-
-func (r *fieldReader) int(name string) int64 {
-	v := r.raw(name, true)
-	if v == nil {
-		return 0
-	}
-	// ParseInt rejects fractions and exponents, which JSON numbers may have.
-	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil {
-		r.fail(name, "must be an integer in the 64-bit range")
-		return 0
-	}
-	return n
-}
-
-func (r *fieldReader) time(name string) time.Time {
-	v := r.raw(name, true)
-	if v == nil {
-		return time.Time{}
-	}
-	var t time.Time
-	if v[0] != '"' || t.UnmarshalJSON(v) != nil {
-		r.fail(name, "must be an RFC 3339 time string")
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-func (r *fieldReader) files(name string) []File {
-	v := r.raw(name, true)
-	if v == nil {
-		return nil
-	}
-	if v[0] != '[' {
-		r.fail(name, "must be an array")
-		return nil
-	}
-	if n := countElements(v); n > MaxFiles {
-		r.fail(name, "%d files, at most %d allowed", n, MaxFiles)
-		return nil
-	}
-	var items []map[string]json.RawMessage
-	if err := json.Unmarshal(v, &items); err != nil {
-		// Some element is not an object: find it.
-		var raws []json.RawMessage
-		_ = json.Unmarshal(v, &raws)
-		for i, item := range raws {
-			if item[0] != '{' {
-				r.fail(fmt.Sprintf("%s[%d]", name, i), "must be an object")
-				return nil
-			}
-		}
-		r.fail(name, "must be an array of objects")
-		return nil
-	}
-	files := make([]File, 0, len(items))
-	fr := &fieldReader{doc: r.doc, lenient: r.lenient}
-	for i, obj := range items {
-		if obj == nil {
-			r.fail(fmt.Sprintf("%s[%d]", name, i), "must be an object")
-			return nil
-		}
-		fr.fields, fr.prefix = obj, fmt.Sprintf("%s%s[%d].", r.prefix, name, i)
-		fr.noUnknown("path", "size", "rows", "checksum")
-		f := File{
-			Path:     fr.str("path", true),
-			Size:     fr.int("size"),
-			Rows:     fr.int("rows"),
-			Checksum: fr.str("checksum", true),
-		}
-		if fr.err != nil {
-			r.err = fr.err
-			return nil
-		}
-		files = append(files, f)
 	}
 	return files
 }
 
-// bool reads an optional boolean (absent: false).
-func (r *fieldReader) bool(name string) bool {
-	v := r.raw(name, false)
-	switch string(v) {
-	case "":
-		return false
-	case "true":
-		return true
-	case "false":
-		return false
-	}
-	r.fail(name, "must be true or false")
-	return false
-}
-
-// history reads a pointer's history array (required).
-func (r *fieldReader) history(name string) []HistoryEntry {
-	v := r.raw(name, true)
-	if v == nil {
+// readHistory reads a pointer's history array (required).
+func readHistory(r *strictjson.Reader, name string) []HistoryEntry {
+	objs := r.Objects(name, MaxHistory, "entries")
+	if objs == nil {
 		return nil
 	}
-	if v[0] != '[' {
-		r.fail(name, "must be an array")
-		return nil
+	out := make([]HistoryEntry, 0, len(objs))
+	for _, o := range objs {
+		o.Known("generation", "data_generation", "run_id", "committed_at", "rows")
+		out = append(out, HistoryEntry{
+			Generation:     o.Str("generation", true),
+			DataGeneration: o.Str("data_generation", false),
+			RunID:          o.Str("run_id", false),
+			CommittedAt:    o.Time("committed_at"),
+			Rows:           o.Int("rows", 64),
+		})
 	}
-	if n := countElements(v); n > MaxHistory {
-		r.fail(name, "%d entries, at most %d allowed", n, MaxHistory)
+	if r.Err() != nil {
 		return nil
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(v, &raws); err != nil {
-		r.fail(name, "must be an array of objects")
-		return nil
-	}
-	out := make([]HistoryEntry, 0, len(raws))
-	er := &fieldReader{doc: r.doc, lenient: r.lenient}
-	for i, item := range raws {
-		var obj map[string]json.RawMessage
-		if item[0] != '{' || json.Unmarshal(item, &obj) != nil {
-			r.fail(fmt.Sprintf("%s[%d]", name, i), "must be an object")
-			return nil
-		}
-		er.fields, er.prefix = obj, fmt.Sprintf("%s%s[%d].", r.prefix, name, i)
-		er.noUnknown("generation", "data_generation", "run_id", "committed_at", "rows")
-		e := HistoryEntry{
-			Generation:     er.str("generation", true),
-			DataGeneration: er.str("data_generation", false),
-			RunID:          er.str("run_id", false),
-			CommittedAt:    er.time("committed_at"),
-			Rows:           er.int("rows"),
-		}
-		if er.err != nil {
-			r.err = er.err
-			return nil
-		}
-		out = append(out, e)
 	}
 	return out
-}
-
-// noUnknown fails on the first (in sorted order) field not in known, unless
-// the reader is lenient.
-func (r *fieldReader) noUnknown(known ...string) {
-	if r.err != nil || r.lenient {
-		return
-	}
-	var unknown []string
-	for k := range r.fields {
-		if !slices.Contains(known, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) == 0 {
-		return
-	}
-	slices.Sort(unknown)
-	r.err = invalid(r.doc, r.prefix+unknown[0], nil, "unknown field (version %s has no such field)", Version)
 }

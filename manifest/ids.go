@@ -32,7 +32,7 @@ var idSource atomic.Pointer[func() string]
 
 // SetGenerationIDSource makes NewGenerationID return f() until restore is
 // called. It exists for simulations and tests that must replay a run id for
-// id (internal/sim): f must return valid, unique, time-ordered version 7
+// id (internal/testing/sim): f must return valid, unique, time-ordered version 7
 // ids. Production code never calls it.
 func SetGenerationIDSource(f func() string) (restore func()) {
 	prev := idSource.Swap(&f)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A soak of the deterministic simulation (internal/sim): many more seeds
+# A soak of the deterministic simulation (internal/testing/sim): many more seeds
 # than CI's, in chunks, from a random first seed unless one is given. A
 # failing seed prints its shrunk trace; re-run it alone with
-#   PSWAP_SIM_SEED=<seed> PSWAP_SIM_SEEDS=1 go test ./internal/sim -run TestSeeds -v
-# and add it to the regression table in internal/sim/seeds_test.go.
+#   PSWAP_SIM_SEED=<seed> PSWAP_SIM_SEEDS=1 go test ./internal/testing/sim -run TestSeeds -v
+# and add it to the regression table in internal/testing/sim/seeds_test.go.
 #
 #   scripts/sim.sh                 # 100,000 seeds from a random start
 #   scripts/sim.sh 1000000 1       # a million seeds from seed 1
@@ -17,7 +17,7 @@ chunk="${PSWAP_SIM_CHUNK:-10000}"
 echo "sim soak: $total seeds from $first, $chunk per chunk"
 bin="$(mktemp -d)"
 trap 'rm -rf "$bin"' EXIT
-go test -c -o "$bin/sim.test" ./internal/sim
+go test -c -o "$bin/sim.test" ./internal/testing/sim
 done=0 failed=0
 while ((done < total)); do
 	n=$((total - done < chunk ? total - done : chunk))

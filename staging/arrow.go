@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"fmt"
 	"io"
 
@@ -57,19 +59,19 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) (err error) {
 	if n == 0 {
 		return nil
 	}
-	var encs []arrowEnc // rowsum128's, when asked for
+	var encs []checksum.ArrowEnc // rowsum128's, when asked for
 	if s.opts.LegacyChecksum {
-		encs = make([]arrowEnc, rec.NumCols())
+		encs = make([]checksum.ArrowEnc, rec.NumCols())
 		for i, col := range rec.Columns() {
-			if encs[i], err = arrowEncoder(col, c.arrow.Field(i).Type); err != nil {
+			if encs[i], err = checksum.ArrowEncoder(col, c.arrow.Field(i).Type); err != nil {
 				return fmt.Errorf("staging: column %q: %w", rec.ColumnName(i), err)
 			}
 		}
 	}
 	// The content checksum of the whole record is computed on a second
 	// core while pqarrow encodes it (Arrow arrays are immutable).
-	hash := func(hsum *sums) error {
-		if err := s.colh.addRecord(rec, c.arrow, &hsum.col); err != nil {
+	hash := func(hsum *checksum.Sums) error {
+		if err := s.colh.AddRecord(rec, c.arrow, &hsum.Col); err != nil {
 			return fmt.Errorf("staging: %w", err)
 		}
 		for i := 0; encs != nil && i < int(n); i++ {
@@ -78,7 +80,7 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) (err error) {
 				b = e(b, i)
 			}
 			s.buf = b
-			hsum.row.addRow(b)
+			hsum.Row.AddRow(b)
 		}
 		return nil
 	}
@@ -128,7 +130,7 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) (err error) {
 	return nil
 }
 
-// arrowEncoder writes one file of Arrow records with pqarrow.
+// checksum.ArrowEncoder writes one file of Arrow records with pqarrow.
 type arrowFileEncoder struct {
 	schema   *arrow.Schema
 	w        *pqarrow.FileWriter

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -60,8 +62,8 @@ func TestCheckFooter(t *testing.T) {
 		ca.Files[0].Size != int64(len(withCRC)) {
 		t.Fatalf("footer-checked content %+v", ca)
 	}
-	if !strings.HasPrefix(ca.ContentChecksum, ChecksumFiles+":") || ca.ContentChecksum != filesChecksum(ca.Files) {
-		t.Errorf("content checksum %s, want %s", ca.ContentChecksum, filesChecksum(ca.Files))
+	if !strings.HasPrefix(ca.ContentChecksum, ChecksumFiles+":") || ca.ContentChecksum != checksum.OfFiles(ca.Files) {
+		t.Errorf("content checksum %s, want %s", ca.ContentChecksum, checksum.OfFiles(ca.Files))
 	}
 	if ca.Schema != cS.Schema {
 		t.Errorf("schema %s, want %s", ca.Schema, cS.Schema)

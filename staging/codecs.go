@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/pierrec/lz4/v4"
 )
 
-// Arrow's Parquet reader takes its codecs from a process-wide registry.
-// Importing staging adds there what Arrow lacks for reading files that
-// other writers produce (see doc.go, "Codecs"):
+// RegisterCodecs adds to arrow-go's process-wide codec registry what it
+// lacks for reading the Parquet files other writers produce (see the
+// package documentation, "Codecs and encodings"):
 //   - LZ4 (the deprecated codec id 5), in each of its three framings:
 //     Hadoop's (parquet-mr, Spark, Hive), the LZ4 frame format, and a bare
 //     LZ4 block (older arrow-cpp); written with Hadoop's framing.
@@ -21,7 +22,18 @@ import (
 //     codec: a DataPage v2 whose values are all null holds no compressed
 //     bytes (only its levels), and snappy, gzip or zstd would call zero
 //     bytes corrupt.
-func init() {
+//
+// Importing the package changes nothing: the package calls RegisterCodecs
+// itself before it opens, ingests or writes a file (New, ReadFooter,
+// OpenParquet, VerifyPageChecksums). Call it to read such files with
+// arrow-go directly; where other goroutines may be using arrow-go's codecs
+// already, call it first (at start-up), as arrow-go's registry has no lock.
+// Calling it again does nothing.
+func RegisterCodecs() { registerOnce.Do(registerCodecs) }
+
+var registerOnce sync.Once
+
+func registerCodecs() {
 	for _, c := range []compress.Compression{
 		compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Brotli,
 		compress.Codecs.Zstd, compress.Codecs.Lz4Raw,

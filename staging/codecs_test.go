@@ -3,6 +3,8 @@ package staging
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -13,6 +15,7 @@ import (
 // several blocks), the LZ4 frame format and a bare block, and writes
 // Hadoop's framing; garbage is an error, not a panic.
 func TestLZ4Framings(t *testing.T) {
+	RegisterCodecs()
 	codec, err := compress.GetCodec(compress.Codecs.Lz4)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +78,7 @@ func TestLZ4Framings(t *testing.T) {
 // TestEmptyCompressedInput: every codec decodes zero bytes to zero bytes
 // (a DataPage v2 of nulls only has no compressed values).
 func TestEmptyCompressedInput(t *testing.T) {
+	RegisterCodecs()
 	for _, c := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Brotli,
 		compress.Codecs.Zstd, compress.Codecs.Lz4, compress.Codecs.Lz4Raw} {
 		codec, err := compress.GetCodec(c)
@@ -94,5 +98,27 @@ func TestEmptyCompressedInput(t *testing.T) {
 		if _, ok := codec.(compress.StreamingCodec); c != compress.Codecs.Lz4 && c != compress.Codecs.Lz4Raw && !ok {
 			t.Errorf("%s no longer streams", c)
 		}
+	}
+}
+
+// TestRegisterCodecsExplicit: importing the package leaves arrow-go's
+// codec registry alone (checked in a fresh process, where no test has
+// called New yet); RegisterCodecs adds the LZ4 codec.
+func TestRegisterCodecsExplicit(t *testing.T) {
+	if os.Getenv("PSWAP_TEST_FRESH_REGISTRY") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRegisterCodecsExplicit$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "PSWAP_TEST_FRESH_REGISTRY=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("fresh process: %v\n%s", err, out)
+		}
+		return
+	}
+	if _, err := compress.GetCodec(compress.Codecs.Lz4); err == nil {
+		t.Fatal("LZ4 is registered before RegisterCodecs")
+	}
+	RegisterCodecs()
+	RegisterCodecs()
+	if _, err := compress.GetCodec(compress.Codecs.Lz4); err != nil {
+		t.Fatalf("after RegisterCodecs: %v", err)
 	}
 }

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -21,28 +23,28 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/zeebo/xxh3"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/manifest"
 )
 
 // refColsum is colsum128's row sum computed by its definition, one value
 // at a time from each value's canonical (rowsum128) encoding.
-func refColsum(t testing.TB, rec arrow.RecordBatch, canon *arrow.Schema) rowSum {
+func refColsum(t testing.TB, rec arrow.RecordBatch, canon *arrow.Schema) checksum.Sum {
 	t.Helper()
-	encs := make([]arrowEnc, rec.NumCols())
+	encs := make([]checksum.ArrowEnc, rec.NumCols())
 	for c, col := range rec.Columns() {
 		var err error
-		if encs[c], err = arrowEncoder(col, canon.Field(c).Type); err != nil {
+		if encs[c], err = checksum.ArrowEncoder(col, canon.Field(c).Type); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var sum rowSum
+	var sum checksum.Sum
 	for i := 0; i < int(rec.NumRows()); i++ {
 		var acc uint64
 		for c, e := range encs {
-			acc = foldValue(acc, valueHash(e(nil, i), colSeed(c)))
+			acc = checksum.FoldValue(acc, checksum.ValueHash(e(nil, i), checksum.ColSeed(c)))
 		}
-		sum.addFold(acc)
+		sum.AddFold(acc)
 	}
 	return sum
 }
@@ -110,8 +112,8 @@ func TestColumnHashMatchesEncoding(t *testing.T) {
 		"nested": nestedRecord(t, nestedJSON),
 		"mixed":  mixedRecord(t),
 	}
-	var h colHasher
-	defer h.release()
+	var h checksum.ColHasher
+	defer h.Release()
 	for name, rec := range recs {
 		defer rec.Release()
 		canon, err := canonOfArrow(rec.Schema(), props)
@@ -120,8 +122,8 @@ func TestColumnHashMatchesEncoding(t *testing.T) {
 		}
 		want := refColsum(t, rec, canon.arrow)
 		for round := range 2 { // the second round meets the cached dictionary
-			var got rowSum
-			if err := h.addRecord(rec, canon.arrow, &got); err != nil {
+			var got checksum.Sum
+			if err := h.AddRecord(rec, canon.arrow, &got); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if got != want {
@@ -129,10 +131,10 @@ func TestColumnHashMatchesEncoding(t *testing.T) {
 			}
 		}
 		// Slices hash as their rows do.
-		var parts rowSum
+		var parts checksum.Sum
 		for off := int64(0); off < rec.NumRows(); off += 7 {
 			s := rec.NewSlice(off, min(rec.NumRows(), off+7))
-			if err := h.addRecord(s, canon.arrow, &parts); err != nil {
+			if err := h.AddRecord(s, canon.arrow, &parts); err != nil {
 				t.Fatal(err)
 			}
 			s.Release()

@@ -42,11 +42,14 @@
 //
 // Files are read with Arrow's Parquet reader: every encoding it knows
 // (PLAIN, dictionary, RLE, DELTA_*, BYTE_STREAM_SPLIT), DataPage v1 and
-// v2, and the codecs SNAPPY, GZIP, BROTLI, ZSTD and LZ4_RAW. Importing
-// this package adds, process-wide, Parquet's deprecated LZ4 codec in all
-// three framings writers use (Hadoop's, the LZ4 frame format, a bare LZ4
-// block), and makes an empty compressed input decode to nothing for every
-// codec (a DataPage v2 of nulls only carries no compressed bytes).
+// v2, and the codecs SNAPPY, GZIP, BROTLI, ZSTD and LZ4_RAW.
+// [RegisterCodecs] adds to Arrow's process-wide registry Parquet's
+// deprecated LZ4 codec in all three framings writers use (Hadoop's, the LZ4
+// frame format, a bare LZ4 block), and makes an empty compressed input
+// decode to nothing for every codec (a DataPage v2 of nulls only carries no
+// compressed bytes). Importing the package does not: the first New,
+// ReadFooter, OpenParquet or VerifyPageChecksums does, and a program that
+// reads Parquet with Arrow itself calls it.
 //
 // The pages of a file with a flat schema of primitive columns (booleans,
 // integers, floats, decimals, strings, binary and fixed-size binary,

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store/filestore"
 )

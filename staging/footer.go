@@ -118,6 +118,7 @@ func openParquet(r io.ReaderAt, size int64) (pr *file.Reader, err error) {
 }
 
 func newArrowReader(r *sizedReaderAt) (pr *file.Reader, err error) {
+	RegisterCodecs()
 	defer func() {
 		// Arrow's footer parser can panic on malformed input.
 		if p := recover(); p != nil {

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"bytes"
 	"context"
 	"errors"
@@ -187,11 +189,11 @@ func definitionChecksum(t testing.TB, data []byte) string {
 	}
 	// Row group by row group, INT96 columns read in microseconds beside
 	// Arrow's records (Arrow reads them in nanoseconds: int96.go).
-	var sum rowSum
+	var sum checksum.Sum
 	var rows int64
 	for g := range pr.NumRowGroups() {
 		err := rowGroupRecords(context.Background(), pr, fr, g, canon, int96Leaves(pr, canon), func(rec arrow.RecordBatch) error {
-			sum.add(refColsum(t, rec, canon.arrow))
+			sum.Add(refColsum(t, rec, canon.arrow))
 			rows += rec.NumRows()
 			return nil
 		})
@@ -199,5 +201,5 @@ func definitionChecksum(t testing.TB, data []byte) string {
 			t.Fatal(err)
 		}
 	}
-	return colsumChecksum(canon.text, rows, sum)
+	return checksum.ColSumOf(canon.text, rows, sum)
 }

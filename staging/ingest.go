@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 	"errors"
 	"fmt"
@@ -118,7 +120,7 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	defer cancel()
 	type scanned struct {
 		rows int64
-		sum  sums
+		sum  checksum.Sums
 		err  error
 	}
 	done := make(chan scanned, 1)
@@ -218,7 +220,7 @@ func checkFooterAs(pr *file.Reader, size int64, int96Nanos bool) (Footer, *canon
 // across cores (the row sum is commutative, so they may finish in any
 // order). Each worker decodes with its own reader and recovers from a
 // decoder's panic on malformed input.
-func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, canon *canonSchema, legacy bool) (rows int64, sum sums, err error) {
+func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, canon *canonSchema, legacy bool) (rows int64, sum checksum.Sums, err error) {
 	if _, err := verifyPageChecksums(f, size, pr.MetaData()); err != nil {
 		return 0, sum, err
 	}
@@ -258,7 +260,7 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var local sums
+			var local checksum.Sums
 			var n int64
 			err := scanRowGroups(ctx, pr, fast, canon, legacy, next, &local, &n)
 			mu.Lock()
@@ -268,7 +270,7 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 				cancel()
 				return
 			}
-			sum.add(local)
+			sum.Add(local)
 			rows += n
 		}()
 	}
@@ -288,7 +290,7 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 // with the fast scan (scanfast.go) through fast when it is not nil, and
 // with Arrow's record reader over pr otherwise and for every row group the
 // fast scan gives up.
-func scanRowGroups(ctx context.Context, pr, fast *file.Reader, canon *canonSchema, legacy bool, next <-chan int, sum *sums, rows *int64) (err error) {
+func scanRowGroups(ctx context.Context, pr, fast *file.Reader, canon *canonSchema, legacy bool, next <-chan int, sum *checksum.Sums, rows *int64) (err error) {
 	defer func() {
 		// Arrow's decoders can panic on malformed input.
 		if r := recover(); r != nil {
@@ -302,12 +304,12 @@ func scanRowGroups(ctx context.Context, pr, fast *file.Reader, canon *canonSchem
 	var (
 		fr  *pqarrow.FileReader
 		buf []byte
-		ch  colHasher
+		ch  checksum.ColHasher
 	)
-	defer ch.release()
+	defer ch.Release()
 	for g := range next {
 		if fs != nil {
-			n, err := fs.rowGroup(ctx, fast.RowGroup(g), &sum.col)
+			n, err := fs.rowGroup(ctx, fast.RowGroup(g), &sum.Col)
 			if err == nil {
 				*rows += n
 				fastGroups.Add(1)
@@ -328,9 +330,9 @@ func scanRowGroups(ctx context.Context, pr, fast *file.Reader, canon *canonSchem
 			}
 		}
 		err := rowGroupRecords(ctx, pr, fr, g, canon, int96Leaves(pr, canon), func(rec arrow.RecordBatch) error {
-			err := ch.addRecord(rec, canon.arrow, &sum.col)
+			err := ch.AddRecord(rec, canon.arrow, &sum.Col)
 			if err == nil && legacy {
-				buf, err = hashBatch(rec, canon, &sum.row, buf)
+				buf, err = hashBatch(rec, canon, &sum.Row, buf)
 			}
 			if err != nil {
 				return err
@@ -356,10 +358,10 @@ var fastGroups, gaveUp atomic.Int64
 var debugFast = os.Getenv("PSWAP_DEBUG_FASTSCAN") != ""
 
 // hashBatch adds the rowsum128 row hashes of rec to sum.
-func hashBatch(rec arrow.RecordBatch, canon *canonSchema, sum *rowSum, buf []byte) (out []byte, err error) {
-	encs := make([]arrowEnc, rec.NumCols())
+func hashBatch(rec arrow.RecordBatch, canon *canonSchema, sum *checksum.Sum, buf []byte) (out []byte, err error) {
+	encs := make([]checksum.ArrowEnc, rec.NumCols())
 	for i, col := range rec.Columns() {
-		if encs[i], err = arrowEncoder(col, canon.arrow.Field(i).Type); err != nil {
+		if encs[i], err = checksum.ArrowEncoder(col, canon.arrow.Field(i).Type); err != nil {
 			return buf, err
 		}
 	}
@@ -368,14 +370,14 @@ func hashBatch(rec arrow.RecordBatch, canon *canonSchema, sum *rowSum, buf []byt
 		for _, e := range encs {
 			buf = e(buf, i)
 		}
-		sum.addRow(buf)
+		sum.AddRow(buf)
 	}
 	return buf, nil
 }
 
 // scanParquet validates a Parquet file and hashes its rows (the whole
 // check of AddParquetFile, without the upload).
-func scanParquet(ctx context.Context, f readerAtSize, size int64, legacy, int96Nanos bool) (rows int64, sum sums, canon *canonSchema, err error) {
+func scanParquet(ctx context.Context, f readerAtSize, size int64, legacy, int96Nanos bool) (rows int64, sum checksum.Sums, canon *canonSchema, err error) {
 	pr, err := openParquet(f, size)
 	if err != nil {
 		return 0, sum, nil, err

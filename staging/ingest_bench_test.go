@@ -1,20 +1,23 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 
 	"fmt"
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/duckcheck"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 )
 
 // benchFiles writes the flat and nested DuckDB files of n rows into dir.
@@ -81,9 +84,9 @@ func BenchmarkRowHash(b *testing.B) {
 		}
 		var encoded int64
 		for _, rec := range recs {
-			encs := make([]arrowEnc, rec.NumCols())
+			encs := make([]checksum.ArrowEnc, rec.NumCols())
 			for i, col := range rec.Columns() {
-				encs[i], _ = arrowEncoder(col, canon.arrow.Field(i).Type)
+				encs[i], _ = checksum.ArrowEncoder(col, canon.arrow.Field(i).Type)
 			}
 			for i := 0; i < int(rec.NumRows()); i++ {
 				var buf []byte
@@ -94,7 +97,7 @@ func BenchmarkRowHash(b *testing.B) {
 			}
 		}
 		b.Run(name, func(b *testing.B) {
-			var sum rowSum
+			var sum checksum.Sum
 			var buf []byte
 			for b.Loop() {
 				for _, rec := range recs {

@@ -89,44 +89,7 @@ func parseJSONObject(line []byte, row *jsonRow) error {
 }
 
 func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
-	br := bufio.NewReaderSize(ctxReader{ctx: ctx, r: r}, 1<<20)
-	bad := func(line int, format string, args ...any) error {
-		return fmt.Errorf("%w: %s: line %d: %s", ErrBadInput, name, line, fmt.Sprintf(format, args...))
-	}
-	lineNo := 0
-	// next returns the next non-blank line's object, or io.EOF.
-	next := func(row *jsonRow) error {
-		for {
-			line, err := readLine(br)
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if err == io.EOF {
-					return io.EOF
-				}
-				if errors.Is(err, errLineTooLong) {
-					return bad(lineNo+1, "%v", err)
-				}
-				return fmt.Errorf("staging: read %s: %w", name, err)
-			}
-			lineNo++
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			if err := parseJSONObject(line, row); err != nil {
-				if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-					// The line stops in the middle of a value: cut short,
-					// as by a failed or partial export.
-					return bad(lineNo, "truncated: the line ends in the middle of a JSON value (an incomplete export?)")
-				}
-				return bad(lineNo, "%v", err)
-			}
-			row.line = lineNo
-			return nil
-		}
-	}
-
+	in := &jsonlInput{ctx: ctx, br: bufio.NewReaderSize(ctxReader{ctx: ctx, r: r}, 1<<20), name: name}
 	schema := s.opts.Schema
 	if schema == nil && s.schema != nil {
 		schema = s.schema.arrow
@@ -136,137 +99,202 @@ func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
 	}
 	var buffered []jsonRow
 	if schema == nil {
-		var states []*inferState
-		byName := map[string]*inferState{}
-		type kindSeen struct {
-			kind string
-			line int
+		var err error
+		if buffered, schema, err = s.inferJSONL(in); err != nil || len(buffered) == 0 {
+			return err // no error and no rows: nothing to check a schema against
 		}
-		kinds := map[string]kindSeen{}
-		conflict := func(k, kind string, line int) error {
-			prev, ok := kinds[k]
-			if !ok {
-				kinds[k] = kindSeen{kind, line}
-				return nil
-			}
-			if prev.kind != kind {
-				return bad(line, "key %q is a %s here but a %s on line %d", k, kind, prev.kind, prev.line)
-			}
-			return nil
-		}
-		for len(buffered) < DefaultInferRows {
-			var row jsonRow
-			err := next(&row)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			for i, k := range row.keys {
-				st := byName[k]
-				if st == nil {
-					st = &inferState{name: k}
-					byName[k] = st
-					states = append(states, st)
-				}
-				var err error
-				switch v := row.values[i].(type) {
-				case nil:
-				case bool:
-					st.seen = true
-					st.bools++
-					err = conflict(k, "boolean", row.line)
-				case json.Number:
-					st.seen = true
-					if _, err := v.Int64(); err == nil {
-						st.ints++
-					} else {
-						st.floats++
-					}
-					err = conflict(k, "number", row.line)
-				case string:
-					st.observeString(v)
-					err = conflict(k, "string", row.line)
-				case []any:
-					st.observeJSON(v)
-					err = conflict(k, "array", row.line)
-				case map[string]any:
-					st.observeJSON(v)
-					err = conflict(k, "object", row.line)
-				default:
-					return bad(row.line, "key %q: unexpected JSON value %T", k, v)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			buffered = append(buffered, row)
-		}
-		if len(buffered) == 0 {
-			return nil // no rows: nothing to check a schema against
-		}
-		fields := make([]arrow.Field, len(states))
-		for i, st := range states {
-			fields[i] = s.declared(st.field())
-		}
-		schema = arrow.NewSchema(fields, nil)
 	}
 	batch, err := s.newTextBatcher("JSON Lines "+name, schema)
 	if err != nil {
 		return err
 	}
 	defer batch.release()
-	cols := batch.cols
-	set := make([]bool, len(cols))
-	add := func(row *jsonRow) error {
-		clear(set)
-		for i, k := range row.keys {
-			idx := schema.FieldIndices(k)
-			if len(idx) != 1 {
-				return bad(row.line, "key %q is not in the schema", k)
-			}
-			c := cols[idx[0]]
-			set[idx[0]] = true
-			var err error
-			if row.values[i] == nil {
-				err = c.appendNull()
-			} else {
-				err = c.json(row.values[i])
-			}
-			if err != nil {
-				return bad(row.line, "key %q: %v", k, err)
-			}
-		}
-		for i, c := range cols {
-			if !set[i] {
-				if err := c.appendNull(); err != nil {
-					return bad(row.line, "key %q missing: %v", c.field.Name, err)
-				}
-			}
-		}
-		return batch.added()
-	}
+	set := make([]bool, len(batch.cols))
 	for i := range buffered {
-		if err := add(&buffered[i]); err != nil {
+		if err := in.add(batch, set, &buffered[i]); err != nil {
 			return err
 		}
 	}
 	buffered = nil
 	var row jsonRow
 	for {
-		err := next(&row)
+		err := in.next(&row)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		if err := add(&row); err != nil {
+		if err := in.add(batch, set, &row); err != nil {
 			return err
 		}
 	}
 	return batch.flush()
+}
+
+// jsonlInput is one JSON Lines input being read.
+type jsonlInput struct {
+	ctx  context.Context
+	br   *bufio.Reader
+	name string
+	line int // of the last line read
+}
+
+func (in *jsonlInput) bad(line int, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: line %d: %s", ErrBadInput, in.name, line, fmt.Sprintf(format, args...))
+}
+
+// next reads the next non-blank line's object into row, or returns io.EOF.
+func (in *jsonlInput) next(row *jsonRow) error {
+	for {
+		line, err := readLine(in.br)
+		if err != nil {
+			if in.ctx.Err() != nil {
+				return in.ctx.Err()
+			}
+			if err == io.EOF {
+				return io.EOF
+			}
+			if errors.Is(err, errLineTooLong) {
+				return in.bad(in.line+1, "%v", err)
+			}
+			return fmt.Errorf("staging: read %s: %w", in.name, err)
+		}
+		in.line++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := parseJSONObject(line, row); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				// The line stops in the middle of a value: cut short,
+				// as by a failed or partial export.
+				return in.bad(in.line, "truncated: the line ends in the middle of a JSON value (an incomplete export?)")
+			}
+			return in.bad(in.line, "%v", err)
+		}
+		row.line = in.line
+		return nil
+	}
+}
+
+// inferJSONL reads up to DefaultInferRows rows and infers a schema from
+// them (columns in the order their keys first appear); it returns the rows
+// read, to be converted first.
+func (s *Stager) inferJSONL(in *jsonlInput) ([]jsonRow, *arrow.Schema, error) {
+	inf := jsonlInference{byName: map[string]*inferState{}, kinds: map[string]kindSeen{}}
+	var buffered []jsonRow
+	for len(buffered) < DefaultInferRows {
+		var row jsonRow
+		err := in.next(&row)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := inf.observe(in, &row); err != nil {
+			return nil, nil, err
+		}
+		buffered = append(buffered, row)
+	}
+	fields := make([]arrow.Field, len(inf.states))
+	for i, st := range inf.states {
+		fields[i] = s.declared(st.field())
+	}
+	return buffered, arrow.NewSchema(fields, nil), nil
+}
+
+// jsonlInference is the state of a JSON Lines input's schema inference.
+type jsonlInference struct {
+	states []*inferState          // in the order keys first appear
+	byName map[string]*inferState // by key
+	kinds  map[string]kindSeen    // the JSON kind each key first had
+}
+
+// kindSeen is the JSON kind of a key's first non-null value, and its line.
+type kindSeen struct {
+	kind string
+	line int
+}
+
+// observe adds a row's values to the inference; a key whose values are of
+// two JSON kinds is an error naming both lines.
+func (inf *jsonlInference) observe(in *jsonlInput, row *jsonRow) error {
+	for i, k := range row.keys {
+		st := inf.byName[k]
+		if st == nil {
+			st = &inferState{name: k}
+			inf.byName[k] = st
+			inf.states = append(inf.states, st)
+		}
+		var kind string
+		switch v := row.values[i].(type) {
+		case nil:
+			continue
+		case bool:
+			st.seen = true
+			st.bools++
+			kind = "boolean"
+		case json.Number:
+			st.seen = true
+			if _, err := v.Int64(); err == nil {
+				st.ints++
+			} else {
+				st.floats++
+			}
+			kind = "number"
+		case string:
+			st.observeString(v)
+			kind = "string"
+		case []any:
+			st.observeJSON(v)
+			kind = "array"
+		case map[string]any:
+			st.observeJSON(v)
+			kind = "object"
+		default:
+			return in.bad(row.line, "key %q: unexpected JSON value %T", k, v)
+		}
+		prev, ok := inf.kinds[k]
+		if !ok {
+			inf.kinds[k] = kindSeen{kind, row.line}
+		} else if prev.kind != kind {
+			return in.bad(row.line, "key %q is a %s here but a %s on line %d", k, kind, prev.kind, prev.line)
+		}
+	}
+	return nil
+}
+
+// add converts one row into the batch's columns: keys by name, a missing
+// key null. set is scratch space of one flag per column.
+func (in *jsonlInput) add(batch *textBatcher, set []bool, row *jsonRow) error {
+	clear(set)
+	cols := batch.cols
+	for i, k := range row.keys {
+		idx := batch.schema.FieldIndices(k)
+		if len(idx) != 1 {
+			return in.bad(row.line, "key %q is not in the schema", k)
+		}
+		c := cols[idx[0]]
+		set[idx[0]] = true
+		var err error
+		if row.values[i] == nil {
+			err = c.appendNull()
+		} else {
+			err = c.json(row.values[i])
+		}
+		if err != nil {
+			return in.bad(row.line, "key %q: %v", k, err)
+		}
+	}
+	for i, c := range cols {
+		if !set[i] {
+			if err := c.appendNull(); err != nil {
+				return in.bad(row.line, "key %q missing: %v", c.field.Name, err)
+			}
+		}
+	}
+	return batch.added()
 }
 
 var errLineTooLong = fmt.Errorf("line longer than %d bytes", maxJSONLine)

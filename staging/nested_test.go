@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -11,7 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/pswap/pswap/internal/duckcheck"
+
+	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/store/filestore"
 )
 
@@ -173,7 +176,7 @@ func TestNestedEncodingVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	enc := func(col, row int) string {
-		e, err := arrowEncoder(rec.Column(col), c.arrow.Field(col).Type)
+		e, err := checksum.ArrowEncoder(rec.Column(col), c.arrow.Field(col).Type)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +209,7 @@ func TestNestedEncodingVectors(t *testing.T) {
 	if got := enc(0, 0); got != "020100000000000000" {
 		t.Errorf("int64 1: %s", got)
 	}
-	if !bytes.Equal(appendFloat16(nil, 0x7c01), appendFloat16(nil, 0xfe00)) {
+	if !bytes.Equal(checksum.AppendFloat16(nil, 0x7c01), checksum.AppendFloat16(nil, 0xfe00)) {
 		t.Error("float16 NaNs encode differently")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
 )
@@ -33,7 +34,7 @@ var (
 	// ErrUnsupported: a column type that staging cannot hash canonically
 	// (intervals, durations, unions; nested fields of Go structs given to
 	// Write).
-	ErrUnsupported = errkind.New("unsupported column type", errkind.ErrBadInput)
+	ErrUnsupported = checksum.ErrUnsupported
 	// ErrClosed: the Stager was finished, aborted, or failed earlier.
 	ErrClosed = errors.New("stager is closed")
 )

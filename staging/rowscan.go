@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +27,7 @@ type RowScan struct {
 
 	schema *canonSchema
 	rows   int64
-	sum    sums
+	sum    checksum.Sums
 }
 
 // Add reads one whole file of size bytes; name appears in errors. All
@@ -51,19 +53,19 @@ func (r *RowScan) Add(ctx context.Context, f interface {
 		return mismatch("Parquet file "+name, canon, r.schema)
 	}
 	r.rows += rows
-	r.sum.add(sum)
+	r.sum.Add(sum)
 	return nil
 }
 
 // Checksum returns the rows read and the content checksum of all of them,
 // in r.Algo.
-func (r *RowScan) Checksum() (rows int64, checksum string) {
+func (r *RowScan) Checksum() (rows int64, sum string) {
 	schema := ""
 	if r.schema != nil {
 		schema = r.schema.text
 	}
 	if r.Algo == ChecksumRowSum {
-		return r.rows, rowsumChecksum(schema, r.rows, r.sum.row)
+		return r.rows, checksum.RowSumOf(schema, r.rows, r.sum.Row)
 	}
-	return r.rows, colsumChecksum(schema, r.rows, r.sum.col)
+	return r.rows, checksum.ColSumOf(schema, r.rows, r.sum.Col)
 }

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"bytes"
 	"context"
 	"errors"
@@ -47,7 +49,7 @@ func scanBoth(t testing.TB, path string) (fast, slow string, hashed int64, fastE
 		if err != nil {
 			return "", n, err
 		}
-		return colsumChecksum(canon.text, rows, sum.col), n, nil
+		return checksum.ColSumOf(canon.text, rows, sum.Col), n, nil
 	}
 	fast, hashed, fastErr = scan(false)
 	slow, _, slowErr = scan(true)
@@ -327,7 +329,7 @@ func FuzzFastScan(f *testing.F) {
 			return
 		}
 		for g := range pr.NumRowGroups() {
-			var fast rowSum
+			var fast checksum.Sum
 			rows, err := fs.rowGroup(context.Background(), pr.RowGroup(g), &fast)
 			if err != nil {
 				continue
@@ -345,7 +347,7 @@ func FuzzFastScan(f *testing.F) {
 
 // arrowRowGroupSum is the colsum128 row sum of row group g by the
 // definition, over records Arrow's reader decodes with its defaults.
-func arrowRowGroupSum(t testing.TB, pr *file.Reader, canon *canonSchema, g int) (rows int64, sum rowSum, err error) {
+func arrowRowGroupSum(t testing.TB, pr *file.Reader, canon *canonSchema, g int) (rows int64, sum checksum.Sum, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
@@ -362,7 +364,7 @@ func arrowRowGroupSum(t testing.TB, pr *file.Reader, canon *canonSchema, g int) 
 	defer rr.Release()
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		sum.add(refColsum(t, rec, canon.arrow))
+		sum.Add(refColsum(t, rec, canon.arrow))
 		rows += rec.NumRows()
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {

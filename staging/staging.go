@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -56,7 +58,7 @@ type Stager struct {
 	files  []manifest.File
 	keys   []string // keys written (committed) so far
 	rows   int64
-	sum    sums
+	sum    checksum.Sums
 	// unread: a file was added with CheckFooter; the content checksum is
 	// ChecksumFiles.
 	unread bool
@@ -67,7 +69,7 @@ type Stager struct {
 	structs map[reflect.Type]*structInfo
 	arrows  map[string]*canonSchema // by arrow.Schema fingerprint
 	buf     []byte                  // scratch row encoding
-	colh    colHasher               // the Arrow path's content checksum
+	colh    checksum.ColHasher      // the Arrow path's content checksum
 
 	conformed  map[string]*conversion // Options.Conform's answers, by canonical schema text
 	converting bool                   // writing converted data: no second conversion
@@ -79,6 +81,7 @@ type Stager struct {
 // fails the Stager. Invalid options or prefix are reported by the first
 // call.
 func New(ctx context.Context, st store.Store, prefix string, opts Options) *Stager {
+	RegisterCodecs()
 	s := &Stager{
 		ctx:     ctx,
 		st:      st,
@@ -150,7 +153,7 @@ func (s *Stager) fail(err error) error {
 
 // discard aborts the current file and deletes written ones.
 func (s *Stager) discard(ctx context.Context) error {
-	s.colh.release()
+	s.colh.Release()
 	var errs []error
 	if s.pipe != nil {
 		s.pipe.abandon()
@@ -205,7 +208,7 @@ func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
 		return manifest.Content{}, s.fail(err)
 	}
 	s.finished = true
-	s.colh.release()
+	s.colh.Release()
 	var c manifest.Content
 	for _, f := range s.files {
 		c.Add(f)
@@ -213,11 +216,11 @@ func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
 	if s.schema != nil {
 		c.Schema = s.schema.text
 	}
-	c.ContentChecksum = colsumChecksum(c.Schema, s.rows, s.sum.col)
+	c.ContentChecksum = checksum.ColSumOf(c.Schema, s.rows, s.sum.Col)
 	if s.unread {
-		c.ContentChecksum = filesChecksum(c.Files)
+		c.ContentChecksum = checksum.OfFiles(c.Files)
 	} else if s.opts.LegacyChecksum {
-		c.Equivalent = []string{rowsumChecksum(c.Schema, s.rows, s.sum.row)}
+		c.Equivalent = []string{checksum.RowSumOf(c.Schema, s.rows, s.sum.Row)}
 	}
 	return c, nil
 }
@@ -260,7 +263,7 @@ type part struct {
 	buf  *bufio.Writer
 	enc  encoder
 	rows int64
-	sum  sums
+	sum  checksum.Sums
 }
 
 // encoder is the Parquet writer of a part.
@@ -381,7 +384,7 @@ func (s *Stager) closeFile() error {
 		Checksum: manifest.SHA256Checksum(sum),
 	})
 	s.rows += p.rows
-	s.sum.add(p.sum)
+	s.sum.Add(p.sum)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"math"
 	"reflect"
 	"strings"
@@ -23,14 +25,14 @@ type fieldEnc struct {
 }
 
 // hashKind names the Go field types whose colsum128 value hash hashCols
-// computes straight from memory: each gives the hash valueHash gives of
+// computes straight from memory: each gives the hash checksum.ValueHash gives of
 // the field's encoding (the tests compare the two on every kind). Other
 // fields (narrowing conversions, dates, decimals, []byte) are encoded and
 // hashed from their encoding.
 type hashKind uint8
 
 const (
-	hashEncoded hashKind = iota // enc, then valueHash
+	hashEncoded hashKind = iota // enc, then checksum.ValueHash
 	hashInt64                   // int64 (or int) in an int64 column
 	hashInt32                   // int32 in an int32 column
 	hashFloat64
@@ -127,7 +129,7 @@ func fastEncoders(st reflect.Type, ps *pq.Schema, leaves [][]string, canon *arro
 			return nil
 		}
 		encs[i] = fieldEnc{off: f.Offset, ptr: f.Type.Kind() == reflect.Pointer, enc: enc,
-			kind: hashKindOf(t, canon.Field(i).Type), seed: colSeed(i)}
+			kind: hashKindOf(t, canon.Field(i).Type), seed: checksum.ColSeed(i)}
 	}
 	return encs
 }
@@ -178,15 +180,15 @@ func valueEnc(t reflect.Type, canon arrow.DataType) func(b []byte, p unsafe.Poin
 		switch ts.Unit {
 		case arrow.Millisecond:
 			return func(b []byte, p unsafe.Pointer) []byte {
-				return appendTagged64(b, tagTimestamp, (*time.Time)(p).UnixMilli())
+				return checksum.AppendTagged64(b, checksum.TagTimestamp, (*time.Time)(p).UnixMilli())
 			}
 		case arrow.Microsecond:
 			return func(b []byte, p unsafe.Pointer) []byte {
-				return appendTagged64(b, tagTimestamp, (*time.Time)(p).UnixMicro())
+				return checksum.AppendTagged64(b, checksum.TagTimestamp, (*time.Time)(p).UnixMicro())
 			}
 		case arrow.Nanosecond:
 			return func(b []byte, p unsafe.Pointer) []byte {
-				return appendTagged64(b, tagTimestamp, (*time.Time)(p).UnixNano())
+				return checksum.AppendTagged64(b, checksum.TagTimestamp, (*time.Time)(p).UnixNano())
 			}
 		}
 		return nil
@@ -195,58 +197,62 @@ func valueEnc(t reflect.Type, canon arrow.DataType) func(b []byte, p unsafe.Poin
 	if rs := readSigned(k); rs != nil {
 		switch c := canon.(type) {
 		case *arrow.Int8Type:
-			return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(int8(rs(p)))) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendInt(b, int64(int8(rs(p)))) }
 		case *arrow.Int16Type:
-			return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(int16(rs(p)))) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendInt(b, int64(int16(rs(p)))) }
 		case *arrow.Int32Type:
-			return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(int32(rs(p)))) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendInt(b, int64(int32(rs(p)))) }
 		case *arrow.Int64Type:
-			return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, rs(p)) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendInt(b, rs(p)) }
 		case *arrow.Date32Type:
 			if k != reflect.Int32 {
 				return nil
 			}
-			return func(b []byte, p unsafe.Pointer) []byte { return appendDate(b, int32(rs(p))) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendDate(b, int32(rs(p))) }
 		case *arrow.Decimal128Type:
 			if k != reflect.Int32 && k != reflect.Int64 {
 				return nil
 			}
-			w := decimalWidth(c)
-			return func(b []byte, p unsafe.Pointer) []byte { return appendDecimalInt64(b, w, rs(p)) }
+			w := checksum.DecimalWidth(c)
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendDecimalInt64(b, w, rs(p)) }
 		}
 		return nil
 	}
 	if ru := readUnsigned(k); ru != nil {
 		switch canon.(type) {
 		case *arrow.Uint8Type:
-			return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(uint8(ru(p)))) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendUint(b, uint64(uint8(ru(p)))) }
 		case *arrow.Uint16Type:
-			return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(uint16(ru(p)))) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendUint(b, uint64(uint16(ru(p)))) }
 		case *arrow.Uint32Type:
-			return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(uint32(ru(p)))) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendUint(b, uint64(uint32(ru(p)))) }
 		case *arrow.Uint64Type:
-			return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, ru(p)) }
+			return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendUint(b, ru(p)) }
 		}
 		return nil
 	}
 	switch {
 	case k == reflect.Bool && canon.ID() == arrow.BOOL:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendBool(b, *(*bool)(p)) }
+		return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendBool(b, *(*bool)(p)) }
 	case k == reflect.Float32 && canon.ID() == arrow.FLOAT32:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendFloat32(b, *(*float32)(p)) }
+		return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendFloat32(b, *(*float32)(p)) }
 	case k == reflect.Float64 && canon.ID() == arrow.FLOAT64:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendFloat64(b, *(*float64)(p)) }
+		return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendFloat64(b, *(*float64)(p)) }
 	case k == reflect.String && canon.ID() == arrow.STRING:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendString(b, *(*string)(p)) }
+		return func(b []byte, p unsafe.Pointer) []byte { return checksum.AppendString(b, *(*string)(p)) }
 	case k == reflect.String && canon.ID() == arrow.BINARY:
 		return func(b []byte, p unsafe.Pointer) []byte {
 			s := *(*string)(p)
-			return appendBytes(b, tagBinary, unsafe.Slice(unsafe.StringData(s), len(s)))
+			return checksum.AppendBytes(b, checksum.TagBinary, unsafe.Slice(unsafe.StringData(s), len(s)))
 		}
 	case k == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && canon.ID() == arrow.BINARY:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendBytes(b, tagBinary, *(*[]byte)(p)) }
+		return func(b []byte, p unsafe.Pointer) []byte {
+			return checksum.AppendBytes(b, checksum.TagBinary, *(*[]byte)(p))
+		}
 	case k == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && canon.ID() == arrow.STRING:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendBytes(b, tagString, *(*[]byte)(p)) }
+		return func(b []byte, p unsafe.Pointer) []byte {
+			return checksum.AppendBytes(b, checksum.TagString, *(*[]byte)(p))
+		}
 	}
 	return nil
 }
@@ -258,7 +264,7 @@ const hashBlock = 512
 // a time over blocks of rows: per column, one loop of loads and mixes
 // instead of an encoding per value. It is the checksum hashFast computes
 // (without the legacy rowsum128).
-func hashCols[T any](si *structInfo, rows []T, sum *sums) {
+func hashCols[T any](si *structInfo, rows []T, sum *checksum.Sums) {
 	var acc [hashBlock]uint64
 	var buf []byte
 	stride := unsafe.Sizeof(*new(T))
@@ -270,7 +276,7 @@ func hashCols[T any](si *structInfo, rows []T, sum *sums) {
 			buf = si.fast[k].fold(a, base, stride, buf)
 		}
 		for _, x := range a {
-			sum.col.addFold(x)
+			sum.Col.AddFold(x)
 		}
 		rows = rows[len(a):]
 	}
@@ -285,58 +291,58 @@ func (f *fieldEnc) fold(acc []uint64, base unsafe.Pointer, stride uintptr, buf [
 		p := unsafe.Add(base, uintptr(i)*stride+f.off)
 		if f.ptr {
 			if p = *(*unsafe.Pointer)(p); p == nil {
-				acc[i] = foldValue(acc[i], nullHash)
+				acc[i] = checksum.FoldValue(acc[i], checksum.NullHash)
 				continue
 			}
 		}
 		var h uint64
 		switch f.kind {
 		case hashInt64:
-			h = fixedHash(uint64(*(*int64)(p)), seed)
+			h = checksum.FixedHash(uint64(*(*int64)(p)), seed)
 		case hashInt32:
-			h = fixedHash(uint64(int64(*(*int32)(p))), seed)
+			h = checksum.FixedHash(uint64(int64(*(*int32)(p))), seed)
 		case hashFloat64:
 			u := math.Float64bits(*(*float64)(p))
 			if u&^(1<<63) > 0x7ff0000000000000 { // NaN: its canonical form
 				u = 0x7ff8000000000000
 			}
-			h = fixedHash(u, seed)
+			h = checksum.FixedHash(u, seed)
 		case hashFloat32:
 			u := math.Float32bits(*(*float32)(p))
 			if u&^(1<<31) > 0x7f800000 {
 				u = 0x7fc00000
 			}
-			h = fixedHash(uint64(u), seed)
+			h = checksum.FixedHash(uint64(u), seed)
 		case hashBool:
 			var b uint64
 			if *(*bool)(p) {
 				b = 1
 			}
-			h = fixedHash(b, seed)
+			h = checksum.FixedHash(b, seed)
 		case hashString:
 			h = xxh3.HashStringSeed(*(*string)(p), seed)
 		case hashTimeMilli:
-			h = fixedHash(uint64((*time.Time)(p).UnixMilli()), seed)
+			h = checksum.FixedHash(uint64((*time.Time)(p).UnixMilli()), seed)
 		case hashTimeMicro:
-			h = fixedHash(uint64((*time.Time)(p).UnixMicro()), seed)
+			h = checksum.FixedHash(uint64((*time.Time)(p).UnixMicro()), seed)
 		case hashTimeNano:
-			h = fixedHash(uint64((*time.Time)(p).UnixNano()), seed)
+			h = checksum.FixedHash(uint64((*time.Time)(p).UnixNano()), seed)
 		default:
 			buf = f.enc(buf[:0], p)
-			h = valueHash(buf, seed)
+			h = checksum.ValueHash(buf, seed)
 		}
-		acc[i] = foldValue(acc[i], h)
+		acc[i] = checksum.FoldValue(acc[i], h)
 	}
 	return buf
 }
 
 // hashFast adds the content checksum of rows to sum.
-func hashFast[T any](s *Stager, si *structInfo, rows []T, sum *sums) {
+func hashFast[T any](s *Stager, si *structInfo, rows []T, sum *checksum.Sums) {
 	encs, fold := si.fast, si.fold
 	for i := range rows {
 		base := unsafe.Pointer(&rows[i])
 		b := s.buf[:0]
-		fold.begin()
+		fold.Begin()
 		for _, f := range encs {
 			start := len(b)
 			p := unsafe.Add(base, f.off)
@@ -344,16 +350,16 @@ func hashFast[T any](s *Stager, si *structInfo, rows []T, sum *sums) {
 				p = *(*unsafe.Pointer)(p)
 			}
 			if p == nil {
-				b = append(b, tagNull)
+				b = append(b, checksum.TagNull)
 			} else {
 				b = f.enc(b, p)
 			}
-			fold.value(b[start:])
-			if !fold.legacy {
+			fold.Value(b[start:])
+			if !fold.Legacy {
 				b = b[:0]
 			}
 		}
 		s.buf = b
-		fold.end(sum, b)
+		fold.End(sum, b)
 	}
 }

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"context"
 	"errors"
 	"fmt"
@@ -205,11 +207,11 @@ func TestHashColsMatchesEncoding(t *testing.T) {
 			t.Errorf("kindRow has no field of hashKind %d", k)
 		}
 	}
-	var byCols, byEnc sums
+	var byCols, byEnc checksum.Sums
 	hashCols(si, rows, &byCols)
 	hashFast(s, si, rows, &byEnc)
 	if byCols != byEnc {
-		t.Fatalf("hashCols %x, encoded values %x", byCols.col, byEnc.col)
+		t.Fatalf("hashCols %x, encoded values %x", byCols.Col, byEnc.Col)
 	}
 	// Any single value changed changes the sum.
 	for m, mutate := range []func(r *kindRow){
@@ -222,7 +224,7 @@ func TestHashColsMatchesEncoding(t *testing.T) {
 	} {
 		changed := slices.Clone(rows)
 		mutate(&changed[hashBlock+3])
-		var c sums
+		var c checksum.Sums
 		hashCols(si, changed, &c)
 		if c == byCols {
 			t.Errorf("mutation %d left the checksum as it was", m)

@@ -1,6 +1,8 @@
 package staging
 
 import (
+	"github.com/pswap/pswap/internal/checksum"
+
 	"fmt"
 	"reflect"
 	"runtime"
@@ -17,9 +19,9 @@ type structInfo struct {
 	schema *pq.Schema
 	tags   []pq.WriterOption // struct tag replacements the schema was derived with (see retimed)
 	canon  *canonSchema
-	encs   []pqEnc    // by leaf column index
-	fast   []fieldEnc // direct field encoders, or nil
-	fold   *rowFolder // the content checksum of one row (one goroutine at a time)
+	encs   []checksum.ParquetEnc // by leaf column index
+	fast   []fieldEnc            // direct field encoders, or nil
+	fold   *checksum.RowFolder   // the content checksum of one row (one goroutine at a time)
 }
 
 // slowStructHash disables the direct field encoders (for tests).
@@ -67,13 +69,13 @@ func (s *Stager) newStructInfo(t reflect.Type, zero any, tags []pq.StructTagOpti
 	if len(leaves) != canon.arrow.NumFields() {
 		return nil, fmt.Errorf("%w: %s has nested fields", ErrUnsupported, t)
 	}
-	si = &structInfo{schema: ps, tags: wopts, canon: canon, encs: make([]pqEnc, len(leaves)), fold: newRowFolder(len(leaves), s.opts.LegacyChecksum)}
+	si = &structInfo{schema: ps, tags: wopts, canon: canon, encs: make([]checksum.ParquetEnc, len(leaves)), fold: checksum.NewRowFolder(len(leaves), s.opts.LegacyChecksum)}
 	for i, path := range leaves {
 		leaf, ok := ps.Lookup(path...)
 		if !ok || leaf.MaxRepetitionLevel > 0 || leaf.MaxDefinitionLevel > 1 {
 			return nil, fmt.Errorf("%w: %s: column %v is repeated or nested", ErrUnsupported, t, path)
 		}
-		if si.encs[i], err = parquetEncoder(leaf.Node.Type(), canon.arrow.Field(i).Type); err != nil {
+		if si.encs[i], err = checksum.ParquetEncoder(leaf.Node.Type(), canon.arrow.Field(i).Type); err != nil {
 			return nil, fmt.Errorf("staging: %s column %v: %w", t, path, err)
 		}
 	}
@@ -226,23 +228,23 @@ const structBatch = 1024
 var parallelHash = runtime.GOMAXPROCS(0) > 1
 
 // hashBeside runs hash, which adds the content checksum of an input's rows
-// to the sums it is given, on a second goroutine when beside is true, else
-// at once. The returned wait waits for it, adds its sums to the
+// to the checksum.Sums it is given, on a second goroutine when beside is true, else
+// at once. The returned wait waits for it, adds its checksum.Sums to the
 // generation's (the checksum is a sum: which file a row lands in does not
 // count) and returns its error; callers defer it, so that nothing reads the
 // caller's rows after the call returns.
-func (s *Stager) hashBeside(beside bool, hash func(*sums) error) (wait func() error) {
-	var hsum sums
+func (s *Stager) hashBeside(beside bool, hash func(*checksum.Sums) error) (wait func() error) {
+	var hsum checksum.Sums
 	if !beside {
 		err := hash(&hsum)
-		s.sum.add(hsum)
+		s.sum.Add(hsum)
 		return func() error { return err }
 	}
 	done := make(chan error, 1)
 	go func() { done <- hash(&hsum) }()
 	return func() error {
 		err := <-done
-		s.sum.add(hsum)
+		s.sum.Add(hsum)
 		return err
 	}
 }
@@ -303,8 +305,8 @@ func writeStructs[T any](s *Stager, rows []T) error {
 	// per batch: per batch, the hasher and the encoder kept waiting on
 	// each other and the second core did not pay.
 	if all := rows; si.fast != nil {
-		wait := s.hashBeside(parallelHash && len(all) >= 256, func(h *sums) error {
-			if si.fold.legacy {
+		wait := s.hashBeside(parallelHash && len(all) >= 256, func(h *checksum.Sums) error {
+			if si.fold.Legacy {
 				hashFast(s, si, all, h)
 			} else {
 				hashCols(si, all, h)
@@ -329,21 +331,21 @@ func writeStructs[T any](s *Stager, rows []T) error {
 		for i := 0; si.fast == nil && i < len(batch); i++ {
 			row = si.schema.Deconstruct(row[:0], &batch[i])
 			b := s.buf[:0]
-			si.fold.begin()
+			si.fold.Begin()
 			for _, v := range row {
 				start := len(b)
 				if v.IsNull() {
-					b = append(b, tagNull)
+					b = append(b, checksum.TagNull)
 				} else {
 					b = si.encs[v.Column()](b, v)
 				}
-				si.fold.value(b[start:])
-				if !si.fold.legacy {
+				si.fold.Value(b[start:])
+				if !si.fold.Legacy {
 					b = b[:0]
 				}
 			}
 			s.buf = b
-			si.fold.end(&s.cur.sum, b)
+			si.fold.End(&s.cur.sum, b)
 		}
 		// Chunks of rows are encoded on their own goroutines (parallel.go).
 		if err := pp.write(batch); err != nil {

@@ -3,7 +3,6 @@ package swap
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -111,53 +110,6 @@ func (r *StagedRecord) Validate() error {
 		}
 	}
 	return nil
-}
-
-// EncodeStaged validates and encodes a staged record.
-func EncodeStaged(r *StagedRecord) ([]byte, error) {
-	if err := r.Validate(); err != nil {
-		return nil, err
-	}
-	return json.MarshalIndent(r, "", "  ")
-}
-
-// DecodeStaged decodes and validates a staged record. A record written by an
-// earlier version (a manifest document, without a fence) is accepted: its
-// Base is unknown, so the commit is fenced from the pointer it reads then.
-func DecodeStaged(data []byte) (*StagedRecord, error) {
-	if len(data) > maxStagedBytes {
-		return nil, fmt.Errorf("staged record of %d bytes, at most %d: %w", len(data), maxStagedBytes, manifest.ErrInvalid)
-	}
-	var head struct {
-		Format string `json:"format"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("staged record: %w: %v", manifest.ErrInvalid, err)
-	}
-	if head.Format == manifest.FormatManifest {
-		m, err := manifest.Decode(data)
-		if err != nil {
-			return nil, err
-		}
-		c := m.Content
-		return &StagedRecord{Format: FormatStaged, Version: manifest.Version, Partition: m.Partition,
-			Generation: m.Generation, Content: &c, StagedAt: m.CreatedAt, legacy: true}, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var r StagedRecord
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("staged record: %w: %v", manifest.ErrInvalid, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("staged record: %w: data after the document", manifest.ErrInvalid)
-	}
-	if err := r.Validate(); err != nil {
-		return nil, err
-	}
-	if r.Content != nil {
-		r.Content.Equivalent = r.Equivalent
-	}
-	return &r, nil
 }
 
 // Stage records the transaction's generation, with content c, as staged

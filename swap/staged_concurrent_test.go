@@ -13,7 +13,7 @@ import (
 // while the first attempt still runs). The second read the staged record
 // before the first committed and deleted it, and reaches its grace check
 // too late: its refusal must not delete the data of the generation the
-// first one made current. Found by internal/sim (seed 196 before the fix:
+// first one made current. Found by internal/testing/sim (seed 196 before the fix:
 // the current generation lost every file).
 func TestCommitStagedTwiceAtOnceKeepsTheData(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/swap/swaptest"
 )
 
 const spart = "dt=2026-11-29"
@@ -365,4 +365,56 @@ func FuzzDecodeStaged(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDecodeStagedStrict: a staged record is read as strictly as a manifest
+// (duplicate keys, names in another case, null, unknown fields refused; a
+// newer minor version's additions ignored), and what earlier encoders wrote
+// (an empty generation's "files": null, a base pointer without "files")
+// still reads.
+func TestDecodeStagedStrict(t *testing.T) {
+	base := otherPointer()
+	base.Partition = spart
+	rec := &swap.StagedRecord{Format: swap.FormatStaged, Version: manifest.Version, Partition: spart,
+		Generation: manifest.NewGenerationID(), Base: base, BaseETag: `"e1"`, StagedAt: time.Now().UTC(),
+		Content: &manifest.Content{ContentChecksum: "x:0011223344556677"}}
+	data, err := swap.EncodeStaged(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := string(data)
+	if !strings.Contains(g, `"files": null`) || !strings.Contains(g, `"files": 0`) {
+		t.Fatalf("the encoding changed; this test needs new seeds:\n%s", g)
+	}
+	r, err := swap.DecodeStaged(data)
+	if err != nil || r.Base == nil || r.Base.Seq != 1 || r.BaseETag != `"e1"` || r.Content == nil || len(r.Content.Files) != 0 {
+		t.Fatalf("round trip: %+v %v", r, err)
+	}
+	rep := func(old, new string) string {
+		if !strings.Contains(g, old) {
+			t.Fatalf("record lacks %q:\n%s", old, g)
+		}
+		return strings.Replace(g, old, new, 1)
+	}
+	if _, err := swap.DecodeStaged([]byte(rep(`"files": 0,`, ``))); err != nil {
+		t.Errorf("a base without files: %v", err)
+	}
+	if r, err := swap.DecodeStaged([]byte(rep(`"version": "1.0",`, `"version": "1.7", "lease": {"until": 3},`))); err != nil || r.Generation != rec.Generation {
+		t.Errorf("a newer minor version: %+v %v", r, err)
+	}
+	for name, c := range map[string]struct{ doc, want string }{
+		"duplicate key":   {rep(`"base_etag"`, `"base_etag": "x", "base_etag"`), "base_etag: duplicate key"},
+		"name case":       {rep(`"partition": "dt`, `"Partition": "dt`), "Partition: unknown field"},
+		"null":            {rep(`"base_etag": "\"e1\"",`, `"base_etag": null,`), "base_etag: null is not allowed"},
+		"unknown":         {rep(`"staged_at"`, `"x": 1, "staged_at"`), "x: unknown field"},
+		"unknown in base": {rep(`"seq": 1,`, `"seq": 1, "lease": 2,`), "base.lease: unknown field"},
+		"seq not integer": {rep(`"seq": 1,`, `"seq": 1.5,`), "base.seq: must be an integer"},
+		"trailing":        {g + "{}", "trailing data"},
+		"not utf8":        {rep(`"staged_at"`, "\"staged\xff_at\""), "not valid UTF-8"},
+	} {
+		_, err := swap.DecodeStaged([]byte(c.doc))
+		if !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrInvalid saying %q", name, err, c.want)
+		}
+	}
 }

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
-	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/pswap/pswap/internal/strictjson"
 )
 
 // Encode validates t and returns its canonical encoding: indented JSON
@@ -143,26 +142,15 @@ func Decode(data []byte) (*Table, error) {
 }
 
 func decode(data []byte) (*Table, *Error) {
-	if len(data) > MaxDocumentBytes {
-		return nil, invalid("document", "%d bytes, more than the limit of %d", len(data), MaxDocumentBytes)
+	top, p := strictjson.Parse(data, strictjson.Limits{MaxBytes: MaxDocumentBytes, MaxDepth: maxDocumentDepth})
+	if p != nil {
+		return nil, fromProblem(p)
 	}
-	if !utf8.Valid(data) {
-		return nil, invalid("document", "not valid UTF-8")
-	}
-	if err := checkSyntax(data); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var top map[string]any
-	if err := dec.Decode(&top); err != nil {
-		return nil, invalid("document", "%v", err)
-	}
-	r := &reader{}
-	format := r.str(top, "", "format")
-	version := r.str(top, "", "version")
-	if r.err != nil {
-		return nil, r.err
+	r := strictjson.NewReader(top, Version)
+	format := r.Str("format", true)
+	version := r.Str("version", true)
+	if p := r.Err(); p != nil {
+		return nil, fromProblem(p)
 	}
 	if format != Format {
 		return nil, invalid("format", "%q, want %q", format, Format)
@@ -171,21 +159,20 @@ func decode(data []byte) (*Table, *Error) {
 	if verr != nil {
 		return nil, verr.(*Error)
 	}
-	r.lenient = newer
-	r.known(top, "", "format", "version", "partition_columns", "schema_id", "last_column_id", "schema")
+	r.SetLenient(newer)
+	r.Known("format", "version", "partition_columns", "schema_id", "last_column_id", "schema")
 	t := &Table{Format: Format, Version: version}
-	for i, o := range r.objects(top, "", "partition_columns") {
-		p := fmt.Sprintf("partition_columns[%d]", i)
-		r.known(o, p, "id", "name", "type", "layout")
-		c := PartitionColumn{ID: r.int(o, p, "id"), Name: r.str(o, p, "name"), Layout: r.optStr(o, p, "layout")}
-		c.Type = r.typ(o, p, "type", 0)
+	for _, o := range r.Objects("partition_columns", MaxFields, "entries") {
+		o.Known("id", "name", "type", "layout")
+		c := PartitionColumn{ID: int(o.Int("id", 32)), Name: o.Str("name", true), Layout: o.Str("layout", false)}
+		c.Type = readType(o, "type", 0)
 		t.PartitionColumns = append(t.PartitionColumns, c)
 	}
-	t.SchemaID = r.int(top, "", "schema_id")
-	t.LastColumnID = r.int(top, "", "last_column_id")
-	t.Schema.Fields = r.fields(top, "", "schema", 0)
-	if r.err != nil {
-		return nil, r.err
+	t.SchemaID = int(r.Int("schema_id", 32))
+	t.LastColumnID = int(r.Int("last_column_id", 32))
+	t.Schema.Fields = readFields(r, "schema", 0)
+	if p := r.Err(); p != nil {
+		return nil, fromProblem(p)
 	}
 	if err := t.Validate(); err != nil {
 		return nil, err.(*Error)
@@ -193,146 +180,25 @@ func decode(data []byte) (*Table, *Error) {
 	return t, nil
 }
 
-// reader extracts typed fields from decoded JSON, keeping the first error.
-type reader struct {
-	lenient bool
-	err     *Error
+// maxDocumentDepth bounds the JSON nesting of a document: a type nests
+// three levels of JSON per level of MaxNesting at most, plus the document's
+// own.
+const maxDocumentDepth = 4*MaxNesting + 8
+
+// fromProblem turns the strict reader's problem into this package's error.
+func fromProblem(p *strictjson.Problem) *Error {
+	return invalid(p.Field, "%s", p.Msg)
 }
 
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
-
-func (r *reader) fail(path, problem string, args ...any) {
-	if r.err == nil {
-		r.err = invalid(path, problem, args...)
-	}
-}
-
-func (r *reader) known(o map[string]any, path string, names ...string) {
-	if r.err != nil || r.lenient {
-		return
-	}
-	var unknown []string
-	for k := range o {
-		if !slices.Contains(names, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		r.fail(join(path, unknown[0]), "unknown field (version %s has no such field)", Version)
-	}
-}
-
-func (r *reader) get(o map[string]any, path, name string, required bool) (any, bool) {
-	if r.err != nil {
-		return nil, false
-	}
-	v, ok := o[name]
-	if !ok {
-		if required {
-			r.fail(join(path, name), "missing")
-		}
-		return nil, false
-	}
-	if v == nil {
-		r.fail(join(path, name), "null is not allowed")
-		return nil, false
-	}
-	return v, true
-}
-
-func (r *reader) str(o map[string]any, path, name string) string {
-	v, ok := r.get(o, path, name, true)
-	if !ok {
-		return ""
-	}
-	s, ok := v.(string)
-	if !ok {
-		r.fail(join(path, name), "must be a string")
-	}
-	return s
-}
-
-func (r *reader) optStr(o map[string]any, path, name string) string {
-	if _, ok := o[name]; !ok {
-		return ""
-	}
-	return r.str(o, path, name)
-}
-
-func (r *reader) int(o map[string]any, path, name string) int {
-	v, ok := r.get(o, path, name, true)
-	if !ok {
-		return 0
-	}
-	n, isNum := v.(json.Number)
-	if !isNum {
-		r.fail(join(path, name), "must be an integer")
-		return 0
-	}
-	i, err := strconv.ParseInt(string(n), 10, 32)
-	if err != nil {
-		r.fail(join(path, name), "%s: must be an integer in the 32-bit range", n)
-		return 0
-	}
-	return int(i)
-}
-
-func (r *reader) bool(o map[string]any, path, name string) bool {
-	v, ok := r.get(o, path, name, true)
-	if !ok {
-		return false
-	}
-	b, isBool := v.(bool)
-	if !isBool {
-		r.fail(join(path, name), "must be true or false")
-	}
-	return b
-}
-
-func (r *reader) objects(o map[string]any, path, name string) []map[string]any {
-	v, ok := r.get(o, path, name, true)
-	if !ok {
-		return nil
-	}
-	arr, isArr := v.([]any)
-	if !isArr {
-		r.fail(join(path, name), "must be an array")
-		return nil
-	}
-	if len(arr) > MaxFields {
-		r.fail(join(path, name), "%d entries, at most %d", len(arr), MaxFields)
-		return nil
-	}
-	out := make([]map[string]any, len(arr))
-	for i, e := range arr {
-		m, isObj := e.(map[string]any)
-		if !isObj {
-			r.fail(fmt.Sprintf("%s[%d]", join(path, name), i), "must be an object")
-			return nil
-		}
-		out[i] = m
-	}
-	return out
-}
-
-func (r *reader) fields(o map[string]any, path, name string, depth int) []Field {
-	objs := r.objects(o, path, name)
-	if r.err != nil {
-		return nil
-	}
+// readFields reads an array of fields (a schema, a struct's fields).
+func readFields(r *strictjson.Reader, name string, depth int) []Field {
+	objs := r.Objects(name, MaxFields, "entries")
 	out := make([]Field, 0, len(objs))
-	for i, fo := range objs {
-		p := fmt.Sprintf("%s[%d]", join(path, name), i)
-		r.known(fo, p, "id", "name", "type", "nullable", "doc")
-		f := Field{ID: r.int(fo, p, "id"), Name: r.str(fo, p, "name"), Nullable: r.bool(fo, p, "nullable"), Doc: r.optStr(fo, p, "doc")}
-		f.Type = r.typ(fo, p, "type", depth)
-		if r.err != nil {
+	for _, o := range objs {
+		o.Known("id", "name", "type", "nullable", "doc")
+		f := Field{ID: int(o.Int("id", 32)), Name: o.Str("name", true), Nullable: o.Bool("nullable", true), Doc: o.Str("doc", false)}
+		f.Type = readType(o, "type", depth)
+		if r.Err() != nil {
 			return nil
 		}
 		out = append(out, f)
@@ -373,127 +239,57 @@ func parsePrimitive(s string) (Type, string) {
 	return Type{}, "unknown type (want boolean, int, long, float, double, decimal(P,S), date, time, timestamp, timestamptz, timestamp_ns, timestamptz_ns, string, binary, fixed[L], or a struct, list or map object)"
 }
 
-func (r *reader) typ(o map[string]any, path, name string, depth int) Type {
-	v, ok := r.get(o, path, name, true)
-	if !ok {
+// readType reads a type: a primitive's name or a struct, list or map
+// object.
+func readType(r *strictjson.Reader, name string, depth int) Type {
+	v := r.Raw(name, true)
+	if v == nil {
 		return Type{}
 	}
-	p := join(path, name)
 	if depth > MaxNesting {
-		r.fail(p, "nested more than %d levels deep", MaxNesting)
+		r.Fail(name, "nested more than %d levels deep", MaxNesting)
 		return Type{}
 	}
-	switch v := v.(type) {
-	case string:
-		t, problem := parsePrimitive(v)
+	switch v[0] {
+	case '"':
+		s := r.Str(name, true)
+		t, problem := parsePrimitive(s)
 		if problem != "" {
-			r.fail(p, "%q: %s", v, problem)
+			r.Fail(name, "%q: %s", s, problem)
 		}
 		return t
-	case map[string]any:
-		kind := r.str(v, p, "type")
-		if r.err != nil {
-			return Type{}
-		}
-		switch kind {
-		case "struct":
-			r.known(v, p, "type", "fields")
-			return Type{Kind: Struct, Fields: r.fields(v, p, "fields", depth+1)}
-		case "list":
-			r.known(v, p, "type", "element_id", "element", "element_nullable")
-			e := &Field{Name: "element", ID: r.int(v, p, "element_id"), Nullable: r.bool(v, p, "element_nullable")}
-			e.Type = r.typ(v, p, "element", depth+1)
-			return Type{Kind: List, Element: e}
-		case "map":
-			r.known(v, p, "type", "key_id", "key", "value_id", "value", "value_nullable")
-			k := &Field{Name: "key", ID: r.int(v, p, "key_id")}
-			k.Type = r.typ(v, p, "key", depth+1)
-			val := &Field{Name: "value", ID: r.int(v, p, "value_id"), Nullable: r.bool(v, p, "value_nullable")}
-			val.Type = r.typ(v, p, "value", depth+1)
-			return Type{Kind: Map, Key: k, Value: val}
-		}
-		r.fail(join(p, "type"), "%q: want struct, list or map", kind)
-	default:
-		r.fail(p, "must be a type name or a struct, list or map object")
+	case '{':
+		return readNested(r.Object(name, true), depth)
 	}
+	r.Fail(name, "must be a type name or a struct, list or map object")
 	return Type{}
 }
 
-// checkSyntax rejects what json.Unmarshal would accept silently or
-// explain poorly: truncation, trailing data, duplicate keys, too deep a
-// nesting, a top level that is not an object.
-func checkSyntax(data []byte) *Error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return syntaxError(dec, err)
+// readNested reads a struct, list or map type object.
+func readNested(o *strictjson.Reader, depth int) Type {
+	if o == nil {
+		return Type{}
 	}
-	if tok != json.Delim('{') {
-		return invalid("document", "not a JSON object")
-	}
-	if err := walk(dec, tok, "", 1); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return invalid("document", "trailing data after the JSON object at byte %d", dec.InputOffset())
-	}
-	return nil
-}
-
-func walk(dec *json.Decoder, tok json.Token, path string, depth int) *Error {
-	delim, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	if depth > 4*MaxNesting+8 {
-		return invalid("document", "nested too deeply")
-	}
-	switch delim {
-	case '{':
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return syntaxError(dec, err)
-			}
-			key, _ := kt.(string)
-			if seen[key] {
-				return invalid(join(path, key), "duplicate key")
-			}
-			seen[key] = true
-			vt, err := dec.Token()
-			if err != nil {
-				return syntaxError(dec, err)
-			}
-			if err := walk(dec, vt, join(path, key), depth+1); err != nil {
-				return err
-			}
-		}
-	case '[':
-		for i := 0; dec.More(); i++ {
-			vt, err := dec.Token()
-			if err != nil {
-				return syntaxError(dec, err)
-			}
-			if err := walk(dec, vt, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
-				return err
-			}
+	switch kind := o.Str("type", true); kind {
+	case "struct":
+		o.Known("type", "fields")
+		return Type{Kind: Struct, Fields: readFields(o, "fields", depth+1)}
+	case "list":
+		o.Known("type", "element_id", "element", "element_nullable")
+		e := &Field{Name: "element", ID: int(o.Int("element_id", 32)), Nullable: o.Bool("element_nullable", true)}
+		e.Type = readType(o, "element", depth+1)
+		return Type{Kind: List, Element: e}
+	case "map":
+		o.Known("type", "key_id", "key", "value_id", "value", "value_nullable")
+		k := &Field{Name: "key", ID: int(o.Int("key_id", 32))}
+		k.Type = readType(o, "key", depth+1)
+		val := &Field{Name: "value", ID: int(o.Int("value_id", 32)), Nullable: o.Bool("value_nullable", true)}
+		val.Type = readType(o, "value", depth+1)
+		return Type{Kind: Map, Key: k, Value: val}
+	default:
+		if o.Err() == nil {
+			o.Fail("type", "%q: want struct, list or map", kind)
 		}
 	}
-	if _, err := dec.Token(); err != nil {
-		return syntaxError(dec, err)
-	}
-	return nil
-}
-
-func syntaxError(dec *json.Decoder, err error) *Error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return invalid("document", "truncated JSON")
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return invalid("document", "invalid JSON at byte %d: %v", se.Offset, se)
-	}
-	return invalid("document", "invalid JSON at byte %d: %v", dec.InputOffset(), err)
+	return Type{}
 }

@@ -1,12 +1,15 @@
 package tablemeta
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/strictjson"
 )
 
 // ErrBadDeclaration: a declared schema (ParseColumnTypes,
@@ -70,56 +73,60 @@ func ParseColumnTypes(spec string) ([]ColumnType, error) {
 // converted columns are nullable). Nested types are taken as table.json
 // writes them.
 func DecodeColumnTypes(data []byte) ([]ColumnType, error) {
-	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
 		return nil, fmt.Errorf("%w: not JSON: %v", ErrBadDeclaration, err)
 	}
-	if o, ok := doc.(map[string]any); ok {
-		if list, ok := o["schema"].([]any); ok {
-			doc = list // a table.json, or the output of show --json (no type is a list)
+	var obj map[string]json.RawMessage
+	var list []json.RawMessage
+	switch data = bytes.TrimSpace(data); data[0] {
+	case '{':
+		_ = json.Unmarshal(data, &obj) // valid JSON: cannot fail
+		if s := obj["schema"]; len(s) > 0 && s[0] == '[' {
+			_ = json.Unmarshal(s, &list) // a table.json, or the output of show --json (no type is a list)
+			obj = nil
 		}
+	case '[':
+		_ = json.Unmarshal(data, &list)
+	default:
+		return nil, fmt.Errorf("%w: want an object of names to types, a list of {name, type}, or a table.json", ErrBadDeclaration)
 	}
 	var out []ColumnType
-	add := func(name string, typ any) error {
+	add := func(name string, typ json.RawMessage) error {
 		if name == "" {
 			return fmt.Errorf("%w: a column without a name", ErrBadDeclaration)
 		}
 		if slices.ContainsFunc(out, func(c ColumnType) bool { return c.Name == name }) {
 			return fmt.Errorf("%w: column %s declared twice", ErrBadDeclaration, name)
 		}
-		r := &reader{}
-		t := r.typ(map[string]any{"type": typ}, name, "type", 0)
-		if r.err != nil {
-			return fmt.Errorf("%w: column %s: %v", ErrBadDeclaration, name, r.err)
+		fields := map[string]json.RawMessage{}
+		if typ != nil {
+			fields["type"] = typ
+		}
+		r := strictjson.NewReader(fields, Version)
+		t := readType(r, "type", 0)
+		if p := r.Err(); p != nil {
+			return fmt.Errorf("%w: column %s: %v", ErrBadDeclaration, name, p)
 		}
 		out = append(out, ColumnType{Name: name, Type: t})
 		return nil
 	}
-	switch d := doc.(type) {
-	case map[string]any:
-		names := make([]string, 0, len(d))
-		for k := range d {
-			names = append(names, k)
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if err := add(k, obj[k]); err != nil {
+			return nil, err
 		}
-		slices.Sort(names)
-		for _, k := range names {
-			if err := add(k, d[k]); err != nil {
-				return nil, err
-			}
+	}
+	for i, c := range list {
+		var o map[string]json.RawMessage
+		if c[0] != '{' || json.Unmarshal(c, &o) != nil {
+			return nil, fmt.Errorf("%w: column %d is not an object with a name and a type", ErrBadDeclaration, i)
 		}
-	case []any:
-		for i, c := range d {
-			o, ok := c.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("%w: column %d is not an object with a name and a type", ErrBadDeclaration, i)
-			}
-			name, _ := o["name"].(string)
-			if err := add(name, o["type"]); err != nil {
-				return nil, err
-			}
+		var name string
+		_ = json.Unmarshal(o["name"], &name) // not a string: no name
+		if err := add(name, o["type"]); err != nil {
+			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("%w: want an object of names to types, a list of {name, type}, or a table.json", ErrBadDeclaration)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w: no column declared", ErrBadDeclaration)

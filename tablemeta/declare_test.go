@@ -2,6 +2,7 @@ package tablemeta
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +51,28 @@ func TestDecodeColumnTypes(t *testing.T) {
 		if _, err := DecodeColumnTypes([]byte(bad)); !errors.Is(err, ErrBadDeclaration) {
 			t.Errorf("DecodeColumnTypes(%s) = %v, want ErrBadDeclaration", bad, err)
 		}
+	}
+}
+
+// TestDecodeColumnTypesNested: a nested type declared as table.json writes
+// it (ids and all) is read, not refused for its ids.
+func TestDecodeColumnTypesNested(t *testing.T) {
+	cols, err := DecodeColumnTypes([]byte(`{"tags": {"type": "list", "element_id": 7, "element": "string", "element_nullable": true},
+		"attrs": {"type": "map", "key_id": 8, "key": "string", "value_id": 9, "value": "long", "value_nullable": false}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cols) != 2 || cols[0].Name != "attrs" || cols[1].Name != "tags" {
+		t.Fatalf("columns %v", cols)
+	}
+	if m := cols[0].Type; m.Kind != Map || m.Key.Type.Kind != String || m.Value.Type.Kind != Long || m.Value.Nullable {
+		t.Fatalf("attrs: %v", m)
+	}
+	if l := cols[1].Type; l.Kind != List || l.Element.Type.Kind != String || !l.Element.Nullable {
+		t.Fatalf("tags: %v", l)
+	}
+	_, err = DecodeColumnTypes([]byte(`{"tags": {"type": "list", "element_id": 1.5, "element": "string", "element_nullable": true}}`))
+	if !errors.Is(err, ErrBadDeclaration) || !strings.Contains(err.Error(), "column tags: type.element_id: must be an integer") {
+		t.Fatalf("fractional id: %v", err)
 	}
 }

@@ -278,18 +278,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
-	must, err := c.mustExistTable(c.mustExist)
-	if err != nil {
-		return err
-	}
-	return c.withTable(ctx, func(t *pswap.Table) error {
-		part, err := t.Partition(p.key)
-		if err != nil {
-			return err
-		}
-		if err := c.requireTable(ctx, t, must); err != nil {
-			return err
-		}
+	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		if c.dryRun {
 			return c.runDry(ctx, part, p)
 		}
@@ -342,6 +331,28 @@ func (a *app) mustExistTable(flag bool) (bool, error) {
 	default:
 		return false, usagef("$%s: %q is neither 0 (refuse to create tables) nor 1", envCreate, v)
 	}
+}
+
+// withWriteTable runs f on the table of a write: --must-exist (or
+// $PSWAP_CREATE=0) resolved, partition key parsed (none when key is ""),
+// then the table required to exist when it must.
+func (a *app) withWriteTable(ctx context.Context, mustExist bool, key string, f func(*pswap.Table, *pswap.Partition) error) error {
+	must, err := a.mustExistTable(mustExist)
+	if err != nil {
+		return err
+	}
+	return a.withTable(ctx, func(t *pswap.Table) error {
+		var part *pswap.Partition
+		if key != "" {
+			if part, err = t.Partition(key); err != nil {
+				return err
+			}
+		}
+		if err := a.requireTable(ctx, t, must); err != nil {
+			return err
+		}
+		return f(t, part)
+	})
 }
 
 // requireTable fails with errNoTable when must is set and nothing is stored

@@ -19,7 +19,6 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
-	"github.com/pswap/pswap/swap"
 	"github.com/pswap/pswap/tablemeta"
 )
 
@@ -56,18 +55,7 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
-	must, err := c.mustExistTable(c.mustExist)
-	if err != nil {
-		return err
-	}
-	return c.withTable(ctx, func(t *pswap.Table) error {
-		part, err := t.Partition(p.key)
-		if err != nil {
-			return err
-		}
-		if err := c.requireTable(ctx, t, must); err != nil {
-			return err
-		}
+	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		// The publish's first reads overlap with the copies and the commit.
 		pf := prefetchPublish(ctx, c.publish, t)
 		res, err := part.CommitObjects(ctx, args, p.wopts)
@@ -144,14 +132,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 	if declare != nil && remote {
 		return usagef("--schema types local inputs as they are converted; s3:// objects are committed as they are")
 	}
-	must, err := c.mustExistTable(c.mustExist)
-	if err != nil {
-		return err
-	}
-	return c.withTable(ctx, func(t *pswap.Table) error {
-		if err := c.requireTable(ctx, t, must); err != nil {
-			return err
-		}
+	return c.withWriteTable(ctx, c.mustExist, "", func(t *pswap.Table, _ *pswap.Partition) error {
 		var parts map[string]string // key -> local folder or s3:// prefix
 		if remote {
 			parts, err = remotePartitions(ctx, t, base)
@@ -261,14 +242,9 @@ func commitOne(ctx context.Context, t *pswap.Table, key, src string, remote bool
 		return pswap.Result{}, err
 	}
 	if w.AlreadyCommitted() {
-		w.Abort(ctx)
-		snap, err := part.Current(ctx)
-		if err != nil {
-			return pswap.Result{}, err
-		}
-		m := snap.Manifest
-		return pswap.Result{Partition: key, Generation: m.Generation, Outcome: swap.SameRun, RunID: wo.Commit.RunID,
-			Seq: snap.Pointer.Seq, Rows: m.Rows, Bytes: m.Bytes, Files: len(m.Files), IdempotencyKey: key + "@" + m.Generation}, nil
+		// Our run id committed here before: nothing to upload, and the
+		// commit is the SameRun no-op describing the current generation.
+		return w.Commit(ctx)
 	}
 	if err := w.AddPath(ctx, src, pswap.FormatAuto); err != nil {
 		w.Abort(context.WithoutCancel(ctx))

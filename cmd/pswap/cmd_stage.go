@@ -82,18 +82,7 @@ func (c *stageCmd) runReserve(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	must, err := c.mustExistTable(c.mustExist)
-	if err != nil {
-		return err
-	}
-	return c.withTable(ctx, func(t *pswap.Table) error {
-		part, err := t.Partition(p.key)
-		if err != nil {
-			return err
-		}
-		if err := c.requireTable(ctx, t, must); err != nil {
-			return err
-		}
+	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		res, err := part.Reserve(ctx, p.wopts.Commit)
 		if err != nil {
 			return err
@@ -136,18 +125,7 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	c.retryOptions(&p.wopts.Commit)
-	must, err := c.mustExistTable(c.mustExist)
-	if err != nil {
-		return err
-	}
-	return c.withTable(ctx, func(t *pswap.Table) error {
-		part, err := t.Partition(p.key)
-		if err != nil {
-			return err
-		}
-		if err := c.requireTable(ctx, t, must); err != nil {
-			return err
-		}
+	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		w, err := part.Begin(ctx, p.wopts)
 		if err != nil {
 			return err

@@ -8,12 +8,12 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/swap/swaptest"
 )
 
 // Retries happen in one layer: ls has no loop of its own (the SDK retries

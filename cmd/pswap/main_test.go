@@ -19,7 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/swap/swaptest"
 )
 
 // What ls and status cost on a table of 1,000 daily partitions x 3

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
 // pswapBinary returns a path that runs this test binary as pswap (see

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
 // TestFilesDuckDBOverS3: the SQL of `pswap files --format duckdb` on an

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
 func TestMain(m *testing.M) {

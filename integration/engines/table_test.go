@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/partition"
 )
 

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/faultproxy"
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/faultproxy"
+	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
 // The five logical dates every scenario runs, twice, and what happens on

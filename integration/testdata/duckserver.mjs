@@ -3,7 +3,7 @@
 // or {"error": "..."}). Starting node and DuckDB takes a second or more, so
 // the invariant checker keeps one process for the whole test run instead of
 // starting one per check. argv[2] is the folder whose node_modules holds
-// @duckdb/node-api (internal/duckcheck).
+// @duckdb/node-api (internal/testing/duckcheck).
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import readline from 'node:readline';

@@ -5,7 +5,7 @@
 // part does is what it would do alone.
 //
 // A context made by Sequential runs them one at a time instead, in an
-// order it chooses: the deterministic simulation (internal/sim) gives each
+// order it chooses: the deterministic simulation (internal/testing/sim) gives each
 // actor such a context, since it applies one request of an actor at a time
 // and draws their order from its seed.
 package overlap

@@ -4,6 +4,8 @@
 package memstore
 
 import (
+	"github.com/pswap/pswap/internal/bufwriter"
+
 	"bytes"
 	"context"
 	"crypto/md5"
@@ -181,44 +183,9 @@ func (s *Store) NewWriter(ctx context.Context, key string, opts store.WriterOpti
 	if err := store.ValidateKey(key); err != nil {
 		return nil, err
 	}
-	return &writer{ctx: ctx, s: s, key: key, opts: opts.PutOptions}, nil
-}
-
-type writer struct {
-	ctx  context.Context
-	s    *Store
-	key  string
-	opts store.PutOptions
-	buf  bytes.Buffer
-	done bool
-}
-
-func (w *writer) Write(p []byte) (int, error) {
-	if w.done {
-		return 0, fmt.Errorf("write %s: writer already finished", w.key)
-	}
-	if err := w.ctx.Err(); err != nil {
-		w.done = true
-		return 0, err
-	}
-	return w.buf.Write(p)
-}
-
-func (w *writer) Commit() (store.Attrs, error) {
-	if w.done {
-		return store.Attrs{}, fmt.Errorf("commit %s: writer already finished", w.key)
-	}
-	w.done = true
-	if err := w.ctx.Err(); err != nil {
-		return store.Attrs{}, err
-	}
-	return w.s.put(w.key, w.buf.Bytes(), w.opts)
-}
-
-func (w *writer) Abort() error {
-	w.done = true
-	w.buf = bytes.Buffer{}
-	return nil
+	return bufwriter.New(ctx, key, func(data []byte) (store.Attrs, error) {
+		return s.put(key, data, opts.PutOptions)
+	}), nil
 }
 
 // Delete implements store.Store.

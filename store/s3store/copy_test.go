@@ -13,7 +13,7 @@ import (
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
 )

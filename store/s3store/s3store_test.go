@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/pswap/pswap/internal/testenv"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/store/storetest"

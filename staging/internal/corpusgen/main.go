@@ -4,7 +4,7 @@
 // that they all ingest with one content checksum, and Polars too
 // (polars.mjs) when bench/polars has nodejs-polars installed. Run it from
 // the staging folder with `go generate` (see corpus_test.go); it needs node
-// and internal/duckcheck's npm packages. The files are committed: regenerate
+// and internal/testing/duckcheck's npm packages. The files are committed: regenerate
 // only to add a case.
 //
 // File names are <dataset>.<writer>.<feature>.parquet.
@@ -28,8 +28,8 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
-	"github.com/pswap/pswap/internal/duckcheck"
-	_ "github.com/pswap/pswap/staging" // the LZ4 codec for Arrow's writer
+	"github.com/pswap/pswap/internal/testing/duckcheck"
+	"github.com/pswap/pswap/staging"
 )
 
 // nestedJSON: a list, a struct, a map and a list of structs with nulls at
@@ -97,6 +97,7 @@ func main() {
 	if len(os.Args) != 2 {
 		log.Fatal("usage: corpusgen DIR")
 	}
+	staging.RegisterCodecs() // the LZ4 codec for Arrow's writer
 	dir, err := filepath.Abs(os.Args[1])
 	if err != nil {
 		log.Fatal(err)

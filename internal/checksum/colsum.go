@@ -1,53 +1,20 @@
-package staging
+package checksum
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/zeebo/xxh3"
-
-	"github.com/pswap/pswap/manifest"
 )
 
-// Content checksum algorithms (the part of Content.ContentChecksum before
-// the colon; see doc.go).
+// Constants of colsum128 (see staging's doc.go, "Content checksum").
 const (
-	// ChecksumColSum is the content checksum staging records: per row a
-	// fold of per-column value hashes, computed a column at a time.
-	ChecksumColSum = "colsum128"
-	// ChecksumRowSum is the content checksum of generations staged before
-	// colsum128: XXH3-128 of each row's canonical encoding. It is still
-	// computed where an older generation is compared or verified.
-	ChecksumRowSum = "rowsum128"
-	// ChecksumFiles is the content checksum of a generation holding files
-	// added with CheckFooter, whose rows were not read: SHA-256 over the
-	// sorted lines "<size> <file checksum>\n" of all the generation's
-	// files, paths left out. The same bytes under any file names have the
-	// same checksum; the same rows in other bytes do not.
-	ChecksumFiles = "files-sha256"
-)
-
-// ChecksumAlgo is the algorithm of a content checksum "<algo>:<hex>" (one
-// of the Checksum constants for staging's own).
-func ChecksumAlgo(sum string) string {
-	algo, _, _ := strings.Cut(sum, ":")
-	return algo
-}
-
-// filesChecksum is the ChecksumFiles checksum of files.
-func filesChecksum(files []manifest.File) string {
-	return ChecksumFiles + ":" + manifest.FilesDigest(files)
-}
-
-// Constants of colsum128 (doc.go).
-const (
-	// nullHash is the value hash of a null, in any column.
-	nullHash uint64 = 0x6e756c6c5f763221
+	// NullHash is the value hash of a null, in any column.
+	NullHash uint64 = 0x6e756c6c5f763221
 	// foldMul folds a value hash into its row's accumulator.
 	foldMul uint64 = 0x9e3779b97f4a7c15
 	// expandHi offsets the accumulator for the high 64 bits of a row's
@@ -65,36 +32,36 @@ func fmix64(x uint64) uint64 {
 	return x
 }
 
-// colSeed is the seed of the value hashes of column c (0-based, schema
+// ColSeed is the seed of the value hashes of column c (0-based, schema
 // order).
-func colSeed(c int) uint64 { return fmix64(uint64(c) + 1) }
+func ColSeed(c int) uint64 { return fmix64(uint64(c) + 1) }
 
-// fixedHash is the value hash of a fixed-width value given as its 64-bit
+// FixedHash is the value hash of a fixed-width value given as its 64-bit
 // canonical form: a bijection for each seed, so distinct values of one
 // column never collide.
-func fixedHash(x, seed uint64) uint64 { return fmix64(x ^ seed) }
+func FixedHash(x, seed uint64) uint64 { return fmix64(x ^ seed) }
 
-// foldValue folds value hash h into a row's accumulator (0 before the first
+// FoldValue folds value hash h into a row's accumulator (0 before the first
 // column).
-func foldValue(acc, h uint64) uint64 { return (acc ^ h) * foldMul }
+func FoldValue(acc, h uint64) uint64 { return (acc ^ h) * foldMul }
 
 // addFold adds the 128-bit expansion of a row's accumulator to the sum.
-func (s *rowSum) addFold(acc uint64) {
+func (s *Sum) AddFold(acc uint64) {
 	lo, hi := fmix64(acc), fmix64(acc+expandHi)
 	var c uint64
 	s.lo, c = bits.Add64(s.lo, lo, 0)
 	s.hi, _ = bits.Add64(s.hi, hi, c)
 }
 
-// colsumChecksum folds the schema, the row count and the sum of row hashes
+// ColSumOf folds the schema, the row count and the sum of row hashes
 // into the generation's colsum128 content checksum.
-func colsumChecksum(schema string, rows int64, s rowSum) string {
-	return foldChecksum(ChecksumColSum, "pswap/colsum128/v2", schema, rows, s)
+func ColSumOf(schema string, rows int64, s Sum) string {
+	return foldChecksum(ColSum, "pswap/colsum128/v2", schema, rows, s)
 }
 
 // foldChecksum is a content checksum "<algo>:<hex>": XXH3-128 of the
 // algorithm's tag, the schema, the row count and the row sum.
-func foldChecksum(algo, tag, schema string, rows int64, s rowSum) string {
+func foldChecksum(algo, tag, schema string, rows int64, s Sum) string {
 	b := make([]byte, 0, len(tag)+len(schema)+64)
 	b = append(b, tag...)
 	b = append(b, 0)
@@ -107,35 +74,36 @@ func foldChecksum(algo, tag, schema string, rows int64, s rowSum) string {
 	return fmt.Sprintf("%s:%016x%016x", algo, h.Hi, h.Lo)
 }
 
-// sums are the two row sums a part or a generation keeps: colsum128's
+// Sums are the two row sums a part or a generation keeps: colsum128's
 // always, rowsum128's when asked for (Options.LegacyChecksum).
-type sums struct{ col, row rowSum }
+type Sums struct{ Col, Row Sum }
 
-func (s *sums) add(o sums) {
-	s.col.add(o.col)
-	s.row.add(o.row)
+// Add adds o's sums to s's.
+func (s *Sums) Add(o Sums) {
+	s.Col.Add(o.Col)
+	s.Row.Add(o.Row)
 }
 
-// valueHash is the colsum128 value hash of one value given as its rowsum128
+// ValueHash is the colsum128 value hash of one value given as its rowsum128
 // (canonical) encoding enc, in a column of seed seed. Every input path
 // that hashes values one at a time goes through it, so that all paths
 // compute one function; the column-at-a-time Arrow hashers compute the
 // same hashes directly (TestColumnHashMatchesEncoding).
-func valueHash(enc []byte, seed uint64) uint64 {
+func ValueHash(enc []byte, seed uint64) uint64 {
 	switch enc[0] {
-	case tagNull:
-		return nullHash
-	case tagBool:
-		return fixedHash(uint64(enc[1]), seed)
-	case tagInt, tagUint, tagFloat64, tagTime, tagTimestamp:
-		return fixedHash(binary.LittleEndian.Uint64(enc[1:]), seed)
-	case tagFloat32:
-		return fixedHash(uint64(binary.LittleEndian.Uint32(enc[1:])), seed)
-	case tagDate:
-		return fixedHash(uint64(int64(int32(binary.LittleEndian.Uint32(enc[1:])))), seed)
-	case tagFloat16:
-		return fixedHash(uint64(binary.LittleEndian.Uint16(enc[1:])), seed)
-	case tagString, tagBinary:
+	case TagNull:
+		return NullHash
+	case TagBool:
+		return FixedHash(uint64(enc[1]), seed)
+	case TagInt, TagUint, TagFloat64, TagTime, TagTimestamp:
+		return FixedHash(binary.LittleEndian.Uint64(enc[1:]), seed)
+	case TagFloat32:
+		return FixedHash(uint64(binary.LittleEndian.Uint32(enc[1:])), seed)
+	case TagDate:
+		return FixedHash(uint64(int64(int32(binary.LittleEndian.Uint32(enc[1:])))), seed)
+	case TagFloat16:
+		return FixedHash(uint64(binary.LittleEndian.Uint16(enc[1:])), seed)
+	case TagString, TagBinary:
 		_, n := binary.Uvarint(enc[1:])
 		return xxh3.HashSeed(enc[1+n:], seed)
 	}
@@ -143,9 +111,9 @@ func valueHash(enc []byte, seed uint64) uint64 {
 	return xxh3.HashSeed(enc, seed)
 }
 
-// colHasher computes colsum128 over Arrow record batches a column at a
+// ColHasher computes colsum128 over Arrow record batches a column at a
 // time, reusing its buffers between batches. The zero value is ready.
-type colHasher struct {
+type ColHasher struct {
 	acc   []uint64 // per row of the batch
 	hs    []uint64 // value hashes of one column
 	dicts []dictHashes
@@ -159,7 +127,7 @@ type dictHashes struct {
 	hs   []uint64
 }
 
-func (d *dictHashes) release() {
+func (d *dictHashes) Release() {
 	if d.data != nil {
 		d.data.Release()
 		d.data = nil
@@ -167,13 +135,14 @@ func (d *dictHashes) release() {
 }
 
 // release drops the dictionaries held.
-func (h *colHasher) release() {
+func (h *ColHasher) Release() {
 	for i := range h.dicts {
-		h.dicts[i].release()
+		h.dicts[i].Release()
 	}
 }
 
-func growU64(b []uint64, n int) []uint64 {
+// GrowU64 returns b resized to n, reallocated only when too small.
+func GrowU64(b []uint64, n int) []uint64 {
 	if cap(b) < n {
 		return make([]uint64, n)
 	}
@@ -182,35 +151,35 @@ func growU64(b []uint64, n int) []uint64 {
 
 // addRecord adds the rows of rec, whose columns hold values of the
 // canonical schema canon, to sum.
-func (h *colHasher) addRecord(rec arrow.RecordBatch, canon *arrow.Schema, sum *rowSum) error {
+func (h *ColHasher) AddRecord(rec arrow.RecordBatch, canon *arrow.Schema, sum *Sum) error {
 	n := int(rec.NumRows())
 	if n == 0 {
 		return nil
 	}
-	h.acc = growU64(h.acc, n)
+	h.acc = GrowU64(h.acc, n)
 	clear(h.acc)
 	if len(h.dicts) < int(rec.NumCols()) {
 		h.dicts = append(h.dicts, make([]dictHashes, int(rec.NumCols())-len(h.dicts))...)
 	}
 	for c, col := range rec.Columns() {
-		h.hs = growU64(h.hs, n)
-		if err := h.hashes(col, canon.Field(c).Type, colSeed(c), h.hs, &h.dicts[c]); err != nil {
+		h.hs = GrowU64(h.hs, n)
+		if err := h.hashes(col, canon.Field(c).Type, ColSeed(c), h.hs, &h.dicts[c]); err != nil {
 			return fmt.Errorf("column %q: %w", rec.ColumnName(c), err)
 		}
 		acc := h.acc[:n]
 		for i, v := range h.hs[:n] {
-			acc[i] = foldValue(acc[i], v)
+			acc[i] = FoldValue(acc[i], v)
 		}
 	}
 	for _, a := range h.acc[:n] {
-		sum.addFold(a)
+		sum.AddFold(a)
 	}
 	return nil
 }
 
 // hashes writes the value hash of each row of arr (of canonical type canon)
 // into out[:arr.Len()].
-func (h *colHasher) hashes(arr arrow.Array, canon arrow.DataType, seed uint64, out []uint64, dict *dictHashes) error {
+func (h *ColHasher) hashes(arr arrow.Array, canon arrow.DataType, seed uint64, out []uint64, dict *dictHashes) error {
 	n := arr.Len()
 	out = out[:n]
 	switch a := arr.(type) {
@@ -250,14 +219,14 @@ func (h *colHasher) hashes(arr arrow.Array, canon arrow.DataType, seed uint64, o
 			if a.Value(i) {
 				v = 1
 			}
-			out[i] = fixedHash(v, seed)
+			out[i] = FixedHash(v, seed)
 		}
 	case *array.Date32:
 		fixedHashes(out, a.Date32Values(), seed, func(v arrow.Date32) uint64 { return uint64(int64(v)) })
 	case *array.Timestamp:
 		ct, ok := canon.(*arrow.TimestampType)
 		if !ok {
-			return unsupported(arr.DataType(), canon)
+			return Unsupported(arr.DataType(), canon)
 		}
 		mul, div := unitFactor(a.DataType().(*arrow.TimestampType).Unit, ct.Unit)
 		if mul == 1 && div == 1 {
@@ -290,12 +259,12 @@ func (h *colHasher) hashes(arr arrow.Array, canon arrow.DataType, seed uint64, o
 			if dict != nil {
 				hs = dict.hs
 			}
-			hs = growU64(hs, d.Len())
+			hs = GrowU64(hs, d.Len())
 			if err := h.hashes(d, canon, seed, hs, nil); err != nil {
 				return err
 			}
 			if dict != nil {
-				dict.release()
+				dict.Release()
 				dd.Retain()
 				dict.data, dict.hs = dd, hs
 			} else {
@@ -321,20 +290,20 @@ func (h *colHasher) hashes(arr arrow.Array, canon arrow.DataType, seed uint64, o
 	default:
 		// Everything else (dates in milliseconds, times, decimals, fixed
 		// binary, float16, nested values) through its canonical encoding.
-		enc, err := arrowEncoder(arr, canon)
+		enc, err := ArrowEncoder(arr, canon)
 		if err != nil {
 			return err
 		}
 		for i := range out {
 			h.enc = enc(h.enc[:0], i)
-			out[i] = valueHash(h.enc, seed)
+			out[i] = ValueHash(h.enc, seed)
 		}
 		return nil
 	}
 	if arr.NullN() > 0 {
 		for i := range out {
 			if arr.IsNull(i) {
-				out[i] = nullHash
+				out[i] = NullHash
 			}
 		}
 	}
@@ -362,42 +331,45 @@ func dictLookup[T int8 | int16 | int32](out []uint64, idx []T, dh []uint64, a *a
 func fixedHashes[T any](out []uint64, vals []T, seed uint64, canon func(T) uint64) {
 	vals = vals[:len(out)]
 	for i, v := range vals {
-		out[i] = fixedHash(canon(v), seed)
+		out[i] = FixedHash(canon(v), seed)
 	}
 }
 
-// rowFolder computes colsum128 (and, when legacy, rowsum128) over rows
+// RowFolder computes colsum128 (and, when legacy, rowsum128) over rows
 // encoded one value at a time: begin, then per column in schema order the
 // canonical encoding of its value appended to buf followed by value, then
 // end.
-type rowFolder struct {
-	legacy bool
+type RowFolder struct {
+	Legacy bool
 	seeds  []uint64
 	acc    uint64
 	col    int
 }
 
-func newRowFolder(cols int, legacy bool) *rowFolder {
-	f := &rowFolder{legacy: legacy, seeds: make([]uint64, cols)}
+// NewRowFolder returns a RowFolder of rows of cols columns; legacy adds
+// rowsum128 to colsum128.
+func NewRowFolder(cols int, legacy bool) *RowFolder {
+	f := &RowFolder{Legacy: legacy, seeds: make([]uint64, cols)}
 	for c := range f.seeds {
-		f.seeds[c] = colSeed(c)
+		f.seeds[c] = ColSeed(c)
 	}
 	return f
 }
 
-func (f *rowFolder) begin() { f.acc, f.col = 0, 0 }
+// Begin starts a row.
+func (f *RowFolder) Begin() { f.acc, f.col = 0, 0 }
 
 // value folds the value whose encoding is enc.
-func (f *rowFolder) value(enc []byte) {
-	f.acc = foldValue(f.acc, valueHash(enc, f.seeds[f.col]))
+func (f *RowFolder) Value(enc []byte) {
+	f.acc = FoldValue(f.acc, ValueHash(enc, f.seeds[f.col]))
 	f.col++
 }
 
 // end adds the row to s; row is the row's whole canonical encoding (used
 // only when legacy).
-func (f *rowFolder) end(s *sums, row []byte) {
-	s.col.addFold(f.acc)
-	if f.legacy {
-		s.row.addRow(row)
+func (f *RowFolder) End(s *Sums, row []byte) {
+	s.Col.AddFold(f.acc)
+	if f.Legacy {
+		s.Row.AddRow(row)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pswap/pswap/internal/icecheck"
+	"github.com/pswap/pswap/internal/testing/icecheck"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"

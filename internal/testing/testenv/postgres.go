@@ -63,7 +63,7 @@ func PostgresDB(t testing.TB) string {
 
 func postgresScript() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "scripts", "postgres.sh")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "scripts", "postgres.sh")
 }
 
 func startPostgres() {

@@ -65,10 +65,41 @@ func TestRequire(t *testing.T) {
 	}
 }
 
-func TestCallerDir(t *testing.T) {
-	d, err := CallerDir()
+// TestReader: a reader's folder is that of the file declaring it; with
+// node on PATH, a missing package fails naming the folder and wraps the
+// reader's sentinel; without node, the error is ErrNoNode; the answer is
+// found once.
+func TestReader(t *testing.T) {
+	errGone := errors.New("test reader cannot run")
+	r := NewReader("test", errGone, "no-such-package-pswap")
 	wd, _ := os.Getwd()
-	if err != nil || d != wd {
-		t.Fatalf("CallerDir = %q, %v; want %q", d, err, wd)
+	if r.Dir() != wd {
+		t.Fatalf("Dir = %q, want %q", r.Dir(), wd)
+	}
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "node"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	err := r.Available()
+	if !errors.Is(err, errGone) || errors.Is(err, ErrNoNode) || !strings.Contains(err.Error(), "npm ci") || !strings.Contains(err.Error(), wd) {
+		t.Fatalf("missing package: %v", err)
+	}
+	var f fakeTB
+	r.Require(&f)
+	if f.failed == "" || f.skipped != "" {
+		t.Fatalf("Require: skipped %q failed %q", f.skipped, f.failed)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if err2 := r.Available(); err2 != err {
+		t.Fatalf("not found once: %v, then %v", err, err2)
+	}
+	none := NewReader("test", errGone, "x")
+	if err := none.Available(); !errors.Is(err, ErrNoNode) || !errors.Is(err, errGone) {
+		t.Fatalf("without node: %v", err)
+	}
+	var u fakeTB
+	if none.Usable(&u) || u.logged == "" {
+		t.Fatalf("Usable without node: logged %q", u.logged)
 	}
 }

@@ -6,13 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/pswap/pswap/internal/nodeenv"
+	"github.com/pswap/pswap/internal/testing/nodeenv"
 )
 
 // ErrUnavailable is returned when node or the DuckDB npm package is missing.
@@ -30,29 +27,16 @@ type Result struct {
 	Durations []time.Duration
 }
 
-var (
-	once     sync.Once
-	dir      string
-	nodeBin  string
-	availErr error
-)
-
-func locate() {
-	var err error
-	if dir, err = nodeenv.CallerDir(); err != nil {
-		availErr = fmt.Errorf("%w: %w", ErrUnavailable, err)
-		return
-	}
-	if nodeBin, err = nodeenv.Find(dir, "@duckdb/node-api"); err != nil {
-		availErr = fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-}
+// duckdb is DuckDB's npm package, installed in this folder.
+var duckdb = nodeenv.NewReader("DuckDB", ErrUnavailable, "@duckdb/node-api")
 
 // Available reports whether queries can run; the error says what is missing.
-func Available() error {
-	once.Do(locate)
-	return availErr
-}
+func Available() error { return duckdb.Available() }
+
+// Dir is the folder whose node_modules holds DuckDB's npm package, for a
+// node program of another folder that loads it (integration's long-lived
+// DuckDB server).
+func Dir() string { return duckdb.Dir() }
 
 // TB is the subset of testing.TB used by SkipIfUnavailable.
 type TB = nodeenv.TB
@@ -62,7 +46,7 @@ type TB = nodeenv.TB
 // the check must run).
 func SkipIfUnavailable(t TB) {
 	t.Helper()
-	nodeenv.Require(t, "DuckDB", Available())
+	duckdb.Require(t)
 }
 
 // Usable reports whether DuckDB can run: false (logged) when node is
@@ -73,7 +57,7 @@ func Usable(t interface {
 	Fatalf(format string, args ...any)
 }) bool {
 	t.Helper()
-	return nodeenv.Usable(t, "DuckDB", Available())
+	return duckdb.Usable(t)
 }
 
 // Run executes the statements in order in one in-memory DuckDB database.
@@ -85,8 +69,7 @@ func Run(ctx context.Context, statements ...string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cmd := exec.CommandContext(ctx, nodeBin, filepath.Join(dir, "query.mjs"))
-	cmd.Dir = dir
+	cmd := duckdb.Command(ctx, "query.mjs")
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/pswap/pswap/internal/faultproxy"
+	"github.com/pswap/pswap/internal/testing/faultproxy"
 )
 
 // A proxy in front of a server answers 1 request in 4 with a fault, chosen

@@ -14,7 +14,7 @@
 // Tests call [SkipIfUnavailable] (or [Usable]) first: they skip with a
 // clear message when node itself is missing, and fail, naming the folder
 // that needs `npm ci`, when node is there but the package is not (see
-// internal/nodeenv), so that a cross-check never turns silently off.
+// internal/testing/nodeenv), so that a cross-check never turns silently off.
 //
 // This package is for tests and benchmarks only.
 package duckcheck

@@ -9,48 +9,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/pswap/pswap/internal/nodeenv"
+	"github.com/pswap/pswap/internal/testing/nodeenv"
 )
 
 // ErrHyparquetUnavailable is returned when node or the hyparquet npm packages are missing.
 var ErrHyparquetUnavailable = errors.New("duckcheck: hyparquet cannot run")
 
-var (
-	hypOnce sync.Once
-	hypErr  error
-	hypDir  string // this package's folder, where npm ci installs hyparquet
-	hypNode string
-)
+// hyparquet is hyparquet's npm packages, installed in this folder.
+var hyparquet = nodeenv.NewReader("hyparquet", ErrHyparquetUnavailable, "hyparquet", "hyparquet-compressors")
 
 // HyparquetAvailable reports whether [ReadParquet] can run; the error says what is missing.
-func HyparquetAvailable() error {
-	hypOnce.Do(func() {
-		var err error
-		hypDir, err = nodeenv.CallerDir()
-		for _, pkg := range []string{"hyparquet", "hyparquet-compressors"} {
-			if err != nil {
-				break
-			}
-			hypNode, err = nodeenv.Find(hypDir, pkg)
-		}
-		if err != nil {
-			hypErr = fmt.Errorf("%w: %w", ErrHyparquetUnavailable, err)
-		}
-	})
-	return hypErr
-}
+func HyparquetAvailable() error { return hyparquet.Available() }
 
 // SkipIfHyparquetUnavailable skips the test or benchmark when node is
 // missing, and fails it when hyparquet is not installed.
 func SkipIfHyparquetUnavailable(t TB) {
 	t.Helper()
-	nodeenv.Require(t, "hyparquet", HyparquetAvailable())
+	hyparquet.Require(t)
 }
 
 // ParquetFile is what hyparquet read from one Parquet file.
@@ -119,7 +98,7 @@ func ReadParquetFiles(ctx context.Context, paths ...string) (files []ParquetFile
 	if err := HyparquetAvailable(); err != nil {
 		return nil, nil, err
 	}
-	args := []string{filepath.Join(hypDir, "hyparquet.mjs")}
+	args := []string{"hyparquet.mjs"}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -127,8 +106,7 @@ func ReadParquetFiles(ctx context.Context, paths ...string) (files []ParquetFile
 		}
 		args = append(args, abs)
 	}
-	cmd := exec.CommandContext(ctx, hypNode, args...)
-	cmd.Dir = hypDir
+	cmd := hyparquet.Command(ctx, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

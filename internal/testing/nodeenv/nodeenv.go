@@ -1,6 +1,6 @@
 // Package nodeenv finds node and the npm packages of the independent
 // readers that tests check pswap's output with (DuckDB and hyparquet in
-// internal/duckcheck, icebird in internal/icecheck, Polars in
+// internal/testing/duckcheck, icebird in internal/testing/icecheck, Polars in
 // bench/polars). Each reader's folder has a committed package-lock.json;
 // scripts/test.sh and CI run `npm ci` in every such folder.
 //
@@ -11,12 +11,14 @@
 package nodeenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 )
 
 // ErrNoNode: node is not on PATH. Only this error lets a test skip.
@@ -36,14 +38,78 @@ func Find(dir, pkg string) (node string, err error) {
 	return node, nil
 }
 
-// CallerDir is the folder of the source file that calls it: where a
-// reader's package.json lies.
-func CallerDir() (string, error) {
+// Reader is one independent reader: its npm packages, installed in the
+// folder of the source file that declared it (NewReader's caller), found
+// once, on first use.
+type Reader struct {
+	what        string   // named in skips and failures: "DuckDB"
+	pkgs        []string // npm packages it needs
+	unavailable error    // wrapped by the error of a reader that cannot run
+	dir         string
+	dirErr      error
+	once        sync.Once
+	node        string
+	err         error
+}
+
+// NewReader declares a reader named what (for messages) that needs the npm
+// packages pkgs in the folder of the calling source file; unavailable is
+// the sentinel its availability error wraps. Declare it in a package-level
+// variable of the package whose folder holds its package.json.
+func NewReader(what string, unavailable error, pkgs ...string) *Reader {
+	r := &Reader{what: what, pkgs: pkgs, unavailable: unavailable}
 	_, file, _, ok := runtime.Caller(1)
 	if !ok {
-		return "", errors.New("nodeenv: cannot locate the caller's source file")
+		r.dirErr = errors.New("nodeenv: cannot locate the caller's source file")
 	}
-	return filepath.Dir(file), nil
+	r.dir = filepath.Dir(file)
+	return r
+}
+
+// Available reports whether the reader can run; the error wraps the
+// reader's sentinel, and ErrNoNode when node is missing.
+func (r *Reader) Available() error {
+	r.once.Do(func() {
+		err := r.dirErr
+		for _, pkg := range r.pkgs {
+			if err != nil {
+				break
+			}
+			r.node, err = Find(r.dir, pkg)
+		}
+		if err != nil {
+			r.err = fmt.Errorf("%w: %w", r.unavailable, err)
+		}
+	})
+	return r.err
+}
+
+// Command returns a command running node with args in the reader's folder
+// (after Available returned nil).
+func (r *Reader) Command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, r.node, args...)
+	cmd.Dir = r.dir
+	return cmd
+}
+
+// Dir is the reader's folder (its scripts and node_modules).
+func (r *Reader) Dir() string { return r.dir }
+
+// Require applies the rule to the reader (see the package function).
+func (r *Reader) Require(t TB) {
+	t.Helper()
+	Require(t, r.what, r.Available())
+}
+
+// Usable applies the rule to the reader without skipping (see the package
+// function).
+func (r *Reader) Usable(t interface {
+	Helper()
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}) bool {
+	t.Helper()
+	return Usable(t, r.what, r.Available())
 }
 
 // TB is the subset of testing.TB that Require uses.

@@ -1,47 +1,37 @@
-package manifest
+package strictjson
 
 import (
 	"encoding/json"
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // checkStructure walks a document that is known to be valid JSON and
 // enforces what the standard decoder does not: the document is one object,
-// nested at most maxDepth deep, and no object has a duplicate key (readers
-// differ on which duplicate wins, so a duplicate could show one tool a
-// different file than another). It is a hand-written single pass because the
-// decoder's token API is several times slower on large manifests.
-func checkStructure(doc string, data []byte) *Error {
+// nested at most maxDepth deep, and no object has a duplicate key. It is a
+// hand-written single pass because the decoder's token API is several times
+// slower on large manifests.
+func checkStructure(data []byte, maxDepth int) *Problem {
 	var stack []*frame
 	path := func(last string) string {
-		var b strings.Builder
+		p := ""
 		for _, f := range stack[:len(stack)-1] {
 			if f.obj {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(f.key)
+				p = Join(p, f.key)
 			} else {
-				b.WriteString("[" + strconv.Itoa(f.index) + "]")
+				p = Index(p, f.index)
 			}
 		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(last)
-		return b.String()
+		return Join(p, last)
 	}
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return invalid(doc, "document", nil, "not a JSON object")
+		return problem("document", "not a JSON object")
 	}
 	for ; i < len(data); i++ {
 		switch c := data[i]; c {
 		case '{', '[':
 			if len(stack) >= maxDepth {
-				return invalid(doc, "document", nil, "nested more than %d levels deep", maxDepth)
+				return problem("document", "nested more than %d levels deep", maxDepth)
 			}
 			stack = append(stack, &frame{obj: c == '{', expectKey: c == '{'})
 		case '}', ']':
@@ -59,7 +49,7 @@ func checkStructure(doc string, data []byte) *Error {
 			if top.obj && top.expectKey {
 				key := unquote(data[i : end+1])
 				if top.seen(key) {
-					return invalid(doc, path(key), nil, "duplicate key")
+					return problem(path(key), "duplicate key")
 				}
 				top.key, top.expectKey = key, false
 			}

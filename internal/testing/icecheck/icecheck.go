@@ -9,41 +9,21 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"sort"
 	"strings"
-	"sync"
 
-	"github.com/pswap/pswap/internal/nodeenv"
+	"github.com/pswap/pswap/internal/testing/nodeenv"
 	"github.com/pswap/pswap/store"
 )
 
 // ErrUnavailable: node is missing, or icebird is not installed here.
 var ErrUnavailable = errors.New("icecheck: icebird cannot run")
 
-var (
-	once     sync.Once
-	dir      string
-	nodeBin  string
-	availErr error
-)
-
-func locate() {
-	var err error
-	if dir, err = nodeenv.CallerDir(); err != nil {
-		availErr = fmt.Errorf("%w: %w", ErrUnavailable, err)
-		return
-	}
-	if nodeBin, err = nodeenv.Find(dir, "icebird"); err != nil {
-		availErr = fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-}
+// icebird is icebird's npm package, installed in this folder.
+var icebird = nodeenv.NewReader("icebird", ErrUnavailable, "icebird")
 
 // Available reports whether Read can run; the error says what is missing.
-func Available() error {
-	once.Do(locate)
-	return availErr
-}
+func Available() error { return icebird.Available() }
 
 // TB is the subset of testing.TB that Require uses.
 type TB = nodeenv.TB
@@ -52,7 +32,7 @@ type TB = nodeenv.TB
 // there but icebird is not installed (in CI it must run).
 func Require(t TB) {
 	t.Helper()
-	nodeenv.Require(t, "icebird", Available())
+	icebird.Require(t)
 }
 
 // Usable reports whether icebird can run: false (logged) when node is
@@ -63,7 +43,7 @@ func Usable(t interface {
 	Fatalf(format string, args ...any)
 }) bool {
 	t.Helper()
-	return nodeenv.Usable(t, "icebird", Available())
+	return icebird.Usable(t)
 }
 
 // File is one data file of the current snapshot, as icebird read it.
@@ -128,8 +108,7 @@ func Read(ctx context.Context, st store.Store, metadataFile string) (Result, err
 	if metadataFile != "" {
 		args = append(args, metadataFile)
 	}
-	cmd := exec.CommandContext(ctx, nodeBin, args...)
-	cmd.Dir = dir
+	cmd := icebird.Command(ctx, args...)
 	cmd.Env = append(os.Environ(), "NODE_NO_WARNINGS=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
