@@ -138,15 +138,7 @@ func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]stri
 // GC. Each read either succeeds whole or fails its caller: nothing is
 // decided from a partial read.
 func (p *publisher) retryRead(ctx context.Context, read func() error) error {
-	for try := 0; ; try++ {
-		err := read()
-		if err == nil || !store.IsRetryable(err) || try >= p.readRetries() {
-			return err
-		}
-		if werr := p.backoff(ctx, try); werr != nil {
-			return werr
-		}
-	}
+	return p.policy(p.readRetries()+1).Do(ctx, store.IsRetryable, func(int) error { return read() })
 }
 
 // readRetries is the retries of a read: maxReadTries unless an expiry's

@@ -564,11 +564,22 @@ func (p *publisher) deterministic(avro []byte) []byte {
 	return canonicalAvro(avro, m)
 }
 
-// backoff waits before attempt try+1 of a request: exponential from 50 ms,
-// with jitter.
+// policy is the retry policy of a publish's requests (the project's one
+// retry helper, internal/retry): attempts at most (0: its default),
+// exponential from 50 ms, each wait between a half and one and a half of
+// it, drawn from Options.Rand (so a publish with injected sources repeats
+// its waits) and slept with Options.Sleep.
+func (p *publisher) policy(attempts int) retry.Policy {
+	return retry.Policy{
+		MaxAttempts: attempts, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Hour,
+		Sleep:  p.opts.Sleep,
+		Jitter: func(d int64) int64 { return d/2 + p.int64N(d) - 1 }, // Backoff adds the 1
+	}
+}
+
+// backoff waits before attempt try+1 of a request.
 func (p *publisher) backoff(ctx context.Context, try int) error {
-	d := time.Duration(50<<try) * time.Millisecond
-	return p.opts.Sleep(ctx, d/2+time.Duration(p.int64N(int64(d))))
+	return p.policy(0).Wait(ctx, try, nil)
 }
 
 // manifest returns a generation's manifest: m when given, else one GET.
