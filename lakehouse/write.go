@@ -1,0 +1,313 @@
+package lakehouse
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/swap"
+)
+
+// write builds and writes the next version from s plus ups: the schema and
+// spec it is written with (shapeFor), its manifest list (newList), the
+// new manifests and the list at once (putList), then the version. It
+// returns errLostRace when another publisher wrote that version first.
+func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attempt int) (*state, error) {
+	sh, err := p.shapeFor(ctx, s, ups)
+	if err != nil {
+		return nil, err
+	}
+	lc, err := p.newList(ctx, s, sh, ups)
+	if err != nil {
+		return nil, err
+	}
+
+	// The snapshot.
+	var parent *int64
+	seq := int64(1)
+	now := p.opts.Now().UnixMilli()
+	if s.meta != nil {
+		seq = s.meta.LastSequenceNumber + 1
+		if cs := s.meta.currentSnapshot(); cs != nil {
+			id := cs.SnapshotID
+			parent = &id
+		}
+		now = max(now, s.meta.LastUpdatedMS+1)
+	}
+	listKey := manifestListKey(p.snapshot, attempt, p.newUUID().String()[:8])
+	var buf bytes.Buffer
+	if err := iceberg.WriteManifestList(2, &buf, p.snapshot, parent, &seq, 0, lc.list); err != nil {
+		return nil, fmt.Errorf("encode manifest list: %w", err)
+	}
+	if err := p.putList(ctx, lc.puts, listKey, p.deterministic(buf.Bytes())); err != nil {
+		return nil, err
+	}
+	snap := Snapshot{
+		SnapshotID: p.snapshot, ParentSnapshotID: parent, SequenceNumber: seq, TimestampMs: now,
+		ManifestList: p.loc(listKey), Summary: lc.summary(ups),
+	}
+	var md *tableMetadata
+	if s.meta == nil {
+		md, err = firstMetadata(p.newUUID(), p.tableURI, sh.sc, *sh.spec, sh.props, snap)
+	} else {
+		var added *iceberg.Schema // the schema to add and make current
+		if sh.changed {
+			added = sh.sc
+		}
+		md, err = s.meta.withSnapshot(s.loc, added, sh.props, snap)
+		if err == nil && s.oldRoot != "" {
+			md, err = p.relocate(md, snap)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build Iceberg metadata: %w", err)
+	}
+	data, err := md.encode()
+	if err != nil {
+		return nil, fmt.Errorf("encode Iceberg metadata: %w", err)
+	}
+	v := s.version + 1
+	if err := p.putVersion(ctx, v, data); err != nil {
+		return nil, err
+	}
+	return &state{version: v, meta: md, loc: p.loc(MetadataKey(v)), list: lc.list}, nil
+}
+
+// shape is what a version is written with: its schema and partition spec
+// and the table's properties.
+type shape struct {
+	sc      *iceberg.Schema
+	spec    *iceberg.PartitionSpec
+	changed bool // sc is new: the version adds it and makes it current
+	props   map[string]string
+}
+
+// shapeFor is the shape of the version after s with ups: s's schema,
+// merged with the schema of every generation whose schema fingerprint it
+// has not seen (read by Options.Schema), s's spec (the first version's
+// from the first partition key), the fingerprints seen (the newest 64)
+// and the name mapping of the schema.
+func (p *publisher) shapeFor(ctx context.Context, s *state, ups []partUpdate) (shape, error) {
+	var (
+		sh     shape
+		lastID int
+		fps    []string
+	)
+	if s.meta != nil {
+		sh.sc, lastID = s.meta.currentSchema(), s.meta.LastColumnID
+		sp := s.meta.defaultSpec()
+		sh.spec = &sp
+		if v := s.meta.Properties[propFingerprint]; v != "" {
+			fps = strings.Split(v, ",")
+		}
+	}
+	for _, u := range ups {
+		if u.m == nil || len(u.m.Files) == 0 {
+			continue
+		}
+		key, err := partition.Parse(u.part)
+		if err != nil {
+			return shape{}, err
+		}
+		if sh.spec != nil {
+			if err := specFits(sh.spec, key); err != nil {
+				return shape{}, err
+			}
+		}
+		if fp := fingerprintHash(u.m.Schema); sh.sc == nil || u.m.Schema == "" || !slices.Contains(fps, fp) {
+			nsc, changed, err := p.mergeSchema(ctx, sh.sc, lastID, u, key)
+			if err != nil {
+				return shape{}, err
+			}
+			if changed {
+				sh.sc, sh.changed = nsc, true
+				lastID = max(lastID, nsc.HighestFieldID())
+			}
+			if u.m.Schema != "" {
+				fps = append(fps, fp)
+			}
+		}
+		if sh.spec == nil {
+			sp, err := partitionSpec(sh.sc, key)
+			if err != nil {
+				return shape{}, err
+			}
+			sh.spec = &sp
+		}
+	}
+	if sh.sc == nil {
+		return shape{}, errors.New("nothing to publish: no generation with files")
+	}
+	if len(fps) > 64 {
+		fps = fps[len(fps)-64:]
+	}
+	nm, err := nameMapping(sh.sc)
+	if err != nil {
+		return shape{}, err
+	}
+	sh.props = map[string]string{
+		propFingerprint: strings.Join(fps, ","),
+		propFormat:      "pswap/1",
+		nameMappingKey:  nm,
+	}
+	return sh, nil
+}
+
+// mergeSchema merges the schema of u's generation (Options.Schema) into sc
+// (nil: the table's first version, whose partition columns take
+// table.json's types).
+func (p *publisher) mergeSchema(ctx context.Context, sc *iceberg.Schema, lastID int, u partUpdate, key partition.Key) (*iceberg.Schema, bool, error) {
+	as, err := p.opts.Schema(ctx, p.st, swap.Files(p.st, u.m))
+	if err != nil {
+		return nil, false, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
+	}
+	var partTypes map[string]iceberg.Type
+	if sc == nil {
+		if partTypes, err = partitionTypes(ctx, p.st); err != nil {
+			return nil, false, err
+		}
+	}
+	nsc, changed, err := buildSchema(sc, lastID, as, key, partTypes)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
+	}
+	return nsc, changed, nil
+}
+
+// listChange is a version's manifest list, the manifests it adds, and what
+// its snapshot changes.
+type listChange struct {
+	list                       []iceberg.ManifestFile
+	puts                       []*manifestPut // nil where an earlier attempt wrote it
+	addFiles, addRows, addSize int64
+	delFiles, delRows          int64
+}
+
+// newList is the manifest list after s with ups: every kept manifest (a
+// manifest of deletions only is left out: those are the history of the
+// snapshot that wrote it, not the table's state), plus one new manifest
+// per update that adds or deletes files.
+func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partUpdate) (listChange, error) {
+	var lc listChange
+	replaced := map[string]bool{}
+	for _, u := range ups {
+		replaced[u.hash()] = true
+	}
+	olds := map[string][]oldManifest{} // by partHash: what ups replace
+	for i, mf := range s.list {
+		if r := s.refs[i]; r.part != "" && replaced[r.part] {
+			lc.delFiles += liveFiles(mf)
+			lc.delRows += mf.AddedRows() + mf.ExistingRows()
+			olds[r.part] = append(olds[r.part], oldManifest{mf, r})
+			continue
+		}
+		if liveFiles(mf) > 0 {
+			lc.list = append(lc.list, mf)
+		}
+	}
+	newMF := make([]iceberg.ManifestFile, len(ups))
+	lc.puts = make([]*manifestPut, len(ups))
+	enc, ectx := errgroup.WithContext(ctx)
+	enc.SetLimit(p.opts.Concurrency)
+	for i, u := range ups {
+		if u.m != nil {
+			lc.addFiles += int64(len(u.m.Files))
+			lc.addRows += u.m.Rows
+			lc.addSize += u.m.Bytes
+		}
+		enc.Go(func() error {
+			var err error
+			newMF[i], lc.puts[i], err = p.encodeManifest(ectx, sh.sc, sh.spec, u, olds[u.hash()])
+			return err
+		})
+	}
+	if err := enc.Wait(); err != nil {
+		return listChange{}, err
+	}
+	for _, mf := range newMF {
+		if mf != nil {
+			lc.list = append(lc.list, mf)
+		}
+	}
+	return lc, nil
+}
+
+// putList writes the new manifests and the manifest list at once: nothing
+// reaches any of them before the version that names them, which is
+// written only once all of them are (a failed write leaves unnamed
+// objects, which the expiry deletes past its MinAge). In the order of
+// puts, then the list, when Concurrency is 1.
+func (p *publisher) putList(ctx context.Context, puts []*manifestPut, listKey string, listData []byte) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	put := func(write func() error) {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err // another failed first: not sent
+			}
+			return write()
+		})
+	}
+	for _, mp := range puts {
+		if mp != nil {
+			put(func() error { return p.putManifest(gctx, mp) })
+		}
+	}
+	put(func() error { return p.putOnce(gctx, listKey, listData) })
+	return g.Wait()
+}
+
+// summary is the snapshot's summary: Iceberg's counts, and pswap's
+// partition, generation, sequence number, run id and rows for a commit's
+// publish (one update), the partitions for a reconcile.
+func (lc listChange) summary(ups []partUpdate) map[string]string {
+	var totalFiles, totalRows int64
+	for _, mf := range lc.list {
+		totalFiles += liveFiles(mf)
+		totalRows += mf.AddedRows() + mf.ExistingRows()
+	}
+	op := "append"
+	if lc.delFiles > 0 {
+		op = "overwrite"
+	}
+	sum := map[string]string{
+		"operation":               op,
+		"added-data-files":        strconv.FormatInt(lc.addFiles, 10),
+		"added-records":           strconv.FormatInt(lc.addRows, 10),
+		"added-files-size":        strconv.FormatInt(lc.addSize, 10),
+		"deleted-data-files":      strconv.FormatInt(lc.delFiles, 10),
+		"deleted-records":         strconv.FormatInt(lc.delRows, 10),
+		"total-data-files":        strconv.FormatInt(totalFiles, 10),
+		"total-records":           strconv.FormatInt(totalRows, 10),
+		"changed-partition-count": strconv.Itoa(len(ups)),
+	}
+	if len(ups) == 1 && ups[0].m != nil {
+		u := ups[0]
+		sum["pswap.partition"] = u.part
+		sum["pswap.generation"] = u.m.Generation
+		sum["pswap.seq"] = strconv.FormatInt(u.seq, 10)
+		sum["pswap.run-id"] = u.m.RunID
+		sum["pswap.rows"] = strconv.FormatInt(u.m.Rows, 10)
+		if u.m.RollbackOf != "" {
+			sum["pswap.rollback-of"] = u.m.RollbackOf
+		}
+		return sum
+	}
+	sum["pswap.operation"] = "reconcile"
+	var names []string
+	for _, u := range ups {
+		if u.part != "" && len(names) < 20 {
+			names = append(names, u.part)
+		}
+	}
+	sum["pswap.partitions"] = strings.Join(names, ",")
+	return sum
+}
