@@ -8,10 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,143 +254,13 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(st, opts)
 	p.repair = true
-	// The listing that finds the partitions reads their pointers: those
-	// reads are the first attempt's (its MaxElapsed runs from here). It
-	// retries a pointer read that failed transiently on its own; a failed
-	// listing page, or a pointer that stays unreadable, lists again.
-	var listed []swap.Listed
-	if err := p.retryRead(ctx, func() (err error) {
-		p.startAttempt()
-		listed, err = swap.ListPointersWith(ctx, st, "", swap.ListOptions{Sleep: p.opts.Sleep, Jitter: p.int64N})
-		return err
-	}); err != nil {
+	rc := &reconcile{p: p}
+	if err := rc.list(ctx); err != nil {
 		return Result{}, err
 	}
-	var (
-		mu       sync.Mutex
-		parts    = make([]string, 0, len(listed))
-		pointers = make(map[string]*manifest.Pointer, len(listed))
-		// reread: the last reading of the pointers failed, so pointers
-		// is older than the attempt's start: read them again.
-		reread bool
-		// unreadable: partitions whose pointer does not read (corrupt),
-		// by partHash: their manifests stay as they are.
-		unreadable = map[string]bool{}
-		errs       []error
-	)
-	for _, l := range listed {
-		if l.Err != nil {
-			// A corrupt pointer: what is current there is unknown, so its
-			// manifest is kept, and every other partition still publishes
-			// (before, one such pointer stopped every reconcile).
-			unreadable[partHash(l.Partition)] = true
-			errs = append(errs, l.Err)
-			continue
-		}
-		parts = append(parts, l.Partition)
-		pointers[l.Partition] = l.Pointer
-	}
-	// readPointers reads them again, for an attempt planned anew because
-	// the last one was too slow: its version must land within MaxElapsed
-	// of the reads it plans from. It replaces pointers only when every read
-	// succeeded: a plan from a partial set would drop the partitions whose
-	// read failed.
-	readPointers := func() error {
-		p.startAttempt()
-		reread = true
-		fresh := map[string]*manifest.Pointer{}
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(p.opts.Concurrency)
-		for _, part := range parts {
-			g.Go(func() error {
-				b, err := swap.ReadPointer(gctx, st, part)
-				if errors.Is(err, swap.ErrNoData) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				mu.Lock()
-				fresh[part] = b.Pointer
-				mu.Unlock()
-				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return err
-		}
-		pointers, reread = fresh, false
-		return nil
-	}
-	r, err := p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
-		if reread || p.stale() {
-			// An attempt thrown away for its age (or whose reading of the
-			// pointers failed): read the pointers again.
-			if err := readPointers(); err != nil {
-				return nil, err
-			}
-		}
-		byHash := map[string]manifestRef{}
-		for _, r := range s.refs {
-			byHash[r.part] = r
-		}
-		damaged, err := p.damagedManifests(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		var (
-			ups   []partUpdate
-			upsMu sync.Mutex
-			live  = maps.Clone(unreadable)
-		)
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(p.opts.Concurrency)
-		// In key order: the manifests' reads are requests, and their order
-		// must not depend on a map's.
-		for _, part := range slices.Sorted(maps.Keys(pointers)) {
-			ptr := pointers[part]
-			ph := partHash(part)
-			live[ph] = true
-			if r, ok := byHash[ph]; ok && !damaged[ph] && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) {
-				// Already this generation, or a newer one that a publish
-				// of a later commit wrote after we read the pointer: a
-				// reconcile never brings back older data either.
-				continue
-			}
-			g.Go(func() error {
-				m, err := p.manifest(gctx, part, ptr.Generation, nil)
-				if err != nil {
-					return err
-				}
-				if len(m.Files) == 0 {
-					if _, ok := byHash[ph]; !ok {
-						return nil
-					}
-				}
-				upsMu.Lock()
-				ups = append(ups, partUpdate{part: part, seq: ptr.Seq, m: m})
-				upsMu.Unlock()
-				return nil
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return nil, err
-		}
-		// Manifests of partitions that no longer have a pointer.
-		// A manifest of deletions only (liveFiles 0) has nothing to drop:
-		// the next version leaves it out anyway, unless it is damaged and
-		// readers would fail on it before then.
-		for i, r := range s.refs {
-			if r.part != "" && !live[r.part] && (liveFiles(s.list[i]) > 0 || damaged[r.part]) {
-				live[r.part] = true // one update for the partition's manifests
-				ups = append(ups, partUpdate{drop: r.part})
-			}
-		}
-		slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
-		return ups, nil
-	})
-	if err == nil && len(errs) > 0 {
-		err = fmt.Errorf("%d partition(s) kept as the metadata had them, their pointer unreadable (the others are published): %w", len(errs), errors.Join(errs...))
+	r, err := p.run(ctx, rc.plan)
+	if err == nil && len(rc.errs) > 0 {
+		err = fmt.Errorf("%d partition(s) kept as the metadata had them, their pointer unreadable (the others are published): %w", len(rc.errs), errors.Join(rc.errs...))
 	}
 	return r, err
 }

@@ -1,0 +1,169 @@
+package lakehouse
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/swap"
+)
+
+// reconcile is a Publish of every partition: the pointers it plans from,
+// read by the listing that finds the partitions and again when an attempt
+// is planned anew.
+type reconcile struct {
+	p        *publisher
+	mu       sync.Mutex
+	parts    []string
+	pointers map[string]*manifest.Pointer
+	// reread: the last reading of the pointers failed, so pointers is
+	// older than the attempt's start: read them again.
+	reread bool
+	// unreadable: partitions whose pointer does not read (corrupt), by
+	// partHash: their manifests stay as they are, and errs says why.
+	unreadable map[string]bool
+	errs       []error
+}
+
+// list finds the partitions and reads their pointers: those reads are the
+// first attempt's (its MaxElapsed runs from here). The listing retries a
+// pointer read that failed transiently on its own; a failed listing page,
+// or a pointer that stays unreadable, lists again. A corrupt pointer
+// leaves its partition as the metadata has it (what is current there is
+// unknown), and every other partition still publishes.
+func (rc *reconcile) list(ctx context.Context) error {
+	p := rc.p
+	var listed []swap.Listed
+	if err := p.retryRead(ctx, func() (err error) {
+		p.startAttempt()
+		listed, err = swap.ListPointersWith(ctx, p.st, "", swap.ListOptions{Sleep: p.opts.Sleep, Jitter: p.int64N})
+		return err
+	}); err != nil {
+		return err
+	}
+	rc.parts = make([]string, 0, len(listed))
+	rc.pointers = make(map[string]*manifest.Pointer, len(listed))
+	rc.unreadable = map[string]bool{}
+	for _, l := range listed {
+		if l.Err != nil {
+			rc.unreadable[partHash(l.Partition)] = true
+			rc.errs = append(rc.errs, l.Err)
+			continue
+		}
+		rc.parts = append(rc.parts, l.Partition)
+		rc.pointers[l.Partition] = l.Pointer
+	}
+	return nil
+}
+
+// readPointers reads the pointers again, for an attempt planned anew
+// because the last one was too slow: its version must land within
+// MaxElapsed of the reads it plans from. It replaces them only when every
+// read succeeded: a plan from a partial set would drop the partitions
+// whose read failed.
+func (rc *reconcile) readPointers(ctx context.Context) error {
+	p := rc.p
+	p.startAttempt()
+	rc.reread = true
+	fresh := map[string]*manifest.Pointer{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	for _, part := range rc.parts {
+		g.Go(func() error {
+			b, err := swap.ReadPointer(gctx, p.st, part)
+			if errors.Is(err, swap.ErrNoData) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			rc.mu.Lock()
+			fresh[part] = b.Pointer
+			rc.mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	rc.pointers, rc.reread = fresh, false
+	return nil
+}
+
+// plan is the updates that bring s up to date with the pointers: each
+// partition whose manifest is older than its pointer, or damaged (written
+// anew), and each manifest of a partition that no longer has a pointer.
+func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
+	p := rc.p
+	if rc.reread || p.stale() {
+		// An attempt thrown away for its age (or whose reading of the
+		// pointers failed): read the pointers again.
+		if err := rc.readPointers(ctx); err != nil {
+			return nil, err
+		}
+	}
+	byHash := map[string]manifestRef{}
+	for _, r := range s.refs {
+		byHash[r.part] = r
+	}
+	damaged, err := p.damagedManifests(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		ups   []partUpdate
+		upsMu sync.Mutex
+		live  = maps.Clone(rc.unreadable)
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	// In key order: the manifests' reads are requests, and their order
+	// must not depend on a map's.
+	for _, part := range slices.Sorted(maps.Keys(rc.pointers)) {
+		ptr := rc.pointers[part]
+		ph := partHash(part)
+		live[ph] = true
+		if r, ok := byHash[ph]; ok && !damaged[ph] && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) {
+			// Already this generation, or a newer one that a publish of a
+			// later commit wrote after we read the pointer: a reconcile
+			// never brings back older data either.
+			continue
+		}
+		g.Go(func() error {
+			m, err := p.manifest(gctx, part, ptr.Generation, nil)
+			if err != nil {
+				return err
+			}
+			if len(m.Files) == 0 {
+				if _, ok := byHash[ph]; !ok {
+					return nil
+				}
+			}
+			upsMu.Lock()
+			ups = append(ups, partUpdate{part: part, seq: ptr.Seq, m: m})
+			upsMu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// Manifests of partitions that no longer have a pointer. A manifest of
+	// deletions only (liveFiles 0) has nothing to drop: the next version
+	// leaves it out anyway, unless it is damaged and readers would fail
+	// on it before then.
+	for i, r := range s.refs {
+		if r.part != "" && !live[r.part] && (liveFiles(s.list[i]) > 0 || damaged[r.part]) {
+			live[r.part] = true // one update for the partition's manifests
+			ups = append(ups, partUpdate{drop: r.part})
+		}
+	}
+	slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
+	return ups, nil
+}
