@@ -28,6 +28,8 @@ PYTHON="${PYTHON:-python3}"
 
 log() { printf 'engines.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v "$PYTHON" >/dev/null || die "$PYTHON not found: the engines need Python 3.10 or newer"
 command -v mvn >/dev/null || die "mvn not found: Spark's Iceberg jars come from Maven"
@@ -37,40 +39,23 @@ key="$({
 	cat "$REQUIREMENTS"
 	printf '%s\n' "python $pyver" "${JARS[@]}"
 } | sha256sum | cut -c1-16)"
-root="${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/engines"
-dir="$root/$key"
 
-if [[ -f "$dir/ok" ]]; then
-	echo "$dir"
-	exit 0
-fi
+install() {
+	local dir="$1"
+	mkdir -p "$dir/jars"
+	log "creating the Python environment (Python $pyver) in $dir"
+	"$PYTHON" -m venv "$dir/venv"
+	"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS" >&2 ||
+		die "pip install -r $REQUIREMENTS failed"
+	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg' ||
+		die "the environment in $dir does not import its engines"
 
-# One install at a time per machine; a second caller waits, then reuses it.
-mkdir -p "$root"
-exec 9>"$root/.lock"
-flock 9
-if [[ -f "$dir/ok" ]]; then
-	echo "$dir"
-	exit 0
-fi
+	log "fetching the Iceberg jars"
+	local jar
+	for jar in "${JARS[@]}"; do
+		mvn -q -B -Dstyle.color=never --no-transfer-progress dependency:copy -Dartifact="$jar" -DoutputDirectory="$dir/jars" -Dtransitive=false >&2 ||
+			die "could not fetch $jar from Maven"
+	done
+}
 
-start=$SECONDS
-rm -rf "$dir"
-mkdir -p "$dir/jars"
-
-log "creating the Python environment (Python $pyver) in $dir"
-"$PYTHON" -m venv "$dir/venv"
-"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS" >&2 ||
-	die "pip install -r $REQUIREMENTS failed"
-"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg' ||
-	die "the environment in $dir does not import its engines"
-
-log "fetching the Iceberg jars"
-for jar in "${JARS[@]}"; do
-	mvn -q -B -Dstyle.color=never --no-transfer-progress dependency:copy -Dartifact="$jar" -DoutputDirectory="$dir/jars" -Dtransitive=false >&2 ||
-		die "could not fetch $jar from Maven"
-done
-
-touch "$dir/ok"
-log "installed in $((SECONDS - start))s"
-echo "$dir"
+cached_install engines "$key" install

@@ -26,6 +26,8 @@ BUCKET="${MINIO_BUCKET:-pswap}"
 
 log() { printf 'minio.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # binary_ok reports whether $MINIO_BIN exists and was built from the pinned version.
 binary_ok() {
@@ -60,19 +62,6 @@ cmd_build() {
 	rm -rf "$tmp"
 	log "built MinIO in $((SECONDS - start))s: $MINIO_BIN"
 	echo "$MINIO_BIN"
-}
-
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now.
-free_port() {
-	local port i
-	for ((i = 0; i < 200; i++)); do
-		port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return 0
-		fi
-	done
-	die "no free port found"
 }
 
 random_hex() { # bytes

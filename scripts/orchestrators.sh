@@ -19,6 +19,8 @@ PYTHON="${PYTHON:-python3}"
 
 log() { printf 'orchestrators.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 command -v "$PYTHON" >/dev/null || die "$PYTHON not found: Airflow 3 and Dagster need Python 3.10 or newer"
 
@@ -27,36 +29,17 @@ key="$({
 	cat "$REQUIREMENTS"
 	printf '%s\n' "python $pyver"
 } | sha256sum | cut -c1-16)"
-root="${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/orchestrators"
-dir="$root/$key"
 
-if [[ -f "$dir/ok" ]]; then
-	echo "$dir"
-	exit 0
-fi
+install() {
+	local dir="$1"
+	log "creating the Python environment (Python $pyver) in $dir"
+	"$PYTHON" -m venv "$dir/venv"
+	# --no-deps: the file pins every package, so nothing is resolved anew.
+	"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input --no-deps -r "$REQUIREMENTS" >&2 ||
+		die "pip install -r $REQUIREMENTS failed"
+	"$dir/venv/bin/pip" check >&2 || die "the environment in $dir has broken requirements"
+	"$dir/venv/bin/python" -c 'import airflow.sdk, dagster' ||
+		die "the environment in $dir does not import Airflow and Dagster"
+}
 
-# One install at a time per machine; a second caller waits, then reuses it.
-mkdir -p "$root"
-exec 9>"$root/.lock"
-flock 9
-if [[ -f "$dir/ok" ]]; then
-	echo "$dir"
-	exit 0
-fi
-
-start=$SECONDS
-rm -rf "$dir"
-mkdir -p "$dir"
-
-log "creating the Python environment (Python $pyver) in $dir"
-"$PYTHON" -m venv "$dir/venv"
-# --no-deps: the file pins every package, so nothing is resolved anew.
-"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input --no-deps -r "$REQUIREMENTS" >&2 ||
-	die "pip install -r $REQUIREMENTS failed"
-"$dir/venv/bin/pip" check >&2 || die "the environment in $dir has broken requirements"
-"$dir/venv/bin/python" -c 'import airflow.sdk, dagster' ||
-	die "the environment in $dir does not import Airflow and Dagster"
-
-touch "$dir/ok"
-log "installed in $((SECONDS - start))s"
-echo "$dir"
+cached_install orchestrators "$key" install

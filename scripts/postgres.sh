@@ -19,6 +19,8 @@ START_TIMEOUT="${POSTGRES_START_TIMEOUT:-60}"
 
 log() { printf 'postgres.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # bin_dir prints the folder of the newest installed server's programs.
 bin_dir() {
@@ -41,18 +43,6 @@ cmd_install() {
 		die "apt-get install postgresql failed"
 	log "installed in $((SECONDS - start))s"
 	bin_dir || die "the postgresql package installed no server"
-}
-
-free_port() {
-	local port i
-	for ((i = 0; i < 200; i++)); do
-		port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return 0
-		fi
-	done
-	die "no free port found"
 }
 
 # as_server runs a command as the user the server runs as.

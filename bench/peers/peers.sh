@@ -25,33 +25,24 @@ REQUIREMENTS=bench/peers/requirements.txt
 PYTHON="${PYTHON:-python3}"
 log() { printf 'peers.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+
+install_venv() {
+	local dir="$1"
+	log "creating the Python environment (Python $pyver) in $dir"
+	"$PYTHON" -m venv "$dir/venv"
+	(cd bench/peers && "$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r requirements.txt) >&2 ||
+		die "pip install -r $REQUIREMENTS failed"
+	"$dir/venv/bin/python" -c 'import deltalake, pyiceberg, pyspark, duckdb, polars, sqlalchemy, psutil' ||
+		die "the environment in $dir does not import its tools"
+}
 
 install() {
-	local pyver key base dir
+	local key dir
 	pyver="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 	key="$(cat "$REQUIREMENTS" integration/engines/requirements.txt <(echo "python $pyver") | sha256sum | cut -c1-16)"
-	base="${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/peers"
-	dir="$base/$key"
-	if [[ -f "$dir/ok" ]]; then
-		echo "$dir/venv"
-		return
-	fi
-	mkdir -p "$base"
-	exec 9>"$base/.lock"
-	flock 9
-	if [[ ! -f "$dir/ok" ]]; then
-		local start=$SECONDS
-		rm -rf "$dir"
-		log "creating the Python environment (Python $pyver) in $dir"
-		"$PYTHON" -m venv "$dir/venv"
-		(cd bench/peers && "$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r requirements.txt) >&2 ||
-			die "pip install -r $REQUIREMENTS failed"
-		"$dir/venv/bin/python" -c 'import deltalake, pyiceberg, pyspark, duckdb, polars, sqlalchemy, psutil' ||
-			die "the environment in $dir does not import its tools"
-		touch "$dir/ok"
-		log "installed in $((SECONDS - start))s"
-	fi
-	exec 9>&-
+	dir="$(cached_install peers "$key" install_venv)" || exit 1
 	echo "$dir/venv"
 }
 

@@ -1,0 +1,47 @@
+# shellcheck shell=bash
+# Functions shared by the scripts that install or start what pswap's tests
+# need (engines.sh, orchestrators.sh, minio.sh, postgres.sh,
+# bench/peers/peers.sh). Source it after defining log and die.
+
+# cache_root prints the folder of pswap's per-machine caches.
+cache_root() {
+	echo "${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}"
+}
+
+# cached_install NAME KEY INSTALL prints the folder NAME/KEY under the cache
+# root, after running INSTALL FOLDER in it unless an earlier run completed
+# (its ok marker). One install at a time per machine: a second caller waits
+# for the first, then reuses what it installed. INSTALL logs to stderr and
+# fails with die; a folder it left half-made is removed by the next try.
+cached_install() {
+	local root="$(cache_root)/$1" dir start
+	dir="$root/$2"
+	if [[ ! -f "$dir/ok" ]]; then
+		mkdir -p "$root"
+		exec 9>"$root/.lock"
+		flock 9
+		if [[ ! -f "$dir/ok" ]]; then
+			start=$SECONDS
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			"$3" "$dir"
+			touch "$dir/ok"
+			log "installed in $((SECONDS - start))s"
+		fi
+		exec 9>&-
+	fi
+	echo "$dir"
+}
+
+# free_port prints a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+	local port i
+	for ((i = 0; i < 200; i++)); do
+		port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	die "no free port found"
+}
