@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -233,3 +234,77 @@ func TestAuditAbandoned(t *testing.T) {
 var pswapPutNew = store.PutOptions{IfNoneMatch: true}
 
 func errorsIsBadInput(err error) bool { return errors.Is(err, pswap.ErrBadInput) }
+
+// TestAuditTableURL: the audit table sits beside the table; a bucket root
+// has no beside.
+func TestAuditTableURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"s3://lake/sales": "s3://lake/sales__audit", "s3://lake/a/sales/": "s3://lake/a/sales__audit",
+		"./lake/sales": "./lake/sales__audit", "/data/sales": "/data/sales__audit",
+		"file:///data/sales": "file:///data/sales__audit",
+		"s3://lake":          "", "s3://lake/": "", ".": "", "": "",
+	} {
+		got, err := pswap.AuditTableURL(in)
+		if got != want || (want == "") != errors.Is(err, pswap.ErrBadInput) {
+			t.Errorf("AuditTableURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// TestPublishAudit: the audit table gets one partition per day, a second
+// publish changes nothing, a new commit changes its day only, and a day
+// whose attempts are gone becomes empty.
+func TestPublishAudit(t *testing.T) {
+	tb, dst := pswap.NewTable(memstore.New()), pswap.NewTable(memstore.New())
+	auditScenario(t, tb)
+	pub, err := tb.PublishAudit(ctx, dst, pswap.AuditPublishOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub.Partitions != 4 || pub.Changed != 4 || pub.Rows != 8 || pub.Publish.MetadataLocation == "" {
+		t.Fatalf("first publish: %+v, want 8 rows in 4 days, all changed", pub)
+	}
+	if pub, err = tb.PublishAudit(ctx, dst, pswap.AuditPublishOptions{}); err != nil || pub.Changed != 0 {
+		t.Fatalf("second publish: %+v, %v: want nothing changed", pub, err)
+	}
+	auditCommit(t, tb, "dt=2026-11-29", "daily/2026-11-29", 5, "d")
+	if pub, err = tb.PublishAudit(ctx, dst, pswap.AuditPublishOptions{}); err != nil || pub.Changed != 1 || pub.Rows != 9 {
+		t.Fatalf("after a commit: %+v, %v: want 1 day changed, 9 rows", pub, err)
+	}
+	// gc removed the dead attempt of dt=2026-11-30, a day with nothing else.
+	for a, err := range tb.Store().List(ctx, "dt=2026-11-30/") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.Store().Delete(ctx, a.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pub, err = tb.PublishAudit(ctx, dst, pswap.AuditPublishOptions{}); err != nil || pub.Emptied != 1 || pub.Partitions != 3 {
+		t.Fatalf("after gc: %+v, %v: want 1 day emptied, 3 left", pub, err)
+	}
+	day, _ := dst.Partition("day=2026-11-30")
+	if cur, err := day.Current(ctx); err != nil || cur.Manifest.Rows != 0 {
+		t.Fatalf("the emptied day: %v, %v", cur, err)
+	}
+}
+
+// FuzzAuditTableURL: any URL gives a sibling ending in the suffix, or a
+// bad-input error; never a panic, never the table itself.
+func FuzzAuditTableURL(f *testing.F) {
+	for _, s := range []string{"s3://lake/sales", "./lake/sales", "s3://lake", "file:///x", "", ".", "s3:/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := pswap.AuditTableURL(in)
+		if err != nil {
+			if !errors.Is(err, pswap.ErrBadInput) {
+				t.Fatalf("%q: %v is not ErrBadInput", in, err)
+			}
+			return
+		}
+		if !strings.HasSuffix(got, pswap.AuditSuffix) || got == in {
+			t.Fatalf("%q -> %q", in, got)
+		}
+	})
+}
