@@ -167,7 +167,7 @@ func Derive(f Facts, opts Options) []Row {
 		rest = append(rest, r)
 	}
 	for gen, d := range f.Data {
-		if usedData[gen] || f.Staged[gen] != nil || inChain[gen] {
+		if usedData[gen] || f.Manifests[gen] != nil || f.Staged[gen] != nil || inChain[gen] {
 			continue
 		}
 		at := utc(d.Oldest)

@@ -36,7 +36,7 @@ func summary(rows []Row) string {
 		if r.Rows != nil {
 			n = fmt.Sprint(*r.Rows)
 		}
-		fmt.Fprintf(&b, "%s %s %s %s rows=%s by=%s\n", r.Generation[len(r.Generation)-2:], r.Kind, r.State, r.RunID, n, strings.TrimLeft(r.SupersededBy, "01900000-0000-7000-8000-"))
+		fmt.Fprintf(&b, "%s %s %s %s rows=%s by=%s\n", r.Generation[len(r.Generation)-2:], r.Kind, r.State, r.RunID, n, strings.TrimPrefix(r.SupersededBy, "01900000-0000-7000-8000-0000000000"))
 	}
 	return b.String()
 }
@@ -70,9 +70,9 @@ func TestDerive(t *testing.T) {
 		}}
 	got := summary(Derive(f, Options{}))
 	want := `04 rollback current  rows=10 by=
-03 commit rolled-back backfill rows=12 by=4
-02 commit superseded daily rows=10 by=3
-01 commit superseded first rows=7 by=2
+03 commit rolled-back backfill rows=12 by=04
+02 commit superseded daily rows=10 by=03
+01 commit superseded first rows=7 by=02
 05 commit failed late rows=1 by=
 09 staged abandoned  rows=- by=
 07 staged staged  rows=- by=
