@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -63,14 +63,16 @@ const AuditSuffix = "__audit"
 // ./lake/sales__audit). A bucket root has no sibling: ErrBadInput.
 func AuditTableURL(tableURL string) (string, error) {
 	u := strings.TrimRight(tableURL, "/")
-	if IsStoreURI(u) || strings.HasPrefix(u, "file://") {
-		p, err := url.Parse(u)
-		if err != nil || strings.Trim(p.Path, "/") == "" && !strings.HasPrefix(u, "file://") {
-			return "", fmt.Errorf("%w: %s is a bucket root: name the audit table (--audit-table)", ErrBadInput, tableURL)
+	rest := u
+	if i := strings.Index(u, "://"); i >= 0 && (IsStoreURI(u) || strings.HasPrefix(u, "file://")) {
+		rest = u[i+3:]
+		if !strings.HasPrefix(u, "file://") {
+			// s3://bucket/prefix: the bucket alone is no place beside.
+			_, rest, _ = strings.Cut(rest, "/")
 		}
 	}
-	if u == "" || u == "." || strings.HasSuffix(u, "/..") || u == ".." {
-		return "", fmt.Errorf("%w: %q has no name to put the audit table beside: name it (--audit-table)", ErrBadInput, tableURL)
+	if base := path.Base(strings.TrimRight(rest, "/")); rest == "" || base == "." || base == ".." || base == "/" {
+		return "", fmt.Errorf("%w: %q has no name to put the audit table beside (a bucket or the root): name it (--audit-table)", ErrBadInput, tableURL)
 	}
 	return u + AuditSuffix, nil
 }
