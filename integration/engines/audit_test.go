@@ -79,7 +79,7 @@ func TestAudit(t *testing.T) {
 }
 
 // backfillInputs writes the backfill's folder: dt=2026-11-30 with a few
-// rows, dt=2026-12-01 with three Parquet files of 300,000 rows (each
+// rows, dt=2026-12-01 with three Parquet files of 150,000 rows (each
 // uploaded as it is, so the kill finds the partition halfway).
 func (tb *table) backfillInputs() string {
 	tb.t.Helper()
@@ -95,7 +95,7 @@ func (tb *table) backfillInputs() string {
 		q := fmt.Sprintf(`SELECT (%d * 1000000 + r)::BIGINT AS order_id,
 			TIMESTAMPTZ '2026-12-01 00:00:00+00' + to_microseconds(r * 250000) AS sold_at,
 			md5(r::VARCHAR || '%d') AS store, 'SKU-' || (1000 + r %% 7)::VARCHAR AS sku,
-			(1 + r %% 5)::BIGINT AS quantity, (r %% 1000) / 4.0 AS amount FROM range(300000) t(r)`, i, i)
+			(1 + r %% 5)::BIGINT AS quantity, (r %% 1000) / 4.0 AS amount FROM range(150000) t(r)`, i, i)
 		tb.duckWrite(q, filepath.Join(dir, fmt.Sprintf("part-%d.parquet", i)), "FORMAT parquet")
 	}
 	return src
