@@ -120,13 +120,14 @@ func BenchmarkCommitPublishLatency(b *testing.B) {
 // TestCommitPublishRoundTrips: a library commit of a small record and its
 // publish make 15 requests (GET pointer and table.json, the data, the
 // manifest, the pointer; the publish's hint, version, manifest list,
-// pointer, replaced manifest, the new file's footer, manifest, manifest
-// list, version, hint), but not one after another: Begin's two reads at
-// once, the publish's pointer, replaced manifest (its files are recorded
-// as deleted) and footer (column statistics) at once, its manifest and
-// manifest list at once (11 in a row), and with
-// WriteOptions.Prefetch the publish's first three reads while the data
-// uploads (8 in a row).
+// pointer, the group's manifest it replaces, the new file's footer,
+// manifest, manifest list, version, hint), but not one after another:
+// Begin's two reads at once, the publish's pointer, the group's manifest
+// (its members are carried, the replaced files recorded as deleted) and
+// footer (column statistics) at once, its manifest and manifest list at
+// once (11 in a row), and with WriteOptions.Prefetch the publish's first
+// four reads while the data uploads (8 in a row: the publish waits for
+// the group's manifest only beside the pointer).
 func TestCommitPublishRoundTrips(t *testing.T) {
 	mem := rttTable(t)
 	for i, tc := range []struct {
@@ -228,7 +229,8 @@ func TestWriterPrefetchNoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := p.Begin(ctx, pswap.WriteOptions{Prefetch: &lakehouse.Options{}})
+	// One request at a time: the prefetch is done when Begin returns.
+	w, err := p.Begin(overlap.Sequential(ctx, nil), pswap.WriteOptions{Prefetch: &lakehouse.Options{}})
 	if err != nil {
 		t.Fatal(err)
 	}

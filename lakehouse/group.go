@@ -214,6 +214,7 @@ func parseGroup(mf iceberg.ManifestFile, data []byte) (*groupContent, error) {
 // drop out of the table (a reconcile writes a damaged group anew from the
 // pointers instead of reading it).
 func (p *publisher) readGroup(ctx context.Context, mf iceberg.ManifestFile) (*groupContent, error) {
+	p.pendingGroups(ctx)
 	p.mu.Lock()
 	gc, ok := p.groups[mf.FilePath()]
 	p.mu.Unlock()

@@ -39,8 +39,11 @@ type Prefetch struct {
 	s      *state
 	hinted int
 	err    error
-	parts  []string                 // the partitions whose groups it reads
-	groups map[string]*groupContent // their group manifests, by location
+	parts  []string // the partitions whose groups it reads
+	// groupsDone is closed once the group manifests are read (after
+	// done): groups is set then.
+	groupsDone chan struct{}
+	groups     map[string]*groupContent // by location
 
 	stopped atomic.Bool
 }
@@ -57,14 +60,15 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Prefetch{
 		st: st, opts: o, tableURI: tableLocation(st),
-		at: o.Now(), done: make(chan struct{}), cancel: cancel, parts: parts,
+		at: o.Now(), done: make(chan struct{}), groupsDone: make(chan struct{}), cancel: cancel, parts: parts,
 	}
 	overlap.Start(ctx, func() {
-		defer close(f.done)
+		defer close(f.groupsDone)
 		defer cancel()
 		p := newLoader(st, o)
 		f.s, f.err = p.load(ctx, false)
 		f.hinted = p.hinted
+		close(f.done)
 		if f.err == nil {
 			f.readGroups(ctx, p)
 		}
@@ -80,7 +84,7 @@ func (f *Prefetch) Stop() {
 	}
 	f.stopped.Store(true)
 	f.cancel()
-	<-f.done
+	<-f.groupsDone
 }
 
 // Age is the time since the prefetch's reads began, on the clock of the
@@ -126,12 +130,32 @@ func (f *Prefetch) state(ctx context.Context, p *publisher) (*state, error) {
 		return nil, nil
 	}
 	p.hinted, p.oldRoot = f.hinted, f.s.oldRoot
-	p.mu.Lock()
-	for loc, gc := range f.groups {
-		p.groups[loc] = gc
-	}
-	p.mu.Unlock()
+	// The group manifests come later: the publish waits for them only
+	// where it would read them itself, beside the pointer (pendingGroups),
+	// so that a commit quicker than the prefetch's reads is not held up.
+	p.prefetched = f
 	return f.s, nil
+}
+
+// pendingGroups waits for the group manifests the prefetch a publish
+// started from is reading, and hands them to the publisher.
+func (p *publisher) pendingGroups(ctx context.Context) {
+	f := p.prefetched
+	if f == nil {
+		return
+	}
+	select {
+	case <-f.groupsDone:
+	case <-ctx.Done():
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for loc, gc := range f.groups {
+		if p.groups[loc] == nil {
+			p.groups[loc] = gc
+		}
+	}
 }
 
 // readGroups reads the manifests of the groups of f.parts in s, at once;

@@ -239,6 +239,13 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 // partition's own manifest's name says (written before grouping), or
 // what the group's manifest says if this publish has read it already.
 func (p *publisher) recordedByName(s *state, part string) (m member, have bool) {
+	if f := p.prefetched; f != nil {
+		select {
+		case <-f.groupsDone:
+			p.pendingGroups(context.Background()) // read: it does not wait
+		default:
+		}
+	}
 	ph, gh := partHash(part), groupHash(part)
 	for i, r := range s.refs {
 		switch {
@@ -365,9 +372,12 @@ type publisher struct {
 	manifests map[string]*manifest.Manifest      // by generation
 	live      map[string][]iceberg.ManifestEntry // by manifest location: liveEntries
 	groups    map[string]*groupContent           // by manifest location: readGroup
-	footers   map[string]*metadata.FileMetaData  // by data file key: footer
-	rebases   int
-	floor     int // a version known to exist (the one we lost to)
+	// prefetched is the prefetch the publish started from, whose group
+	// manifests it takes once they are read (pendingGroups).
+	prefetched *Prefetch
+	footers    map[string]*metadata.FileMetaData // by data file key: footer
+	rebases    int
+	floor      int // a version known to exist (the one we lost to)
 	// firstWrite is when (Options.Now) the first manifest under the current
 	// snapshot id was written (zero: none yet).
 	firstWrite time.Time
