@@ -52,8 +52,9 @@ const (
 	// starts the history again at v1.
 	PlantPublisherProbesFromV1
 	// PlantReconcileKeepsMissingManifest makes a reconcile's listing of the
-	// manifests answer with the manifests operators deleted still there:
-	// it finds none damaged and carries a lost manifest on.
+	// manifests, and its reads of a group's manifest, answer with the
+	// manifests operators deleted still there: it finds none damaged and
+	// carries a lost manifest on.
 	PlantReconcileKeepsMissingManifest
 )
 
