@@ -160,7 +160,8 @@ func (t *Table) Merge(ctx context.Context, inputs []string, opts MergeOptions) (
 	if len(inputs) == 0 {
 		return res, fmt.Errorf("%w: merge: no input", ErrBadInput)
 	}
-	table, _, err := tablemeta.Read(ctx, t.st)
+	tr := readTable(ctx, t.st, opts.Commit) // tableschema.go: with the commit's retries
+	table, err := tr.t, tr.err
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		table = nil
@@ -196,8 +197,11 @@ func (t *Table) Merge(ctx context.Context, inputs []string, opts MergeOptions) (
 	if err := in.each(ctx, func(rec arrow.RecordBatch, _ int64) error { return planner.Add(rec) }); err != nil {
 		return res, err
 	}
-	dropDelete := !del.IsZero()
-	if table != nil && dropDelete {
+	// A delete marker that is no column of the table is not written; on a
+	// table without metadata yet every column but the routing ones is
+	// data (the first write decides the table's schema).
+	dropDelete := false
+	if table != nil && !del.IsZero() {
 		_, dataCol := table.Schema.Field(del.Column)
 		dropDelete = !dataCol
 	}
@@ -275,6 +279,7 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 	}
 	d := co.WithDefaults()
 	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay, Sleep: d.Sleep, Now: d.Clock}
+	unknown := false
 	for attempt := 0; ; attempt++ {
 		p, err := t.Partition(key)
 		if err == nil {
@@ -286,9 +291,17 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 		// A conflict re-derives from the new current generation; an
 		// unknown outcome too (a re-run settles it: same-run with a run
 		// id, identical without); a transient failure is retried.
-		again := errors.Is(err, ErrConflict) || errors.Is(err, ErrOutcomeUnknown) || IsRetryable(err)
+		// A generation past its grace period is never committed: a new
+		// attempt has a new one.
+		again := errors.Is(err, ErrConflict) || errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrStaleGeneration) || IsRetryable(err)
+		unknown = unknown || errors.Is(err, ErrOutcomeUnknown)
 		if !again || attempt >= maxRebases || ctx.Err() != nil {
 			pm.Err = fmt.Errorf("merge %s: %w", key, err)
+			if unknown && !errors.Is(err, ErrOutcomeUnknown) {
+				// An earlier attempt may have landed: say so, as its
+				// own error would have.
+				pm.Err = fmt.Errorf("merge %s: %w (and an earlier attempt: %w)", key, err, ErrOutcomeUnknown)
+			}
 			return pm
 		}
 		pm.Rebases++
