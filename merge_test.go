@@ -1,10 +1,10 @@
 package pswap_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -98,50 +100,37 @@ func readRows(t testing.TB, st store.Store, key string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr, err := file.NewParquetReader(strings.NewReader(string(data)))
+		pr, err := file.NewParquetReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
 		}
-		tbl, err := func() (any, error) {
-			fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-			if err != nil {
-				return nil, err
-			}
-			tb, err := fr.ReadTable(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer tb.Release()
-			names := []string{"order_id", "store", "amount"}
-			for i := range int(tb.NumRows()) {
-				var vals []string
-				for _, n := range names {
-					idx := tb.Schema().FieldIndices(n)
-					if len(idx) != 1 {
-						return nil, fmt.Errorf("%s: no column %s", f.Key, n)
-					}
-					col := tb.Column(idx[0]).Data()
-					// find chunk
-					off := i
-					for _, ch := range col.Chunks() {
-						if off < ch.Len() {
-							vals = append(vals, ch.ValueStr(off))
-							break
-						}
-						off -= ch.Len()
-					}
-				}
-				rows = append(rows, strings.Join(vals, "|"))
-			}
-			if tb.NumCols() != 3 {
-				return nil, fmt.Errorf("%s: %d columns, want 3 (%s)", f.Key, tb.NumCols(), tb.Schema())
-			}
-			return nil, nil
-		}()
-		_ = tbl
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 		if err != nil {
 			t.Fatal(err)
 		}
+		tb, err := fr.ReadTable(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb.NumCols() != 3 {
+			t.Fatalf("%s: %d columns, want 3 (%s)", f.Key, tb.NumCols(), tb.Schema())
+		}
+		var cols []arrow.Array
+		for _, n := range []string{"order_id", "store", "amount"} {
+			idx := tb.Schema().FieldIndices(n)
+			if len(idx) != 1 {
+				t.Fatalf("%s: no column %s", f.Key, n)
+			}
+			col, err := array.Concatenate(tb.Column(idx[0]).Data().Chunks(), memory.DefaultAllocator)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols = append(cols, col)
+		}
+		for i := range int(tb.NumRows()) {
+			rows = append(rows, cols[0].ValueStr(i)+"|"+cols[1].ValueStr(i)+"|"+cols[2].ValueStr(i))
+		}
+		tb.Release()
 	}
 	slices.Sort(rows)
 	return rows
@@ -382,7 +371,7 @@ func TestMergeConcurrent(t *testing.T) {
 			for i := range writers {
 				body := "dt,order_id,store,amount\n"
 				for _, day := range []string{"2026-11-27", "2026-11-28"} {
-					body += fmt.Sprintf("%s,%d,w%d,%d\n", day, 100+i*10+len(day)%7+boolInt(day == "2026-11-28"), i, i)
+					body += fmt.Sprintf("%s,%d,w%d,%d\n", day, 1000+i, i, i) // a key of its own in each day
 				}
 				in := writeFile(t, dir, fmt.Sprintf("w%d.csv", i), body)
 				wg.Go(func() {
@@ -413,12 +402,3 @@ func TestMergeConcurrent(t *testing.T) {
 		})
 	}
 }
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-var _ = io.EOF
