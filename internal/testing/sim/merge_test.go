@@ -2,6 +2,7 @@ package sim
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,27 +58,18 @@ func TestMergeSeeds(t *testing.T) {
 // mergeOutcomeKind classifies a merger's outcome line for the summary.
 func mergeOutcomeKind(o string) string {
 	switch {
-	case contains(o, "merged:") && !contains(o, "(0 rebases)"):
+	case strings.Contains(o, "merged:") && !strings.Contains(o, "(0 rebases)"):
 		return "rebased"
-	case contains(o, "merged:"):
+	case strings.Contains(o, "merged:"):
 		return "merged"
-	case contains(o, "same-run"):
+	case strings.Contains(o, "same-run"):
 		return "same-run"
-	case contains(o, "identical"):
+	case strings.Contains(o, "identical"):
 		return "identical"
-	case contains(o, "killed"):
+	case strings.Contains(o, "killed"):
 		return "killed"
-	case contains(o, "unknown"):
+	case strings.Contains(o, "unknown"):
 		return "unknown"
 	}
 	return "failed"
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
