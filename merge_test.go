@@ -208,6 +208,18 @@ func TestMerge(t *testing.T) {
 			if snap.Manifest.Kind != manifest.KindMerge || snap.Manifest.Parent != before["dt=2026-11-27"] {
 				t.Errorf("manifest kind %q parent %q", snap.Manifest.Kind, snap.Manifest.Parent)
 			}
+			// The audit tells the merge from the commits it follows.
+			rows, err := tbl.Audit(ctx, pswap.AuditOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]string{}
+			for _, r := range rows {
+				kinds[r.Generation] = string(r.Kind)
+			}
+			if kinds[snap.Manifest.Generation] != "merge" || kinds[before["dt=2026-11-27"]] != "commit" {
+				t.Errorf("audit kinds %v", kinds)
+			}
 			// The same run again: a no-op; without a run id: identical.
 			res, err = tbl.Merge(ctx, []string{in}, opts)
 			if err != nil {
