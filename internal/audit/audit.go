@@ -93,8 +93,11 @@ func (o Options) grace() time.Duration {
 // A merge is recognized here once its manifest records it: the one place
 // to wire it.
 func KindOf(m *manifest.Manifest) Kind {
-	if m.RollbackOf != "" {
+	switch {
+	case m.RollbackOf != "":
 		return KindRollback
+	case m.Kind == manifest.KindMerge:
+		return KindMerge
 	}
 	return KindCommit
 }

@@ -89,6 +89,8 @@ type Config struct {
 	Rollbacks  []ActorSpec
 	GCs        []GCSpec
 	Readers    []ReaderSpec
+	// Mergers run pswap.Table.Merge into one partition each (merge.go).
+	Mergers []MergeSpec
 	// Publish: the commits and rollbacks of these actors (1-based, in the
 	// order writers (a staged writer's committers right after it),
 	// rollbacks) are followed by a publisher of the Iceberg metadata
