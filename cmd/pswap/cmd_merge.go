@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -67,6 +68,7 @@ type mergeCmd struct {
 	maxRebases  int
 	parallel    int
 	mustExist   bool
+	publish     bool
 }
 
 func newMergeCmd(a *app) *cobra.Command {
@@ -90,6 +92,7 @@ func newMergeCmd(a *app) *cobra.Command {
 	fl.IntVar(&c.maxRebases, "max-rebases", 5, "attempts of a partition repeated after a conflict (re-derived from the new generation) or a transient failure, then exit 3")
 	fl.IntVar(&c.parallel, "parallel", 4, "partitions merged at once")
 	fl.BoolVar(&c.mustExist, "must-exist", false, "refuse to create a table (also: $"+envCreate+"=0)")
+	addPublishFlag(a, cmd, &c.publish)
 	return cmd
 }
 
@@ -119,6 +122,12 @@ type mergeJSON struct {
 	Unchanged  int             `json:"unchanged"`
 	Failed     int             `json:"failed"`
 	Exit       int             `json:"exit"`
+	// Published: the Iceberg metadata reflects every merged partition
+	// (each is published after the merge; false with --publish=false or
+	// when a publish failed: PublishError says why).
+	Published        bool   `json:"published"`
+	MetadataLocation string `json:"metadata_location,omitempty"`
+	PublishError     string `json:"publish_error,omitempty"`
 }
 
 func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
@@ -195,6 +204,9 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 			doc.Exit = max(doc.Exit, pj.Exit)
 			doc.Partitions = append(doc.Partitions, pj)
 		}
+		if c.publish {
+			c.publishMerged(ctx, t, res, &doc)
+		}
 		if c.json {
 			if err := printJSON(c.stdout, doc); err != nil {
 				return err
@@ -218,6 +230,39 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 		}
 		return nil
 	})
+}
+
+// publishMerged publishes each partition the merge committed or found
+// current (a lagging publish converges), one after another: a merge
+// touches a few partitions of a table that may have many, so each costs a
+// publish of its own (its group's manifest), never a reading of every
+// pointer. A failure is a warning; the merge stands.
+func (c *mergeCmd) publishMerged(ctx context.Context, t *pswap.Table, res pswap.MergeResult, doc *mergeJSON) {
+	var errs []string
+	for _, p := range res.Partitions {
+		if p.Err != nil {
+			continue
+		}
+		part, err := t.Partition(p.Partition)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		pub := part.Publish(ctx, p.Result, c.publishOptions(nil))
+		if pub.Err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", p.Partition, pub.Err))
+			continue
+		}
+		if pub.MetadataLocation != "" {
+			doc.MetadataLocation = pub.MetadataLocation
+		}
+	}
+	if len(errs) > 0 {
+		doc.PublishError = strings.Join(errs, "; ")
+		fmt.Fprintf(c.stderr, "pswap: warning: the merge stands, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", doc.PublishError)
+		return
+	}
+	doc.Published = doc.MetadataLocation != ""
 }
 
 // mergeInputs resolves the arguments to paths; standard input ("-") is
