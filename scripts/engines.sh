@@ -18,11 +18,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 REQUIREMENTS=integration/engines/requirements.txt
 ICEBERG_VERSION=1.12.0
+# Delta Lake for Spark 4.1 (delta-spark 4.1 is built on Spark 4.1.0).
+DELTA_VERSION=4.1.0
 JARS=(
 	"org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:$ICEBERG_VERSION"
 	"org.apache.iceberg:iceberg-aws-bundle:$ICEBERG_VERSION"
 	"org.xerial:sqlite-jdbc:3.50.3.0"
 	"org.postgresql:postgresql:42.7.14"
+	"io.delta:delta-spark_2.13:$DELTA_VERSION"
+	"io.delta:delta-storage:$DELTA_VERSION"
 )
 PYTHON="${PYTHON:-python3}"
 
@@ -47,7 +51,7 @@ install() {
 	"$PYTHON" -m venv "$dir/venv"
 	"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS" >&2 ||
 		die "pip install -r $REQUIREMENTS failed"
-	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg' ||
+	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg, deltalake, polars, duckdb_extension_delta' ||
 		die "the environment in $dir does not import its engines"
 
 	log "fetching the Iceberg jars"
