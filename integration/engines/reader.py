@@ -196,6 +196,9 @@ def spark():
                 "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions,io.delta.sql.DeltaSparkSessionExtension",
             )
             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+            # Delta's log replay: 50 tasks a snapshot by default, which
+            # costs seconds a read on 2 cores.
+            .config("spark.databricks.delta.snapshotPartitions", "2")
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.sql.session.timeZone", "UTC")
