@@ -129,13 +129,22 @@ func EncodeCommit(actions []Action) ([]byte, error) {
 		case a.Protocol != nil:
 			name, v = "protocol", a.Protocol
 		case a.Metadata != nil:
-			name, v = "metaData", a.Metadata
+			// The protocol's non-nullable collections as empty, not null.
+			m := *a.Metadata
+			m.PartitionColumns = nonNil(m.PartitionColumns)
+			m.Configuration = nonNilMap(m.Configuration)
+			m.Format.Options = nonNilMap(m.Format.Options)
+			name, v = "metaData", &m
 		case a.Txn != nil:
 			name, v = "txn", a.Txn
 		case a.Remove != nil:
 			name, v = "remove", a.Remove
 		case a.Add != nil:
-			name, v = "add", a.Add
+			ad := *a.Add
+			if ad.PartitionValues == nil {
+				ad.PartitionValues = map[string]*string{}
+			}
+			name, v = "add", &ad
 		default:
 			return nil, fmt.Errorf("%w: action %d has no content", ErrInvalid, i)
 		}
@@ -215,6 +224,8 @@ func decodeLine(line []byte) (Action, error) {
 			if len(top[name]) == 0 || top[name][0] != '{' {
 				r.Fail(name, "must be an object")
 			}
+		case "":
+			r.Fail(name, "an action without a name")
 		default:
 			a.Other = name
 		}
@@ -365,7 +376,9 @@ func decodeMetadata(o *strictjson.Reader) *Metadata {
 	if f := o.Object("format", true); f != nil {
 		m.Format = Format{Provider: str(f, "provider", true), Options: stringMap(f, "options")}
 	}
-	m.PartitionColumns = o.Strings("partitionColumns", MaxMapEntries)
+	if !o.Null("partitionColumns") {
+		m.PartitionColumns = o.Strings("partitionColumns", MaxMapEntries)
+	}
 	return m
 }
 
@@ -387,4 +400,18 @@ func decodeProtocol(o *strictjson.Reader) *Protocol {
 		o.Fail("minReaderVersion", "versions start at 1 (%d, %d)", p.MinReaderVersion, p.MinWriterVersion)
 	}
 	return p
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
