@@ -280,3 +280,45 @@ func TestDeltaConcurrentCommits(t *testing.T) {
 		}
 	})
 }
+
+// TestReadmeDeltaSnippets runs the README's Delta Lake snippets on a table
+// committed with --delta: each prints the rows of dt=2026-11-28.
+func TestReadmeDeltaSnippets(t *testing.T) {
+	snippets := readmeSnippets(t, "delta-snippet")
+	if len(snippets) != 4 {
+		t.Fatalf("README has %d Delta snippets, want deltalake, polars, duckdb and spark", len(snippets))
+	}
+	dir, err := enginesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &table{t: t, store: "file", dir: t.TempDir()}
+	tb.url = filepath.Join(tb.dir, "sales")
+	tb.root = tb.url
+	data := filepath.Join(repoRoot(), "examples", "data")
+	for _, d := range []string{"2026-11-27", "2026-11-28"} {
+		tb.run("commit", "--delta", "--partition", "dt="+d, filepath.Join(data, "sales", d+".csv"))
+	}
+	tb.run("commit", "--delta", "--partition", "dt=2026-11-28", filepath.Join(data, "sales-corrected"))
+	var files struct {
+		Files []fileEntry `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(tb.run("files", "--partition", "dt=2026-11-28", "--format", "json")), &files); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, f := range files.Files {
+		want += f.Rows
+	}
+	home := duckHome(t)
+	py := filepath.Join(dir, "venv", "bin", "python")
+	jars := engineJars(dir)
+	for _, name := range []string{"deltalake", "polars", "duckdb", "spark"} {
+		t.Run(name, func(t *testing.T) {
+			prelude := fmt.Sprintf("table = %q\njars = %q\n", tb.root, strings.Join(jars, ","))
+			if got := runPython(t, py, prelude+snippets[name], "HOME="+home); got != fmt.Sprint(want) {
+				t.Errorf("the README's %s snippet printed %q, want %d (the rows pswap lists for dt=2026-11-28)", name, got, want)
+			}
+		})
+	}
+}
