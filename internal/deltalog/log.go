@@ -89,7 +89,7 @@ func readCommit(ctx context.Context, st store.Store, v int64) ([]Action, error) 
 	}
 	acts, err := DecodeCommit(data)
 	if err != nil {
-		return nil, fmt.Errorf("Delta log version %d: %w", v, err)
+		return nil, fmt.Errorf("log version %d: %w", v, err)
 	}
 	return acts, nil
 }

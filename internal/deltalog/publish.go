@@ -38,7 +38,7 @@ var (
 	ErrForeign = errkind.New("the Delta table was changed by another writer", errkind.ErrPermanent)
 	// ErrContention: the publish lost the race for the next version more
 	// often than Options.MaxAttempts allows. Publishing again converges.
-	ErrContention = errors.New("Delta publish kept losing the race for the next log version")
+	ErrContention = errors.New("the Delta publish kept losing the race for the next log version")
 	// ErrNoTable: the table has no table.json (nothing was committed with a
 	// pswap that records the schema), which a Delta log needs.
 	ErrNoTable = errkind.New("the table has no _pswap/table.json, which the Delta log's schema comes from", errkind.ErrNotFound)

@@ -136,7 +136,9 @@ func TestConcurrentPublishersEveryPartitionVisible(t *testing.T) {
 	commit(t, tbl, "dt=2026-11-01", "first", sale{0, "x", 0})
 	var wg sync.WaitGroup
 	for i := range 8 {
-		wg.Go(func() { commit(t, tbl, fmt.Sprintf("dt=2026-11-%02d", 2+i), fmt.Sprintf("run-%d", i), sale{int64(i), "x", 1}) })
+		wg.Go(func() {
+			commit(t, tbl, fmt.Sprintf("dt=2026-11-%02d", 2+i), fmt.Sprintf("run-%d", i), sale{int64(i), "x", 1})
+		})
 	}
 	wg.Wait()
 	s, got := current(t, st)
