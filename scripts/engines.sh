@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The engines that judge pswap's tables (integration/engines): a Python
-# virtual environment with PyIceberg, DuckDB and its iceberg/httpfs/avro
-# extension packages and PySpark, and the Iceberg jars Spark loads, all
-# pinned, installed once per machine and reused while their pins are
-# unchanged.
+# virtual environment with PyIceberg, DuckDB and its iceberg/httpfs/avro/
+# delta extension packages, delta-rs (deltalake), Polars and PySpark, and
+# the Iceberg and Delta Lake jars Spark loads, all pinned, installed once
+# per machine and reused while their pins are unchanged.
 #
 #   scripts/engines.sh        install (or reuse); prints the engines folder
 #
 # The folder holds venv/ (the Python environment) and jars/ (the Iceberg
-# Spark runtime and the Iceberg AWS bundle for S3FileIO). Tests find it
+# Spark runtime, the Iceberg AWS bundle for S3FileIO, delta-spark and
+# delta-storage). Tests find it
 # through $PSWAP_ENGINES, which scripts/test.sh sets from this script's
 # output. Java comes from $JAVA_HOME or the java on PATH (17 or newer).
 #

@@ -40,7 +40,12 @@ A current snapshot written by another engine (a Spark INSERT) is refused,
 naming it and how to recover.
 
 Spark, Trino, DuckDB (iceberg_scan) and pyiceberg read the table from the
-printed metadata location (see the README, "Iceberg").`,
+printed metadata location (see the README, "Iceberg").
+
+With --delta (or $PSWAP_DELTA=1) it also brings the table's Delta Lake log
+(<table>/_delta_log/) up to date, creating it on a table that has none:
+delta-rs, Polars, DuckDB (delta_scan) and Spark read the table's folder as
+a Delta table (see the README, "Delta Lake").`,
 		Example: `  pswap publish --table s3://lake/sales
   duckdb -c "SELECT count(*) FROM iceberg_scan('$(pswap publish --table s3://lake/sales --json | jq -r .metadata_location)')"`,
 		Args: cobra.NoArgs,
