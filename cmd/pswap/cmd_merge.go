@@ -204,7 +204,7 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 			doc.Exit = max(doc.Exit, pj.Exit)
 			doc.Partitions = append(doc.Partitions, pj)
 		}
-		if c.publish {
+		if c.publish || c.delta {
 			c.publishMerged(ctx, t, res, &doc)
 		}
 		if c.json {
@@ -233,10 +233,12 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 }
 
 // publishMerged publishes each partition the merge committed or found
-// current (a lagging publish converges), one after another: a merge
-// touches a few partitions of a table that may have many, so each costs a
-// publish of its own (its group's manifest), never a reading of every
-// pointer. A failure is a warning; the merge stands.
+// current (a lagging publish converges), one after another, as commit
+// publishes its partition (publishAfter: the Iceberg metadata, and the
+// Delta log with --delta): a merge touches a few partitions of a table
+// that may have many, so each costs a publish of its own (its group's
+// manifest), never a reading of every pointer. A failure is a warning;
+// the merge stands.
 func (c *mergeCmd) publishMerged(ctx context.Context, t *pswap.Table, res pswap.MergeResult, doc *mergeJSON) {
 	var errs []string
 	for _, p := range res.Partitions {
@@ -248,7 +250,7 @@ func (c *mergeCmd) publishMerged(ctx context.Context, t *pswap.Table, res pswap.
 			errs = append(errs, err.Error())
 			continue
 		}
-		pub := part.Publish(ctx, p.Result, c.publishOptions(nil))
+		pub := c.publishAfter(ctx, c.publish, part, p.Result, nil, nil)
 		if pub.Err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", p.Partition, pub.Err))
 			continue
@@ -259,7 +261,6 @@ func (c *mergeCmd) publishMerged(ctx context.Context, t *pswap.Table, res pswap.
 	}
 	if len(errs) > 0 {
 		doc.PublishError = strings.Join(errs, "; ")
-		fmt.Fprintf(c.stderr, "pswap: warning: the merge stands, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", doc.PublishError)
 		return
 	}
 	doc.Published = doc.MetadataLocation != ""
