@@ -412,7 +412,14 @@ func (c *Catalog) Current(ctx context.Context) (string, error) {
 // the namespace first when asked to.
 func (c *Catalog) Register(ctx context.Context, loc string) error {
 	body := map[string]any{"name": c.cfg.Table, "metadata-location": loc}
-	err := c.do(ctx, http.MethodPost, c.nsPath()+"/register", body, nil)
+	// Some catalogs (a JDBC-backed one) register a table in a namespace
+	// that does not exist: ask first.
+	err := c.do(ctx, http.MethodHead, c.nsPath(), nil, nil)
+	if missing, _ := notFound(err); missing {
+		err = &apiError{status: 404, typ: "NoSuchNamespaceException"}
+	} else if err == nil {
+		err = c.do(ctx, http.MethodPost, c.nsPath()+"/register", body, nil)
+	}
 	if missing, ns := notFound(err); missing && ns {
 		if !c.cfg.CreateNamespace {
 			return fmt.Errorf("%w: %q (create it, or add create-namespace=true to the catalog URL): %w",
@@ -422,9 +429,6 @@ func (c *Catalog) Register(ctx context.Context, loc string) error {
 			return err
 		}
 		err = c.do(ctx, http.MethodPost, c.nsPath()+"/register", body, nil)
-	}
-	if errors.Is(err, lakehouse.ErrCatalogConflict) {
-		return fmt.Errorf("register the table: %w", err)
 	}
 	if err != nil {
 		return fmt.Errorf("register the table: %w", err)
