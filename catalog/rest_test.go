@@ -1,10 +1,8 @@
 package catalog_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -88,50 +86,6 @@ func openREST(t testing.TB, srv *testenv.RESTServer, ns, extra string, o catalog
 	return c, cnt
 }
 
-// restTableJSON is the catalog's table, as its LoadTable reply has it.
-type restTableJSON struct {
-	MetadataLocation string `json:"metadata-location"`
-	Metadata         struct {
-		UUID              string            `json:"table-uuid"`
-		Location          string            `json:"location"`
-		Properties        map[string]string `json:"properties"`
-		CurrentSnapshotID *int64            `json:"current-snapshot-id"`
-		Snapshots         []struct {
-			ID       int64  `json:"snapshot-id"`
-			Parent   *int64 `json:"parent-snapshot-id"`
-			Sequence int64  `json:"sequence-number"`
-		} `json:"snapshots"`
-		SnapshotLog []struct {
-			ID int64 `json:"snapshot-id"`
-		} `json:"snapshot-log"`
-	} `json:"metadata"`
-}
-
-// loadREST reads ns.sales from the server, independently of restcat (nil:
-// no such table).
-func loadREST(t testing.TB, srv *testenv.RESTServer, ns string) *restTableJSON {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, srv.URI+"/v1/namespaces/"+ns+"/tables/sales", nil)
-	req.Header.Set("Authorization", "Bearer "+srv.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusNotFound {
-		return nil
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("load %s.sales: %d %s", ns, resp.StatusCode, body)
-	}
-	var tj restTableJSON
-	if err := json.Unmarshal(body, &tj); err != nil {
-		t.Fatal(err)
-	}
-	return &tj
-}
-
 // versionDoc reads pswap's version at loc from the table's store.
 func versionDoc(t testing.TB, st store.Store, loc string) *lakehouse.Metadata {
 	t.Helper()
@@ -148,12 +102,11 @@ func versionDoc(t testing.TB, st store.Store, loc string) *lakehouse.Metadata {
 }
 
 // checkReflects checks that the catalog's table is pswap's version loc:
-// the property, the current snapshot, the same snapshots, and a snapshot
-// log whose every entry descends from the one before (linear: a commit
-// that took several pswap versions at once logs only the last snapshot).
-func checkReflects(t testing.TB, srv *testenv.RESTServer, ns string, st store.Store, loc string) *restTableJSON {
+// the property, the current snapshot, the same snapshots, and a linear
+// snapshot log.
+func checkReflects(t testing.TB, srv *testenv.RESTServer, ns string, st store.Store, loc string) *testenv.RESTTable {
 	t.Helper()
-	tj := loadREST(t, srv, ns)
+	tj := srv.Table(t, ns, "sales")
 	if tj == nil {
 		t.Fatalf("the catalog has no table %s.sales", ns)
 	}
@@ -168,26 +121,15 @@ func checkReflects(t testing.TB, srv *testenv.RESTServer, ns string, st store.St
 	for _, s := range m.Snapshots() {
 		want = append(want, s.SnapshotID)
 	}
-	parents := map[int64]*int64{}
 	for _, s := range tj.Metadata.Snapshots {
 		got = append(got, s.ID)
-		parents[s.ID] = s.Parent
 	}
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(want, got) {
 		t.Fatalf("the catalog's snapshots %v, pswap's %v", got, want)
 	}
-	for i := 1; i < len(tj.Metadata.SnapshotLog); i++ {
-		id, want := tj.Metadata.SnapshotLog[i].ID, tj.Metadata.SnapshotLog[i-1].ID
-		for id != want {
-			p := parents[id]
-			if p == nil {
-				t.Fatalf("the catalog's history is not linear at %d: %+v", i, tj.Metadata.SnapshotLog)
-			}
-			id = *p
-		}
-	}
+	tj.CheckLinear(t)
 	return tj
 }
 
@@ -236,7 +178,7 @@ func TestRESTRefusals(t *testing.T) {
 		!strings.Contains(pub.Err.Error(), ns) {
 		t.Fatalf("a missing namespace: %+v", pub)
 	}
-	if loadREST(t, srv, ns) != nil {
+	if srv.Table(t, ns, "sales") != nil {
 		t.Fatal("a refused registration registered the table")
 	}
 
@@ -252,7 +194,7 @@ func TestRESTRefusals(t *testing.T) {
 			t.Fatalf("wrong %s: %+v %v", name, r, err)
 		}
 	}
-	if loadREST(t, srv, ns) != nil {
+	if srv.Table(t, ns, "sales") != nil {
 		t.Fatal("refused credentials registered the table")
 	}
 
@@ -266,13 +208,13 @@ func TestRESTRefusals(t *testing.T) {
 
 	// Another pswap table under the same name: refused, nothing changed.
 	other := pswap.NewTable(testenv.S3(t))
-	before := loadREST(t, srv, ns)
+	before := srv.Table(t, ns, "sales")
 	cat, _ = openREST(t, srv, ns, "", catalog.Options{})
 	pub = commitPart(t, other, "dt=2026-01-01", 3, lakehouse.Options{Catalog: cat})
 	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalogForeign) {
 		t.Fatalf("a foreign table of that name: %+v", pub)
 	}
-	if after := loadREST(t, srv, ns); after.MetadataLocation != before.MetadataLocation {
+	if after := srv.Table(t, ns, "sales"); after.MetadataLocation != before.MetadataLocation {
 		t.Fatalf("the foreign table was changed: %s -> %s", before.MetadataLocation, after.MetadataLocation)
 	}
 }

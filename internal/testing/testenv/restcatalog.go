@@ -2,7 +2,11 @@ package testenv
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,4 +152,75 @@ func startREST() (*RESTServer, error) {
 // CatalogURL is pswap's --catalog URL of table ns.table on the server.
 func (s *RESTServer) CatalogURL(ns, table, extra string) string {
 	return "rest+" + s.URI + "/?namespace=" + ns + "&table=" + table + extra
+}
+
+// RESTTable is a table as the REST catalog's LoadTable reply has it.
+type RESTTable struct {
+	MetadataLocation string `json:"metadata-location"`
+	Metadata         struct {
+		UUID              string            `json:"table-uuid"`
+		Location          string            `json:"location"`
+		Properties        map[string]string `json:"properties"`
+		CurrentSnapshotID *int64            `json:"current-snapshot-id"`
+		Snapshots         []struct {
+			ID     int64  `json:"snapshot-id"`
+			Parent *int64 `json:"parent-snapshot-id"`
+		} `json:"snapshots"`
+		SnapshotLog []struct {
+			ID int64 `json:"snapshot-id"`
+		} `json:"snapshot-log"`
+	} `json:"metadata"`
+}
+
+// Table reads ns.name from the server with plain HTTP, independently of
+// pswap's client (nil: no such table).
+func (s *RESTServer) Table(t testing.TB, ns, name string) *RESTTable {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.URI+"/v1/namespaces/"+url.PathEscape(ns)+"/tables/"+url.PathEscape(name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("load %s.%s: %d %s", ns, name, resp.StatusCode, body)
+	}
+	var rt RESTTable
+	if err := json.Unmarshal(body, &rt); err != nil {
+		t.Fatal(err)
+	}
+	return &rt
+}
+
+// CheckLinear checks that every entry of the table's snapshot log descends
+// from the one before: its history only moved forward (a commit that took
+// several pswap versions at once logs only the last snapshot).
+func (rt *RESTTable) CheckLinear(t testing.TB) {
+	t.Helper()
+	parents := map[int64]*int64{}
+	for _, s := range rt.Metadata.Snapshots {
+		parents[s.ID] = s.Parent
+	}
+	log := rt.Metadata.SnapshotLog
+	for i := 1; i < len(log); i++ {
+		id := log[i].ID
+		for id != log[i-1].ID {
+			p := parents[id]
+			if p == nil {
+				t.Fatalf("the catalog's history is not linear at entry %d: %+v", i, log)
+			}
+			id = *p
+		}
+	}
 }
