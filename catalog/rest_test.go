@@ -292,3 +292,53 @@ func TestRESTConcurrentPublishers(t *testing.T) {
 	t.Logf("%d writers: all published in %v, %d rebases, latest version %d, %d catalog requests, %d commits, %d conflicts (409), %d snapshots in the catalog",
 		n, elapsed.Round(time.Millisecond), rebases.Load(), v, requests, commits, conflicts, len(tj.Metadata.Snapshots))
 }
+
+// TestRESTExpiry: an expiry with the catalog commits the removal of the
+// snapshots it expires (remove-snapshots) before it deletes metadata; the
+// catalog's own metadata files in the table's metadata/ folder are never
+// deleted. (The expiry runs on a clock two days ahead, which the server's
+// own clock then refuses for a later commit: no publish follows here.)
+func TestRESTExpiry(t *testing.T) {
+	srv := testenv.RESTCatalog(t)
+	ns := restNamespace()
+	st := testenv.S3(t)
+	tb := pswap.NewTable(st)
+	cat, _ := openREST(t, srv, ns, "&create-namespace=true", catalog.Options{})
+	opts := lakehouse.Options{Catalog: cat}
+	var last pswap.Publication
+	for i, part := range []string{"dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-01"} {
+		if last = commitPart(t, tb, part, 3+i, opts); !last.Published {
+			t.Fatal(last.Err)
+		}
+	}
+	before := checkReflects(t, srv, ns, st, last.MetadataLocation)
+	if len(before.Metadata.Snapshots) != 3 {
+		t.Fatalf("%d snapshots before the expiry", len(before.Metadata.Snapshots))
+	}
+	later := time.Now().Add(48 * time.Hour)
+	res, err := lakehouse.Expire(ctx, st, lakehouse.ExpireOptions{Retention: time.Hour, MinAge: time.Minute,
+		Now: func() time.Time { return later }, Catalog: cat})
+	if err != nil || len(res.Expired) != 2 || res.Version != 4 || len(res.Deleted) == 0 {
+		t.Fatalf("expire: %+v %v", res, err)
+	}
+	loc, _, err := lakehouse.Latest(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := checkReflects(t, srv, ns, st, loc)
+	if len(after.Metadata.Snapshots) != 1 {
+		t.Fatalf("the catalog keeps %d snapshots after the expiry", len(after.Metadata.Snapshots))
+	}
+	// The catalog's metadata files are the catalog's: never deleted.
+	for _, m := range []string{before.MetadataLocation, after.MetadataLocation} {
+		i := strings.Index(m, "/"+lakehouse.MetadataDir+"/")
+		if _, err := st.Stat(ctx, m[i+1:]); err != nil {
+			t.Fatalf("the catalog's metadata file %s: %v", m, err)
+		}
+		for _, d := range res.Deleted {
+			if strings.HasSuffix(m, "/"+d) {
+				t.Fatalf("the expiry deleted the catalog's %s", d)
+			}
+		}
+	}
+}
