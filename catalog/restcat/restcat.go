@@ -126,6 +126,9 @@ type apiError struct {
 
 func (e *apiError) Error() string {
 	s := fmt.Sprintf("HTTP %d", e.status)
+	if e.status == 401 || e.status == 403 {
+		s = ErrUnauthorized.Error() + ": " + s
+	}
 	if e.typ != "" {
 		s += " " + e.typ
 	}
@@ -236,7 +239,9 @@ func (c *Catalog) send(ctx context.Context, method, u string, in, out any, auth 
 		return fmt.Errorf("%s %s: %w: a reply of more than %d bytes", method, redactPath(u), ErrProtocol, maxBody)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("%s %s: %w", method, redactPath(u), errorReply(resp.StatusCode, data))
+		e := errorReply(resp.StatusCode, data)
+		e.msg = c.scrub(e.msg)
+		return fmt.Errorf("%s %s: %w", method, redactPath(u), e)
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -244,6 +249,23 @@ func (c *Catalog) send(ctx context.Context, method, u string, in, out any, auth 
 		}
 	}
 	return nil
+}
+
+// scrub replaces the secrets the client holds in a server's words (a
+// server may quote the request it refuses).
+func (c *Catalog) scrub(s string) string {
+	c.mu.Lock()
+	secrets := []string{c.token, c.cfg.Token, c.cfg.Credential}
+	c.mu.Unlock()
+	if _, secret, ok := strings.Cut(c.cfg.Credential, ":"); ok {
+		secrets = append(secrets, secret)
+	}
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+	}
+	return s
 }
 
 // redactPath drops a URL's userinfo and query from an error's text.
