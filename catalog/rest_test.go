@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -341,4 +344,67 @@ func TestRESTExpiry(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRESTLostReply: a commit whose reply is lost after the catalog took
+// it (a proxy forwards it, then answers 502) is settled by reading the
+// table back: published, never sent again; a commit the catalog never saw
+// (503) fails the publication without a resend, and the next publish
+// converges.
+func TestRESTLostReply(t *testing.T) {
+	srv := testenv.RESTCatalog(t)
+	ns := restNamespace()
+	st := testenv.S3(t)
+	tb := pswap.NewTable(st)
+	target, err := url.Parse(srv.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mode atomic.Value
+	mode.Store("")
+	var commits atomic.Int64
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/tables/sales") {
+			commits.Add(1)
+			switch mode.Load() {
+			case "lost":
+				proxy.ServeHTTP(httptest.NewRecorder(), r)
+				http.Error(w, "bad gateway", http.StatusBadGateway)
+				return
+			case "down":
+				http.Error(w, "unavailable", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	fsrv := *srv
+	fsrv.URI = front.URL
+	cat, _ := openREST(t, &fsrv, ns, "&create-namespace=true", catalog.Options{})
+	opts := lakehouse.Options{Catalog: cat}
+	if pub := commitPart(t, tb, "dt=2026-01-01", 2, opts); !pub.Published {
+		t.Fatal(pub.Err)
+	}
+
+	mode.Store("lost")
+	commits.Store(0)
+	pub := commitPart(t, tb, "dt=2026-01-02", 3, opts)
+	if !pub.Published || pub.Err != nil || commits.Load() != 1 {
+		t.Fatalf("a commit whose reply was lost: %+v, %d commits sent", pub, commits.Load())
+	}
+	checkReflects(t, srv, ns, st, pub.MetadataLocation)
+
+	mode.Store("down")
+	commits.Store(0)
+	pub = commitPart(t, tb, "dt=2026-01-03", 4, opts)
+	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || commits.Load() != 1 {
+		t.Fatalf("a commit refused with 503: %+v, %d commits sent", pub, commits.Load())
+	}
+	mode.Store("")
+	if r, err := tb.Publish(ctx, opts); err != nil || r.Changed {
+		t.Fatalf("publish after the outage: %+v %v", r, err)
+	}
+	checkReflects(t, srv, ns, st, pub.MetadataLocation)
 }
