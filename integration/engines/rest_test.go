@@ -185,3 +185,56 @@ func TestRESTCatalogDown(t *testing.T) {
 	}
 	sameRows(t, "pyiceberg by name after the catalog came back", got, want)
 }
+
+// TestReadmeRESTSnippets runs the README's REST catalog snippets (each a
+// block after a "<!-- rest-snippet: NAME -->" line) as a user would, with
+// the REST catalog server's URI for http://localhost:8181, a fresh MinIO
+// table for s3://bucket/lake/sales and a namespace of the test's own for
+// db: the shell one commits a day of the quick start's sales (pswap on
+// PATH), then PyIceberg's, DuckDB's and Spark's read it by name and print
+// its rows, which must be the CSV's.
+func TestReadmeRESTSnippets(t *testing.T) {
+	srv := testenv.RESTCatalog(t)
+	c := newRESTCatalog(t, srv)
+	tb := s3Table(t)
+	data := t.TempDir()
+	snippets := readmeSnippets(t, "rest-snippet")
+	if len(snippets) != 4 {
+		t.Fatalf("README has %d REST catalog snippets, want sh, pyiceberg, duckdb and spark", len(snippets))
+	}
+	for name, code := range snippets {
+		code = strings.ReplaceAll(code, "http://localhost:8181", srv.URI)
+		code = strings.ReplaceAll(code, "s3://bucket/lake/sales", tb.url)
+		code = strings.ReplaceAll(code, "namespace=db&", "namespace="+c.ns+"&")
+		snippets[name] = strings.ReplaceAll(code, "lake.db.sales", "lake."+c.ns+".sales")
+		snippets[name] = strings.ReplaceAll(snippets[name], `"db.sales"`, `"`+c.ns+`.sales"`)
+	}
+	csv, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "data", "sales", "2026-11-28.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "sales.csv"), csv, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(strings.Count(strings.TrimSpace(string(csv)), "\n")) // rows after the header
+	sh := exec.Command("bash", "-euo", "pipefail", "-c", snippets["sh"])
+	sh.Dir = data
+	sh.Env = append(os.Environ(), "PATH="+filepath.Dir(pswapBin(t))+":"+os.Getenv("PATH"), "AWS_EC2_METADATA_DISABLED=true")
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the README's shell snippet: %v\n%s", err, out)
+	}
+	dir, err := enginesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jars := engineJars(dir)
+	home := duckHome(t)
+	for _, name := range []string{"pyiceberg", "duckdb", "spark"} {
+		t.Run(name, func(t *testing.T) {
+			py := filepath.Join(dir, "venv", "bin", "python")
+			if got := runPython(t, py, fmt.Sprintf("jars = %q\n", strings.Join(jars, ","))+snippets[name], "HOME="+home); got != want {
+				t.Errorf("the README's %s snippet printed %q, want %s (the rows of the committed CSV)", name, got, want)
+			}
+		})
+	}
+}
