@@ -97,10 +97,10 @@ func restConfig(u *url.URL) (Config, error) {
 		return Config{}, err
 	}
 	if q.Has(paramCatalog) {
-		return Config{}, fmt.Errorf("%w: a REST catalog URL names its catalog by warehouse=..., not catalog=...", ErrBadURL)
+		return Config{}, fmt.Errorf("%w: a REST catalog URL names its catalog by warehouse=W, not by catalog=", ErrBadURL)
 	}
 	if u.Opaque != "" || u.Host == "" {
-		return Config{}, fmt.Errorf("%w: %s://host[:port][/path]?namespace=...&table=...", ErrBadURL, u.Scheme)
+		return Config{}, fmt.Errorf("%w: the form is %s://host[:port][/path]?namespace=NS&table=T (no host given)", ErrBadURL, u.Scheme)
 	}
 	if u.User != nil {
 		return Config{}, fmt.Errorf("%w: a REST catalog URL takes no user or password: give a token in $%s or client credentials in $%s",
