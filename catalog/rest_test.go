@@ -222,33 +222,6 @@ func TestRESTRefusals(t *testing.T) {
 	}
 }
 
-// TestRESTCatalogDown: a catalog that is down fails the publication, not
-// the commit; once it is up, the next publish converges.
-func TestRESTCatalogDown(t *testing.T) {
-	srv := testenv.NewRESTCatalog(t)
-	ns := restNamespace()
-	st := testenv.S3(t)
-	tb := pswap.NewTable(st)
-	cat, _ := openREST(t, srv, ns, "&create-namespace=true", catalog.Options{})
-	opts := lakehouse.Options{Catalog: cat}
-	first := commitPart(t, tb, "dt=2026-01-01", 4, opts)
-	if !first.Published {
-		t.Fatal(first.Err)
-	}
-	srv.Down(t)
-	pub := commitPart(t, tb, "dt=2026-01-02", 5, opts)
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || pub.MetadataLocation == "" || pub.Version != 2 {
-		t.Fatalf("a publish to a catalog that is down: %+v", pub)
-	}
-	t.Logf("catalog down: %v", pub.Err)
-	srv.Up(t)
-	r, err := tb.Publish(ctx, opts)
-	if err != nil || r.Changed {
-		t.Fatalf("publish with the catalog up: %+v %v", r, err)
-	}
-	checkReflects(t, srv, ns, st, pub.MetadataLocation)
-}
-
 // TestRESTConcurrentPublishers: 16 writers, each with its own catalog
 // client, commit and publish a partition each at once. Every one is
 // published, the catalog reflects the latest version exactly, and its
