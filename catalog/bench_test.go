@@ -23,28 +23,7 @@ func BenchmarkPublish1000(b *testing.B) {
 	const n = 1000
 	dir := b.TempDir()
 	tb := openTable(b, dir)
-	g := errgroup.Group{}
-	g.SetLimit(8)
-	for i := range n {
-		g.Go(func() error {
-			p, err := tb.Partition(fmt.Sprintf("dt=%04d-01-01", 1000+i))
-			if err != nil {
-				return err
-			}
-			w, err := p.Begin(ctx, pswap.WriteOptions{})
-			if err != nil {
-				return err
-			}
-			if err := pswap.Write(w, sale{ID: int64(i)}); err != nil {
-				return err
-			}
-			_, err = w.Commit(ctx)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	commitPartitions(b, tb, n, 8)
 	if _, err := tb.Publish(ctx, lakehouse.Options{}); err != nil {
 		b.Fatal(err)
 	}
@@ -95,6 +74,34 @@ func BenchmarkPublish1000(b *testing.B) {
 	}
 }
 
+// commitPartitions commits one row to each of n partitions of tb,
+// parallel at once.
+func commitPartitions(b *testing.B, tb *pswap.Table, n, parallel int) {
+	b.Helper()
+	g := errgroup.Group{}
+	g.SetLimit(parallel)
+	for i := range n {
+		g.Go(func() error {
+			p, err := tb.Partition(fmt.Sprintf("dt=%04d-01-01", 1000+i))
+			if err != nil {
+				return err
+			}
+			w, err := p.Begin(ctx, pswap.WriteOptions{})
+			if err != nil {
+				return err
+			}
+			if err := pswap.Write(w, sale{ID: int64(i)}); err != nil {
+				return err
+			}
+			_, err = w.Commit(ctx)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkCatalogCommit: what a catalog adds to a publish, alone: the
 // SELECT of the table's row and the compare-and-swap UPDATE, on an open
 // connection (a pswap process also opens one: TCP and authentication for
@@ -136,28 +143,7 @@ func BenchmarkPublish1000REST(b *testing.B) {
 	const n = 1000
 	srv := testenv.RESTCatalog(b)
 	tb := pswap.NewTable(testenv.S3(b))
-	g := errgroup.Group{}
-	g.SetLimit(16)
-	for i := range n {
-		g.Go(func() error {
-			p, err := tb.Partition(fmt.Sprintf("dt=%04d-01-01", 1000+i))
-			if err != nil {
-				return err
-			}
-			w, err := p.Begin(ctx, pswap.WriteOptions{})
-			if err != nil {
-				return err
-			}
-			if err := pswap.Write(w, sale{ID: int64(i)}); err != nil {
-				return err
-			}
-			_, err = w.Commit(ctx)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	commitPartitions(b, tb, n, 16)
 	cat, cnt := openREST(b, srv, restNamespace(), "&create-namespace=true", catalog.Options{})
 	if _, err := tb.Publish(ctx, lakehouse.Options{Catalog: cat}); err != nil {
 		b.Fatal(err)

@@ -360,8 +360,8 @@ func (c *Catalog) fetchToken(ctx context.Context) error {
 	return nil
 }
 
-// nsPath is /v1/{prefix}/namespaces/{ns}.
-func (c *Catalog) nsPath() string {
+// namespacesPath is /v1/{prefix}/namespaces.
+func (c *Catalog) namespacesPath() string {
 	c.mu.Lock()
 	prefix := c.prefix
 	c.mu.Unlock()
@@ -369,7 +369,12 @@ func (c *Catalog) nsPath() string {
 	if prefix != "" {
 		p += escapeSegments(prefix) + "/"
 	}
-	return p + "namespaces/" + url.PathEscape(strings.Join(c.cfg.Namespace, "\x1f"))
+	return p + "namespaces"
+}
+
+// nsPath is /v1/{prefix}/namespaces/{ns}.
+func (c *Catalog) nsPath() string {
+	return c.namespacesPath() + "/" + url.PathEscape(strings.Join(c.cfg.Namespace, "\x1f"))
 }
 
 func escapeSegments(p string) string {
@@ -459,14 +464,7 @@ func (c *Catalog) Register(ctx context.Context, loc string) error {
 }
 
 func (c *Catalog) createNamespace(ctx context.Context) error {
-	c.mu.Lock()
-	prefix := c.prefix
-	c.mu.Unlock()
-	p := "/v1/"
-	if prefix != "" {
-		p += escapeSegments(prefix) + "/"
-	}
-	err := c.do(ctx, http.MethodPost, p+"namespaces", map[string]any{"namespace": c.cfg.Namespace}, nil)
+	err := c.do(ctx, http.MethodPost, c.namespacesPath(), map[string]any{"namespace": c.cfg.Namespace}, nil)
 	if err != nil && !errors.Is(err, lakehouse.ErrCatalogConflict) { // 409: it exists by now
 		return fmt.Errorf("create the namespace %q: %w", strings.Join(c.cfg.Namespace, "."), err)
 	}
