@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,38 +110,7 @@ func TestRESTCatalogConcurrentProcesses(t *testing.T) {
 	in := tb.write("first.csv", "id,amount\n0,1.5\n")
 	tb.run("commit", "--partition", "dt=2026-01-00", "--catalog", c.url("&create-namespace=true"), in)
 	const n = 8
-	docs := make([]resultDoc, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range n {
-		in := tb.write(fmt.Sprintf("p%d.csv", i), fmt.Sprintf("id,amount\n%d,%d.25\n%d,1\n", i, i, 100+i))
-		wg.Go(func() {
-			cmd := exec.Command(pswapBin(t), "commit", "--table", tb.url, "--partition", fmt.Sprintf("dt=2026-01-%02d", i+1), "--json", "--catalog", c.url(""), in)
-			cmd.Env = append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				errs[i] = fmt.Errorf("%v: %s", err, stderr.String())
-				return
-			}
-			errs[i] = json.Unmarshal(out, &docs[i])
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	published := 0
-	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("writer %d: %v", i, errs[i])
-		}
-		if docs[i].Published {
-			published++
-		} else {
-			t.Errorf("writer %d: not published: %s", i, docs[i].PublishError)
-		}
-	}
+	published, elapsed := commitAtOnce(t, tb, n, c.url(""))
 	want := tb.record("after the writers").rows
 	if len(want) != 1+2*n {
 		t.Fatalf("the table holds %d rows, want %d", len(want), 1+2*n)
