@@ -104,7 +104,7 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		// Once Begin's reads succeeded (a failing store or a partition
 		// that does not fit the table costs no more requests): its three
 		// reads then overlap with the upload and the commit's.
-		pf = lakehouse.StartPrefetch(ctx, p.t.st, *opts.Prefetch)
+		pf = lakehouse.StartPrefetch(ctx, p.t.st, *opts.Prefetch, p.key)
 	}
 	return &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts, prefetch: pf}, nil
 }

@@ -25,20 +25,6 @@ func liveFiles(mf iceberg.ManifestFile) int64 {
 	return int64(mf.AddedDataFiles() + mf.ExistingDataFiles())
 }
 
-// updateManifestKey names the manifest a publish writes for u. A
-// partition dropped without replacement (u.drop) keeps the name of the
-// manifest it replaces, under the new snapshot; false when there is none.
-func updateManifestKey(u partUpdate, olds []oldManifest, snapshot int64, replaced []string) (string, bool) {
-	if u.m != nil {
-		return manifestKey(partHash(u.part), u.seq, u.m.Generation, snapshot, replaced), true
-	}
-	if len(olds) == 0 {
-		return "", false
-	}
-	r := olds[0].ref
-	return manifestKey(r.part, r.seq, r.gen, snapshot, replaced), true
-}
-
 // deletedEntries are the live entries of a replaced manifest, as deleted by
 // this publish's snapshot: they keep the data and file sequence numbers
 // they were added with (the spec's rule for entries that are not added).
@@ -51,16 +37,7 @@ func (p *publisher) deletedEntries(ctx context.Context, mf iceberg.ManifestFile)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]iceberg.ManifestEntry, 0, len(live))
-	for _, e := range live {
-		snap := p.snapshot
-		var dataSeq *int64
-		if seq := e.SequenceNum(); seq >= 0 {
-			dataSeq = &seq
-		}
-		out = append(out, iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &snap, dataSeq, e.FileSequenceNum(), e.DataFile()))
-	}
-	return out, nil
+	return p.deleted(live), nil
 }
 
 // liveEntries reads a manifest's live entries once per publish (a
@@ -94,17 +71,26 @@ func (p *publisher) liveEntries(ctx context.Context, mf iceberg.ManifestFile) ([
 	return live, nil
 }
 
-// readReplaced starts reading the live entries of the manifests of
-// partition ph in s, for a publish that replaces them: beside the reads
-// its plan makes, so that they add no round trip. A failed read is read
-// again when the manifest is written.
-func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *state, ph string) {
+// readReplaced starts reading the manifests that a publish of part
+// replaces (its group's, and its own written before grouping), beside the
+// reads its plan makes, so that they add no round trip. A failed read is
+// read again when the manifest is written.
+func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *state, part string) {
+	ph, gh := partHash(part), groupHash(part)
 	for i, r := range s.refs {
-		if r.part == ph {
-			mf := s.list[i]
+		mf := s.list[i]
+		switch {
+		case r.part == ph:
 			g.Go(func() error {
 				if ctx.Err() == nil { // not after another read of the group failed
 					_, _ = p.liveEntries(ctx, mf)
+				}
+				return nil
+			})
+		case r.group == gh && liveFiles(mf) > 0:
+			g.Go(func() error {
+				if ctx.Err() == nil {
+					_, _ = p.readGroup(ctx, mf)
 				}
 				return nil
 			})

@@ -134,14 +134,41 @@ func TestReplaceRecordsDeletedFiles(t *testing.T) {
 		t.Fatalf("rows %v", got)
 	}
 
-	// Another partition's publish carries the manifest as it is.
-	third := commit(t, mem, "dt=2026-01-03", 2, "d", swap.Options{})
+	// The publish of a partition of another group (month) carries the
+	// manifest as it is.
+	third := commit(t, mem, "dt=2026-02-03", 2, "d", swap.Options{})
 	publish(t, mem, third)
 	_, after := currentEntries(t, mem)
 	if got := pathsWith(after, func(e entry) bool { return e.status == iceberg.EntryStatusDELETED }); !slices.Equal(got, deleted) {
-		t.Fatalf("deleted entries after another partition's publish %v, want %v (the manifest carried as it is)", got, deleted)
+		t.Fatalf("deleted entries after another group's publish %v, want %v (the manifest carried as it is)", got, deleted)
 	}
-	checkReaders(t, mem)
+	// One of the same group rewrites it: the deletions were the history
+	// of the snapshot that made them and are left out; the members it
+	// does not change are carried as existing, with the snapshot and data
+	// sequence numbers they were added with.
+	addedAs := map[string]entry{}
+	for _, e := range after {
+		addedAs[e.path] = e
+	}
+	fourth := commit(t, mem, "dt=2026-01-04", 1, "e", swap.Options{})
+	publish(t, mem, fourth)
+	_, last := currentEntries(t, mem)
+	if got := pathsWith(last, func(e entry) bool { return e.status == iceberg.EntryStatusDELETED }); len(got) != 0 {
+		t.Fatalf("deleted entries after the group's next publish %v, want none", got)
+	}
+	for _, p := range append(dataPaths(t, mem, second), dataPaths(t, mem, other)...) {
+		i := slices.IndexFunc(last, func(e entry) bool { return e.path == p })
+		if i < 0 {
+			t.Fatalf("%s dropped from the group's manifest", p)
+		}
+		e, was := last[i], addedAs[p]
+		if e.status != iceberg.EntryStatusEXISTING || e.snapshot != was.snapshot || e.dataSeq != was.dataSeq {
+			t.Fatalf("carried entry %+v, want existing with the snapshot and data sequence number of %+v", e, was)
+		}
+	}
+	if got := checkReaders(t, mem); got["dt=2026-01-01"] != 7 || got["dt=2026-01-02"] != 3 || got["dt=2026-02-03"] != 2 || got["dt=2026-01-04"] != 1 {
+		t.Fatalf("rows %v", got)
+	}
 }
 
 // A partition replaced by a generation without files keeps a manifest of

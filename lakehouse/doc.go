@@ -9,7 +9,7 @@
 //	<table>/metadata/v<N>.metadata.json           one per published version, write-once
 //	<table>/metadata/version-hint.text            the latest N (a hint: readers probe past it)
 //	<table>/metadata/snap-<id>-<attempt>-<u>.avro manifest lists, write-once
-//	<table>/metadata/pswap-<p>-<seq>-<gen>-<id>.avro one manifest per partition, write-once
+//	<table>/metadata/pswap-g<g>-<n>-<id>-<d>.avro  one manifest per group of partitions, write-once
 //
 // The commit point of a publish is a create-if-absent PUT of the next
 // version's metadata file (the same primitive as pswap's manifests), never
@@ -18,14 +18,26 @@
 // never touches a partition's pointer, so it never fails or undoes the
 // commit it follows: the metadata lags until the next publish converges it.
 //
-// Each partition has exactly one manifest, named after the partition (a
-// hash of its key), the pointer's sequence number and the generation, so a
-// publish after a commit reads the previous version, replaces that one
-// partition's manifest, keeps every other manifest of the previous
-// manifest list as it is, and writes a new manifest list and metadata file:
-// its cost does not depend on the number of partitions or files. A
-// partition whose manifest carries a sequence number at least the commit's
+// The partitions of one month (of one day, for a table partitioned finer
+// than by day; a partition without a date column alone) share a manifest,
+// named after the group (a hash of it), its number of members, the
+// snapshot and a digest of what it replaced, so that an engine's plan of
+// the whole table opens a few manifests, not one per partition, and a plan
+// of one partition still skips the others by the manifest list's
+// partition summaries. What pswap knows of each member, the pointer's
+// sequence number and generation it reflects, is in the manifest's Avro
+// header (pswap.members; readers ignore it). A publish after a commit
+// reads the previous version and the commit's group's manifest (beside the
+// pointer: no round trip more), writes that group's manifest anew (the
+// other members' entries carried as existing, the replaced files as
+// deleted), keeps every other manifest of the previous manifest list as
+// it is, and writes a new manifest list and metadata file: its cost
+// depends on the size of a group, not on the number of partitions. A
+// partition whose record carries a sequence number at least the commit's
 // is already as new, so a slow publisher never brings back older data.
+// Manifests of one partition each, which pswap wrote before grouping, are
+// read as they are; a partition moves into its group's manifest at its
+// next publish.
 // A publish reads the pointer of what it writes (the partition's, after a
 // commit) right before it writes, and publishes what the pointer names if
 // that is newer; an attempt whose version it would PUT more than

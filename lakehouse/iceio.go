@@ -84,8 +84,32 @@ func (i fileInfo) Sys() any           { return nil }
 // header's metadata in key order (iceberg-go writes it from a map). The
 // file reads the same. Data it cannot parse is returned as it is.
 func canonicalAvro(data []byte, marker [16]byte) []byte {
-	if !bytes.HasPrefix(data, []byte("Obj\x01")) {
+	h, ok := parseAvroHeader(data)
+	if !ok {
 		return data
+	}
+	out := h.encode()
+	if len(out) != h.end {
+		return data // a header in blocks of another size: the length would change
+	}
+	out = append(out, marker[:]...)
+	return append(out, bytes.ReplaceAll(data[h.end+16:], data[h.end:h.end+16], marker[:])...)
+}
+
+// avroHeader is the header of an Avro object container file: its
+// metadata, in key order, and where the sync marker after it starts.
+type avroHeader struct {
+	meta []avroMetaEntry
+	end  int
+}
+
+type avroMetaEntry struct{ k, v []byte }
+
+// parseAvroHeader reads the header of an Avro object container file; false
+// when data is not one.
+func parseAvroHeader(data []byte) (avroHeader, bool) {
+	if !bytes.HasPrefix(data, []byte("Obj\x01")) {
+		return avroHeader{}, false
 	}
 	off := 4
 	varint := func() (int64, bool) {
@@ -108,12 +132,11 @@ func canonicalAvro(data []byte, marker [16]byte) []byte {
 		off += int(n)
 		return data[off-int(n) : off], true
 	}
-	type entry struct{ k, v []byte }
-	var meta []entry
+	var h avroHeader
 	for { // the metadata map, in blocks
 		n, ok := varint()
 		if !ok {
-			return data
+			return avroHeader{}, false
 		}
 		if n == 0 {
 			break
@@ -121,35 +144,63 @@ func canonicalAvro(data []byte, marker [16]byte) []byte {
 		if n < 0 {
 			n = -n
 			if _, ok := varint(); !ok { // the block's size in bytes
-				return data
+				return avroHeader{}, false
 			}
+		}
+		if n > int64(len(data)) {
+			return avroHeader{}, false
 		}
 		for range n {
 			k, ok1 := str()
 			v, ok2 := str()
 			if !ok1 || !ok2 {
-				return data
+				return avroHeader{}, false
 			}
-			meta = append(meta, entry{k, v})
+			h.meta = append(h.meta, avroMetaEntry{k, v})
 		}
 	}
 	if off+16 > len(data) {
-		return data
+		return avroHeader{}, false
 	}
-	slices.SortFunc(meta, func(a, b entry) int { return bytes.Compare(a.k, b.k) })
+	h.end = off
+	slices.SortFunc(h.meta, func(a, b avroMetaEntry) int { return bytes.Compare(a.k, b.k) })
+	return h, true
+}
+
+// value is the header's metadata value of key k, or nil.
+func (h avroHeader) value(k string) []byte {
+	for _, e := range h.meta {
+		if string(e.k) == k {
+			return e.v
+		}
+	}
+	return nil
+}
+
+// encode is the header up to the sync marker: the magic and the
+// metadata, in one block.
+func (h avroHeader) encode() []byte {
 	zigzag := func(b []byte, n int64) []byte { return binary.AppendUvarint(b, uint64(n<<1^n>>63)) }
-	out := append(make([]byte, 0, len(data)+16), "Obj\x01"...)
-	if len(meta) > 0 {
-		out = zigzag(out, int64(len(meta)))
-		for _, e := range meta {
+	out := append(make([]byte, 0, h.end+64), "Obj\x01"...)
+	if len(h.meta) > 0 {
+		out = zigzag(out, int64(len(h.meta)))
+		for _, e := range h.meta {
 			out = append(zigzag(out, int64(len(e.k))), e.k...)
 			out = append(zigzag(out, int64(len(e.v))), e.v...)
 		}
 	}
-	out = zigzag(out, 0)
-	if len(out) != off {
-		return data // a header in blocks of another size: the length would change
+	return zigzag(out, 0)
+}
+
+// withAvroMeta returns the Avro file data with the header metadata key k
+// set to v (the blocks after the header unchanged).
+func withAvroMeta(data []byte, k string, v []byte) ([]byte, error) {
+	h, ok := parseAvroHeader(data)
+	if !ok {
+		return nil, errors.New("not an Avro object container file")
 	}
-	out = append(out, marker[:]...)
-	return append(out, bytes.ReplaceAll(data[off+16:], data[off:off+16], marker[:])...)
+	h.meta = slices.DeleteFunc(h.meta, func(e avroMetaEntry) bool { return string(e.k) == k })
+	h.meta = append(h.meta, avroMetaEntry{[]byte(k), v})
+	slices.SortFunc(h.meta, func(a, b avroMetaEntry) int { return bytes.Compare(a.k, b.k) })
+	return append(h.encode(), data[h.end:]...), nil
 }

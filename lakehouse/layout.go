@@ -48,30 +48,27 @@ func partHash(part string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// manifestRef is what a manifest's name says about it.
+// manifestRef is what a manifest's name says about it: a group's
+// manifest (group.go) names its group and how many members it has; a
+// partition's manifest of its own, written before grouping, names the
+// partition, the pointer's sequence number and the generation.
 type manifestRef struct {
-	part string // partHash of the partition
+	part string // partHash of the partition ("" for a group's)
 	seq  int64  // the pointer's sequence number of the generation
 	gen  string // the generation the pointer named
+
+	group   string // groupHash of the group ("" for a partition's)
+	members int    // the group's members
 }
 
-// manifestKey names the manifest of a partition (partHash) at a
-// generation, written under snapshot. A manifest that records the
-// deletion of the files of others (replaced: their locations) carries a
-// digest of them after the snapshot id, so that a publish that rebases
-// onto other manifests to replace writes its deletions anew under another
-// name (the digest is inside the field parseManifestPath does not read:
-// older pswap versions read these names too).
-func manifestKey(hash string, seq int64, gen string, snapshot int64, replaced []string) string {
-	suffix := ""
-	if len(replaced) > 0 {
-		suffix = "." + partHash(strings.Join(replaced, "\n"))[:8]
-	}
-	return fmt.Sprintf("%s/pswap-%s-%d-%s-%d%s.avro", MetadataDir, hash, seq, gen, snapshot, suffix)
-}
+// id is the manifest's partition or group hash.
+func (r manifestRef) id() string { return r.part + r.group }
 
 // parseManifestPath reads a manifest's name (the last segment of its
-// location). Manifests not named by this package are not ours: false.
+// location): a group's, pswap-g<group>-<members>-<snapshot>-<digest>.avro,
+// or a partition's own, which pswap wrote before grouping,
+// pswap-<partition>-<seq>-<generation>-<snapshot>[.<digest>].avro.
+// Manifests not named by this package are not ours: false.
 func parseManifestPath(loc string) (manifestRef, bool) {
 	name, ok := strings.CutPrefix(path.Base(loc), "pswap-")
 	if !ok {
@@ -80,6 +77,9 @@ func parseManifestPath(loc string) (manifestRef, bool) {
 	name, ok = strings.CutSuffix(name, ".avro")
 	if !ok {
 		return manifestRef{}, false
+	}
+	if g, ok := strings.CutPrefix(name, "g"); ok {
+		return parseGroupName(g)
 	}
 	// <hash16>-<seq>-<uuid with 4 dashes>-<snapshot>
 	parts := strings.Split(name, "-")
@@ -91,6 +91,28 @@ func parseManifestPath(loc string) (manifestRef, bool) {
 		return manifestRef{}, false
 	}
 	return manifestRef{part: parts[0], seq: seq, gen: strings.Join(parts[2:7], "-")}, true
+}
+
+// parseGroupName reads the rest of a group manifest's name:
+// <hash16>-<members>-<snapshot>-<digest8>.
+func parseGroupName(name string) (manifestRef, bool) {
+	parts := strings.Split(name, "-")
+	if len(parts) != 4 || len(parts[0]) != 16 || len(parts[3]) != 8 {
+		return manifestRef{}, false
+	}
+	for _, h := range []string{parts[0], parts[3]} {
+		if _, err := hex.DecodeString(h); err != nil {
+			return manifestRef{}, false
+		}
+	}
+	n, err := strconv.Atoi(parts[1])
+	if err != nil || n < 0 || strconv.Itoa(n) != parts[1] {
+		return manifestRef{}, false
+	}
+	if _, err := strconv.ParseUint(parts[2], 10, 63); err != nil {
+		return manifestRef{}, false
+	}
+	return manifestRef{group: parts[0], members: n}, true
 }
 
 func manifestListKey(snapshot int64, attempt int, unique string) string {

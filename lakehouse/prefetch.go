@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/store"
 )
@@ -37,28 +39,39 @@ type Prefetch struct {
 	s      *state
 	hinted int
 	err    error
+	parts  []string // the partitions whose groups it reads
+	// groupsDone is closed once the group manifests are read (after
+	// done): groups is set then.
+	groupsDone chan struct{}
+	groups     map[string]*groupContent // by location
 
 	stopped atomic.Bool
 }
 
 // StartPrefetch starts reading the latest metadata version of st's table
 // in the background, for a publish with opts (their Now is the clock its
-// age is judged by). Its reads are not retried: a failed prefetch leaves
-// the publish to read for itself. Stop it if no publish follows, or let
-// its reads end on their own.
-func StartPrefetch(ctx context.Context, st store.Store, opts Options) *Prefetch {
+// age is judged by), and then the manifests of the groups of parts (the
+// partitions the publish will change), which the publish would otherwise
+// read beside the pointer. Its reads are not retried: a failed prefetch
+// leaves the publish to read for itself. Stop it if no publish follows, or
+// let its reads end on their own.
+func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...string) *Prefetch {
 	o := opts.withDefaults()
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Prefetch{
 		st: st, opts: o, tableURI: tableLocation(st),
-		at: o.Now(), done: make(chan struct{}), cancel: cancel,
+		at: o.Now(), done: make(chan struct{}), groupsDone: make(chan struct{}), cancel: cancel, parts: parts,
 	}
 	overlap.Start(ctx, func() {
-		defer close(f.done)
+		defer close(f.groupsDone)
 		defer cancel()
 		p := newLoader(st, o)
 		f.s, f.err = p.load(ctx, false)
 		f.hinted = p.hinted
+		close(f.done)
+		if f.err == nil {
+			f.readGroups(ctx, p)
+		}
 	})
 	return f
 }
@@ -71,7 +84,7 @@ func (f *Prefetch) Stop() {
 	}
 	f.stopped.Store(true)
 	f.cancel()
-	<-f.done
+	<-f.groupsDone
 }
 
 // Age is the time since the prefetch's reads began, on the clock of the
@@ -94,7 +107,7 @@ func (f *Prefetch) Renew(ctx context.Context) *Prefetch {
 		return f
 	}
 	f.Stop()
-	return StartPrefetch(ctx, f.st, f.opts)
+	return StartPrefetch(ctx, f.st, f.opts, f.parts...)
 }
 
 // state returns what the prefetch read, for the first attempt of a publish
@@ -117,5 +130,53 @@ func (f *Prefetch) state(ctx context.Context, p *publisher) (*state, error) {
 		return nil, nil
 	}
 	p.hinted, p.oldRoot = f.hinted, f.s.oldRoot
+	// The group manifests come later: the publish waits for them only
+	// where it would read them itself, beside the pointer (pendingGroups),
+	// so that a commit quicker than the prefetch's reads is not held up.
+	p.prefetched = f
 	return f.s, nil
+}
+
+// pendingGroups waits for the group manifests the prefetch a publish
+// started from is reading, and hands them to the publisher.
+func (p *publisher) pendingGroups(ctx context.Context) {
+	f := p.prefetched
+	if f == nil {
+		return
+	}
+	select {
+	case <-f.groupsDone:
+	case <-ctx.Done():
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for loc, gc := range f.groups {
+		if p.groups[loc] == nil {
+			p.groups[loc] = gc
+		}
+	}
+}
+
+// readGroups reads the manifests of the groups of f.parts in s, at once;
+// one that does not read is left to the publish.
+func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
+	p.readTries = -1 // a prefetch does not retry
+	var g errgroup.Group
+	g.SetLimit(p.opts.Concurrency)
+	seen := map[string]bool{}
+	for _, part := range f.parts {
+		gh := groupHash(part)
+		for i, r := range f.s.refs {
+			if mf := f.s.list[i]; r.group == gh && liveFiles(mf) > 0 && !seen[mf.FilePath()] {
+				seen[mf.FilePath()] = true
+				g.Go(func() error {
+					_, _ = p.readGroup(ctx, mf)
+					return nil
+				})
+			}
+		}
+	}
+	_ = g.Wait()
+	f.groups = p.groups
 }

@@ -185,18 +185,8 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
 		c.Manifest = nil
 	}
-	ph := partHash(c.Partition)
 	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
-		newer := func(seq int64) (have, skip bool) {
-			for _, r := range s.refs {
-				if r.part == ph {
-					have = true
-					skip = skip || r.seq >= seq
-				}
-			}
-			return have, skip
-		}
-		if _, skip := newer(c.Seq); skip {
+		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
 		}
 		// About to write: the pointer says what is current now, so that a
@@ -214,7 +204,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			b, err = swap.ReadPointer(gctx, st, c.Partition)
 			return err
 		})
-		p.readReplaced(gctx, g, s, ph)
+		p.readReplaced(gctx, g, s, c.Partition)
 		if c.Manifest != nil {
 			// The generation's footers too (their statistics go into its
 			// entries), unless the pointer has moved on from it.
@@ -226,8 +216,11 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if b.Pointer.Seq > c.Seq {
 			c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
 		}
-		have, skip := newer(c.Seq)
-		if skip {
+		r, have, err := p.recorded(ctx, s, c.Partition)
+		if err != nil {
+			return nil, err
+		}
+		if have && r.seq >= c.Seq {
 			return nil, nil
 		}
 		m, err := p.manifest(ctx, c.Partition, c.Generation, c.Manifest)
@@ -240,6 +233,39 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		}
 		return []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}, nil
 	})
+}
+
+// recordedByName is recorded without reading a group's manifest: what a
+// partition's own manifest's name says (written before grouping), or
+// what the group's manifest says if this publish has read it already.
+func (p *publisher) recordedByName(s *state, part string) (m member, have bool) {
+	if f := p.prefetched; f != nil {
+		select {
+		case <-f.groupsDone:
+			p.pendingGroups(context.Background()) // read: it does not wait
+		default:
+		}
+	}
+	ph, gh := partHash(part), groupHash(part)
+	for i, r := range s.refs {
+		switch {
+		case r.part == ph:
+			if !have || r.seq > m.seq {
+				m, have = member{part: part, seq: r.seq, gen: r.gen}, true
+			}
+		case r.group == gh:
+			p.mu.Lock()
+			gc := p.groups[s.list[i].FilePath()]
+			p.mu.Unlock()
+			if gc == nil {
+				continue
+			}
+			if gm, ok := gc.find(part); ok && (!have || gm.seq > m.seq) {
+				m, have = gm, true
+			}
+		}
+	}
+	return m, have
 }
 
 // Publish reconciles the metadata with every partition's pointer: one GET
@@ -265,9 +291,9 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 	return r, err
 }
 
-// damagedManifests returns the partitions (partHash) whose manifest in
-// the current snapshot is missing or not the length the manifest list
-// records: a reconcile writes them anew from their pointers instead of
+// damagedManifests returns the manifests (manifestRef.id: the partition's
+// or the group's hash) of the current snapshot that are missing or not the
+// length the manifest list records: a reconcile writes them anew from their pointers instead of
 // carrying them into the next version, where every reader would fail on
 // them. One listing of the metadata folder's manifests, not one request
 // per partition.
@@ -290,7 +316,7 @@ func (p *publisher) damagedManifests(ctx context.Context, s *state) (map[string]
 		}
 		if size, ok := sizes[key]; !ok || size != mf.Length() || !strings.HasPrefix(mf.FilePath(), p.tableURI+"/") {
 			// Missing, truncated, or (a moved table) under another root.
-			damaged[s.refs[i].part] = true
+			damaged[s.refs[i].id()] = true
 		}
 	}
 	return damaged, nil
@@ -327,6 +353,9 @@ type state struct {
 	// oldRoot is the root the version records when it is not the
 	// table's (a moved table: relocatedFrom), "" when it is.
 	oldRoot string
+	// damaged is the manifests (manifestRef.id) a reconcile found missing
+	// or truncated: written anew from the pointers, never read.
+	damaged map[string]bool
 }
 
 type publisher struct {
@@ -342,9 +371,13 @@ type publisher struct {
 	written   map[string]iceberg.ManifestFile    // by manifest key
 	manifests map[string]*manifest.Manifest      // by generation
 	live      map[string][]iceberg.ManifestEntry // by manifest location: liveEntries
-	footers   map[string]*metadata.FileMetaData  // by data file key: footer
-	rebases   int
-	floor     int // a version known to exist (the one we lost to)
+	groups    map[string]*groupContent           // by manifest location: readGroup
+	// prefetched is the prefetch the publish started from, whose group
+	// manifests it takes once they are read (pendingGroups).
+	prefetched *Prefetch
+	footers    map[string]*metadata.FileMetaData // by data file key: footer
+	rebases    int
+	floor      int // a version known to exist (the one we lost to)
 	// firstWrite is when (Options.Now) the first manifest under the current
 	// snapshot id was written (zero: none yet).
 	firstWrite time.Time
@@ -391,6 +424,7 @@ func newLoader(st store.Store, opts Options) *publisher {
 		written:    map[string]iceberg.ManifestFile{},
 		manifests:  map[string]*manifest.Manifest{},
 		live:       map[string][]iceberg.ManifestEntry{},
+		groups:     map[string]*groupContent{},
 		footers:    map[string]*metadata.FileMetaData{},
 	}
 }
@@ -585,8 +619,11 @@ func (p *publisher) result(s *state, changed bool) Result {
 			r.SnapshotID = cs.SnapshotID
 		}
 	}
-	for _, mf := range s.list {
-		if mf.AddedDataFiles()+mf.ExistingDataFiles() > 0 {
+	for i, mf := range s.list {
+		switch {
+		case i < len(s.refs) && s.refs[i].group != "":
+			r.Partitions += s.refs[i].members
+		case liveFiles(mf) > 0:
 			r.Partitions++
 		}
 	}
@@ -796,50 +833,6 @@ type manifestPut struct {
 	key  string
 	data []byte
 	mf   iceberg.ManifestFile
-}
-
-// encodeManifest encodes the manifest of one partition's generation: its
-// files as added, and the live files of the manifests it replaces (olds)
-// as deleted, so that readers of the snapshot's changes see what a swap
-// removed. It returns what to PUT (putManifest): nil when an earlier
-// attempt of this publish wrote it (it is written once per publish,
-// reused across rebases), and no manifest at all when there is nothing to
-// add or delete.
-func (p *publisher) encodeManifest(ctx context.Context, sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate, olds []oldManifest) (iceberg.ManifestFile, *manifestPut, error) {
-	var replaced []string
-	for _, o := range olds {
-		replaced = append(replaced, o.mf.FilePath())
-	}
-	key, ok := updateManifestKey(u, olds, p.snapshot, replaced)
-	if !ok {
-		return nil, nil, nil
-	}
-	p.mu.Lock()
-	mf := p.written[key]
-	p.mu.Unlock()
-	if mf != nil {
-		return mf, nil, nil
-	}
-	entries, err := p.addedEntries(ctx, sc, spec, u)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, o := range olds {
-		dels, err := p.deletedEntries(ctx, o.mf)
-		if err != nil {
-			return nil, nil, err
-		}
-		entries = append(entries, dels...)
-	}
-	if len(entries) == 0 {
-		return nil, nil, nil
-	}
-	var buf bytes.Buffer
-	mf, err = iceberg.WriteManifest(p.loc(key), &buf, 2, *spec, sc, p.snapshot, entries)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode manifest of %s: %w", u.part, err)
-	}
-	return mf, &manifestPut{key: key, data: p.deterministic(buf.Bytes()), mf: mf}, nil
 }
 
 // addedEntries are the entries of a partition's generation's files.

@@ -147,8 +147,10 @@ func pointerReads(mem store.Store) (*storetest.Counting, func() map[string]int) 
 // a second time): on a table of N partitions one of which changed, one
 // listing page, N pointers, the hint, the version and its manifest list,
 // the listing of the manifests (a missing or truncated one is written anew),
-// the changed partition's manifest, the Iceberg manifest it replaces
-// (whose files the new one records as deleted) and its file's footer
+// the changed partition's manifest, every group's Iceberg manifest (what
+// each records of its members; the changed partition's group's is the one
+// it replaces, whose files the new one records as deleted: one manifest
+// per month of partitions) and its file's footer
 // (column statistics), then the four writes of a publish. An
 // attempt that would land later than MaxElapsed after those reads still
 // reads every pointer again, and publishes what is current then.
@@ -171,7 +173,8 @@ func TestRequestsPerReconcile(t *testing.T) {
 				t.Fatalf("pointer of %s read %d times, want once", part, n)
 			}
 		}
-		if want := 1 + parts + 3 + 1 + 1 + 1 + 1 + 4; st.Total() != want { // + 1: the listing of the manifests (damagedManifests)
+		groups := (parts + 27) / 28                                             // publishedTable: 28 days a month
+		if want := 1 + parts + 3 + 1 + 1 + groups + 1 + 4; st.Total() != want { // + 1: the listing of the manifests (damagedManifests)
 			t.Fatalf("%d requests for a reconcile of %d partitions, want %d: %v", st.Total(), parts, want, st.Counts())
 		}
 		if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 {

@@ -96,6 +96,47 @@ func (rc *reconcile) readPointers(ctx context.Context) error {
 	return nil
 }
 
+// members reads what every group manifest of s records (one GET per
+// group, at once), except the damaged ones, which are written anew from
+// the pointers.
+func (rc *reconcile) members(ctx context.Context, s *state) (map[string]member, error) {
+	p := rc.p
+	var (
+		mu  sync.Mutex
+		out = map[string]member{}
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	for i, r := range s.refs {
+		mf := s.list[i]
+		if r.group == "" || s.damaged[r.group] || liveFiles(mf) == 0 {
+			continue
+		}
+		g.Go(func() error {
+			gc, err := p.readGroup(gctx, mf)
+			if errors.Is(err, ErrCorrupt) {
+				// Written anew from the pointers, as a missing one.
+				mu.Lock()
+				s.damaged[r.group] = true
+				mu.Unlock()
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, m := range gc.members {
+				if o, ok := out[m.part]; !ok || m.seq > o.seq {
+					out[m.part] = m
+				}
+			}
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
+
 // plan is the updates that bring s up to date with the pointers: each
 // partition whose manifest is older than its pointer, or damaged (written
 // anew), and each manifest of a partition that no longer has a pointer.
@@ -110,9 +151,16 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 	}
 	byHash := map[string]manifestRef{}
 	for _, r := range s.refs {
-		byHash[r.part] = r
+		if r.part != "" {
+			byHash[r.part] = r
+		}
 	}
 	damaged, err := p.damagedManifests(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	s.damaged = damaged
+	members, err := rc.members(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +177,10 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 		ptr := rc.pointers[part]
 		ph := partHash(part)
 		live[ph] = true
-		if r, ok := byHash[ph]; ok && !damaged[ph] && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) {
+		r, own := byHash[ph]
+		m, grouped := members[part]
+		if own && !damaged[ph] && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) ||
+			grouped && !damaged[groupHash(part)] && m.newer(ptr.Seq, ptr.Generation) {
 			// Already this generation, or a newer one that a publish of a
 			// later commit wrote after we read the pointer: a reconcile
 			// never brings back older data either.
@@ -140,10 +191,8 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 			if err != nil {
 				return err
 			}
-			if len(m.Files) == 0 {
-				if _, ok := byHash[ph]; !ok {
-					return nil
-				}
+			if len(m.Files) == 0 && !own && !grouped {
+				return nil
 			}
 			upsMu.Lock()
 			ups = append(ups, partUpdate{part: part, seq: ptr.Seq, m: m})
@@ -162,6 +211,19 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 		if r.part != "" && !live[r.part] && (liveFiles(s.list[i]) > 0 || damaged[r.part]) {
 			live[r.part] = true // one update for the partition's manifests
 			ups = append(ups, partUpdate{drop: r.part})
+		}
+	}
+	for _, part := range slices.Sorted(maps.Keys(members)) {
+		if !live[partHash(part)] {
+			ups = append(ups, partUpdate{part: part}) // dropped from its group
+		}
+	}
+	// A damaged group none of whose members has a pointer any more: drop it.
+	for _, r := range s.refs {
+		if r.group != "" && damaged[r.group] && !slices.ContainsFunc(ups, func(u partUpdate) bool {
+			return u.hash() == r.group || u.part != "" && groupHash(u.part) == r.group
+		}) {
+			ups = append(ups, partUpdate{drop: r.group})
 		}
 	}
 	slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })

@@ -150,7 +150,8 @@ func TestPublishRewritesDamagedManifests(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if strings.Contains(a.Key, "-1-") && victim == "" {
+				// The group's manifest of the current version (2 members).
+				if strings.HasPrefix(a.Key, lakehouse.MetadataPrefix+"pswap-g") && strings.Contains(a.Key[len(lakehouse.MetadataPrefix)+23:], "-2-") && victim == "" {
 					victim = a.Key
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,7 +79,11 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	if err := p.putVersion(ctx, v, data); err != nil {
 		return nil, err
 	}
-	return &state{version: v, meta: md, loc: p.loc(MetadataKey(v)), list: lc.list}, nil
+	next := &state{version: v, meta: md, loc: p.loc(MetadataKey(v)), list: lc.list, refs: make([]manifestRef, len(lc.list))}
+	for i, mf := range lc.list {
+		next.refs[i], _ = parseManifestPath(mf.FilePath())
+	}
+	return next, nil
 }
 
 // shape is what a version is written with: its schema and partition spec
@@ -194,47 +199,64 @@ type listChange struct {
 // newList is the manifest list after s with ups: every kept manifest (a
 // manifest of deletions only is left out: those are the history of the
 // snapshot that wrote it, not the table's state), plus one new manifest
-// per update that adds or deletes files.
+// per group that ups change (encodeGroup).
 func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partUpdate) (listChange, error) {
 	var lc listChange
-	replaced := map[string]bool{}
+	units := map[string]*groupUnit{} // by group hash (or a dropped partition's hash)
+	byPart := map[string]string{}    // partHash of a changed partition -> its unit
 	for _, u := range ups {
-		replaced[u.hash()] = true
+		id := u.drop
+		if id == "" {
+			id = groupHash(u.part)
+			byPart[partHash(u.part)] = id
+			if u.m != nil {
+				lc.addFiles += int64(len(u.m.Files))
+				lc.addRows += u.m.Rows
+				lc.addSize += u.m.Bytes
+			}
+		} else {
+			byPart[u.drop] = id
+		}
+		if units[id] == nil {
+			units[id] = &groupUnit{id: id}
+		}
+		if u.drop == "" {
+			units[id].ups = append(units[id].ups, u)
+		}
 	}
-	olds := map[string][]oldManifest{} // by partHash: what ups replace
 	for i, mf := range s.list {
-		if r := s.refs[i]; r.part != "" && replaced[r.part] {
-			lc.delFiles += liveFiles(mf)
-			lc.delRows += mf.AddedRows() + mf.ExistingRows()
-			olds[r.part] = append(olds[r.part], oldManifest{mf, r})
+		r := s.refs[i]
+		id := byPart[r.part]
+		if r.group != "" && units[r.group] != nil {
+			id = r.group
+		}
+		if id != "" {
+			units[id].olds = append(units[id].olds, oldManifest{mf, r})
 			continue
 		}
 		if liveFiles(mf) > 0 {
 			lc.list = append(lc.list, mf)
 		}
 	}
-	newMF := make([]iceberg.ManifestFile, len(ups))
-	lc.puts = make([]*manifestPut, len(ups))
+	ids := slices.Sorted(maps.Keys(units))
+	out := make([]groupOut, len(ids))
 	enc, ectx := errgroup.WithContext(ctx)
 	enc.SetLimit(p.opts.Concurrency)
-	for i, u := range ups {
-		if u.m != nil {
-			lc.addFiles += int64(len(u.m.Files))
-			lc.addRows += u.m.Rows
-			lc.addSize += u.m.Bytes
-		}
-		enc.Go(func() error {
-			var err error
-			newMF[i], lc.puts[i], err = p.encodeManifest(ectx, sh.sc, sh.spec, u, olds[u.hash()])
+	for i, id := range ids {
+		enc.Go(func() (err error) {
+			out[i], err = p.encodeGroup(ectx, sh, units[id], s.damaged)
 			return err
 		})
 	}
 	if err := enc.Wait(); err != nil {
 		return listChange{}, err
 	}
-	for _, mf := range newMF {
-		if mf != nil {
-			lc.list = append(lc.list, mf)
+	for _, o := range out {
+		lc.delFiles += o.delFiles
+		lc.delRows += o.delRows
+		if o.mf != nil {
+			lc.list = append(lc.list, o.mf)
+			lc.puts = append(lc.puts, o.put)
 		}
 	}
 	return lc, nil

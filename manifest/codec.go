@@ -29,6 +29,9 @@ func Encode(m *Manifest) ([]byte, error) {
 	}
 	c := *m
 	c.Format, c.Version = FormatManifest, Version
+	if c.Kind != "" {
+		c.Version = KindVersion
+	}
 	c.CreatedAt, c.CommittedAt = c.CreatedAt.UTC(), c.CommittedAt.UTC()
 	w := newObjWriter()
 	w.str("format", c.Format)
@@ -39,6 +42,7 @@ func Encode(m *Manifest) ([]byte, error) {
 	w.optStr("parent", c.Parent)
 	w.optStr("run_id", c.RunID)
 	w.optStr("rollback_of", c.RollbackOf)
+	w.optStr("kind", c.Kind)
 	w.time("created_at", c.CreatedAt)
 	w.time("committed_at", c.CommittedAt)
 	w.str("writer", c.Writer)
@@ -218,7 +222,7 @@ func decodeManifest(data []byte) (*Manifest, *Error) {
 		return nil, err
 	}
 	r.Known("format", "version", "partition", "generation", "data_generation", "parent",
-		"run_id", "rollback_of", "created_at", "committed_at", "writer", "rows", "bytes",
+		"run_id", "rollback_of", "kind", "created_at", "committed_at", "writer", "rows", "bytes",
 		"content_checksum", "schema", "files")
 	m := &Manifest{Format: FormatManifest}
 	m.Version = r.Str("version", true)
@@ -228,6 +232,7 @@ func decodeManifest(data []byte) (*Manifest, *Error) {
 	m.Parent = r.Str("parent", false)
 	m.RunID = r.Str("run_id", false)
 	m.RollbackOf = r.Str("rollback_of", false)
+	m.Kind = r.Str("kind", false)
 	m.CreatedAt = r.Time("created_at")
 	m.CommittedAt = r.Time("committed_at")
 	m.Writer = r.Str("writer", true)

@@ -58,6 +58,11 @@
 //	                  which makes re-runs idempotent.
 //	rollback_of       string, optional: set on a manifest made by a rollback:
 //	                  the generation whose content it restores.
+//	kind              string, optional (version 1.1): how the generation was
+//	                  derived; "merge" for a merge (its rows are the
+//	                  parent's whose key the input did not hold, plus the
+//	                  input's). Omitted for a replacing commit. A manifest
+//	                  with a kind is written as version 1.1.
 //	created_at        string, required: when the attempt began (UTC).
 //	committed_at      string, required: when the manifest was written (UTC).
 //	writer            string, required (may be empty): the software that wrote

@@ -23,6 +23,24 @@ const Version = "1.0"
 // (read from a 1.0 document) is written back as 1.0.
 const PointerVersion = "1.1"
 
+// KindVersion is the manifest format version written for a manifest that
+// records its kind (Manifest.Kind, e.g. KindMerge): version 1.1 adds the
+// optional field kind to 1.0, which a 1.0 reader ignores. A manifest
+// without a kind is written as 1.0.
+const KindVersion = "1.1"
+
+// Kinds of generation a manifest records in Manifest.Kind. A commit that
+// replaces the partition with its inputs records none; a rollback is told
+// by RollbackOf.
+const (
+	// KindMerge: the generation was derived by a merge (pswap merge): the
+	// parent's rows whose key the input did not hold, plus the input's.
+	KindMerge = "merge"
+)
+
+// MaxKindBytes bounds Manifest.Kind.
+const MaxKindBytes = 32
+
 // MaxHistory bounds Pointer.History: the pointer remembers the partition's
 // last 100 commits (the current one included), newest first.
 const MaxHistory = 100
@@ -102,6 +120,7 @@ type Manifest struct {
 	Parent         string    `json:"parent,omitempty"`          // generation that was current when this one began ("" = first)
 	RunID          string    `json:"run_id,omitempty"`
 	RollbackOf     string    `json:"rollback_of,omitempty"`
+	Kind           string    `json:"kind,omitempty"` // how the generation was derived: "" (a replacing commit) or KindMerge
 	Content                  // embedded, fields flattened in JSON
 	CreatedAt      time.Time `json:"created_at"`   // when the attempt began (UTC)
 	CommittedAt    time.Time `json:"committed_at"` // when the manifest was written (UTC)
@@ -229,6 +248,9 @@ func (m *Manifest) validate() *Error {
 	}
 	if p := checkPrintable(m.Writer, MaxWriterBytes); p != "" {
 		return invalid(doc, "writer", m.Writer, "%s", p)
+	}
+	if p := checkPrintable(m.Kind, MaxKindBytes); p != "" {
+		return invalid(doc, "kind", m.Kind, "%s", p)
 	}
 	return nil
 }

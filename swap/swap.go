@@ -87,6 +87,9 @@ type Options struct {
 	BaseDelay, MaxDelay time.Duration
 	// Writer is recorded in the manifest (default WriterVersion).
 	Writer string
+	// Kind is recorded in the manifest of a commit (manifest.Kind, e.g.
+	// manifest.KindMerge); "" for a replacing commit.
+	Kind string
 	// Sleep and Clock, when not nil, replace the timer that waits between
 	// retries and the local clock that bounds them (MaxElapsed): a
 	// deterministic simulation drives them. Ages are always judged by the
@@ -327,6 +330,7 @@ func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
 		Partition:  t.partition,
 		Generation: t.generation,
 		RunID:      t.opts.RunID,
+		Kind:       t.opts.Kind,
 		Content:    c,
 	}
 	return t.commit(ctx, m)

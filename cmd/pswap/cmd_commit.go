@@ -290,7 +290,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		gen := c.staged
 		if c.staged != "" {
 			// The publish's first reads overlap with the staged commit's.
-			pf = prefetchPublish(ctx, c.publish, t)
+			pf = prefetchPublish(ctx, c.publish, t, part)
 			res, err = part.CommitStaged(ctx, c.staged, p.wopts.Commit, pswap.AdoptOptions{VerifyRows: c.verifyRows})
 		} else {
 			if c.publish {

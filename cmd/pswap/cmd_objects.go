@@ -57,7 +57,7 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		// The publish's first reads overlap with the copies and the commit.
-		pf := prefetchPublish(ctx, c.publish, t)
+		pf := prefetchPublish(ctx, c.publish, t, part)
 		res, err := part.CommitObjects(ctx, args, p.wopts)
 		if err != nil {
 			pf.Stop()

@@ -125,11 +125,11 @@ func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
 // prefetchPublish starts the first reads of the publish that follows a
 // commit or rollback (lakehouse.StartPrefetch) when --publish is on, so
 // that they overlap with the commit's requests; nil when it is off.
-func prefetchPublish(ctx context.Context, on bool, t *pswap.Table) *lakehouse.Prefetch {
+func prefetchPublish(ctx context.Context, on bool, t *pswap.Table, part *pswap.Partition) *lakehouse.Prefetch {
 	if !on {
 		return nil
 	}
-	return lakehouse.StartPrefetch(ctx, t.Store(), lakehouse.Options{})
+	return lakehouse.StartPrefetch(ctx, t.Store(), lakehouse.Options{}, part.Key())
 }
 
 // publishAfter publishes a successful commit or rollback, from pf (nil:

@@ -62,7 +62,7 @@ func (c *rollbackCmd) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		// The publish's first reads overlap with the rollback's requests.
-		pf := prefetchPublish(ctx, c.publish, t)
+		pf := prefetchPublish(ctx, c.publish, t, part)
 		res, err := part.Rollback(ctx, c.to, o)
 		if err != nil {
 			pf.Stop()

@@ -114,6 +114,13 @@ func (w *World) build() {
 		lm := add(fmt.Sprintf("lose-mf%d", i+1), "operator", ls.Start, nil, false, false, w.manifestLoserBody())
 		add(fmt.Sprintf("repair%d", i+1), "publisher", 0, lm, false, false, w.repairBody(ls))
 	}
+	for i, ms := range w.cfg.Mergers {
+		var after *actor
+		if ms.After > 0 {
+			after = w.mergers[ms.After-1]
+		}
+		w.mergers = append(w.mergers, add(fmt.Sprintf("m%d(%s)", i+1, ms.RunID), "merger", ms.Start, after, true, true, w.mergerBody(ms)))
+	}
 	w.iceberg = len(pubs) > 0 || len(w.cfg.Reconcilers) > 0 || len(w.cfg.LoseManifest) > 0 || slices.ContainsFunc(w.cfg.LoseHint, func(ls LossSpec) bool { return ls.Pause > 0 })
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -33,9 +34,10 @@ type LossSpec struct {
 
 // lostObject is what a loss deleted.
 type lostObject struct {
-	step int   // when its deletion was applied
-	hint bool  // the version hint (else a manifest)
-	size int64 // its size (for the planted listing that still shows it)
+	step int    // when its deletion was applied
+	hint bool   // the version hint (else a manifest)
+	size int64  // its size (for the planted listing that still shows it)
+	data []byte // its content (for the planted reads that still find it)
 }
 
 // hintLoserBody deletes version-hint.text once, retrying a transient
@@ -178,7 +180,7 @@ func (w *World) observeLoss(key string) {
 		return
 	}
 	if _, ok := w.lost[key]; !ok {
-		w.lost[key] = lostObject{step: w.step, hint: key == lakehouse.VersionHintKey, size: int64(len(w.objs[key].data))}
+		w.lost[key] = lostObject{step: w.step, hint: key == lakehouse.VersionHintKey, size: int64(len(w.objs[key].data)), data: w.objs[key].data}
 	}
 }
 
@@ -338,10 +340,12 @@ func (w *World) readableContent(v int) (map[string]string, error) {
 		if !ok || l.err != nil {
 			return nil, fmt.Errorf("manifest list %s unreadable (exists: %v): %v", s.list, ok, l.err)
 		}
+		lostGroup := false
 		for _, m := range l.manifests {
 			fs, ok := w.manifestFiles(m)
 			if !ok && w.lostManifest(m.key) {
 				gens[m.part] = lostGen // lost after the reconcile began
+				lostGroup = lostGroup || m.group
 				continue
 			}
 			if !ok || fs.err != nil {
@@ -354,7 +358,30 @@ func (w *World) readableContent(v int) (map[string]string, error) {
 					return nil, fmt.Errorf("manifest %s names the data file %s, which is gone", m.key, f.key)
 				}
 			}
-			gens[m.part] = m.gen
+			if !m.group {
+				gens[m.part] = m.gen
+				continue
+			}
+			if m.mf.AddedDataFiles()+m.mf.ExistingDataFiles() == 0 {
+				continue
+			}
+			members, err := w.groupMembers(m)
+			if err != nil {
+				return nil, fmt.Errorf("manifest %s: members: %v", m.key, err)
+			}
+			for ph, gen := range members {
+				gens[ph] = gen
+			}
+		}
+		if lostGroup {
+			// A group's manifest lost after the reconcile began: its
+			// members are not known any more; excuse every partition the
+			// other manifests do not name.
+			for _, part := range w.partNames() {
+				if gens[partHash(part)] == "" {
+					gens[partHash(part)] = lostGen
+				}
+			}
 		}
 	}
 	return gens, nil
@@ -396,6 +423,15 @@ func (w *World) excusedLoss(key string, current bool) bool {
 // for the plants that blind it (ok: the plant applies to r). The lock is
 // held.
 func (w *World) plantedIcebergList(a *actor, r *request) (served, hit, ok bool) {
+	if l, lost := w.lost[r.key]; lost && r.op == "get" && !l.hint && w.cfg.Plant == PlantReconcileKeepsMissingManifest && a.kind == "publisher" {
+		if _, back := w.objs[r.key]; !back {
+			// A group's manifest is read, not only listed: the
+			// reconcile finds it as it was.
+			b, err := store.Slice(l.data, r.off, r.n)
+			r.body, r.attrs, r.err = bytes.Clone(b), store.Attrs{Key: r.key, Size: l.size}, err
+			return true, true, true
+		}
+	}
 	if r.op != "list" {
 		return false, false, false
 	}

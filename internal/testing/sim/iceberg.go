@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
+	"github.com/twmb/avro/ocf"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/lakehouse"
@@ -54,6 +56,7 @@ type iceVersion struct {
 type iceManifest struct {
 	key, part, gen string
 	seq            int64
+	group          bool // a group's manifest: its members are in its header
 	mf             iceberg.ManifestFile
 }
 
@@ -138,6 +141,7 @@ func parseList(data []byte) (l iceList) {
 	for _, mf := range mfs {
 		m := iceManifest{key: keyOfLoc(mf.FilePath()), mf: mf}
 		m.part, m.seq, m.gen, _ = parseManifestName(mf.FilePath())
+		m.group = strings.HasPrefix(path.Base(mf.FilePath()), "pswap-g")
 		l.manifests = append(l.manifests, m)
 	}
 	return l
@@ -171,6 +175,42 @@ func (w *World) list(key string) (iceList, bool) {
 		return iceList{}, false
 	}
 	return w.memo("iceberg "+key, o, func(b []byte) any { return parseList(b) }).(iceList), true
+}
+
+// groupMembers is what a group's manifest records of its members: the
+// generation of each (by partition hash), read from its Avro header with
+// the Avro library, independently of lakehouse's own reader.
+func (w *World) groupMembers(m iceManifest) (map[string]string, error) {
+	o, ok := w.objs[m.key]
+	if !ok {
+		return nil, fmt.Errorf("manifest %s is gone", m.key)
+	}
+	type members struct {
+		err  error
+		gens map[string]string
+	}
+	got := w.memo("members "+m.key, o, func(b []byte) any {
+		var out members
+		defer recoverErr(&out.err)
+		rd, err := ocf.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return members{err: err}
+		}
+		var doc struct {
+			Members []struct {
+				Partition, Generation string
+			}
+		}
+		if err := json.Unmarshal(rd.Metadata()["pswap.members"], &doc); err != nil {
+			return members{err: err}
+		}
+		out.gens = map[string]string{}
+		for _, mb := range doc.Members {
+			out.gens[partHash(mb.Partition)] = mb.Generation
+		}
+		return out
+	}).(members)
+	return got.gens, got.err
 }
 
 func (w *World) manifestFiles(m iceManifest) (iceFiles, bool) {
@@ -218,7 +258,21 @@ func (w *World) observeVersion(v int, data []byte) {
 			return
 		}
 		for _, m := range l.manifests {
-			gens[m.part] = m.gen
+			if !m.group {
+				gens[m.part] = m.gen
+				continue
+			}
+			if liveFiles := m.mf.AddedDataFiles() + m.mf.ExistingDataFiles(); liveFiles == 0 {
+				continue
+			}
+			members, err := w.groupMembers(m)
+			if err != nil {
+				w.fail("I6-ice", "%s published version %d, whose manifest %s has no readable members: %v", w.curName(), v, m.key, err)
+				return
+			}
+			for ph, gen := range members {
+				gens[ph] = gen
+			}
 		}
 	}
 	w.iceGens = gens

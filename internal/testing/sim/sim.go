@@ -52,8 +52,9 @@ const (
 	// starts the history again at v1.
 	PlantPublisherProbesFromV1
 	// PlantReconcileKeepsMissingManifest makes a reconcile's listing of the
-	// manifests answer with the manifests operators deleted still there:
-	// it finds none damaged and carries a lost manifest on.
+	// manifests, and its reads of a group's manifest, answer with the
+	// manifests operators deleted still there: it finds none damaged and
+	// carries a lost manifest on.
 	PlantReconcileKeepsMissingManifest
 )
 
@@ -88,6 +89,8 @@ type Config struct {
 	Rollbacks  []ActorSpec
 	GCs        []GCSpec
 	Readers    []ReaderSpec
+	// Mergers run pswap.Table.Merge into one partition each (merge.go).
+	Mergers []MergeSpec
 	// Publish: the commits and rollbacks of these actors (1-based, in the
 	// order writers (a staged writer's committers right after it),
 	// rollbacks) are followed by a publisher of the Iceberg metadata

@@ -128,6 +128,9 @@ func (w *World) observePut(r *request) {
 		w.fail("I2", "%s swapped in %s whose manifest is undecodable: %v", w.curName(), p.Generation, err)
 	} else {
 		e.dataGen, e.rollbackOf = m.DataGen(), m.RollbackOf
+		if m.Kind == manifest.KindMerge {
+			w.observeMerge(part, prev, m) // merge.go
+		}
 	}
 	if p.RunID != "" {
 		for i := len(pt.hist) - 1; i >= 0; i-- {

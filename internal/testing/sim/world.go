@@ -135,6 +135,8 @@ type World struct {
 	wg        sync.WaitGroup
 
 	parts   map[string]*partTruth
+	mergeIn map[*actor][]Row // what each merger's input holds (merge.go)
+	mergers []*actor
 	readers map[*actor]*readState
 	checks  int
 	reports int
@@ -176,6 +178,7 @@ func newWorld(cfg Config) *World {
 		faults:   map[string]int{},
 		names:    map[string]string{},
 		parts:    map[string]*partTruth{},
+		mergeIn:  map[*actor][]Row{},
 		readers:  map[*actor]*readState{},
 		gcSeen:   map[*actor]map[string]object{},
 		gcKeys:   map[*actor]map[string]bool{},

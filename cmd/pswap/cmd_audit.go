@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/audit"
+	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/partition"
+)
+
+func init() { registerCommand(newAuditCmd) }
+
+type auditCmd struct {
+	*app
+	sel        selector
+	from, to   string
+	format     string
+	output     string
+	publish    bool
+	auditTable string
+}
+
+func newAuditCmd(a *app) *cobra.Command {
+	c := &auditCmd{app: a}
+	cmd := &cobra.Command{
+		Use:   "audit [--from S --to E | --partition KEY | --interval I] [--format table|json|csv|parquet] [--output FILE] | --publish",
+		Short: "Every attempt on the table: commits, rollbacks, and attempts that never committed",
+		Long: `List every attempt pswap can know of from the store, one row each:
+committed generations (kind commit or rollback; state current, superseded
+or rolled-back, with the generation that replaced it and when), manifests
+that never became current (state failed), and attempts that staged and
+never committed (kind staged: state staged, uncommitted for files
+uploaded without a manifest, which is an attempt that was killed or
+failed, or is still running, and abandoned past the 24 h grace period).
+Nothing but the store is read: per partition one listing of its _pswap
+folder and one GET per manifest and staged record.
+
+--from/--to (or --interval with a range) audits the table's partitions
+of that range, --partition one partition; without them, every partition
+(found by walking the key=value folders, so a partition where an attempt
+died before anything committed is found too).
+
+--publish writes the whole audit into an Iceberg table of its own beside
+the table (<table>__audit, or --audit-table URL), partitioned by the day
+each data partition starts on, each day replaced atomically by pswap's
+own commit (a no-op when its rows did not change), then publishes its
+Iceberg metadata: DuckDB, Spark, PyIceberg and Trino query it.`,
+		Example: `  pswap audit --table ./lake/sales --from 2026-11-01 --to 2026-12-01
+  pswap audit --table s3://lake/sales --partition dt=2026-11-28 --format json
+  pswap audit --table s3://lake/sales --format parquet --output audit.parquet
+  pswap audit --table s3://lake/sales --publish        # s3://lake/sales__audit, an Iceberg table`,
+		Args: cobra.NoArgs,
+		RunE: runE(c.run),
+	}
+	fl := cmd.Flags()
+	c.sel.addFlags(fl)
+	fl.StringVar(&c.from, "from", "", "start of the range of partitions (included): 2026-11-01")
+	fl.StringVar(&c.to, "to", "", "end of the range (excluded)")
+	fl.StringVar(&c.format, "format", "table", "output format: table, json, csv or parquet")
+	fl.StringVarP(&c.output, "output", "o", "", "write the output to FILE instead of stdout")
+	fl.BoolVar(&c.publish, "publish", false, "write the audit into its Iceberg table (<table>__audit) instead of printing it")
+	fl.StringVar(&c.auditTable, "audit-table", "", "with --publish: the audit table's URL (default: the table's URL with __audit appended)")
+	return cmd
+}
+
+// auditJSON is the --format json document of audit.
+type auditJSON struct {
+	Table string           `json:"table"`
+	Rows  []pswap.AuditRow `json:"rows"`
+}
+
+// auditPublishJSON is the --json document of audit --publish.
+type auditPublishJSON struct {
+	Table            string `json:"table"`
+	AuditTable       string `json:"audit_table"`
+	Rows             int    `json:"rows"`
+	Partitions       int    `json:"partitions"`
+	Changed          int    `json:"changed"`
+	Emptied          int    `json:"emptied"`
+	MetadataLocation string `json:"metadata_location"`
+}
+
+func (c *auditCmd) run(cmd *cobra.Command, _ []string) error {
+	ctx := cmd.Context()
+	if c.json && !cmd.Flags().Changed("format") {
+		c.format = "json"
+	}
+	switch c.format {
+	case "table", "json", "csv", "parquet":
+	default:
+		return usagef("--format %q: want table, json, csv or parquet", c.format)
+	}
+	ranged := c.from != "" || c.to != ""
+	if ranged && c.sel.given() {
+		return usagef("give --from/--to, --partition or --interval, not two of them")
+	}
+	if ranged && (c.from == "" || c.to == "") {
+		return usagef("--from and --to go together")
+	}
+	if c.publish {
+		if ranged || c.sel.given() || c.output != "" || cmd.Flags().Changed("format") {
+			return usagef("--publish writes the whole audit into its table: drop --from/--to, --partition, --interval, --format and --output")
+		}
+		return c.runPublish(ctx)
+	}
+	if c.auditTable != "" {
+		return usagef("--audit-table goes with --publish")
+	}
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		parts, err := c.partitions(ctx, t)
+		if err != nil {
+			return err
+		}
+		rows, err := t.Audit(ctx, pswap.AuditOptions{Partitions: parts})
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 && parts == nil {
+			if err := c.checkTable(ctx, t); err != nil {
+				return err
+			}
+		}
+		return c.print(rows)
+	})
+}
+
+// partitions returns the partitions the flags name (nil: all of them).
+func (c *auditCmd) partitions(ctx context.Context, t *pswap.Table) ([]string, error) {
+	if c.sel.given() {
+		keys, err := c.sel.keys()
+		if err != nil {
+			return nil, err
+		}
+		if keys == nil {
+			keys = []string{}
+		}
+		return keys, nil
+	}
+	if c.from == "" {
+		return nil, nil
+	}
+	if strings.Contains(c.from, "/") || strings.Contains(c.to, "/") {
+		return nil, usagef("--from and --to take one time each")
+	}
+	iv, err := partition.ParseInterval(strings.TrimSpace(c.from) + "/" + strings.TrimSpace(c.to))
+	if err != nil {
+		return nil, err
+	}
+	l, err := parseLayout("", "")
+	if err != nil {
+		return nil, err
+	}
+	meta, err := t.TableMetadata(ctx)
+	switch {
+	case err == nil:
+		if tl := meta.TimeLayout(); tl != nil {
+			l = *tl
+		}
+	case !errors.Is(err, pswap.ErrNotFound):
+		return nil, err
+	}
+	ks, err := l.Keys(iv)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.String()
+	}
+	return out, nil
+}
+
+func (c *auditCmd) print(rows []pswap.AuditRow) (err error) {
+	w := c.stdout
+	if c.output != "" {
+		f, err := os.Create(c.output)
+		if err != nil {
+			return fmt.Errorf("--output: %w", err)
+		}
+		defer func() {
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("--output: %w", cerr)
+			}
+		}()
+		w = f
+	}
+	if rows == nil {
+		rows = []pswap.AuditRow{}
+	}
+	switch c.format {
+	case "json":
+		return printJSON(w, auditJSON{Table: c.tableURL(), Rows: rows})
+	case "csv":
+		cw := csv.NewWriter(w)
+		if err := cw.WriteAll(audit.CSVRecords(rows)); err != nil {
+			return err
+		}
+		return cw.Error()
+	case "parquet":
+		return audit.WriteParquet(w, rows)
+	}
+	return printAuditTable(w, rows)
+}
+
+func printAuditTable(w io.Writer, rows []pswap.AuditRow) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "PARTITION\tGENERATION\tKIND\tSTATE\tRUN ID\tROWS\tFILES\tCREATED\tCOMMITTED\tSUPERSEDED BY\tWHY")
+	num := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprint(*p)
+	}
+	for _, r := range rows {
+		created, committed := "-", "-"
+		if r.CreatedAt != nil {
+			created = timeText(*r.CreatedAt)
+		}
+		if r.CommittedAt != nil {
+			committed = timeText(*r.CommittedAt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Partition, r.Generation, r.Kind, r.State,
+			orDash(r.RunID), num(r.Rows), num(r.Files), created, committed, orDash(r.SupersededBy), orDash(r.Why))
+	}
+	return tw.Flush()
+}
+
+func (c *auditCmd) runPublish(ctx context.Context) error {
+	return c.withTable(ctx, func(t *pswap.Table) error {
+		dstURL := c.auditTable
+		if dstURL == "" {
+			var err error
+			if dstURL, err = pswap.AuditTableURL(c.table); err != nil {
+				return usageError{err}
+			}
+		}
+		if strings.TrimRight(dstURL, "/") == strings.TrimRight(c.table, "/") {
+			return usagef("--audit-table is the table itself: give the audit its own table")
+		}
+		dst, err := pswap.Open(ctx, dstURL, c.storeOptions())
+		if err != nil {
+			return usageError{fmt.Errorf("open the audit table %s: %w", redactURL(dstURL), err)}
+		}
+		defer dst.Close()
+		pub, err := t.PublishAudit(ctx, dst, pswap.AuditPublishOptions{Lakehouse: lakehouse.Options{}})
+		if err != nil {
+			if errors.Is(err, pswap.ErrNoData) {
+				if nt := c.checkTable(ctx, t); nt != nil {
+					return nt
+				}
+			}
+			return err
+		}
+		doc := auditPublishJSON{Table: c.tableURL(), AuditTable: redactURL(dstURL), Rows: pub.Rows, Partitions: pub.Partitions,
+			Changed: pub.Changed, Emptied: pub.Emptied, MetadataLocation: pub.Publish.MetadataLocation}
+		if c.json {
+			return printJSON(c.stdout, doc)
+		}
+		fmt.Fprintf(c.stdout, "audit of %s: %s in %s (%d changed) at %s\nIceberg metadata: %s\n", doc.Table,
+			plural(int64(doc.Rows), "row"), plural(int64(doc.Partitions), "day"), doc.Changed, doc.AuditTable, doc.MetadataLocation)
+		return nil
+	})
+}

@@ -1,0 +1,276 @@
+package audit
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/swap"
+)
+
+// Kind is what an attempt was.
+type Kind string
+
+// Kinds of attempts.
+const (
+	KindCommit   Kind = "commit"   // a commit of new data (commit, commit --staged, --partitioned)
+	KindRollback Kind = "rollback" // a rollback --to an earlier generation
+	KindMerge    Kind = "merge"    // a merge (upsert by key) into the partition
+	KindStaged   Kind = "staged"   // an attempt that staged and never committed
+)
+
+// State is where an attempt ended, as the store tells it now.
+type State string
+
+// States of attempts.
+const (
+	StateCurrent     State = "current"     // the partition's current generation
+	StateSuperseded  State = "superseded"  // committed, then replaced by a later commit
+	StateRolledBack  State = "rolled-back" // committed, then replaced by a rollback
+	StateFailed      State = "failed"      // wrote its manifest, never became current
+	StateStaged      State = "staged"      // staged or reserved, may still be committed
+	StateUncommitted State = "uncommitted" // uploaded files, no manifest: died, or still running
+	StateAbandoned   State = "abandoned"   // never committed and past the grace period: never will be
+	StateUnknown     State = "unknown"     // a manifest behind a garbage-collected generation
+)
+
+// Row is one attempt. Unknown numbers and times are nil (null in JSON),
+// unknown strings empty.
+type Row struct {
+	Partition      string     `json:"partition"`
+	Generation     string     `json:"generation"`
+	RunID          string     `json:"run_id"`
+	Kind           Kind       `json:"kind"`
+	State          State      `json:"state"`
+	Rows           *int64     `json:"rows"`
+	Bytes          *int64     `json:"bytes"`
+	Files          *int64     `json:"files"`
+	CreatedAt      *time.Time `json:"created_at"`
+	CommittedAt    *time.Time `json:"committed_at"`
+	SupersededBy   string     `json:"superseded_by"`
+	SupersededAt   *time.Time `json:"superseded_at"`
+	Parent         string     `json:"parent"`
+	DataGeneration string     `json:"data_generation"`
+	RollbackOf     string     `json:"rollback_of"`
+	Why            string     `json:"why"`
+}
+
+// DataFolder is what a listing found under one gen/<generation>/ prefix.
+type DataFolder struct {
+	Files          int64
+	Bytes          int64
+	Oldest, Newest time.Time // store times of its files
+}
+
+// Facts is what Collect read of one partition.
+type Facts struct {
+	Partition string
+	Pointer   *manifest.Pointer             // nil: never committed
+	Manifests map[string]*manifest.Manifest // by generation
+	Staged    map[string]*swap.StagedRecord // by generation
+	Data      map[string]DataFolder         // by data generation
+	Now       time.Time                     // the store's clock when the listing began
+}
+
+// Options tune Derive. The zero value works.
+type Options struct {
+	// GracePeriod is the age past which a generation can no longer be
+	// committed (swap.Options.GracePeriod; default swap's default, 24 h).
+	GracePeriod time.Duration
+}
+
+func (o Options) grace() time.Duration {
+	if o.GracePeriod > 0 {
+		return o.GracePeriod
+	}
+	return swap.Options{}.WithDefaults().GracePeriod
+}
+
+// KindOf returns the kind of a committed generation's manifest.
+//
+// A merge is recognized here once its manifest records it: the one place
+// to wire it.
+func KindOf(m *manifest.Manifest) Kind {
+	switch {
+	case m.RollbackOf != "":
+		return KindRollback
+	case m.Kind == manifest.KindMerge:
+		return KindMerge
+	}
+	return KindCommit
+}
+
+// Derive returns the rows of one partition: the committed generations
+// newest first, then the attempts that never committed, oldest first.
+func Derive(f Facts, opts Options) []Row {
+	var rows []Row
+	inChain := map[string]bool{}
+	usedData := map[string]bool{}
+	for _, m := range f.Manifests {
+		usedData[m.DataGen()] = true
+	}
+	if p := f.Pointer; p != nil {
+		rows = chain(f, inChain)
+	}
+	// Manifests outside the chain: written, never current.
+	var oldestCommitted time.Time
+	collectedEnd := false
+	for _, r := range rows {
+		if r.CommittedAt != nil {
+			oldestCommitted = *r.CommittedAt
+		}
+	}
+	if n := len(rows); n > 0 && rows[n-1].Files == nil {
+		collectedEnd = true
+	}
+	var rest []Row
+	for gen, m := range f.Manifests {
+		if inChain[gen] {
+			continue
+		}
+		r := manifestRow(m)
+		r.State = StateFailed
+		r.Why = "manifest written, never current: the attempt died between its manifest and its pointer swap, or lost a race and could not remove it"
+		if collectedEnd && !oldestCommitted.IsZero() && m.CommittedAt.Before(oldestCommitted) {
+			r.State = StateUnknown
+			r.Why = "older than the partition's garbage-collected generations: whether it was committed is no longer known"
+		}
+		rest = append(rest, r)
+	}
+	grace := opts.grace()
+	for gen, s := range f.Staged {
+		if f.Manifests[gen] != nil || inChain[gen] {
+			continue // committed by commit --staged; the record's removal did not happen
+		}
+		at := utc(s.StagedAt)
+		r := Row{Partition: f.Partition, Generation: gen, Kind: KindStaged, State: StateStaged, CreatedAt: &at}
+		if s.Content != nil {
+			r.Rows, r.Bytes, r.Files = ptr(s.Content.Rows), ptr(s.Content.Bytes), ptr(int64(len(s.Content.Files)))
+		}
+		if d, ok := f.Data[gen]; ok && s.Reserved {
+			r.Bytes, r.Files = ptr(d.Bytes), ptr(d.Files)
+		} else if s.Reserved {
+			r.Bytes, r.Files = ptr(int64(0)), ptr(int64(0))
+		}
+		what := "staged (pswap stage), not committed"
+		if s.Reserved {
+			what = "reserved for an engine (pswap stage --reserve), not committed"
+		}
+		switch {
+		case !f.Now.IsZero() && f.Now.Sub(at) > grace:
+			r.State = StateAbandoned
+			r.Why = fmt.Sprintf("%s; older than the %s grace period: it can no longer be committed (gc removes it)", what, grace)
+		case s.Base != nil && (f.Pointer == nil || f.Pointer.Generation != s.Base.Generation):
+			r.Why = what + "; another run committed since it was staged: commit --staged is a conflict unless --on-conflict overwrite"
+		default:
+			r.Why = what + "; pswap commit --staged " + gen + " commits it"
+		}
+		rest = append(rest, r)
+	}
+	for gen, d := range f.Data {
+		if usedData[gen] || f.Manifests[gen] != nil || f.Staged[gen] != nil || inChain[gen] {
+			continue
+		}
+		at := utc(d.Oldest)
+		r := Row{Partition: f.Partition, Generation: gen, Kind: KindStaged, State: StateUncommitted,
+			Bytes: ptr(d.Bytes), Files: ptr(d.Files), CreatedAt: &at}
+		files := "1 file"
+		if d.Files != 1 {
+			files = fmt.Sprintf("%d files", d.Files)
+		}
+		if !f.Now.IsZero() && f.Now.Sub(d.Oldest) > grace {
+			r.State = StateAbandoned
+			r.Why = fmt.Sprintf("%s uploaded, no manifest, older than the %s grace period: the attempt died (killed or failed) before its commit and can no longer commit (gc removes it)", files, grace)
+		} else {
+			r.Why = files + " uploaded, no manifest: the attempt died (killed or failed) before its commit, or is still running"
+		}
+		rest = append(rest, r)
+	}
+	slices.SortFunc(rest, func(a, b Row) int {
+		return cmp.Or(a.CreatedAt.Compare(*b.CreatedAt), cmp.Compare(a.Generation, b.Generation))
+	})
+	return append(rows, rest...)
+}
+
+// chain returns the committed generations, newest first: from the pointer
+// through each manifest's parent, then through the pointer's history past
+// a manifest that is gone.
+func chain(f Facts, inChain map[string]bool) []Row {
+	p := f.Pointer
+	hist := map[string]int{}
+	for i, e := range p.History {
+		hist[e.Generation] = i
+	}
+	var rows []Row
+	gen := p.Generation
+	for gen != "" && !inChain[gen] {
+		inChain[gen] = true
+		var r Row
+		if m := f.Manifests[gen]; m != nil {
+			r = manifestRow(m)
+			gen = m.Parent
+		} else {
+			// Garbage-collected (or never written by a 1.0 writer): what
+			// the pointer's history remembers of it.
+			r = Row{Partition: f.Partition, Generation: gen, Kind: KindCommit,
+				Why: "manifest garbage-collected: rows, run id and times from the pointer's history where it reaches"}
+			next := ""
+			if i, ok := hist[gen]; ok {
+				e := p.History[i]
+				at := utc(e.CommittedAt)
+				r.RunID, r.Rows, r.CommittedAt = e.RunID, ptr(e.Rows), &at
+				r.DataGeneration = e.DataGeneration
+				if i+1 < len(p.History) {
+					next = p.History[i+1].Generation
+				}
+			} else if gen == p.Generation {
+				at := utc(p.CommittedAt)
+				r.RunID, r.Rows, r.CommittedAt, r.Parent = p.RunID, ptr(p.Rows), &at, p.Parent
+				next = p.Parent
+			}
+			r.Parent = next
+			gen = next
+		}
+		r.State = StateCurrent
+		if n := len(rows); n > 0 {
+			newer := rows[n-1]
+			r.SupersededBy, r.SupersededAt = newer.Generation, newer.CommittedAt
+			r.State = StateSuperseded
+			if newer.Kind == KindRollback {
+				r.State = StateRolledBack
+				r.Why = joinWhy(r.Why, "rolled back to "+newer.RollbackOf+" by "+newer.Generation)
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func manifestRow(m *manifest.Manifest) Row {
+	created, committed := utc(m.CreatedAt), utc(m.CommittedAt)
+	r := Row{Partition: m.Partition, Generation: m.Generation, RunID: m.RunID, Kind: KindOf(m),
+		Rows: ptr(m.Rows), Bytes: ptr(m.Bytes), Files: ptr(int64(len(m.Files))),
+		CreatedAt: &created, CommittedAt: &committed, Parent: m.Parent, RollbackOf: m.RollbackOf}
+	if m.DataGen() != m.Generation {
+		r.DataGeneration = m.DataGen()
+	}
+	if m.RollbackOf != "" {
+		r.Why = "restores the data of " + m.RollbackOf
+	}
+	return r
+}
+
+func joinWhy(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// utc returns t in UTC at microsecond precision, the unit of Iceberg's
+// timestamps: the rows read the same from JSON and from the audit table.
+func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

@@ -1,0 +1,288 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// CollectOptions tune Collect, Partitions and Table. The zero value works.
+type CollectOptions struct {
+	// Concurrency bounds the partitions read at once and each partition's
+	// GETs in flight (default 8).
+	Concurrency int
+	// MaxAttempts bounds the attempts of each read (default 5): a
+	// transient failure repeats that read after a backoff.
+	MaxAttempts int
+	// Sleep waits between attempts (default a timer that ctx cancels).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (o CollectOptions) conc() int {
+	if o.Concurrency > 0 {
+		return o.Concurrency
+	}
+	return 8
+}
+
+func (o CollectOptions) policy() retry.Policy {
+	n := o.MaxAttempts
+	if n <= 0 {
+		n = 5
+	}
+	return retry.Policy{MaxAttempts: n, Sleep: o.Sleep}
+}
+
+// Collect reads what the store holds of one partition: one listing of its
+// _pswap folder, the pointer, and every manifest and staged record listed
+// (and every generation of the pointer's history that the listing missed:
+// a commit that landed after the listing). A partition with nothing stored
+// gives empty Facts.
+func Collect(ctx context.Context, st store.Store, part string, opts CollectOptions) (Facts, error) {
+	f := Facts{Partition: part, Manifests: map[string]*manifest.Manifest{}, Staged: map[string]*swap.StagedRecord{},
+		Data: map[string]DataFolder{}}
+	if err := partition.Validate(part); err != nil {
+		return f, err
+	}
+	pol := opts.policy()
+	var (
+		hasPointer     bool
+		manifests, stg []string
+	)
+	err := pol.Do(ctx, store.IsRetryable, func(int) error {
+		var err error
+		if f.Now, err = store.Now(ctx, st); err != nil {
+			return err
+		}
+		hasPointer, manifests, stg = false, nil, nil
+		clear(f.Data)
+		for a, err := range st.List(ctx, swap.MetaPrefix(part)) {
+			if err != nil {
+				return fmt.Errorf("list %s: %w", st.URI(swap.MetaPrefix(part)), err)
+			}
+			kind, gen := swap.Classify(part, a.Key)
+			switch kind {
+			case swap.KindPointer:
+				hasPointer = true
+			case swap.KindManifest:
+				manifests = append(manifests, gen)
+			case swap.KindStaged:
+				stg = append(stg, gen)
+			case swap.KindData:
+				d := f.Data[gen]
+				d.Files++
+				d.Bytes += a.Size
+				if d.Oldest.IsZero() || a.ModTime.Before(d.Oldest) {
+					d.Oldest = a.ModTime
+				}
+				if a.ModTime.After(d.Newest) {
+					d.Newest = a.ModTime
+				}
+				f.Data[gen] = d
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return f, err
+	}
+	if hasPointer {
+		var b swap.Base
+		err := pol.Do(ctx, store.IsRetryable, func(int) (err error) {
+			b, err = swap.ReadPointer(ctx, st, part)
+			return err
+		})
+		switch {
+		case errors.Is(err, swap.ErrNoData): // removed since the listing
+		case err != nil:
+			return f, err
+		default:
+			f.Pointer = b.Pointer
+			for _, e := range b.Pointer.History {
+				if !slices.Contains(manifests, e.Generation) {
+					manifests = append(manifests, e.Generation)
+				}
+			}
+			if !slices.Contains(manifests, b.Pointer.Generation) {
+				manifests = append(manifests, b.Pointer.Generation)
+			}
+		}
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, opts.conc())
+	)
+	read := func(gen string, staged bool) {
+		defer wg.Done()
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		var (
+			m *manifest.Manifest
+			s *swap.StagedRecord
+		)
+		err := pol.Do(ctx, store.IsRetryable, func(int) (err error) {
+			if staged {
+				s, err = swap.ReadStaged(ctx, st, part, gen)
+			} else {
+				m, err = swap.ReadManifest(ctx, st, part, gen)
+			}
+			return err
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case errors.Is(err, swap.ErrGenerationNotFound) || errors.Is(err, store.ErrNotFound):
+			// Collected or committed since the listing: not there.
+		case err != nil:
+			errs = append(errs, err)
+		case staged:
+			f.Staged[gen] = s
+		default:
+			f.Manifests[gen] = m
+		}
+	}
+	for _, g := range manifests {
+		wg.Add(1)
+		go read(g, false)
+	}
+	for _, g := range stg {
+		wg.Add(1)
+		go read(g, true)
+	}
+	wg.Wait()
+	return f, errors.Join(errs...)
+}
+
+// Partitions returns the partitions under a key prefix ("" for the whole
+// table) that have a _pswap folder: committed ones, and those where an
+// attempt staged or uploaded something but nothing ever committed (which
+// swap.ListPointers, reading pointers, does not see). It walks the
+// key=value folders with delimited listings: one request per folder.
+func Partitions(ctx context.Context, st store.Store, prefix string, opts CollectOptions) ([]string, error) {
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	var (
+		mu   sync.Mutex
+		out  []string
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, opts.conc())
+		pol  = opts.policy()
+	)
+	var visit func(folder string)
+	visit = func(folder string) {
+		defer wg.Done()
+		sem <- struct{}{}
+		var children []string
+		found := false
+		err := pol.Do(ctx, store.IsRetryable, func(int) error {
+			children, found = children[:0], false
+			for e, err := range store.ListDelimited(ctx, st, folder, "/") {
+				if err != nil {
+					return fmt.Errorf("list %s: %w", st.URI(folder), err)
+				}
+				if !e.IsPrefix {
+					continue
+				}
+				name := strings.TrimSuffix(strings.TrimPrefix(e.Key, folder), "/")
+				switch {
+				case name == swap.MetaDir:
+					found = true
+				case strings.Contains(name, "=") && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "."):
+					children = append(children, e.Key)
+				}
+			}
+			return nil
+		})
+		<-sem
+		mu.Lock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if part := strings.TrimSuffix(folder, "/"); found && partition.Validate(part) == nil {
+			out = append(out, part)
+		}
+		mu.Unlock()
+		for _, c := range children {
+			wg.Add(1)
+			go visit(c)
+		}
+	}
+	start := prefix
+	if start != "" && !strings.HasSuffix(start, "/") {
+		// A key prefix such as "dt=2026-11-": list its level and keep the
+		// folders that start with it.
+		i := strings.LastIndex(start, "/") + 1
+		level := start[:i]
+		var firsts []string
+		for e, err := range store.ListDelimited(ctx, st, level, "/") {
+			if err != nil {
+				return nil, fmt.Errorf("list %s: %w", st.URI(level), err)
+			}
+			if e.IsPrefix && strings.HasPrefix(e.Key, start) && strings.Contains(e.Key[i:], "=") {
+				firsts = append(firsts, e.Key)
+			}
+		}
+		for _, f := range firsts {
+			wg.Add(1)
+			go visit(f)
+		}
+	} else {
+		wg.Add(1)
+		go visit(start)
+	}
+	wg.Wait()
+	slices.Sort(out)
+	return out, errors.Join(errs...)
+}
+
+// Table returns the rows of the given partitions (nil: every partition
+// Partitions finds), in the order of the partitions, each partition's in
+// Derive's order.
+func Table(ctx context.Context, st store.Store, parts []string, opts CollectOptions, dopts Options) ([]Row, error) {
+	if parts == nil {
+		var err error
+		if parts, err = Partitions(ctx, st, "", opts); err != nil {
+			return nil, err
+		}
+	}
+	per := make([][]Row, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, opts.conc())
+	for i, p := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f, err := Collect(ctx, st, p, opts)
+			if err != nil {
+				errs[i] = fmt.Errorf("audit %s: %w", p, err)
+				return
+			}
+			per[i] = Derive(f, dopts)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, r := range per {
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}

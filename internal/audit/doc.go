@@ -1,0 +1,38 @@
+// Package audit derives the audit of a pswap table from what is on its
+// store: one row per attempt pswap can know of, for each partition.
+//
+// The rows come from the store only, never from a log: a partition's
+// pointer (its current generation and the history of its last commits),
+// the manifests under _pswap/manifests/ (one per generation that reached
+// its commit), the staged records under _pswap/staged/ (generations made
+// by stage or stage --reserve) and the data folders under _pswap/gen/
+// (every attempt that uploaded a file). Nothing is written on the commit
+// path for the audit.
+//
+//   - A committed generation (in the chain from the pointer through each
+//     manifest's parent, as `pswap history` walks it, continued through the
+//     pointer's history past a garbage-collected manifest) is a row of kind
+//     commit, rollback or merge, state current, superseded or rolled-back
+//     (replaced by a rollback), with the generation that replaced it and
+//     when.
+//   - A manifest outside that chain is an attempt that wrote its manifest
+//     and never became current (killed between its manifest and its swap,
+//     or a writer that lost a race and could not remove it): state failed.
+//   - A staged record without a manifest is kind staged, state staged (it
+//     may still be committed with commit --staged) or abandoned (older than
+//     the writers' grace period: it can never be).
+//   - A data folder without a manifest or staged record is an attempt that
+//     uploaded files and died before its commit (killed, failed), or one
+//     still running: kind staged, state uncommitted, then abandoned past
+//     the grace period. Its rows and run id are unknown (nothing records
+//     them before the manifest); its files and bytes come from the listing.
+//
+// A failed commit that ended normally (a conflict, bad input) removes what
+// it wrote, so it leaves no row; neither does a killed attempt that had
+// not finished uploading its first file (an unfinished multipart upload is
+// not an object).
+//
+// Collect does the I/O for one partition (one listing of its _pswap
+// folder, one GET per manifest and staged record, the pointer's GET);
+// Derive turns what it read into rows, a pure function.
+package audit

@@ -1,0 +1,575 @@
+package pswap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/pswap/pswap/internal/merge"
+	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/filestore"
+	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
+)
+
+// Errors of a merge, checked with errors.Is; all match ErrBadInput.
+var (
+	// ErrDuplicateKey: the input holds a key twice in one partition and
+	// MergeOptions.Dedupe is not set. The message names the key.
+	ErrDuplicateKey = merge.ErrDuplicateKey
+	// ErrBadKey: a key column is missing from the input or the table, or
+	// null in a row.
+	ErrBadKey = merge.ErrBadKey
+	// ErrRoute: a row cannot be routed to a partition, or routes outside
+	// MergeOptions.Partition. The message names the row.
+	ErrRoute = merge.ErrRoute
+)
+
+// MergeOptions tune Table.Merge. Keys is required; the zero value of
+// everything else works.
+type MergeOptions struct {
+	// Keys are the columns of the natural key ("order_id", or "tenant",
+	// "order_id"): a row of the input replaces the partition's row with
+	// the same key.
+	Keys []string
+	// DeleteWhen marks rows that delete their key: "op=D" (a row whose op
+	// column reads D removes the key and is not written). A marker column
+	// that is not a column of the table is not written either.
+	DeleteWhen string
+	// Dedupe is what to do with a key the input holds twice in one
+	// partition: "" refuses the input (ErrDuplicateKey), "first" or
+	// "last" keep that row (in input order).
+	Dedupe string
+	// Partition restricts the merge to one partition: a row routed
+	// elsewhere is ErrRoute. An input without partition columns (and no
+	// TimeColumn) goes there as a whole.
+	Partition string
+	// TimeColumn routes rows by this timestamp column through the table's
+	// layout (dt=2006-01-02 puts 2026-11-29T13:05:00Z into dt=2026-11-29).
+	// Without it rows are routed by the table's partition columns, which
+	// the input then holds (and which are not written unless they are
+	// data columns of the table).
+	TimeColumn string
+	// Format of every input (FormatAuto: by file extension).
+	Format Format
+	// Commit: RunID (each partition commits with RunID/<partition>, as
+	// commit --partitioned does), retry bounds. OnConflict is ignored: a
+	// merge that lost a race always re-derives from the new current
+	// generation (never a blind overwrite). Kind is set to
+	// manifest.KindMerge.
+	Commit CommitOptions
+	// Staging tunes the new generations' Parquet files.
+	Staging staging.Options
+	// MaxRebases bounds the attempts of one partition after a conflict or
+	// a transient failure (default 5); past it the partition fails with
+	// the last error (ErrConflict: exit status 3).
+	MaxRebases int
+	// Parallel is the number of partitions merged at once (default 4).
+	Parallel int
+	// TempDir holds the input converted to Parquet and one current file
+	// at a time (default os.TempDir()).
+	TempDir string
+}
+
+// PartitionMerge is what a merge did to one partition.
+type PartitionMerge struct {
+	Partition string
+	RunID     string
+	// Result is the commit's (Outcome Committed, SameRun, Identical, ...).
+	Result Result
+	// Err is why this partition failed (nil: it merged or was a no-op).
+	Err error
+	// Upserts and Deletes count the input's rows written and keys deleted.
+	Upserts, Deletes int64
+	// Kept and Removed count the current generation's rows kept and
+	// replaced or deleted (in the attempt that committed).
+	Kept, Removed int64
+	// Rebases counts the attempts repeated after a conflict or a
+	// transient failure.
+	Rebases int
+}
+
+// MergeResult is what Table.Merge did, one entry per partition the input
+// touched, sorted by partition.
+type MergeResult struct {
+	Partitions []PartitionMerge
+	InputRows  int64
+}
+
+// Merge upserts the rows of inputs (files or folders of CSV, JSON Lines or
+// Parquet, as Writer.AddPath reads them) into the partitions they belong
+// to, keyed by opts.Keys. The new generation of each partition the input
+// touches is its current rows whose key the input does not hold plus the
+// input's rows for it (minus the rows that delete their key); partitions
+// the input does not touch are neither read nor written.
+//
+// Bad input (a duplicate or null key, a row that cannot be routed, a
+// schema the table refuses) fails before anything is written. Each
+// partition then commits atomically and independently, fenced on the
+// pointer it read: after a conflict it is re-derived from the new current
+// generation and the same input (never a lost update), up to MaxRebases
+// times. With a run id each partition commits as RunID/<partition>, so a
+// re-run after a crash merges only what did not land and a re-run of a
+// merge that landed is a no-op (SameRun).
+//
+// Memory: the input's key set (a 128-bit hash and a row number per key,
+// about 60 bytes a key with the map's overhead, plus 5 bytes a row),
+// Parallel row groups of current rows being filtered, and the new files'
+// row group buffers (staging.Options). The input and current files are
+// read from TempDir, one row group at a time.
+//
+// The error is ErrBadInput for bad input (nothing written), or the join of
+// the failed partitions' errors (the others stand: see the result).
+func (t *Table) Merge(ctx context.Context, inputs []string, opts MergeOptions) (MergeResult, error) {
+	var res MergeResult
+	keys, err := merge.ParseKeys(strings.Join(opts.Keys, ","))
+	if err != nil {
+		return res, err
+	}
+	var del merge.DeleteWhen
+	if opts.DeleteWhen != "" {
+		if del, err = merge.ParseDeleteWhen(opts.DeleteWhen); err != nil {
+			return res, err
+		}
+	}
+	dedupe, err := merge.ParseDedupe(opts.Dedupe)
+	if err != nil {
+		return res, err
+	}
+	if err := manifest.ValidateRunID(opts.Commit.RunID); err != nil {
+		return res, err
+	}
+	if opts.Partition != "" {
+		if _, err := t.Partition(opts.Partition); err != nil {
+			return res, err
+		}
+	}
+	if len(inputs) == 0 {
+		return res, fmt.Errorf("%w: merge: no input", ErrBadInput)
+	}
+	tr := readTable(ctx, t.st, opts.Commit) // tableschema.go: with the commit's retries
+	table, err := tr.t, tr.err
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		table = nil
+	case errors.Is(err, tablemeta.ErrInvalid):
+		return res, fmt.Errorf("%w: %w", swap.ErrCorrupt, err)
+	case err != nil:
+		return res, fmt.Errorf("read table metadata: %w", err)
+	}
+	if table != nil && opts.Partition != "" {
+		if err := table.CheckKey(opts.Partition); err != nil {
+			return res, err
+		}
+	}
+	if table != nil {
+		for _, k := range keys {
+			if _, ok := table.Schema.Field(k); !ok {
+				return res, fmt.Errorf("%w: key column %q is not a column of the table (its columns: %s)", ErrBadKey, k, fieldNames(table.Schema))
+			}
+		}
+	}
+	in, err := convertInputs(ctx, inputs, opts, table)
+	if err != nil {
+		return res, err
+	}
+	defer in.close()
+	planner, err := merge.NewPlanner(in.schema, merge.PlanOptions{
+		Keys: keys, Delete: del, Dedupe: dedupe,
+		Route: merge.RouteOptions{Table: table, Partition: opts.Partition, TimeColumn: opts.TimeColumn},
+	})
+	if err != nil {
+		return res, err
+	}
+	if err := in.each(ctx, func(rec arrow.RecordBatch, _ int64) error { return planner.Add(rec) }); err != nil {
+		return res, err
+	}
+	// A delete marker that is no column of the table is not written; on a
+	// table without metadata yet every column but the routing ones is
+	// data (the first write decides the table's schema).
+	dropDelete := false
+	if table != nil && !del.IsZero() {
+		_, dataCol := table.Schema.Field(del.Column)
+		dropDelete = !dataCol
+	}
+	plan := planner.Finish(dropDelete)
+	res.InputRows = plan.Rows
+	if table != nil {
+		// The schema the table refuses fails here, before any partition
+		// is written.
+		written := schemaWithout(in.schema, plan.Drop)
+		if _, err := table.Plan(written, tablemeta.PlanOptions{Text: in.text}); err != nil {
+			return res, fmt.Errorf("merge input: %w", err)
+		}
+	}
+	parts := plan.Partitions()
+	res.Partitions = make([]PartitionMerge, len(parts))
+	n := opts.Parallel
+	if n <= 0 {
+		n = 4
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, key := range parts {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			res.Partitions[i] = t.mergePartition(ctx, key, plan, in, keys, opts)
+		})
+	}
+	wg.Wait()
+	var errs []error
+	for _, p := range res.Partitions {
+		if p.Err != nil {
+			errs = append(errs, p.Err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+func fieldNames(s tablemeta.Schema) string {
+	n := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		n[i] = f.Name
+	}
+	return strings.Join(n, ", ")
+}
+
+func schemaWithout(sc *arrow.Schema, drop []string) *arrow.Schema {
+	var fs []arrow.Field
+	for _, f := range sc.Fields() {
+		if !slices.Contains(drop, f.Name) {
+			fs = append(fs, f)
+		}
+	}
+	md := sc.Metadata()
+	return arrow.NewSchema(fs, &md)
+}
+
+// mergePartition merges into one partition: attempts until one commits or
+// ends for good, at most MaxRebases repeated.
+func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan, in *mergeInput, keys []string, opts MergeOptions) PartitionMerge {
+	c := plan.Counts(key)
+	pm := PartitionMerge{Partition: key, Upserts: c.Upserts, Deletes: c.Deletes}
+	co := opts.Commit
+	if co.RunID != "" {
+		co.RunID += "/" + key
+	}
+	pm.RunID = co.RunID
+	co.OnConflict = swap.Fail
+	co.Kind = manifest.KindMerge
+	// Deleting keys may leave the partition empty, on purpose.
+	co.AllowEmpty = co.AllowEmpty || c.Deletes > 0
+	maxRebases := opts.MaxRebases
+	if maxRebases <= 0 {
+		maxRebases = 5
+	}
+	d := co.WithDefaults()
+	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay, Sleep: d.Sleep, Now: d.Clock}
+	unknown := false
+	for attempt := 0; ; attempt++ {
+		p, err := t.Partition(key)
+		if err == nil {
+			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts.Staging)
+		}
+		if err == nil {
+			return pm
+		}
+		// A conflict re-derives from the new current generation; an
+		// unknown outcome too (a re-run settles it: same-run with a run
+		// id, identical without); a transient failure is retried.
+		// A generation past its grace period is never committed: a new
+		// attempt has a new one.
+		again := errors.Is(err, ErrConflict) || errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrStaleGeneration) || IsRetryable(err)
+		unknown = unknown || errors.Is(err, ErrOutcomeUnknown)
+		if !again || attempt >= maxRebases || ctx.Err() != nil {
+			pm.Err = fmt.Errorf("merge %s: %w", key, err)
+			if unknown && !errors.Is(err, ErrOutcomeUnknown) {
+				// An earlier attempt may have landed: say so, as its
+				// own error would have.
+				pm.Err = fmt.Errorf("merge %s: %w (and an earlier attempt: %w)", key, err, ErrOutcomeUnknown)
+			}
+			return pm
+		}
+		pm.Rebases++
+		if !errors.Is(err, ErrConflict) {
+			if werr := pol.Wait(ctx, attempt, err); werr != nil {
+				pm.Err = fmt.Errorf("merge %s: %w (after: %w)", key, werr, err)
+				return pm
+			}
+		}
+	}
+}
+
+// mergeOnce is one attempt: Begin (the pointer read is the fence), the
+// current generation's rows filtered by the partition's key set, the
+// input's rows, Commit.
+func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co swap.Options, so staging.Options) (res Result, kept, removed int64, err error) {
+	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: so})
+	if err != nil {
+		return res, 0, 0, err
+	}
+	if w.AlreadyCommitted() {
+		res, err = w.Commit(ctx)
+		return res, 0, 0, err
+	}
+	defer func() {
+		if err != nil {
+			w.Abort(context.WithoutCancel(ctx))
+		}
+	}()
+	if cur := w.txn.Base().Pointer; cur != nil {
+		m, err := swap.ReadManifest(ctx, t.st, p.key, cur.Generation)
+		if err != nil {
+			return res, 0, 0, err
+		}
+		set := plan.Set(p.key)
+		h := merge.NewHasher(keys)
+		for _, f := range swap.Files(t.st, m) {
+			k, r, err := t.filterCurrent(ctx, w, f, in.dir, h, set)
+			kept, removed = kept+k, removed+r
+			if err != nil {
+				return res, kept, removed, fmt.Errorf("current generation %s: %w", cur.Generation, err)
+			}
+		}
+	}
+	err = in.each(ctx, func(rec arrow.RecordBatch, first int64) error {
+		mask, n := plan.InputMask(rec, first, p.key)
+		if n == 0 {
+			return nil
+		}
+		sel, err := merge.Select(ctx, rec, mask, n, plan.Drop)
+		if err != nil {
+			return err
+		}
+		defer sel.Release()
+		return w.WriteRecord(sel)
+	})
+	if err != nil {
+		return res, kept, removed, err
+	}
+	res, err = w.Commit(ctx)
+	return res, kept, removed, err
+}
+
+// filterCurrent downloads one file of the current generation into dir and
+// writes its rows whose key is not in set, a row group at a time.
+func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, dir string, h *merge.Hasher, set map[merge.Hash]int64) (kept, removed int64, err error) {
+	tmp, err := os.CreateTemp(dir, "current-*.parquet")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	rc, _, err := t.st.Get(ctx, f.Key)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := io.Copy(tmp, rc)
+	rc.Close()
+	if err != nil {
+		return 0, 0, fmt.Errorf("read %s: %w", f.URI, err)
+	}
+	if n != f.Size {
+		return 0, 0, fmt.Errorf("%w: %s holds %d bytes, its manifest says %d", ErrCorrupt, f.URI, n, f.Size)
+	}
+	err = eachBatch(ctx, tmp, n, func(rec arrow.RecordBatch) error {
+		cols, err := h.Columns(rec.Schema(), f.URI)
+		if err != nil {
+			return err
+		}
+		mask, k := merge.CurrentMask(rec, h, cols, set)
+		kept += int64(k)
+		removed += rec.NumRows() - int64(k)
+		if k == 0 {
+			return nil
+		}
+		sel, err := merge.Select(ctx, rec, mask, k, nil)
+		if err != nil {
+			return err
+		}
+		defer sel.Release()
+		return w.WriteRecord(sel)
+	})
+	return kept, removed, err
+}
+
+// mergeBatchRows is the rows of one record batch read from a Parquet file.
+const mergeBatchRows = 64 << 10
+
+// eachBatch reads a Parquet file a row group at a time, in batches.
+func eachBatch(ctx context.Context, r io.ReaderAt, size int64, fn func(arrow.RecordBatch) error) error {
+	pr, err := staging.OpenParquet(r, size)
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: mergeBatchRows}, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	for rg := range pr.NumRowGroups() {
+		rr, err := fr.GetRecordReader(ctx, nil, []int{rg})
+		if err != nil {
+			return err
+		}
+		for rr.Next() {
+			if err := fn(rr.RecordBatch()); err != nil {
+				rr.Release()
+				return err
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeInput is the merge's input converted to Parquet in a scratch
+// folder (CSV and JSON Lines read with the table's types, Parquet copied
+// as it is, every file checked as a commit checks it).
+type mergeInput struct {
+	dir    string
+	files  []string
+	schema *arrow.Schema
+	text   bool // converted from CSV or JSON Lines
+}
+
+func (in *mergeInput) close() { os.RemoveAll(in.dir) }
+
+// each calls fn with every batch of the input in order, and the input
+// row number (0-based) of its first row.
+func (in *mergeInput) each(ctx context.Context, fn func(rec arrow.RecordBatch, first int64) error) error {
+	var row int64
+	for _, name := range in.files {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		fi, err := f.Stat()
+		if err == nil {
+			err = eachBatch(ctx, f, fi.Size(), func(rec arrow.RecordBatch) error {
+				err := fn(rec, row)
+				row += rec.NumRows()
+				return err
+			})
+		}
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// convertInputs converts the inputs into a scratch folder. Text columns
+// named like the table's columns are read as the table's types, the
+// partition columns as strings.
+func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, table *tablemeta.Table) (_ *mergeInput, err error) {
+	dir, err := os.MkdirTemp(opts.TempDir, "pswap-merge-*")
+	if err != nil {
+		return nil, err
+	}
+	in := &mergeInput{dir: dir}
+	defer func() {
+		if err != nil {
+			in.close()
+		}
+	}()
+	fs, err := filestore.New(dir)
+	if err != nil {
+		return nil, err
+	}
+	so := staging.Options{Compression: staging.Zstd, TextTypes: map[string]arrow.DataType{}}
+	if table != nil {
+		for _, f := range table.Schema.Fields {
+			so.TextTypes[f.Name] = f.Type.Arrow()
+		}
+		for _, c := range table.PartitionColumns {
+			if _, data := table.Schema.Field(c.Name); !data {
+				so.TextTypes[c.Name] = arrow.BinaryTypes.String
+			}
+		}
+	}
+	st := staging.New(ctx, fs, "input/", so)
+	var files []string
+	for _, p := range inputs {
+		fi, err := os.Stat(p)
+		if err != nil {
+			st.Abort(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+		if !fi.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		more, err := DataFiles(p, opts.Format)
+		if err != nil {
+			st.Abort(context.WithoutCancel(ctx))
+			return nil, err
+		}
+		files = append(files, more...)
+	}
+	for _, p := range files {
+		format := opts.Format
+		if format == FormatAuto {
+			if format, err = FormatOf(p); err != nil {
+				st.Abort(context.WithoutCancel(ctx))
+				return nil, err
+			}
+		}
+		if format != FormatParquet {
+			in.text = true
+		}
+		if err := addInput(ctx, st, p, format); err != nil {
+			st.Abort(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	c, err := st.Finish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.Rows == 0 {
+		return nil, fmt.Errorf("%w: %w: the merge input holds no rows", ErrBadInput, ErrEmptyCommit)
+	}
+	in.schema = st.Schema()
+	for _, f := range c.Files {
+		in.files = append(in.files, filepath.Join(dir, "input", filepath.FromSlash(f.Path)))
+	}
+	return in, nil
+}
+
+func addInput(ctx context.Context, st *staging.Stager, path string, format Format) error {
+	if format == FormatParquet {
+		return st.AddParquetFile(ctx, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	defer f.Close()
+	switch format {
+	case FormatCSV:
+		return st.AddCSV(ctx, f, filepath.Base(path), staging.CSVOptions{})
+	case FormatJSONL:
+		return st.AddJSONL(ctx, f, filepath.Base(path))
+	}
+	return fmt.Errorf("%w: %s: format %q", ErrBadInput, path, format)
+}
