@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/internal/deltalog"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 )
@@ -76,8 +77,19 @@ func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 			return nil, err
 		}
 		keys, err := lakehouse.Referenced(ctx, t.st, io)
-		if err != nil || own == nil {
-			return keys, err
+		if err != nil {
+			return nil, err
+		}
+		// And what a Delta reader may still open: the current files and
+		// those removed within delta.deletedFileRetentionDuration (none
+		// without a _delta_log).
+		dkeys, err := deltalog.Referenced(ctx, t.st, io.Now())
+		if err != nil {
+			return nil, fmt.Errorf("the Delta log's files: %w", err)
+		}
+		keys = append(keys, dkeys...)
+		if own == nil {
+			return keys, nil
 		}
 		more, err := own(ctx)
 		return append(keys, more...), err
@@ -104,6 +116,10 @@ func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 	io, cerr := t.icebergClock(ctx, ice)
 	if cerr == nil {
 		rep.Expired, cerr = lakehouse.Expire(ctx, t.st, io)
+	}
+	// The Delta log's entries and checkpoints past delta.logRetentionDuration.
+	if cerr == nil {
+		_, cerr = deltalog.Expire(ctx, t.st, io.Now())
 	}
 	rep.ExpireErr = cerr
 	return rep, nil

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The engines that judge pswap's tables (integration/engines): a Python
-# virtual environment with PyIceberg, DuckDB and its iceberg/httpfs/avro
-# extension packages and PySpark, and the Iceberg jars Spark loads, all
-# pinned, installed once per machine and reused while their pins are
-# unchanged.
+# virtual environment with PyIceberg, DuckDB and its iceberg/httpfs/avro/
+# delta extension packages, delta-rs (deltalake), Polars and PySpark, and
+# the Iceberg and Delta Lake jars Spark loads, all pinned, installed once
+# per machine and reused while their pins are unchanged.
 #
 #   scripts/engines.sh        install (or reuse); prints the engines folder
 #
 # The folder holds venv/ (the Python environment) and jars/ (the Iceberg
-# Spark runtime and the Iceberg AWS bundle for S3FileIO). Tests find it
+# Spark runtime, the Iceberg AWS bundle for S3FileIO, delta-spark and
+# delta-storage). Tests find it
 # through $PSWAP_ENGINES, which scripts/test.sh sets from this script's
 # output. Java comes from $JAVA_HOME or the java on PATH (17 or newer).
 #
@@ -18,11 +19,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 REQUIREMENTS=integration/engines/requirements.txt
 ICEBERG_VERSION=1.12.0
+# Delta Lake for Spark 4.1 (delta-spark 4.1 is built on Spark 4.1.0).
+DELTA_VERSION=4.1.0
 JARS=(
 	"org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:$ICEBERG_VERSION"
 	"org.apache.iceberg:iceberg-aws-bundle:$ICEBERG_VERSION"
 	"org.xerial:sqlite-jdbc:3.50.3.0"
 	"org.postgresql:postgresql:42.7.14"
+	"io.delta:delta-spark_2.13:$DELTA_VERSION"
+	"io.delta:delta-storage:$DELTA_VERSION"
 )
 PYTHON="${PYTHON:-python3}"
 
@@ -47,7 +52,7 @@ install() {
 	"$PYTHON" -m venv "$dir/venv"
 	"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS" >&2 ||
 		die "pip install -r $REQUIREMENTS failed"
-	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg' ||
+	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg, deltalake, polars, duckdb_extension_delta' ||
 		die "the environment in $dir does not import its engines"
 
 	log "fetching the Iceberg jars"

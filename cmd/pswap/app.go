@@ -83,6 +83,11 @@ type app struct {
 	timeout     time.Duration
 	maxAttempts int
 
+	// delta is --delta (delta.go); deltaPub the Delta publish of the
+	// command's commit or rollback, for its report.
+	delta    bool
+	deltaPub *pswap.DeltaPublication
+
 	// swapRetries is set by commands whose requests pswap's own loops
 	// retry (see retryOptions): the SDK then makes a single attempt.
 	swapRetries bool

@@ -487,6 +487,7 @@ type resultJSON struct {
 	// failed (with --catalog: the catalog's name lags while
 	// MetadataLocation names the published files).
 	PublishError string `json:"publish_error,omitempty"`
+	deltaJSON
 }
 
 func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) error {
@@ -500,7 +501,7 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 			Changed: res.Changed, Outcome: string(res.Outcome), Rows: res.Rows, Bytes: res.Bytes,
 			Files: res.Files, RunID: res.RunID, IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
 			Staged: res.Staged, Published: pub.Published, MetadataLocation: pub.MetadataLocation,
-			PublishError: perr,
+			PublishError: perr, deltaJSON: deltaDoc(a.deltaPub),
 		})
 	}
 	facts := fmt.Sprintf("%s, %s, %s", plural(res.Rows, "row"), plural(int64(res.Files), "file"), humanBytes(res.Bytes))
@@ -525,6 +526,9 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 	}
 	if pub.Published {
 		line += fmt.Sprintf("\nIceberg metadata: %s", pub.MetadataLocation)
+	}
+	if d := deltaLine(a.deltaPub); d != "" {
+		line += "\n" + d
 	}
 	_, err := fmt.Fprintln(a.stdout, line)
 	return err

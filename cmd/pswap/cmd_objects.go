@@ -97,6 +97,7 @@ type partitionedJSON struct {
 	Published        bool   `json:"published"`
 	MetadataLocation string `json:"metadata_location,omitempty"`
 	PublishError     string `json:"publish_error,omitempty"`
+	deltaJSON
 }
 
 // runPartitioned commits every key=value folder under --partitioned as its
@@ -189,6 +190,8 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 				doc.Published, doc.MetadataLocation = r.MetadataLocation != "", r.MetadataLocation
 			}
 		}
+		dpub, _ := c.publishDeltaTable(ctx, t)
+		doc.deltaJSON = deltaDoc(dpub)
 		for _, p := range out {
 			switch {
 			case p.Exit != 0:
@@ -218,6 +221,9 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 			fmt.Fprintf(c.stdout, "%d partition(s): %d committed, %d unchanged, %d failed\n", len(out), doc.Committed, doc.Unchanged, doc.Failed)
 			if doc.Published {
 				fmt.Fprintf(c.stdout, "Iceberg metadata: %s\n", doc.MetadataLocation)
+			}
+			if d := deltaLine(dpub); d != "" {
+				fmt.Fprintln(c.stdout, d)
 			}
 		}
 		if doc.Exit != 0 {

@@ -40,13 +40,19 @@ A current snapshot written by another engine (a Spark INSERT) is refused,
 naming it and how to recover.
 
 Spark, Trino, DuckDB (iceberg_scan) and pyiceberg read the table from the
-printed metadata location (see the README, "Iceberg").`,
+printed metadata location (see the README, "Iceberg").
+
+With --delta (or $PSWAP_DELTA=1) it also brings the table's Delta Lake log
+(<table>/_delta_log/) up to date, creating it on a table that has none:
+delta-rs, Polars, DuckDB (delta_scan) and Spark read the table's folder as
+a Delta table (see the README, "Delta Lake").`,
 		Example: `  pswap publish --table s3://lake/sales
   duckdb -c "SELECT count(*) FROM iceberg_scan('$(pswap publish --table s3://lake/sales --json | jq -r .metadata_location)')"`,
 		Args: cobra.NoArgs,
 		RunE: runE(c.run),
 	}
 	addCatalogFlag(a, cmd)
+	addDeltaFlag(a, cmd)
 	return cmd
 }
 
@@ -66,12 +72,29 @@ type publishJSON struct {
 	Repairs   []string `json:"repairs,omitempty"`
 	HintFixed bool     `json:"hint_fixed"`
 	HintWas   int      `json:"hint_was,omitempty"`
+	deltaJSON
 }
 
 func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
 	return c.withTable(ctx, func(t *pswap.Table) (rerr error) {
+		// With --delta the Delta log is reconciled at the same time
+		// (delta.go); its failure fails the command too, after the report.
+		var (
+			dpub *pswap.DeltaPublication
+			dres pswap.DeltaResult
+			done = make(chan struct{})
+		)
+		go func() { defer close(done); dpub, dres = c.publishDeltaTable(ctx, t) }()
 		r, err := t.Publish(ctx, c.publishOptions(nil))
+		<-done
+		if dpub != nil && dpub.Err != nil {
+			defer func() {
+				if rerr == nil {
+					rerr = fmt.Errorf("publish the Delta log: %w", dpub.Err)
+				}
+			}()
+		}
 		if err != nil && r.MetadataLocation == "" {
 			return fmt.Errorf("publish Iceberg metadata: %w", err)
 		}
@@ -85,12 +108,19 @@ func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 			return printJSON(c.stdout, publishJSON{
 				Table: c.tableURL(), MetadataLocation: r.MetadataLocation, Version: r.Version,
 				SnapshotID: r.SnapshotID, Changed: r.Changed, Partitions: r.Partitions, Rebases: r.Rebases,
-				HintFixed: r.HintFixed, HintWas: r.HintWas, Repairs: r.Repairs,
+				HintFixed: r.HintFixed, HintWas: r.HintWas, Repairs: r.Repairs, deltaJSON: deltaDoc(dpub),
 			})
 		}
 		verb := "published"
 		if !r.Changed {
 			verb = "up to date"
+		}
+		if dpub != nil && dpub.Published {
+			dverb := "Delta log published"
+			if !dres.Changed {
+				dverb = "Delta log up to date"
+			}
+			fmt.Fprintf(c.stdout, "%s: version %d (%s)\n", dverb, dres.Version, plural(int64(dres.Partitions), "partition"))
 		}
 		if r.MetadataLocation == "" {
 			_, err = fmt.Fprintln(c.stdout, "nothing to publish: the table has no partition with data")
@@ -119,6 +149,7 @@ func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
 		def = false
 	}
 	addCatalogFlag(a, cmd)
+	addDeltaFlag(a, cmd)
 	cmd.Flags().BoolVar(on, "publish", def, "publish the table's Iceberg metadata after the swap ($"+envPublish+"=0 sets the default to false)")
 }
 
@@ -136,6 +167,13 @@ func prefetchPublish(ctx context.Context, on bool, t *pswap.Table, part *pswap.P
 // none; a writer's publish uses the writer's own). It never fails the
 // command: a failure is a warning, and the JSON says published=false.
 func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, res pswap.Result, w *pswap.Writer, pf *lakehouse.Prefetch) pswap.Publication {
+	if a.delta {
+		// The Delta log (delta.go), at the same time as the Iceberg
+		// metadata: neither reads what the other writes.
+		done := make(chan struct{})
+		go func() { defer close(done); a.deltaPub = a.publishDeltaAfter(ctx, part, res, w) }()
+		defer func() { <-done }()
+	}
 	if !on {
 		pf.Stop()
 		return pswap.Publication{}

@@ -93,7 +93,7 @@ plat = duckdb.execute("PRAGMA platform").fetchone()[0]
 v = duckdb.__version__
 dst = os.path.join(sys.argv[1], ".duckdb", "extensions", v if v.startswith("v") else "v" + v, plat)
 os.makedirs(dst)
-for name in ("iceberg", "avro", "httpfs", "aws"):
+for name in ("iceberg", "avro", "httpfs", "aws", "delta"):
     m = importlib.import_module("duckdb_extension_" + name)
     for f in glob.glob(os.path.join(os.path.dirname(m.__file__), "extensions", "*", "*.duckdb_extension")):
         os.symlink(f, os.path.join(dst, os.path.basename(f)))

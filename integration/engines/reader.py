@@ -91,7 +91,7 @@ def duck():
         import duckdb
 
         con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-        for name in ("avro", "iceberg", "httpfs"):
+        for name in ("avro", "iceberg", "httpfs", "delta"):
             con.execute("LOAD '%s'" % extension_file(name))
         con.execute("SET TimeZone = 'UTC'")
         endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
@@ -194,7 +194,14 @@ def spark():
             SparkSession.builder.master("local[2]")
             .appName("pswap-engines")
             .config("spark.jars", ",".join(jars))
-            .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+            .config(
+                "spark.sql.extensions",
+                "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions,io.delta.sql.DeltaSparkSessionExtension",
+            )
+            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+            # Delta's log replay: 50 tasks a snapshot by default, which
+            # costs seconds a read on 2 cores.
+            .config("spark.databricks.delta.snapshotPartitions", "2")
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.sql.session.timeZone", "UTC")
@@ -506,7 +513,96 @@ def oracle(req):
     return rows_of(con.execute(sql).fetch_arrow_table())
 
 
+# ---------------------------------------------------------------- Delta Lake
+#
+# The Delta log pswap publishes beside the Iceberg metadata (_delta_log/),
+# read by the table's root as the README says: delta-rs
+# (deltalake.DeltaTable), Polars (read_delta), DuckDB (delta_scan) and
+# Spark (format("delta").load, file: only: Spark's Delta reads S3 through
+# hadoop-aws, which the engines do not install). "version" time-travels.
+
+
+def delta_storage():
+    endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
+    if not endpoint:
+        return None
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": os.environ["AWS_ACCESS_KEY_ID"],
+        "AWS_SECRET_ACCESS_KEY": os.environ["AWS_SECRET_ACCESS_KEY"],
+        "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1"),
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_S3_ALLOW_UNSAFE_RENAME": "true",
+    }
+
+
+def delta_rs_table(req):
+    from deltalake import DeltaTable
+
+    kw = {}
+    if req.get("version") is not None:
+        kw["version"] = int(req["version"])
+    if req["table"].startswith("s3://"):
+        kw["storage_options"] = delta_storage()
+    return DeltaTable(req["table"], **kw)
+
+
+def deltars_scan(req):
+    return {"version": delta_rs_table(req).version(), "rows": rows_of(delta_rs_table(req).to_pyarrow_table())}
+
+
+def deltars_vacuum(req):
+    """A user's VACUUM with no retention: what it deletes (and, in dry
+    runs, would delete). full: list the whole table (delta-rs's full mode)
+    instead of the tombstones only."""
+    dt = delta_rs_table(req)
+    return sorted(
+        dt.vacuum(
+            retention_hours=0,
+            enforce_retention_duration=False,
+            dry_run=bool(req.get("dry_run")),
+            full=bool(req.get("full")),
+        )
+    )
+
+
+def polars_scan(req):
+    import polars as pl
+
+    kw = {}
+    if req.get("version") is not None:
+        kw["version"] = int(req["version"])
+    if req["table"].startswith("s3://"):
+        kw["storage_options"] = delta_storage()
+    return rows_of(pl.read_delta(req["table"], **kw).to_arrow())
+
+
+def duck_delta_scan(req):
+    sql = "SELECT * FROM delta_scan('%s')" % req["table"].replace("'", "''")
+    return rows_of(duck().execute(sql).fetch_arrow_table())
+
+
+def spark_delta_scan(req):
+    r = spark().read.format("delta")
+    if req.get("version") is not None:
+        r = r.option("versionAsOf", int(req["version"]))
+    return [{k: canon(v) for k, v in row.asDict(recursive=True).items()} for row in r.load(req["table"]).collect()]
+
+
+def spark_delta_vacuum(req):
+    s = spark()
+    s.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    path = req["table"].replace("`", "``")
+    return [canon(r[0]) for r in s.sql("VACUUM delta.`%s` RETAIN 0 HOURS" % path).collect()]
+
+
 OPS = {
+    ("deltars", "scan"): deltars_scan,
+    ("deltars", "vacuum"): deltars_vacuum,
+    ("polars", "scan"): polars_scan,
+    ("duckdb", "delta_scan"): duck_delta_scan,
+    ("spark", "delta_scan"): spark_delta_scan,
+    ("spark", "delta_vacuum"): spark_delta_vacuum,
     ("duckdb", "scan"): duck_scan,
     ("duckdb", "sql"): duck_sql,
     ("pyiceberg", "scan"): pyice_scan,
@@ -534,8 +630,16 @@ def versions():
     import duckdb
     import pyiceberg
     import pyspark
+    import deltalake
+    import polars
 
-    return {"duckdb": duckdb.__version__, "pyiceberg": pyiceberg.__version__, "pyspark": pyspark.__version__}
+    return {
+        "duckdb": duckdb.__version__,
+        "pyiceberg": pyiceberg.__version__,
+        "pyspark": pyspark.__version__,
+        "deltalake": deltalake.__version__,
+        "polars": polars.__version__,
+    }
 
 
 def main():

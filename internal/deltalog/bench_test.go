@@ -1,0 +1,215 @@
+package deltalog_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"iter"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/deltalog"
+	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/filestore"
+	"github.com/pswap/pswap/store/memstore"
+)
+
+// counting counts a store's requests (a listing counts once per call).
+type counting struct {
+	store.Store
+	gets, puts, lists atomic.Int64
+}
+
+func (c *counting) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, key)
+}
+
+func (c *counting) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
+	c.puts.Add(1)
+	return c.Store.Put(ctx, key, data, opts)
+}
+
+func (c *counting) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, error] {
+	c.lists.Add(1)
+	return c.Store.List(ctx, prefix)
+}
+
+func (c *counting) reset() { c.gets.Store(0); c.puts.Store(0); c.lists.Store(0) }
+
+func (c *counting) String() string {
+	return fmt.Sprintf("%d requests (%d GET, %d PUT, %d LIST)", c.gets.Load()+c.puts.Load()+c.lists.Load(), c.gets.Load(), c.puts.Load(), c.lists.Load())
+}
+
+// commitOnly commits without publishing.
+func commitOnly(tb testing.TB, tbl *pswap.Table, part, run string, rows ...sale) (pswap.Result, *pswap.Writer) {
+	tb.Helper()
+	ctx := context.Background()
+	p, err := tbl.Partition(part)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: run}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := pswap.Write(w, rows...); err != nil {
+		tb.Fatal(err)
+	}
+	res, err := w.Commit(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res, w
+}
+
+// TestPublishRequests: the requests a Delta publish adds to a commit, in
+// the steady state (a log with a checkpoint and entries after it), beside
+// those of the Iceberg publish of the same commit.
+func TestPublishRequests(t *testing.T) {
+	ctx := context.Background()
+	c := &counting{Store: memstore.New()}
+	tbl := pswap.NewTable(c)
+	for i := range 25 {
+		res, w := commitOnly(t, tbl, fmt.Sprintf("dt=2026-11-%02d", 1+i%5), fmt.Sprintf("r%d", i), sale{int64(i), "x", 1})
+		if pub := w.Publish(ctx, lakehouse.Options{}); pub.Err != nil {
+			t.Fatal(pub.Err)
+		}
+		_ = res
+		if pub := w.PublishDelta(ctx, pswap.DeltaOptions{}); pub.Err != nil {
+			t.Fatal(pub.Err)
+		}
+	}
+	for _, due := range []bool{false, true} {
+		// Version 25 (4 entries after the checkpoint of 20), then 29,
+		// 30 (a checkpoint is due).
+		n := 1
+		if due {
+			n = 5
+		}
+		var ice, delta string
+		for range n {
+			_, w := commitOnly(t, tbl, "dt=2026-11-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
+			c.reset()
+			if pub := w.Publish(ctx, lakehouse.Options{}); pub.Err != nil {
+				t.Fatal(pub.Err)
+			}
+			ice = c.String()
+			c.reset()
+			pub := w.PublishDelta(ctx, pswap.DeltaOptions{})
+			if pub.Err != nil || pub.Checkpoint != (due && pub.Version%10 == 0) {
+				t.Fatalf("%+v", pub)
+			}
+			delta = fmt.Sprintf("%s at version %d", c, pub.Version)
+		}
+		t.Logf("checkpoint due %v: Iceberg publish %s; Delta publish %s", due, ice, delta)
+		if !due && c.gets.Load()+c.puts.Load()+c.lists.Load() > 10 {
+			t.Errorf("a Delta publish took %s, more than 10", c)
+		}
+	}
+}
+
+// BenchmarkPublish1000Partitions: the publish of one commit on a table of
+// 1,000 partitions (a local directory), Iceberg and Delta, and the
+// reconcile of the whole table when nothing changed:
+//
+//	go test ./internal/deltalog -run '^$' -bench Publish1000Partitions -benchtime 20x
+func BenchmarkPublish1000Partitions(b *testing.B) {
+	ctx := context.Background()
+	st, err := filestore.New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tbl := pswap.NewTable(st)
+	for i := range 1000 {
+		commitOnly(b, tbl, fmt.Sprintf("dt=%04d-01-01", 1000+i), "r", sale{int64(i), "x", 1})
+	}
+	if _, err := lakehouse.Publish(ctx, st, lakehouse.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tbl.PublishDelta(ctx, pswap.DeltaOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("iceberg-commit", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			_, w := commitOnly(b, tbl, "dt=1000-01-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
+			b.StartTimer()
+			if pub := w.Publish(ctx, lakehouse.Options{}); pub.Err != nil {
+				b.Fatal(pub.Err)
+			}
+		}
+	})
+	b.Run("delta-commit", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			_, w := commitOnly(b, tbl, "dt=1000-01-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
+			b.StartTimer()
+			if pub := w.PublishDelta(ctx, pswap.DeltaOptions{}); pub.Err != nil {
+				b.Fatal(pub.Err)
+			}
+		}
+	})
+	b.Run("iceberg-noop", func(b *testing.B) {
+		// The delta-commit runs published no Iceberg metadata.
+		if _, err := lakehouse.Publish(ctx, st, lakehouse.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if r, err := lakehouse.Publish(ctx, st, lakehouse.Options{}); err != nil || r.Changed {
+				b.Fatal(r, err)
+			}
+		}
+	})
+	b.Run("delta-noop", func(b *testing.B) {
+		for b.Loop() {
+			if r, err := tbl.PublishDelta(ctx, pswap.DeltaOptions{}); err != nil || r.Changed {
+				b.Fatal(r, err)
+			}
+		}
+	})
+}
+
+// BenchmarkPublishAfter1000Versions: the Delta publish of one commit on a
+// log of 1,000 versions, with checkpoints every 10 versions (the default)
+// and without any (every version replayed from version 0).
+//
+//	go test ./internal/deltalog -run '^$' -bench PublishAfter1000Versions -benchtime 20x
+func BenchmarkPublishAfter1000Versions(b *testing.B) {
+	for _, interval := range []int{10, 1 << 30} {
+		name := "checkpoint-every-10"
+		if interval > 10 {
+			name = "no-checkpoint"
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			st, err := filestore.New(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			tbl := pswap.NewTable(st)
+			opts := pswap.DeltaOptions{CheckpointInterval: interval}
+			var w *pswap.Writer
+			for i := range 1000 {
+				_, w = commitOnly(b, tbl, fmt.Sprintf("dt=2026-01-%02d", 1+i%28), fmt.Sprint(i), sale{int64(i), "x", 1})
+				if pub := w.PublishDelta(ctx, opts); pub.Err != nil {
+					b.Fatal(pub.Err)
+				}
+			}
+			if s, err := deltalog.Load(ctx, st); err != nil || s.Version != 999 {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				b.StopTimer()
+				_, w = commitOnly(b, tbl, "dt=2026-01-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
+				b.StartTimer()
+				if pub := w.PublishDelta(ctx, opts); pub.Err != nil {
+					b.Fatal(pub.Err)
+				}
+			}
+		})
+	}
+}

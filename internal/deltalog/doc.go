@@ -1,0 +1,56 @@
+// Package deltalog writes and reads a pswap table's Delta Lake log, so
+// that delta-rs, DuckDB's delta extension, Polars and Spark's delta-spark
+// read exactly the current generation of every partition. It is the one
+// owner of the documents under <table>/_delta_log/.
+//
+// The per-partition pointers stay the truth; the log is a view of them, as
+// the Iceberg metadata is (package lakehouse). Layout:
+//
+//	<table>/_delta_log/<20-digit version>.json             one per published change, write-once
+//	<table>/_delta_log/<20-digit version>.checkpoint.parquet a checkpoint every delta.checkpointInterval versions
+//	<table>/_delta_log/_last_checkpoint                    the newest checkpoint (a hint)
+//
+// Version 0 holds the protocol (reader 1 / writer 2, or reader 3 / writer
+// 7 with timestampNtz when a column is a timestamp without zone: the
+// lowest that suffice), the metaData (the schema from table.json with the
+// partition columns last, the partition columns, and the configuration:
+// checkpoint interval, file and log retention) and the files of every
+// partition. Each later version is one published change: a commitInfo, a
+// txn per run id (appId the run id, version the pointer's sequence
+// number), the removes of the partition's previous files and the adds of
+// the new generation's, each with its partition values, size,
+// modification time (the manifest's commit time), dataChange and stats
+// ({"numRecords":N}), and tags naming the pswap partition, generation and
+// pointer sequence number (pswap.partition, pswap.generation, pswap.seq).
+// A schema evolution adds a metaData action with the new schema.
+//
+// Paths are relative to the table root, each segment percent-encoded:
+// dt=2026-11-29/_pswap/gen/<generation>/part-00000.parquet. Delta's
+// hidden-folder rule is about what VACUUM lists, not what a log may name:
+// readers open any path an add names, and VACUUM never lists a folder
+// whose name starts with "_", so the generations, pointers and manifests
+// under _pswap/ are beyond its reach (see the README for what each
+// reader does, measured).
+//
+// The commit point is the create-if-absent PUT of the next version's
+// entry, as in Delta's own writers on S3: a publish that loses the race
+// reads the versions that won and plans again on them (bounded by
+// Options.MaxAttempts). A partition the log holds at the pointer's
+// sequence number or a later one is left as it is, so a slow publisher
+// never brings back older data. A file without pswap's tags (another
+// writer's INSERT, OPTIMIZE or DELETE) or a protocol pswap does not
+// write makes a publish refuse with ErrForeign, writing nothing.
+//
+// The decoder is strict where pswap relies on a field (UTF-8, one action
+// per line, no duplicate keys, typed required fields, bounded sizes, the
+// shared internal/strictjson reader) and lenient where the protocol asks
+// readers to be: fields it does not know are ignored, and another
+// writer's commitInfo is kept as it is. Checkpoints are read and written
+// with parquet-go.
+//
+// Referenced names the files garbage collection keeps (the current files
+// and those removed within delta.deletedFileRetentionDuration); Expire
+// deletes log entries and checkpoints older than delta.logRetentionDuration
+// before the newest checkpoint older than it, so every version within the
+// retention still replays.
+package deltalog

@@ -1,0 +1,172 @@
+package deltalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pswap/pswap/store"
+)
+
+// The layout of the Delta log, in this file only.
+const (
+	// LogDir is the Delta log's folder at the table root.
+	LogDir            = "_delta_log/"
+	lastCheckpointKey = LogDir + "_last_checkpoint"
+	versionDigits     = 20
+)
+
+// CommitKey is the store key of version v's log entry.
+func CommitKey(v int64) string { return fmt.Sprintf("%s%020d.json", LogDir, v) }
+
+// CheckpointKey is the store key of version v's single-file checkpoint.
+func CheckpointKey(v int64) string { return fmt.Sprintf("%s%020d.checkpoint.parquet", LogDir, v) }
+
+// logFile is a file of the log folder that a listing found.
+type logFile struct {
+	version    int64
+	checkpoint bool // a single-file checkpoint (else a commit)
+	attrs      store.Attrs
+}
+
+// parseLogKey tells a commit or a single-file checkpoint from the other
+// files of the log folder (.crc, multi-part checkpoints, temporary files).
+func parseLogKey(a store.Attrs) (logFile, bool) {
+	name, ok := strings.CutPrefix(a.Key, LogDir)
+	if !ok || len(name) < versionDigits+1 {
+		return logFile{}, false
+	}
+	v, err := strconv.ParseInt(name[:versionDigits], 10, 64)
+	if err != nil || v < 0 {
+		return logFile{}, false
+	}
+	switch name[versionDigits:] {
+	case ".json":
+		return logFile{version: v, attrs: a}, true
+	case ".checkpoint.parquet":
+		return logFile{version: v, checkpoint: true, attrs: a}, true
+	}
+	return logFile{}, false
+}
+
+// listFrom lists the log files of versions from `from` on: one listing
+// per hundred versions (a prefix of 18 digits), so a table with a long
+// log costs one request, not a listing of it all.
+func listFrom(ctx context.Context, st store.Store, from int64) ([]logFile, error) {
+	var out []logFile
+	for hundred := from / 100; ; hundred++ {
+		prefix := fmt.Sprintf("%s%018d", LogDir, hundred)
+		full := false
+		for a, err := range st.List(ctx, prefix) {
+			if err != nil {
+				return nil, fmt.Errorf("list %s: %w", prefix, err)
+			}
+			f, ok := parseLogKey(a)
+			if !ok || f.version < from {
+				continue
+			}
+			out = append(out, f)
+			if !f.checkpoint && f.version%100 == 99 {
+				full = true
+			}
+		}
+		if !full {
+			return out, nil
+		}
+	}
+}
+
+// readCommit reads and decodes one log entry.
+func readCommit(ctx context.Context, st store.Store, v int64) ([]Action, error) {
+	data, _, err := store.ReadAll(ctx, st, CommitKey(v))
+	if err != nil {
+		return nil, fmt.Errorf("read Delta log version %d: %w", v, err)
+	}
+	acts, err := DecodeCommit(data)
+	if err != nil {
+		return nil, fmt.Errorf("log version %d: %w", v, err)
+	}
+	return acts, nil
+}
+
+// Load replays the table's Delta log: from the checkpoint that
+// _last_checkpoint names (a missing or unreadable checkpoint: from the
+// newest version 0 on), then every entry after it. A table without a log
+// is a State of Version -1.
+func Load(ctx context.Context, st store.Store) (*State, error) {
+	s := newState()
+	data, _, err := store.ReadAll(ctx, st, lastCheckpointKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", lastCheckpointKey, err)
+	default:
+		lc, err := decodeLastCheckpoint(data)
+		if err == nil && lc.Parts == 0 {
+			cp, _, err := store.ReadAll(ctx, st, CheckpointKey(lc.Version))
+			if err == nil {
+				if cs, derr := decodeCheckpoint(cp, lc.Version); derr == nil {
+					cs.Checkpoint = lc.Version
+					s = cs
+				}
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("read the checkpoint of version %d: %w", lc.Version, err)
+			}
+		}
+		// An unreadable _last_checkpoint or checkpoint (another writer's
+		// kind, or damage) costs a replay from version 0.
+	}
+	if err := s.catchUp(ctx, st); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// catchUp applies the entries after s.Version, read at once.
+func (s *State) catchUp(ctx context.Context, st store.Store) error {
+	files, err := listFrom(ctx, st, s.Version+1)
+	if err != nil {
+		return err
+	}
+	var versions []int64
+	for _, f := range files {
+		if f.checkpoint {
+			continue
+		}
+		if want := s.Version + 1 + int64(len(versions)); f.version != want {
+			if s.Version < 0 && len(versions) == 0 {
+				return fmt.Errorf("%w: the log starts at version %d, without a checkpoint to start from", ErrCorrupt, f.version)
+			}
+			return fmt.Errorf("%w: version %d is missing (the log has %d)", ErrCorrupt, want, f.version)
+		}
+		versions = append(versions, f.version)
+	}
+	acts := make([][]Action, len(versions))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i, v := range versions {
+		g.Go(func() error {
+			a, err := readCommit(gctx, st, v)
+			mu.Lock()
+			acts[i] = a
+			mu.Unlock()
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, v := range versions {
+		s.apply(v, acts[i])
+	}
+	if s.Version >= 0 && (s.Protocol == nil || s.Metadata == nil) {
+		return fmt.Errorf("%w: version %d has no protocol or metaData before it", ErrCorrupt, s.Version)
+	}
+	return nil
+}

@@ -1,0 +1,512 @@
+package deltalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap/tablemeta"
+)
+
+// Errors, checked with errors.Is. None but ErrContention is worth a retry.
+var (
+	// ErrCorrupt: a log entry, checkpoint or _last_checkpoint that does not
+	// parse, or a log with a gap.
+	ErrCorrupt = errkind.New("corrupt Delta log", errkind.ErrCorrupt)
+	// ErrInvalid: a value that would encode to an invalid log entry.
+	ErrInvalid = errkind.New("invalid Delta action", errkind.ErrPermanent)
+	// ErrSchema: the table's schema or a partition key has no Delta form
+	// (a time or nanosecond timestamp column).
+	ErrSchema = errkind.New("schema not publishable as Delta Lake", errkind.ErrPermanent)
+	// ErrForeign: another writer changed the Delta table (a file without
+	// pswap's tags, a deletion vector, a protocol pswap does not write).
+	// The pointers are the truth: a publish refuses rather than drop or
+	// carry changes they do not know.
+	ErrForeign = errkind.New("the Delta table was changed by another writer", errkind.ErrPermanent)
+	// ErrContention: the publish lost the race for the next version more
+	// often than Options.MaxAttempts allows. Publishing again converges.
+	ErrContention = errors.New("the Delta publish kept losing the race for the next log version")
+	// ErrNoTable: the table has no table.json (nothing was committed with a
+	// pswap that records the schema), which a Delta log needs.
+	ErrNoTable = errkind.New("the table has no _pswap/table.json, which the Delta log's schema comes from", errkind.ErrNotFound)
+)
+
+// Table configuration a new log gets (Delta's defaults, written out so
+// that readers, VACUUM and pswap's gc agree on them).
+const (
+	DefaultCheckpointInterval = 10
+	DefaultFileRetention      = 7 * 24 * time.Hour
+	DefaultLogRetention       = 30 * 24 * time.Hour
+)
+
+// Options tune a publish. The zero value works.
+type Options struct {
+	// CheckpointInterval: a checkpoint every this many versions (default:
+	// the table's delta.checkpointInterval, else 10).
+	CheckpointInterval int
+	// MaxAttempts bounds the rebases after lost races (default 100).
+	MaxAttempts int
+	// Concurrency bounds the reads made at once (default 16).
+	Concurrency int
+	// Now is the clock of commit timestamps and deletion timestamps
+	// (default time.Now).
+	Now func() time.Time
+	// FileRetention and LogRetention are written into a new log's
+	// configuration (delta.deletedFileRetentionDuration and
+	// delta.logRetentionDuration; defaults 7 and 30 days).
+	FileRetention, LogRetention time.Duration
+	// EngineInfo is commitInfo.engineInfo (default "pswap").
+	EngineInfo string
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 100
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.FileRetention <= 0 {
+		o.FileRetention = DefaultFileRetention
+	}
+	if o.LogRetention <= 0 {
+		o.LogRetention = DefaultLogRetention
+	}
+	if o.EngineInfo == "" {
+		o.EngineInfo = "pswap"
+	}
+	return o
+}
+
+// Result is what a publish did.
+type Result struct {
+	// Version is the table's current Delta version (-1: no log, nothing
+	// to publish).
+	Version int64
+	// Changed: this publish wrote Version (false: the log already
+	// reflected the pointers).
+	Changed bool
+	// Rebases counts the versions lost to other publishers.
+	Rebases int
+	// Partitions is the number of partitions with files in the table.
+	Partitions int
+	// Checkpoint: this publish wrote a checkpoint of Version.
+	Checkpoint bool
+	// CheckpointErr is why a due checkpoint was not written (the version
+	// stands; the next one due is tried again).
+	CheckpointErr error
+}
+
+// Commit is a committed generation to publish.
+type Commit struct {
+	Partition  string
+	Generation string
+	Seq        int64 // the pointer's sequence number (0: read the pointer)
+	// Manifest is the generation's (nil: read when needed, one GET).
+	Manifest *manifest.Manifest
+}
+
+type publisher struct {
+	st   store.Store
+	opts Options
+	tbl  *tablemeta.Table
+}
+
+// update is one partition's change: its files now m's (nil m: none).
+type update struct {
+	part  string
+	seq   int64
+	m     *manifest.Manifest
+	runID string
+}
+
+// PublishCommit brings the Delta log up to date with one committed
+// generation: a version that removes the partition's previous files and
+// adds the generation's, with a txn of its run id. A partition the log
+// already has at this sequence number or a later one is left as it is. A
+// table without a log gets version 0 from every partition's pointer.
+func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) (Result, error) {
+	if err := partition.Validate(c.Partition); err != nil {
+		return Result{Version: -1}, err
+	}
+	p := &publisher{st: st, opts: opts.withDefaults()}
+	if c.Seq <= 0 || c.Generation == "" {
+		b, err := swap.ReadPointer(ctx, st, c.Partition)
+		if err != nil {
+			return Result{Version: -1}, err
+		}
+		c.Seq, c.Generation = b.Pointer.Seq, b.Pointer.Generation
+		c.Manifest = nil
+	}
+	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
+		c.Manifest = nil
+	}
+	var mu sync.Mutex
+	return p.run(ctx, func(ctx context.Context, s *State, parts map[string]*part) ([]update, error) {
+		if s.Version < 0 {
+			return p.reconcilePlan(ctx, s, parts)
+		}
+		if cur := parts[c.Partition]; cur != nil && cur.seq >= c.Seq {
+			return nil, nil
+		}
+		mu.Lock()
+		m := c.Manifest
+		mu.Unlock()
+		if m == nil {
+			var err error
+			if m, err = swap.ReadManifest(ctx, st, c.Partition, c.Generation); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			c.Manifest = m
+			mu.Unlock()
+		}
+		return []update{{part: c.Partition, seq: c.Seq, m: m, runID: m.RunID}}, nil
+	})
+}
+
+// Publish reconciles the Delta log with every partition's pointer (one
+// GET per partition): a version with the removes and adds of each
+// partition whose files differ, and the removes of partitions that no
+// longer have a pointer. Idempotent: nothing is written when the log
+// already reflects every pointer.
+func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
+	p := &publisher{st: st, opts: opts.withDefaults()}
+	return p.run(ctx, p.reconcilePlan)
+}
+
+func (p *publisher) reconcilePlan(ctx context.Context, s *State, parts map[string]*part) ([]update, error) {
+	listed, err := swap.ListPointersWith(ctx, p.st, "", swap.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		ups  []update
+		mu   sync.Mutex
+		errs []error
+		live = map[string]bool{}
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	for _, l := range listed {
+		if l.Err != nil {
+			// A corrupt pointer: its partition stays as the log has it.
+			live[l.Partition] = true
+			errs = append(errs, l.Err)
+			continue
+		}
+		live[l.Partition] = true
+		ptr := l.Pointer
+		if cur := parts[l.Partition]; cur != nil && (cur.seq > ptr.Seq || cur.seq == ptr.Seq && cur.gen == ptr.Generation) {
+			continue
+		}
+		g.Go(func() error {
+			m, err := swap.ReadManifest(gctx, p.st, l.Partition, ptr.Generation)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			ups = append(ups, update{part: l.Partition, seq: ptr.Seq, m: m, runID: ptr.RunID})
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for name := range parts {
+		if !live[name] {
+			ups = append(ups, update{part: name})
+		}
+	}
+	slices.SortFunc(ups, func(a, b update) int {
+		if a.part < b.part {
+			return -1
+		}
+		if a.part > b.part {
+			return 1
+		}
+		return 0
+	})
+	if len(errs) > 0 && len(ups) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	return ups, nil
+}
+
+type planFunc func(ctx context.Context, s *State, parts map[string]*part) ([]update, error)
+
+// run is the publish loop: load the log (and table.json), plan, PUT the
+// next version create-if-absent; a lost race reads the versions that
+// won and plans again on them.
+func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
+	res := Result{Version: -1}
+	var s *State
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		s, err = Load(gctx, p.st)
+		return err
+	})
+	g.Go(func() error {
+		t, _, err := tablemeta.Read(gctx, p.st)
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrNoTable
+		}
+		p.tbl = t
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return res, err
+	}
+	for attempt := 0; ; attempt++ {
+		if attempt >= p.opts.MaxAttempts {
+			return res, fmt.Errorf("%w (%d attempts)", ErrContention, attempt)
+		}
+		parts, err := s.partitions()
+		if err != nil {
+			return res, err
+		}
+		ups, err := plan(ctx, s, parts)
+		if err != nil {
+			return res, err
+		}
+		acts, err := p.actions(s, parts, ups)
+		if err != nil {
+			return res, err
+		}
+		if acts == nil {
+			res.Version, res.Partitions = s.Version, len(parts)
+			return res, nil
+		}
+		v := s.Version + 1
+		data, err := EncodeCommit(acts)
+		if err != nil {
+			return res, err
+		}
+		won, err := p.put(ctx, v, data)
+		if err != nil {
+			return res, err
+		}
+		if !won {
+			res.Rebases++
+			if err := s.catchUp(ctx, p.st); err != nil {
+				return res, err
+			}
+			continue
+		}
+		s.apply(v, acts)
+		parts, _ = s.partitions()
+		res.Version, res.Changed, res.Partitions = v, true, len(parts)
+		if interval := p.checkpointInterval(s); v > 0 && v%int64(interval) == 0 {
+			res.CheckpointErr = p.checkpoint(ctx, s)
+			res.Checkpoint = res.CheckpointErr == nil
+		}
+		return res, nil
+	}
+}
+
+// put writes version v create-if-absent: true when it is ours. An
+// unknown outcome is settled by reading the version back.
+func (p *publisher) put(ctx context.Context, v int64, data []byte) (bool, error) {
+	_, err := p.st.Put(ctx, CommitKey(v), data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, store.ErrPrecondition) {
+		// Another publisher's version (or our own, landed by a retry of
+		// the request after a lost reply): the bytes tell.
+		got, _, rerr := store.ReadAll(ctx, p.st, CommitKey(v))
+		if rerr == nil && string(got) == string(data) {
+			return true, nil
+		}
+		return false, nil
+	}
+	got, _, rerr := store.ReadAll(ctx, p.st, CommitKey(v))
+	switch {
+	case rerr == nil && string(got) == string(data):
+		return true, nil
+	case rerr == nil:
+		return false, nil
+	}
+	return false, fmt.Errorf("write Delta log version %d: %w", v, err)
+}
+
+func (p *publisher) checkpointInterval(s *State) int {
+	if p.opts.CheckpointInterval > 0 {
+		return p.opts.CheckpointInterval
+	}
+	if s.Metadata != nil {
+		if n, err := strconv.Atoi(s.Metadata.Configuration["delta.checkpointInterval"]); err == nil && n > 0 {
+			return n
+		}
+	}
+	return DefaultCheckpointInterval
+}
+
+// checkpoint writes the checkpoint of s (its tombstones within the file
+// retention), then points _last_checkpoint at it unless it already names
+// a later one.
+func (p *publisher) checkpoint(ctx context.Context, s *State) error {
+	now := p.opts.Now()
+	keepAfter := now.Add(-FileRetention(s.Metadata)).UnixMilli()
+	var tomb []*Remove
+	for _, k := range sortedKeys(s.Tombstones) {
+		if r := s.Tombstones[k]; r.DeletionTimestamp > keepAfter {
+			tomb = append(tomb, r)
+		}
+	}
+	data, n, err := encodeCheckpoint(s, tomb)
+	if err != nil {
+		return err
+	}
+	if _, err := p.st.Put(ctx, CheckpointKey(s.Version), data, store.PutOptions{}); err != nil {
+		return fmt.Errorf("write the checkpoint of version %d: %w", s.Version, err)
+	}
+	if old, _, err := store.ReadAll(ctx, p.st, lastCheckpointKey); err == nil {
+		if lc, err := decodeLastCheckpoint(old); err == nil && lc.Version >= s.Version {
+			return nil
+		}
+	}
+	if _, err := p.st.Put(ctx, lastCheckpointKey, encodeLastCheckpoint(lastCheckpoint{Version: s.Version, Size: int64(n)}), store.PutOptions{}); err != nil {
+		return fmt.Errorf("write %s: %w", lastCheckpointKey, err)
+	}
+	return nil
+}
+
+// actions are the version that applies ups to s, or nil when nothing
+// changes: commitInfo, the protocol and metaData when the log has none or
+// the table's schema changed, a txn per run id, then each partition's
+// removes and adds.
+func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]Action, error) {
+	info, err := deltaSchema(p.tbl)
+	if err != nil {
+		return nil, err
+	}
+	now := p.opts.Now()
+	ms := now.UnixMilli()
+	var acts []Action
+	want := protocolFor(info)
+	if s.Protocol == nil {
+		acts = append(acts, Action{Protocol: &want})
+	} else if !sameProtocol(*s.Protocol, want) {
+		if s.Protocol.MinReaderVersion > want.MinReaderVersion || s.Protocol.MinWriterVersion > want.MinWriterVersion {
+			if s.Protocol.MinWriterVersion != 7 || !slices.Equal(s.Protocol.WriterFeatures, want.WriterFeatures) || !slices.Equal(s.Protocol.ReaderFeatures, want.ReaderFeatures) {
+				return nil, fmt.Errorf("%w: the protocol is reader %d / writer %d (features %v), which pswap does not write",
+					ErrForeign, s.Protocol.MinReaderVersion, s.Protocol.MinWriterVersion, s.Protocol.WriterFeatures)
+			}
+		} else {
+			acts = append(acts, Action{Protocol: &want})
+		}
+	}
+	switch {
+	case s.Metadata == nil:
+		acts = append(acts, Action{Metadata: &Metadata{
+			ID: uuid.NewString(), Format: Format{Provider: "parquet", Options: map[string]string{}},
+			SchemaString: info.schemaString, PartitionColumns: info.partitionColumns,
+			Configuration: map[string]string{
+				"delta.checkpointInterval":           strconv.Itoa(p.checkpointInterval(s)),
+				"delta.deletedFileRetentionDuration": interval(p.opts.FileRetention),
+				"delta.logRetentionDuration":         interval(p.opts.LogRetention),
+			},
+			CreatedTime: ms,
+		}})
+	case !slices.Equal(s.Metadata.PartitionColumns, info.partitionColumns):
+		return nil, fmt.Errorf("%w: the Delta table is partitioned by %v, the pswap table by %v", ErrForeign, s.Metadata.PartitionColumns, info.partitionColumns)
+	case s.Metadata.SchemaString != info.schemaString:
+		m := *s.Metadata
+		m.SchemaString = info.schemaString
+		acts = append(acts, Action{Metadata: &m})
+	}
+	var files []Action
+	runs := map[string]int64{}
+	for _, u := range ups {
+		cur := parts[u.part]
+		keep := map[string]bool{}
+		var adds []Action
+		if u.m != nil {
+			pv, err := partitionValues(p.tbl, u.part)
+			if err != nil {
+				return nil, err
+			}
+			mod := u.m.CommittedAt.UnixMilli()
+			if u.m.CommittedAt.IsZero() {
+				mod = ms
+			}
+			seq := strconv.FormatInt(u.seq, 10)
+			for _, f := range swap.Files(p.st, u.m) {
+				path := EscapePath(f.Key)
+				keep[path] = true
+				adds = append(adds, Action{Add: &Add{
+					Path: path, PartitionValues: pv, Size: f.Size, ModificationTime: mod, DataChange: true,
+					Stats: fmt.Sprintf(`{"numRecords":%d}`, f.Rows),
+					Tags:  map[string]string{TagPartition: u.part, TagGeneration: u.m.Generation, TagSeq: seq},
+				}})
+			}
+			if u.runID != "" {
+				runs[u.runID] = max(runs[u.runID], u.seq)
+			}
+		}
+		if cur != nil {
+			for _, a := range cur.files {
+				if keep[a.Path] {
+					continue // the same file (a rollback to the current data)
+				}
+				files = append(files, Action{Remove: &Remove{Path: a.Path, DeletionTimestamp: ms, DataChange: true,
+					ExtendedFileMetadata: true, PartitionValues: a.PartitionValues, Size: a.Size, Tags: a.Tags}})
+			}
+		}
+		files = append(files, adds...)
+	}
+	if len(files) == 0 && len(acts) == 0 {
+		return nil, nil
+	}
+	var txns []Action
+	for _, id := range slices.Sorted(maps.Keys(runs)) {
+		txns = append(txns, Action{Txn: &Txn{AppID: id, Version: runs[id], LastUpdated: ms}})
+	}
+	op := "WRITE"
+	if s.Version < 0 {
+		op = "CREATE TABLE"
+	}
+	params := map[string]string{"mode": "Overwrite"}
+	if len(ups) == 1 {
+		params["partition"] = ups[0].part
+		if ups[0].m != nil {
+			params["generation"] = ups[0].m.Generation
+		}
+	}
+	ci := Action{CommitInfo: &CommitInfo{Timestamp: ms, Operation: op, OperationParameters: params, EngineInfo: p.opts.EngineInfo}}
+	out := append([]Action{ci}, acts...)
+	out = append(out, txns...)
+	return append(out, files...), nil
+}
+
+// interval writes a duration as Delta's configuration does ("interval 7
+// days"; hours, minutes or seconds when not whole days).
+func interval(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("interval %d days", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("interval %d hours", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("interval %d minutes", d/time.Minute)
+	}
+	return fmt.Sprintf("interval %d seconds", d/time.Second)
+}
