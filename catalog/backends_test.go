@@ -62,5 +62,6 @@ func postgresBackend(t testing.TB) backend {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.StopPostgres()
+	testenv.StopRESTCatalog()
 	os.Exit(code)
 }

@@ -7,6 +7,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/catalog"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/swap"
 )
@@ -21,28 +23,7 @@ func BenchmarkPublish1000(b *testing.B) {
 	const n = 1000
 	dir := b.TempDir()
 	tb := openTable(b, dir)
-	g := errgroup.Group{}
-	g.SetLimit(8)
-	for i := range n {
-		g.Go(func() error {
-			p, err := tb.Partition(fmt.Sprintf("dt=%04d-01-01", 1000+i))
-			if err != nil {
-				return err
-			}
-			w, err := p.Begin(ctx, pswap.WriteOptions{})
-			if err != nil {
-				return err
-			}
-			if err := pswap.Write(w, sale{ID: int64(i)}); err != nil {
-				return err
-			}
-			_, err = w.Commit(ctx)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	commitPartitions(b, tb, n, 8)
 	if _, err := tb.Publish(ctx, lakehouse.Options{}); err != nil {
 		b.Fatal(err)
 	}
@@ -93,6 +74,34 @@ func BenchmarkPublish1000(b *testing.B) {
 	}
 }
 
+// commitPartitions commits one row to each of n partitions of tb,
+// parallel at once.
+func commitPartitions(b *testing.B, tb *pswap.Table, n, parallel int) {
+	b.Helper()
+	g := errgroup.Group{}
+	g.SetLimit(parallel)
+	for i := range n {
+		g.Go(func() error {
+			p, err := tb.Partition(fmt.Sprintf("dt=%04d-01-01", 1000+i))
+			if err != nil {
+				return err
+			}
+			w, err := p.Begin(ctx, pswap.WriteOptions{})
+			if err != nil {
+				return err
+			}
+			if err := pswap.Write(w, sale{ID: int64(i)}); err != nil {
+				return err
+			}
+			_, err = w.Commit(ctx)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkCatalogCommit: what a catalog adds to a publish, alone: the
 // SELECT of the table's row and the compare-and-swap UPDATE, on an open
 // connection (a pswap process also opens one: TCP and authentication for
@@ -120,6 +129,53 @@ func BenchmarkCatalogCommit(b *testing.B) {
 				}
 				v++
 			}
+		})
+	}
+}
+
+// BenchmarkPublish1000REST: the publish of one commit on a table of 1,000
+// partitions on MinIO, without a catalog (the baseline) and with the REST
+// catalog of scripts/restcatalog.sh, which adds one LoadTable, one GET of
+// the version's document from the store and one commit of the difference.
+//
+//	go test ./catalog -run '^$' -bench Publish1000REST -benchtime 10x
+func BenchmarkPublish1000REST(b *testing.B) {
+	const n = 1000
+	srv := testenv.RESTCatalog(b)
+	tb := pswap.NewTable(testenv.S3(b))
+	commitPartitions(b, tb, n, 16)
+	cat, cnt := openREST(b, srv, restNamespace(), "&create-namespace=true", catalog.Options{})
+	if _, err := tb.Publish(ctx, lakehouse.Options{Catalog: cat}); err != nil {
+		b.Fatal(err)
+	}
+	for _, kind := range []string{"none", "rest"} {
+		opts := lakehouse.Options{}
+		if kind == "rest" {
+			opts.Catalog = cat
+		}
+		b.Run("commit/"+kind, func(b *testing.B) {
+			cnt.take()
+			for b.Loop() {
+				b.StopTimer()
+				p, _ := tb.Partition("dt=1000-01-01")
+				w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{Force: true}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := pswap.Write(w, sale{ID: 1}); err != nil {
+					b.Fatal(err)
+				}
+				res, err := w.Commit(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if pub := p.Publish(ctx, res, opts); !pub.Published {
+					b.Fatal(pub.Err)
+				}
+			}
+			requests, _ := cnt.take()
+			b.ReportMetric(float64(requests)/float64(b.N), "catalog-req/op")
 		})
 	}
 }

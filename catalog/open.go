@@ -2,9 +2,19 @@ package catalog
 
 import (
 	"io"
+	"os"
 
+	"github.com/pswap/pswap/catalog/restcat"
 	"github.com/pswap/pswap/catalog/sqlcat"
 	"github.com/pswap/pswap/lakehouse"
+)
+
+// The environment variables a REST catalog's credentials come from when
+// Options gives none: a bearer token, or OAuth2 client credentials
+// (client_id:client_secret, the form of Iceberg's "credential").
+const (
+	EnvToken      = "PSWAP_CATALOG_TOKEN"
+	EnvCredential = "PSWAP_CATALOG_CREDENTIAL"
 )
 
 // Catalog is an opened catalog's table: what a publish commits to, and the
@@ -14,12 +24,40 @@ type Catalog interface {
 	io.Closer
 }
 
-// Open parses a catalog URL (Parse) and opens the catalog. It does no I/O:
-// the first publish reaches the catalog.
-func Open(raw string) (Catalog, error) {
+// Options are the secrets a catalog URL does not carry. The zero value
+// reads them from the environment ($PSWAP_CATALOG_TOKEN,
+// $PSWAP_CATALOG_CREDENTIAL; a SQL catalog's password from the URL or
+// $PGPASSWORD).
+type Options struct {
+	// Token is a REST catalog's bearer token; Credential its OAuth2 client
+	// credentials, client_id:client_secret.
+	Token, Credential string
+	// Getenv reads the environment when Token and Credential are both
+	// empty (default os.Getenv).
+	Getenv func(string) string
+}
+
+// Open parses a catalog URL (Parse) and opens the catalog, with the
+// credentials of the environment. It does no I/O: the first publish
+// reaches the catalog.
+func Open(raw string) (Catalog, error) { return OpenWith(raw, Options{}) }
+
+// OpenWith is Open with the credentials of o.
+func OpenWith(raw string, o Options) (Catalog, error) {
 	cfg, err := Parse(raw)
 	if err != nil {
 		return nil, err
 	}
-	return sqlcat.Open(cfg)
+	if cfg.REST != nil {
+		if o.Token == "" && o.Credential == "" {
+			get := o.Getenv
+			if get == nil {
+				get = os.Getenv
+			}
+			o.Token, o.Credential = get(EnvToken), get(EnvCredential)
+		}
+		cfg.REST.Token, cfg.REST.Credential = o.Token, o.Credential
+		return restcat.Open(*cfg.REST)
+	}
+	return sqlcat.Open(*cfg.SQL)
 }

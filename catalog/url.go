@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pswap/pswap/catalog/restcat"
 	"github.com/pswap/pswap/catalog/sqlcat"
 	"github.com/pswap/pswap/internal/errkind"
 )
@@ -32,19 +33,36 @@ const defaultConnectTimeout = "10"
 // the driver (the password comes from the URL or $PGPASSWORD).
 var postgresParams = []string{"sslmode", "sslrootcert", "sslcert", "sslkey", "connect_timeout", "application_name", "host", "port", "user", "dbname"}
 
-// Parse reads a catalog URL into the configuration of a SQL catalog:
+// The query parameters of a REST catalog URL.
+const (
+	paramWarehouse = "warehouse"
+	paramOAuth2URI = "oauth2-server-uri"
+	paramScope     = "scope"
+)
+
+// Config is a parsed catalog URL: exactly one of SQL and REST is set.
+type Config struct {
+	SQL  *sqlcat.Config
+	REST *restcat.Config
+}
+
+// Parse reads a catalog URL into the configuration of a SQL or REST
+// catalog:
 //
 //	sql+sqlite:///path/to/catalog.db?catalog=lake&namespace=db&table=sales
 //	sql+sqlite:relative/catalog.db?...
 //	sql+postgres://user@host:5432/dbname?catalog=lake&namespace=db&table=sales&sslmode=disable
+//	rest+https://host:8181/api/catalog?warehouse=lake&namespace=db&table=sales
 //
-// catalog, namespace and table are required; create-namespace=true lets
-// the first publish create a missing namespace. A SQLite file is created
-// by the first publish if missing.
-func Parse(raw string) (sqlcat.Config, error) {
+// A SQL URL needs catalog, namespace and table; a REST URL namespace and
+// table (warehouse, oauth2-server-uri and scope are optional, and its
+// credentials come from Options, never from the URL). create-namespace=true
+// lets the first publish create a missing namespace. A SQLite file is
+// created by the first publish if missing.
+func Parse(raw string) (Config, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return sqlcat.Config{}, fmt.Errorf("%w: %w", ErrBadURL, stripURL(err))
+		return Config{}, fmt.Errorf("%w: %w", ErrBadURL, stripURL(err))
 	}
 	var cfg sqlcat.Config
 	switch u.Scheme {
@@ -52,27 +70,94 @@ func Parse(raw string) (sqlcat.Config, error) {
 		cfg, err = sqliteConfig(u)
 	case "sql+postgres", "sql+postgresql":
 		cfg, err = postgresConfig(u)
-	case "rest+http", "rest+https", "glue":
-		return cfg, fmt.Errorf("%w: %s catalogs are not supported yet (supported: sql+sqlite, sql+postgres)", ErrBadURL, u.Scheme)
+	case "rest+http", "rest+https":
+		return restConfig(u)
+	case "glue":
+		return Config{}, fmt.Errorf("%w: glue catalogs are not supported (supported: sql+sqlite, sql+postgres, rest+http, rest+https; Glue's Iceberg REST endpoint needs SigV4, not supported either)", ErrBadURL)
 	case "":
-		return cfg, fmt.Errorf("%w: no scheme (sql+sqlite:///path/catalog.db?..., sql+postgres://host/db?...)", ErrBadURL)
+		return Config{}, fmt.Errorf("%w: no scheme (sql+sqlite:///path/catalog.db?..., sql+postgres://host/db?..., rest+https://host/path?...)", ErrBadURL)
 	default:
-		return cfg, fmt.Errorf("%w: unknown scheme %q (supported: sql+sqlite, sql+postgres)", ErrBadURL, u.Scheme)
+		return Config{}, fmt.Errorf("%w: unknown scheme %q (supported: sql+sqlite, sql+postgres, rest+http, rest+https)", ErrBadURL, u.Scheme)
 	}
 	if err != nil {
-		return cfg, err
+		return Config{}, err
 	}
-	return cfg, names(&cfg, u.Query())
+	n, err := names(u.Query(), true)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.Catalog, cfg.Namespace, cfg.Table, cfg.CreateNamespace = n.catalog, n.namespace, n.table, n.create
+	return Config{SQL: &cfg}, nil
 }
 
-// names reads the catalog's, namespace's and table's names.
-func names(cfg *sqlcat.Config, q url.Values) error {
+// restConfig reads a rest+http(s) URL.
+func restConfig(u *url.URL) (Config, error) {
+	q := u.Query()
+	if err := known(q, paramWarehouse, paramOAuth2URI, paramScope); err != nil {
+		return Config{}, err
+	}
+	if q.Has(paramCatalog) {
+		return Config{}, fmt.Errorf("%w: a REST catalog URL names its catalog by warehouse=W, not by catalog=", ErrBadURL)
+	}
+	if u.Opaque != "" || u.Host == "" {
+		return Config{}, fmt.Errorf("%w: the form is %s://host[:port][/path]?namespace=NS&table=T (no host given)", ErrBadURL, u.Scheme)
+	}
+	if u.User != nil {
+		return Config{}, fmt.Errorf("%w: a REST catalog URL takes no user or password: give a token in $%s or client credentials in $%s",
+			ErrBadURL, EnvToken, EnvCredential)
+	}
+	if u.Fragment != "" {
+		return Config{}, fmt.Errorf("%w: a REST catalog URL has no #fragment", ErrBadURL)
+	}
+	n, err := names(q, false)
+	if err != nil {
+		return Config{}, err
+	}
+	base := url.URL{Scheme: strings.TrimPrefix(u.Scheme, "rest+"), Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	cfg := restcat.Config{
+		URI:             base.String(),
+		Namespace:       strings.Split(n.namespace, "."),
+		Table:           n.table,
+		CreateNamespace: n.create,
+	}
+	for _, p := range []struct {
+		name string
+		v    *string
+	}{{paramWarehouse, &cfg.Warehouse}, {paramOAuth2URI, &cfg.OAuth2URI}, {paramScope, &cfg.Scope}} {
+		if len(q[p.name]) > 1 {
+			return Config{}, fmt.Errorf("%w: %s given %d times", ErrBadURL, p.name, len(q[p.name]))
+		}
+		*p.v = q.Get(p.name)
+		if strings.ContainsFunc(*p.v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+			return Config{}, fmt.Errorf("%w: %s has a control character", ErrBadURL, p.name)
+		}
+	}
+	if cfg.OAuth2URI != "" {
+		o, err := url.Parse(cfg.OAuth2URI)
+		if err != nil || (o.Scheme != "http" && o.Scheme != "https") || o.Host == "" || o.User != nil {
+			return Config{}, fmt.Errorf("%w: %s must be an http(s):// URL without user or password", ErrBadURL, paramOAuth2URI)
+		}
+	}
+	return Config{REST: &cfg}, nil
+}
+
+// tableNames are the names a catalog URL gives.
+type tableNames struct {
+	catalog, namespace, table string
+	create                    bool
+}
+
+// names reads the catalog's (when needCatalog), namespace's and table's
+// names.
+func names(q url.Values, needCatalog bool) (tableNames, error) {
+	var n tableNames
+	cfg := &n
 	get := func(name string) (string, error) {
 		v := q.Get(name)
 		switch {
 		case len(q[name]) > 1:
 			return "", fmt.Errorf("%w: %s given %d times", ErrBadURL, name, len(q[name]))
-		case v == "" && name != paramCreateNamespace:
+		case v == "" && name != paramCreateNamespace && (name != paramCatalog || needCatalog):
 			return "", fmt.Errorf("%w: no %s (add %s=... to the query)", ErrBadURL, name, name)
 		case strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }):
 			return "", fmt.Errorf("%w: %s has a control character", ErrBadURL, name)
@@ -80,28 +165,28 @@ func names(cfg *sqlcat.Config, q url.Values) error {
 		return v, nil
 	}
 	var err error
-	if cfg.Catalog, err = get(paramCatalog); err != nil {
-		return err
+	if cfg.catalog, err = get(paramCatalog); err != nil {
+		return n, err
 	}
-	if cfg.Namespace, err = get(paramNamespace); err != nil {
-		return err
+	if cfg.namespace, err = get(paramNamespace); err != nil {
+		return n, err
 	}
-	if slices.Contains(strings.Split(cfg.Namespace, "."), "") {
-		return fmt.Errorf("%w: namespace %q has an empty level", ErrBadURL, cfg.Namespace)
+	if slices.Contains(strings.Split(cfg.namespace, "."), "") {
+		return n, fmt.Errorf("%w: namespace %q has an empty level", ErrBadURL, cfg.namespace)
 	}
-	if cfg.Table, err = get(paramTable); err != nil {
-		return err
+	if cfg.table, err = get(paramTable); err != nil {
+		return n, err
 	}
 	create, err := get(paramCreateNamespace)
 	if err != nil {
-		return err
+		return n, err
 	}
 	if create != "" {
-		if cfg.CreateNamespace, err = strconv.ParseBool(create); err != nil {
-			return fmt.Errorf("%w: %s=%q is not true or false", ErrBadURL, paramCreateNamespace, create)
+		if cfg.create, err = strconv.ParseBool(create); err != nil {
+			return n, fmt.Errorf("%w: %s=%q is not true or false", ErrBadURL, paramCreateNamespace, create)
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // known refuses a query parameter that is neither the catalog's nor in extra.

@@ -34,6 +34,19 @@ type Catalog interface {
 	String() string
 }
 
+// DocumentCatalog is a Catalog that moves its table by the new version's
+// metadata document rather than its location: an Iceberg REST catalog,
+// which commits the difference as updates and writes a metadata file of
+// its own. A publish calls SwapDocument instead of Swap, with the document
+// of version loc as it reads it back from the store.
+type DocumentCatalog interface {
+	Catalog
+	// SwapDocument moves the table from the version prev to loc (whose
+	// metadata document is doc), if it still reflects prev.
+	// ErrCatalogConflict: it reflects something else by now.
+	SwapDocument(ctx context.Context, prev, loc string, doc []byte) error
+}
+
 // Errors of a catalog, checked with errors.Is. A publish whose version the
 // catalog did not take returns an error that matches ErrCatalog, with the
 // Result of the version it wrote: the metadata files are published, the
@@ -68,6 +81,7 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 	fail := func(err error) error {
 		return fmt.Errorf("%w: %s: %w", ErrCatalog, c, err)
 	}
+	var doc []byte // version v's document, for a DocumentCatalog
 	for try := 0; try < maxCatalogTries; try++ {
 		cur, err := c.Current(ctx)
 		if errors.Is(err, ErrNotRegistered) {
@@ -91,7 +105,16 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 		if curV >= v {
 			return nil // this version, or a later publish's
 		}
-		err = c.Swap(ctx, cur, loc)
+		if dc, ok := c.(DocumentCatalog); ok {
+			if doc == nil {
+				if doc, err = p.readBack(ctx, MetadataKey(v)); err != nil {
+					return fail(err)
+				}
+			}
+			err = dc.SwapDocument(ctx, cur, loc, doc)
+		} else {
+			err = c.Swap(ctx, cur, loc)
+		}
 		if errors.Is(err, ErrCatalogConflict) {
 			if berr := p.backoff(ctx, min(try, 4)); berr != nil {
 				return fail(berr)

@@ -40,6 +40,12 @@ type ExpireOptions struct {
 	// Sleep waits d between two attempts of a request (default: a timer
 	// that ctx cancels).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
+	// Expire commits its version to it (for a REST catalog, the
+	// remove-snapshots of what it expired) before it deletes anything, and
+	// deletes nothing when the catalog cannot be brought up to date: the
+	// catalog's current metadata would still name what it deletes.
+	Catalog Catalog
 	// MaxAttempts bounds the attempts of each read and delete of Expire
 	// and Referenced (default 1+maxReadTries, as a publish's reads). 1
 	// retries nothing, for a caller whose store retries each request
@@ -272,6 +278,11 @@ func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResu
 		p.writeHint(ctx, s, s.version+1)
 		res.Version = s.version + 1
 		break
+	}
+	if o.Catalog != nil && !o.DryRun {
+		if _, err := CommitLatest(ctx, p.st, o.Catalog); err != nil {
+			return res, fmt.Errorf("expire snapshots: no metadata was deleted, the catalog may still name it: %w", err)
+		}
 	}
 	deleted, err := p.sweep(ctx, o, cutoff)
 	res.Deleted = deleted

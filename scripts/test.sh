@@ -2,7 +2,8 @@
 # pswap's test suite, as CI runs it: builds MinIO (cached after the first
 # time), starts it with fresh credentials, installs the npm packages of the
 # DuckDB/hyparquet cross-checks if missing, PostgreSQL (scripts/postgres.sh,
-# for the catalog tests), the engines (Spark, PyIceberg, DuckDB:
+# for the catalog tests), an Iceberg REST catalog server
+# (scripts/restcatalog.sh), the engines (Spark, PyIceberg, DuckDB:
 # scripts/engines.sh) and the orchestrators (Airflow, Dagster:
 # scripts/orchestrators.sh), then runs gofmt, go mod tidy
 # -diff, go vet, the tests with the race detector, staticcheck and the fuzz
@@ -25,7 +26,11 @@ if (($# > 0)); then pkgs=("$@"); else pkgs=(./...); fi
 scripts/minio.sh build >/dev/null
 envfile=""
 pgenv=""
+restenv=""
 cleanup() {
+	if [[ -n "$restenv" ]]; then
+		scripts/restcatalog.sh stop "$restenv" || true
+	fi
 	if [[ -n "$envfile" ]]; then
 		scripts/minio.sh stop "$envfile" || true
 	fi
@@ -94,6 +99,18 @@ postgres() {
 	set +a
 }
 step "postgres" postgres
+# The Iceberg REST catalog server for the REST catalog tests
+# (scripts/restcatalog.sh: Iceberg's catalog handlers, jars from Maven,
+# cached), on the MinIO above: its env file holds its token and client
+# secret, exported, never printed.
+restcatalog() {
+	restenv="$(scripts/restcatalog.sh start)" || return 1
+	set -a
+	# shellcheck disable=SC1090
+	. "$restenv"
+	set +a
+}
+step "rest catalog" restcatalog
 step "npm ci" npm_ci
 # The engines that read pswap's tables in integration/engines (Spark,
 # PyIceberg, DuckDB): installed once per machine, then reused.

@@ -16,8 +16,10 @@ const envCatalog = "PSWAP_CATALOG"
 // addCatalogFlag adds --catalog to a command that publishes.
 func addCatalogFlag(a *app, cmd *cobra.Command) {
 	cmd.Flags().StringVar(&a.catalogURL, "catalog", "",
-		"also commit each published version to this Iceberg catalog: sql+sqlite:///path/catalog.db?catalog=NAME&namespace=NS&table=T "+
-			"or sql+postgres://user@host:port/dbname?catalog=...&namespace=...&table=... (default $"+envCatalog+"; see the README, \"Catalogs\")")
+		"also commit each published version to this Iceberg catalog: sql+sqlite:///path/catalog.db?catalog=NAME&namespace=NS&table=T, "+
+			"sql+postgres://user@host:port/dbname?catalog=...&namespace=...&table=... "+
+			"or rest+https://host:port/path?warehouse=W&namespace=NS&table=T with a token in $"+catalog.EnvToken+
+			" or client_id:secret in $"+catalog.EnvCredential+" (default $"+envCatalog+"; see the README, \"Catalogs\")")
 }
 
 // openCatalog opens --catalog (or $PSWAP_CATALOG) when the command has the
@@ -33,7 +35,7 @@ func (a *app) openCatalog(cmd *cobra.Command) error {
 	if u == "" {
 		return nil
 	}
-	c, err := catalog.Open(u)
+	c, err := catalog.OpenWith(u, catalog.Options{Getenv: a.getenv})
 	if err != nil {
 		return usageError{fmt.Errorf("--catalog %s: %w", redactURL(u), err)}
 	}

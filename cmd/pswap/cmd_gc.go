@@ -188,8 +188,14 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 		// --snapshot-retention). One retry layer: gc has no loop of its
 		// own, the SDK retries each request, so the Iceberg reads make one
 		// attempt each at pswap's layer.
+		ice := lakehouse.ExpireOptions{MaxAttempts: 1}
+		if c.catalog != nil {
+			// The expiry's version goes to the catalog before any metadata
+			// is deleted (a REST catalog's remove-snapshots).
+			ice.Catalog = c.catalog
+		}
 		rep, runErr := t.GC(ctx, pswap.GCOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.libRetention(),
-			Iceberg: lakehouse.ExpireOptions{MaxAttempts: 1}})
+			Iceberg: ice})
 		if bar != nil {
 			_ = bar.Finish()
 		}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/pswap/pswap/catalog"
 )
 
 // The redactor is the one place that removes credentials from what pswap
@@ -36,7 +38,8 @@ var (
 )
 
 // secretEnv are variables whose values must never be printed.
-var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "MINIO_ROOT_PASSWORD", "PGPASSWORD"}
+var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "MINIO_ROOT_PASSWORD", "PGPASSWORD",
+	catalog.EnvToken, catalog.EnvCredential}
 
 // redactor removes credentials from text. It is safe for concurrent use:
 // the S3 client may report a secret while another goroutine prints.
@@ -51,6 +54,10 @@ func newRedactor(getenv func(string) string, args []string) *redactor {
 	r := &redactor{}
 	for _, name := range secretEnv {
 		r.add(getenv(name))
+	}
+	// A REST catalog's client_secret, also where it is shown alone.
+	if _, secret, ok := strings.Cut(getenv(catalog.EnvCredential), ":"); ok {
+		r.add(secret)
 	}
 	for _, a := range append(args, getenv(envTable), getenv(envCatalog)) {
 		r.addUserinfo(a)

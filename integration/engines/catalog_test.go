@@ -151,37 +151,7 @@ func TestCatalogConcurrentProcesses(t *testing.T) {
 		tb.run("commit", "--partition", "dt=2026-01-00", "--catalog", c.url+"&create-namespace=true", in)
 		testenv.LogCatalogUpdates(t, c.db, c.driver)
 		const n = 16
-		docs := make([]resultDoc, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		start := time.Now()
-		for i := range n {
-			in := tb.write(fmt.Sprintf("p%d.csv", i), fmt.Sprintf("id,amount\n%d,%d.25\n%d,1\n", i, i, 100+i))
-			wg.Go(func() {
-				cmd := exec.Command(pswapBin(t), "commit", "--table", root, "--partition", fmt.Sprintf("dt=2026-01-%02d", i+1), "--json", "--catalog", c.url, in)
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					errs[i] = fmt.Errorf("%v: %s", err, stderr.String())
-					return
-				}
-				errs[i] = json.Unmarshal(out, &docs[i])
-			})
-		}
-		wg.Wait()
-		elapsed := time.Since(start)
-		published := 0
-		for i := range n {
-			if errs[i] != nil {
-				t.Fatalf("writer %d: %v", i, errs[i])
-			}
-			if docs[i].Published {
-				published++
-			} else {
-				t.Errorf("writer %d: not published: %s", i, docs[i].PublishError)
-			}
-		}
+		published, elapsed := commitAtOnce(t, tb, n, c.url)
 		want := tb.record("after the writers").rows
 		if len(want) != 1+2*n {
 			t.Fatalf("the table holds %d rows, want %d", len(want), 1+2*n)
@@ -194,6 +164,45 @@ func TestCatalogConcurrentProcesses(t *testing.T) {
 		updates := testenv.CheckCatalogHistory(t, c.db, "", c.current(t))
 		t.Logf("%s: %d writers in %s, %d published, %d catalog updates", c.kind, n, elapsed.Round(time.Millisecond), published, updates)
 	})
+}
+
+// commitAtOnce runs n pswap commit --catalog catalogURL processes at
+// once, each to its own partition dt=2026-01-01.. of two rows, and fails
+// the test for any that is not published (every one should be).
+func commitAtOnce(t *testing.T, tb *table, n int, catalogURL string) (published int, elapsed time.Duration) {
+	t.Helper()
+	docs := make([]resultDoc, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		in := tb.write(fmt.Sprintf("p%d.csv", i), fmt.Sprintf("id,amount\n%d,%d.25\n%d,1\n", i, i, 100+i))
+		wg.Go(func() {
+			cmd := exec.Command(pswapBin(t), "commit", "--table", tb.url, "--partition", fmt.Sprintf("dt=2026-01-%02d", i+1), "--json", "--catalog", catalogURL, in)
+			cmd.Env = append(os.Environ(), "AWS_EC2_METADATA_DISABLED=true")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				errs[i] = fmt.Errorf("%v: %s", err, stderr.String())
+				return
+			}
+			errs[i] = json.Unmarshal(out, &docs[i])
+		})
+	}
+	wg.Wait()
+	elapsed = time.Since(start)
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("writer %d: %v", i, errs[i])
+		}
+		if docs[i].Published {
+			published++
+		} else {
+			t.Errorf("writer %d: not published: %s", i, docs[i].PublishError)
+		}
+	}
+	return published, elapsed
 }
 
 // TestReadmeCatalogSnippets runs the README's catalog snippets (each a

@@ -15,6 +15,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	stopReader()
 	testenv.StopPostgres()
+	testenv.StopRESTCatalog()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

@@ -18,6 +18,9 @@ the README says:
   catalogs   ("catalog_scan") Spark with a JDBC catalog and PyIceberg's
              SqlCatalog read the table by name from a SQL catalog (SQLite
              or PostgreSQL) that pswap commits to.
+  rest       ("rest_scan") Spark (type=rest), PyIceberg's RestCatalog and
+             DuckDB (ATTACH ... TYPE iceberg, ENDPOINT) read the table by
+             name from the Iceberg REST catalog pswap commits to.
   duckdb     iceberg_scan(root) (file: reads the version hint) or
              iceberg_scan(metadata) (s3, with an S3 secret from the
              environment).
@@ -428,6 +431,64 @@ def pyice_catalog_scan(req):
         cat.engine.dispose()
 
 
+def _s3_props():
+    return {
+        "s3.endpoint": os.environ["AWS_ENDPOINT_URL"],
+        "s3.access-key-id": os.environ["AWS_ACCESS_KEY_ID"],
+        "s3.secret-access-key": os.environ["AWS_SECRET_ACCESS_KEY"],
+        "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+    }
+
+
+def spark_rest_scan(req):
+    """The table read by name from an Iceberg REST catalog, as a Spark user
+    would: spark.sql.catalog.NAME.type=rest, SELECT * FROM NAME.ns.table.
+    The catalog caches no table, so that each read sees the latest commit."""
+    s = spark()
+    r = req["rest"]
+    c = "spark.sql.catalog." + r["name"]
+    if s.conf.get(c, None) is None:
+        s.conf.set(c + ".type", "rest")
+        s.conf.set(c + ".uri", r["uri"])
+        s.conf.set(c + ".token", r["token"])
+        s.conf.set(c + ".cache-enabled", "false")
+        s.conf.set(c + ".io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
+        s.conf.set(c + ".s3.path-style-access", "true")
+        s.conf.set(c + ".client.region", os.environ.get("AWS_REGION", "us-east-1"))
+        for k, v in _s3_props().items():
+            if k != "s3.region":
+                s.conf.set(c + "." + k, v)
+        s.conf.set(c, "org.apache.iceberg.spark.SparkCatalog")
+    return rows_of(s.table("%s.%s" % (r["name"], req["name"])).toArrow())
+
+
+def pyice_rest_scan(req):
+    """The table read by name through PyIceberg's RestCatalog."""
+    from pyiceberg.catalog.rest import RestCatalog
+
+    r = req["rest"]
+    props = dict(_s3_props(), **{"s3.force-virtual-addressing": "false"})
+    cat = RestCatalog(r["name"], uri=r["uri"], token=r["token"], **props)
+    return rows_of(cat.load_table(req["name"]).scan().to_arrow())
+
+
+def duck_rest_scan(req):
+    """The table read by name from the REST catalog ATTACHed in DuckDB
+    (TYPE iceberg, ENDPOINT), with the S3 secret of duck() for the data."""
+    con = duck()
+    r = req["rest"]
+    name = r["name"]
+    if name not in _registered:
+        con.execute("CREATE SECRET %s_auth (TYPE iceberg, TOKEN ?)" % name, [r["token"]])
+        q = lambda v: "'%s'" % v.replace("'", "''")  # noqa: E731 - ATTACH takes no parameters
+        con.execute(
+            "ATTACH %s AS %s (TYPE iceberg, ENDPOINT %s, SECRET %s_auth)"
+            % (q(r.get("warehouse") or ""), name, q(r["uri"]), name)
+        )
+        _registered[name] = True
+    return rows_of(con.execute("SELECT * FROM %s.%s" % (name, req["name"])).fetch_arrow_table())
+
+
 # ---------------------------------------------------------------- oracle
 
 
@@ -557,6 +618,9 @@ OPS = {
     ("spark", "changes"): spark_changes,
     ("spark", "catalog_scan"): spark_catalog_scan,
     ("pyiceberg", "catalog_scan"): pyice_catalog_scan,
+    ("spark", "rest_scan"): spark_rest_scan,
+    ("pyiceberg", "rest_scan"): pyice_rest_scan,
+    ("duckdb", "rest_scan"): duck_rest_scan,
     ("oracle", "rows"): oracle,
     ("python", "exec"): lambda req: exec(req["code"], {}),
 }
