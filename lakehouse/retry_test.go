@@ -29,9 +29,14 @@ func TestPublishRetriesTransientReads(t *testing.T) {
 		first := commit(t, mem, "dt=2026-11-28", 10, "a", swap.Options{})
 		publish(t, mem, first)
 		res := commit(t, mem, "dt=2026-11-29", 20, "b", swap.Options{})
-		var gets int
-		var failed string
+		var (
+			mu     sync.Mutex // the publish reads the pointer and the group's manifest at once
+			gets   int
+			failed string
+		)
 		flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+			mu.Lock()
+			defer mu.Unlock()
 			if c.Op == "get" || c.Op == "get-range" || c.Op == "stat" {
 				gets++
 				if gets == k {
