@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/audit"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/partition"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // AuditRow is one attempt of the audit: a committed generation (kind

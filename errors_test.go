@@ -13,7 +13,7 @@ import (
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 type kindRow struct {

@@ -22,7 +22,7 @@ import (
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Errors of a merge, checked with errors.Is; all match ErrBadInput.

@@ -13,7 +13,7 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Errors of the table schema, checked with errors.Is.

@@ -14,7 +14,7 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/testing/testenv"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 var ctx = context.Background()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/audit"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/partition"
 )
 

@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 func init() { registerCommand(newCommitCmd) }

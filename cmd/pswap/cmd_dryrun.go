@@ -10,7 +10,7 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Outcomes of commit --dry-run besides swap's same-run and identical.

@@ -19,7 +19,7 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Inputs that are not local files: objects already in S3 (copied

@@ -14,7 +14,7 @@ import (
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Exit statuses: the CLI contract scripts depend on.

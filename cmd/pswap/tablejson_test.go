@@ -9,7 +9,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // cmdTableJSON reads and writes the table's metadata document on any store:

@@ -18,7 +18,7 @@ import (
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Errors, checked with errors.Is. None but ErrContention is worth a retry.

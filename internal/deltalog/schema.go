@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/partition"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // deltaField is a field of a Delta schema (PROTOCOL.md, "Schema

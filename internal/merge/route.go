@@ -10,7 +10,7 @@ import (
 
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/partition"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // ErrRoute: an input row that cannot be routed to a partition (no

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap/internal/testing/icecheck"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"

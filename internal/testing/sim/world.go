@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/overlap"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 )
 

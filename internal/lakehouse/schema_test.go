@@ -14,7 +14,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"

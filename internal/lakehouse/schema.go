@@ -18,7 +18,7 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // SchemaFunc returns the Arrow schema of a generation's data. The default,

@@ -17,7 +17,7 @@ import (
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/internal/testing/icecheck"
 	"github.com/pswap/pswap/internal/testing/testenv"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"

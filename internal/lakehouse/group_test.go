@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // A table's metadata is made from its first commit's key and data schema.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"

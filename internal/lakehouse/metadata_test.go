@@ -17,7 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/pswap/pswap/gc"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"

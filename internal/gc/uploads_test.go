@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"

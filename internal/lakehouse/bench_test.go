@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
@@ -17,7 +17,7 @@ import (
 // file each) on a local directory. The baseline is what any reconcile must
 // do at least: read the 1,000 pointers (same concurrency). Compare:
 //
-//	go test ./lakehouse -run '^$' -bench Publish1000 -benchtime 3x
+//	go test ./internal/lakehouse -run '^$' -bench Publish1000 -benchtime 3x
 //
 // pointers: the baseline; first: a publish that writes 1,000 manifests;
 // noop: a reconcile with nothing to change; commit: the publish after one
