@@ -12,8 +12,8 @@ import (
 
 	"github.com/pswap/pswap/internal/audit"
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/internal/tablemeta"
+	"github.com/pswap/pswap/partition"
 )
 
 // AuditRow is one attempt of the audit: a committed generation (kind

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/deltalog"
+	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 )

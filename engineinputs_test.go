@@ -26,15 +26,15 @@ import (
 	"github.com/parquet-go/parquet-go/deprecated"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/tablemeta"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Inputs that engines write (issue 24): files whose types or layout the

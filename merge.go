@@ -17,12 +17,12 @@ import (
 
 	"github.com/pswap/pswap/internal/merge"
 	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Errors of a merge, checked with errors.Is; all match ErrBadInput.

@@ -9,11 +9,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Errors of the table schema, checked with errors.Is.

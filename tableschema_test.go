@@ -19,6 +19,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/staging"
@@ -26,7 +27,6 @@ import (
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // onStores runs f on a fresh table of every backend: memory, file, and S3

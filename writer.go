@@ -12,8 +12,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"

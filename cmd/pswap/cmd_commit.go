@@ -13,10 +13,10 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 func init() { registerCommand(newCommitCmd) }

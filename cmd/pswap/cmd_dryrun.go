@@ -6,11 +6,11 @@ import (
 	"fmt"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Outcomes of commit --dry-run besides swap's same-run and identical.

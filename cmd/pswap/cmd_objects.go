@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // Inputs that are not local files: objects already in S3 (copied

@@ -14,10 +14,10 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/internal/testing/icecheck"
 	"github.com/pswap/pswap/internal/testing/testenv"
-	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"

@@ -14,11 +14,11 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 // SchemaFunc returns the Arrow schema of a generation's data. The default,
