@@ -24,7 +24,11 @@ func TestBuildSchemaMissingColumnBecomesOptional(t *testing.T) {
 		iceberg.NestedField{ID: 3, Name: "dt", Type: iceberg.PrimitiveTypes.String, Required: true},
 	)
 	as := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	sc, changed, err := buildSchema(prev, 3, as, key, nil)
+	src, err := footerSource(as, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, changed, err := buildSchema(prev, 3, src, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +45,7 @@ func TestBuildSchemaMissingColumnBecomesOptional(t *testing.T) {
 		t.Errorf("schema id %d, want %d", sc.ID, prev.ID+1)
 	}
 	// The same files again change nothing.
-	if _, changed, err := buildSchema(sc, 3, as, key, nil); err != nil || changed {
+	if _, changed, err := buildSchema(sc, 3, src, key); err != nil || changed {
 		t.Errorf("again: changed %v, %v", changed, err)
 	}
 }
