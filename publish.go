@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 )
 
@@ -36,7 +37,7 @@ func (t *Table) Publish(ctx context.Context, opts lakehouse.Options) (lakehouse.
 // generation's manifest comes from res (Result.Manifest), not the store.
 // opts.Prefetch may carry the metadata read while the commit ran.
 func (p *Partition) Publish(ctx context.Context, res Result, opts lakehouse.Options) Publication {
-	return publish(ctx, p, res, nil, opts)
+	return publish(ctx, p, res, nil, nil, opts)
 }
 
 // Publish is Partition.Publish for the commit this writer made: it already
@@ -54,14 +55,16 @@ func (w *Writer) Publish(ctx context.Context, opts lakehouse.Options) Publicatio
 		w.prefetch.Stop()
 	}
 	w.prefetch = nil // it serves one publish
-	return publish(ctx, w.p, w.committed, m, opts)
+	return publish(ctx, w.p, w.committed, m, w.schema.stored(), opts)
 }
 
-func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest, opts lakehouse.Options) Publication {
+// publish publishes a commit's result; m is its manifest and table the
+// table's metadata it was committed with, when the caller has them.
+func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest, table *tablemeta.Table, opts lakehouse.Options) Publication {
 	if m == nil {
 		m = res.Manifest // the one the commit or rollback wrote: no GET
 	}
-	r, err := lakehouse.PublishCommit(ctx, p.t.st, lakehouse.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m}, opts)
+	r, err := lakehouse.PublishCommit(ctx, p.t.st, lakehouse.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m, Table: table}, opts)
 	if err != nil {
 		// With lakehouse.ErrCatalog the metadata files were published
 		// (r names them), but the catalog's name lags.
