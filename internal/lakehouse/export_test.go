@@ -57,7 +57,10 @@ func IcebergType(f arrow.Field, prev iceberg.Type, next *int) (iceberg.Type, err
 	if err != nil {
 		return nil, err
 	}
-	return newIDPlan(*next, 0, next).typ(t, prev), nil
+	ids := newIDPlan(*next, 0)
+	t = ids.typ(t, prev)
+	*next = ids.next
+	return t, nil
 }
 
 // WaitPrefetch waits for a prefetch's reads and returns their error.

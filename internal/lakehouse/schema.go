@@ -35,8 +35,7 @@ func buildSchema(prev *iceberg.Schema, lastID int, src source, key partition.Key
 		}
 	}
 	changed := prev == nil
-	var next int
-	ids := newIDPlan(lastID, src.maxID(), &next)
+	ids := newIDPlan(lastID, src.maxID())
 	add := func(sf iceberg.NestedField) error {
 		if i, ok := byName[sf.Name]; ok {
 			f := &fields[i]

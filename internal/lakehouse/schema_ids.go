@@ -17,34 +17,33 @@ import "github.com/apache/iceberg-go"
 //   - any other new field (a footer proposes none) takes the next id above
 //     both the published last-column-id and every proposed one.
 type idPlan struct {
-	last int  // the published last-column-id: ids above it were never assigned
-	next *int // the last id handed out
+	last int // the published last-column-id: ids above it were never assigned
+	next int // the last id handed out
 }
 
 // newIDPlan plans ids above lastID, fresh ones above proposed too.
-func newIDPlan(lastID, proposed int, next *int) idPlan {
-	*next = max(lastID, proposed)
-	return idPlan{last: lastID, next: next}
+func newIDPlan(lastID, proposed int) *idPlan {
+	return &idPlan{last: lastID, next: max(lastID, proposed)}
 }
 
 // id is prevID if the table has the field (prevID > 0), else srcID if no
 // version assigned it, else a fresh id.
-func (a idPlan) id(prevID, srcID int) int {
+func (a *idPlan) id(prevID, srcID int) int {
 	switch {
 	case prevID > 0:
 		return prevID
 	case srcID > a.last:
 		return srcID
 	}
-	*a.next++
-	return *a.next
+	a.next++
+	return a.next
 }
 
 // typ returns t with the ids of its nested fields planned against prev,
 // the field's type in the table (nil for a new field): in pre-order, a
 // field's id before those nested in it. A field the table has keeps its
 // doc too: a published field changes only as buildSchema lets it.
-func (a idPlan) typ(t, prev iceberg.Type) iceberg.Type {
+func (a *idPlan) typ(t, prev iceberg.Type) iceberg.Type {
 	switch t := t.(type) {
 	case *iceberg.StructType:
 		ps, _ := prev.(*iceberg.StructType)
