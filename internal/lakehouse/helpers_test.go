@@ -57,12 +57,17 @@ func commitErr(st store.Store, part string, n int, seed string, opts swap.Option
 // commitAny writes rows of any type as a new generation of part and swaps
 // it in.
 func commitAny[T any](st store.Store, part string, opts swap.Options, rs ...T) (swap.Result, *swap.Txn, error) {
+	return commitWith(st, part, opts, func(s *staging.Stager) error { return staging.Write(s, rs...) })
+}
+
+// commitWith commits what add stages as a new generation of part.
+func commitWith(st store.Store, part string, opts swap.Options, add func(*staging.Stager) error) (swap.Result, *swap.Txn, error) {
 	txn, err := swap.Begin(ctx, st, part, opts)
 	if err != nil {
 		return swap.Result{}, nil, err
 	}
 	s := staging.New(ctx, st, txn.DataPrefix(), staging.Options{})
-	if err := staging.Write(s, rs...); err != nil {
+	if err := add(s); err != nil {
 		return swap.Result{}, txn, err
 	}
 	c, err := s.Finish(ctx)

@@ -138,6 +138,24 @@ func icebergField(path string, f tablemeta.Field) (iceberg.NestedField, error) {
 	return iceberg.NestedField{ID: f.ID, Name: f.Name, Type: t, Required: !f.Nullable, Doc: f.Doc}, nil
 }
 
+// icebergPrimitives are the Iceberg types of table.json's primitive kinds
+// without parameters.
+var icebergPrimitives = map[tablemeta.Kind]iceberg.Type{
+	tablemeta.Boolean:       iceberg.PrimitiveTypes.Bool,
+	tablemeta.Int:           iceberg.PrimitiveTypes.Int32,
+	tablemeta.Long:          iceberg.PrimitiveTypes.Int64,
+	tablemeta.Float:         iceberg.PrimitiveTypes.Float32,
+	tablemeta.Double:        iceberg.PrimitiveTypes.Float64,
+	tablemeta.Date:          iceberg.PrimitiveTypes.Date,
+	tablemeta.Time:          iceberg.PrimitiveTypes.Time,
+	tablemeta.Timestamp:     iceberg.PrimitiveTypes.Timestamp,
+	tablemeta.TimestampNs:   iceberg.PrimitiveTypes.Timestamp,
+	tablemeta.TimestampTZ:   iceberg.PrimitiveTypes.TimestampTz,
+	tablemeta.TimestampTZNs: iceberg.PrimitiveTypes.TimestampTz,
+	tablemeta.String:        iceberg.PrimitiveTypes.String,
+	tablemeta.Binary:        iceberg.PrimitiveTypes.Binary,
+}
+
 // icebergType is the Iceberg v2 type of a table.json type, with the ids
 // of its nested fields: the one mapping of table types to Iceberg's (its
 // kinds are Iceberg's). A nanosecond timestamp (timestamp_ns, which only
@@ -145,31 +163,12 @@ func icebergField(path string, f tablemeta.Field) (iceberg.NestedField, error) {
 // Iceberg v2's timestamp, as it always was: v2 has no nanosecond type, and
 // readers read the files' values by their Parquet unit.
 func icebergType(path string, t tablemeta.Type) (iceberg.Type, error) {
+	if p, ok := icebergPrimitives[t.Kind]; ok {
+		return p, nil
+	}
 	switch t.Kind {
-	case tablemeta.Boolean:
-		return iceberg.PrimitiveTypes.Bool, nil
-	case tablemeta.Int:
-		return iceberg.PrimitiveTypes.Int32, nil
-	case tablemeta.Long:
-		return iceberg.PrimitiveTypes.Int64, nil
-	case tablemeta.Float:
-		return iceberg.PrimitiveTypes.Float32, nil
-	case tablemeta.Double:
-		return iceberg.PrimitiveTypes.Float64, nil
 	case tablemeta.Decimal:
 		return iceberg.DecimalTypeOf(t.Precision, t.Scale), nil
-	case tablemeta.Date:
-		return iceberg.PrimitiveTypes.Date, nil
-	case tablemeta.Time:
-		return iceberg.PrimitiveTypes.Time, nil
-	case tablemeta.Timestamp, tablemeta.TimestampNs:
-		return iceberg.PrimitiveTypes.Timestamp, nil
-	case tablemeta.TimestampTZ, tablemeta.TimestampTZNs:
-		return iceberg.PrimitiveTypes.TimestampTz, nil
-	case tablemeta.String:
-		return iceberg.PrimitiveTypes.String, nil
-	case tablemeta.Binary:
-		return iceberg.PrimitiveTypes.Binary, nil
 	case tablemeta.Fixed:
 		return iceberg.FixedTypeOf(t.Length), nil
 	case tablemeta.Struct:
