@@ -306,19 +306,6 @@ func TestAdoptIdenticalContent(t *testing.T) {
 	}
 }
 
-func TestIsEngineMarker(t *testing.T) {
-	for _, m := range engineMarkers {
-		if !pswap.IsEngineMarker(m) {
-			t.Errorf("%s is a marker", m)
-		}
-	}
-	for _, d := range []string{"part-00000-1b2c.snappy.parquet", "part-0.parquet", "20260901_000_x", "sub/dir/f.parquet", "a_b.parquet"} {
-		if pswap.IsEngineMarker(d) {
-			t.Errorf("%s is data", d)
-		}
-	}
-}
-
 // A file replaced between the two ranged GETs of its footer fails the
 // adoption as a store-side change (not bad input), and nothing is committed.
 func TestAdoptFileChangedMidRead(t *testing.T) {
