@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
@@ -135,7 +136,7 @@ func firstCommit(t testing.TB, table *pswap.Table, raw store.Store) {
 	if _, err := p.CommitStaged(ctx, res.Generation, swap.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := table.TableMetadata(ctx); err != nil {
+	if _, err := tablemeta.Load(ctx, table.Store()); err != nil {
 		t.Fatalf("the first adoption did not create the table's metadata: %v", err)
 	}
 }

@@ -226,7 +226,7 @@ func commitAuditDay(ctx context.Context, dst *Table, key string, rows []AuditRow
 // its keys imply (a table written before pswap kept table.json).
 func (t *Table) auditDays(ctx context.Context, rows []AuditRow) (map[string]string, error) {
 	var layout *partition.Layout
-	meta, err := t.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, t.st)
 	switch {
 	case err == nil:
 		layout = meta.TimeLayout()

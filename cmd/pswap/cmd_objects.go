@@ -131,7 +131,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if declare != nil && remote {
+	if len(declare.Names()) > 0 && remote {
 		return usagef("--schema types local inputs as they are converted; s3:// objects are committed as they are")
 	}
 	return c.withWriteTable(ctx, c.mustExist, "", func(t *pswap.Table, _ *pswap.Partition) error {
