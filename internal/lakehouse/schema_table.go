@@ -68,7 +68,7 @@ func (p *publisher) tableDoc(ctx context.Context) (*tablemeta.Table, error) {
 	if p.doc.read {
 		return p.doc.t, nil
 	}
-	t, _, err := tablemeta.Read(ctx, p.st)
+	t, err := tablemeta.Load(ctx, p.st)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		t = nil
