@@ -168,19 +168,18 @@ func (p *publisher) shapeFor(ctx context.Context, s *state, ups []partUpdate) (s
 // mergeSchema merges the schema of u's generation (sourceOf: table.json's,
 // or its footer's) into sc (nil: the table's first version).
 func (p *publisher) mergeSchema(ctx context.Context, sc *iceberg.Schema, lastID int, u partUpdate, key partition.Key) (*iceberg.Schema, bool, error) {
-	nsc, changed, err := p.sourcedSchema(ctx, sc, lastID, u, key)
+	var (
+		nsc     *iceberg.Schema
+		changed bool
+	)
+	src, err := p.sourceOf(ctx, u, key)
+	if err == nil {
+		nsc, changed, err = buildSchema(sc, lastID, src, key)
+	}
 	if err != nil {
 		return nil, false, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
 	}
 	return nsc, changed, nil
-}
-
-func (p *publisher) sourcedSchema(ctx context.Context, sc *iceberg.Schema, lastID int, u partUpdate, key partition.Key) (*iceberg.Schema, bool, error) {
-	src, err := p.sourceOf(ctx, u, key)
-	if err != nil {
-		return nil, false, err
-	}
-	return buildSchema(sc, lastID, src, key)
 }
 
 // listChange is a version's manifest list, the manifests it adds, and what
