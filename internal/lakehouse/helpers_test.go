@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -76,6 +78,28 @@ func commitWith(st store.Store, part string, opts swap.Options, add func(*stagin
 	}
 	res, err := txn.Commit(ctx, c)
 	return res, txn, err
+}
+
+// commitJSON commits rows given as JSON of the columns fields as a new
+// generation of part.
+func commitJSON(t *testing.T, st store.Store, part string, fields []arrow.Field, rows string) swap.Result {
+	t.Helper()
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, arrow.NewSchema(fields, nil), strings.NewReader(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	return commitStaged(t, st, part, func(s *staging.Stager) error { return s.WriteRecord(rec) })
+}
+
+// commitStaged commits what add stages as a new generation of part.
+func commitStaged(t *testing.T, st store.Store, part string, add func(*staging.Stager) error) swap.Result {
+	t.Helper()
+	res, _, err := commitWith(st, part, swap.Options{}, add)
+	if err != nil {
+		t.Fatalf("commit %s: %v", part, err)
+	}
+	return res
 }
 
 // publish publishes a commit's result the way the facade does.

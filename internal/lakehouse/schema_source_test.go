@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
 	"github.com/pswap/pswap/internal/lakehouse"
@@ -41,28 +39,6 @@ func evolvedFields() []arrow.Field {
 const evolvedJSON = `[{"id": 5, "tags": ["c"], "info": {"x": 6}, "attrs": [], "extra": "e"}]`
 
 const nestedJSON = `[{"id": 1, "tags": ["a"], "info": {"x": 2, "y": "b"}, "attrs": [{"key": "k", "value": 3}]}]`
-
-// commitJSON commits rows given as JSON of the columns fields as a new
-// generation of part.
-func commitJSON(t *testing.T, st store.Store, part string, fields []arrow.Field, rows string) swap.Result {
-	t.Helper()
-	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, arrow.NewSchema(fields, nil), strings.NewReader(rows))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Release()
-	return commitStaged(t, st, part, func(s *staging.Stager) error { return s.WriteRecord(rec) })
-}
-
-// commitStaged commits what add stages as a new generation of part.
-func commitStaged(t *testing.T, st store.Store, part string, add func(*staging.Stager) error) swap.Result {
-	t.Helper()
-	res, _, err := commitWith(st, part, swap.Options{}, add)
-	if err != nil {
-		t.Fatalf("commit %s: %v", part, err)
-	}
-	return res
-}
 
 // footerOf is the Arrow schema of a committed generation's files.
 func footerOf(t *testing.T, st store.Store, res swap.Result) *arrow.Schema {
