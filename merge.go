@@ -161,7 +161,7 @@ func (t *Table) Merge(ctx context.Context, inputs []string, opts MergeOptions) (
 	if len(inputs) == 0 {
 		return res, fmt.Errorf("%w: merge: no input", ErrBadInput)
 	}
-	tr := readTable(ctx, t.st, opts.Commit) // tableschema.go: with the commit's retries
+	tr := readTable(ctx, t.st, opts.Commit.swap()) // tableschema.go: with the commit's retries
 	table, err := tr.t, tr.err
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -271,14 +271,13 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 	}
 	pm.RunID = co.RunID
 	co.OnConflict = swap.Fail
-	co.Kind = manifest.KindMerge
 	// Deleting keys may leave the partition empty, on purpose.
 	co.AllowEmpty = co.AllowEmpty || c.Deletes > 0
 	maxRebases := opts.MaxRebases
 	if maxRebases <= 0 {
 		maxRebases = 5
 	}
-	d := co.WithDefaults()
+	d := co.swap().WithDefaults()
 	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay, Sleep: d.Sleep, Now: d.Clock}
 	unknown := false
 	for attempt := 0; ; attempt++ {
@@ -318,8 +317,8 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 // mergeOnce is one attempt: Begin (the pointer read is the fence), the
 // current generation's rows filtered by the partition's key set, the
 // input's rows, Commit.
-func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co swap.Options, so staging.Options) (res Result, kept, removed int64, err error) {
-	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: so})
+func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, so staging.Options) (res Result, kept, removed int64, err error) {
+	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: so, kind: manifest.KindMerge})
 	if err != nil {
 		return res, 0, 0, err
 	}

@@ -22,7 +22,7 @@ import (
 type WriteOptions struct {
 	// Commit carries the run id, conflict policy, force flag, grace period
 	// and retry bounds of the commit.
-	Commit swap.Options
+	Commit CommitOptions
 	// Staging tunes the Parquet files (file size, row groups, compression,
 	// upload parts).
 	Staging staging.Options
@@ -39,6 +39,15 @@ type WriteOptions struct {
 	// are the publish's (their Now and MaxElapsed count here); the zero
 	// lakehouse.Options work. Nil: Publish reads them after the commit.
 	Prefetch *lakehouse.Options
+
+	kind string // the manifest's kind (manifest.KindMerge); "" for a commit
+}
+
+// swapOptions are the protocol's options of this write.
+func (o WriteOptions) swapOptions() swap.Options {
+	so := o.Commit.swap()
+	so.Kind = o.kind
+	return so
 }
 
 // Writer stages one new generation of a partition and commits it.
@@ -73,10 +82,11 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		txn    *swap.Txn
 		err    error
 		table  tableRead
-		reader = newTableReader(p.t.st, opts.Commit) // tableschema.go
+		so     = opts.swapOptions()
+		reader = newTableReader(p.t.st, so) // tableschema.go
 	)
 	overlap.Do(ctx,
-		func() { txn, err = swap.Begin(ctx, p.t.st, p.key, opts.Commit) },
+		func() { txn, err = swap.Begin(ctx, p.t.st, p.key, so) },
 		func() { table = reader.read(ctx, 1) },
 	)
 	if err != nil {
@@ -308,11 +318,11 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 // the pointer it was staged against; see swap.CommitStaged. An empty
 // staged generation is committed: Stage already required AllowEmpty for
 // it; adopted files without rows need opts.AllowEmpty.
-func (p *Partition) CommitStaged(ctx context.Context, generation string, opts swap.Options, adopt ...AdoptOptions) (Result, error) {
+func (p *Partition) CommitStaged(ctx context.Context, generation string, opts CommitOptions, adopt ...AdoptOptions) (Result, error) {
 	var o AdoptOptions
 	if len(adopt) > 0 {
 		o = adopt[0]
 	}
 	o.AllowEmpty = o.AllowEmpty || opts.AllowEmpty
-	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts, adopter(o, p.key, opts))
+	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts.swap(), adopter(o, p.key, opts))
 }
