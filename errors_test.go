@@ -113,7 +113,7 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 		if _, err := commit(t, p, swap.Options{}, kindRow{1}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = p.Rollback(ctx, "01939f00-1111-7222-b333-444455556666", swap.Options{})
+		_, err = p.Rollback(ctx, "01939f00-1111-7222-b333-444455556666", pswap.CommitOptions{})
 		only(t, err, "not found", pswap.ErrGenerationNotFound)
 		_, _, err = store.ReadAll(ctx, table.Store(), "nothing/here")
 		only(t, err, "not found")
@@ -122,7 +122,7 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 	t.Run("conflict", func(t *testing.T) {
 		table, _ := newTable()
 		p, _ := table.Partition("dt=2026-11-29")
-		slow, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: "slow"}})
+		slow, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "slow"}})
 		if err != nil {
 			t.Fatal(err)
 		}

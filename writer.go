@@ -33,12 +33,12 @@ type WriteOptions struct {
 	// background once its own reads are in: the version hint, the metadata
 	// file and its manifest list, which depend on nothing the commit does,
 	// are then read while the data uploads, and Publish starts from them
-	// (lakehouse.Prefetch): three round trips fewer after the commit.
+	// (Table.StartPrefetch): three round trips fewer after the commit.
 	// Commit reads them again if they are older than a quarter of
 	// MaxElapsed by then, so that Publish may still use them. The options
-	// are the publish's (their Now and MaxElapsed count here); the zero
-	// lakehouse.Options work. Nil: Publish reads them after the commit.
-	Prefetch *lakehouse.Options
+	// are the publish's (its MaxElapsed counts here); the zero
+	// PublishOptions work. Nil: Publish reads them after the commit.
+	Prefetch *PublishOptions
 
 	kind string // the manifest's kind (manifest.KindMerge); "" for a commit
 }
@@ -113,7 +113,7 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		// Once Begin's reads succeeded (a failing store or a partition
 		// that does not fit the table costs no more requests): its three
 		// reads then overlap with the upload and the commit's.
-		pf = lakehouse.StartPrefetch(ctx, p.t.st, *opts.Prefetch, p.key)
+		pf = lakehouse.StartPrefetch(ctx, p.t.st, opts.Prefetch.lib(), p.key)
 	}
 	return &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts, prefetch: pf}, nil
 }
