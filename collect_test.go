@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
@@ -54,7 +55,7 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pub := w.Publish(ctx, lakehouse.Options{Now: clock.Now}); !pub.Published {
+		if pub := w.Publish(env.With(ctx, &env.Env{Clock: clock.Now}), lakehouse.Options{}); !pub.Published {
 			t.Fatal(pub.Err)
 		}
 		clock.Add(time.Second)
@@ -163,7 +164,7 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 			t.Fatal(err)
 		}
 		if publish {
-			if pub := w.Publish(ctx, lakehouse.Options{Now: clock.Now}); !pub.Published {
+			if pub := w.Publish(env.With(ctx, &env.Env{Clock: clock.Now}), lakehouse.Options{}); !pub.Published {
 				t.Fatal(pub.Err)
 			}
 		}

@@ -26,6 +26,8 @@ func (w *World) build() {
 		a := &actor{w: w, id: len(w.actors) + 1, name: name, kind: kind, start: start, after: after,
 			killable: killable, window: window, body: body}
 		a.rng = rand.New(rand.NewPCG(w.cfg.Seed, uint64(a.id)))
+		a.env = w.actorEnv(a)
+		w.byEnv[a.env] = a
 		w.actors = append(w.actors, a)
 		return a
 	}
@@ -124,10 +126,8 @@ func (w *World) build() {
 	w.iceberg = len(pubs) > 0 || len(w.cfg.Reconcilers) > 0 || len(w.cfg.LoseManifest) > 0 || slices.ContainsFunc(w.cfg.LoseHint, func(ls LossSpec) bool { return ls.Pause > 0 })
 }
 
-// commitOptions are the writers' options: the simulated grace period, and
-// retry bounds on the simulated clock (swap.Options.Clock) with every
-// backoff a scheduling point that lets the others go first
-// (swap.Options.Sleep), so that attempts and simulated time bound a commit.
+// commitOptions are the writers' options: the simulated grace period and
+// retry bounds (on the simulated clock: actorEnv).
 func (w *World) commitOptions(a *actor, runID string, p swap.Policy) swap.Options {
 	return swap.Options{
 		RunID:       runID,
@@ -135,8 +135,6 @@ func (w *World) commitOptions(a *actor, runID string, p swap.Policy) swap.Option
 		GracePeriod: w.cfg.GracePeriod,
 		MaxAttempts: 4,
 		MaxElapsed:  w.cfg.MaxElapsed,
-		Sleep:       func(ctx context.Context, _ time.Duration) error { return w.pause(ctx, 1) },
-		Clock:       w.clockNow,
 	}
 }
 
@@ -298,7 +296,7 @@ func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Optio
 	}
 	wo := pswap.WriteOptions{Commit: opts, Staging: staging.Options{TargetFileSize: 1}}
 	if ws.Prefetch {
-		wo.Prefetch = &lakehouse.Options{Now: w.clockNow, MaxElapsed: w.cfg.MaxElapsed}
+		wo.Prefetch = &lakehouse.Options{MaxElapsed: w.cfg.MaxElapsed}
 	}
 	wr, err := p.Begin(ctx, wo)
 	if err != nil {
@@ -485,8 +483,7 @@ func (w *World) sleep(ctx context.Context, n int, d time.Duration) error {
 func (w *World) gcBody(gs GCSpec) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
 		opts := pswap.GCOptions{Options: w.cfg.GC,
-			Iceberg: lakehouse.ExpireOptions{MinAge: w.cfg.MetadataMinAge,
-				Sleep: func(ctx context.Context, _ time.Duration) error { return w.pause(ctx, 1) }}}
+			Iceberg: lakehouse.ExpireOptions{MinAge: w.cfg.MetadataMinAge}}
 		if len(w.cfg.Partitions) > 1 {
 			opts.Partitions = w.cfg.Partitions
 			opts.OnPartition = func(gc.Report) { w.setBlind(a) } // each asks again

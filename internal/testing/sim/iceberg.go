@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"github.com/twmb/avro/ocf"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -421,8 +421,7 @@ func (w *World) converge() {
 	if !w.iceberg || w.failure != nil {
 		return
 	}
-	opts := w.iceOptions(nil)
-	_, err := lakehouse.Publish(context.Background(), w.st, opts)
+	_, err := lakehouse.Publish(env.With(context.Background(), w.convergeEnv()), w.st, w.iceOptions())
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.record(Event{Actor: "CHECK", Outcome: fmt.Sprintf("final reconcile: %v", err)})
@@ -467,35 +466,15 @@ func (w *World) converge() {
 	}
 }
 
-// iceOptions are a publisher's: the simulated clock for snapshot
-// timestamps, a random source of its own, every retry wait a scheduling
-// point, one request at a time.
-func (w *World) iceOptions(a *actor) lakehouse.Options {
-	rng := rand.New(rand.NewPCG(w.cfg.Seed, 0x1ce<<32))
-	if a != nil {
-		if a.iceRand == nil {
-			a.iceRand = rand.New(rand.NewPCG(w.cfg.Seed, 0x1ce<<32|uint64(a.id)))
-		}
-		rng = a.iceRand
-	}
+// iceOptions are a publisher's: one request at a time (its clock, waits
+// and random source are its environment's: actorEnv).
+func (w *World) iceOptions() lakehouse.Options {
 	return lakehouse.Options{
 		Concurrency: 1,
 		MaxAttempts: 8,
 		MaxElapsed:  w.cfg.MaxElapsed,
-		Now:         w.clockNow,
-		Rand:        rng, // one per actor, across its publishes
-		Sleep:       func(ctx context.Context, _ time.Duration) error { return w.pauseIf(ctx, 1) },
 		Schema:      simSchema,
 	}
-}
-
-// pauseIf is a scheduling point for an actor, and nothing outside one (the
-// final reconcile).
-func (w *World) pauseIf(ctx context.Context, n int) error {
-	if a, _ := ctx.Value(actorKey{}).(*actor); a == nil {
-		return nil
-	}
-	return w.pause(ctx, n)
 }
 
 // simSchema is lakehouse's FooterSchema for the facade's Parquet files; the
@@ -544,7 +523,7 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 		if s.part == "" || !s.res.Changed {
 			return "nothing to publish"
 		}
-		opts := w.iceOptions(a)
+		opts := w.iceOptions()
 		if prefetch {
 			opts.Prefetch = lakehouse.StartPrefetch(ctx, w.st, opts)
 		}
