@@ -364,7 +364,7 @@ type publisher struct {
 	footers    map[string]*metadata.FileMetaData // by data file key: footer
 	rebases    int
 	floor      int // a version known to exist (the one we lost to)
-	// firstWrite is when (Options.Now) the first manifest under the current
+	// firstWrite is when (env's clock) the first manifest under the current
 	// snapshot id was written (zero: none yet).
 	firstWrite time.Time
 	// hinted is the version the hint named at the latest read (0: none).
@@ -378,7 +378,7 @@ type publisher struct {
 	// repair: a reconcile (Publish), which rebuilds from the pointers what
 	// it cannot read of the latest version instead of failing on it.
 	repair bool
-	// started is when (Options.Now) the attempt began reading the pointers
+	// started is when (env's clock) the attempt began reading the pointers
 	// of what it publishes (zero: an expiry, which adds nothing).
 	started time.Time
 }
