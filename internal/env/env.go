@@ -47,8 +47,8 @@ type Env struct {
 
 type key struct{}
 
-// real is the environment of a context without one.
-var real = &Env{}
+// world is the environment of a context without one: the real world.
+var world = &Env{}
 
 // With returns a context that carries e.
 func With(ctx context.Context, e *Env) context.Context {
@@ -60,7 +60,7 @@ func From(ctx context.Context) *Env {
 	if e, _ := ctx.Value(key{}).(*Env); e != nil {
 		return e
 	}
-	return real
+	return world
 }
 
 // Now reads the local clock.
