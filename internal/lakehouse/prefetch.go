@@ -23,11 +23,11 @@ import (
 // A publish uses a prefetch for its first attempt only, and only if it
 // read the metadata of the same table without an error and began at most
 // Options.MaxElapsed/2 before (on the local clock of the context it was
-// started with, internal/env; see Options.Prefetch for why that bound); otherwise the publish
-// reads the metadata itself, as it would without one. A publish that
-// starts from a prefetch that was overtaken by a newer version loses the
-// race for the version it writes, reads again and rebases, as any
-// publish that lost a race does.
+// started with, internal/env; see Options.Prefetch for why that bound);
+// otherwise the publish reads the metadata itself, as it would without
+// one. A publish that starts from a prefetch that was overtaken by a newer
+// version loses the race for the version it writes, reads again and
+// rebases, as any publish that lost a race does.
 type Prefetch struct {
 	st       store.Store
 	opts     Options  // with defaults
@@ -51,8 +51,8 @@ type Prefetch struct {
 }
 
 // StartPrefetch starts reading the latest metadata version of st's table
-// in the background, for a publish with opts (ctx's environment's clock is
-// the one its age is judged by), and then the manifests of the groups of parts (the
+// in the background, for a publish with opts (its age is judged by ctx's
+// environment's clock), and then the manifests of the groups of parts (the
 // partitions the publish will change), which the publish would otherwise
 // read beside the pointer. Its reads are not retried: a failed prefetch
 // leaves the publish to read for itself. Stop it if no publish follows, or

@@ -341,13 +341,10 @@ type state struct {
 }
 
 type publisher struct {
-	st   store.Store
-	opts Options
-	// env is the context's environment (internal/env): the clock of
-	// snapshot timestamps and attempt ages, the timer of retries, and the
-	// source of snapshot ids, UUIDs and jitter.
-	env      *env.Env
-	tableURI string // tableLocation: the root as written
+	st       store.Store
+	opts     Options
+	env      *env.Env // the context's (internal/env): clock, timer, random source
+	tableURI string   // tableLocation: the root as written
 	// escapedURI is the root as store.Store.URI gives it (percent-encoded
 	// for file://), the root of older publishes' locations.
 	escapedURI string

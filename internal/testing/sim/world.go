@@ -119,17 +119,15 @@ type World struct {
 	objs     map[string]object
 	pageSize int
 	actors   []*actor
-	// byEnv finds an actor by its environment (actorOf); written while
-	// the actors are built, before any runs, and only read after.
-	byEnv   map[*env.Env]*actor
-	cur     *actor // the actor whose request is being applied
-	step    int
-	faults  map[string]int
-	trace   []Event
-	names   map[string]string // generation ids -> short names in the trace
-	failure *Violation
-	stopped bool
-	ids     uint64
+	byEnv    map[*env.Env]*actor // actorOf: filled by build, only read after
+	cur      *actor              // the actor whose request is being applied
+	step     int
+	faults   map[string]int
+	trace    []Event
+	names    map[string]string // generation ids -> short names in the trace
+	failure  *Violation
+	stopped  bool
+	ids      uint64
 	// decisions counts fault decisions (ordinals for Config.Suppressed).
 	decisions int
 	killedID  uint64
