@@ -83,7 +83,7 @@ func TestUnknownLogicalTypePublishes(t *testing.T) {
 	if !res.Changed || res.Rows == 0 {
 		t.Fatalf("commit: %+v", res)
 	}
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestNanosecondTimestampsStoredAsMicroseconds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			meta, err := tb.TableMetadata(ctx)
+			meta, err := tablemeta.Load(ctx, tb.Store())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -356,7 +356,7 @@ func TestGoTimeStoredAsMicroseconds(t *testing.T) {
 		return res
 	}
 	res := commit()
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ func TestEngineOptionalColumnsIntoNotNullTable(t *testing.T) {
 		if _, err := w.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		meta, err := tb.TableMetadata(ctx)
+		meta, err := tablemeta.Load(ctx, tb.Store())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -579,7 +579,7 @@ func TestAdoptedNanosecondsRefused(t *testing.T) {
 	if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `"ts"`) || !strings.Contains(err.Error(), "microseconds") {
 		t.Fatalf("adopted nanoseconds: %v", err)
 	}
-	if _, err := tb.TableMetadata(ctx); !errors.Is(err, pswap.ErrNotFound) {
+	if _, err := tablemeta.Load(ctx, tb.Store()); !errors.Is(err, pswap.ErrNotFound) {
 		t.Fatalf("table.json after the refusal: %v", err)
 	}
 }
@@ -605,7 +605,7 @@ func TestInt96FromSparkReadAsMicroseconds(t *testing.T) {
 	if res.Rows != 6 {
 		t.Fatalf("committed %d rows, want 6", res.Rows)
 	}
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,7 +685,7 @@ func TestUint64StoredAsLong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}

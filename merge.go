@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/merge"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
@@ -519,7 +520,7 @@ func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, tabl
 			files = append(files, p)
 			continue
 		}
-		more, err := DataFiles(p, opts.Format)
+		more, err := inputfiles.DataFiles(p, opts.Format != FormatAuto)
 		if err != nil {
 			st.Abort(context.WithoutCancel(ctx))
 			return nil, err
@@ -529,7 +530,7 @@ func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, tabl
 	for _, p := range files {
 		format := opts.Format
 		if format == FormatAuto {
-			if format, err = FormatOf(p); err != nil {
+			if format, err = formatOf(p); err != nil {
 				st.Abort(context.WithoutCancel(ctx))
 				return nil, err
 			}

@@ -86,7 +86,7 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 // returns what a commit would stage (rows, bytes, content checksum).
 func (c *commitCmd) stageInMemory(ctx context.Context, t *pswap.Table, p prepared) (manifest.Content, error) {
 	mst := memstore.New()
-	meta, err := t.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, t.Store())
 	switch {
 	case err == nil:
 		if _, _, _, err := tablemeta.Create(ctx, mst, meta); err != nil {

@@ -247,24 +247,41 @@ func (p *publisher) readGroup(ctx context.Context, mf iceberg.ManifestFile) (*gr
 
 // recorded is what the version s reflects of a partition: its member
 // record in its group's manifest, or its manifest of its own (written
-// before grouping); have is false when s has neither.
+// before grouping); have is false when s has neither. A group manifest
+// not read yet is read (recordedIn).
 func (p *publisher) recorded(ctx context.Context, s *state, part string) (m member, have bool, err error) {
+	return p.recordedIn(ctx, s, part, true)
+}
+
+// recordedIn is recorded, the newest record of part in s. With read, a
+// group manifest with live files that this publish has not read yet is
+// read (I/O); without it, only the group manifests already read count,
+// and nothing fails.
+func (p *publisher) recordedIn(ctx context.Context, s *state, part string, read bool) (m member, have bool, err error) {
 	ph, gh := partHash(part), groupHash(part)
 	for i, r := range s.refs {
+		var rec member
+		ok := false
 		switch {
 		case r.part == ph:
-			if !have || r.seq > m.seq {
-				m = member{part: part, seq: r.seq, gen: r.gen}
-			}
-			have = true
-		case r.group == gh && liveFiles(s.list[i]) > 0:
+			rec, ok = member{part: part, seq: r.seq, gen: r.gen}, true
+		case r.group != gh:
+		case read && liveFiles(s.list[i]) > 0:
 			gc, err := p.readGroup(ctx, s.list[i])
 			if err != nil {
 				return member{}, false, err
 			}
-			if gm, ok := gc.find(part); ok && (!have || gm.seq > m.seq) {
-				m, have = gm, true
+			rec, ok = gc.find(part)
+		case !read:
+			p.mu.Lock()
+			gc := p.groups[s.list[i].FilePath()]
+			p.mu.Unlock()
+			if gc != nil {
+				rec, ok = gc.find(part)
 			}
+		}
+		if ok && (!have || rec.seq > m.seq) {
+			m, have = rec, true
 		}
 	}
 	return m, have, nil
@@ -273,29 +290,31 @@ func (p *publisher) recorded(ctx context.Context, s *state, part string) (m memb
 // existing is a carried member's entries, as existing in a new manifest:
 // they keep the snapshot and sequence numbers they were added with.
 func existing(entries []iceberg.ManifestEntry) []iceberg.ManifestEntry {
-	out := make([]iceberg.ManifestEntry, len(entries))
-	for i, e := range entries {
-		snap := e.SnapshotID()
-		var dataSeq *int64
-		if seq := e.SequenceNum(); seq >= 0 {
-			dataSeq = &seq
-		}
-		out[i] = iceberg.NewManifestEntry(iceberg.EntryStatusEXISTING, &snap, dataSeq, e.FileSequenceNum(), e.DataFile())
-	}
-	return out
+	return restated(entries, iceberg.EntryStatusEXISTING, nil)
 }
 
 // deleted is a replaced member's entries, as deleted by this publish's
 // snapshot (the data and file sequence numbers they were added with).
 func (p *publisher) deleted(entries []iceberg.ManifestEntry) []iceberg.ManifestEntry {
+	snap := p.snapshot
+	return restated(entries, iceberg.EntryStatusDELETED, &snap)
+}
+
+// restated is entries with another status, in the snapshot snap (nil: each
+// keeps its own), keeping the data and file sequence numbers they were
+// added with.
+func restated(entries []iceberg.ManifestEntry, status iceberg.ManifestEntryStatus, snap *int64) []iceberg.ManifestEntry {
 	out := make([]iceberg.ManifestEntry, len(entries))
 	for i, e := range entries {
-		snap := p.snapshot
+		id := e.SnapshotID()
+		if snap != nil {
+			id = *snap
+		}
 		var dataSeq *int64
 		if seq := e.SequenceNum(); seq >= 0 {
 			dataSeq = &seq
 		}
-		out[i] = iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &snap, dataSeq, e.FileSequenceNum(), e.DataFile())
+		out[i] = iceberg.NewManifestEntry(status, &id, dataSeq, e.FileSequenceNum(), e.DataFile())
 	}
 	return out
 }

@@ -228,25 +228,7 @@ func (p *publisher) recordedByName(s *state, part string) (m member, have bool) 
 		default:
 		}
 	}
-	ph, gh := partHash(part), groupHash(part)
-	for i, r := range s.refs {
-		switch {
-		case r.part == ph:
-			if !have || r.seq > m.seq {
-				m, have = member{part: part, seq: r.seq, gen: r.gen}, true
-			}
-		case r.group == gh:
-			p.mu.Lock()
-			gc := p.groups[s.list[i].FilePath()]
-			p.mu.Unlock()
-			if gc == nil {
-				continue
-			}
-			if gm, ok := gc.find(part); ok && (!have || gm.seq > m.seq) {
-				m, have = gm, true
-			}
-		}
-	}
+	m, have, _ = p.recordedIn(context.Background(), s, part, false) // reads nothing: no error
 	return m, have
 }
 

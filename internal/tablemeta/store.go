@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
 )
 
@@ -22,6 +23,18 @@ func Read(ctx context.Context, st store.Store) (*Table, string, error) {
 		return nil, "", fmt.Errorf("%s: %w", st.URI(Key), err)
 	}
 	return t, attrs.ETag, nil
+}
+
+// Load is Read for a reader of the table's schema (the facade's
+// Table.Schema, `pswap show` and `status`), without the version tag: a
+// document that does not decode is also errkind.ErrCorrupt, metadata on
+// the store that is malformed.
+func Load(ctx context.Context, st store.Store) (*Table, error) {
+	t, _, err := Read(ctx, st)
+	if errors.Is(err, ErrInvalid) {
+		return nil, fmt.Errorf("%w: %w", errkind.ErrCorrupt, err)
+	}
+	return t, err
 }
 
 // Create writes the document of a new table, create-if-absent. When
