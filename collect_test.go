@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -54,7 +54,7 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pub := w.Publish(ctx, pswap.PublishOptions{Now: clock.Now}); !pub.Published {
+		if pub := w.Publish(env.With(ctx, &env.Env{Clock: clock.Now}), pswap.PublishOptions{}); !pub.Published {
 			t.Fatal(pub.Err)
 		}
 		clock.Add(time.Second)
@@ -163,7 +163,7 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 			t.Fatal(err)
 		}
 		if publish {
-			if pub := w.Publish(ctx, pswap.PublishOptions{Now: clock.Now}); !pub.Published {
+			if pub := w.Publish(env.With(ctx, &env.Env{Clock: clock.Now}), pswap.PublishOptions{}); !pub.Published {
 				t.Fatal(pub.Err)
 			}
 		}

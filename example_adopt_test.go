@@ -10,7 +10,6 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
-	"github.com/pswap/pswap/swap"
 )
 
 // An engine writes a partition into a reserved generation; the commit

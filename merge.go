@@ -318,7 +318,7 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 		maxRebases = 5
 	}
 	d := co.swap().WithDefaults()
-	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay, Sleep: d.Sleep, Now: d.Clock}
+	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay}
 	unknown := false
 	for attempt := 0; ; attempt++ {
 		p, err := t.Partition(key)

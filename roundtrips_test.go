@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -190,9 +190,9 @@ func TestWriterPrefetchRenewed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		popts := lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute}
+		popts := pswap.PublishOptions{MaxElapsed: time.Minute}
 		// One request at a time: the prefetch is done when Begin returns.
-		sctx := overlap.Sequential(ctx, nil)
+		sctx := env.With(ctx, &env.Env{Clock: clock.Now, Order: env.InOrder})
 		w, err := p.Begin(sctx, pswap.WriteOptions{Prefetch: &popts})
 		if err != nil {
 			t.Fatal(err)
@@ -230,7 +230,7 @@ func TestWriterPrefetchNoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One request at a time: the prefetch is done when Begin returns.
-	w, err := p.Begin(overlap.Sequential(ctx, nil), pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}})
+	w, err := p.Begin(env.With(ctx, &env.Env{Order: env.InOrder}), pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,10 +338,11 @@ func TestRollbackPublishRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		cs := storetest.NewCounting(mem)
-		p, _ = pswap.NewTable(cs).Partition("dt=2026-11-03")
-		var pf *lakehouse.Prefetch
+		ctb := pswap.NewTable(cs)
+		p, _ = ctb.Partition("dt=2026-11-03")
+		var pf *pswap.Prefetch
 		if prefetch {
-			pf = lakehouse.StartPrefetch(overlap.Sequential(ctx, nil), cs, lakehouse.Options{})
+			pf = ctb.StartPrefetch(env.With(ctx, &env.Env{Order: env.InOrder}), pswap.PublishOptions{})
 		}
 		res, err := p.Rollback(ctx, first, pswap.CommitOptions{})
 		if err != nil || !res.Changed {

@@ -92,7 +92,7 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 	if err != nil {
 		return nil, err
 	}
-	if reader.retry() {
+	if reader.retry(ctx) {
 		// Its retries only now that the pointer's read succeeded: a store
 		// that is down costs one request more than the pointer's, not
 		// the retries of both.
