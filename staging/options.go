@@ -17,6 +17,7 @@ import (
 
 	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/store"
 )
 
@@ -24,13 +25,16 @@ import (
 var (
 	// ErrSchemaMismatch: an input's schema differs from the generation's.
 	// The message shows both schemas.
-	ErrSchemaMismatch = errkind.New("schema mismatch", errkind.ErrBadInput)
+	ErrSchemaMismatch = pqscan.ErrSchemaMismatch
 	// ErrBadInput: a CSV or JSON Lines input has a malformed or ill-typed
 	// row; the message names the input and the line.
 	ErrBadInput = errkind.ErrBadInput
 	// ErrCorrupt: a Parquet file given to AddParquetFile is not a valid
 	// Parquet file (bad footer, truncated, undecodable pages).
-	ErrCorrupt = errkind.New("corrupt parquet file", errkind.ErrBadInput)
+	ErrCorrupt = pqscan.ErrCorrupt
+	// ErrPageChecksum: a page of a Parquet file carries a CRC that does
+	// not match its bytes. It matches ErrCorrupt too.
+	ErrPageChecksum = pqscan.ErrPageChecksum
 	// ErrUnsupported: a column type that staging cannot hash canonically
 	// (intervals, durations, unions; nested fields of Go structs given to
 	// Write).

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/internal/pqscan"
 )
 
 // stdinArg names standard input among the input paths.
@@ -227,7 +227,7 @@ func parquetHasRows(path string) bool {
 	}
 	// The footer as staging reads it (parquet-go's reader refuses some
 	// files that staging accepts, and an unreadable footer counted as rows).
-	ft, err := staging.ReadFooter(f, fi.Size())
+	ft, err := pqscan.ReadFooter(f, fi.Size())
 	if err != nil {
 		return true
 	}
