@@ -191,7 +191,7 @@ const (
 	// while the bytes upload, but decodes nothing: a damaged page without
 	// a CRC is stored as it is (readers fail on it later), and the rows
 	// are not hashed. The generation's content checksum is then
-	// ChecksumFiles, over the files' bytes: the same bytes committed again
+	// files-sha256, over the files' bytes: the same bytes committed again
 	// are a no-op, other bytes of the same rows (another writer, other row
 	// groups) are a new generation. It costs about a plain upload.
 	CheckFooter

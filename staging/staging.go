@@ -61,7 +61,7 @@ type Stager struct {
 	rows   int64
 	sum    checksum.Sums
 	// unread: a file was added with CheckFooter; the content checksum is
-	// ChecksumFiles.
+	// files-sha256.
 	unread bool
 
 	// The write buffer of the last file closed, reused by the next one.

@@ -39,7 +39,7 @@ func CSV(ctx context.Context, r io.Reader, name string, opts Options, sink Sink)
 	} else if schema == nil {
 		return fmt.Errorf("%w: %s: NoHeader needs a schema", ErrBadInput, name)
 	}
-	if opts.Tentative && header != nil && !headerFits(header, schema) {
+	if opts.Tentative && schema != nil && header != nil && !headerFits(header, schema) {
 		schema = nil // other columns: infer, and let the sink name the difference
 	}
 	var buffered []csvRecord
