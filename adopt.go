@@ -2,6 +2,7 @@ package pswap
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/pqscan"
 
 	"context"
@@ -59,20 +60,6 @@ type AdoptOptions struct {
 // Equal rows in other bytes (another engine, other row groups) are a new
 // generation; AdoptOptions.VerifyRows compares rows instead.
 const AdoptedChecksumAlgo = checksum.Adopted
-
-// IsEngineMarker reports whether a path (relative to a generation's data
-// prefix) is bookkeeping of an engine rather than data: any segment hidden
-// or _-prefixed (_SUCCESS, _committed_*, _started_*, _temporary/, .crc
-// files written as .name.crc), or a name ending in .crc. Hive-style readers
-// skip the same names.
-func IsEngineMarker(rel string) bool {
-	for seg := range strings.SplitSeq(rel, "/") {
-		if seg == "" || seg[0] == '_' || seg[0] == '.' {
-			return true
-		}
-	}
-	return strings.HasSuffix(rel, ".crc")
-}
 
 // Reserve reserves a new generation of the partition for an external
 // engine: it returns the generation id and the data prefix to write into
@@ -184,7 +171,7 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 			return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("adopt: list %s: %w", st.URI(prefix), err)
 		}
 		rel := strings.TrimPrefix(a.Key, prefix)
-		if IsEngineMarker(rel) {
+		if inputfiles.IsEngineMarker(rel) {
 			markers++
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
@@ -135,7 +136,7 @@ func firstCommit(t testing.TB, table *pswap.Table, raw store.Store) {
 	if _, err := p.CommitStaged(ctx, res.Generation, swap.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := table.TableMetadata(ctx); err != nil {
+	if _, err := tablemeta.Load(ctx, table.Store()); err != nil {
 		t.Fatalf("the first adoption did not create the table's metadata: %v", err)
 	}
 }
@@ -303,19 +304,6 @@ func TestAdoptIdenticalContent(t *testing.T) {
 	snap, err := p.Current(ctx)
 	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, "colsum128:") {
 		t.Fatalf("VerifyRows content checksum: %v %v", snap, err)
-	}
-}
-
-func TestIsEngineMarker(t *testing.T) {
-	for _, m := range engineMarkers {
-		if !pswap.IsEngineMarker(m) {
-			t.Errorf("%s is a marker", m)
-		}
-	}
-	for _, d := range []string{"part-00000-1b2c.snappy.parquet", "part-0.parquet", "20260901_000_x", "sub/dir/f.parquet", "a_b.parquet"} {
-		if pswap.IsEngineMarker(d) {
-			t.Errorf("%s is data", d)
-		}
 	}
 }
 

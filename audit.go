@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/audit"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/inputfiles"
+	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // AuditRow is one attempt of the audit: a committed generation (kind
@@ -64,7 +65,7 @@ const AuditSuffix = "__audit"
 func AuditTableURL(tableURL string) (string, error) {
 	u := strings.TrimRight(tableURL, "/")
 	rest := u
-	if i := strings.Index(u, "://"); i >= 0 && (IsStoreURI(u) || strings.HasPrefix(u, "file://")) {
+	if i := strings.Index(u, "://"); i >= 0 && (inputfiles.IsStoreURI(u) || strings.HasPrefix(u, "file://")) {
 		rest = u[i+3:]
 		if !strings.HasPrefix(u, "file://") {
 			// s3://bucket/prefix: the bucket alone is no place beside.
@@ -225,7 +226,7 @@ func commitAuditDay(ctx context.Context, dst *Table, key string, rows []AuditRow
 // its keys imply (a table written before pswap kept table.json).
 func (t *Table) auditDays(ctx context.Context, rows []AuditRow) (map[string]string, error) {
 	var layout *partition.Layout
-	meta, err := t.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, t.st)
 	switch {
 	case err == nil:
 		layout = meta.TimeLayout()

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pswap/pswap/gc"
 	"github.com/pswap/pswap/internal/deltalog"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/gc"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"

@@ -2,6 +2,7 @@ package pswap
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/inputfiles"
 
 	"context"
 	"errors"
@@ -19,10 +20,6 @@ import (
 
 // Objects already in the store as inputs: `pswap commit s3://bucket/spark-out/dt=X/`
 // copies them server-side into a new generation, never through this process.
-
-// IsStoreURI reports whether an input names objects in an object store
-// (s3://bucket/key or s3://bucket/prefix/) rather than a local path.
-func IsStoreURI(s string) bool { return strings.HasPrefix(strings.ToLower(s), "s3://") }
 
 // sourceObject is one object to copy: where it is, what the listing said.
 type sourceObject struct {
@@ -121,7 +118,7 @@ func listSources(ctx context.Context, dst *s3store.Store, uris []string) ([]sour
 					return nil, fmt.Errorf("input %s: %w", u, err)
 				}
 				rel := strings.TrimPrefix(a.Key, prefix)
-				if IsEngineMarker(rel) || strings.HasPrefix(rel, "_pswap/") || strings.Contains(rel, "/_pswap/") {
+				if inputfiles.IsEngineMarker(rel) || strings.HasPrefix(rel, "_pswap/") || strings.Contains(rel, "/_pswap/") {
 					continue
 				}
 				found = append(found, sourceObject{st: src, attr: a, name: rel})

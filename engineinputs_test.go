@@ -26,16 +26,16 @@ import (
 	"github.com/parquet-go/parquet-go/deprecated"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/pqscan"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/testing/testenv"
-	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // Inputs that engines write (issue 24): files whose types or layout the
@@ -84,7 +84,7 @@ func TestUnknownLogicalTypePublishes(t *testing.T) {
 	if !res.Changed || res.Rows == 0 {
 		t.Fatalf("commit: %+v", res)
 	}
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestNanosecondTimestampsStoredAsMicroseconds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			meta, err := tb.TableMetadata(ctx)
+			meta, err := tablemeta.Load(ctx, tb.Store())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -357,7 +357,7 @@ func TestGoTimeStoredAsMicroseconds(t *testing.T) {
 		return res
 	}
 	res := commit()
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +468,7 @@ func TestEngineOptionalColumnsIntoNotNullTable(t *testing.T) {
 		if _, err := w.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		meta, err := tb.TableMetadata(ctx)
+		meta, err := tablemeta.Load(ctx, tb.Store())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -580,7 +580,7 @@ func TestAdoptedNanosecondsRefused(t *testing.T) {
 	if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `"ts"`) || !strings.Contains(err.Error(), "microseconds") {
 		t.Fatalf("adopted nanoseconds: %v", err)
 	}
-	if _, err := tb.TableMetadata(ctx); !errors.Is(err, pswap.ErrNotFound) {
+	if _, err := tablemeta.Load(ctx, tb.Store()); !errors.Is(err, pswap.ErrNotFound) {
 		t.Fatalf("table.json after the refusal: %v", err)
 	}
 }
@@ -606,7 +606,7 @@ func TestInt96FromSparkReadAsMicroseconds(t *testing.T) {
 	if res.Rows != 6 {
 		t.Fatalf("committed %d rows, want 6", res.Rows)
 	}
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,7 +686,7 @@ func TestUint64StoredAsLong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}

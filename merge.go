@@ -15,15 +15,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/merge"
 	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // Errors of a merge, checked with errors.Is; all match ErrBadInput.
@@ -520,7 +521,7 @@ func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, tabl
 			files = append(files, p)
 			continue
 		}
-		more, err := DataFiles(p, opts.Format)
+		more, err := inputfiles.DataFiles(p, opts.Format != FormatAuto)
 		if err != nil {
 			st.Abort(context.WithoutCancel(ctx))
 			return nil, err
@@ -530,7 +531,7 @@ func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, tabl
 	for _, p := range files {
 		format := opts.Format
 		if format == FormatAuto {
-			if format, err = FormatOf(p); err != nil {
+			if format, err = formatOf(p); err != nil {
 				st.Abort(context.WithoutCancel(ctx))
 				return nil, err
 			}

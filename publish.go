@@ -3,7 +3,7 @@ package pswap
 import (
 	"context"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 )
 

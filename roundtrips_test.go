@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/overlap"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // rttLatency is the round trip of every request in the round-trip

@@ -9,11 +9,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // Errors of the table schema, checked with errors.Is.
@@ -39,8 +39,8 @@ type TableOptions struct {
 	// table (the one an interval was mapped with); nil infers it from the
 	// key (dt=2026-11-29 gives dt=2006-01-02).
 	Layout *partition.Layout
-	// Declare types columns up front (tablemeta.ParseColumnTypes,
-	// tablemeta.DecodeColumnTypes: "amount=double,qty=int"), so that the
+	// Declare types columns up front (ParseColumnTypes,
+	// DecodeColumnTypes: "amount=double,qty=int"), so that the
 	// first commit does not fix a column's type from one day's values (a day
 	// of whole-number amounts would make a long column). CSV and JSON Lines
 	// inputs read the declared columns as the declared types (the others
@@ -50,7 +50,7 @@ type TableOptions struct {
 	// every declared column must be the table's with the same type (or,
 	// with EvolveSchema, a new column): a table created with another type
 	// is ErrSchemaMismatch, and nothing is written.
-	Declare []tablemeta.ColumnType
+	Declare ColumnTypes
 }
 
 // schemaGuard holds a write's view of the table's metadata: read at
@@ -158,9 +158,9 @@ func beginSchema(r tableRead, st store.Store, key string, wo WriteOptions, so *s
 			so.TextSchema = t.Schema.Arrow()
 		}
 	}
-	if len(opts.Declare) > 0 && so.TextTypes == nil {
+	if len(opts.Declare.cols) > 0 && so.TextTypes == nil {
 		so.TextTypes = map[string]arrow.DataType{}
-		for _, c := range opts.Declare {
+		for _, c := range opts.Declare.cols {
 			so.TextTypes[c.Name] = c.Type.Arrow()
 		}
 	}
@@ -214,7 +214,7 @@ func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema,
 // a table's schema (what names it in messages): each must be one of its
 // columns, of the declared type, unless EvolveSchema lets it be a new one.
 func checkDeclared(t *tablemeta.Table, o TableOptions, what string) error {
-	for _, c := range o.Declare {
+	for _, c := range o.Declare.cols {
 		f, ok := t.Schema.Field(c.Name)
 		switch {
 		case !ok && o.EvolveSchema:
@@ -364,16 +364,44 @@ func sameStorage(a, b arrow.DataType) bool {
 	return arrow.TypeEqual(a, b)
 }
 
-// TableMetadata reads the table's metadata document
-// (<table>/_pswap/table.json): its partition columns and schema.
-// A table that has none yet (no commit since pswap began keeping it) is
+// TableSchema is a table's schema as its metadata document
+// (<table>/_pswap/table.json) records it: the same in every generation of
+// every partition.
+type TableSchema struct {
+	// Data are the data columns, in the Arrow types pswap's Parquet files
+	// store.
+	Data *arrow.Schema
+	// PartitionColumns are the columns of the table's keys, in key order
+	// ("dt" for dt=2026-11-29).
+	PartitionColumns []PartitionColumn
+	// Version counts the schema's evolutions: 0 as created, one more for
+	// each write that added columns (TableOptions.EvolveSchema).
+	Version int
+}
+
+// PartitionColumn is one column of a table's partition keys.
+type PartitionColumn struct {
+	Name string
+	// Type is its Iceberg type: string, date or int.
+	Type string
+	// Layout is the Go time layout every value fits ("2006-01-02" for
+	// dt=2026-11-29), or "" for a free-form value.
+	Layout string
+}
+
+// Schema reads the table's schema from its metadata document. A table
+// that has none yet (no commit since pswap began keeping it) is
 // ErrNotFound; a malformed one is ErrCorrupt.
-func (t *Table) TableMetadata(ctx context.Context) (*tablemeta.Table, error) {
-	m, _, err := tablemeta.Read(ctx, t.st)
-	if errors.Is(err, tablemeta.ErrInvalid) {
-		return nil, fmt.Errorf("%w: %w", swap.ErrCorrupt, err)
+func (t *Table) Schema(ctx context.Context) (*TableSchema, error) {
+	m, err := tablemeta.Load(ctx, t.st)
+	if err != nil {
+		return nil, err
 	}
-	return m, err
+	s := &TableSchema{Data: m.Schema.Arrow(), Version: m.SchemaID}
+	for _, c := range m.PartitionColumns {
+		s.PartitionColumns = append(s.PartitionColumns, PartitionColumn{Name: c.Name, Type: c.Type.String(), Layout: c.Layout})
+	}
+	return s, nil
 }
 
 // fieldIDsAgree checks the Parquet field ids an input carries (an Iceberg

@@ -18,7 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/staging"
@@ -26,7 +27,6 @@ import (
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // onStores runs f on a fresh table of every backend: memory, file, and S3
@@ -167,13 +167,13 @@ func keys(t testing.TB, st store.Store) []string {
 
 func TestTableSchemaCreatedByFirstCommit(t *testing.T) {
 	onStores(t, func(t *testing.T, tb *pswap.Table) {
-		if _, err := tb.TableMetadata(ctx); !errors.Is(err, pswap.ErrNotFound) {
+		if _, err := tb.Schema(ctx); !errors.Is(err, pswap.ErrNotFound) {
 			t.Fatalf("before any commit: %v", err)
 		}
 		if _, err := commitRecord(t, tb, "dt=2026-11-27", record(t, "id", []int64{1, 2}, "amount", []float64{7.5, 2}), pswap.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		m, err := tb.TableMetadata(ctx)
+		m, err := tablemeta.Load(ctx, tb.Store())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,6 +182,17 @@ func TestTableSchemaCreatedByFirstCommit(t *testing.T) {
 		}
 		if m.PartitionLayout() != "dt=2006-01-02" || m.PartitionColumns[0].Type.Kind != tablemeta.Date {
 			t.Fatalf("partitions: %s", m.PartitionLayout())
+		}
+		// The facade's view of the same document.
+		s, err := tb.Schema(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Data.String(); got != "schema:\n  fields: 2\n    - id: type=int64\n    - amount: type=float64" {
+			t.Errorf("Schema().Data:\n%s", got)
+		}
+		if want := []pswap.PartitionColumn{{Name: "dt", Type: "date", Layout: "2006-01-02"}}; !slices.Equal(s.PartitionColumns, want) || s.Version != 0 {
+			t.Errorf("Schema(): %+v, want partition columns %+v, version 0", s, want)
 		}
 		// The same schema passes.
 		if _, err := commitRecord(t, tb, "dt=2026-11-28", record(t, "id", []int64{3}, "amount", []float64{1}), pswap.WriteOptions{}); err != nil {
@@ -421,7 +432,7 @@ func TestTableSchemaEvolve(t *testing.T) {
 		if _, err := commitRecord(t, tb, "dt=2026-11-28", record(t, "id", []int64{2}, "note", []string{"x"}), evolve); err != nil {
 			t.Fatal(err)
 		}
-		m, err := tb.TableMetadata(ctx)
+		m, err := tablemeta.Load(ctx, tb.Store())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +506,7 @@ func TestTableSchemaEvolveRace(t *testing.T) {
 		if failed != 1 {
 			t.Fatalf("%d of 2 different evolutions failed: %v", failed, errs)
 		}
-		m, _ := tb.TableMetadata(ctx)
+		m, _ := tablemeta.Load(ctx, tb.Store())
 		if m.SchemaID != 2 || len(m.Schema.Fields) != 3 {
 			t.Fatalf("after the race:\n%s", m.Schema)
 		}
@@ -515,7 +526,7 @@ func TestTableSchemaExistingTable(t *testing.T) {
 		if _, err := commitRecord(t, tb, "dt=2026-11-28", record(t, "id", []int64{2}, "v", []float64{1}), pswap.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		m, err := tb.TableMetadata(ctx)
+		m, err := tablemeta.Load(ctx, tb.Store())
 		if err != nil || len(m.Schema.Fields) != 2 {
 			t.Fatalf("%v %v", err, m)
 		}
@@ -646,7 +657,7 @@ func TestTableSchemaFloat16IsFloat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, err := tb.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, tb.Store())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,7 +692,7 @@ func TestTableSchemaFloat16IsFloat(t *testing.T) {
 // does not make a long column; a later declaration must match the table.
 func TestTableSchemaDeclared(t *testing.T) {
 	onStores(t, func(t *testing.T, tb *pswap.Table) {
-		decl, err := tablemeta.ParseColumnTypes("amount=double,qty=int")
+		decl, err := pswap.ParseColumnTypes("amount=double,qty=int")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -689,7 +700,7 @@ func TestTableSchemaDeclared(t *testing.T) {
 		if _, err := commitPath(t, tb, "dt=2026-11-27", textFile(t, "a.csv", "id,amount,qty\n1,8,3\n2,2,1\n"), wo); err != nil {
 			t.Fatal(err)
 		}
-		meta, err := tb.TableMetadata(ctx)
+		meta, err := tablemeta.Load(ctx, tb.Store())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -706,7 +717,7 @@ func TestTableSchemaDeclared(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Another type for an existing column: refused, nothing written.
-		long, _ := tablemeta.ParseColumnTypes("amount=long")
+		long, _ := pswap.ParseColumnTypes("amount=long")
 		_, err = commitPath(t, tb, "dt=2026-11-30", textFile(t, "d.csv", "id,amount,qty\n5,1,1\n"), pswap.WriteOptions{Table: pswap.TableOptions{Declare: long}})
 		if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `column "amount" is declared long`) {
 			t.Fatalf("declared long on a double column: %v, want ErrSchemaMismatch", err)

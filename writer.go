@@ -7,14 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/inputfiles"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/overlap"
-	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -157,24 +156,16 @@ func (w *Writer) WriteRecord(rec arrow.RecordBatch) error { return w.stager.Writ
 type Format string
 
 const (
-	FormatAuto    Format = ""        // by file extension
-	FormatParquet Format = "parquet" // copied as-is after its footer is validated
-	FormatCSV     Format = "csv"     // converted; header row required
-	FormatJSONL   Format = "jsonl"   // JSON Lines, converted
+	FormatAuto    Format = ""                 // by file extension
+	FormatParquet Format = inputfiles.Parquet // copied as-is after its footer is validated
+	FormatCSV     Format = inputfiles.CSV     // converted; header row required
+	FormatJSONL   Format = inputfiles.JSONL   // JSON Lines, converted
 )
 
-// FormatOf guesses a format from a file name.
-func FormatOf(name string) (Format, error) {
-	n := strings.ToLower(strings.TrimSuffix(name, ".gz"))
-	switch {
-	case strings.HasSuffix(n, ".parquet"), strings.HasSuffix(n, ".pq"):
-		return FormatParquet, nil
-	case strings.HasSuffix(n, ".csv"):
-		return FormatCSV, nil
-	case strings.HasSuffix(n, ".jsonl"), strings.HasSuffix(n, ".ndjson"), strings.HasSuffix(n, ".json"):
-		return FormatJSONL, nil
-	}
-	return "", fmt.Errorf("%w: %s: unknown format (want .parquet, .csv or .jsonl)", ErrBadInput, name)
+// formatOf guesses a format from a file name.
+func formatOf(name string) (Format, error) {
+	f, err := inputfiles.FormatOf(name)
+	return Format(f), err
 }
 
 // AddPath stages a local file, or every data file of a folder (sorted by
@@ -187,7 +178,7 @@ func (w *Writer) AddPath(ctx context.Context, path string, format Format) error 
 	if !fi.IsDir() {
 		return w.addFile(ctx, path, format)
 	}
-	files, err := DataFiles(path, format)
+	files, err := inputfiles.DataFiles(path, format != FormatAuto)
 	if err != nil {
 		return err
 	}
@@ -199,43 +190,9 @@ func (w *Writer) AddPath(ctx context.Context, path string, format Format) error 
 	return nil
 }
 
-// DataFiles lists the data files of a folder that AddPath stages, sorted by
-// path: regular files whose format FormatOf knows (every regular file when
-// format is not FormatAuto), skipping hidden and _-prefixed entries. A folder
-// without any is ErrBadInput.
-func DataFiles(dir string, format Format) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if p != dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() {
-			if _, ferr := FormatOf(name); ferr == nil || format != FormatAuto {
-				files = append(files, p)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: folder %s has no .parquet, .csv or .jsonl files", ErrBadInput, dir)
-	}
-	slices.Sort(files)
-	return files, nil
-}
-
 func (w *Writer) addFile(ctx context.Context, path string, format Format) error {
 	if format == FormatAuto {
-		f, err := FormatOf(path)
+		f, err := formatOf(path)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/pswap/pswap/catalog/restcat"
 	"github.com/pswap/pswap/catalog/sqlcat"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 // The environment variables a REST catalog's credentials come from when

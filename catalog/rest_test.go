@@ -17,8 +17,8 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/catalog/restcat"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/testing/testenv"
-	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 )
 

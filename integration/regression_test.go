@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"

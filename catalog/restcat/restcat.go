@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/errkind"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 // PropMetadataLocation is the table property that names the pswap version

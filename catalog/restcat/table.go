@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 // table is what the commit needs of a table's metadata: the catalog's (in

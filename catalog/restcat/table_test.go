@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 const uuid = "7a9d3c2e-4b1f-4e8a-9c6d-1f2e3d4c5b6a"

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 // Config names a table in a SQL catalog. Driver and DSN are database/sql's

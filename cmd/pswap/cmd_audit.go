@@ -13,7 +13,8 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/audit"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 )
 
@@ -159,7 +160,7 @@ func (c *auditCmd) partitions(ctx context.Context, t *pswap.Table) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	meta, err := t.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, t.Store())
 	switch {
 	case err == nil:
 		if tl := meta.TimeLayout(); tl != nil {

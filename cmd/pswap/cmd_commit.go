@@ -12,11 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 func init() { registerCommand(newCommitCmd) }
@@ -109,25 +108,25 @@ func parseCompression(s string) (staging.Compression, error) {
 
 // parseSchemaFlag reads --schema: a JSON file (a path that exists, or ends
 // in .json), else a NAME=TYPE list. "" declares nothing.
-func parseSchemaFlag(v string) ([]tablemeta.ColumnType, error) {
+func parseSchemaFlag(v string) (pswap.ColumnTypes, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return nil, nil
+		return pswap.ColumnTypes{}, nil
 	}
 	if fi, err := os.Stat(v); err == nil && !fi.IsDir() || strings.HasSuffix(strings.ToLower(v), ".json") {
 		data, err := os.ReadFile(v)
 		if err != nil {
-			return nil, usagef("--schema: %w", err)
+			return pswap.ColumnTypes{}, usagef("--schema: %w", err)
 		}
-		cols, err := tablemeta.DecodeColumnTypes(data)
+		cols, err := pswap.DecodeColumnTypes(data)
 		if err != nil {
-			return nil, usagef("--schema %s: %w", v, err)
+			return pswap.ColumnTypes{}, usagef("--schema %s: %w", v, err)
 		}
 		return cols, nil
 	}
-	cols, err := tablemeta.ParseColumnTypes(v)
+	cols, err := pswap.ParseColumnTypes(v)
 	if err != nil {
-		return nil, usagef("--schema: %w", err)
+		return pswap.ColumnTypes{}, usagef("--schema: %w", err)
 	}
 	return cols, nil
 }

@@ -7,10 +7,10 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // Outcomes of commit --dry-run besides swap's same-run and identical.
@@ -86,7 +86,7 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 // returns what a commit would stage (rows, bytes, content checksum).
 func (c *commitCmd) stageInMemory(ctx context.Context, t *pswap.Table, p prepared) (manifest.Content, error) {
 	mst := memstore.New()
-	meta, err := t.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, t.Store())
 	switch {
 	case err == nil:
 		if _, _, _, err := tablemeta.Create(ctx, mst, meta); err != nil {

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/gc"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/swap"
 )
 

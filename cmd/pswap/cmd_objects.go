@@ -15,11 +15,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/inputfiles"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // Inputs that are not local files: objects already in S3 (copied
@@ -32,7 +33,7 @@ func (c *commitCmd) addRemoteFlags(fl *pflag.FlagSet) {
 }
 
 // hasStoreURI reports whether any input is an s3:// URI.
-func hasStoreURI(args []string) bool { return slices.ContainsFunc(args, pswap.IsStoreURI) }
+func hasStoreURI(args []string) bool { return slices.ContainsFunc(args, inputfiles.IsStoreURI) }
 
 func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 	if c.staged != "" || c.dryRun {
@@ -42,7 +43,7 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		return c.runPartitioned(cmd, args)
 	}
 	for _, a := range args {
-		if !pswap.IsStoreURI(a) {
+		if !inputfiles.IsStoreURI(a) {
 			return usagef("input %s is local but others are s3:// objects: commit them separately", a)
 		}
 	}
@@ -116,7 +117,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 		return usagef("--parallel must be at least 1")
 	}
 	base := strings.TrimRight(c.partitioned, "/")
-	remote := pswap.IsStoreURI(base)
+	remote := inputfiles.IsStoreURI(base)
 	opts, err := c.commitOptions(cmd)
 	if err != nil {
 		return err
@@ -130,7 +131,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if declare != nil && remote {
+	if len(declare.Names()) > 0 && remote {
 		return usagef("--schema types local inputs as they are converted; s3:// objects are committed as they are")
 	}
 	return c.withWriteTable(ctx, c.mustExist, "", func(t *pswap.Table, _ *pswap.Partition) error {
@@ -322,7 +323,7 @@ func localPartitions(root string) (map[string]string, error) {
 		if d.IsDir() || !d.Type().IsRegular() {
 			return nil
 		}
-		if _, ferr := pswap.FormatOf(name); ferr != nil {
+		if _, ferr := formatOf(name); ferr != nil {
 			return nil
 		}
 		dir, _ := filepath.Rel(root, filepath.Dir(p))
@@ -372,7 +373,7 @@ func remotePartitions(ctx context.Context, t *pswap.Table, base string) (map[str
 			return nil, fmt.Errorf("--partitioned %s: %w", redactURL(base), err)
 		}
 		rel := strings.TrimPrefix(a.Key, prefix)
-		if pswap.IsEngineMarker(rel) {
+		if inputfiles.IsEngineMarker(rel) {
 			continue
 		}
 		i := strings.LastIndexByte(rel, '/')

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/tablemeta"
+	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 func init() { registerCommand(newShowCmd) }
@@ -122,7 +122,7 @@ func (c *showCmd) run(cmd *cobra.Command, _ []string) error {
 			Files: len(m.Files), ContentChecksum: m.ContentChecksum, SchemaText: m.Schema, Writer: m.Writer,
 		}
 		if c.json {
-			meta, err := t.TableMetadata(ctx)
+			meta, err := tablemeta.Load(ctx, t.Store())
 			switch {
 			case errors.Is(err, pswap.ErrCorrupt):
 				// The partition is still shown: the damage is table.json's.

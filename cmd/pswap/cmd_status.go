@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/swap"
 )
@@ -190,7 +191,7 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 // table.json (written before pswap kept one, or with other partition
 // columns) takes the one given, or the default.
 func (c *statusCmd) tableLayout(ctx context.Context, t *pswap.Table, given partition.Layout) (partition.Layout, error) {
-	meta, err := t.TableMetadata(ctx)
+	meta, err := tablemeta.Load(ctx, t.Store())
 	switch {
 	case errors.Is(err, pswap.ErrNotFound):
 		return given, nil

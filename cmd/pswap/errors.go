@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // Exit statuses: the CLI contract scripts depend on.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/pqscan"
 )
 
@@ -70,7 +71,7 @@ func expandInputs(args []string, format pswap.Format) ([]input, error) {
 		if !fi.IsDir() {
 			f := format
 			if f == pswap.FormatAuto {
-				if f, err = pswap.FormatOf(arg); err != nil {
+				if f, err = formatOf(arg); err != nil {
 					return nil, err
 				}
 			}
@@ -95,9 +96,9 @@ func expandInputs(args []string, format pswap.Format) ([]input, error) {
 }
 
 // folderInputs lists the data files of a folder: exactly those that
-// Writer.AddPath stages (pswap.DataFiles), with their sizes and formats.
+// Writer.AddPath stages (inputfiles.DataFiles), with their sizes and formats.
 func folderInputs(dir string, format pswap.Format) ([]input, error) {
-	files, err := pswap.DataFiles(dir, format)
+	files, err := inputfiles.DataFiles(dir, format != pswap.FormatAuto)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func folderInputs(dir string, format pswap.Format) ([]input, error) {
 	for _, p := range files {
 		f := format
 		if f == pswap.FormatAuto {
-			if f, err = pswap.FormatOf(p); err != nil {
+			if f, err = formatOf(p); err != nil {
 				return nil, err
 			}
 		}
@@ -401,4 +402,10 @@ func looksLikeText(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// formatOf guesses an input's format from its name.
+func formatOf(name string) (pswap.Format, error) {
+	f, err := inputfiles.FormatOf(name)
+	return pswap.Format(f), err
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // cmdTableJSON reads and writes the table's metadata document on any store:

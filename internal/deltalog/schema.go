@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // deltaField is a field of a Delta schema (PROTOCOL.md, "Schema

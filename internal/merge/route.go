@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
-	"github.com/pswap/pswap/tablemeta"
 )
 
 // ErrRoute: an input row that cannot be routed to a partition (no

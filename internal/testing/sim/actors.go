@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/gc"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"

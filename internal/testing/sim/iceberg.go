@@ -22,7 +22,7 @@ import (
 	"github.com/twmb/avro/ocf"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"

@@ -15,7 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/swap"
 )

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pswap/pswap/gc"
+	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/swap"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pswap/pswap/lakehouse"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/swap"
 )

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/overlap"
-	"github.com/pswap/pswap/lakehouse"
 	"github.com/pswap/pswap/store"
 )
 

@@ -1,0 +1,121 @@
+package lakehouse_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/swap"
+)
+
+// fakeCatalog is an in-memory catalog for the publish's side of the
+// protocol (the catalog package's tests run real SQLite and PostgreSQL):
+// its hooks fail or race a call.
+type fakeCatalog struct {
+	mu    sync.Mutex
+	loc   string
+	swaps int
+	// beforeSwap runs before a swap applies: it may move the name first
+	// (a racing publisher), or fail the swap without applying it.
+	beforeSwap func(c *fakeCatalog) error
+	// afterSwap fails a swap after it applied (a lost reply).
+	afterSwap error
+}
+
+func (c *fakeCatalog) String() string { return "fake catalog" }
+
+func (c *fakeCatalog) Current(context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loc == "" {
+		return "", lakehouse.ErrNotRegistered
+	}
+	return c.loc, nil
+}
+
+func (c *fakeCatalog) Register(_ context.Context, loc string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loc != "" {
+		return lakehouse.ErrCatalogConflict
+	}
+	c.loc = loc
+	return nil
+}
+
+func (c *fakeCatalog) Swap(_ context.Context, prev, loc string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.beforeSwap; f != nil {
+		c.beforeSwap = nil
+		if err := f(c); err != nil {
+			return err
+		}
+	}
+	if c.loc != prev {
+		return lakehouse.ErrCatalogConflict
+	}
+	c.loc = loc
+	c.swaps++
+	if err := c.afterSwap; err != nil {
+		c.afterSwap = nil
+		return err
+	}
+	return nil
+}
+
+// TestCatalogOutcomes: a swap whose reply is lost but which applied is a
+// success (read back, never sent again); one that did not apply fails
+// the publication with ErrCatalog and the published files' Result; a lost
+// compare-and-swap is read again; a catalog already at a later version is
+// left as it is.
+func TestCatalogOutcomes(t *testing.T) {
+	st := memstore.New()
+	cat := &fakeCatalog{}
+	pub := func(part string) (lakehouse.Result, error) {
+		res := commit(t, st, part, 3, "c", swap.Options{OnConflict: swap.Overwrite, Force: true})
+		return lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{Catalog: cat})
+	}
+	r, err := pub("dt=1")
+	if err != nil || cat.loc != r.MetadataLocation {
+		t.Fatalf("register: %+v %v, catalog at %q", r, err, cat.loc)
+	}
+
+	lost := errors.New("connection reset")
+	cat.afterSwap = lost
+	r, err = pub("dt=2")
+	if err != nil || cat.loc != r.MetadataLocation || cat.swaps != 1 {
+		t.Fatalf("a lost reply of an applied swap: %+v %v, catalog at %q after %d swaps", r, err, cat.loc, cat.swaps)
+	}
+
+	cat.beforeSwap = func(*fakeCatalog) error { return lost }
+	r, err = pub("dt=3")
+	if !errors.Is(err, lakehouse.ErrCatalog) || !errors.Is(err, lost) || r.Version != 3 || cat.swaps != 1 {
+		t.Fatalf("a failed swap: %+v %v after %d swaps", r, err, cat.swaps)
+	}
+
+	// The table is dropped from the catalog before the swap: the lost
+	// compare-and-swap reads it again and registers the table anew.
+	cat.beforeSwap = func(c *fakeCatalog) error { c.loc = ""; return nil }
+	r, err = pub("dt=4")
+	if err != nil || cat.loc != r.MetadataLocation || r.Version != 4 {
+		t.Fatalf("a dropped table is registered again: %+v %v at %q", r, err, cat.loc)
+	}
+	later := r.MetadataLocation[:len(r.MetadataLocation)-len("v4.metadata.json")] + "v9.metadata.json"
+	cat.loc = later
+	r, err = pub("dt=5")
+	if err != nil || cat.loc != later {
+		t.Fatalf("a catalog at a later version was moved back: %+v %v, at %q", r, err, cat.loc)
+	}
+	// Another publisher moves the name (from v3 to v5) first: the swap
+	// is lost, read again, and moves on from v5.
+	cat.beforeSwap = func(c *fakeCatalog) error { c.loc = r.MetadataLocation; return nil }
+	cat.loc = r.MetadataLocation[:len(r.MetadataLocation)-len("v5.metadata.json")] + "v3.metadata.json"
+	r, err = pub("dt=6")
+	if err != nil || cat.loc != r.MetadataLocation {
+		t.Fatalf("a lost compare-and-swap: %+v %v, at %q", r, err, cat.loc)
+	}
+}

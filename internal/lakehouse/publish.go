@@ -1,0 +1,1033 @@
+package lakehouse
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
+)
+
+// Errors a publish reports, checked with errors.Is. ErrCorrupt also
+// matches pswap.ErrCorrupt; none but ErrContention is worth a retry.
+var (
+	// ErrCorrupt: a metadata file, manifest list or version hint that does
+	// not parse or names something outside the table (tampered, truncated).
+	ErrCorrupt = errkind.New("corrupt Iceberg metadata", errkind.ErrCorrupt)
+	// ErrSchema: the data's schema has no Iceberg form, or changes a
+	// column's type in a way Iceberg cannot read.
+	ErrSchema = errkind.New("schema not publishable as Iceberg", errkind.ErrPermanent)
+	// ErrLayout: a partition key whose columns differ from the table's
+	// partition columns.
+	ErrLayout = errkind.New("partition does not fit the Iceberg partition spec", errkind.ErrPermanent)
+	// ErrForeign: the current Iceberg snapshot was written by another
+	// writer (a user's Spark INSERT or DELETE on the table): a publish
+	// would drop its changes or carry data the pointers do not know, so it
+	// refuses and writes nothing.
+	ErrForeign = errkind.New("the Iceberg table was changed by another writer", errkind.ErrPermanent)
+	// ErrContention: the publish lost the race for the next version more
+	// often than Options.MaxAttempts allows. Publishing again converges.
+	ErrContention = errors.New("publish kept losing the race for the next metadata version")
+)
+
+// Options tune a publish. The zero value works.
+type Options struct {
+	// Concurrency bounds the requests a publish runs at once (default 16).
+	Concurrency int
+	// MaxAttempts bounds how often a publish rebases after losing the race
+	// for the next version (default 100).
+	MaxAttempts int
+	// Schema derives a generation's Arrow schema (default FooterSchema).
+	Schema SchemaFunc
+	// Now is the clock of snapshot timestamps (default time.Now: Iceberg
+	// timestamps are the writer's clock).
+	Now func() time.Time
+	// Rand, when not nil, draws the snapshot id, the table's UUID, the
+	// unique part of manifest list names and the retry jitter, so that the
+	// same source (and clock) gives byte-identical metadata: for tests and
+	// the simulation. The publish uses it under a lock of its own; nothing
+	// else may use it meanwhile. Default: the process's random sources.
+	Rand *rand.Rand
+	// Sleep waits d between two attempts of a request or a rebase (default:
+	// a timer that ctx cancels).
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxElapsed bounds, on the Now clock, the time from reading the
+	// pointers of what an attempt publishes to the PUT of its version
+	// (default DefaultMaxElapsed): an attempt past it is planned again from
+	// fresh pointer reads. Garbage collection relies on it: it keeps what
+	// was retired less than its CommitWindow before it asked what the
+	// snapshots name (gc.Options.Protect), which must exceed MaxElapsed
+	// plus a request's flight, so that a version never names a generation
+	// GC may already have collected.
+	MaxElapsed time.Duration
+	// Prefetch, when not nil, is the latest version read ahead of this
+	// publish (StartPrefetch, e.g. while the commit it follows uploaded its
+	// data): the first attempt starts from it instead of reading the
+	// version hint, the metadata file and its manifest list again, if it
+	// read this table without an error at most MaxElapsed/2 ago. An older
+	// one is read again: a version names the manifests of the version it
+	// follows, and the expiry deletes an unnamed version or manifest
+	// older than its MinAge, so the time from the reads an attempt starts
+	// from to the PUT of its version stays within MaxElapsed/2 plus
+	// MaxElapsed (the attempt's own bound) plus a request's flight, less
+	// than the twice MaxElapsed that the expiry's MinAge must exceed
+	// (DefaultMetadataMinAge). Everything else is as without a prefetch:
+	// the pointer is read right before writing, and a version overtaken
+	// since the prefetch is a lost race, read again and rebased on. Nil:
+	// every attempt reads for itself.
+	Prefetch *Prefetch
+	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
+	// the publish points it at the version it wrote or found latest (see
+	// Catalog). Its failure is an ErrCatalog error that comes with the
+	// Result of the published files.
+	Catalog Catalog
+}
+
+// DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
+// default commit window.
+const DefaultMaxElapsed = 5 * time.Minute
+
+func (o Options) withDefaults() Options {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 100
+	}
+	if o.Schema == nil {
+		o.Schema = FooterSchema
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = retry.Sleep
+	}
+	if o.MaxElapsed <= 0 {
+		o.MaxElapsed = DefaultMaxElapsed
+	}
+	return o
+}
+
+// Result is what a publish did.
+type Result struct {
+	// MetadataLocation is the URI of the current vN.metadata.json ("" when
+	// the table has no published metadata and nothing to publish).
+	MetadataLocation string
+	Version          int   // N of MetadataLocation
+	SnapshotID       int64 // the current snapshot (0: none)
+	// Changed: this publish wrote a new version (false: the metadata already
+	// reflected the pointers, an idempotent no-op).
+	Changed bool
+	// Rebases counts the versions this publish lost to another publisher
+	// and rebased on.
+	Rebases int
+	// Partitions is the number of partitions with files in the metadata.
+	Partitions int
+	// Repairs says what a reconcile found damaged and rebuilt from the
+	// pointers (a version that does not parse, a lost manifest list).
+	Repairs []string
+	// HintFixed: the metadata was up to date but version-hint.text lagged
+	// (it named HintWas, 0 for a missing or unreadable hint), and this
+	// publish pointed it at Version.
+	HintFixed bool
+	HintWas   int
+}
+
+// Commit describes a committed generation to publish.
+type Commit struct {
+	Partition  string
+	Generation string // the generation the pointer names after the commit
+	Seq        int64  // the pointer's sequence number (0: read the pointer)
+	// Manifest is the generation's manifest when the caller has it (nil: it
+	// is read, one GET, only if the metadata does not already reflect it).
+	Manifest *manifest.Manifest
+}
+
+// PublishCommit brings the metadata up to date with one committed
+// generation: it replaces that partition's manifest and keeps every other
+// one. It writes nothing when the metadata already has this generation or a
+// newer one of the partition.
+func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) (Result, error) {
+	if err := partition.Validate(c.Partition); err != nil {
+		return Result{}, err
+	}
+	p := newPublisher(st, opts)
+	if c.Seq <= 0 || c.Generation == "" {
+		// A caller without the commit's details: the pointer says what is
+		// current.
+		b, err := swap.ReadPointer(ctx, st, c.Partition)
+		if err != nil {
+			return Result{}, err
+		}
+		c.Seq, c.Generation = b.Pointer.Seq, b.Pointer.Generation
+	}
+	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
+		c.Manifest = nil
+	}
+	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
+			return nil, nil // already this generation, or a newer one
+		}
+		// About to write: the pointer says what is current now, so that a
+		// slow publisher never brings older data back, and an attempt's
+		// version lands within MaxElapsed of this read (see
+		// Options.MaxElapsed).
+		p.startAttempt()
+		var (
+			b   swap.Base
+			err error
+		)
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(p.opts.Concurrency) // 1: the pointer, then the manifest
+		g.Go(func() (err error) {
+			b, err = swap.ReadPointer(gctx, st, c.Partition)
+			return err
+		})
+		p.readReplaced(gctx, g, s, c.Partition)
+		if c.Manifest != nil {
+			// The generation's footers too (their statistics go into its
+			// entries), unless the pointer has moved on from it.
+			p.readFooters(gctx, g, swap.Files(st, c.Manifest))
+		}
+		if err = g.Wait(); err != nil {
+			return nil, err
+		}
+		if b.Pointer.Seq > c.Seq {
+			c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
+		}
+		r, have, err := p.recorded(ctx, s, c.Partition)
+		if err != nil {
+			return nil, err
+		}
+		if have && r.seq >= c.Seq {
+			return nil, nil
+		}
+		m, err := p.manifest(ctx, c.Partition, c.Generation, c.Manifest)
+		if err != nil {
+			return nil, err
+		}
+		c.Manifest = m
+		if len(m.Files) == 0 && !have {
+			return nil, nil
+		}
+		return []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}, nil
+	})
+}
+
+// recordedByName is recorded without reading a group's manifest: what a
+// partition's own manifest's name says (written before grouping), or
+// what the group's manifest says if this publish has read it already.
+func (p *publisher) recordedByName(s *state, part string) (m member, have bool) {
+	if f := p.prefetched; f != nil {
+		select {
+		case <-f.groupsDone:
+			p.pendingGroups(context.Background()) // read: it does not wait
+		default:
+		}
+	}
+	m, have, _ = p.recordedIn(context.Background(), s, part, false) // reads nothing: no error
+	return m, have
+}
+
+// Publish reconciles the metadata with every partition's pointer: one GET
+// per partition, in the listing that finds them (swap.ListPointers), and one
+// per partition whose generation changed, no listing of data. It is
+// idempotent: when every partition is already reflected it writes nothing.
+// A transient failure of a read is retried (bounded) like the reads of
+// PublishCommit. A partition whose pointer does not read (corrupt) keeps
+// the manifest the metadata has for it while every other partition is
+// published; the error then names it, with the Result of what was
+// published.
+func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
+	p := newPublisher(st, opts)
+	p.repair = true
+	rc := &reconcile{p: p}
+	if err := rc.list(ctx); err != nil {
+		return Result{}, err
+	}
+	r, err := p.run(ctx, rc.plan)
+	if err == nil && len(rc.errs) > 0 {
+		err = fmt.Errorf("%d partition(s) kept as the metadata had them, their pointer unreadable (the others are published): %w", len(rc.errs), errors.Join(rc.errs...))
+	}
+	return r, err
+}
+
+// damagedManifests returns the manifests (manifestRef.id: the partition's
+// or the group's hash) of the current snapshot that are missing or not the
+// length the manifest list records: a reconcile writes them anew from their pointers instead of
+// carrying them into the next version, where every reader would fail on
+// them. One listing of the metadata folder's manifests, not one request
+// per partition.
+func (p *publisher) damagedManifests(ctx context.Context, s *state) (map[string]bool, error) {
+	if len(s.list) == 0 {
+		return nil, nil
+	}
+	sizes := map[string]int64{}
+	for a, err := range p.st.List(ctx, MetadataPrefix+"pswap-") {
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", MetadataPrefix, err)
+		}
+		sizes[a.Key] = a.Size
+	}
+	damaged := map[string]bool{}
+	for i, mf := range s.list {
+		key, err := p.keyOf(mf.FilePath())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: manifest: %w", s.loc, ErrCorrupt, err)
+		}
+		if size, ok := sizes[key]; !ok || size != mf.Length() || !strings.HasPrefix(mf.FilePath(), p.tableURI+"/") {
+			// Missing, truncated, or (a moved table) under another root.
+			damaged[s.refs[i].id()] = true
+		}
+	}
+	return damaged, nil
+}
+
+// partUpdate replaces one partition's manifest.
+type partUpdate struct {
+	part string             // the partition key ("" with drop)
+	seq  int64              // its pointer's sequence number
+	m    *manifest.Manifest // its current generation (no files: drop its manifest)
+	drop string             // partHash of a manifest to drop without replacement
+}
+
+func (u partUpdate) hash() string {
+	if u.drop != "" {
+		return u.drop
+	}
+	return partHash(u.part)
+}
+
+// state is one published version as read from the store.
+type state struct {
+	version   int
+	hintETag  string
+	hintFound bool
+	meta      *tableMetadata // nil: nothing published yet
+	loc       string
+	list      []iceberg.ManifestFile // the current snapshot's manifests
+	refs      []manifestRef          // what each manifest's name says (zero: not ours)
+	// repairs says what a reconcile found damaged and rebuilds (a version
+	// that does not parse, a lost manifest list): such a state is written
+	// anew even if every partition is up to date.
+	repairs []string
+	// oldRoot is the root the version records when it is not the
+	// table's (a moved table: relocatedFrom), "" when it is.
+	oldRoot string
+	// damaged is the manifests (manifestRef.id) a reconcile found missing
+	// or truncated: written anew from the pointers, never read.
+	damaged map[string]bool
+}
+
+type publisher struct {
+	st       store.Store
+	opts     Options
+	tableURI string // tableLocation: the root as written
+	// escapedURI is the root as store.Store.URI gives it (percent-encoded
+	// for file://), the root of older publishes' locations.
+	escapedURI string
+	snapshot   int64 // kept across rebases, so that written manifests stay valid
+
+	mu        sync.Mutex
+	written   map[string]iceberg.ManifestFile    // by manifest key
+	manifests map[string]*manifest.Manifest      // by generation
+	live      map[string][]iceberg.ManifestEntry // by manifest location: liveEntries
+	groups    map[string]*groupContent           // by manifest location: readGroup
+	// prefetched is the prefetch the publish started from, whose group
+	// manifests it takes once they are read (pendingGroups).
+	prefetched *Prefetch
+	footers    map[string]*metadata.FileMetaData // by data file key: footer
+	rebases    int
+	floor      int // a version known to exist (the one we lost to)
+	// firstWrite is when (Options.Now) the first manifest under the current
+	// snapshot id was written (zero: none yet).
+	firstWrite time.Time
+	// hinted is the version the hint named at the latest read (0: none).
+	hinted int
+	// readTries is the retries of retryRead (0: maxReadTries; negative:
+	// none), set by an expiry's MaxAttempts.
+	readTries int
+	// oldRoot is the state's oldRoot of the latest load: keysOf reads
+	// locations under it as the table's.
+	oldRoot string
+	// repair: a reconcile (Publish), which rebuilds from the pointers what
+	// it cannot read of the latest version instead of failing on it.
+	repair bool
+	// started is when (Options.Now) the attempt began reading the pointers
+	// of what it publishes (zero: an expiry, which adds nothing).
+	started time.Time
+}
+
+// startAttempt notes that the attempt reads its pointers now.
+func (p *publisher) startAttempt() { p.started = p.opts.Now() }
+
+// stale reports whether the attempt's pointer reads are older than
+// MaxElapsed: its version must not be written.
+func (p *publisher) stale() bool {
+	return !p.started.IsZero() && p.opts.Now().Sub(p.started) > p.opts.MaxElapsed
+}
+
+var errStale = errors.New("the pointers read for this attempt are older than MaxElapsed")
+
+func newPublisher(st store.Store, opts Options) *publisher {
+	p := newLoader(st, opts)
+	p.snapshot = p.int64N(math.MaxInt64-1) + 1
+	return p
+}
+
+// newLoader is a publisher that only reads (a Prefetch's): it draws
+// nothing from Options.Rand.
+func newLoader(st store.Store, opts Options) *publisher {
+	return &publisher{
+		st: st, opts: opts.withDefaults(),
+		tableURI:   tableLocation(st),
+		escapedURI: strings.TrimSuffix(st.URI(""), "/"),
+		written:    map[string]iceberg.ManifestFile{},
+		manifests:  map[string]*manifest.Manifest{},
+		live:       map[string][]iceberg.ManifestEntry{},
+		groups:     map[string]*groupContent{},
+		footers:    map[string]*metadata.FileMetaData{},
+	}
+}
+
+// int64N draws from Options.Rand, or the process's source.
+func (p *publisher) int64N(n int64) int64 {
+	if p.opts.Rand == nil {
+		return rand.Int64N(n)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.opts.Rand.Int64N(n)
+}
+
+// newUUID is a random (version 4) UUID from Options.Rand, or uuid.New.
+func (p *publisher) newUUID() uuid.UUID {
+	if p.opts.Rand == nil {
+		return uuid.New()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var u uuid.UUID
+	binary.BigEndian.PutUint64(u[:8], p.opts.Rand.Uint64())
+	binary.BigEndian.PutUint64(u[8:], p.opts.Rand.Uint64())
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u
+}
+
+// deterministic gives an Avro file written by iceberg-go a sync marker
+// drawn from Options.Rand (with a Rand only: iceberg-go draws a random one).
+func (p *publisher) deterministic(avro []byte) []byte {
+	if p.opts.Rand == nil {
+		return avro
+	}
+	var m [16]byte
+	binary.BigEndian.PutUint64(m[:8], uint64(p.int64N(math.MaxInt64)))
+	binary.BigEndian.PutUint64(m[8:], uint64(p.int64N(math.MaxInt64)))
+	return canonicalAvro(avro, m)
+}
+
+// policy is the retry policy of a publish's requests (the project's one
+// retry helper, internal/retry): attempts at most (0: its default),
+// exponential from 50 ms, each wait between a half and one and a half of
+// it, drawn from Options.Rand (so a publish with injected sources repeats
+// its waits) and slept with Options.Sleep.
+func (p *publisher) policy(attempts int) retry.Policy {
+	return retry.Policy{
+		MaxAttempts: attempts, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Hour,
+		Sleep:  p.opts.Sleep,
+		Jitter: func(d int64) int64 { return d/2 + p.int64N(d) - 1 }, // Backoff adds the 1
+	}
+}
+
+// backoff waits before attempt try+1 of a request.
+func (p *publisher) backoff(ctx context.Context, try int) error {
+	return p.policy(0).Wait(ctx, try, nil)
+}
+
+// manifest returns a generation's manifest: m when given, else one GET.
+func (p *publisher) manifest(ctx context.Context, part, gen string, m *manifest.Manifest) (*manifest.Manifest, error) {
+	if m != nil {
+		return m, nil
+	}
+	p.mu.Lock()
+	m = p.manifests[gen]
+	p.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	m, err := swap.ReadManifest(ctx, p.st, part, gen)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.manifests[gen] = m
+	p.mu.Unlock()
+	return m, nil
+}
+
+var errLostRace = errors.New("lost the race for the next metadata version")
+
+// run loads the latest version, asks plan what to change, and writes the
+// next version; it rebases when another publisher wrote that version first.
+// maxReadTries bounds the repeats of an attempt whose reads failed
+// transiently.
+const maxReadTries = 4
+
+func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) ([]partUpdate, error)) (Result, error) {
+	probe := false
+	readTries := 0
+	pre := p.opts.Prefetch
+	for attempt := 1; ; attempt++ {
+		if !p.firstWrite.IsZero() && p.opts.Now().Sub(p.firstWrite) > p.opts.MaxElapsed {
+			// The manifests written by earlier attempts are older than
+			// MaxElapsed: the expiry may delete them (nothing names them
+			// yet) before this attempt's version would. Write new ones,
+			// under a new snapshot id.
+			p.mu.Lock()
+			p.written = map[string]iceberg.ManifestFile{}
+			p.mu.Unlock()
+			p.snapshot = p.int64N(math.MaxInt64-1) + 1
+			p.firstWrite = time.Time{}
+		}
+		var s *state
+		var err error
+		if pre != nil {
+			// The first attempt starts from the prefetch, if it may
+			// (Prefetch.state); later ones read for themselves.
+			s, err = pre.state(ctx, p)
+			pre = nil
+		}
+		if s == nil && err == nil {
+			s, err = p.load(ctx, probe)
+		}
+		if err == nil && s.oldRoot != "" && !p.repair {
+			err = fmt.Errorf("%s: %w: the table's metadata names the location %s, not this table's %s (a moved or copied table): run pswap publish to rewrite it here",
+				s.loc, ErrCorrupt, s.oldRoot, p.tableURI)
+		}
+		var ups []partUpdate
+		if err == nil {
+			ups, err = plan(ctx, s)
+		}
+		if err != nil {
+			// The reads of an attempt (the hint, the metadata, the
+			// manifest lists, the pointers) write nothing: a transient
+			// failure repeats the attempt, as the writes retry theirs
+			// (the CLI runs the SDK at one attempt).
+			if store.IsRetryable(err) && readTries < maxReadTries {
+				if werr := p.backoff(ctx, readTries); werr != nil {
+					return Result{Rebases: p.rebases}, werr
+				}
+				readTries++
+				continue
+			}
+			return Result{Rebases: p.rebases}, err
+		}
+		if s.oldRoot != "" {
+			s.repairs = append(s.repairs, fmt.Sprintf("the metadata named the location %s (a moved or copied table): every manifest written anew under %s, the older snapshots (there) dropped", s.oldRoot, p.tableURI))
+		}
+		if len(ups) == 0 && len(s.repairs) == 0 {
+			r := p.result(s, false)
+			if s.version > 0 && (!s.hintFound || p.hinted != s.version) {
+				// Up to date, but the hint lags (a lost hint PUT, a
+				// publisher killed after its version): readers that trust
+				// it see an older version. Point it at the latest.
+				r.HintWas = p.hinted
+				r.HintFixed = p.writeHint(ctx, s, s.version)
+			}
+			return p.withCatalog(ctx, r)
+		}
+		next, err := p.write(ctx, s, ups, attempt)
+		if errors.Is(err, errStale) {
+			// Too slow to write what it planned: plan again from fresh
+			// pointer reads (counted as a rebase).
+			p.rebases++
+			if attempt >= p.opts.MaxAttempts {
+				return Result{Rebases: p.rebases}, fmt.Errorf("%w (%d attempts, each slower than %s)", ErrContention, attempt, p.opts.MaxElapsed)
+			}
+			continue
+		}
+		if errors.Is(err, errLostRace) {
+			p.rebases++
+			p.floor = s.version + 1 // exists now: probe on from there
+			if attempt >= p.opts.MaxAttempts {
+				return Result{Rebases: p.rebases}, fmt.Errorf("%w (%d attempts)", ErrContention, attempt)
+			}
+			probe = true
+			// A little jitter spreads a burst of publishers apart.
+			if werr := p.opts.Sleep(ctx, time.Duration(p.int64N(int64(5*min(attempt, 8)))+1)*time.Millisecond); werr != nil {
+				return Result{Rebases: p.rebases}, werr
+			}
+			continue
+		}
+		if err != nil {
+			return Result{Rebases: p.rebases}, err
+		}
+		p.writeHint(ctx, s, next.version)
+		r := p.result(next, true)
+		r.Repairs = s.repairs
+		return p.withCatalog(ctx, r)
+	}
+}
+
+func (p *publisher) result(s *state, changed bool) Result {
+	r := Result{Version: s.version, Changed: changed, Rebases: p.rebases}
+	if s.version > 0 {
+		r.MetadataLocation = p.loc(MetadataKey(s.version))
+	}
+	if s.meta != nil {
+		if cs := s.meta.currentSnapshot(); cs != nil {
+			r.SnapshotID = cs.SnapshotID
+		}
+	}
+	for i, mf := range s.list {
+		switch {
+		case i < len(s.refs) && s.refs[i].group != "":
+			r.Partitions += s.refs[i].members
+		case liveFiles(mf) > 0:
+			r.Partitions++
+		}
+	}
+	return r
+}
+
+// Latest returns the location of the latest published metadata file ("" if
+// none) and its version, the way a publish finds it: the version hint, then
+// a probe for newer versions.
+func Latest(ctx context.Context, st store.Store) (string, int, error) {
+	p := newPublisher(st, Options{})
+	v, _, _, err := p.latestVersion(ctx, true)
+	if err != nil || v == 0 {
+		return "", 0, err
+	}
+	return p.loc(MetadataKey(v)), v, nil
+}
+
+func (p *publisher) latestVersion(ctx context.Context, probe bool) (v int, etag string, found bool, err error) {
+	data, a, err := store.ReadAll(ctx, p.st, VersionHintKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// No hint: a new table, or a hint lost after the expiry deleted
+		// v1 and the versions after it. Probing from v1 would find
+		// nothing and start the history again at v1, behind the versions
+		// that exist: list the metadata folder instead (one LIST).
+		if v, err = p.listVersions(ctx); err != nil {
+			return 0, "", false, err
+		}
+		probe = true
+	case err != nil:
+		return 0, "", false, fmt.Errorf("read %s: %w", VersionHintKey, err)
+	default:
+		found, etag = true, a.ETag
+		n, perr := strconv.Atoi(strings.TrimSpace(string(data)))
+		if perr != nil || n <= 0 {
+			// A tampered hint: find the versions by listing the metadata folder.
+			if v, err = p.listVersions(ctx); err != nil {
+				return 0, "", false, err
+			}
+			return v, etag, found, nil
+		}
+		v = n
+		p.hinted = n
+	}
+	if v < p.floor {
+		v, probe = p.floor, true
+	}
+	if probe {
+		for {
+			_, err := p.st.Stat(ctx, MetadataKey(v+1))
+			if errors.Is(err, store.ErrNotFound) {
+				break
+			}
+			if err != nil {
+				return 0, "", false, fmt.Errorf("probe %s: %w", MetadataKey(v+1), err)
+			}
+			v++
+		}
+	}
+	return v, etag, found, nil
+}
+
+func (p *publisher) listVersions(ctx context.Context) (int, error) {
+	v := 0
+	for a, err := range p.st.List(ctx, MetadataPrefix+"v") {
+		if err != nil {
+			return 0, fmt.Errorf("list %s: %w", MetadataPrefix, err)
+		}
+		if n, ok := VersionOfKey(a.Key); ok && n > v {
+			v = n
+		}
+	}
+	return v, nil
+}
+
+// load reads the latest version: the hint (GET), the metadata file (GET)
+// and its current manifest list (GET). With probe, or without a hint, it
+// also probes for versions past the hint.
+func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
+	v, etag, found, err := p.latestVersion(ctx, probe)
+	if err != nil {
+		return nil, err
+	}
+	s := &state{version: v, hintETag: etag, hintFound: found}
+	if v == 0 {
+		return s, nil
+	}
+	key := MetadataKey(v)
+	data, _, err := store.ReadAll(ctx, p.st, key)
+	if errors.Is(err, store.ErrNotFound) {
+		// The hint names a version that does not exist (deleted, or the
+		// hint was written by hand): the latest is the highest version
+		// the metadata folder holds, and the next publish writes the one
+		// after it.
+		lv, lerr := p.listVersions(ctx)
+		if lerr != nil {
+			return nil, lerr
+		}
+		if lv >= v {
+			return nil, fmt.Errorf("read %s: %w", key, store.ErrTransient)
+		}
+		s.version, key = lv, MetadataKey(lv)
+		if lv == 0 {
+			return s, nil
+		}
+		data, _, err = store.ReadAll(ctx, p.st, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	meta, err := parseMetadata(data)
+	if err != nil {
+		if !p.repair {
+			return nil, fmt.Errorf("%s: %w", p.st.URI(key), err)
+		}
+		if meta, key, err = p.readableBefore(ctx, s, err); err != nil || meta == nil {
+			return s, err
+		}
+	}
+	s.meta, s.loc = meta, p.loc(key)
+	s.oldRoot = p.relocatedFrom(meta)
+	p.oldRoot = s.oldRoot
+	cs := meta.currentSnapshot()
+	if cs == nil {
+		return s, nil
+	}
+	lk, err := p.keyOf(cs.ManifestList)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: manifest list: %w", s.loc, ErrCorrupt, err)
+	}
+	ld, _, err := store.ReadAll(ctx, p.st, lk)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("read %s: %w", lk, err)
+	}
+	var list []iceberg.ManifestFile
+	if err != nil {
+		err = fmt.Errorf("%s: %w: its manifest list %s is missing", s.loc, ErrCorrupt, cs.ManifestList)
+	} else if list, err = readManifestList(ld); err != nil {
+		err = fmt.Errorf("%s: %w: %v", cs.ManifestList, ErrCorrupt, err)
+	}
+	if err != nil {
+		if !p.repair {
+			return nil, err
+		}
+		// A reconcile rebuilds every partition's manifest from its
+		// pointer: it needs nothing of the lost list.
+		s.repairs = append(s.repairs, fmt.Sprintf("%v: every partition's manifest written anew from its pointer", err))
+		return s, nil
+	}
+	s.list = list
+	s.refs = make([]manifestRef, len(list))
+	for i, mf := range list {
+		var ours bool
+		if s.refs[i], ours = parseManifestPath(mf.FilePath()); !ours {
+			return nil, foreignSnapshot(s.loc, meta, cs, mf.FilePath())
+		}
+	}
+	return s, nil
+}
+
+// maxRepairBack bounds how many versions a repairing reconcile reads back
+// to find one it can parse.
+const maxRepairBack = 10
+
+// readableBefore finds, for a reconcile, the newest version before
+// s.version that parses, after s.version failed to (bad). The table's
+// history continues from it: the next version is still s.version+1, never
+// one below a version that exists, and readers that trust the hint move
+// past the damaged one. Without one (nil meta), history starts anew.
+func (p *publisher) readableBefore(ctx context.Context, s *state, bad error) (*tableMetadata, string, error) {
+	for w := s.version - 1; w >= 1 && w >= s.version-maxRepairBack; w-- {
+		data, _, err := store.ReadAll(ctx, p.st, MetadataKey(w))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("read %s: %w", MetadataKey(w), err)
+		}
+		if meta, err := parseMetadata(data); err == nil {
+			s.repairs = append(s.repairs, fmt.Sprintf("%s is unreadable (%v): rebuilt from v%d and the pointers", MetadataKey(s.version), bad, w))
+			return meta, MetadataKey(w), nil
+		}
+	}
+	s.repairs = append(s.repairs, fmt.Sprintf("%s is unreadable (%v) and no version of the %d before it reads: the history starts anew from the pointers", MetadataKey(s.version), bad, maxRepairBack))
+	return nil, "", nil
+}
+
+// readManifestList parses an Avro manifest list; the Avro decoder panics on
+// some malformed input, which is corruption, not a crash.
+func readManifestList(data []byte) (list []iceberg.ManifestFile, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			list, err = nil, fmt.Errorf("unreadable manifest list: %v", r)
+		}
+	}()
+	return iceberg.ReadManifestList(bytes.NewReader(data))
+}
+
+func fingerprintHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
+}
+
+// manifestPut is a partition's manifest to write (encodeManifest).
+type manifestPut struct {
+	key  string
+	data []byte
+	mf   iceberg.ManifestFile
+}
+
+// addedEntries are the entries of a partition's generation's files.
+func (p *publisher) addedEntries(ctx context.Context, sc *iceberg.Schema, spec *iceberg.PartitionSpec, u partUpdate) ([]iceberg.ManifestEntry, error) {
+	if u.m == nil || len(u.m.Files) == 0 {
+		return nil, nil
+	}
+	pk, err := partition.Parse(u.part)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := partitionValues(sc, spec, pk)
+	if err != nil {
+		return nil, err
+	}
+	files := swap.Files(p.st, u.m)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	p.readFooters(gctx, g, files)
+	_ = g.Wait() // a footer that does not read leaves its file without statistics
+	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
+	for _, f := range files {
+		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, p.loc(f.Key), iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
+		if err != nil {
+			return nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
+		}
+		withStats(db, p.footer(ctx, f), sc)
+		snap := p.snapshot
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, sortedStats(db.Build())))
+	}
+	return entries, nil
+}
+
+// putManifest writes a manifest encodeManifest made, and remembers it for
+// the later attempts of this publish.
+func (p *publisher) putManifest(ctx context.Context, mp *manifestPut) error {
+	p.mu.Lock()
+	if p.firstWrite.IsZero() {
+		p.firstWrite = p.opts.Now()
+	}
+	p.mu.Unlock()
+	if err := p.putOnce(ctx, mp.key, mp.data); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.written[mp.key] = mp.mf
+	p.mu.Unlock()
+	return nil
+}
+
+// putOnce writes a new object under a name unique to this publish. A
+// precondition failure means an earlier attempt of ours already wrote it.
+func (p *publisher) putOnce(ctx context.Context, key string, data []byte) error {
+	var err error
+	for try := 0; try < 5; try++ {
+		_, err = p.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true})
+		if err == nil || errors.Is(err, store.ErrPrecondition) {
+			return nil
+		}
+		if !store.IsRetryable(err) {
+			break
+		}
+		if werr := p.backoff(ctx, try); werr != nil {
+			return werr
+		}
+	}
+	return fmt.Errorf("write %s: %w", key, err)
+}
+
+// putVersion is the commit point: a create-if-absent PUT of the next
+// version. An unknown outcome is settled by reading the version back.
+func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
+	key := MetadataKey(v)
+	var err error
+	for try := 0; try < 5; try++ {
+		if p.stale() {
+			return errStale
+		}
+		_, err = p.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrPrecondition) || store.IsRetryable(err) {
+			got, rerr := p.readBack(ctx, key)
+			switch {
+			case rerr == nil && bytes.Equal(got, data):
+				return nil // our own write, whose reply was lost
+			case rerr == nil:
+				return errLostRace
+			case errors.Is(rerr, store.ErrNotFound) && store.IsRetryable(err):
+				// not written: try again
+			case errors.Is(rerr, store.ErrNotFound):
+				return errLostRace // 412 but gone: let the probe settle it
+			default:
+				// Whether our version landed is unknown: fail (the
+				// metadata lags; the next publish finds what is there)
+				// rather than write it again or rebase past it.
+				return fmt.Errorf("write %s: %v, then read it back: %w", key, err, rerr)
+			}
+		}
+		if !store.IsRetryable(err) {
+			break
+		}
+		if werr := p.backoff(ctx, try); werr != nil {
+			return werr
+		}
+	}
+	return fmt.Errorf("write %s: %w", key, err)
+}
+
+// readBack reads a version after an unclear reply to its PUT. A transient
+// failure is retried like the reads of an attempt (maxReadTries): one 503
+// must not fail a publish whose version may well have landed.
+func (p *publisher) readBack(ctx context.Context, key string) (got []byte, err error) {
+	err = p.retryRead(ctx, func() (err error) {
+		got, _, err = store.ReadAll(ctx, p.st, key)
+		return err
+	})
+	return got, err
+}
+
+// writeHint points the version hint at v unless it already names v or a
+// later version. The hint is only a hint (readers probe past it), so a
+// failure here does not fail the publish.
+func (p *publisher) writeHint(ctx context.Context, s *state, v int) bool {
+	if p.stale() {
+		// Too late to be sure the expiry keeps version v's predecessors
+		// until the hint moves past them: leave the hint to the next
+		// publish (readers probe past it).
+		return false
+	}
+	etag, found := s.hintETag, s.hintFound
+	for try := 0; try < 5; try++ {
+		opts := store.PutOptions{IfMatch: etag}
+		if !found {
+			opts = store.PutOptions{IfNoneMatch: true}
+		}
+		_, err := p.st.Put(ctx, VersionHintKey, []byte(strconv.Itoa(v)), opts)
+		switch {
+		case err == nil:
+			return true
+		case store.IsRetryable(err):
+			// A lost or refused hint PUT leaves readers that trust the
+			// hint on an older version: worth a few retries.
+			if p.backoff(ctx, try) != nil {
+				return false
+			}
+			continue
+		case !errors.Is(err, store.ErrPrecondition):
+			return false
+		}
+		data, a, err := store.ReadAll(ctx, p.st, VersionHintKey)
+		if errors.Is(err, store.ErrNotFound) {
+			etag, found = "", false
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		if n, perr := strconv.Atoi(strings.TrimSpace(string(data))); perr == nil && n >= v {
+			return n == v
+		}
+		etag, found = a.ETag, true
+	}
+	return false
+}
+
+// foreignSnapshot is the error of a current snapshot that another writer
+// made (its manifest mf is not one of pswap's): it names the snapshot, the
+// operation, and the latest snapshot of pswap's own in its ancestry, to
+// make current again once that writer's data is committed with pswap.
+func foreignSnapshot(loc string, meta *tableMetadata, cs *Snapshot, mf string) error {
+	byID := map[int64]*Snapshot{}
+	for i := range meta.Snapshots {
+		byID[meta.Snapshots[i].SnapshotID] = &meta.Snapshots[i]
+	}
+	ours := int64(0)
+	for s := cs; s != nil; {
+		if _, ok := s.Summary["pswap.generation"]; ok {
+			ours = s.SnapshotID
+			break
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = byID[*s.ParentSnapshotID]
+	}
+	hint := "no snapshot of pswap's is left in its history: move the table aside and publish anew"
+	if ours != 0 {
+		hint = fmt.Sprintf("commit that data with pswap, then make pswap's latest snapshot current again "+
+			"(Spark: CALL <catalog>.system.rollback_to_snapshot('<table>', %d)) and run pswap publish", ours)
+	}
+	return fmt.Errorf("%s: %w: its current snapshot %d (%s) is not pswap's (manifest %s); "+
+		"pswap's pointers are the table's truth and a publish would drop that change, so nothing was published: %s",
+		loc, ErrForeign, cs.SnapshotID, cs.Summary["operation"], mf, hint)
+}
+
+// relocate turns the next version of a moved table into one of its new
+// root: every manifest was written anew under it (damagedManifests), and
+// the older snapshots and versions, whose manifest lists and files the
+// metadata names under the old root, are dropped (no reader could open
+// them there); the new snapshot starts the history again.
+func (p *publisher) relocate(md *tableMetadata, snap Snapshot) (*tableMetadata, error) {
+	var drop []int64
+	for _, s := range md.Snapshots {
+		if s.SnapshotID != snap.SnapshotID {
+			drop = append(drop, s.SnapshotID)
+		}
+	}
+	next, err := md.withoutSnapshots("", drop, md.LastUpdatedMS)
+	if err != nil {
+		return nil, err
+	}
+	next.Location, next.MetadataLog = p.tableURI, nil
+	return next, nil
+}
