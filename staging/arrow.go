@@ -31,7 +31,7 @@ func (s *Stager) WriteRecord(rec arrow.RecordBatch) error {
 	return nil
 }
 
-// canonOfRecordSchema caches canonOfArrow by schema fingerprint.
+// canonOfRecordSchema caches pqscan.SchemaOfArrow by schema fingerprint.
 func (s *Stager) canonOfRecordSchema(sc *arrow.Schema) (*pqscan.Schema, error) {
 	fp := sc.Fingerprint()
 	if c, ok := s.arrows[fp]; ok {

@@ -18,7 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// scanPages verifies the page CRCs of a file and decodes and hashes every
+// ScanPages verifies the page CRCs of a file and decodes and hashes every
 // row (colsum128, and rowsum128 too when legacy), row groups in parallel
 // across cores (the row sum is commutative, so they may finish in any
 // order). Each worker decodes with its own reader and recovers from a
@@ -184,7 +184,7 @@ func hashBatch(rec arrow.RecordBatch, canon *Schema, sum *checksum.Sum, buf []by
 
 // Scan validates a Parquet file and hashes its rows (the whole
 // check of AddParquetFile, without the upload).
-func Scan(ctx context.Context, f readerAtSize, size int64, legacy, int96Nanos bool) (rows int64, sum checksum.Sums, canon *Schema, err error) {
+func Scan(ctx context.Context, f io.ReaderAt, size int64, legacy, int96Nanos bool) (rows int64, sum checksum.Sums, canon *Schema, err error) {
 	pr, err := Open(f, size)
 	if err != nil {
 		return 0, sum, nil, err

@@ -2,7 +2,6 @@ package pqscan
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -191,10 +190,4 @@ func SchemaOfArrow(s *arrow.Schema, props *parquet.WriterProperties) (*Schema, e
 		return nil, fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
 	return SchemaOf(ps)
-}
-
-// readerAtSize is what the Arrow Parquet reader needs.
-type readerAtSize interface {
-	io.ReaderAt
-	io.Seeker
 }
