@@ -27,6 +27,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/staging"
@@ -887,7 +888,7 @@ func TestInt96GenerationStagedInNanosecondsVerifies(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var old staging.RowScan
+	var old pqscan.RowScan
 	old.Int96Nanos = true
 	if err := old.Add(ctx, bytes.NewReader(buf.Bytes()), int64(buf.Len()), "int96.parquet"); err != nil {
 		t.Fatal(err)

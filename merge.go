@@ -17,6 +17,7 @@ import (
 
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/merge"
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
@@ -452,7 +453,7 @@ const mergeBatchRows = 64 << 10
 
 // eachBatch reads a Parquet file a row group at a time, in batches.
 func eachBatch(ctx context.Context, r io.ReaderAt, size int64, fn func(arrow.RecordBatch) error) error {
-	pr, err := staging.OpenParquet(r, size)
+	pr, err := pqscan.Open(r, size)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/overlap"
@@ -98,7 +99,7 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		// the retries of both.
 		table = reader.read(ctx, 0)
 	}
-	if base := txn.Base().Pointer; base != nil && staging.ChecksumAlgo(base.ContentChecksum) == staging.ChecksumRowSum {
+	if base := txn.Base().Pointer; base != nil && checksum.Algo(base.ContentChecksum) == checksum.RowSum {
 		// The current generation was staged before colsum128: compute its
 		// algorithm as well, so that identical rows are still a no-op.
 		opts.Staging.LegacyChecksum = true

@@ -1,4 +1,4 @@
-package staging
+package pqscan
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
@@ -19,6 +19,10 @@ import (
 
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 )
+
+// benchBatch is the rows of the records BenchmarkRowHash hashes (staging's
+// writer batch).
+const benchBatch = 8 << 10
 
 // benchFiles writes the flat and nested DuckDB files of n rows into dir.
 func benchFiles(b *testing.B, dir string, n int) map[string]string {
@@ -59,15 +63,15 @@ func BenchmarkRowHash(b *testing.B) {
 			b.Fatal(err)
 		}
 		fi, _ := f.Stat()
-		pr, err := openParquet(f, fi.Size())
+		pr, err := Open(f, fi.Size())
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, canon, err := checkFooter(pr, fi.Size())
+		_, canon, err := CheckFooter(pr, fi.Size())
 		if err != nil {
 			b.Fatal(err)
 		}
-		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: arrowBatch}, memory.DefaultAllocator)
+		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: benchBatch}, memory.DefaultAllocator)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,7 +79,7 @@ func BenchmarkRowHash(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		tr := array.NewTableReader(tbl, arrowBatch)
+		tr := array.NewTableReader(tbl, benchBatch)
 		var recs []arrow.RecordBatch
 		for tr.Next() {
 			rec := tr.RecordBatch()
@@ -86,7 +90,7 @@ func BenchmarkRowHash(b *testing.B) {
 		for _, rec := range recs {
 			encs := make([]checksum.ArrowEnc, rec.NumCols())
 			for i, col := range rec.Columns() {
-				encs[i], _ = checksum.ArrowEncoder(col, canon.arrow.Field(i).Type)
+				encs[i], _ = checksum.ArrowEncoder(col, canon.Arrow.Field(i).Type)
 			}
 			for i := 0; i < int(rec.NumRows()); i++ {
 				var buf []byte
@@ -148,7 +152,7 @@ func BenchmarkScanExisting(b *testing.B) {
 			}
 			defer f.Close()
 			start := time.Now()
-			rows, _, _, err := scanParquet(ctx, f, fi.Size(), false, false)
+			rows, _, _, err := Scan(ctx, f, fi.Size(), false, false)
 			d := time.Since(start)
 			if err != nil || rows != int64(n) {
 				b.Fatalf("%d rows, %v", rows, err)

@@ -1,4 +1,4 @@
-package staging
+package textconv
 
 import (
 	"bufio"
@@ -10,34 +10,63 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/pswap/pswap/internal/ctxio"
 )
 
-// AddJSONL converts JSON Lines (one JSON object per line) to Parquet and
-// adds it to the generation. name identifies the input in errors.
+// JSONL converts JSON Lines (one JSON object per line) to Arrow records
+// and hands them to sink; name identifies the input in errors.
 //
-// The schema is Options.Schema, else the generation's, else inferred from
-// the first DefaultInferRows lines (int64, float64, bool, date32,
-// timestamp[us] and string; a key seen only with null is a string). A line
-// that is not one JSON object, a key not in the schema, a
-// value of the wrong type, or a null in a non-nullable column fails with
-// ErrBadInput naming the input and the line. Blank lines are skipped.
-// Binary columns are base64 strings, as in Arrow's JSON reader.
+// The schema is opts.Schema, else inferred from the first
+// DefaultInferRows lines (int64, float64, bool, date32, timestamp[us] and
+// string; a key seen only with null is a string). A line that is not one
+// JSON object, a key not in the schema, a value of the wrong type, or a
+// null in a non-nullable column fails with ErrBadInput naming the input
+// and the line. Blank lines are skipped. Binary columns are base64
+// strings, as in Arrow's JSON reader.
 //
 // Nested values convert to nested columns: a JSON array to a list, a JSON
 // object to a struct (inferred: the fields seen in the first lines, in
-// name order; element and field types inferred the same way), or to a map with string keys when the schema says so. A value of
-// another shape than its column's (an object for a list, a key that is
-// not a field of the struct) fails with ErrBadInput.
-func (s *Stager) AddJSONL(ctx context.Context, r io.Reader, name string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
+// name order; element and field types inferred the same way), or to a
+// map with string keys when the schema says so. A value of another shape
+// than its column's (an object for a list, a key that is not a field of
+// the struct) fails with ErrBadInput.
+func JSONL(ctx context.Context, r io.Reader, name string, opts Options, sink Sink) error {
+	in := &jsonlInput{ctx: ctx, br: bufio.NewReaderSize(ctxio.Reader(ctx, r), 1<<20), name: name}
+	schema := opts.Schema
+	var buffered []jsonRow
+	if schema == nil {
+		var err error
+		if buffered, schema, err = in.infer(opts); err != nil || len(buffered) == 0 {
+			return err // no error and no rows: nothing to check a schema against
+		}
+	}
+	batch, err := newBatcher(schema, sink)
+	if err != nil {
 		return err
 	}
-	if err := s.addJSONL(ctx, r, name); err != nil {
-		return s.fail(err)
+	defer batch.release()
+	set := make([]bool, len(batch.cols))
+	for i := range buffered {
+		if err := in.add(batch, set, &buffered[i]); err != nil {
+			return err
+		}
 	}
-	return nil
+	buffered = nil
+	var row jsonRow
+	for {
+		err := in.next(&row)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := in.add(batch, set, &row); err != nil {
+			return err
+		}
+	}
+	return batch.flush()
 }
 
 // maxJSONLine bounds one line of JSON Lines input.
@@ -88,50 +117,6 @@ func parseJSONObject(line []byte, row *jsonRow) error {
 	return nil
 }
 
-func (s *Stager) addJSONL(ctx context.Context, r io.Reader, name string) error {
-	in := &jsonlInput{ctx: ctx, br: bufio.NewReaderSize(ctxReader{ctx: ctx, r: r}, 1<<20), name: name}
-	schema := s.opts.Schema
-	if schema == nil && s.schema != nil {
-		schema = s.schema.arrow
-	}
-	if schema == nil {
-		schema = s.opts.TextSchema // the table's: no per-file guessing
-	}
-	var buffered []jsonRow
-	if schema == nil {
-		var err error
-		if buffered, schema, err = s.inferJSONL(in); err != nil || len(buffered) == 0 {
-			return err // no error and no rows: nothing to check a schema against
-		}
-	}
-	batch, err := s.newTextBatcher("JSON Lines "+name, schema)
-	if err != nil {
-		return err
-	}
-	defer batch.release()
-	set := make([]bool, len(batch.cols))
-	for i := range buffered {
-		if err := in.add(batch, set, &buffered[i]); err != nil {
-			return err
-		}
-	}
-	buffered = nil
-	var row jsonRow
-	for {
-		err := in.next(&row)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := in.add(batch, set, &row); err != nil {
-			return err
-		}
-	}
-	return batch.flush()
-}
-
 // jsonlInput is one JSON Lines input being read.
 type jsonlInput struct {
 	ctx  context.Context
@@ -177,10 +162,10 @@ func (in *jsonlInput) next(row *jsonRow) error {
 	}
 }
 
-// inferJSONL reads up to DefaultInferRows rows and infers a schema from
-// them (columns in the order their keys first appear); it returns the rows
+// infer reads up to DefaultInferRows rows and infers a schema from them
+// (columns in the order their keys first appear); it returns the rows
 // read, to be converted first.
-func (s *Stager) inferJSONL(in *jsonlInput) ([]jsonRow, *arrow.Schema, error) {
+func (in *jsonlInput) infer(opts Options) ([]jsonRow, *arrow.Schema, error) {
 	inf := jsonlInference{byName: map[string]*inferState{}, kinds: map[string]kindSeen{}}
 	var buffered []jsonRow
 	for len(buffered) < DefaultInferRows {
@@ -199,7 +184,7 @@ func (s *Stager) inferJSONL(in *jsonlInput) ([]jsonRow, *arrow.Schema, error) {
 	}
 	fields := make([]arrow.Field, len(inf.states))
 	for i, st := range inf.states {
-		fields[i] = s.declared(st.field())
+		fields[i] = opts.declared(st.field())
 	}
 	return buffered, arrow.NewSchema(fields, nil), nil
 }
@@ -267,7 +252,7 @@ func (inf *jsonlInference) observe(in *jsonlInput, row *jsonRow) error {
 
 // add converts one row into the batch's columns: keys by name, a missing
 // key null. set is scratch space of one flag per column.
-func (in *jsonlInput) add(batch *textBatcher, set []bool, row *jsonRow) error {
+func (in *jsonlInput) add(batch *batcher, set []bool, row *jsonRow) error {
 	clear(set)
 	cols := batch.cols
 	for i, k := range row.keys {

@@ -1,7 +1,8 @@
-package staging
+package pqscan
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -21,17 +22,38 @@ import (
 // gave up, the conversion of a file), the INT96 columns are read with
 // Parquet's column reader instead and put in the records in their place.
 
+// int96Batch is the rows of a record of INT96 columns alone.
+const int96Batch = 8 << 10
+
+// ReadRecords calls fn with the records of every row group of pr in turn,
+// read through Arrow's record reader in batches of batch rows, with the
+// flat INT96 columns that canon reads in microseconds read so. fn's error
+// is returned as it is; records are released after fn returns.
+func ReadRecords(ctx context.Context, pr *file.Reader, canon *Schema, batch int64, fn func(arrow.RecordBatch) error) error {
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	int96 := int96Leaves(pr, canon)
+	for g := range pr.NumRowGroups() {
+		if err := rowGroupRecords(ctx, pr, fr, g, canon, int96, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // int96Leaves returns the indices of pr's flat INT96 columns that canon
 // reads in microseconds (none when it reads them as Arrow does).
-func int96Leaves(pr *file.Reader, canon *canonSchema) []int {
+func int96Leaves(pr *file.Reader, canon *Schema) []int {
 	sc := pr.MetaData().Schema
-	if sc.NumColumns() != canon.arrow.NumFields() {
+	if sc.NumColumns() != canon.Arrow.NumFields() {
 		return nil // nested columns: canon's fields are not the leaves
 	}
 	var out []int
 	for c := 0; c < sc.NumColumns(); c++ {
 		col := sc.Column(c)
-		if col.PhysicalType() == parquet.Types.Int96 && len(col.ColumnPath()) == 1 && arrow.TypeEqual(canon.arrow.Field(c).Type, int96Type) {
+		if col.PhysicalType() == parquet.Types.Int96 && len(col.ColumnPath()) == 1 && arrow.TypeEqual(canon.Arrow.Field(c).Type, int96Type) {
 			out = append(out, c)
 		}
 	}
@@ -109,7 +131,7 @@ func (c *int96Column) next(n int64, mem memory.Allocator) (arrow.Array, error) {
 // rowGroupRecords calls fn with the records of row group g of pr read
 // through fr, the INT96 columns of int96 (int96Leaves) read in
 // microseconds. Records are released after fn returns.
-func rowGroupRecords(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, g int, canon *canonSchema, int96 []int, fn func(arrow.RecordBatch) error) error {
+func rowGroupRecords(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReader, g int, canon *Schema, int96 []int, fn func(arrow.RecordBatch) error) error {
 	if len(int96) == 0 {
 		rr, err := fr.GetRecordReader(ctx, nil, []int{g})
 		if err != nil {
@@ -138,12 +160,12 @@ func rowGroupRecords(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReade
 		cols[c] = col
 	}
 	var others []int
-	for c := range canon.arrow.NumFields() {
+	for c := range canon.Arrow.NumFields() {
 		if _, ok := cols[c]; !ok {
 			others = append(others, c)
 		}
 	}
-	fields := canon.arrow.Fields()
+	fields := canon.Arrow.Fields()
 	emit := func(rec arrow.RecordBatch, rows int64) error {
 		arrs := make([]arrow.Array, len(fields))
 		o := 0
@@ -166,8 +188,8 @@ func rowGroupRecords(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReade
 		return fn(full)
 	}
 	if len(others) == 0 {
-		for off := int64(0); off < n; off += arrowBatch {
-			if err := emit(nil, min(arrowBatch, n-off)); err != nil {
+		for off := int64(0); off < n; off += int96Batch {
+			if err := emit(nil, min(int96Batch, n-off)); err != nil {
 				return err
 			}
 			if err := ctx.Err(); err != nil {
@@ -199,4 +221,26 @@ func rowGroupRecords(ctx context.Context, pr *file.Reader, fr *pqarrow.FileReade
 		return fmt.Errorf("%w: row group %d: %d rows read, %d said", ErrCorrupt, g, off, n)
 	}
 	return nil
+}
+
+// int96Type is the canonical type of a flat INT96 timestamp column: Spark
+// writes instants (UTC), and reads them in microseconds.
+var int96Type = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+
+// julianUnixEpoch is the Julian day of 1970-01-01.
+const julianUnixEpoch = 2440588
+
+// int96Micros converts an INT96 timestamp (nanoseconds of the day, then
+// the Julian day, little-endian) to microseconds since the epoch exactly
+// as Spark reads it (ParquetRowConverter, DateTimeUtils.fromJulianDay):
+// both fields signed, (day - 2440588) * 86400000000 + nanos / 1000, in
+// wrapping 64-bit arithmetic, the nanoseconds below the microsecond
+// dropped. Spark's writer computes the fields in the same arithmetic, so
+// every timestamp Spark writes (about 290,000 years either way, where
+// Arrow's nanoseconds stop at 1677 and 2262) reads back as it wrote it.
+func int96Micros(b []byte) int64 {
+	nanos := int64(binary.LittleEndian.Uint64(b[:8]))
+	days := int64(int32(binary.LittleEndian.Uint32(b[8:12])))
+	const microsPerDay = 86_400_000_000
+	return (days-julianUnixEpoch)*microsPerDay + nanos/1000
 }

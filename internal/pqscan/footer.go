@@ -1,4 +1,4 @@
-package staging
+package pqscan
 
 import (
 	"bytes"
@@ -43,17 +43,64 @@ type Footer struct {
 // Logical types newer than this reader knows are read as their physical
 // types, as DuckDB does.
 func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
-	pr, err := openParquet(r, size)
+	pr, err := Open(r, size)
 	if err != nil {
 		return Footer{}, err
 	}
 	defer pr.Close()
-	ft, canon, err := checkFooter(pr, size)
+	ft, canon, err := CheckFooter(pr, size)
 	if err == nil && canon != nil {
-		ft.Arrow = canon.arrow
+		ft.Arrow = canon.Arrow
 		ft.NullFree = nullFree(pr)
 	}
 	return ft, err
+}
+
+// CheckFooter checks what the footer of pr (a file of size bytes) says
+// and derives the canonical schema; the Footer's Arrow and NullFree are
+// left unset (ReadFooter sets them).
+func CheckFooter(pr *file.Reader, size int64) (Footer, *Schema, error) {
+	return checkFooterAs(pr, size, false)
+}
+
+// checkFooterAs is CheckFooter, with the canonical schema of schemaOf.
+func checkFooterAs(pr *file.Reader, size int64, int96Nanos bool) (Footer, *Schema, error) {
+	md := pr.MetaData()
+	canon, err := schemaOf(md.Schema, int96Nanos)
+	if err != nil {
+		return Footer{}, nil, err
+	}
+	var sum int64
+	for g := 0; g < md.NumRowGroups(); g++ {
+		rg := md.RowGroup(g)
+		if rg.NumRows() < 0 {
+			return Footer{}, nil, fmt.Errorf("%w: row group %d has %d rows", ErrCorrupt, g, rg.NumRows())
+		}
+		if rg.NumColumns() != md.Schema.NumColumns() {
+			return Footer{}, nil, fmt.Errorf("%w: row group %d has %d columns, the schema %d", ErrCorrupt, g, rg.NumColumns(), md.Schema.NumColumns())
+		}
+		sum += rg.NumRows()
+		for c := 0; c < rg.NumColumns(); c++ {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				return Footer{}, nil, fmt.Errorf("%w: row group %d column %d: %v", ErrCorrupt, g, c, err)
+			}
+			if cc.NumValues() == 0 {
+				continue
+			}
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && cc.DictionaryPageOffset() < start {
+				start = cc.DictionaryPageOffset()
+			}
+			if start < 4 || cc.TotalCompressedSize() < 0 || start+cc.TotalCompressedSize() > size {
+				return Footer{}, nil, fmt.Errorf("%w: column %s (row group %d) lies outside the file", ErrCorrupt, cc.PathInSchema(), g)
+			}
+		}
+	}
+	if md.NumRows < 0 || md.NumRows != sum && sum != 0 {
+		return Footer{}, nil, fmt.Errorf("%w: footer says %d rows, its row groups %d", ErrCorrupt, md.NumRows, sum)
+	}
+	return Footer{Rows: md.NumRows, Schema: canon.Text, RowGroups: md.NumRowGroups()}, canon, nil
 }
 
 // nullFree returns the flat optional top-level columns whose column chunks
@@ -90,22 +137,18 @@ func nullFree(pr *file.Reader) (names []string) {
 	return names
 }
 
-// OpenParquet opens the Parquet file r of size bytes with Arrow's reader
-// as staging reads it: a logical type Arrow does not know (a newer
-// writer's) is read as its physical type, as DuckDB does, so the schema
-// is the one ReadFooter checked and the table recorded; a footer Arrow's
-// parser panics on is ErrCorrupt. It reads the footer only. Readers of
-// files that staging accepted (the Iceberg metadata's footer schema) use
-// it, so that no file staging accepts makes them fail or panic.
-func OpenParquet(r io.ReaderAt, size int64) (*file.Reader, error) {
-	return openParquet(r, size)
-}
-
-// openParquet opens r with Arrow's Parquet reader. Arrow refuses a footer
-// whose schema has a logical type it does not know (a newer writer's);
+// Open opens the Parquet file r of size bytes with Arrow's reader as
+// staging reads it: a logical type Arrow does not know (a newer writer's)
+// is read as its physical type, as DuckDB does, so the schema is the one
+// ReadFooter checked and the table recorded; a footer Arrow's parser
+// panics on is ErrCorrupt. It reads the footer only. Readers of files that
+// staging accepted (the Iceberg metadata's footer schema) use it, so that
+// no file staging accepts makes them fail or panic.
+//
+// Arrow refuses a footer whose schema has a logical type it does not know;
 // then the footer is read again with those annotations removed, so that
 // the columns read as their physical types.
-func openParquet(r io.ReaderAt, size int64) (pr *file.Reader, err error) {
+func Open(r io.ReaderAt, size int64) (pr *file.Reader, err error) {
 	pr, err = newArrowReader(&sizedReaderAt{r: r, size: size})
 	if err == nil || !strings.Contains(err.Error(), "invalid logical type") {
 		return pr, err

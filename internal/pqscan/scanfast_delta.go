@@ -1,4 +1,4 @@
-package staging
+package pqscan
 
 import (
 	"github.com/pswap/pswap/internal/checksum"

@@ -1,4 +1,4 @@
-package staging
+package textconv
 
 import (
 	"encoding/json"

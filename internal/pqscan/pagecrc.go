@@ -1,4 +1,4 @@
-package staging
+package pqscan
 
 import (
 	"bufio"
@@ -10,10 +10,6 @@ import (
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
-
-// ErrPageChecksum: a page of a Parquet file carries a CRC that does not
-// match its bytes. It matches ErrCorrupt too.
-var ErrPageChecksum = fmt.Errorf("%w: page checksum mismatch", ErrCorrupt)
 
 // VerifyPageChecksums walks every page of every column chunk of the
 // Parquet file r (size bytes) and checks the CRC-32 of each
@@ -27,15 +23,17 @@ var ErrPageChecksum = fmt.Errorf("%w: page checksum mismatch", ErrCorrupt)
 // page on. It returns how many pages carried a CRC that matched.
 // A footer that cannot be read fails with ErrCorrupt.
 func VerifyPageChecksums(r io.ReaderAt, size int64) (checked int, err error) {
-	pr, err := openParquet(r, size)
+	pr, err := Open(r, size)
 	if err != nil {
 		return 0, err
 	}
 	defer pr.Close()
-	return verifyPageChecksums(r, size, pr.MetaData())
+	return VerifyPageChecksumsOf(r, size, pr.MetaData())
 }
 
-func verifyPageChecksums(r io.ReaderAt, size int64, md *metadata.FileMetaData) (checked int, err error) {
+// VerifyPageChecksumsOf is VerifyPageChecksums of a file whose footer md
+// was read already.
+func VerifyPageChecksumsOf(r io.ReaderAt, size int64, md *metadata.FileMetaData) (checked int, err error) {
 	var page []byte
 	br := bufio.NewReaderSize(nil, 64<<10)
 	for g := 0; g < md.NumRowGroups(); g++ {

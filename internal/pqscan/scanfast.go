@@ -1,4 +1,4 @@
-package staging
+package pqscan
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
@@ -21,7 +21,8 @@ import (
 // Arrow's page reader and decoded here, straight into value hashes folded
 // into the rows' accumulators, without building Arrow arrays. It computes
 // the same colsum128 as checksum.ColHasher over Arrow's records (the definition in
-// doc.go; FuzzAddParquetFile compares them on arbitrary files). Anything
+// staging's doc.go; FuzzFastScan here and staging's FuzzAddParquetFile
+// compare them on arbitrary files). Anything
 // it does not handle (an encoding, a page shape), and anything it finds
 // wrong, makes it give the row group up: the row group is then scanned
 // again by the Arrow path, which decides (so a corrupt file is refused
@@ -61,9 +62,9 @@ var errNotFast = errors.New("not for the fast scan")
 
 // newFastScanner returns a fast scanner of a file when its schema is flat
 // and every column a primitive the fast scan hashes, nil else.
-func newFastScanner(md *metadata.FileMetaData, canon *canonSchema) *fastScanner {
+func newFastScanner(md *metadata.FileMetaData, canon *Schema) *fastScanner {
 	sc := md.Schema
-	if sc.NumColumns() != canon.arrow.NumFields() {
+	if sc.NumColumns() != canon.Arrow.NumFields() {
 		return nil
 	}
 	s := &fastScanner{cols: make([]fastCol, sc.NumColumns())}
@@ -72,7 +73,7 @@ func newFastScanner(md *metadata.FileMetaData, canon *canonSchema) *fastScanner 
 		if len(col.ColumnPath()) != 1 || col.MaxRepetitionLevel() != 0 || col.MaxDefinitionLevel() > 1 {
 			return nil
 		}
-		dt := canon.arrow.Field(c).Type
+		dt := canon.Arrow.Field(c).Type
 		k := fastKindOf(col.PhysicalType(), dt)
 		fc := fastCol{s: s, kind: k, seed: checksum.ColSeed(c), maxDef: col.MaxDefinitionLevel()}
 		switch k {

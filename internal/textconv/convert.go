@@ -1,4 +1,4 @@
-package staging
+package textconv
 
 import (
 	"encoding/base64"
@@ -15,13 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
-
-// DefaultInferRows is the number of rows read to infer a CSV or JSON Lines
-// schema when none is given.
-const DefaultInferRows = 1000
-
-// textBatch is the number of CSV or JSON Lines rows per Arrow record.
-const textBatch = 16 << 10
 
 // observation kinds for schema inference.
 type inferState struct {
@@ -426,47 +419,3 @@ func releaseColumns(cols []*column) {
 		c.b.Release()
 	}
 }
-
-// textBatcher collects converted CSV or JSON Lines rows in Arrow columns and
-// writes them as records of textBatch rows.
-type textBatcher struct {
-	s      *Stager
-	what   string // names the input in errors, e.g. "CSV sales.csv"
-	schema *arrow.Schema
-	cols   []*column
-	rows   int
-}
-
-// newTextBatcher checks schema against the generation's and builds its columns.
-func (s *Stager) newTextBatcher(what string, schema *arrow.Schema) (*textBatcher, error) {
-	if err := s.checkTextSchema(what, schema); err != nil {
-		return nil, err
-	}
-	cols, err := newColumns(memory.DefaultAllocator, schema)
-	if err != nil {
-		return nil, err
-	}
-	return &textBatcher{s: s, what: what, schema: schema, cols: cols}, nil
-}
-
-// added counts one complete row, writing the batch once it is full.
-func (t *textBatcher) added() error {
-	t.rows++
-	if t.rows >= textBatch {
-		return t.flush()
-	}
-	return nil
-}
-
-// flush writes the rows collected so far, if any.
-func (t *textBatcher) flush() error {
-	if t.rows == 0 {
-		return nil
-	}
-	rec := buildRecord(t.schema, t.cols)
-	defer rec.Release()
-	t.rows = 0
-	return t.s.writeRecord(t.what, rec)
-}
-
-func (t *textBatcher) release() { releaseColumns(t.cols) }

@@ -1,4 +1,4 @@
-package staging
+package pqscan
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
@@ -15,8 +15,8 @@ import (
 // zero value is ready and computes colsum128 (what staging records); it is
 // not safe for concurrent use.
 type RowScan struct {
-	// Algo is the checksum algorithm: ChecksumColSum (or "") or
-	// ChecksumRowSum (that of generations staged before colsum128). Set it
+	// Algo is the checksum algorithm: checksum.ColSum (or "") or
+	// checksum.RowSum (that of generations staged before colsum128). Set it
 	// before the first Add.
 	Algo string
 	// Int96Nanos reads INT96 timestamp columns as Arrow's nanoseconds
@@ -25,7 +25,7 @@ type RowScan struct {
 	// staged then. Values outside 1677..2262 fail.
 	Int96Nanos bool
 
-	schema *canonSchema
+	schema *Schema
 	rows   int64
 	sum    checksum.Sums
 }
@@ -37,10 +37,10 @@ func (r *RowScan) Add(ctx context.Context, f interface {
 	io.ReaderAt
 	io.Seeker
 }, size int64, name string) error {
-	if r.Algo != "" && r.Algo != ChecksumColSum && r.Algo != ChecksumRowSum {
+	if r.Algo != "" && r.Algo != checksum.ColSum && r.Algo != checksum.RowSum {
 		return fmt.Errorf("%w: content checksum algorithm %q", ErrUnsupported, r.Algo)
 	}
-	rows, sum, canon, err := scanParquet(ctx, f, size, r.Algo == ChecksumRowSum, r.Int96Nanos)
+	rows, sum, canon, err := Scan(ctx, f, size, r.Algo == checksum.RowSum, r.Int96Nanos)
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("%s: %w", name, err)
@@ -49,8 +49,8 @@ func (r *RowScan) Add(ctx context.Context, f interface {
 	}
 	if r.schema == nil {
 		r.schema = canon
-	} else if !r.schema.equal(canon) {
-		return mismatch("Parquet file "+name, canon, r.schema)
+	} else if !r.schema.Equal(canon) {
+		return Mismatch("Parquet file "+name, canon, r.schema)
 	}
 	r.rows += rows
 	r.sum.Add(sum)
@@ -62,9 +62,9 @@ func (r *RowScan) Add(ctx context.Context, f interface {
 func (r *RowScan) Checksum() (rows int64, sum string) {
 	schema := ""
 	if r.schema != nil {
-		schema = r.schema.text
+		schema = r.schema.Text
 	}
-	if r.Algo == ChecksumRowSum {
+	if r.Algo == checksum.RowSum {
 		return r.rows, checksum.RowSumOf(schema, r.rows, r.sum.Row)
 	}
 	return r.rows, checksum.ColSumOf(schema, r.rows, r.sum.Col)
