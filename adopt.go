@@ -65,13 +65,13 @@ const AdoptedChecksumAlgo = checksum.Adopted
 // engine: it returns the generation id and the data prefix to write into
 // (Prefix is a store key; Table.Store().URI(Prefix) is its URI). The
 // reservation is fenced on the current pointer, like Stage.
-func (p *Partition) Reserve(ctx context.Context, opts swap.Options) (swap.Reservation, error) {
-	return swap.Reserve(ctx, p.t.st, p.key, opts)
+func (p *Partition) Reserve(ctx context.Context, opts CommitOptions) (swap.Reservation, error) {
+	return swap.Reserve(ctx, p.t.st, p.key, opts.swap())
 }
 
 // adopter returns the swap.AdoptFunc that describes a reservation's files
 // of partition key and checks them against the table's schema.
-func adopter(o AdoptOptions, key string, opts swap.Options) swap.AdoptFunc {
+func adopter(o AdoptOptions, key string, opts CommitOptions) swap.AdoptFunc {
 	o = o.defaults()
 	return func(ctx context.Context, st store.Store, prefix string) (manifest.Content, time.Time, error) {
 		legacy := false
@@ -129,12 +129,12 @@ func asIsOf(out []adopted) asIs {
 // swap), as a first commit from local files would, and they must then
 // hold what it records (nanosecond timestamps, say, are recorded in
 // microseconds and cannot be adopted).
-func checkAsIs(ctx context.Context, st store.Store, key string, opts swap.Options, a asIs) error {
+func checkAsIs(ctx context.Context, st store.Store, key string, opts CommitOptions, a asIs) error {
 	s := a.schema
 	if s == nil {
 		return nil
 	}
-	g, err := beginSchema(readTable(ctx, st, opts), st, key, WriteOptions{Commit: opts}, &staging.Options{})
+	g, err := beginSchema(readTable(ctx, st, opts.swap()), st, key, WriteOptions{Commit: opts}, &staging.Options{})
 	if err != nil {
 		return err
 	}

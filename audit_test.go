@@ -59,7 +59,7 @@ func auditScenario(t *testing.T, tb *pswap.Table) map[string][2]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p28.Rollback(ctx, hist[1].Generation, swap.Options{}); err != nil {
+	if _, err := p28.Rollback(ctx, hist[1].Generation, pswap.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A staged generation and a reservation, never committed.
@@ -76,7 +76,7 @@ func auditScenario(t *testing.T, tb *pswap.Table) map[string][2]string {
 		t.Fatal(err)
 	}
 	want[gen] = [2]string{"staged", "staged"}
-	rsv, err := p29.Reserve(ctx, swap.Options{})
+	rsv, err := p29.Reserve(ctx, pswap.CommitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func TestRowsumGenerationCompatibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := p.CommitStaged(ctx, gen, swap.Options{}); err != nil || res.Changed || res.Outcome != swap.Identical {
+	if res, err := p.CommitStaged(ctx, gen, pswap.CommitOptions{}); err != nil || res.Changed || res.Outcome != swap.Identical {
 		t.Fatalf("staged same rows on a rowsum128 base: %+v %v", res, err)
 	}
 
@@ -165,7 +165,7 @@ func TestAdoptVerifyRowsOnRowsumBase(t *testing.T) {
 	}
 	_, res := reserve(t, table)
 	putObj(t, st, res.Prefix+"part-0.parquet", parquetBytes(t, 0, 20))
-	r, err := p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{VerifyRows: true})
+	r, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{}, pswap.AdoptOptions{VerifyRows: true})
 	if err != nil || r.Changed || r.Outcome != swap.Identical || r.Generation != base.Manifest.Generation {
 		t.Fatalf("the same rows adopted with VerifyRows onto a rowsum128 base: %+v %v", r, err)
 	}
@@ -174,7 +174,7 @@ func TestAdoptVerifyRowsOnRowsumBase(t *testing.T) {
 	}
 	_, res = reserve(t, table)
 	putObj(t, st, res.Prefix+"part-0.parquet", parquetBytes(t, 1, 20))
-	r, err = p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{VerifyRows: true})
+	r, err = p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{}, pswap.AdoptOptions{VerifyRows: true})
 	if err != nil || !r.Changed {
 		t.Fatalf("other rows adopted with VerifyRows: %+v %v", r, err)
 	}

@@ -198,7 +198,7 @@ func TestStageThenCommitStaged(t *testing.T) {
 	st, _ := filestore.New(t.TempDir())
 	table := pswap.NewTable(st)
 	p, _ := table.Partition("dt=2026-11-29")
-	w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: "r1"}})
+	w, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "r1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,12 +210,12 @@ func TestStageThenCommitStaged(t *testing.T) {
 	if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
 		t.Fatalf("a staged generation is visible before commit: %v", err)
 	}
-	res, err := p.CommitStaged(ctx, gen, swap.Options{RunID: "r1"})
+	res, err := p.CommitStaged(ctx, gen, pswap.CommitOptions{RunID: "r1"})
 	if err != nil || !res.Changed || res.Generation != gen {
 		t.Fatalf("commit staged: %+v %v", res, err)
 	}
 	// Running the same commit again is a no-op, not "not found".
-	again, err := p.CommitStaged(ctx, gen, swap.Options{})
+	again, err := p.CommitStaged(ctx, gen, pswap.CommitOptions{})
 	if err != nil || again.Changed || again.Outcome != swap.AlreadyCommitted || again.Generation != gen {
 		t.Fatalf("second commit of the same staged generation: %+v %v", again, err)
 	}
@@ -274,7 +274,7 @@ func TestEmptyCommitThroughFacade(t *testing.T) {
 			t.Fatalf("a refused empty commit changed the partition: %v", err)
 		}
 	}
-	w, err = p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{AllowEmpty: true}})
+	w, err = p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{AllowEmpty: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

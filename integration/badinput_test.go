@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -303,9 +304,9 @@ func TestBadInput(t *testing.T) {
 func seedBad(t *testing.T, e *tableEnv) *badSeed {
 	t.Helper()
 	s := &badSeed{dir: t.TempDir()}
-	s.g1 = mustCommitRows(t, e.st, badP, 3, "g1", swap.Options{RunID: "g1"}).Generation
-	s.g2 = mustCommitRows(t, e.st, badP, 4, "g2", swap.Options{RunID: "g2"}).Generation
-	s.q = mustCommitRows(t, e.st, badQ, 5, "q", swap.Options{RunID: "q"}).Generation
+	s.g1 = mustCommitRows(t, e.st, badP, 3, "g1", pswap.CommitOptions{RunID: "g1"}).Generation
+	s.g2 = mustCommitRows(t, e.st, badP, 4, "g2", pswap.CommitOptions{RunID: "g2"}).Generation
+	s.q = mustCommitRows(t, e.st, badQ, 5, "q", pswap.CommitOptions{RunID: "q"}).Generation
 	writeCSVInput(t, s.dir, "a.csv", 3, "a")
 	// A Parquet file whose footer is intact but whose snappy-compressed
 	// pages are not.

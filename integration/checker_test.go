@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
@@ -121,9 +122,9 @@ func TestCheckerCatchesTampering(t *testing.T) {
 					t.Skip("DuckDB not installed")
 				}
 				e := e.fresh(t)
-				mustCommitRows(t, e.st, part, 10, "a", swap.Options{})
-				r := mustCommitRows(t, e.st, part, 20, "b", swap.Options{})
-				mustCommitRows(t, e.st, "dt=2026-11-30", 5, "c", swap.Options{})
+				mustCommitRows(t, e.st, part, 10, "a", pswap.CommitOptions{})
+				r := mustCommitRows(t, e.st, part, 20, "b", pswap.CommitOptions{})
+				mustCommitRows(t, e.st, "dt=2026-11-30", 5, "c", pswap.CommitOptions{})
 				rec := &recorder{TB: t}
 				e.check(rec, checkOpts{duck: tc.duck})
 				if len(rec.errs) != 0 {
@@ -157,7 +158,7 @@ func (e *tableEnv) fresh(t *testing.T) *tableEnv {
 // the temporary directory that holds it) is caught too.
 func TestCheckerSeesOutsideFileRoot(t *testing.T) {
 	e := newFileEnv(t)
-	mustCommitRows(t, e.st, "dt=2026-11-29", 3, "a", swap.Options{})
+	mustCommitRows(t, e.st, "dt=2026-11-29", 3, "a", pswap.CommitOptions{})
 	if err := os.WriteFile(filepath.Join(filepath.Dir(e.lake), "escaped.parquet"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}

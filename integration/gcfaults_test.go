@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )
@@ -38,7 +39,7 @@ func TestGCUnderFaults(t *testing.T) {
 	}
 	for i := range gens {
 		for _, p := range parts {
-			mustCommitRows(t, e.st, p, 2+i, fmt.Sprintf("%s-%d", p, i), swap.Options{RunID: fmt.Sprintf("g%d", i)})
+			mustCommitRows(t, e.st, p, 2+i, fmt.Sprintf("%s-%d", p, i), pswap.CommitOptions{RunID: fmt.Sprintf("g%d", i)})
 		}
 	}
 	before := e.check(t, checkOpts{expect: parts})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/store"
@@ -28,7 +29,7 @@ import (
 func TestManifestReadBackFault(t *testing.T) {
 	e := minioOnly(t)
 	const part = "dt=2026-11-29"
-	first := mustCommitRows(t, e.st, part, 3, "first", swap.Options{RunID: "r0"})
+	first := mustCommitRows(t, e.st, part, 3, "first", pswap.CommitOptions{RunID: "r0"})
 	st := e.viaProxy(t, 1) // no SDK retries: every fault reaches pswap
 	var putDropped, getFailed atomic.Bool
 	e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
@@ -43,7 +44,7 @@ func TestManifestReadBackFault(t *testing.T) {
 		}
 		return faultproxy.Pass
 	})
-	res, err := commitRows(st, part, 4, "second", swap.Options{RunID: "r1", BaseDelay: time.Millisecond})
+	res, err := commitRows(st, part, 4, "second", pswap.CommitOptions{RunID: "r1", BaseDelay: time.Millisecond})
 	e.proxy.SetRule(nil)
 	if !putDropped.Load() || !getFailed.Load() {
 		t.Fatalf("faults not injected: put dropped %v, read-back failed %v", putDropped.Load(), getFailed.Load())
@@ -74,7 +75,7 @@ func TestDataPutLostReplyIsNotAFailure(t *testing.T) {
 		}
 		return faultproxy.Pass
 	})
-	res, err := commitRows(st, part, 4, "a", swap.Options{RunID: "r1"})
+	res, err := commitRows(st, part, 4, "a", pswap.CommitOptions{RunID: "r1"})
 	e.proxy.SetRule(nil)
 	if !dropped.Load() {
 		t.Fatal("no data PUT was dropped")
@@ -110,7 +111,7 @@ func TestDataPutReadBackFault(t *testing.T) {
 		}
 		return faultproxy.Pass
 	})
-	_, err := commitRows(st, part, 4, "a", swap.Options{RunID: "r1"})
+	_, err := commitRows(st, part, 4, "a", pswap.CommitOptions{RunID: "r1"})
 	e.proxy.SetRule(nil)
 	if !dropped.Load() || !getFailed.Load() {
 		t.Fatalf("faults not injected: dropped %v, read-back failed %v", dropped.Load(), getFailed.Load())
@@ -184,9 +185,9 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 		t.Run(order, func(t *testing.T) {
 			e := newFileEnv(t)
 			const part = "dt=2026-11-29"
-			g1 := mustCommitRows(t, e.st, part, 3, "g1", swap.Options{RunID: "g1"})
-			mustCommitRows(t, e.st, part, 4, "g2", swap.Options{RunID: "g2"})
-			g3 := mustCommitRows(t, e.st, part, 5, "g3", swap.Options{RunID: "g3"})
+			g1 := mustCommitRows(t, e.st, part, 3, "g1", pswap.CommitOptions{RunID: "g1"})
+			mustCommitRows(t, e.st, part, 4, "g2", pswap.CommitOptions{RunID: "g2"})
+			g3 := mustCommitRows(t, e.st, part, 5, "g3", pswap.CommitOptions{RunID: "g3"})
 			// Everything was written 8 hours ago: G1 is retired longer than
 			// the default MinAge (6h) and beyond the default Keep (1).
 			old := time.Now().Add(-8 * time.Hour)
@@ -288,7 +289,7 @@ func chanClosed(ch chan struct{}) bool {
 func TestGCRemovesKilledWritersTempFiles(t *testing.T) {
 	e := newFileEnv(t)
 	const part = "dt=2026-11-29"
-	mustCommitRows(t, e.st, part, 3, "a", swap.Options{RunID: "a"})
+	mustCommitRows(t, e.st, part, 3, "a", pswap.CommitOptions{RunID: "a"})
 	// Two writers that never finished: one died two days ago, one is
 	// still writing.
 	var temps []string

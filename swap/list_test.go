@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
@@ -237,8 +238,8 @@ func TestListPointersRetriesOnePointerRead(t *testing.T) {
 			// The default options: a real (short) backoff.
 			got, err = swap.ListPointers(ctx, cs, "")
 		} else {
-			got, err = swap.ListPointersWith(ctx, cs, "", swap.ListOptions{
-				Sleep: func(context.Context, time.Duration) error { slept++; return nil }})
+			nosleep := env.With(ctx, &env.Env{Timer: func(context.Context, time.Duration) error { slept++; return nil }})
+			got, err = swap.ListPointersWith(nosleep, cs, "", swap.ListOptions{})
 		}
 		if err != nil || !same(got) {
 			t.Fatalf("503 on the GET of %s: %d partitions, %v", key, len(got), err)
@@ -261,7 +262,8 @@ func TestListPointersRetriesOnePointerRead(t *testing.T) {
 			}
 			return storetest.Fault{}
 		})
-		_, err := swap.ListPointersWith(ctx, down, "", swap.ListOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+		nosleep := env.With(ctx, &env.Env{Timer: func(context.Context, time.Duration) error { return nil }})
+		_, err := swap.ListPointersWith(nosleep, down, "", swap.ListOptions{})
 		if !errors.Is(err, store.ErrTransient) || n != swap.DefaultListReadAttempts {
 			t.Fatalf("a pointer that stays unreadable: %v after %d GETs, want the store's error after %d", err, n, swap.DefaultListReadAttempts)
 		}

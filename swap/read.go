@@ -167,12 +167,6 @@ type ListOptions struct {
 	// DefaultListReadAttempts): a transient failure of one read repeats
 	// that read, after a backoff, not the listing.
 	MaxAttempts int
-	// Sleep waits d between two attempts of a read (default: a timer that
-	// ctx cancels).
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Jitter returns a uniformly random int64 in [0, n) for the backoff
-	// (default math/rand/v2): a deterministic simulation injects its own.
-	Jitter func(n int64) int64
 }
 
 // ListPointers is ListPointersWith with the default options.
@@ -203,7 +197,7 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 	if attempts <= 0 {
 		attempts = DefaultListReadAttempts
 	}
-	reads := retry.Policy{MaxAttempts: attempts, Sleep: opts.Sleep, Jitter: opts.Jitter}
+	reads := retry.Policy{MaxAttempts: attempts}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (

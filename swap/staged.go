@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -137,7 +138,7 @@ func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
 		return err
 	}
 	key := StagedKey(t.partition, t.generation)
-	err = t.policy(t.opts.now().Add(t.opts.MaxElapsed), 1).Do(ctx, store.IsRetryable, func(int) error {
+	err = t.policy(env.From(ctx).Now().Add(t.opts.MaxElapsed), 1).Do(ctx, store.IsRetryable, func(int) error {
 		_, err := t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
 		if errors.Is(err, store.ErrPrecondition) {
 			// Our own earlier attempt, if the stored bytes are ours.
@@ -261,7 +262,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	// Reads before the transaction retry transient failures as its own
 	// requests do (the CLI runs the SDK at one attempt).
 	var pre Stats
-	reads := opts.policy(opts.now().Add(opts.MaxElapsed), 1, &pre)
+	reads := opts.policy(env.From(ctx).Now().Add(opts.MaxElapsed), 1, &pre)
 	var rec *StagedRecord
 	err := reads.Do(ctx, store.IsRetryable, func(int) (err error) {
 		rec, err = ReadStaged(ctx, st, part, gen)
@@ -303,7 +304,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	t := &Txn{st: st, partition: part, generation: gen, opts: opts, began: began, keepData: true, stats: pre}
 	if rec.legacy {
 		// No fence recorded: fence on the pointer as it is now.
-		if t.base, err = t.readPointer(ctx, opts.now().Add(opts.MaxElapsed)); err != nil {
+		if t.base, err = t.readPointer(ctx, env.From(ctx).Now().Add(opts.MaxElapsed)); err != nil {
 			return Result{}, err
 		}
 	} else {
@@ -311,7 +312,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		if t.wouldSkip(content) {
 			// A no-op judged on the recorded base is right only if the
 			// base is still current: read the pointer to be sure.
-			cur, err := t.readPointer(ctx, opts.now().Add(opts.MaxElapsed))
+			cur, err := t.readPointer(ctx, env.From(ctx).Now().Add(opts.MaxElapsed))
 			if err != nil {
 				return Result{}, err
 			}
@@ -380,7 +381,7 @@ func settleEarlier(ctx context.Context, st store.Store, part, gen string, opts O
 	}
 	t.keepData = true
 	t.began = m.CreatedAt
-	m2 := &manifest.Manifest{Partition: part, Generation: manifest.NewGenerationID(), DataGeneration: gen,
+	m2 := &manifest.Manifest{Partition: part, Generation: env.From(ctx).NewGenerationID(), DataGeneration: gen,
 		RunID: opts.RunID, Content: m.Content, CreatedAt: m.CreatedAt}
 	t.generation = m2.Generation
 	r, err := t.commit(ctx, m2)
@@ -409,7 +410,7 @@ const maxChainWalk = 1000
 // that is gen or whose data is gen's.
 func findCommitted(ctx context.Context, st store.Store, part, gen string, opts Options) (Result, bool, error) {
 	t := &Txn{st: st, partition: part, opts: opts}
-	deadline := opts.now().Add(opts.MaxElapsed)
+	deadline := env.From(ctx).Now().Add(opts.MaxElapsed)
 	cur, err := t.readPointer(ctx, deadline)
 	if err != nil || cur.Pointer == nil {
 		return Result{}, false, err

@@ -339,7 +339,7 @@ func interlopeWith(ctx context.Context, part *pswap.Partition, region string) er
 	if region == "" {
 		region = runID
 	}
-	w, err := part.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: runID}})
+	w, err := part.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: runID}})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
@@ -24,8 +23,6 @@ type CollectOptions struct {
 	// MaxAttempts bounds the attempts of each read (default 5): a
 	// transient failure repeats that read after a backoff.
 	MaxAttempts int
-	// Sleep waits between attempts (default a timer that ctx cancels).
-	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (o CollectOptions) conc() int {
@@ -40,7 +37,7 @@ func (o CollectOptions) policy() retry.Policy {
 	if n <= 0 {
 		n = 5
 	}
-	return retry.Policy{MaxAttempts: n, Sleep: o.Sleep}
+	return retry.Policy{MaxAttempts: n}
 }
 
 // Collect reads what the store holds of one partition: one listing of its

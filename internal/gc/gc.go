@@ -110,90 +110,30 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 		return tr, err
 	}
 	uploads, uerr := c.listUploads(ctx, prefix)
-	errs := []error{uerr}
+	run := &tableRun{tr: &tr, errs: []error{uerr}, on: o.OnPartition}
 	listedAt, err := c.now(ctx)
 	if err != nil {
 		return tr, err
 	}
-
-	type job struct {
-		part string
-		objs []store.Attrs
-	}
-	jobs := make(chan job)
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		seen = map[string]bool{}
-	)
-	finish := func(r Report, err error) {
-		if err != nil {
-			r.Error = err.Error()
-		}
-		if o.OnPartition != nil {
-			o.OnPartition(r)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		tr.Partitions = append(tr.Partitions, r)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("gc %s: %w", r.Partition, err))
-		}
-	}
+	jobs := make(chan partJob)
+	var wg sync.WaitGroup
 	for range o.Concurrency {
 		wg.Go(func() {
 			for j := range jobs {
-				r, err := c.collect(ctx, j.part, j.objs, listedAt, uploads[j.part])
-				finish(r, err)
+				run.finish(c.collect(ctx, j.part, j.objs, listedAt, uploads[j.part]))
 			}
 		})
 	}
-	listErr := func() error {
-		defer close(jobs)
-		var cur job
-		send := func() error {
-			if cur.part == "" {
-				return nil
-			}
-			seen[cur.part] = true
-			select {
-			case jobs <- cur:
-				cur = job{}
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		// The keys of one partition's _pswap folder are contiguous in a
-		// lexical listing: each run is handed to a worker as soon as it ends.
-		// A run cut short by an error is dropped, never collected.
-		for a, err := range st.List(ctx, prefix) {
-			if err != nil {
-				return fmt.Errorf("gc: list %s: %w", st.URI(prefix), err)
-			}
-			part, ok := swap.PartitionOf(a.Key)
-			if !ok {
-				continue
-			}
-			if part != cur.part {
-				if err := send(); err != nil {
-					return err
-				}
-				cur.part = part
-			}
-			cur.objs = append(cur.objs, a)
-		}
-		return send()
-	}()
+	seen := map[string]bool{}
+	listErr := sendPartitions(ctx, st, prefix, jobs, seen)
 	wg.Wait()
-	errs = append(errs, listErr)
+	run.errs = append(run.errs, listErr)
 	// Abandoned uploads of partitions that have no object at all.
 	if listErr == nil {
 		for _, part := range slices.Sorted(maps.Keys(uploads)) {
 			if !seen[part] {
 				r := Report{Partition: part, DryRun: o.DryRun, Kept: []string{}, KeptReasons: map[string]string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
-				err := c.abortUploads(ctx, &r, uploads[part])
-				finish(r, err)
+				run.finish(r, c.abortUploads(ctx, &r, uploads[part]))
 			}
 		}
 	}
@@ -201,7 +141,77 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 	for i := range tr.Partitions {
 		tr.Totals.Add(&tr.Partitions[i])
 	}
-	return tr, errors.Join(errs...)
+	return tr, errors.Join(run.errs...)
+}
+
+// partJob is one partition's objects, as the listing found them.
+type partJob struct {
+	part string
+	objs []store.Attrs
+}
+
+// tableRun gathers a Table run's partition reports and errors from its
+// workers.
+type tableRun struct {
+	mu   sync.Mutex
+	tr   *TableReport
+	errs []error
+	on   func(Report) // Options.OnPartition
+}
+
+// finish records a partition's report and its error, if any.
+func (t *tableRun) finish(r Report, err error) {
+	if err != nil {
+		r.Error = err.Error()
+	}
+	if t.on != nil {
+		t.on(r)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tr.Partitions = append(t.tr.Partitions, r)
+	if err != nil {
+		t.errs = append(t.errs, fmt.Errorf("gc %s: %w", r.Partition, err))
+	}
+}
+
+// sendPartitions lists prefix and sends each partition's objects to jobs,
+// then closes it. The keys of one partition's _pswap folder are contiguous
+// in a lexical listing: each run is sent as soon as it ends, and marked in
+// seen. A run cut short by an error is dropped, never collected.
+func sendPartitions(ctx context.Context, st store.Store, prefix string, jobs chan<- partJob, seen map[string]bool) error {
+	defer close(jobs)
+	var cur partJob
+	send := func() error {
+		if cur.part == "" {
+			return nil
+		}
+		seen[cur.part] = true
+		select {
+		case jobs <- cur:
+			cur = partJob{}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for a, err := range st.List(ctx, prefix) {
+		if err != nil {
+			return fmt.Errorf("gc: list %s: %w", st.URI(prefix), err)
+		}
+		part, ok := swap.PartitionOf(a.Key)
+		if !ok {
+			continue
+		}
+		if part != cur.part {
+			if err := send(); err != nil {
+				return err
+			}
+			cur.part = part
+		}
+		cur.objs = append(cur.objs, a)
+	}
+	return send()
 }
 
 // ValidatePrefix checks a key prefix for Table: a valid store prefix that

@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/internal/testing/icecheck"
@@ -25,6 +27,15 @@ import (
 )
 
 var ctx = context.Background()
+
+// noWait is ctx under an environment (internal/env) whose retries do not
+// wait.
+var noWait = env.With(ctx, &env.Env{Timer: func(context.Context, time.Duration) error { return nil }})
+
+// clocked is ctx under an environment whose local clock is now.
+func clocked(now func() time.Time) context.Context {
+	return env.With(ctx, &env.Env{Clock: now})
+}
 
 type row struct {
 	ID     int64   `parquet:"id"`
@@ -57,6 +68,11 @@ func commitErr(st store.Store, part string, n int, seed string, opts swap.Option
 // commitAny writes rows of any type as a new generation of part and swaps
 // it in.
 func commitAny[T any](st store.Store, part string, opts swap.Options, rs ...T) (swap.Result, *swap.Txn, error) {
+	return commitIn(ctx, st, part, opts, rs...)
+}
+
+// commitIn is commitAny under ctx (and its environment, internal/env).
+func commitIn[T any](ctx context.Context, st store.Store, part string, opts swap.Options, rs ...T) (swap.Result, *swap.Txn, error) {
 	txn, err := swap.Begin(ctx, st, part, opts)
 	if err != nil {
 		return swap.Result{}, nil, err

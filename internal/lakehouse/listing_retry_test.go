@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -34,7 +35,7 @@ func TestReconcileRetriesOnePointerReadAlone(t *testing.T) {
 			return storetest.Fault{}
 		}))
 		waits := 0
-		r, err := lakehouse.Publish(ctx, cs, lakehouse.Options{Sleep: func(context.Context, time.Duration) error { waits++; return nil }})
+		r, err := lakehouse.Publish(env.With(ctx, &env.Env{Timer: func(context.Context, time.Duration) error { waits++; return nil }}), cs, lakehouse.Options{})
 		if err != nil || !r.Changed || r.Partitions != 10 {
 			t.Fatalf("reconcile (503: %v): %+v %v", fault, r, err)
 		}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"github.com/twmb/avro/ocf"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -421,8 +421,7 @@ func (w *World) converge() {
 	if !w.iceberg || w.failure != nil {
 		return
 	}
-	opts := w.iceOptions(nil)
-	_, err := lakehouse.Publish(context.Background(), w.st, opts)
+	_, err := lakehouse.Publish(env.With(context.Background(), w.convergeEnv()), w.st, w.iceOptions())
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.record(Event{Actor: "CHECK", Outcome: fmt.Sprintf("final reconcile: %v", err)})
@@ -467,35 +466,15 @@ func (w *World) converge() {
 	}
 }
 
-// iceOptions are a publisher's: the simulated clock for snapshot
-// timestamps, a random source of its own, every retry wait a scheduling
-// point, one request at a time.
-func (w *World) iceOptions(a *actor) lakehouse.Options {
-	rng := rand.New(rand.NewPCG(w.cfg.Seed, 0x1ce<<32))
-	if a != nil {
-		if a.iceRand == nil {
-			a.iceRand = rand.New(rand.NewPCG(w.cfg.Seed, 0x1ce<<32|uint64(a.id)))
-		}
-		rng = a.iceRand
-	}
+// iceOptions are a publisher's: one request at a time (its clock, waits
+// and random source are its environment's: actorEnv).
+func (w *World) iceOptions() lakehouse.Options {
 	return lakehouse.Options{
 		Concurrency: 1,
 		MaxAttempts: 8,
 		MaxElapsed:  w.cfg.MaxElapsed,
-		Now:         w.clockNow,
-		Rand:        rng, // one per actor, across its publishes
-		Sleep:       func(ctx context.Context, _ time.Duration) error { return w.pauseIf(ctx, 1) },
 		Schema:      simSchema,
 	}
-}
-
-// pauseIf is a scheduling point for an actor, and nothing outside one (the
-// final reconcile).
-func (w *World) pauseIf(ctx context.Context, n int) error {
-	if a, _ := ctx.Value(actorKey{}).(*actor); a == nil {
-		return nil
-	}
-	return w.pause(ctx, n)
 }
 
 // simSchema is lakehouse's FooterSchema for the facade's Parquet files; the
@@ -544,8 +523,17 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 		if s.part == "" || !s.res.Changed {
 			return "nothing to publish"
 		}
-		opts := w.iceOptions(a)
-		if prefetch {
+		// A facade writer's commit is published through the facade
+		// (Writer.Publish); the raw files of the swap.Txn writers and the
+		// rollbacks through lakehouse itself, with simSchema, as
+		// Partition.Publish would.
+		opts := w.iceOptions()
+		facade := s.w != nil && w.cfg.Plant != PlantPublisherSkipSeqCheck
+		fopts := pswap.PublishOptions{Concurrency: opts.Concurrency, MaxAttempts: opts.MaxAttempts, MaxElapsed: opts.MaxElapsed}
+		switch {
+		case prefetch && facade:
+			fopts.Prefetch = pswap.NewTable(w.st).StartPrefetch(ctx, fopts)
+		case prefetch:
 			opts.Prefetch = lakehouse.StartPrefetch(ctx, w.st, opts)
 		}
 		if slow := a.rng.IntN(3) == 0; slow || w.cfg.Plant == PlantPublisherSkipSeqCheck {
@@ -566,10 +554,12 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: w.plantedSeq(a, s.part, s.res.Seq)}
 			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
 			pub = pswap.Publication{Published: err == nil, Version: r.Version, Err: err}
-		case s.w != nil:
-			pub = s.w.Publish(ctx, opts)
+		case facade:
+			pub = s.w.Publish(ctx, fopts)
 		default:
-			pub = s.p.Publish(ctx, s.res, opts)
+			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: s.res.Seq, Manifest: s.res.Manifest}
+			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
+			pub = pswap.Publication{Published: err == nil, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases, Err: err}
 		}
 		return w.report(a, func() string {
 			if !pub.Published {
