@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap"
@@ -200,7 +202,7 @@ func TestAdoptRefusesBadObjects(t *testing.T) {
 			if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
 				t.Fatalf("something was committed: %v", err)
 			}
-			if len(listKeys(t, mem, swap.ManifestsPrefix(apart))) != 0 {
+			if len(listKeys(t, mem, layout.ManifestsPrefix(apart))) != 0 {
 				t.Fatal("a manifest was written")
 			}
 		})

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
@@ -92,7 +94,7 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	if got := filesOf(a); len(got) != len(aFiles) {
 		t.Fatalf("the files of a generation a retained snapshot names were deleted: %v left of %v", got, aFiles)
 	}
-	if _, err := mem.Stat(ctx, swap.ManifestKey(a.Partition, a.Generation)); err != nil {
+	if _, err := mem.Stat(ctx, layout.ManifestKey(a.Partition, a.Generation)); err != nil {
 		t.Fatalf("the manifest of a generation a retained snapshot names: %v", err)
 	}
 	if len(rep.ExpiredSnapshots) != 0 {

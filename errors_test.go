@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
@@ -96,7 +98,7 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 		if _, err := commit(t, p, pswap.CommitOptions{}, kindRow{1}); err != nil {
 			t.Fatal(err)
 		}
-		key := swap.PointerKey("dt=2026-11-29")
+		key := layout.PointerKey("dt=2026-11-29")
 		data, a, _ := store.ReadAll(ctx, mem, key)
 		if _, err := mem.Put(ctx, key, []byte(strings.Replace(string(data), `"seq": 1`, `"seq": 0`, 1)), store.PutOptions{IfMatch: a.ETag}); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
@@ -220,7 +222,7 @@ func TestStageThenCommitStaged(t *testing.T) {
 		t.Fatalf("second commit of the same staged generation: %+v %v", again, err)
 	}
 	var left []string
-	for a, err := range st.List(ctx, swap.MetaPrefix("dt=2026-11-29")+"staged/") {
+	for a, err := range st.List(ctx, layout.MetaPrefix("dt=2026-11-29")+"staged/") {
 		if err != nil {
 			t.Fatal(err)
 		}

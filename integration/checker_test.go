@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -77,7 +79,7 @@ func TestCheckerCatchesTampering(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := e.st.Delete(ctx, swap.ManifestKey(part, m.Parent)); err != nil {
+				if err := e.st.Delete(ctx, layout.ManifestKey(part, m.Parent)); err != nil {
 					t.Fatal(err)
 				}
 				// A collected parent is fine; a parent that loops back is not.
@@ -87,7 +89,7 @@ func TestCheckerCatchesTampering(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e.rawWrite(t, swap.ManifestKey(part, m.Parent), data)
+				e.rawWrite(t, layout.ManifestKey(part, m.Parent), data)
 			}},
 			{"multipart upload outside the root", false, "multipart upload", func(t *testing.T, e *tableEnv, cur swap.FileRef) {
 				if e.kind != "minio" {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
@@ -94,7 +96,7 @@ func TestGCUnderFaults(t *testing.T) {
 		}
 		if strings.Contains(a.Key, "/_pswap/gen/") {
 			p := a.Key[:strings.Index(a.Key, "/_pswap/")]
-			gen := strings.SplitN(strings.TrimPrefix(a.Key, swap.GenerationsPrefix(p)), "/", 2)[0]
+			gen := strings.SplitN(strings.TrimPrefix(a.Key, layout.GenerationsPrefix(p)), "/", 2)[0]
 			if !state[p].inHistory(gen) {
 				orphans++
 			}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
@@ -199,7 +201,7 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 			})
 
 			gcPlanned, rWritten, reRead, gcDone := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
-			g1Manifest := swap.ManifestKey(part, g1.Generation)
+			g1Manifest := layout.ManifestKey(part, g1.Generation)
 			var written, reReadOnce sync.Once
 			gcStore := &hookStore{Store: e.st, beforeDelete: func() {
 				close(gcPlanned)
@@ -224,7 +226,7 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 					}
 				},
 				beforePut: func(key string) {
-					if key == swap.PointerKey(part) {
+					if key == layout.PointerKey(part) {
 						<-gcDone
 					}
 				},
@@ -294,7 +296,7 @@ func TestGCRemovesKilledWritersTempFiles(t *testing.T) {
 	// still writing.
 	var temps []string
 	for _, gen := range []string{"01a10000-0000-7000-8000-000000000001", "01a10000-0000-7000-8000-000000000002"} {
-		w, err := e.st.NewWriter(ctx, swap.DataPrefix(part, gen)+"part-00000.parquet", store.WriterOptions{PutOptions: store.PutOptions{IfNoneMatch: true}})
+		w, err := e.st.NewWriter(ctx, layout.DataPrefix(part, gen)+"part-00000.parquet", store.WriterOptions{PutOptions: store.PutOptions{IfNoneMatch: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

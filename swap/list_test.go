@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
@@ -127,7 +129,7 @@ func TestListPointersLayouts(t *testing.T) {
 				}
 			}
 			// A corrupt pointer is listed with its error.
-			if _, err := st.Put(ctx, swap.PointerKey("day=2026-12-20"), []byte("{not json"), store.PutOptions{}); err != nil {
+			if _, err := st.Put(ctx, layout.PointerKey("day=2026-12-20"), []byte("{not json"), store.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			all := slices.Concat(hourly, daily, []string{"day=2026-12-20"})
@@ -251,7 +253,7 @@ func TestListPointersRetriesOnePointerRead(t *testing.T) {
 	}
 
 	t.Run("down", func(t *testing.T) {
-		key := swap.PointerKey("day=2026-12-03")
+		key := layout.PointerKey("day=2026-12-03")
 		var n int
 		down := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
 			if c.Op == "get" && c.Key == key {

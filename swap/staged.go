@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
@@ -137,7 +139,7 @@ func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
 	if err != nil {
 		return err
 	}
-	key := StagedKey(t.partition, t.generation)
+	key := layout.StagedKey(t.partition, t.generation)
 	err = t.policy(env.From(ctx).Now().Add(t.opts.MaxElapsed), 1).Do(ctx, store.IsRetryable, func(int) error {
 		_, err := t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
 		if errors.Is(err, store.ErrPrecondition) {
@@ -187,7 +189,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 	if err := manifest.ValidateGenerationID(gen); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
 	}
-	data, _, err := store.ReadAll(ctx, st, StagedKey(part, gen))
+	data, _, err := store.ReadAll(ctx, st, layout.StagedKey(part, gen))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%s: staged generation %s: %w", part, gen, ErrGenerationNotFound)
 	}
@@ -213,7 +215,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 // store's clock, and an error matching ErrGenerationNotFound that names the
 // first file missing or changed.
 func CheckFiles(ctx context.Context, st store.Store, part, dataGen string, files []manifest.File) (time.Time, error) {
-	prefix := DataPrefix(part, dataGen)
+	prefix := layout.DataPrefix(part, dataGen)
 	have := map[string]store.Attrs{}
 	var oldest time.Time
 	for a, err := range st.List(ctx, prefix) {
@@ -281,7 +283,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 			return Result{}, fmt.Errorf("%s: generation %s is a reservation and nothing can adopt its files", part, gen)
 		}
 		err = reads.Do(ctx, store.IsRetryable, func(int) (err error) {
-			content, oldest, err = adopt(ctx, st, DataPrefix(part, gen))
+			content, oldest, err = adopt(ctx, st, layout.DataPrefix(part, gen))
 			return err
 		})
 		if err != nil {
@@ -337,7 +339,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		}
 	}
 	if err == nil || errors.Is(err, ErrStaleGeneration) {
-		st.Delete(context.WithoutCancel(ctx), StagedKey(part, gen))
+		st.Delete(context.WithoutCancel(ctx), layout.StagedKey(part, gen))
 	}
 	return res, err
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/retry"
@@ -255,7 +257,7 @@ func (t *Txn) Partition() string { return t.partition }
 func (t *Txn) Generation() string { return t.generation }
 
 // DataPrefix is where the generation's files must be written.
-func (t *Txn) DataPrefix() string { return DataPrefix(t.partition, t.generation) }
+func (t *Txn) DataPrefix() string { return layout.DataPrefix(t.partition, t.generation) }
 
 // Store returns the store of the table.
 func (t *Txn) Store() store.Store { return t.st }
@@ -298,7 +300,7 @@ func (t *Txn) Abort(ctx context.Context) error {
 func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 	var keys []string
 	if dataGen != "" {
-		for a, err := range t.st.List(ctx, DataPrefix(t.partition, dataGen)) {
+		for a, err := range t.st.List(ctx, layout.DataPrefix(t.partition, dataGen)) {
 			if err != nil {
 				return err
 			}
@@ -306,7 +308,7 @@ func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 		}
 	}
 	if manifestGen != "" {
-		keys = append(keys, ManifestKey(t.partition, manifestGen))
+		keys = append(keys, layout.ManifestKey(t.partition, manifestGen))
 	}
 	return store.DeleteAll(ctx, t.st, keys)
 }
@@ -468,7 +470,7 @@ func (a *attempt) write(ctx context.Context, base Base, rebase int) (*manifest.P
 		// new manifest under a new generation id that reuses our data. The
 		// old one was never current (the read-back proved it): remove it.
 		if a.manifestWritten {
-			t.st.Delete(context.WithoutCancel(ctx), ManifestKey(t.partition, m.Generation))
+			t.st.Delete(context.WithoutCancel(ctx), layout.ManifestKey(t.partition, m.Generation))
 		}
 		m.Generation = env.From(ctx).NewGenerationID()
 		m.DataGeneration = a.dataGen
@@ -558,7 +560,7 @@ func (t *Txn) putManifest(ctx context.Context, m *manifest.Manifest, deadline ti
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", t.partition, err)
 	}
-	key := ManifestKey(t.partition, m.Generation)
+	key := layout.ManifestKey(t.partition, m.Generation)
 	var corrupt error
 	err = t.policy(deadline, 1).Do(ctx, store.IsRetryable, func(int) error {
 		_, err := t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
@@ -602,7 +604,7 @@ func (t *Txn) swapPointer(ctx context.Context, p *manifest.Pointer, base Base, d
 	if base.Pointer == nil {
 		opts = store.PutOptions{IfNoneMatch: true, ContentType: "application/json"}
 	}
-	key := PointerKey(t.partition)
+	key := layout.PointerKey(t.partition)
 	var lastErr error
 	pol := t.policy(deadline, 1)
 	pol.OnRetry = nil // counted below: a 412 is not a retry

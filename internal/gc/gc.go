@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -47,8 +49,8 @@ func newCollector(ctx context.Context, st store.Store, o Options) (*collector, e
 	}
 	c.protected = map[string]map[string]bool{}
 	for _, k := range keys {
-		if part, ok := swap.PartitionOf(k); ok {
-			if kd, gen := swap.Classify(part, k); kd == swap.KindData {
+		if part, ok := layout.PartitionOf(k); ok {
+			if kd, gen := layout.Classify(part, k); kd == layout.KindData {
 				if c.protected[part] == nil {
 					c.protected[part] = map[string]bool{}
 				}
@@ -77,7 +79,7 @@ func Partition(ctx context.Context, st store.Store, part string, opts Options) (
 	if err != nil {
 		return r, err
 	}
-	uploads, uerr := c.listUploads(ctx, swap.MetaPrefix(part))
+	uploads, uerr := c.listUploads(ctx, layout.MetaPrefix(part))
 	r, err = c.collect(ctx, part, nil, time.Time{}, uploads[part])
 	err = errors.Join(err, uerr)
 	if err != nil && r.Error == "" {
@@ -199,7 +201,7 @@ func sendPartitions(ctx context.Context, st store.Store, prefix string, jobs cha
 		if err != nil {
 			return fmt.Errorf("gc: list %s: %w", st.URI(prefix), err)
 		}
-		part, ok := swap.PartitionOf(a.Key)
+		part, ok := layout.PartitionOf(a.Key)
 		if !ok {
 			continue
 		}
@@ -222,9 +224,9 @@ func ValidatePrefix(prefix string) error {
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return err
 	}
-	if swap.InsideMeta(prefix) {
+	if layout.InsideMeta(prefix) {
 		return fmt.Errorf("%w: prefix %q reaches inside a partition's %s folder; select whole partitions",
-			ErrInvalidOptions, prefix, swap.MetaDir)
+			ErrInvalidOptions, prefix, layout.MetaDir)
 	}
 	return nil
 }
@@ -247,9 +249,9 @@ func (c *collector) collect(ctx context.Context, part string, objs []store.Attrs
 		if listedAt, err = c.now(ctx); err != nil {
 			return r, err
 		}
-		for a, err := range c.st.List(ctx, swap.MetaPrefix(part)) {
+		for a, err := range c.st.List(ctx, layout.MetaPrefix(part)) {
 			if err != nil {
-				return r, fmt.Errorf("list %s: %w", c.st.URI(swap.MetaPrefix(part)), err)
+				return r, fmt.Errorf("list %s: %w", c.st.URI(layout.MetaPrefix(part)), err)
 			}
 			objs = append(objs, a)
 		}
@@ -265,7 +267,7 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		youngs: map[string]string{}, deleted: map[string]bool{}, collected: map[string]bool{}, orphans: map[string]bool{}}
 	for _, a := range objs {
 		l.size[a.Key] = a.Size
-		if k, gen := swap.Classify(l.part, a.Key); k == swap.KindManifest {
+		if k, gen := layout.Classify(l.part, a.Key); k == layout.KindManifest {
 			l.listed[gen] = a
 		}
 	}
@@ -371,7 +373,7 @@ func (l *listedRun) apply(ctx context.Context, a *attemptPlan) error {
 	c, part := l.c, l.part
 	var manifestKeys, rest []string
 	for _, k := range a.keys {
-		if kd, _ := swap.Classify(part, k); kd == swap.KindManifest {
+		if kd, _ := layout.Classify(part, k); kd == layout.KindManifest {
 			manifestKeys = append(manifestKeys, k)
 		} else {
 			rest = append(rest, k)
@@ -564,12 +566,12 @@ func (c *collector) spareNew(ctx context.Context, part string, keys []string, li
 		inChain[l.gen] = true
 	}
 	spare := map[string]bool{}
-	for a, err := range c.st.List(ctx, swap.ManifestsPrefix(part)) {
+	for a, err := range c.st.List(ctx, layout.ManifestsPrefix(part)) {
 		if err != nil {
-			return nil, fmt.Errorf("list %s again: %w", c.st.URI(swap.ManifestsPrefix(part)), err)
+			return nil, fmt.Errorf("list %s again: %w", c.st.URI(layout.ManifestsPrefix(part)), err)
 		}
-		k, gen := swap.Classify(part, a.Key)
-		if _, wasListed := listed[gen]; k != swap.KindManifest || wasListed || inChain[gen] {
+		k, gen := layout.Classify(part, a.Key)
+		if _, wasListed := listed[gen]; k != layout.KindManifest || wasListed || inChain[gen] {
 			continue
 		}
 		dg, ok := cache[gen]
@@ -590,8 +592,8 @@ func (c *collector) spareNew(ctx context.Context, part string, keys []string, li
 		return keys, nil
 	}
 	return slices.DeleteFunc(keys, func(k string) bool {
-		kd, gen := swap.Classify(part, k)
-		return kd == swap.KindData && spare[gen]
+		kd, gen := layout.Classify(part, k)
+		return kd == layout.KindData && spare[gen]
 	}), nil
 }
 
@@ -606,8 +608,8 @@ func (c *collector) young(ctx context.Context, part string, objs []store.Attrs, 
 	cutoff := c.orphanCutoff(now)
 	out := map[string]string{}
 	for _, a := range objs {
-		k, gen := swap.Classify(part, a.Key)
-		if k != swap.KindManifest || inChain[gen] || (!a.ModTime.IsZero() && a.ModTime.Before(cutoff)) {
+		k, gen := layout.Classify(part, a.Key)
+		if k != layout.KindManifest || inChain[gen] || (!a.ModTime.IsZero() && a.ModTime.Before(cutoff)) {
 			continue
 		}
 		dg, ok := cache[gen]
@@ -639,7 +641,7 @@ func (c *collector) listUploads(ctx context.Context, prefix string) (map[string]
 		if err != nil {
 			return out, fmt.Errorf("gc: list multipart uploads: %w", err)
 		}
-		if part, ok := swap.PartitionOf(u.Key); ok {
+		if part, ok := layout.PartitionOf(u.Key); ok {
 			out[part] = append(out[part], u)
 		}
 	}
@@ -663,7 +665,7 @@ func (c *collector) abortUploads(ctx context.Context, r *Report, uploads []store
 	cutoff := c.orphanCutoff(now)
 	var errs []error
 	for _, u := range uploads {
-		if u.Initiated.IsZero() || !u.Initiated.Before(cutoff) || !strings.HasPrefix(u.Key, swap.MetaPrefix(r.Partition)) {
+		if u.Initiated.IsZero() || !u.Initiated.Before(cutoff) || !strings.HasPrefix(u.Key, layout.MetaPrefix(r.Partition)) {
 			continue
 		}
 		if !c.o.DryRun {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
@@ -25,7 +27,7 @@ func TestReconcileRetriesOnePointerReadAlone(t *testing.T) {
 	}
 	publish(t, base, commit(t, base, "dt=2026-11-01", 4, "y", swap.Options{OnConflict: swap.Overwrite}))
 	commit(t, base, "dt=2026-11-05", 9, "z", swap.Options{OnConflict: swap.Overwrite}) // not published
-	failing := swap.PointerKey("dt=2026-11-07")
+	failing := layout.PointerKey("dt=2026-11-07")
 	run := func(fault bool) (int, map[string]int, int) {
 		st := clone(t, base)
 		cs := storetest.NewCounting(storetest.NewFaulty(st, func(c storetest.Call) storetest.Fault {

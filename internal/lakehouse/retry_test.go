@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
@@ -255,7 +257,7 @@ func TestReconcileRereadRetried(t *testing.T) {
 	}
 	clock := newTestClock()
 	flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
-		if c.Op == "get" && c.Key == swap.PointerKey(parts[2]) && c.N == 2 {
+		if c.Op == "get" && c.Key == layout.PointerKey(parts[2]) && c.N == 2 {
 			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
 		}
 		return storetest.Fault{}

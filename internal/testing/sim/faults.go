@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/swap"
 )
 
 // Damage to the Iceberg metadata from outside pswap (issue 25): an operator
@@ -213,7 +214,7 @@ func (w *World) startReconcile() reconcileStart {
 // hasFiles reports whether a generation's manifest names files (a
 // generation without any has no Iceberg manifest).
 func (w *World) hasFiles(part, gen string) bool {
-	mo, ok := w.objs[swap.ManifestKey(part, gen)]
+	mo, ok := w.objs[layout.ManifestKey(part, gen)]
 	if !ok {
 		return false
 	}

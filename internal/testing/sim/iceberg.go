@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
@@ -399,7 +401,7 @@ func (w *World) icebergContent() (map[string]map[string]bool, map[string]int64, 
 				return nil, nil, fmt.Errorf("manifest %s unreadable: %v", m.key, fs.err)
 			}
 			for _, f := range fs.files {
-				part, ok := swap.PartitionOf(f.key)
+				part, ok := layout.PartitionOf(f.key)
 				if !ok {
 					return nil, nil, fmt.Errorf("manifest %s names %s, outside any partition", m.key, f.key)
 				}
@@ -441,10 +443,10 @@ func (w *World) converge() {
 	for _, part := range w.partNames() {
 		want, wantRows := map[string]bool{}, int64(0)
 		if cur := w.truth(part).current(); cur != nil {
-			if mo, ok := w.objs[swap.ManifestKey(part, cur.gen)]; ok {
+			if mo, ok := w.objs[layout.ManifestKey(part, cur.gen)]; ok {
 				if m, err := manifest.Decode(mo.data); err == nil {
 					for _, f := range m.Files {
-						want[swap.DataPrefix(part, m.DataGen())+f.Path] = true
+						want[layout.DataPrefix(part, m.DataGen())+f.Path] = true
 					}
 					wantRows = m.Rows
 				}

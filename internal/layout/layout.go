@@ -1,4 +1,9 @@
-package swap
+// Package layout is the layout of a partition on the store: the keys of
+// its pointer, manifests, data generations and staged records, all under
+// its _pswap folder. It is the one place that spells them; every other
+// package (swap, the garbage collector, the Iceberg and Delta publishers,
+// the audit) uses these builders and Classify.
+package layout
 
 import (
 	"strings"
@@ -7,10 +12,8 @@ import (
 	"github.com/pswap/pswap/partition"
 )
 
-// The layout of one partition on the store, in this file only (the garbage
-// collector and every other package use these builders and Classify, never
-// a path of their own). Everything pswap owns lives under a "_pswap"
-// folder, which Hive-style engines skip:
+// Everything pswap owns lives under a "_pswap" folder, which Hive-style
+// engines skip:
 //
 //	<partition>/_pswap/pointer.json               the only mutable object
 //	<partition>/_pswap/manifests/<generation>.json write-once
