@@ -3,6 +3,7 @@ package pswap
 import (
 	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/inputfiles"
+	"github.com/pswap/pswap/internal/pqscan"
 
 	"context"
 	"errors"
@@ -64,13 +65,13 @@ const AdoptedChecksumAlgo = checksum.Adopted
 // engine: it returns the generation id and the data prefix to write into
 // (Prefix is a store key; Table.Store().URI(Prefix) is its URI). The
 // reservation is fenced on the current pointer, like Stage.
-func (p *Partition) Reserve(ctx context.Context, opts swap.Options) (swap.Reservation, error) {
-	return swap.Reserve(ctx, p.t.st, p.key, opts)
+func (p *Partition) Reserve(ctx context.Context, opts CommitOptions) (swap.Reservation, error) {
+	return swap.Reserve(ctx, p.t.st, p.key, opts.swap())
 }
 
 // adopter returns the swap.AdoptFunc that describes a reservation's files
 // of partition key and checks them against the table's schema.
-func adopter(o AdoptOptions, key string, opts swap.Options) swap.AdoptFunc {
+func adopter(o AdoptOptions, key string, opts CommitOptions) swap.AdoptFunc {
 	o = o.defaults()
 	return func(ctx context.Context, st store.Store, prefix string) (manifest.Content, time.Time, error) {
 		legacy := false
@@ -81,7 +82,7 @@ func adopter(o AdoptOptions, key string, opts swap.Options) swap.AdoptFunc {
 			b, err := swap.ReadPointer(ctx, st, key)
 			switch {
 			case err == nil:
-				legacy = staging.ChecksumAlgo(b.Pointer.ContentChecksum) == staging.ChecksumRowSum
+				legacy = checksum.Algo(b.Pointer.ContentChecksum) == checksum.RowSum
 			case !errors.Is(err, swap.ErrNoData):
 				return manifest.Content{}, time.Time{}, err
 			}
@@ -96,7 +97,7 @@ func adopter(o AdoptOptions, key string, opts swap.Options) swap.AdoptFunc {
 
 // asIs is what the footers of files committed as they are (adopted or
 // copied) say about their data: its schema, and the columns that every
-// file's footer proves null-free (staging.Footer.NullFree).
+// file's footer proves null-free (pqscan.Footer.NullFree).
 type asIs struct {
 	schema   *arrow.Schema
 	nullFree map[string]bool
@@ -128,12 +129,12 @@ func asIsOf(out []adopted) asIs {
 // swap), as a first commit from local files would, and they must then
 // hold what it records (nanosecond timestamps, say, are recorded in
 // microseconds and cannot be adopted).
-func checkAsIs(ctx context.Context, st store.Store, key string, opts swap.Options, a asIs) error {
+func checkAsIs(ctx context.Context, st store.Store, key string, opts CommitOptions, a asIs) error {
 	s := a.schema
 	if s == nil {
 		return nil
 	}
-	g, err := beginSchema(readTable(ctx, st, opts), st, key, WriteOptions{Commit: opts}, &staging.Options{})
+	g, err := beginSchema(readTable(ctx, st, opts.swap()), st, key, WriteOptions{Commit: opts}, &staging.Options{})
 	if err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 // minParquetSize is the smallest Parquet file: magic, footer length, magic.
 const minParquetSize = 12
 
-// adoptFile reads one file's footer through staging.ReadFooter, over ranged
+// adoptFile reads one file's footer through pqscan.ReadFooter, over ranged
 // GETs: the first read takes the last TailSize bytes (Arrow's reader asks
 // for the last 64 KiB); a footer longer than that costs one more GET.
 func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs, o AdoptOptions) adopted {
@@ -269,7 +270,7 @@ func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs
 	default:
 		return bad(errors.New("not a Parquet file (it does not end in PAR1: truncated, or another format)"))
 	}
-	f, err := staging.ReadFooter(r, a.Size)
+	f, err := pqscan.ReadFooter(r, a.Size)
 	start, window := r.Window()
 	switch {
 	case r.Err() != nil:
@@ -309,9 +310,9 @@ func changed(err error) error {
 // rowsum128 checksum as its equivalent (a second scan of each spooled file,
 // only onto a generation that records one).
 func scanRows(ctx context.Context, st store.Store, prefix string, files []manifest.File, legacy bool) (int64, string, []string, error) {
-	scans := []*staging.RowScan{{}}
+	scans := []*pqscan.RowScan{{}}
 	if legacy {
-		scans = append(scans, &staging.RowScan{Algo: staging.ChecksumRowSum})
+		scans = append(scans, &pqscan.RowScan{Algo: checksum.RowSum})
 	}
 	for _, f := range files {
 		if err := scanOne(ctx, st, prefix+f.Path, f, scans); err != nil {
@@ -327,7 +328,7 @@ func scanRows(ctx context.Context, st store.Store, prefix string, files []manife
 	return rows, sum, equiv, nil
 }
 
-func scanOne(ctx context.Context, st store.Store, key string, f manifest.File, scans []*staging.RowScan) error {
+func scanOne(ctx context.Context, st store.Store, key string, f manifest.File, scans []*pqscan.RowScan) error {
 	rc, a, err := st.Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("verify rows of %s: %w", st.URI(key), err)

@@ -117,7 +117,7 @@ func TestAdoptOnMinIORequests(t *testing.T) {
 			}
 			putObj(t, st, res.Prefix+"_SUCCESS", nil)
 			w.take()
-			r, err := p.CommitStaged(ctx, res.Generation, swap.Options{})
+			r, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 			if err != nil || !r.Changed || r.Rows != int64(100*n) || r.Files != n {
 				t.Fatalf("adopt: %+v %v", r, err)
 			}

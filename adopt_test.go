@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap"
@@ -50,7 +52,7 @@ func reserve(t testing.TB, table *pswap.Table) (*pswap.Partition, swap.Reservati
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Reserve(ctx, swap.Options{})
+	res, err := p.Reserve(ctx, pswap.CommitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestAdoptRequestCount(t *testing.T) {
 				putObj(t, mem, res.Prefix+m, []byte("marker"))
 			}
 			cs.Reset()
-			r, err := p.CommitStaged(ctx, res.Generation, swap.Options{})
+			r, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 			if err != nil || !r.Changed || r.Rows != int64(10*n) || r.Files != n {
 				t.Fatalf("adopt: %+v %v", r, err)
 			}
@@ -128,12 +130,12 @@ func firstCommit(t testing.TB, table *pswap.Table, raw store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Reserve(ctx, swap.Options{})
+	res, err := p.Reserve(ctx, pswap.CommitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	putObj(t, raw, res.Prefix+"part-0.parquet", parquetBytes(t, 0, 10))
-	if _, err := p.CommitStaged(ctx, res.Generation, swap.Options{}); err != nil {
+	if _, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tablemeta.Load(ctx, table.Store()); err != nil {
@@ -149,7 +151,7 @@ func TestAdoptLargeFooter(t *testing.T) {
 	p, res := reserve(t, table)
 	putObj(t, mem, res.Prefix+"a.parquet", parquetBytes(t, 0, 5))
 	cs.Reset()
-	r, err := p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{TailSize: 16})
+	r, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{}, pswap.AdoptOptions{TailSize: 16})
 	if err != nil || r.Rows != 5 {
 		t.Fatalf("%+v %v", r, err)
 	}
@@ -193,14 +195,14 @@ func TestAdoptRefusesBadObjects(t *testing.T) {
 			for name, b := range c.files {
 				putObj(t, mem, res.Prefix+name, b)
 			}
-			_, err := p.CommitStaged(ctx, res.Generation, swap.Options{})
+			_, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 			if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want %v naming %q", err, c.is, c.want)
 			}
 			if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
 				t.Fatalf("something was committed: %v", err)
 			}
-			if len(listKeys(t, mem, swap.ManifestsPrefix(apart))) != 0 {
+			if len(listKeys(t, mem, layout.ManifestsPrefix(apart))) != 0 {
 				t.Fatal("a manifest was written")
 			}
 		})
@@ -228,7 +230,7 @@ func TestVerifyAdoptedFiles(t *testing.T) {
 	a, b := parquetBytes(t, 0, 10), parquetBytes(t, 100, 10)
 	putObj(t, mem, res.Prefix+"a.parquet", a)
 	putObj(t, mem, res.Prefix+"b.parquet", b)
-	if _, err := p.CommitStaged(ctx, res.Generation, swap.Options{}); err != nil {
+	if _, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if rep, err := p.Verify(ctx); err != nil || !rep.OK {
@@ -262,13 +264,13 @@ func TestAdoptIdenticalContent(t *testing.T) {
 	data := parquetBytes(t, 0, 20)
 	p, res := reserve(t, table)
 	putObj(t, st, res.Prefix+"part-0-aaa.parquet", data)
-	first, err := p.CommitStaged(ctx, res.Generation, swap.Options{})
+	first, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 	if err != nil || !first.Changed {
 		t.Fatalf("%+v %v", first, err)
 	}
 	_, res2 := reserve(t, table)
 	putObj(t, st, res2.Prefix+"part-0-bbb.parquet", data)
-	r, err := p.CommitStaged(ctx, res2.Generation, swap.Options{})
+	r, err := p.CommitStaged(ctx, res2.Generation, pswap.CommitOptions{})
 	if err != nil || r.Changed || r.Outcome != swap.Identical || r.Generation != first.Generation {
 		t.Fatalf("the same bytes again: %+v %v", r, err)
 	}
@@ -278,7 +280,7 @@ func TestAdoptIdenticalContent(t *testing.T) {
 	if err := os.WriteFile(local, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{Force: true}})
+	w, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{Force: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,13 +293,13 @@ func TestAdoptIdenticalContent(t *testing.T) {
 	}
 	_, res3 := reserve(t, table)
 	putObj(t, st, res3.Prefix+"x.parquet", parquetBytes(t, 0, 20))
-	r, err = p.CommitStaged(ctx, res3.Generation, swap.Options{}, pswap.AdoptOptions{VerifyRows: true})
+	r, err = p.CommitStaged(ctx, res3.Generation, pswap.CommitOptions{}, pswap.AdoptOptions{VerifyRows: true})
 	if err != nil || r.Changed || r.Outcome != swap.Identical {
 		t.Fatalf("equal rows with VerifyRows: %+v %v", r, err)
 	}
 	_, res4 := reserve(t, table)
 	putObj(t, st, res4.Prefix+"x.parquet", parquetBytes(t, 1, 20))
-	r, err = p.CommitStaged(ctx, res4.Generation, swap.Options{}, pswap.AdoptOptions{VerifyRows: true})
+	r, err = p.CommitStaged(ctx, res4.Generation, pswap.CommitOptions{}, pswap.AdoptOptions{VerifyRows: true})
 	if err != nil || !r.Changed {
 		t.Fatalf("other rows with VerifyRows: %+v %v", r, err)
 	}
@@ -321,7 +323,7 @@ func TestAdoptFileChangedMidRead(t *testing.T) {
 	})
 	p, res = reserve(t, pswap.NewTable(faulty))
 	putObj(t, mem, res.Prefix+"a.parquet", parquetBytes(t, 0, 5))
-	_, err := p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{TailSize: 16})
+	_, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{}, pswap.AdoptOptions{TailSize: 16})
 	if err == nil || !strings.Contains(err.Error(), "changed while") || errors.Is(err, pswap.ErrBadInput) || errors.Is(err, staging.ErrCorrupt) || pswap.IsRetryable(err) {
 		t.Fatalf("file replaced mid-adoption: %v", err)
 	}
@@ -346,7 +348,7 @@ func TestAdoptCheckedAgainstTableSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	putObj(t, mem, res.Prefix+"part-0.parquet", buf.Bytes())
-	_, err := p.CommitStaged(ctx, res.Generation, swap.Options{})
+	_, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 	if !errors.Is(err, pswap.ErrSchemaMismatch) {
 		t.Fatalf("files of another schema: %v, want ErrSchemaMismatch", err)
 	}
@@ -355,7 +357,7 @@ func TestAdoptCheckedAgainstTableSchema(t *testing.T) {
 	}
 	_, res2 := reserve(t, table)
 	putObj(t, mem, res2.Prefix+"part-0.parquet", parquetBytes(t, 0, 3))
-	if r, err := p.CommitStaged(ctx, res2.Generation, swap.Options{}); err != nil || !r.Changed {
+	if r, err := p.CommitStaged(ctx, res2.Generation, pswap.CommitOptions{}); err != nil || !r.Changed {
 		t.Fatalf("files of the table's schema: %+v %v", r, err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/pswap/pswap/internal/audit"
 	"github.com/pswap/pswap/internal/inputfiles"
-	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 )
@@ -81,8 +80,8 @@ func AuditTableURL(tableURL string) (string, error) {
 // AuditPublishOptions tune Table.PublishAudit. The zero value works.
 type AuditPublishOptions struct {
 	Audit AuditOptions
-	// Lakehouse are the options of the audit table's Iceberg publish.
-	Lakehouse lakehouse.Options
+	// Publish are the options of the audit table's Iceberg publish.
+	Publish PublishOptions
 	// Parallel bounds the audit partitions committed at once (default 4).
 	Parallel int
 }
@@ -94,7 +93,7 @@ type AuditPublication struct {
 	Changed    int // audit partitions that got a new generation
 	Emptied    int // audit partitions whose rows all went (gc removed their attempts)
 	// Publish is the audit table's Iceberg publish.
-	Publish lakehouse.Result
+	Publish PublishResult
 }
 
 // AuditPartitionColumn is the partition column of the audit table: the
@@ -182,7 +181,7 @@ func (t *Table) PublishAudit(ctx context.Context, dst *Table, opts AuditPublishO
 	if err := errors.Join(errs...); err != nil {
 		return pub, err
 	}
-	pub.Publish, err = dst.Publish(ctx, opts.Lakehouse)
+	pub.Publish, err = dst.Publish(ctx, opts.Publish)
 	if err != nil {
 		return pub, fmt.Errorf("publish the audit table %s: %w", dst.URL(), err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -59,7 +61,7 @@ func auditScenario(t *testing.T, tb *pswap.Table) map[string][2]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p28.Rollback(ctx, hist[1].Generation, swap.Options{}); err != nil {
+	if _, err := p28.Rollback(ctx, hist[1].Generation, pswap.CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A staged generation and a reservation, never committed.
@@ -76,7 +78,7 @@ func auditScenario(t *testing.T, tb *pswap.Table) map[string][2]string {
 		t.Fatal(err)
 	}
 	want[gen] = [2]string{"staged", "staged"}
-	rsv, err := p29.Reserve(ctx, swap.Options{})
+	rsv, err := p29.Reserve(ctx, pswap.CommitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func auditScenario(t *testing.T, tb *pswap.Table) map[string][2]string {
 	// committed: no pointer), and one that died between its manifest and
 	// its swap.
 	dead := manifest.NewGenerationID()
-	if _, err := tb.Store().Put(ctx, swap.DataPrefix("dt=2026-11-30", dead)+"part-00000.parquet", []byte("partial"), pswapPutNew); err != nil {
+	if _, err := tb.Store().Put(ctx, layout.DataPrefix("dt=2026-11-30", dead)+"part-00000.parquet", []byte("partial"), pswapPutNew); err != nil {
 		t.Fatal(err)
 	}
 	want[dead] = [2]string{"staged", "uncommitted"}
@@ -99,7 +101,7 @@ func auditScenario(t *testing.T, tb *pswap.Table) map[string][2]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tb.Store().Put(ctx, swap.ManifestKey("dt=2026-11-27", m.Generation), data, pswapPutNew); err != nil {
+	if _, err := tb.Store().Put(ctx, layout.ManifestKey("dt=2026-11-27", m.Generation), data, pswapPutNew); err != nil {
 		t.Fatal(err)
 	}
 	want[m.Generation] = [2]string{"commit", "failed"}

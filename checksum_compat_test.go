@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -73,7 +74,7 @@ func TestRowsumGenerationCompatibility(t *testing.T) {
 	}
 	commitWithChecksum(t, st, key, rows, func(c manifest.Content) string { return c.Equivalent[0] })
 	snap, err := p.Current(ctx)
-	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, staging.ChecksumRowSum+":") {
+	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, checksum.RowSum+":") {
 		t.Fatalf("v1 generation: %v %v", snap, err)
 	}
 	v1Gen := snap.Manifest.Generation
@@ -102,7 +103,7 @@ func TestRowsumGenerationCompatibility(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := p.CommitStaged(ctx, gen, swap.Options{}); err != nil || res.Changed || res.Outcome != swap.Identical {
+	if res, err := p.CommitStaged(ctx, gen, pswap.CommitOptions{}); err != nil || res.Changed || res.Outcome != swap.Identical {
 		t.Fatalf("staged same rows on a rowsum128 base: %+v %v", res, err)
 	}
 
@@ -112,7 +113,7 @@ func TestRowsumGenerationCompatibility(t *testing.T) {
 		t.Fatalf("other rows: %+v", res)
 	}
 	snap, err = p.Current(ctx)
-	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, staging.ChecksumColSum+":") {
+	if err != nil || !strings.HasPrefix(snap.Manifest.ContentChecksum, checksum.ColSum+":") {
 		t.Fatalf("new generation: %v %v", snap, err)
 	}
 	if rep, err := p.Verify(ctx); err != nil || !rep.OK {
@@ -124,9 +125,9 @@ func TestRowsumGenerationCompatibility(t *testing.T) {
 
 	// Recorded checksums that the rows do not match, in either algorithm.
 	for name, pick := range map[string]func(c manifest.Content) string{
-		"colsum128": func(c manifest.Content) string { return staging.ChecksumColSum + ":" + strings.Repeat("0", 32) },
+		"colsum128": func(c manifest.Content) string { return checksum.ColSum + ":" + strings.Repeat("0", 32) },
 		"rowsum128": func(c manifest.Content) string {
-			return staging.ChecksumRowSum + ":" + strings.TrimPrefix(c.ContentChecksum, staging.ChecksumColSum+":")
+			return checksum.RowSum + ":" + strings.TrimPrefix(c.ContentChecksum, checksum.ColSum+":")
 		},
 	} {
 		rows[8].Name = name
@@ -159,12 +160,12 @@ func TestAdoptVerifyRowsOnRowsumBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, err := p.Current(ctx)
-	if err != nil || staging.ChecksumAlgo(base.Manifest.ContentChecksum) != staging.ChecksumRowSum {
+	if err != nil || checksum.Algo(base.Manifest.ContentChecksum) != checksum.RowSum {
 		t.Fatalf("base: %v %v", base, err)
 	}
 	_, res := reserve(t, table)
 	putObj(t, st, res.Prefix+"part-0.parquet", parquetBytes(t, 0, 20))
-	r, err := p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{VerifyRows: true})
+	r, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{}, pswap.AdoptOptions{VerifyRows: true})
 	if err != nil || r.Changed || r.Outcome != swap.Identical || r.Generation != base.Manifest.Generation {
 		t.Fatalf("the same rows adopted with VerifyRows onto a rowsum128 base: %+v %v", r, err)
 	}
@@ -173,12 +174,12 @@ func TestAdoptVerifyRowsOnRowsumBase(t *testing.T) {
 	}
 	_, res = reserve(t, table)
 	putObj(t, st, res.Prefix+"part-0.parquet", parquetBytes(t, 1, 20))
-	r, err = p.CommitStaged(ctx, res.Generation, swap.Options{}, pswap.AdoptOptions{VerifyRows: true})
+	r, err = p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{}, pswap.AdoptOptions{VerifyRows: true})
 	if err != nil || !r.Changed {
 		t.Fatalf("other rows adopted with VerifyRows: %+v %v", r, err)
 	}
 	snap, err := p.Current(ctx)
-	if err != nil || staging.ChecksumAlgo(snap.Manifest.ContentChecksum) != staging.ChecksumColSum {
+	if err != nil || checksum.Algo(snap.Manifest.ContentChecksum) != checksum.ColSum {
 		t.Fatalf("the new generation records %v, want colsum128 (%v)", snap, err)
 	}
 	if rep, err := p.Verify(ctx); err != nil || !rep.OK {

@@ -2,164 +2,124 @@ package pswap
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"time"
 
-	"github.com/pswap/pswap/internal/deltalog"
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/store"
 )
 
-// GCOptions are Table.GC's: the collector's own options, which partitions
-// to collect, and how long the Iceberg snapshots keep their files.
+// GCNone, as GCOptions.Keep, MinAge, OrphanAge or CommitWindow, turns that
+// rule off (keep no retired generation; no age or window), where 0 means
+// its default.
+const GCNone = gc.None
+
+// GCOptions tune Table.GC. The zero value works: keep one retired
+// generation, everything retired in the last 6 hours, and whatever the
+// Iceberg snapshots of the last 6 hours name; delete uncommitted
+// generations older than a day; four partitions at once.
 type GCOptions struct {
-	gc.Options
-	// Prefix collects the partitions whose key starts with it (gc.Table).
-	Prefix string
-	// Partitions, when not empty, collects exactly these partitions
-	// (gc.Partition each, Options.Concurrency at a time); Prefix must be "".
-	Partitions []string
-	// SnapshotRetention: the data files of the current Iceberg snapshot and
-	// of every snapshot younger than this are never deleted, and a run over
-	// the whole table (no Prefix, no Partitions, not DryRun) then expires
-	// the older snapshots with the metadata only they use. 0: MinAge (only
-	// the current snapshot when MinAge is gc.None).
+	// Keep is the number of most recently retired generations kept for
+	// rollback, besides the current one (default 1).
+	Keep int
+	// MinAge keeps every generation retired less than MinAge ago: a reader
+	// that resolved it while it was current may still be reading its files
+	// (default 6h).
+	MinAge time.Duration
+	// OrphanAge: the objects of generations never committed (a crashed or
+	// refused writer's) are deleted once all of them are older than
+	// OrphanAge plus CommitWindow (default 24h). It must be at least the
+	// writers' CommitOptions.GracePeriod.
+	OrphanAge time.Duration
+	// CommitWindow is the longest time between a writer's grace-period
+	// check and its pointer swap, or a publisher's pointer read and its
+	// version (default 15m); it must exceed CommitOptions.MaxElapsed and
+	// PublishOptions.MaxElapsed.
+	CommitWindow time.Duration
+	// SnapshotRetention: the files of the current Iceberg snapshot and of
+	// every snapshot younger than this are never deleted, and a run over
+	// the whole table expires the older snapshots (default: MinAge).
 	SnapshotRetention time.Duration
-	// Iceberg tunes the reads of the Iceberg metadata and the expiry; its
-	// Retention is SnapshotRetention, and its clock (Now) is the store's
-	// unless set.
-	Iceberg lakehouse.ExpireOptions
+	// MetadataMinAge: Iceberg metadata files younger than this are never
+	// deleted by the expiry (default 1h).
+	MetadataMinAge time.Duration
+	// Prefix collects the partitions whose key starts with it ("dt=2026-").
+	Prefix string
+	// Partitions, when not empty, collects exactly these partitions;
+	// Prefix must then be "".
+	Partitions []string
+	// DryRun reports exactly what would be deleted, and deletes nothing.
+	DryRun bool
+	// Concurrency is the number of partitions collected at once (default 4).
+	Concurrency int
+	// Catalog, when not nil, is the table's Iceberg catalog: the expiry
+	// commits its version there before it deletes any metadata.
+	Catalog Catalog
 }
 
-// GCReport is what Table.GC did.
+// GCReport is what Table.GC did (in a dry run: would do).
 type GCReport struct {
-	Partitions []gc.Report
-	Totals     gc.Totals
-	// Expired is what the snapshot expiry did (zero when it did not run).
-	Expired lakehouse.ExpireResult
-	// ExpireErr is why the expiry failed: a warning, not a failure of the
-	// collection (the files the snapshots name stay protected either way).
+	Partitions []GCPartition
+	Totals     GCTotals
+	// ExpiredSnapshots are the ids of the Iceberg snapshots expired.
+	ExpiredSnapshots []int64
+	// ExpireErr is why the snapshot expiry failed: a warning, not a
+	// failure of the collection (the files the snapshots name stay
+	// protected either way).
 	ExpireErr error
 }
 
-// GC collects garbage the way `pswap gc` does: gc.Table (or gc.Partition
-// for each of Partitions), keeping whatever the table's Iceberg snapshots
-// still name (gc.Options.Protect fed by lakehouse.Referenced, on the
-// store's clock), then, for a whole-table run that succeeded, expiring the
-// snapshots older than the retention (lakehouse.Expire). Options.Protect,
-// when set, is asked as well. OnPartition is called as each partition ends.
+// GCPartition is what Table.GC did to one partition.
+type GCPartition struct {
+	Partition string
+	// Current is the generation current when the run planned the
+	// partition; Kept are the committed generations kept, current first.
+	Current string
+	Kept    []string
+	// Collected are the retired generations deleted, Orphans the
+	// uncommitted ones.
+	Collected []string
+	Orphans   []string
+	// Objects and Bytes count what was deleted; Keys are the deleted keys,
+	// relative to the table's root.
+	Objects int
+	Bytes   int64
+	Keys    []string
+	// Error is this partition's failure, if any.
+	Error string
+}
+
+// GCTotals sum a GC run's partitions.
+type GCTotals struct {
+	Partitions int
+	Kept       int // generations kept
+	Collected  int // retired generations deleted
+	Orphans    int // uncommitted generations deleted
+	Objects    int
+	Bytes      int64
+	Uploads    int // abandoned multipart uploads aborted
+	Errors     int // partitions that failed
+}
+
+// GC collects garbage the way `pswap gc` does: it deletes the retired
+// generations no rule keeps and the generations never committed, keeping
+// whatever the table's Iceberg snapshots and Delta log still name; a run
+// over the whole table that succeeded then expires the Iceberg snapshots
+// older than the retention.
 func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
-	var rep GCReport
-	if opts.Prefix != "" && len(opts.Partitions) > 0 {
-		return rep, fmt.Errorf("%w: a prefix and a list of partitions are mutually exclusive", gc.ErrInvalidOptions)
+	o := gc.CollectOptions{
+		Options: gc.Options{Keep: opts.Keep, MinAge: opts.MinAge, OrphanAge: opts.OrphanAge,
+			CommitWindow: opts.CommitWindow, DryRun: opts.DryRun, Concurrency: opts.Concurrency},
+		Prefix: opts.Prefix, Partitions: opts.Partitions, SnapshotRetention: opts.SnapshotRetention,
+		Iceberg: lakehouse.ExpireOptions{MinAge: opts.MetadataMinAge},
 	}
-	retention := opts.SnapshotRetention
-	if retention <= 0 {
-		switch m := opts.MinAge; {
-		case m == 0:
-			retention = gc.DefaultMinAge
-		case m < 0:
-			retention = time.Nanosecond // the current snapshot only
-		default:
-			retention = m
-		}
+	if opts.Catalog != nil {
+		o.Iceberg.Catalog = opts.Catalog
 	}
-	ice := opts.Iceberg
-	ice.Retention = retention
-	o := opts.Options
-	own := o.Protect
-	o.Protect = func(ctx context.Context) ([]string, error) {
-		io, err := t.icebergClock(ctx, ice)
-		if err != nil {
-			return nil, err
-		}
-		keys, err := lakehouse.Referenced(ctx, t.st, io)
-		if err != nil {
-			return nil, err
-		}
-		// And what a Delta reader may still open: the current files and
-		// those removed within delta.deletedFileRetentionDuration (none
-		// without a _delta_log).
-		dkeys, err := deltalog.Referenced(ctx, t.st, io.Now())
-		if err != nil {
-			return nil, fmt.Errorf("the Delta log's files: %w", err)
-		}
-		keys = append(keys, dkeys...)
-		if own == nil {
-			return keys, nil
-		}
-		more, err := own(ctx)
-		return append(keys, more...), err
+	r, err := gc.Collect(ctx, t.st, o)
+	rep := GCReport{Totals: GCTotals(r.Totals), ExpiredSnapshots: r.Expired.Expired, ExpireErr: r.ExpireErr}
+	for _, p := range r.Partitions {
+		rep.Partitions = append(rep.Partitions, GCPartition{Partition: p.Partition, Current: p.Current, Kept: p.Kept,
+			Collected: p.Collected, Orphans: p.Orphans, Objects: p.Objects, Bytes: p.Bytes, Keys: p.Keys, Error: p.Error})
 	}
-	var err error
-	if len(opts.Partitions) > 0 {
-		rep.Partitions, err = t.gcPartitions(ctx, opts.Partitions, o)
-	} else {
-		var tr gc.TableReport
-		tr, err = gc.Table(ctx, t.st, opts.Prefix, o)
-		rep.Partitions = tr.Partitions
-	}
-	for i := range rep.Partitions {
-		rep.Totals.Add(&rep.Partitions[i])
-	}
-	if err != nil && rep.Totals.Errors == 0 {
-		// The run failed outside any partition (the listing itself: access
-		// denied, store down): the totals must not read as clean.
-		rep.Totals.Errors = 1
-	}
-	if err != nil || o.DryRun || len(opts.Partitions) > 0 || opts.Prefix != "" {
-		return rep, err
-	}
-	io, cerr := t.icebergClock(ctx, ice)
-	if cerr == nil {
-		rep.Expired, cerr = lakehouse.Expire(ctx, t.st, io)
-	}
-	// The Delta log's entries and checkpoints past delta.logRetentionDuration.
-	if cerr == nil {
-		_, cerr = deltalog.Expire(ctx, t.st, io.Now())
-	}
-	rep.ExpireErr = cerr
-	return rep, nil
-}
-
-// icebergClock sets the options' clock to the store's, read now, unless
-// the caller set one: snapshot retention and metadata ages are judged by
-// the store's time, as every age GC judges.
-func (t *Table) icebergClock(ctx context.Context, o lakehouse.ExpireOptions) (lakehouse.ExpireOptions, error) {
-	if o.Now != nil {
-		return o, nil
-	}
-	now, err := store.Now(ctx, t.st)
-	if err != nil {
-		return o, err
-	}
-	o.Now = func() time.Time { return now }
-	return o, nil
-}
-
-// gcPartitions collects the named partitions, Concurrency at a time.
-func (t *Table) gcPartitions(ctx context.Context, keys []string, o gc.Options) ([]gc.Report, error) {
-	n := o.Concurrency
-	if n <= 0 {
-		n = gc.DefaultConcurrency
-	}
-	reports := make([]gc.Report, len(keys))
-	errs := make([]error, len(keys))
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	for i, k := range keys {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			reports[i], errs[i] = gc.Partition(ctx, t.st, k, o)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("gc %s: %w", k, errs[i])
-			}
-		})
-	}
-	wg.Wait()
-	return reports, errors.Join(errs...)
+	return rep, err
 }

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/gc"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -54,7 +56,7 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pub := w.Publish(ctx, lakehouse.Options{Now: clock.Now}); !pub.Published {
+		if pub := w.Publish(env.With(ctx, &env.Env{Clock: clock.Now}), pswap.PublishOptions{}); !pub.Published {
 			t.Fatal(pub.Err)
 		}
 		clock.Add(time.Second)
@@ -79,10 +81,10 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	opts := pswap.GCOptions{
 		// A short orphan age: the files of a generation whose manifest
 		// went would be an orphan's at once; the generation Iceberg still
-		// names keeps its manifest (gc.Options.Protect).
-		Options:           gc.Options{Keep: gc.None, MinAge: gc.None, OrphanAge: time.Second, CommitWindow: time.Second, Concurrency: 1},
+		// names keeps its manifest.
+		Keep: pswap.GCNone, MinAge: pswap.GCNone, OrphanAge: time.Second, CommitWindow: time.Second, Concurrency: 1,
 		SnapshotRetention: 10 * time.Second,
-		Iceberg:           lakehouse.ExpireOptions{MinAge: time.Second},
+		MetadataMinAge:    time.Second,
 	}
 	clock.Add(5 * time.Second) // a retired 6 s ago, its snapshot is 7 s old
 	rep, err := tbl.GC(ctx, opts)
@@ -92,11 +94,11 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	if got := filesOf(a); len(got) != len(aFiles) {
 		t.Fatalf("the files of a generation a retained snapshot names were deleted: %v left of %v", got, aFiles)
 	}
-	if _, err := mem.Stat(ctx, swap.ManifestKey(a.Partition, a.Generation)); err != nil {
+	if _, err := mem.Stat(ctx, layout.ManifestKey(a.Partition, a.Generation)); err != nil {
 		t.Fatalf("the manifest of a generation a retained snapshot names: %v", err)
 	}
-	if len(rep.Expired.Expired) != 0 {
-		t.Fatalf("expired %v within the retention", rep.Expired.Expired)
+	if len(rep.ExpiredSnapshots) != 0 {
+		t.Fatalf("expired %v within the retention", rep.ExpiredSnapshots)
 	}
 	clock.Add(10 * time.Second)
 	rep, err = tbl.GC(ctx, opts)
@@ -106,8 +108,8 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	if got := filesOf(a); len(got) != 0 {
 		t.Fatalf("the files of %s survived their snapshot's retention: %v", a.Generation, got)
 	}
-	if len(rep.Expired.Expired) != 1 || rep.Totals.Objects != len(aFiles)+1 {
-		t.Fatalf("expired %v, deleted %d objects; want 1 snapshot and %d (a's files and manifest)", rep.Expired.Expired, rep.Totals.Objects, len(aFiles)+1)
+	if len(rep.ExpiredSnapshots) != 1 || rep.Totals.Objects != len(aFiles)+1 {
+		t.Fatalf("expired %v, deleted %d objects; want 1 snapshot and %d (a's files and manifest)", rep.ExpiredSnapshots, rep.Totals.Objects, len(aFiles)+1)
 	}
 	// What the metadata names is there, and is b's.
 	keys, err := lakehouse.Referenced(ctx, mem, lakehouse.ExpireOptions{Now: clock.Now, Retention: time.Hour})
@@ -163,7 +165,7 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 			t.Fatal(err)
 		}
 		if publish {
-			if pub := w.Publish(ctx, lakehouse.Options{Now: clock.Now}); !pub.Published {
+			if pub := w.Publish(env.With(ctx, &env.Env{Clock: clock.Now}), pswap.PublishOptions{}); !pub.Published {
 				t.Fatal(pub.Err)
 			}
 		}
@@ -197,9 +199,9 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 		t.Fatalf("objects of the first generation: %v", aObjects)
 	}
 	opts := pswap.GCOptions{
-		Options:           gc.Options{Keep: gc.None, MinAge: gc.None, OrphanAge: time.Second, CommitWindow: time.Second, Concurrency: 1},
+		Keep: pswap.GCNone, MinAge: pswap.GCNone, OrphanAge: time.Second, CommitWindow: time.Second, Concurrency: 1,
 		SnapshotRetention: 30 * time.Second,
-		Iceberg:           lakehouse.ExpireOptions{MinAge: time.Second},
+		MetadataMinAge:    time.Second,
 	}
 	clock.Add(10 * time.Second) // a's snapshot is 13 s old: retained
 	for run := 1; run <= 2; run++ {
@@ -241,7 +243,7 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rb, err := cday.Rollback(ctx, a.Generation, swap.Options{}); err != nil || !rb.Changed || rb.Rows != 3 {
+	if rb, err := cday.Rollback(ctx, a.Generation, pswap.CommitOptions{}); err != nil || !rb.Changed || rb.Rows != 3 {
 		t.Fatalf("rollback to the protected generation: %+v %v", rb, err)
 	}
 	if rep, err := cday.Verify(ctx); err != nil || !rep.OK || rep.Rows != 3 {

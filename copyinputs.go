@@ -53,7 +53,7 @@ func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts Write
 	if err != nil {
 		return Result{}, err
 	}
-	txn, err := swap.Begin(ctx, p.t.st, p.key, opts.Commit)
+	txn, err := swap.Begin(ctx, p.t.st, p.key, opts.swapOptions())
 	if err != nil {
 		return Result{}, err
 	}

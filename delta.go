@@ -20,14 +20,11 @@ type DeltaOptions struct {
 	// removed file stays for time travel and VACUUM, which `pswap gc`
 	// respects; delta.logRetentionDuration, default 30 days).
 	FileRetention, LogRetention time.Duration
-	// Now is the clock of commit and deletion timestamps (default
-	// time.Now).
-	Now func() time.Time
 }
 
 func (o DeltaOptions) lib() deltalog.Options {
 	return deltalog.Options{CheckpointInterval: o.CheckpointInterval, FileRetention: o.FileRetention,
-		LogRetention: o.LogRetention, Now: o.Now, EngineInfo: swap.WriterVersion}
+		LogRetention: o.LogRetention, EngineInfo: swap.WriterVersion}
 }
 
 // DeltaPublication says whether a commit's Delta log was published. A

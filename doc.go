@@ -7,7 +7,8 @@
 // PUT (If-Match / If-None-Match). Readers resolve pointer -> manifest ->
 // files, so they see exactly one complete generation or none; retries,
 // replays, backfills and interrupted runs never leave a half-written or
-// doubled partition. Old generations are garbage-collected later (package gc).
+// doubled partition. Old generations are garbage-collected later
+// (Table.GC).
 //
 // This package is the small facade for embedding:
 //
@@ -30,8 +31,16 @@
 // Partition.CommitObjects commits objects already in an S3 bucket by
 // server-side copies.
 //
-// The packages below it: store (object stores with conditional writes, and
-// the memstore, filestore and s3store backends), partition (Hive-style keys
-// and intervals), manifest (the on-store JSON formats), staging (Parquet
-// writing), swap (the commit protocol and readers) and gc.
+// Every commit can be published for lakehouse engines: Writer.Publish (or
+// Partition.Publish, Table.Publish) brings the table's Iceberg metadata up
+// to date, optionally in an Iceberg catalog (PublishOptions.Catalog,
+// opened by package catalog), and Writer.PublishDelta its Delta Lake log.
+// Table.Merge upserts and deletes rows by key; Table.Audit lists every
+// attempt; Table.GC deletes what no reader can still reach.
+//
+// The packages below it, for what this one does not cover: store (object
+// stores with conditional writes, and the memstore, filestore and s3store
+// backends), partition (Hive-style keys, layouts and intervals), manifest
+// (the on-store JSON documents), staging (Parquet writing), swap (the
+// commit protocol and its readers) and catalog (Iceberg catalogs by URL).
 package pswap

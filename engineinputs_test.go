@@ -27,6 +27,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/staging"
@@ -105,11 +106,11 @@ func TestUnknownLogicalTypePublishes(t *testing.T) {
 		t.Fatalf("FooterSchema: %v", s)
 	}
 	// The publish after the commit, then a full one (`pswap publish`).
-	pub := p.Publish(ctx, res, lakehouse.Options{})
+	pub := p.Publish(ctx, res, pswap.PublishOptions{})
 	if !pub.Published {
 		t.Fatalf("publish after the commit: %v", pub.Err)
 	}
-	full, err := tb.Publish(ctx, lakehouse.Options{})
+	full, err := tb.Publish(ctx, pswap.PublishOptions{})
 	if err != nil {
 		t.Fatalf("pswap publish: %v", err)
 	}
@@ -280,7 +281,7 @@ func TestNanosecondTimestampsStoredAsMicroseconds(t *testing.T) {
 			if rep, err := p.Verify(ctx); err != nil || !rep.OK {
 				t.Fatalf("verify: %+v %v", rep, err)
 			}
-			pb := p.Publish(ctx, res, lakehouse.Options{})
+			pb := p.Publish(ctx, res, pswap.PublishOptions{})
 			if !pb.Published {
 				t.Fatal(pb.Err)
 			}
@@ -485,13 +486,13 @@ func TestEngineOptionalColumnsIntoNotNullTable(t *testing.T) {
 	}
 	adopted := func(t *testing.T, tb *pswap.Table, data []byte) (pswap.Result, error) {
 		p, _ := tb.Partition("dt=2026-11-29")
-		res, err := p.Reserve(ctx, swap.Options{})
+		res, err := p.Reserve(ctx, pswap.CommitOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		putObj(t, tb.Store(), res.Prefix+"part-0.parquet", data)
 		putObj(t, tb.Store(), res.Prefix+"_SUCCESS", nil)
-		return p.CommitStaged(ctx, res.Generation, swap.Options{})
+		return p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 	}
 	copied := func(t *testing.T, tb *pswap.Table, data []byte) (pswap.Result, error) {
 		st := tb.Store().(*s3store.Store)
@@ -575,7 +576,7 @@ func TestAdoptedNanosecondsRefused(t *testing.T) {
 	}
 	p, res := reserve(t, tb)
 	putObj(t, mem, res.Prefix+"part-0.parquet", buf.Bytes())
-	_, err = p.CommitStaged(ctx, res.Generation, swap.Options{})
+	_, err = p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 	if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `"ts"`) || !strings.Contains(err.Error(), "microseconds") {
 		t.Fatalf("adopted nanoseconds: %v", err)
 	}
@@ -736,7 +737,7 @@ func TestUnsignedNotAdoptedAsLong(t *testing.T) {
 	}
 	p, res := reserve(t, tb)
 	putObj(t, mem, res.Prefix+"part-0.parquet", data)
-	_, err = p.CommitStaged(ctx, res.Generation, swap.Options{})
+	_, err = p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 	if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `"u"`) || !strings.Contains(err.Error(), "uint32") {
 		t.Fatalf("uint32 files adopted into a long column: %v", err)
 	}
@@ -887,7 +888,7 @@ func TestInt96GenerationStagedInNanosecondsVerifies(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var old staging.RowScan
+	var old pqscan.RowScan
 	old.Int96Nanos = true
 	if err := old.Add(ctx, bytes.NewReader(buf.Bytes()), int64(buf.Len()), "int96.parquet"); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
@@ -50,7 +52,7 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 		mem := memstore.New()
 		return pswap.NewTable(mem), mem
 	}
-	commit := func(t *testing.T, p *pswap.Partition, opts swap.Options, rows ...kindRow) (pswap.Result, error) {
+	commit := func(t *testing.T, p *pswap.Partition, opts pswap.CommitOptions, rows ...kindRow) (pswap.Result, error) {
 		t.Helper()
 		w, err := p.Begin(ctx, pswap.WriteOptions{Commit: opts})
 		if err != nil {
@@ -80,7 +82,7 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 		_, _, err = store.ReadAll(ctx, table.Store(), "../outside")
 		only(t, err, "bad input", pswap.ErrInvalidKey)
 		// An empty commit, refused by swap.
-		_, err = commit(t, p, swap.Options{})
+		_, err = commit(t, p, pswap.CommitOptions{})
 		only(t, err, "bad input", pswap.ErrEmptyCommit)
 		// A bad table URL.
 		_, err = pswap.Open(ctx, "gs://bucket/x", pswap.Options{})
@@ -93,10 +95,10 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 	t.Run("corrupt", func(t *testing.T) {
 		table, mem := newTable()
 		p, _ := table.Partition("dt=2026-11-29")
-		if _, err := commit(t, p, swap.Options{}, kindRow{1}); err != nil {
+		if _, err := commit(t, p, pswap.CommitOptions{}, kindRow{1}); err != nil {
 			t.Fatal(err)
 		}
-		key := swap.PointerKey("dt=2026-11-29")
+		key := layout.PointerKey("dt=2026-11-29")
 		data, a, _ := store.ReadAll(ctx, mem, key)
 		if _, err := mem.Put(ctx, key, []byte(strings.Replace(string(data), `"seq": 1`, `"seq": 0`, 1)), store.PutOptions{IfMatch: a.ETag}); err != nil {
 			t.Fatal(err)
@@ -110,10 +112,10 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 		p, _ := table.Partition("dt=2026-11-29")
 		_, err := p.Current(ctx)
 		only(t, err, "not found", pswap.ErrNoData)
-		if _, err := commit(t, p, swap.Options{}, kindRow{1}); err != nil {
+		if _, err := commit(t, p, pswap.CommitOptions{}, kindRow{1}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = p.Rollback(ctx, "01939f00-1111-7222-b333-444455556666", swap.Options{})
+		_, err = p.Rollback(ctx, "01939f00-1111-7222-b333-444455556666", pswap.CommitOptions{})
 		only(t, err, "not found", pswap.ErrGenerationNotFound)
 		_, _, err = store.ReadAll(ctx, table.Store(), "nothing/here")
 		only(t, err, "not found")
@@ -122,14 +124,14 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 	t.Run("conflict", func(t *testing.T) {
 		table, _ := newTable()
 		p, _ := table.Partition("dt=2026-11-29")
-		slow, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: "slow"}})
+		slow, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "slow"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := pswap.Write(slow, kindRow{1}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := commit(t, p, swap.Options{RunID: "fast"}, kindRow{2}); err != nil {
+		if _, err := commit(t, p, pswap.CommitOptions{RunID: "fast"}, kindRow{2}); err != nil {
 			t.Fatal(err)
 		}
 		_, err = slow.Commit(ctx)
@@ -145,7 +147,7 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 			return storetest.Fault{}
 		})
 		p, _ := pswap.NewTable(faulty).Partition("dt=2026-11-29")
-		_, err := commit(t, p, swap.Options{RunID: "r", MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}, kindRow{1})
+		_, err := commit(t, p, pswap.CommitOptions{RunID: "r", MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}, kindRow{1})
 		only(t, err, "outcome unknown")
 		if !pswap.IsRetryable(err) {
 			t.Errorf("IsRetryable(%v) = false: re-running resolves an unknown outcome", err)

@@ -10,7 +10,6 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
-	"github.com/pswap/pswap/swap"
 )
 
 // An engine writes a partition into a reserved generation; the commit
@@ -21,7 +20,7 @@ func ExamplePartition_Reserve() {
 	t := pswap.NewTable(st)
 	p, _ := t.Partition("dt=2026-09-01")
 
-	res, err := p.Reserve(ctx, swap.Options{})
+	res, err := p.Reserve(ctx, pswap.CommitOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -34,7 +33,7 @@ func ExamplePartition_Reserve() {
 	st.Put(ctx, res.Prefix+"part-00000.parquet", buf.Bytes(), store.PutOptions{})
 	st.Put(ctx, res.Prefix+"_SUCCESS", nil, store.PutOptions{})
 
-	r, err := p.CommitStaged(ctx, res.Generation, swap.Options{})
+	r, err := p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
 	if err != nil {
 		panic(err)
 	}

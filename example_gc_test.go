@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/store/memstore"
 )
 
@@ -39,7 +38,7 @@ func ExampleTable_GC() {
 	}
 	now = now.Add(48 * time.Hour)
 
-	rep, err := table.GC(ctx, pswap.GCOptions{Options: gc.Options{Keep: 1}})
+	rep, err := table.GC(ctx, pswap.GCOptions{Keep: 1})
 	if err != nil {
 		panic(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/merge"
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
@@ -136,88 +137,134 @@ type MergeResult struct {
 // the failed partitions' errors (the others stand: see the result).
 func (t *Table) Merge(ctx context.Context, inputs []string, opts MergeOptions) (MergeResult, error) {
 	var res MergeResult
-	keys, err := merge.ParseKeys(strings.Join(opts.Keys, ","))
+	spec, err := t.mergeSpec(inputs, opts)
 	if err != nil {
 		return res, err
 	}
-	var del merge.DeleteWhen
-	if opts.DeleteWhen != "" {
-		if del, err = merge.ParseDeleteWhen(opts.DeleteWhen); err != nil {
-			return res, err
-		}
-	}
-	dedupe, err := merge.ParseDedupe(opts.Dedupe)
+	table, err := t.mergeTable(ctx, spec, opts)
 	if err != nil {
 		return res, err
-	}
-	if err := manifest.ValidateRunID(opts.Commit.RunID); err != nil {
-		return res, err
-	}
-	if opts.Partition != "" {
-		if _, err := t.Partition(opts.Partition); err != nil {
-			return res, err
-		}
-	}
-	if len(inputs) == 0 {
-		return res, fmt.Errorf("%w: merge: no input", ErrBadInput)
-	}
-	tr := readTable(ctx, t.st, opts.Commit) // tableschema.go: with the commit's retries
-	table, err := tr.t, tr.err
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		table = nil
-	case errors.Is(err, tablemeta.ErrInvalid):
-		return res, fmt.Errorf("%w: %w", swap.ErrCorrupt, err)
-	case err != nil:
-		return res, fmt.Errorf("read table metadata: %w", err)
-	}
-	if table != nil && opts.Partition != "" {
-		if err := table.CheckKey(opts.Partition); err != nil {
-			return res, err
-		}
-	}
-	if table != nil {
-		for _, k := range keys {
-			if _, ok := table.Schema.Field(k); !ok {
-				return res, fmt.Errorf("%w: key column %q is not a column of the table (its columns: %s)", ErrBadKey, k, fieldNames(table.Schema))
-			}
-		}
 	}
 	in, err := convertInputs(ctx, inputs, opts, table)
 	if err != nil {
 		return res, err
 	}
 	defer in.close()
-	planner, err := merge.NewPlanner(in.schema, merge.PlanOptions{
-		Keys: keys, Delete: del, Dedupe: dedupe,
-		Route: merge.RouteOptions{Table: table, Partition: opts.Partition, TimeColumn: opts.TimeColumn},
-	})
+	plan, err := planMerge(ctx, in, table, spec, opts)
 	if err != nil {
 		return res, err
 	}
+	res.InputRows = plan.Rows
+	res.Partitions = t.mergePartitions(ctx, plan, in, spec.keys, opts)
+	var errs []error
+	for _, p := range res.Partitions {
+		if p.Err != nil {
+			errs = append(errs, p.Err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// mergeSpec is a merge's options, parsed.
+type mergeSpec struct {
+	keys   []string
+	del    merge.DeleteWhen
+	dedupe merge.Dedupe
+}
+
+// mergeSpec parses and checks a merge's options before any request.
+func (t *Table) mergeSpec(inputs []string, opts MergeOptions) (mergeSpec, error) {
+	var spec mergeSpec
+	keys, err := merge.ParseKeys(strings.Join(opts.Keys, ","))
+	if err != nil {
+		return spec, err
+	}
+	spec.keys = keys
+	if opts.DeleteWhen != "" {
+		if spec.del, err = merge.ParseDeleteWhen(opts.DeleteWhen); err != nil {
+			return spec, err
+		}
+	}
+	if spec.dedupe, err = merge.ParseDedupe(opts.Dedupe); err != nil {
+		return spec, err
+	}
+	if err := manifest.ValidateRunID(opts.Commit.RunID); err != nil {
+		return spec, err
+	}
+	if opts.Partition != "" {
+		if _, err := t.Partition(opts.Partition); err != nil {
+			return spec, err
+		}
+	}
+	if len(inputs) == 0 {
+		return spec, fmt.Errorf("%w: merge: no input", ErrBadInput)
+	}
+	return spec, nil
+}
+
+// mergeTable reads the table's metadata (nil: none yet) and checks the
+// merge's partition and key columns against it.
+func (t *Table) mergeTable(ctx context.Context, spec mergeSpec, opts MergeOptions) (*tablemeta.Table, error) {
+	tr := readTable(ctx, t.st, opts.Commit.swap()) // tableschema.go: with the commit's retries
+	table, err := tr.t, tr.err
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case errors.Is(err, tablemeta.ErrInvalid):
+		return nil, fmt.Errorf("%w: %w", swap.ErrCorrupt, err)
+	case err != nil:
+		return nil, fmt.Errorf("read table metadata: %w", err)
+	}
+	if opts.Partition != "" {
+		if err := table.CheckKey(opts.Partition); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range spec.keys {
+		if _, ok := table.Schema.Field(k); !ok {
+			return nil, fmt.Errorf("%w: key column %q is not a column of the table (its columns: %s)", ErrBadKey, k, fieldNames(table.Schema))
+		}
+	}
+	return table, nil
+}
+
+// planMerge reads the input once into the merge's plan: its key set and
+// the partitions it touches. A schema the table refuses fails here,
+// before any partition is written.
+func planMerge(ctx context.Context, in *mergeInput, table *tablemeta.Table, spec mergeSpec, opts MergeOptions) (*merge.Plan, error) {
+	planner, err := merge.NewPlanner(in.schema, merge.PlanOptions{
+		Keys: spec.keys, Delete: spec.del, Dedupe: spec.dedupe,
+		Route: merge.RouteOptions{Table: table, Partition: opts.Partition, TimeColumn: opts.TimeColumn},
+	})
+	if err != nil {
+		return nil, err
+	}
 	if err := in.each(ctx, func(rec arrow.RecordBatch, _ int64) error { return planner.Add(rec) }); err != nil {
-		return res, err
+		return nil, err
 	}
 	// A delete marker that is no column of the table is not written; on a
 	// table without metadata yet every column but the routing ones is
 	// data (the first write decides the table's schema).
 	dropDelete := false
-	if table != nil && !del.IsZero() {
-		_, dataCol := table.Schema.Field(del.Column)
+	if table != nil && !spec.del.IsZero() {
+		_, dataCol := table.Schema.Field(spec.del.Column)
 		dropDelete = !dataCol
 	}
 	plan := planner.Finish(dropDelete)
-	res.InputRows = plan.Rows
 	if table != nil {
-		// The schema the table refuses fails here, before any partition
-		// is written.
 		written := schemaWithout(in.schema, plan.Drop)
 		if _, err := table.Plan(written, tablemeta.PlanOptions{Text: in.text}); err != nil {
-			return res, fmt.Errorf("merge input: %w", err)
+			return nil, fmt.Errorf("merge input: %w", err)
 		}
 	}
+	return plan, nil
+}
+
+// mergePartitions merges into each partition of the plan, Parallel at a
+// time.
+func (t *Table) mergePartitions(ctx context.Context, plan *merge.Plan, in *mergeInput, keys []string, opts MergeOptions) []PartitionMerge {
 	parts := plan.Partitions()
-	res.Partitions = make([]PartitionMerge, len(parts))
+	out := make([]PartitionMerge, len(parts))
 	n := opts.Parallel
 	if n <= 0 {
 		n = 4
@@ -228,17 +275,11 @@ func (t *Table) Merge(ctx context.Context, inputs []string, opts MergeOptions) (
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			res.Partitions[i] = t.mergePartition(ctx, key, plan, in, keys, opts)
+			out[i] = t.mergePartition(ctx, key, plan, in, keys, opts)
 		})
 	}
 	wg.Wait()
-	var errs []error
-	for _, p := range res.Partitions {
-		if p.Err != nil {
-			errs = append(errs, p.Err)
-		}
-	}
-	return res, errors.Join(errs...)
+	return out
 }
 
 func fieldNames(s tablemeta.Schema) string {
@@ -271,15 +312,14 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 	}
 	pm.RunID = co.RunID
 	co.OnConflict = swap.Fail
-	co.Kind = manifest.KindMerge
 	// Deleting keys may leave the partition empty, on purpose.
 	co.AllowEmpty = co.AllowEmpty || c.Deletes > 0
 	maxRebases := opts.MaxRebases
 	if maxRebases <= 0 {
 		maxRebases = 5
 	}
-	d := co.WithDefaults()
-	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay, Sleep: d.Sleep, Now: d.Clock}
+	d := co.swap().WithDefaults()
+	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay}
 	unknown := false
 	for attempt := 0; ; attempt++ {
 		p, err := t.Partition(key)
@@ -318,8 +358,8 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 // mergeOnce is one attempt: Begin (the pointer read is the fence), the
 // current generation's rows filtered by the partition's key set, the
 // input's rows, Commit.
-func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co swap.Options, so staging.Options) (res Result, kept, removed int64, err error) {
-	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: so})
+func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, so staging.Options) (res Result, kept, removed int64, err error) {
+	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: so, kind: manifest.KindMerge})
 	if err != nil {
 		return res, 0, 0, err
 	}
@@ -413,7 +453,7 @@ const mergeBatchRows = 64 << 10
 
 // eachBatch reads a Parquet file a row group at a time, in batches.
 func eachBatch(ctx context.Context, r io.ReaderAt, size int64, fn func(arrow.RecordBatch) error) error {
-	pr, err := staging.OpenParquet(r, size)
+	pr, err := pqscan.Open(r, size)
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,6 @@ import (
 
 // Re-exported so that embedding code needs one import for the common cases.
 type (
-	// CommitOptions tune a commit (run id, conflict policy, force, empty
-	// commits, grace period, retry bounds); see swap.Options.
-	CommitOptions = swap.Options
 	// Result is what a commit reports; see swap.Result.
 	Result = swap.Result
 	// Outcome says how a commit ended (Committed, Superseded, SameRun,
@@ -161,8 +158,8 @@ func (p *Partition) History(ctx context.Context, limit int) ([]Entry, error) {
 }
 
 // Rollback makes an earlier generation current again, as a new fenced swap.
-func (p *Partition) Rollback(ctx context.Context, generation string, opts swap.Options) (Result, error) {
-	return swap.Rollback(ctx, p.t.st, p.key, generation, opts)
+func (p *Partition) Rollback(ctx context.Context, generation string, opts CommitOptions) (Result, error) {
+	return swap.Rollback(ctx, p.t.st, p.key, generation, opts.swap())
 }
 
 // String returns the partition's location.

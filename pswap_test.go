@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
@@ -198,7 +200,7 @@ func TestStageThenCommitStaged(t *testing.T) {
 	st, _ := filestore.New(t.TempDir())
 	table := pswap.NewTable(st)
 	p, _ := table.Partition("dt=2026-11-29")
-	w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: "r1"}})
+	w, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "r1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,17 +212,17 @@ func TestStageThenCommitStaged(t *testing.T) {
 	if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
 		t.Fatalf("a staged generation is visible before commit: %v", err)
 	}
-	res, err := p.CommitStaged(ctx, gen, swap.Options{RunID: "r1"})
+	res, err := p.CommitStaged(ctx, gen, pswap.CommitOptions{RunID: "r1"})
 	if err != nil || !res.Changed || res.Generation != gen {
 		t.Fatalf("commit staged: %+v %v", res, err)
 	}
 	// Running the same commit again is a no-op, not "not found".
-	again, err := p.CommitStaged(ctx, gen, swap.Options{})
+	again, err := p.CommitStaged(ctx, gen, pswap.CommitOptions{})
 	if err != nil || again.Changed || again.Outcome != swap.AlreadyCommitted || again.Generation != gen {
 		t.Fatalf("second commit of the same staged generation: %+v %v", again, err)
 	}
 	var left []string
-	for a, err := range st.List(ctx, swap.MetaPrefix("dt=2026-11-29")+"staged/") {
+	for a, err := range st.List(ctx, layout.MetaPrefix("dt=2026-11-29")+"staged/") {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +276,7 @@ func TestEmptyCommitThroughFacade(t *testing.T) {
 			t.Fatalf("a refused empty commit changed the partition: %v", err)
 		}
 	}
-	w, err = p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{AllowEmpty: true}})
+	w, err = p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{AllowEmpty: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

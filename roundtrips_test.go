@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -75,7 +75,7 @@ func rttCommitPublish(t testing.TB, mem *memstore.Store, n int, opts pswap.Write
 	if err != nil || !res.Changed {
 		t.Fatalf("commit: %+v %v", res, err)
 	}
-	pub := w.Publish(ctx, lakehouse.Options{})
+	pub := w.Publish(ctx, pswap.PublishOptions{})
 	if !pub.Published {
 		t.Fatalf("publish: %v", pub.Err)
 	}
@@ -97,7 +97,7 @@ func BenchmarkCommitPublishLatency(b *testing.B) {
 		opts pswap.WriteOptions
 	}{
 		{"default", pswap.WriteOptions{}},
-		{"prefetch", pswap.WriteOptions{Prefetch: &lakehouse.Options{}}},
+		{"prefetch", pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			mem := rttTable(b)
@@ -135,7 +135,7 @@ func TestCommitPublishRoundTrips(t *testing.T) {
 		seq  int
 	}{
 		{pswap.WriteOptions{}, 11},
-		{pswap.WriteOptions{Prefetch: &lakehouse.Options{}}, 8},
+		{pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}}, 8},
 	} {
 		m := rttCommitPublish(t, mem, i, tc.opts)
 		t.Logf("prefetch %v: %d requests %v, %.1f round trips (%s), %d one after another:\n%s",
@@ -190,9 +190,9 @@ func TestWriterPrefetchRenewed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		popts := lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute}
+		popts := pswap.PublishOptions{MaxElapsed: time.Minute}
 		// One request at a time: the prefetch is done when Begin returns.
-		sctx := overlap.Sequential(ctx, nil)
+		sctx := env.With(ctx, &env.Env{Clock: clock.Now, Order: env.InOrder})
 		w, err := p.Begin(sctx, pswap.WriteOptions{Prefetch: &popts})
 		if err != nil {
 			t.Fatal(err)
@@ -230,7 +230,7 @@ func TestWriterPrefetchNoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One request at a time: the prefetch is done when Begin returns.
-	w, err := p.Begin(overlap.Sequential(ctx, nil), pswap.WriteOptions{Prefetch: &lakehouse.Options{}})
+	w, err := p.Begin(env.With(ctx, &env.Env{Order: env.InOrder}), pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestWriterPrefetchNoop(t *testing.T) {
 	if res, err := w.Commit(ctx); err != nil || res.Outcome != pswap.Identical {
 		t.Fatalf("commit: %+v %v, want identical", res, err)
 	}
-	pub := w.Publish(ctx, lakehouse.Options{})
+	pub := w.Publish(ctx, pswap.PublishOptions{})
 	// Begin's pointer and table.json, the prefetch's hint, version,
 	// manifest list and the partition's group's manifest; nothing written
 	// but the no-op's removal of its data.
@@ -257,7 +257,7 @@ func TestWriterPrefetchStoppedByAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := p.Begin(ctx, pswap.WriteOptions{Prefetch: &lakehouse.Options{}})
+	w, err := p.Begin(ctx, pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,17 +338,18 @@ func TestRollbackPublishRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		cs := storetest.NewCounting(mem)
-		p, _ = pswap.NewTable(cs).Partition("dt=2026-11-03")
-		var pf *lakehouse.Prefetch
+		ctb := pswap.NewTable(cs)
+		p, _ = ctb.Partition("dt=2026-11-03")
+		var pf *pswap.Prefetch
 		if prefetch {
-			pf = lakehouse.StartPrefetch(overlap.Sequential(ctx, nil), cs, lakehouse.Options{})
+			pf = ctb.StartPrefetch(env.With(ctx, &env.Env{Order: env.InOrder}), pswap.PublishOptions{})
 		}
 		res, err := p.Rollback(ctx, first, pswap.CommitOptions{})
 		if err != nil || !res.Changed {
 			t.Fatalf("rollback: %+v %v", res, err)
 		}
 		cs.Reset()
-		if pub := p.Publish(ctx, res, lakehouse.Options{Prefetch: pf}); !pub.Published {
+		if pub := p.Publish(ctx, res, pswap.PublishOptions{Prefetch: pf}); !pub.Published {
 			t.Fatalf("publish: %v", pub.Err)
 		}
 		want := 10 // with the replaced manifest and the footer, read beside the pointer

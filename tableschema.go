@@ -94,7 +94,6 @@ func newTableReader(st store.Store, o swap.Options) *tableReader {
 	o = o.WithDefaults()
 	return &tableReader{st: st, pol: retry.Policy{
 		MaxAttempts: o.MaxAttempts, BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
-		Sleep: o.Sleep, Now: o.Clock,
 	}}
 }
 
@@ -104,7 +103,7 @@ func newTableReader(st store.Store, o swap.Options) *tableReader {
 func (r *tableReader) read(ctx context.Context, n int) tableRead {
 	for made := 0; n <= 0 || made < n; made++ {
 		if r.tries > 0 {
-			if !r.retry() {
+			if !r.retry(ctx) {
 				break
 			}
 			if err := r.pol.Wait(ctx, r.tries-1, r.last.err); err != nil {
@@ -122,8 +121,8 @@ func (r *tableReader) read(ctx context.Context, n int) tableRead {
 
 // retry reports whether the last attempt failed transiently with
 // attempts left.
-func (r *tableReader) retry() bool {
-	return !r.ended && errors.Is(r.last.err, store.ErrTransient) && !r.pol.Exhausted(r.tries-1)
+func (r *tableReader) retry(ctx context.Context) bool {
+	return !r.ended && errors.Is(r.last.err, store.ErrTransient) && !r.pol.Exhausted(ctx, r.tries-1)
 }
 
 // readTable reads the table's metadata (tableReader), all attempts at once.

@@ -11,7 +11,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -74,7 +76,7 @@ type VerifyOptions struct {
 // size, SHA-256 and row count (from the Parquet footer) against the
 // manifest, checks its page CRCs, and decodes every row to recompute the
 // generation's content checksum in the algorithm the manifest names
-// (staging.ChecksumColSum, or staging.ChecksumRowSum for generations
+// (checksum.ColSum, or checksum.RowSum for generations
 // staged before it; adopted generations record no row checksum, nor do
 // generations committed with staging.CheckFooter, whose pages are decoded
 // only with VerifyOptions.Deep). It returns the report, which says what it
@@ -103,7 +105,7 @@ func verifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot, opts ...
 		// No row checksum to compare with: decode every page all the same
 		// (the colsum128 scan decodes every value of every column), and
 		// report what does not decode.
-		scan, decodeOnly = &staging.RowScan{Algo: staging.ChecksumColSum}, true
+		scan, decodeOnly = &pqscan.RowScan{Algo: checksum.ColSum}, true
 	}
 	if len(snap.Files) == 0 {
 		scan = nil // no rows: the checksum covers only the schema, which no file holds
@@ -129,9 +131,9 @@ func verifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot, opts ...
 	// A generation staged before INT96 timestamps were read in
 	// microseconds (as Spark reads them) recorded them in Arrow's
 	// nanoseconds: its content checksum is recomputed that way too.
-	var int96 *staging.RowScan
+	var int96 *pqscan.RowScan
 	if scan != nil && !decodeOnly && strings.Contains(m.Schema, "timestamp[ns, tz=UTC]") {
-		int96 = &staging.RowScan{Algo: scan.Algo, Int96Nanos: true}
+		int96 = &pqscan.RowScan{Algo: scan.Algo, Int96Nanos: true}
 	}
 	for _, f := range snap.Files {
 		got, probs, err := verifyFile(ctx, t, f, scan, int96, decodeOnly)
@@ -171,12 +173,12 @@ func verifySnapshot(ctx context.Context, t *Table, snap *swap.Snapshot, opts ...
 
 // rowScanFor returns the row scan that recomputes content checksum sum, or
 // nil when its algorithm is not one of staging's row checksums.
-func rowScanFor(sum string) *staging.RowScan {
-	algo := staging.ChecksumAlgo(sum)
-	if algo != staging.ChecksumColSum && algo != staging.ChecksumRowSum {
+func rowScanFor(sum string) *pqscan.RowScan {
+	algo := checksum.Algo(sum)
+	if algo != checksum.ColSum && algo != checksum.RowSum {
 		return nil
 	}
-	return &staging.RowScan{Algo: algo}
+	return &pqscan.RowScan{Algo: algo}
 }
 
 type fileFacts struct{ size, rows int64 }
@@ -186,7 +188,7 @@ type fileFacts struct{ size, rows int64 }
 // that do not decode), and int96, when not nil, into the one it had with
 // INT96 timestamps read in nanoseconds (a file that fails that reading
 // only leaves it without the file's rows).
-func verifyFile(ctx context.Context, t *Table, f swap.FileRef, scan, int96 *staging.RowScan, decodeOnly bool) (fileFacts, []Problem, error) {
+func verifyFile(ctx context.Context, t *Table, f swap.FileRef, scan, int96 *pqscan.RowScan, decodeOnly bool) (fileFacts, []Problem, error) {
 	if strings.HasPrefix(f.Checksum, manifest.ETagChecksumPrefix) {
 		return verifyAdopted(ctx, t, f)
 	}
@@ -234,7 +236,7 @@ func verifyFile(ctx context.Context, t *Table, f swap.FileRef, scan, int96 *stag
 	if rows != f.Rows {
 		probs = append(probs, Problem{File: f.Path, What: "rows", Want: fmt.Sprint(f.Rows), Got: fmt.Sprint(rows)})
 	}
-	if _, err := staging.VerifyPageChecksums(ra, size); errors.Is(err, staging.ErrPageChecksum) {
+	if _, err := pqscan.VerifyPageChecksums(ra, size); errors.Is(err, staging.ErrPageChecksum) {
 		probs = append(probs, Problem{File: f.Path, What: "page checksum", Want: "pages matching their CRCs", Got: err.Error()})
 	}
 	if scan != nil && len(probs) == 0 {

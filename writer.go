@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/overlap"
@@ -22,7 +23,7 @@ import (
 type WriteOptions struct {
 	// Commit carries the run id, conflict policy, force flag, grace period
 	// and retry bounds of the commit.
-	Commit swap.Options
+	Commit CommitOptions
 	// Staging tunes the Parquet files (file size, row groups, compression,
 	// upload parts).
 	Staging staging.Options
@@ -33,12 +34,21 @@ type WriteOptions struct {
 	// background once its own reads are in: the version hint, the metadata
 	// file and its manifest list, which depend on nothing the commit does,
 	// are then read while the data uploads, and Publish starts from them
-	// (lakehouse.Prefetch): three round trips fewer after the commit.
+	// (Table.StartPrefetch): three round trips fewer after the commit.
 	// Commit reads them again if they are older than a quarter of
 	// MaxElapsed by then, so that Publish may still use them. The options
-	// are the publish's (their Now and MaxElapsed count here); the zero
-	// lakehouse.Options work. Nil: Publish reads them after the commit.
-	Prefetch *lakehouse.Options
+	// are the publish's (its MaxElapsed counts here); the zero
+	// PublishOptions work. Nil: Publish reads them after the commit.
+	Prefetch *PublishOptions
+
+	kind string // the manifest's kind (manifest.KindMerge); "" for a commit
+}
+
+// swapOptions are the protocol's options of this write.
+func (o WriteOptions) swapOptions() swap.Options {
+	so := o.Commit.swap()
+	so.Kind = o.kind
+	return so
 }
 
 // Writer stages one new generation of a partition and commits it.
@@ -73,22 +83,23 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		txn    *swap.Txn
 		err    error
 		table  tableRead
-		reader = newTableReader(p.t.st, opts.Commit) // tableschema.go
+		so     = opts.swapOptions()
+		reader = newTableReader(p.t.st, so) // tableschema.go
 	)
 	overlap.Do(ctx,
-		func() { txn, err = swap.Begin(ctx, p.t.st, p.key, opts.Commit) },
+		func() { txn, err = swap.Begin(ctx, p.t.st, p.key, so) },
 		func() { table = reader.read(ctx, 1) },
 	)
 	if err != nil {
 		return nil, err
 	}
-	if reader.retry() {
+	if reader.retry(ctx) {
 		// Its retries only now that the pointer's read succeeded: a store
 		// that is down costs one request more than the pointer's, not
 		// the retries of both.
 		table = reader.read(ctx, 0)
 	}
-	if base := txn.Base().Pointer; base != nil && staging.ChecksumAlgo(base.ContentChecksum) == staging.ChecksumRowSum {
+	if base := txn.Base().Pointer; base != nil && checksum.Algo(base.ContentChecksum) == checksum.RowSum {
 		// The current generation was staged before colsum128: compute its
 		// algorithm as well, so that identical rows are still a no-op.
 		opts.Staging.LegacyChecksum = true
@@ -103,7 +114,7 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		// Once Begin's reads succeeded (a failing store or a partition
 		// that does not fit the table costs no more requests): its three
 		// reads then overlap with the upload and the commit's.
-		pf = lakehouse.StartPrefetch(ctx, p.t.st, *opts.Prefetch, p.key)
+		pf = lakehouse.StartPrefetch(ctx, p.t.st, opts.Prefetch.lib(), p.key)
 	}
 	return &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts, prefetch: pf}, nil
 }
@@ -308,11 +319,11 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 // the pointer it was staged against; see swap.CommitStaged. An empty
 // staged generation is committed: Stage already required AllowEmpty for
 // it; adopted files without rows need opts.AllowEmpty.
-func (p *Partition) CommitStaged(ctx context.Context, generation string, opts swap.Options, adopt ...AdoptOptions) (Result, error) {
+func (p *Partition) CommitStaged(ctx context.Context, generation string, opts CommitOptions, adopt ...AdoptOptions) (Result, error) {
 	var o AdoptOptions
 	if len(adopt) > 0 {
 		o = adopt[0]
 	}
 	o.AllowEmpty = o.AllowEmpty || opts.AllowEmpty
-	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts, adopter(o, p.key, opts))
+	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts.swap(), adopter(o, p.key, opts))
 }

@@ -53,7 +53,7 @@ func runWriters(ctx context.Context, t *pswap.Table, e *s3env, writers, commits 
 					if err != nil {
 						return err
 					}
-					w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{OnConflict: policy}})
+					w, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{OnConflict: policy}})
 					if barrier && c == 0 {
 						ready.Done()
 						<-gate

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
-	"github.com/pswap/pswap/staging"
 )
 
 // BenchmarkRowScanFile measures the check that committing an existing file
-// runs beside its upload, alone: staging.RowScan over DuckDB's Parquet file
+// runs beside its upload, alone: pqscan.RowScan over DuckDB's Parquet file
 // of PSWAP_BENCH_ROWS (default 1M) sales rows (page CRCs, every page
 // decompressed and decoded, the content checksum), on all cores. It
 // reports the median milliseconds of a scan, of the CPU time it used (user
@@ -43,7 +43,7 @@ func BenchmarkRowScanFile(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		var scan staging.RowScan
+		var scan pqscan.RowScan
 		err = scan.Add(ctx, f, fi.Size(), path)
 		times = append(times, time.Since(start).Seconds())
 		cpu = append(cpu, cpuSeconds()-cpu0)

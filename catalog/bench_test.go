@@ -10,7 +10,6 @@ import (
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/testing/testenv"
-	"github.com/pswap/pswap/swap"
 )
 
 // BenchmarkPublish1000: the publish of one commit on a table of 1,000
@@ -24,7 +23,7 @@ func BenchmarkPublish1000(b *testing.B) {
 	dir := b.TempDir()
 	tb := openTable(b, dir)
 	commitPartitions(b, tb, n, 8)
-	if _, err := tb.Publish(ctx, lakehouse.Options{}); err != nil {
+	if _, err := tb.Publish(ctx, pswap.PublishOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	cats := map[string]lakehouse.Catalog{"none": nil}
@@ -36,18 +35,18 @@ func BenchmarkPublish1000(b *testing.B) {
 			be = postgresBackend(b)
 		}
 		c := openCatalog(b, be.url("&create-namespace=true"))
-		if _, err := tb.Publish(ctx, lakehouse.Options{Catalog: c}); err != nil {
+		if _, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: c}); err != nil {
 			b.Fatal(err)
 		}
 		cats[kind] = c
 	}
 	for _, kind := range []string{"none", "sqlite", "postgres"} {
-		opts := lakehouse.Options{Catalog: cats[kind]}
+		opts := pswap.PublishOptions{Catalog: cats[kind]}
 		b.Run("commit/"+kind, func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				p, _ := tb.Partition("dt=1000-01-01")
-				w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{Force: true}})
+				w, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{Force: true}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -145,11 +144,11 @@ func BenchmarkPublish1000REST(b *testing.B) {
 	tb := pswap.NewTable(testenv.S3(b))
 	commitPartitions(b, tb, n, 16)
 	cat, cnt := openREST(b, srv, restNamespace(), "&create-namespace=true", catalog.Options{})
-	if _, err := tb.Publish(ctx, lakehouse.Options{Catalog: cat}); err != nil {
+	if _, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: cat}); err != nil {
 		b.Fatal(err)
 	}
 	for _, kind := range []string{"none", "rest"} {
-		opts := lakehouse.Options{}
+		opts := pswap.PublishOptions{}
 		if kind == "rest" {
 			opts.Catalog = cat
 		}
@@ -158,7 +157,7 @@ func BenchmarkPublish1000REST(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				p, _ := tb.Partition("dt=1000-01-01")
-				w, err := p.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{Force: true}})
+				w, err := p.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{Force: true}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,6 +17,9 @@ import (
 	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
+// An opened catalog is what the facade's publish takes.
+var _ pswap.Catalog = catalog.Catalog(nil)
+
 var ctx = context.Background()
 
 type sale struct {
@@ -26,7 +29,7 @@ type sale struct {
 
 // commitPart commits n rows to a partition of t and publishes the commit
 // with opts.
-func commitPart(t testing.TB, tb *pswap.Table, part string, n int, opts lakehouse.Options) pswap.Publication {
+func commitPart(t testing.TB, tb *pswap.Table, part string, n int, opts pswap.PublishOptions) pswap.Publication {
 	t.Helper()
 	p, err := tb.Partition(part)
 	if err != nil {
@@ -97,7 +100,7 @@ func testPublishMovesTheName(t *testing.T, b backend) {
 	tb := openTable(t, dir)
 	cat := openCatalog(t, b.url("&create-namespace=true"))
 	db := b.db
-	opts := lakehouse.Options{Catalog: cat}
+	opts := pswap.PublishOptions{Catalog: cat}
 	var prev string
 	for i, part := range []string{"dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-01"} {
 		pub := commitPart(t, tb, part, 10+i, opts)
@@ -133,7 +136,7 @@ func testCatalogDown(t *testing.T, b backend) {
 	dir := t.TempDir()
 	tb := openTable(t, dir)
 	down := openCatalog(t, b.down)
-	pub := commitPart(t, tb, "dt=2026-01-01", 5, lakehouse.Options{Catalog: down})
+	pub := commitPart(t, tb, "dt=2026-01-01", 5, pswap.PublishOptions{Catalog: down})
 	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || pub.MetadataLocation == "" {
 		t.Fatalf("a publish to an unreachable catalog: %+v", pub)
 	}
@@ -142,7 +145,7 @@ func testCatalogDown(t *testing.T, b backend) {
 		t.Fatalf("the metadata files: %q %d %v", loc, v, err)
 	}
 	up := openCatalog(t, b.url("&create-namespace=true"))
-	r, err := tb.Publish(ctx, lakehouse.Options{Catalog: up})
+	r, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: up})
 	if err != nil || r.Changed {
 		t.Fatalf("publish with the catalog up: %+v %v", r, err)
 	}
@@ -160,7 +163,7 @@ func testRefusals(t *testing.T, b backend) {
 	tb := openTable(t, dir)
 	db := b.db
 
-	pub := commitPart(t, tb, "dt=2026-01-01", 5, lakehouse.Options{Catalog: openCatalog(t, b.url(""))})
+	pub := commitPart(t, tb, "dt=2026-01-01", 5, pswap.PublishOptions{Catalog: openCatalog(t, b.url(""))})
 	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) {
 		t.Fatalf("a missing namespace: %+v", pub)
 	}
@@ -172,7 +175,7 @@ func testRefusals(t *testing.T, b backend) {
 	if _, err := db.Exec(`INSERT INTO iceberg_tables VALUES ('lake', 'db', 'sales', $1, NULL, 'TABLE')`, other); err != nil {
 		t.Fatal(err)
 	}
-	r, err := tb.Publish(ctx, lakehouse.Options{Catalog: openCatalog(t, b.url(""))})
+	r, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: openCatalog(t, b.url(""))})
 	if !errors.Is(err, lakehouse.ErrCatalogForeign) || r.MetadataLocation == "" {
 		t.Fatalf("a foreign table of that name: %+v %v", r, err)
 	}
@@ -192,7 +195,7 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 	dir := t.TempDir()
 	tb := openTable(t, dir)
 	db := b.db
-	first := commitPart(t, tb, "dt=2026-01-00", 1, lakehouse.Options{Catalog: openCatalog(t, b.url("&create-namespace=true"))})
+	first := commitPart(t, tb, "dt=2026-01-00", 1, pswap.PublishOptions{Catalog: openCatalog(t, b.url("&create-namespace=true"))})
 	if !first.Published {
 		t.Fatal(first.Err)
 	}
@@ -209,7 +212,7 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 				return
 			}
 			defer cat.Close()
-			pub := commitPart(t, tb, fmt.Sprintf("dt=2026-01-%02d", i+1), 3+i, lakehouse.Options{Catalog: cat})
+			pub := commitPart(t, tb, fmt.Sprintf("dt=2026-01-%02d", i+1), 3+i, pswap.PublishOptions{Catalog: cat})
 			if pub.Err != nil {
 				t.Errorf("writer %d: %v", i, pub.Err)
 				return
@@ -248,7 +251,7 @@ func TestPostgresWrongPassword(t *testing.T) {
 	tb := openTable(t, dir)
 	const secret = "Xyzzy-not-the-password-42"
 	bad := strings.Replace(b.url("&create-namespace=true"), "sql+postgres://", "sql+postgres://pswap:"+secret+"@", 1)
-	pub := commitPart(t, tb, "dt=2026-01-01", 3, lakehouse.Options{Catalog: openCatalog(t, bad)})
+	pub := commitPart(t, tb, "dt=2026-01-01", 3, pswap.PublishOptions{Catalog: openCatalog(t, bad)})
 	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || pub.MetadataLocation == "" {
 		t.Fatalf("wrong password: %+v", pub)
 	}

@@ -1,5 +1,5 @@
 // Package catalog opens the Iceberg catalog a publish commits to
-// (lakehouse.Options.Catalog) from a URL, the form of pswap's --catalog
+// (pswap.PublishOptions.Catalog) from a URL, the form of pswap's --catalog
 // flag and $PSWAP_CATALOG:
 //
 //	sql+sqlite:///path/to/catalog.db?catalog=lake&namespace=db&table=sales

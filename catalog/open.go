@@ -1,12 +1,12 @@
 package catalog
 
 import (
+	"context"
 	"io"
 	"os"
 
 	"github.com/pswap/pswap/catalog/restcat"
 	"github.com/pswap/pswap/catalog/sqlcat"
-	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 // The environment variables a REST catalog's credentials come from when
@@ -17,10 +17,18 @@ const (
 	EnvCredential = "PSWAP_CATALOG_CREDENTIAL"
 )
 
-// Catalog is an opened catalog's table: what a publish commits to, and the
-// connection to close after.
+// Catalog is an opened catalog's table: what a publish commits to
+// (pswap.PublishOptions.Catalog, which it satisfies), and the connection
+// to close after.
 type Catalog interface {
-	lakehouse.Catalog
+	// Current is the metadata location the catalog's table names.
+	Current(ctx context.Context) (string, error)
+	// Register creates the table naming loc.
+	Register(ctx context.Context, loc string) error
+	// Swap points the table at loc if it still names prev.
+	Swap(ctx context.Context, prev, loc string) error
+	// String names the catalog and the table, never a secret.
+	String() string
 	io.Closer
 }
 

@@ -146,7 +146,7 @@ func TestRESTPublishMovesTheName(t *testing.T) {
 	st := testenv.S3(t)
 	tb := pswap.NewTable(st)
 	cat, cnt := openREST(t, srv, ns, "&create-namespace=true", catalog.Options{})
-	opts := lakehouse.Options{Catalog: cat}
+	opts := pswap.PublishOptions{Catalog: cat}
 	for i, part := range []string{"dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-01"} {
 		pub := commitPart(t, tb, part, 10+i, opts)
 		if !pub.Published || pub.Err != nil {
@@ -176,7 +176,7 @@ func TestRESTRefusals(t *testing.T) {
 	tb := pswap.NewTable(st)
 
 	cat, _ := openREST(t, srv, ns, "", catalog.Options{})
-	pub := commitPart(t, tb, "dt=2026-01-01", 5, lakehouse.Options{Catalog: cat})
+	pub := commitPart(t, tb, "dt=2026-01-01", 5, pswap.PublishOptions{Catalog: cat})
 	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) ||
 		!strings.Contains(pub.Err.Error(), ns) {
 		t.Fatalf("a missing namespace: %+v", pub)
@@ -191,7 +191,7 @@ func TestRESTRefusals(t *testing.T) {
 		"credential": {Credential: "pswap-test:" + badToken},
 	} {
 		cat, _ := openREST(t, srv, ns, "&create-namespace=true", o)
-		r, err := tb.Publish(ctx, lakehouse.Options{Catalog: cat})
+		r, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: cat})
 		if !errors.Is(err, restcat.ErrUnauthorized) || !errors.Is(err, lakehouse.ErrCatalog) || r.MetadataLocation == "" ||
 			strings.Contains(err.Error(), badToken) {
 			t.Fatalf("wrong %s: %+v %v", name, r, err)
@@ -203,7 +203,7 @@ func TestRESTRefusals(t *testing.T) {
 
 	// OAuth2 client credentials: the token endpoint's token is used.
 	cat, _ = openREST(t, srv, ns, "&create-namespace=true", catalog.Options{Credential: srv.Credential})
-	r, err := tb.Publish(ctx, lakehouse.Options{Catalog: cat})
+	r, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: cat})
 	if err != nil {
 		t.Fatalf("client credentials: %+v %v", r, err)
 	}
@@ -213,7 +213,7 @@ func TestRESTRefusals(t *testing.T) {
 	other := pswap.NewTable(testenv.S3(t))
 	before := srv.Table(t, ns, "sales")
 	cat, _ = openREST(t, srv, ns, "", catalog.Options{})
-	pub = commitPart(t, other, "dt=2026-01-01", 3, lakehouse.Options{Catalog: cat})
+	pub = commitPart(t, other, "dt=2026-01-01", 3, pswap.PublishOptions{Catalog: cat})
 	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalogForeign) {
 		t.Fatalf("a foreign table of that name: %+v", pub)
 	}
@@ -232,7 +232,7 @@ func TestRESTConcurrentPublishers(t *testing.T) {
 	st := testenv.S3(t)
 	tb := pswap.NewTable(st)
 	cat, _ := openREST(t, srv, ns, "&create-namespace=true", catalog.Options{})
-	if first := commitPart(t, tb, "dt=2026-01-00", 1, lakehouse.Options{Catalog: cat}); !first.Published {
+	if first := commitPart(t, tb, "dt=2026-01-00", 1, pswap.PublishOptions{Catalog: cat}); !first.Published {
 		t.Fatal(first.Err)
 	}
 	const n = 16
@@ -244,7 +244,7 @@ func TestRESTConcurrentPublishers(t *testing.T) {
 		c, cnt := openREST(t, srv, ns, "", catalog.Options{})
 		counters[i] = cnt
 		wg.Go(func() {
-			pub := commitPart(t, tb, fmt.Sprintf("dt=2026-01-%02d", i+1), 3+i, lakehouse.Options{Catalog: c})
+			pub := commitPart(t, tb, fmt.Sprintf("dt=2026-01-%02d", i+1), 3+i, pswap.PublishOptions{Catalog: c})
 			if pub.Err != nil || !pub.Published {
 				t.Errorf("writer %d: %v", i, pub.Err)
 				return
@@ -280,7 +280,7 @@ func TestRESTExpiry(t *testing.T) {
 	st := testenv.S3(t)
 	tb := pswap.NewTable(st)
 	cat, _ := openREST(t, srv, ns, "&create-namespace=true", catalog.Options{})
-	opts := lakehouse.Options{Catalog: cat}
+	opts := pswap.PublishOptions{Catalog: cat}
 	var last pswap.Publication
 	for i, part := range []string{"dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-01"} {
 		if last = commitPart(t, tb, part, 3+i, opts); !last.Published {
@@ -356,7 +356,7 @@ func TestRESTLostReply(t *testing.T) {
 	fsrv := *srv
 	fsrv.URI = front.URL
 	cat, _ := openREST(t, &fsrv, ns, "&create-namespace=true", catalog.Options{})
-	opts := lakehouse.Options{Catalog: cat}
+	opts := pswap.PublishOptions{Catalog: cat}
 	if pub := commitPart(t, tb, "dt=2026-01-01", 2, opts); !pub.Published {
 		t.Fatal(pub.Err)
 	}

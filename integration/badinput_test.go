@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/pswap/pswap/swap"
+	"github.com/pswap/pswap"
 )
 
 // The partitions every bad-input case starts from: P has two generations,
@@ -125,63 +127,63 @@ func TestBadInput(t *testing.T) {
 			cmd(2, `run.id`, "commit", "--table", "{table}", "--partition", "{P}", "--run-id", "a\x1b[31mb", "{dir}/a.csv"),
 		}},
 		{name: "manifest file path out of the table", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.ManifestKey(badP, s.g2), editFile0("path", "../../../../../../../etc/passwd"))
+			editJSON(t, e, layout.ManifestKey(badP, s.g2), editFile0("path", "../../../../../../../etc/passwd"))
 		}, cmds: readers(1, `corrupt.*path|path.*corrupt`)},
 		{name: "manifest file path absolute", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.ManifestKey(badP, s.g2), editFile0("path", "/etc/passwd"))
+			editJSON(t, e, layout.ManifestKey(badP, s.g2), editFile0("path", "/etc/passwd"))
 		}, cmds: readers(1, `corrupt`)},
 		{name: "manifest file path into another generation", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.ManifestKey(badP, s.g2), editFile0("path", "../"+s.g1+"/part-00000.parquet"))
+			editJSON(t, e, layout.ManifestKey(badP, s.g2), editFile0("path", "../"+s.g1+"/part-00000.parquet"))
 		}, cmds: readers(1, `corrupt`)},
 		{name: "manifest file path with a control character", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.ManifestKey(badP, s.g2), editFile0("path", "part\x00.parquet"))
+			editJSON(t, e, layout.ManifestKey(badP, s.g2), editFile0("path", "part\x00.parquet"))
 		}, cmds: readers(1, `corrupt`)},
 
 		// Tampered manifests and pointers.
 		{name: "manifest with a wrong checksum", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.ManifestKey(badP, s.g2), editFile0("checksum", "sha256:"+strings.Repeat("0", 64)))
+			editJSON(t, e, layout.ManifestKey(badP, s.g2), editFile0("checksum", "sha256:"+strings.Repeat("0", 64)))
 		}, cmds: []badCmd{cmd(4, `checksum`, "verify", "--table", "{table}", "--partition", "{P}")}},
 		{name: "manifest with a malformed checksum", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.ManifestKey(badP, s.g2), editFile0("checksum", "md5:abc"))
+			editJSON(t, e, layout.ManifestKey(badP, s.g2), editFile0("checksum", "md5:abc"))
 		}, cmds: readers(1, `corrupt.*checksum|checksum`)},
 		{name: "manifest truncated", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			data, _ := e.rawRead("sales/" + swap.ManifestKey(badP, s.g2))
-			e.rawWrite(t, swap.ManifestKey(badP, s.g2), data[:len(data)/2])
+			data, _ := e.rawRead("sales/" + layout.ManifestKey(badP, s.g2))
+			e.rawWrite(t, layout.ManifestKey(badP, s.g2), data[:len(data)/2])
 		}, cmds: append(readers(1, `corrupt`), cmd(1, `corrupt`, "history", "--table", "{table}", "--partition", "{P}"))},
 		{name: "manifest of an unknown version", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.ManifestKey(badP, s.g2), func(doc map[string]any) { doc["version"] = "2.0" })
+			editJSON(t, e, layout.ManifestKey(badP, s.g2), func(doc map[string]any) { doc["version"] = "2.0" })
 		}, cmds: readers(1, `version`)},
 		{name: "manifest of another partition", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			data, _ := e.rawRead("sales/" + swap.ManifestKey(badQ, s.q))
-			e.rawWrite(t, swap.ManifestKey(badP, s.g2), data)
+			data, _ := e.rawRead("sales/" + layout.ManifestKey(badQ, s.q))
+			e.rawWrite(t, layout.ManifestKey(badP, s.g2), data)
 		}, cmds: readers(1, `corrupt`)},
 		{name: "manifest that disagrees with the pointer", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.ManifestKey(badP, s.g2), func(doc map[string]any) {
+			editJSON(t, e, layout.ManifestKey(badP, s.g2), func(doc map[string]any) {
 				doc["rows"] = doc["rows"].(float64) + 1
 				doc["files"].([]any)[0].(map[string]any)["rows"] = doc["files"].([]any)[0].(map[string]any)["rows"].(float64) + 1
 			})
 		}, cmds: readers(1, `corrupt.*(match|rows)`)},
 		{name: "pointer truncated", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			data, _ := e.rawRead("sales/" + swap.PointerKey(badP))
-			e.rawWrite(t, swap.PointerKey(badP), data[:len(data)-9])
+			data, _ := e.rawRead("sales/" + layout.PointerKey(badP))
+			e.rawWrite(t, layout.PointerKey(badP), data[:len(data)-9])
 		}, cmds: append(readers(1, `corrupt`),
 			cmd(1, `corrupt`, "history", "--table", "{table}", "--partition", "{P}"),
 			cmd(1, `corrupt`, "commit", "--table", "{table}", "--partition", "{P}", "{dir}/a.csv"),
 			cmd(1, `corrupt`, "rollback", "--table", "{table}", "--partition", "{P}", "--to", "{G1}"))},
 		{name: "pointer of an unknown version", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.PointerKey(badP), func(doc map[string]any) { doc["version"] = "9.1" })
+			editJSON(t, e, layout.PointerKey(badP), func(doc map[string]any) { doc["version"] = "9.1" })
 		}, cmds: append(readers(1, `version`),
 			cmd(1, `version`, "commit", "--table", "{table}", "--partition", "{P}", "{dir}/a.csv"))},
 		{name: "pointer naming a generation with ..", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.PointerKey(badP), func(doc map[string]any) { doc["generation"] = "../../../dt=2026-11-30/_pswap/manifests/" + s.q })
+			editJSON(t, e, layout.PointerKey(badP), func(doc map[string]any) { doc["generation"] = "../../../dt=2026-11-30/_pswap/manifests/" + s.q })
 		}, cmds: append(readers(1, `corrupt.*generation|generation`),
 			cmd(1, `corrupt`, "commit", "--table", "{table}", "--partition", "{P}", "{dir}/a.csv"))},
 		{name: "pointer naming a missing manifest", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			editJSON(t, e, swap.PointerKey(badP), func(doc map[string]any) { doc["generation"] = "01a20000-0000-7000-8000-000000000000" })
+			editJSON(t, e, layout.PointerKey(badP), func(doc map[string]any) { doc["generation"] = "01a20000-0000-7000-8000-000000000000" })
 		}, cmds: readers(1, `missing|not found`)},
 		{name: "pointer of another partition", tampered: true, tamper: func(t *testing.T, e *tableEnv, s *badSeed) {
-			data, _ := e.rawRead("sales/" + swap.PointerKey(badQ))
-			e.rawWrite(t, swap.PointerKey(badP), data)
+			data, _ := e.rawRead("sales/" + layout.PointerKey(badQ))
+			e.rawWrite(t, layout.PointerKey(badP), data)
 		}, cmds: append(readers(1, `corrupt.*partition`),
 			cmd(1, `corrupt`, "commit", "--table", "{table}", "--partition", "{P}", "{dir}/a.csv"))},
 
@@ -303,9 +305,9 @@ func TestBadInput(t *testing.T) {
 func seedBad(t *testing.T, e *tableEnv) *badSeed {
 	t.Helper()
 	s := &badSeed{dir: t.TempDir()}
-	s.g1 = mustCommitRows(t, e.st, badP, 3, "g1", swap.Options{RunID: "g1"}).Generation
-	s.g2 = mustCommitRows(t, e.st, badP, 4, "g2", swap.Options{RunID: "g2"}).Generation
-	s.q = mustCommitRows(t, e.st, badQ, 5, "q", swap.Options{RunID: "q"}).Generation
+	s.g1 = mustCommitRows(t, e.st, badP, 3, "g1", pswap.CommitOptions{RunID: "g1"}).Generation
+	s.g2 = mustCommitRows(t, e.st, badP, 4, "g2", pswap.CommitOptions{RunID: "g2"}).Generation
+	s.q = mustCommitRows(t, e.st, badQ, 5, "q", pswap.CommitOptions{RunID: "q"}).Generation
 	writeCSVInput(t, s.dir, "a.csv", 3, "a")
 	// A Parquet file whose footer is intact but whose snappy-compressed
 	// pages are not.

@@ -8,9 +8,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
@@ -76,7 +79,7 @@ func TestCheckerCatchesTampering(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := e.st.Delete(ctx, swap.ManifestKey(part, m.Parent)); err != nil {
+				if err := e.st.Delete(ctx, layout.ManifestKey(part, m.Parent)); err != nil {
 					t.Fatal(err)
 				}
 				// A collected parent is fine; a parent that loops back is not.
@@ -86,7 +89,7 @@ func TestCheckerCatchesTampering(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e.rawWrite(t, swap.ManifestKey(part, m.Parent), data)
+				e.rawWrite(t, layout.ManifestKey(part, m.Parent), data)
 			}},
 			{"multipart upload outside the root", false, "multipart upload", func(t *testing.T, e *tableEnv, cur swap.FileRef) {
 				if e.kind != "minio" {
@@ -121,9 +124,9 @@ func TestCheckerCatchesTampering(t *testing.T) {
 					t.Skip("DuckDB not installed")
 				}
 				e := e.fresh(t)
-				mustCommitRows(t, e.st, part, 10, "a", swap.Options{})
-				r := mustCommitRows(t, e.st, part, 20, "b", swap.Options{})
-				mustCommitRows(t, e.st, "dt=2026-11-30", 5, "c", swap.Options{})
+				mustCommitRows(t, e.st, part, 10, "a", pswap.CommitOptions{})
+				r := mustCommitRows(t, e.st, part, 20, "b", pswap.CommitOptions{})
+				mustCommitRows(t, e.st, "dt=2026-11-30", 5, "c", pswap.CommitOptions{})
 				rec := &recorder{TB: t}
 				e.check(rec, checkOpts{duck: tc.duck})
 				if len(rec.errs) != 0 {
@@ -157,7 +160,7 @@ func (e *tableEnv) fresh(t *testing.T) *tableEnv {
 // the temporary directory that holds it) is caught too.
 func TestCheckerSeesOutsideFileRoot(t *testing.T) {
 	e := newFileEnv(t)
-	mustCommitRows(t, e.st, "dt=2026-11-29", 3, "a", swap.Options{})
+	mustCommitRows(t, e.st, "dt=2026-11-29", 3, "a", pswap.CommitOptions{})
 	if err := os.WriteFile(filepath.Join(filepath.Dir(e.lake), "escaped.parquet"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/testing/faultproxy"
-	"github.com/pswap/pswap/swap"
 )
 
 // Kill phases of the crash test.
@@ -187,7 +188,7 @@ func (c *crash) killCommit(i int, prev tableState, duck bool) tableState {
 		}
 	}
 	manifests := c.manifestCount(part)
-	pointer, _ := c.e.rawRead("sales/" + swap.PointerKey(part))
+	pointer, _ := c.e.rawRead("sales/" + layout.PointerKey(part))
 	pr := startProc(t, e.cli(t, args...))
 	done := make(chan cliResult, 1)
 	go func() { done <- pr.wait() }()
@@ -206,7 +207,7 @@ func (c *crash) killCommit(i int, prev tableState, duck bool) tableState {
 					return
 				}
 				if phase == phaseLanded {
-					if now, err := c.e.rawRead("sales/" + swap.PointerKey(part)); err == nil && string(now) != string(pointer) {
+					if now, err := c.e.rawRead("sales/" + layout.PointerKey(part)); err == nil && string(now) != string(pointer) {
 						notify(pointerHit)
 						return
 					}
@@ -374,7 +375,7 @@ func (c *crash) manifestCount(part string) int {
 	if c.e.kind != "file" {
 		return 0
 	}
-	ents, _ := os.ReadDir(filepath.Join(c.e.dir, filepath.FromSlash(swap.ManifestsPrefix(part))))
+	ents, _ := os.ReadDir(filepath.Join(c.e.dir, filepath.FromSlash(layout.ManifestsPrefix(part))))
 	n := 0
 	for _, d := range ents {
 		if strings.HasSuffix(d.Name(), ".json") && !strings.HasPrefix(d.Name(), ".") {

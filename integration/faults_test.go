@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
@@ -24,8 +25,8 @@ func faultMix(e *tableEnv, rate float64, seed uint64) {
 
 // faultOpts are commit options with short backoffs, so that thousands of
 // commits through faults stay fast.
-func faultOpts(runID string) swap.Options {
-	return swap.Options{RunID: runID, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
+func faultOpts(runID string) pswap.CommitOptions {
+	return pswap.CommitOptions{RunID: runID, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
 		MaxAttempts: 6, MaxElapsed: 10 * time.Second}
 }
 
@@ -91,7 +92,7 @@ func TestFaultMix(t *testing.T) {
 	for w := range workers {
 		part := fmt.Sprintf("dt=2026-10-%02d", w+1)
 		// The first generation, without faults on this path.
-		mustCommitRows(t, e.st, part, 3, "init", swap.Options{RunID: "init"})
+		mustCommitRows(t, e.st, part, 3, "init", pswap.CommitOptions{RunID: "init"})
 		// Under the lock: the workers started in earlier rounds of this
 		// loop are already committing into the same map.
 		st.add(func(s *faultStats) { s.committed[part] = []string{"init"} })

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )
@@ -38,7 +41,7 @@ func TestGCUnderFaults(t *testing.T) {
 	}
 	for i := range gens {
 		for _, p := range parts {
-			mustCommitRows(t, e.st, p, 2+i, fmt.Sprintf("%s-%d", p, i), swap.Options{RunID: fmt.Sprintf("g%d", i)})
+			mustCommitRows(t, e.st, p, 2+i, fmt.Sprintf("%s-%d", p, i), pswap.CommitOptions{RunID: fmt.Sprintf("g%d", i)})
 		}
 	}
 	before := e.check(t, checkOpts{expect: parts})
@@ -93,7 +96,7 @@ func TestGCUnderFaults(t *testing.T) {
 		}
 		if strings.Contains(a.Key, "/_pswap/gen/") {
 			p := a.Key[:strings.Index(a.Key, "/_pswap/")]
-			gen := strings.SplitN(strings.TrimPrefix(a.Key, swap.GenerationsPrefix(p)), "/", 2)[0]
+			gen := strings.SplitN(strings.TrimPrefix(a.Key, layout.GenerationsPrefix(p)), "/", 2)[0]
 			if !state[p].inHistory(gen) {
 				orphans++
 			}

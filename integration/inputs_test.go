@@ -12,7 +12,6 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/swap"
 )
 
 // saleRow is the schema of the test data.
@@ -69,7 +68,7 @@ func writeCSVInput(t testing.TB, dir, name string, n int, seed string) string {
 }
 
 // commitRows commits n rows through the library (real Parquet files) on st.
-func commitRows(st store.Store, part string, n int, seed string, opts swap.Options) (pswap.Result, error) {
+func commitRows(st store.Store, part string, n int, seed string, opts pswap.CommitOptions) (pswap.Result, error) {
 	p, err := pswap.NewTable(st).Partition(part)
 	if err != nil {
 		return pswap.Result{}, err
@@ -86,7 +85,7 @@ func commitRows(st store.Store, part string, n int, seed string, opts swap.Optio
 }
 
 // mustCommitRows is commitRows that fails the test on error.
-func mustCommitRows(t testing.TB, st store.Store, part string, n int, seed string, opts swap.Options) pswap.Result {
+func mustCommitRows(t testing.TB, st store.Store, part string, n int, seed string, opts pswap.CommitOptions) pswap.Result {
 	t.Helper()
 	r, err := commitRows(st, part, n, seed, opts)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -135,7 +137,7 @@ func (e *tableEnv) checkPartition(t testing.TB, part string) *partState {
 	}
 
 	// I1 + I2: the data prefix holds exactly the manifest's files.
-	prefix := swap.DataPrefix(part, m.DataGen())
+	prefix := layout.DataPrefix(part, m.DataGen())
 	listed := map[string]int64{}
 	for a, err := range e.st.List(ctx, prefix) {
 		if err != nil {
@@ -226,7 +228,7 @@ func (e *tableEnv) checkRetained(t testing.TB, part, gen string) {
 		return
 	}
 	have := map[string]int64{}
-	for a, err := range e.st.List(ctx, swap.DataPrefix(part, m.DataGen())) {
+	for a, err := range e.st.List(ctx, layout.DataPrefix(part, m.DataGen())) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -347,7 +349,7 @@ func (e *tableEnv) layoutKey(key string) bool {
 	case strings.HasPrefix(rest, "gen/"):
 		g, f, ok := strings.Cut(strings.TrimPrefix(rest, "gen/"), "/")
 		return ok && manifest.ValidateGenerationID(g) == nil && manifest.ValidateFilePath(f) == nil &&
-			store.ValidateKey(swap.DataPrefix(part, g)+f) == nil
+			store.ValidateKey(layout.DataPrefix(part, g)+f) == nil
 	}
 	return false
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/swap"
 )
@@ -62,7 +64,7 @@ func TestLatePointerPutOfAKilledTask(t *testing.T) {
 			}
 		})
 		e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
-			if r.IsPut() && strings.HasSuffix(r.Path, "/"+swap.PointerKey(part)) {
+			if r.IsPut() && strings.HasSuffix(r.Path, "/"+layout.PointerKey(part)) {
 				if n := puts.Add(1); n == 1 || n == 2 && tc.landsMid {
 					return faultproxy.Late
 				}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/swap"
 )
 
@@ -249,7 +251,7 @@ func (e *tableEnv) watchCurrent(t *testing.T, part string, stop chan struct{}) i
 			return n
 		}
 		have := map[string]int64{}
-		for a, err := range e.st.List(ctx, swap.DataPrefix(part, snap.Manifest.DataGen())) {
+		for a, err := range e.st.List(ctx, layout.DataPrefix(part, snap.Manifest.DataGen())) {
 			if err != nil {
 				t.Errorf("list: %v", err)
 				return n

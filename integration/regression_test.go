@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/store"
@@ -28,7 +31,7 @@ import (
 func TestManifestReadBackFault(t *testing.T) {
 	e := minioOnly(t)
 	const part = "dt=2026-11-29"
-	first := mustCommitRows(t, e.st, part, 3, "first", swap.Options{RunID: "r0"})
+	first := mustCommitRows(t, e.st, part, 3, "first", pswap.CommitOptions{RunID: "r0"})
 	st := e.viaProxy(t, 1) // no SDK retries: every fault reaches pswap
 	var putDropped, getFailed atomic.Bool
 	e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
@@ -43,7 +46,7 @@ func TestManifestReadBackFault(t *testing.T) {
 		}
 		return faultproxy.Pass
 	})
-	res, err := commitRows(st, part, 4, "second", swap.Options{RunID: "r1", BaseDelay: time.Millisecond})
+	res, err := commitRows(st, part, 4, "second", pswap.CommitOptions{RunID: "r1", BaseDelay: time.Millisecond})
 	e.proxy.SetRule(nil)
 	if !putDropped.Load() || !getFailed.Load() {
 		t.Fatalf("faults not injected: put dropped %v, read-back failed %v", putDropped.Load(), getFailed.Load())
@@ -74,7 +77,7 @@ func TestDataPutLostReplyIsNotAFailure(t *testing.T) {
 		}
 		return faultproxy.Pass
 	})
-	res, err := commitRows(st, part, 4, "a", swap.Options{RunID: "r1"})
+	res, err := commitRows(st, part, 4, "a", pswap.CommitOptions{RunID: "r1"})
 	e.proxy.SetRule(nil)
 	if !dropped.Load() {
 		t.Fatal("no data PUT was dropped")
@@ -110,7 +113,7 @@ func TestDataPutReadBackFault(t *testing.T) {
 		}
 		return faultproxy.Pass
 	})
-	_, err := commitRows(st, part, 4, "a", swap.Options{RunID: "r1"})
+	_, err := commitRows(st, part, 4, "a", pswap.CommitOptions{RunID: "r1"})
 	e.proxy.SetRule(nil)
 	if !dropped.Load() || !getFailed.Load() {
 		t.Fatalf("faults not injected: dropped %v, read-back failed %v", dropped.Load(), getFailed.Load())
@@ -184,9 +187,9 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 		t.Run(order, func(t *testing.T) {
 			e := newFileEnv(t)
 			const part = "dt=2026-11-29"
-			g1 := mustCommitRows(t, e.st, part, 3, "g1", swap.Options{RunID: "g1"})
-			mustCommitRows(t, e.st, part, 4, "g2", swap.Options{RunID: "g2"})
-			g3 := mustCommitRows(t, e.st, part, 5, "g3", swap.Options{RunID: "g3"})
+			g1 := mustCommitRows(t, e.st, part, 3, "g1", pswap.CommitOptions{RunID: "g1"})
+			mustCommitRows(t, e.st, part, 4, "g2", pswap.CommitOptions{RunID: "g2"})
+			g3 := mustCommitRows(t, e.st, part, 5, "g3", pswap.CommitOptions{RunID: "g3"})
 			// Everything was written 8 hours ago: G1 is retired longer than
 			// the default MinAge (6h) and beyond the default Keep (1).
 			old := time.Now().Add(-8 * time.Hour)
@@ -198,7 +201,7 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 			})
 
 			gcPlanned, rWritten, reRead, gcDone := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
-			g1Manifest := swap.ManifestKey(part, g1.Generation)
+			g1Manifest := layout.ManifestKey(part, g1.Generation)
 			var written, reReadOnce sync.Once
 			gcStore := &hookStore{Store: e.st, beforeDelete: func() {
 				close(gcPlanned)
@@ -223,7 +226,7 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 					}
 				},
 				beforePut: func(key string) {
-					if key == swap.PointerKey(part) {
+					if key == layout.PointerKey(part) {
 						<-gcDone
 					}
 				},
@@ -288,12 +291,12 @@ func chanClosed(ch chan struct{}) bool {
 func TestGCRemovesKilledWritersTempFiles(t *testing.T) {
 	e := newFileEnv(t)
 	const part = "dt=2026-11-29"
-	mustCommitRows(t, e.st, part, 3, "a", swap.Options{RunID: "a"})
+	mustCommitRows(t, e.st, part, 3, "a", pswap.CommitOptions{RunID: "a"})
 	// Two writers that never finished: one died two days ago, one is
 	// still writing.
 	var temps []string
 	for _, gen := range []string{"01a10000-0000-7000-8000-000000000001", "01a10000-0000-7000-8000-000000000002"} {
-		w, err := e.st.NewWriter(ctx, swap.DataPrefix(part, gen)+"part-00000.parquet", store.WriterOptions{PutOptions: store.PutOptions{IfNoneMatch: true}})
+		w, err := e.st.NewWriter(ctx, layout.DataPrefix(part, gen)+"part-00000.parquet", store.WriterOptions{PutOptions: store.PutOptions{IfNoneMatch: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/swap"
 )
@@ -49,14 +50,14 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 	e := minioOnly(t)
 	const part = "dt=2026-11-15"
 	st := e.viaProxy(t, 1)
-	prev := mustCommitRows(t, e.st, part, 2, "init", swap.Options{RunID: "init"}).Generation
+	prev := mustCommitRows(t, e.st, part, 2, "init", pswap.CommitOptions{RunID: "init"}).Generation
 	runs := scale(10, 100)
 	landed, notLanded := 0, 0
 	for i := range runs {
 		applied := i%2 == 0
 		runID := fmt.Sprintf("u-%03d", i)
 		e.proxy.SetRule(unknownRule(applied))
-		opts := swap.Options{RunID: runID, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxAttempts: 2}
+		opts := pswap.CommitOptions{RunID: runID, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxAttempts: 2}
 		_, err := commitRows(st, part, 1+i%4, runID, opts)
 		e.proxy.SetRule(nil)
 		e.proxy.WaitIdle(10 * time.Second)
@@ -72,7 +73,7 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 		if applied != (cur.Pointer.RunID == runID) || (!applied && cur.Pointer.Generation != prev) {
 			violation(t, "I3", "run %s (applied %v): %s of run %q is current", runID, applied, cur.Pointer.Generation, cur.Pointer.RunID)
 		}
-		res, err := commitRows(st, part, 1+i%4, runID, swap.Options{RunID: runID})
+		res, err := commitRows(st, part, 1+i%4, runID, pswap.CommitOptions{RunID: runID})
 		totals.reruns.Add(1)
 		if err != nil {
 			t.Fatalf("re-run of %s: %v", runID, err)

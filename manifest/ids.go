@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -21,22 +20,7 @@ const (
 // makes listings of generations time-ordered. It panics only if the
 // system's source of randomness fails.
 func NewGenerationID() string {
-	if f := idSource.Load(); f != nil {
-		return (*f)()
-	}
 	return uuid.Must(uuid.NewV7()).String()
-}
-
-// idSource, when set, replaces the wall-clock UUIDv7 source.
-var idSource atomic.Pointer[func() string]
-
-// SetGenerationIDSource makes NewGenerationID return f() until restore is
-// called. It exists for simulations and tests that must replay a run id for
-// id (internal/testing/sim): f must return valid, unique, time-ordered version 7
-// ids. Production code never calls it.
-func SetGenerationIDSource(f func() string) (restore func()) {
-	prev := idSource.Swap(&f)
-	return func() { idSource.Store(prev) }
 }
 
 // ValidateGenerationID reports whether s is a generation id: a UUID version

@@ -2,6 +2,7 @@ package staging
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/pqscan"
 
 	"fmt"
 	"io"
@@ -30,13 +31,13 @@ func (s *Stager) WriteRecord(rec arrow.RecordBatch) error {
 	return nil
 }
 
-// canonOfRecordSchema caches canonOfArrow by schema fingerprint.
-func (s *Stager) canonOfRecordSchema(sc *arrow.Schema) (*canonSchema, error) {
+// canonOfRecordSchema caches pqscan.SchemaOfArrow by schema fingerprint.
+func (s *Stager) canonOfRecordSchema(sc *arrow.Schema) (*pqscan.Schema, error) {
 	fp := sc.Fingerprint()
 	if c, ok := s.arrows[fp]; ok {
 		return c, nil
 	}
-	c, err := canonOfArrow(sc, s.arrowProps)
+	c, err := pqscan.SchemaOfArrow(sc, s.arrowProps)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) (err error) {
 	if s.opts.LegacyChecksum {
 		encs = make([]checksum.ArrowEnc, rec.NumCols())
 		for i, col := range rec.Columns() {
-			if encs[i], err = checksum.ArrowEncoder(col, c.arrow.Field(i).Type); err != nil {
+			if encs[i], err = checksum.ArrowEncoder(col, c.Arrow.Field(i).Type); err != nil {
 				return fmt.Errorf("staging: column %q: %w", rec.ColumnName(i), err)
 			}
 		}
@@ -71,7 +72,7 @@ func (s *Stager) writeRecord(input string, rec arrow.RecordBatch) (err error) {
 	// The content checksum of the whole record is computed on a second
 	// core while pqarrow encodes it (Arrow arrays are immutable).
 	hash := func(hsum *checksum.Sums) error {
-		if err := s.colh.AddRecord(rec, c.arrow, &hsum.Col); err != nil {
+		if err := s.colh.AddRecord(rec, c.Arrow, &hsum.Col); err != nil {
 			return fmt.Errorf("staging: %w", err)
 		}
 		for i := 0; encs != nil && i < int(n); i++ {

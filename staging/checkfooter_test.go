@@ -62,7 +62,7 @@ func TestCheckFooter(t *testing.T) {
 		ca.Files[0].Size != int64(len(withCRC)) {
 		t.Fatalf("footer-checked content %+v", ca)
 	}
-	if !strings.HasPrefix(ca.ContentChecksum, ChecksumFiles+":") || ca.ContentChecksum != checksum.OfFiles(ca.Files) {
+	if !strings.HasPrefix(ca.ContentChecksum, checksum.Files+":") || ca.ContentChecksum != checksum.OfFiles(ca.Files) {
 		t.Errorf("content checksum %s, want %s", ca.ContentChecksum, checksum.OfFiles(ca.Files))
 	}
 	if ca.Schema != cS.Schema {

@@ -2,6 +2,7 @@ package staging
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/pqscan"
 
 	"context"
 	"encoding/binary"
@@ -24,30 +25,9 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/pswap/pswap/internal/testing/duckcheck"
+	"github.com/pswap/pswap/internal/testing/pqfiles"
 	"github.com/pswap/pswap/manifest"
 )
-
-// refColsum is colsum128's row sum computed by its definition, one value
-// at a time from each value's canonical (rowsum128) encoding.
-func refColsum(t testing.TB, rec arrow.RecordBatch, canon *arrow.Schema) checksum.Sum {
-	t.Helper()
-	encs := make([]checksum.ArrowEnc, rec.NumCols())
-	for c, col := range rec.Columns() {
-		var err error
-		if encs[c], err = checksum.ArrowEncoder(col, canon.Field(c).Type); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var sum checksum.Sum
-	for i := 0; i < int(rec.NumRows()); i++ {
-		var acc uint64
-		for c, e := range encs {
-			acc = checksum.FoldValue(acc, checksum.ValueHash(e(nil, i), checksum.ColSeed(c)))
-		}
-		sum.AddFold(acc)
-	}
-	return sum
-}
 
 // mixedRecord has the columns the Arrow hashers treat specially: a
 // dictionary (with nulls), timestamps in seconds (stored in milliseconds),
@@ -116,14 +96,14 @@ func TestColumnHashMatchesEncoding(t *testing.T) {
 	defer h.Release()
 	for name, rec := range recs {
 		defer rec.Release()
-		canon, err := canonOfArrow(rec.Schema(), props)
+		canon, err := pqscan.SchemaOfArrow(rec.Schema(), props)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		want := refColsum(t, rec, canon.arrow)
+		want := pqfiles.RefColsum(t, rec, canon.Arrow)
 		for round := range 2 { // the second round meets the cached dictionary
 			var got checksum.Sum
-			if err := h.AddRecord(rec, canon.arrow, &got); err != nil {
+			if err := h.AddRecord(rec, canon.Arrow, &got); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if got != want {
@@ -134,7 +114,7 @@ func TestColumnHashMatchesEncoding(t *testing.T) {
 		var parts checksum.Sum
 		for off := int64(0); off < rec.NumRows(); off += 7 {
 			s := rec.NewSlice(off, min(rec.NumRows(), off+7))
-			if err := h.AddRecord(s, canon.arrow, &parts); err != nil {
+			if err := h.AddRecord(s, canon.Arrow, &parts); err != nil {
 				t.Fatal(err)
 			}
 			s.Release()
@@ -178,20 +158,12 @@ func TestColsumDistinguishes(t *testing.T) {
 	if r := sum(two{i(3), i(4)}, two{i(1), i(2)}); r != base {
 		t.Errorf("rows reordered: %s, want %s", r, base)
 	}
-	if !strings.HasPrefix(base, ChecksumColSum+":") {
-		t.Errorf("checksum %s does not name %s", base, ChecksumColSum)
+	if !strings.HasPrefix(base, checksum.ColSum+":") {
+		t.Errorf("checksum %s does not name %s", base, checksum.ColSum)
 	}
 }
 
-// writeArrowFile writes rec to path with Arrow's Parquet writer and props.
-func writeArrowFile(t *testing.T, path string, rec arrow.RecordBatch, props *parquet.WriterProperties) {
-	t.Helper()
-	if err := os.WriteFile(path, arrowParquet(t, rec, props), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// scanFile is RowScan's checksum of one file in algo.
+// scanFile is pqscan.RowScan's checksum of one file in algo.
 func scanFile(t *testing.T, path, algo string) (int64, string) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -203,7 +175,7 @@ func scanFile(t *testing.T, path, algo string) (int64, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := RowScan{Algo: algo}
+	r := pqscan.RowScan{Algo: algo}
 	if err := r.Add(context.Background(), f, fi.Size(), path); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +203,7 @@ func writeVariants(t *testing.T, dir string, rec arrow.RecordBatch) []string {
 			parquet.WithStoreDecimalAsInteger(true)),
 	} {
 		p := filepath.Join(dir, strings.NewReplacer(",", "", " ", "-").Replace(name)+".parquet")
-		writeArrowFile(t, p, rec, props)
+		pqfiles.WriteArrowFile(t, p, rec, props)
 		files = append(files, p)
 	}
 	return files
@@ -239,7 +211,7 @@ func writeVariants(t *testing.T, dir string, rec arrow.RecordBatch) []string {
 
 // TestSameChecksumAcrossPathsAndEncodings: the same rows give one colsum128
 // checksum (and, with LegacyChecksum, one rowsum128 checksum, equal to
-// RowScan's in rowsum128) whatever path and encoding they came from: Go
+// pqscan.RowScan's in rowsum128) whatever path and encoding they came from: Go
 // structs (fast and slow hash), Arrow records, CSV-like row order changes,
 // pswap's own file ingested again, Arrow's writer without dictionaries, with
 // other row groups, DataPage v2 and other codecs, parquet-go's writer
@@ -256,8 +228,8 @@ func TestSameChecksumAcrossPathsAndEncodings(t *testing.T) {
 		if c.Rows != int64(len(rows)) {
 			t.Errorf("%s: %d rows, want %d", name, c.Rows, len(rows))
 		}
-		if len(c.Equivalent) != 1 || !strings.HasPrefix(c.Equivalent[0], ChecksumRowSum+":") {
-			t.Fatalf("%s: Equivalent %q, want one %s checksum", name, c.Equivalent, ChecksumRowSum)
+		if len(c.Equivalent) != 1 || !strings.HasPrefix(c.Equivalent[0], checksum.RowSum+":") {
+			t.Fatalf("%s: Equivalent %q, want one %s checksum", name, c.Equivalent, checksum.RowSum)
 		}
 		results[name] = result{c.ContentChecksum, c.Equivalent[0], c.Schema}
 	}
@@ -293,7 +265,7 @@ func TestSameChecksumAcrossPathsAndEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append(files, pgo)
-	// Each file set alone, through AddParquetFile and RowScan.
+	// Each file set alone, through AddParquetFile and pqscan.RowScan.
 	sets := map[string][]string{"pswap's own files": files[:len(c0.Files)]}
 	for _, p := range files[len(c0.Files):] {
 		sets[filepath.Base(p)] = []string{p}
@@ -308,7 +280,7 @@ func TestSameChecksumAcrossPathsAndEncodings(t *testing.T) {
 		add("ingested "+name, finish(t, s))
 		if len(set) == 1 {
 			_, col := scanFile(t, set[0], "")
-			_, row := scanFile(t, set[0], ChecksumRowSum)
+			_, row := scanFile(t, set[0], checksum.RowSum)
 			results["scanned "+name] = result{col, row, results["ingested "+name].schema}
 		}
 	}
@@ -333,7 +305,7 @@ func TestSameChecksumAcrossPathsAndEncodings(t *testing.T) {
 // encoded strings, its row groups), pswap's own file of the same rows
 // (staged from the records Arrow reads from DuckDB's file), and the same
 // rows in other encodings, row groups and codecs have one colsum128
-// checksum, through AddParquetFile and RowScan alike.
+// checksum, through AddParquetFile and pqscan.RowScan alike.
 func TestDuckDBFileSameChecksumAcrossEncodings(t *testing.T) {
 	duckcheck.SkipIfUnavailable(t)
 	ctx := context.Background()
@@ -371,17 +343,17 @@ func TestDuckDBFileSameChecksumAcrossEncodings(t *testing.T) {
 		files = append(files, p)
 	}
 	files = append(files, writeVariants(t, dir, rec)...)
-	fastBefore := fastGroups.Load()
+	fastBefore := pqscan.FastRowGroups()
 	defer func() {
 		// The files are flat and primitive: the fast scan's (scanfast.go),
 		// whose checksum is here compared with the Arrow writer's.
-		if fastGroups.Load() == fastBefore {
+		if pqscan.FastRowGroups() == fastBefore {
 			t.Error("no row group took the fast scan")
 		}
 	}()
 	for _, p := range files {
 		if _, got := scanFile(t, p, ""); got != want {
-			t.Errorf("RowScan %s: %s, want %s", filepath.Base(p), got, want)
+			t.Errorf("pqscan.RowScan %s: %s, want %s", filepath.Base(p), got, want)
 		}
 		_, s := newMem(t, Options{})
 		if err := s.AddParquetFile(ctx, p); err != nil {

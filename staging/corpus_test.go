@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store/filestore"
@@ -202,7 +203,7 @@ func footerFacts(path string) (codecs, encodings string) {
 	if err != nil {
 		return "?", "?"
 	}
-	r, err := openParquet(f, fi.Size())
+	r, err := pqscan.Open(f, fi.Size())
 	if err != nil {
 		return "?", "?"
 	}

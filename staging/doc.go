@@ -47,9 +47,8 @@
 // deprecated LZ4 codec in all three framings writers use (Hadoop's, the LZ4
 // frame format, a bare LZ4 block), and makes an empty compressed input
 // decode to nothing for every codec (a DataPage v2 of nulls only carries no
-// compressed bytes). Importing the package does not: the first New,
-// ReadFooter, OpenParquet or VerifyPageChecksums does, and a program that
-// reads Parquet with Arrow itself calls it.
+// compressed bytes). Importing the package does not: the first New does,
+// and a program that reads Parquet with Arrow itself calls it.
 //
 // The pages of a file with a flat schema of primitive columns (booleans,
 // integers, floats, decimals, strings, binary and fixed-size binary,
@@ -135,10 +134,10 @@
 // row order, on the input kind, on compression, or on the Parquet
 // encoding: two runs that produce the same multiset of rows under the same
 // schema have the same checksum even when their bytes differ. It is
-// colsum128 ([ChecksumColSum]), a formulation that works on decoded columns
+// colsum128 (the algorithm name "colsum128"), a formulation that works on decoded columns
 // without materialising rows, the same function on every input path (Go
-// structs, Arrow records, CSV, JSON Lines, existing Parquet files,
-// [RowScan]):
+// structs, Arrow records, CSV, JSON Lines, existing Parquet files, and
+// pswap's verify and adopt, which scan stored files):
 //
 //	"colsum128:" + hex(XXH3-128(
 //	    "pswap/colsum128/v2" 0x00 schema 0x00 rows(uint64 BE) sum(128 bits BE)))
@@ -166,10 +165,10 @@
 // row's hash is the 128 bits hi:lo with lo = fmix64(acc) and
 // hi = fmix64(acc + 0xc2b2ae3d27d4eb4f).
 //
-// Generations staged before colsum128 record rowsum128 ([ChecksumRowSum]),
+// Generations staged before colsum128 record rowsum128 ("rowsum128"),
 // which is still computed where such a generation is compared
 // ([Options.LegacyChecksum]: a commit onto one is a no-op for identical
-// rows) or verified ([RowScan.Algo]). It is
+// rows) or verified (pswap verify). It is
 //
 //	"rowsum128:" + hex(XXH3-128(
 //	    "pswap/rowsum128/v1" 0x00 schema 0x00 rows(uint64 BE) sum(128 bits BE)))
@@ -229,23 +228,22 @@
 // Where a page carries a CRC (parquet-go, and so [Write], writes one on
 // every page; parquet-mr and arrow-cpp can), it is checked: a mismatch
 // fails with [ErrPageChecksum] (an ErrCorrupt) naming the file, the column
-// and the page ([VerifyPageChecksums] does the same for any file, and
-// pswap's verify uses it). Damage inside a page without a CRC that still
-// decompresses and decodes cannot be detected. [Options.Check] CheckFooter
+// and the page (pswap's verify checks any file so). Damage inside a page
+// without a CRC that still decompresses and decodes cannot be detected. [Options.Check] CheckFooter
 // opts out of decoding existing files (footer and page CRCs only, at about
 // the cost of a plain upload; the content checksum is then over the files'
-// bytes, [ChecksumFiles]).
+// bytes, "files-sha256").
 //
 // A column whose logical type is newer than Arrow's reader knows is read
-// as its physical type (as DuckDB does). [ReadFooter] checks a footer
-// alone, without decoding pages: the footer-only check for files that are
-// adopted rather than read.
+// as its physical type (as DuckDB does). pswap's adopt checks a footer
+// alone the same way, without decoding pages, for files that are adopted
+// rather than read.
 //
 // INT96 timestamps (Spark's default, Hive's, Impala's) are read in
 // microseconds exactly as Spark reads them (a flat INT96 column's canonical
 // type is timestamp[us, tz=UTC]), so the years Spark writes beyond Arrow's
-// nanosecond range (1677..2262) are accepted; [RowScan] Int96Nanos reads
-// them as before, for generations staged then. A Go type's time.Time
+// nanosecond range (1677..2262) are accepted; pswap's verify reads them
+// in nanoseconds as before for generations staged then. A Go type's time.Time
 // fields are written in the timestamp unit the schema Conform returns asks
 // for (a table's microseconds), since a Go value cannot be converted after
 // it is written.

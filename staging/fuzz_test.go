@@ -1,8 +1,6 @@
 package staging
 
 import (
-	"github.com/pswap/pswap/internal/checksum"
-
 	"bytes"
 	"context"
 	"errors"
@@ -11,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/pswap/pswap/internal/testing/pqfiles"
 )
 
 var fuzzSchema = arrow.NewSchema([]arrow.Field{
@@ -135,7 +133,7 @@ func FuzzAddParquetFile(f *testing.F) {
 	}
 	// Small files of every primitive type in the encodings the fast scan
 	// decodes (scanfast.go), so that mutations reach its decoders.
-	for _, seed := range fastScanSeeds(f) {
+	for _, seed := range pqfiles.FastScanSeeds(f) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -161,45 +159,10 @@ func FuzzAddParquetFile(f *testing.F) {
 		// The fast scan (scanfast.go, or for other schemas Arrow with
 		// dictionaries, pooled buffers and column hashers) computes the
 		// checksum the definition gives over plainly decoded records, and
-		// accepts nothing that Arrow's reader refuses (definitionChecksum
+		// accepts nothing that Arrow's reader refuses (pqfiles.DefinitionChecksum
 		// fails then).
-		if want := definitionChecksum(t, data); c.Rows > 0 && c.ContentChecksum != want {
+		if want := pqfiles.DefinitionChecksum(t, data); c.Rows > 0 && c.ContentChecksum != want {
 			t.Fatalf("content checksum %s, by the definition %s", c.ContentChecksum, want)
 		}
 	})
-}
-
-// definitionChecksum is the colsum128 checksum of a Parquet file computed
-// by its definition, value by value, over records that Arrow's reader
-// decodes with its defaults (no dictionaries, Go's allocator).
-func definitionChecksum(t testing.TB, data []byte) string {
-	t.Helper()
-	pr, err := openParquet(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	_, canon, err := checkFooter(pr, int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 1000}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Row group by row group, INT96 columns read in microseconds beside
-	// Arrow's records (Arrow reads them in nanoseconds: int96.go).
-	var sum checksum.Sum
-	var rows int64
-	for g := range pr.NumRowGroups() {
-		err := rowGroupRecords(context.Background(), pr, fr, g, canon, int96Leaves(pr, canon), func(rec arrow.RecordBatch) error {
-			sum.Add(refColsum(t, rec, canon.arrow))
-			rows += rec.NumRows()
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return checksum.ColSumOf(canon.text, rows, sum)
 }

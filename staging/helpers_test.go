@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pq "github.com/parquet-go/parquet-go"
@@ -19,24 +18,6 @@ import (
 )
 
 const testPrefix = "dt=2026-11-29/_pswap/gen/0001/"
-
-// arrowParquet is rec written by Arrow's Parquet writer with props (nil:
-// the defaults) and the Arrow writer options aopts.
-func arrowParquet(t testing.TB, rec arrow.RecordBatch, props *parquet.WriterProperties, aopts ...pqarrow.WriterOption) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.NewArrowWriterProperties(aopts...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 func newMem(t testing.TB, opts Options) (*memstore.Store, *Stager) {
 	t.Helper()

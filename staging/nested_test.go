@@ -2,6 +2,7 @@ package staging
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/pqscan"
 
 	"bytes"
 	"context"
@@ -171,12 +172,12 @@ func stageRecordChecksum(t *testing.T, jsonl string) string {
 func TestNestedEncodingVectors(t *testing.T) {
 	rec := nestedRecord(t, nestedJSON)
 	defer rec.Release()
-	c, err := canonOfArrow(rec.Schema(), nil)
+	c, err := pqscan.SchemaOfArrow(rec.Schema(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	enc := func(col, row int) string {
-		e, err := checksum.ArrowEncoder(rec.Column(col), c.arrow.Field(col).Type)
+		e, err := checksum.ArrowEncoder(rec.Column(col), c.Arrow.Field(col).Type)
 		if err != nil {
 			t.Fatal(err)
 		}

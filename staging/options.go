@@ -17,6 +17,7 @@ import (
 
 	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/store"
 )
 
@@ -24,13 +25,16 @@ import (
 var (
 	// ErrSchemaMismatch: an input's schema differs from the generation's.
 	// The message shows both schemas.
-	ErrSchemaMismatch = errkind.New("schema mismatch", errkind.ErrBadInput)
+	ErrSchemaMismatch = pqscan.ErrSchemaMismatch
 	// ErrBadInput: a CSV or JSON Lines input has a malformed or ill-typed
 	// row; the message names the input and the line.
 	ErrBadInput = errkind.ErrBadInput
 	// ErrCorrupt: a Parquet file given to AddParquetFile is not a valid
 	// Parquet file (bad footer, truncated, undecodable pages).
-	ErrCorrupt = errkind.New("corrupt parquet file", errkind.ErrBadInput)
+	ErrCorrupt = pqscan.ErrCorrupt
+	// ErrPageChecksum: a page of a Parquet file carries a CRC that does
+	// not match its bytes. It matches ErrCorrupt too.
+	ErrPageChecksum = pqscan.ErrPageChecksum
 	// ErrUnsupported: a column type that staging cannot hash canonically
 	// (intervals, durations, unions; nested fields of Go structs given to
 	// Write).
@@ -187,7 +191,7 @@ const (
 	// while the bytes upload, but decodes nothing: a damaged page without
 	// a CRC is stored as it is (readers fail on it later), and the rows
 	// are not hashed. The generation's content checksum is then
-	// ChecksumFiles, over the files' bytes: the same bytes committed again
+	// files-sha256, over the files' bytes: the same bytes committed again
 	// are a no-op, other bytes of the same rows (another writer, other row
 	// groups) are a new generation. It costs about a plain upload.
 	CheckFooter

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pswap/pswap/internal/pqscan"
 )
 
 func pageCRCs(t *testing.T, b []byte) int {
 	t.Helper()
-	n, err := VerifyPageChecksums(bytes.NewReader(b), int64(len(b)))
+	n, err := pqscan.VerifyPageChecksums(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}

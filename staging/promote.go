@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/pswap/pswap/internal/pqscan"
 )
 
 // Input describes an input to a ConformFunc.
@@ -40,13 +42,13 @@ type ConformFunc func(in Input, schema *arrow.Schema) (*arrow.Schema, error)
 // cannot, and report it.
 type conversion struct {
 	input  string
-	from   *canonSchema
-	target *arrow.Schema // what ConformFunc returned
-	canon  *canonSchema  // its canonical form
+	from   *pqscan.Schema
+	target *arrow.Schema  // what ConformFunc returned
+	canon  *pqscan.Schema // its canonical form
 }
 
 func (c *conversion) Error() string {
-	return fmt.Sprintf("%v: %s must be stored as\n%s\nbut has\n%s\nand values of %s are not converted: change the types to the table's", ErrSchemaMismatch, c.input, c.canon.text, c.from.text, c.input)
+	return fmt.Sprintf("%v: %s must be stored as\n%s\nbut has\n%s\nand values of %s are not converted: change the types to the table's", ErrSchemaMismatch, c.input, c.canon.Text, c.from.Text, c.input)
 }
 
 func (c *conversion) Unwrap() error { return ErrSchemaMismatch }
@@ -54,16 +56,16 @@ func (c *conversion) Unwrap() error { return ErrSchemaMismatch }
 // conform applies Options.Conform to an input's canonical schema; it
 // returns the canonical schema the data is to be stored in, with the
 // target to convert to when that differs from c. Callers hold mu.
-func (s *Stager) conform(input string, c *canonSchema) (*conversion, error) {
+func (s *Stager) conform(input string, c *pqscan.Schema) (*conversion, error) {
 	if s.opts.Conform == nil || s.converting {
 		return nil, nil
 	}
-	if r, ok := s.conformed[c.text+c.ids.key()]; ok {
+	if r, ok := s.conformed[c.Text+c.IDs.Key()]; ok {
 		return r, nil
 	}
 	in := Input{Name: input, Text: strings.HasPrefix(input, "CSV ") || strings.HasPrefix(input, "JSON Lines "),
-		FieldIDs: c.ids.top, NestedFieldIDs: c.ids.nested}
-	target, err := s.opts.Conform(in, c.arrow)
+		FieldIDs: c.IDs.Top, NestedFieldIDs: c.IDs.Nested}
+	target, err := s.opts.Conform(in, c.Arrow)
 	if err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, input) // the sentinel's text first: "schema mismatch: ..."
 	}
@@ -73,14 +75,14 @@ func (s *Stager) conform(input string, c *canonSchema) (*conversion, error) {
 		if err != nil {
 			return nil, fmt.Errorf("staging: schema to store %s in: %w", input, err)
 		}
-		if !tc.equal(c) {
+		if !tc.Equal(c) {
 			r = &conversion{input: input, from: c, target: target, canon: tc}
 		}
 	}
 	if s.conformed == nil {
 		s.conformed = map[string]*conversion{}
 	}
-	s.conformed[c.text+c.ids.key()] = r
+	s.conformed[c.Text+c.IDs.Key()] = r
 	return r, nil
 }
 
@@ -169,7 +171,7 @@ func convertRecord(ctx context.Context, input string, rec arrow.RecordBatch, tar
 // copied as it is, so its records are read through Arrow, converted and
 // written as new files, whose checksums and content checksum are those of
 // the converted data.
-func (s *Stager) addConvertedParquet(ctx context.Context, f readerAtSize, size int64, cv *conversion) (err error) {
+func (s *Stager) addConvertedParquet(ctx context.Context, f io.ReaderAt, size int64, cv *conversion) (err error) {
 	if err := s.acceptConverted(cv); err != nil {
 		return err
 	}
@@ -178,30 +180,22 @@ func (s *Stager) addConvertedParquet(ctx context.Context, f readerAtSize, size i
 			err = fmt.Errorf("%w: %s: decoding failed: %v", ErrCorrupt, cv.input, r)
 		}
 	}()
-	r, err := openParquet(f, size) // as scanParquet read it
+	r, err := pqscan.Open(f, size) // as the scan read it
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
 	}
 	defer r.Close()
-	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{BatchSize: arrowBatch}, memory.DefaultAllocator)
+	// INT96 columns are read in microseconds beside Arrow's records.
+	var werr error
+	err = pqscan.ReadRecords(ctx, r, cv.from, arrowBatch, func(rec arrow.RecordBatch) error {
+		werr = s.writeConverted(cv.input, rec, cv)
+		return werr
+	})
+	if werr != nil {
+		return werr
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
-	}
-	// Row group by row group: INT96 columns are read in microseconds
-	// beside Arrow's records (int96.go).
-	int96 := int96Leaves(r, cv.from)
-	for g := range r.NumRowGroups() {
-		var werr error
-		err := rowGroupRecords(ctx, r, fr, g, cv.from, int96, func(rec arrow.RecordBatch) error {
-			werr = s.writeConverted(cv.input, rec, cv)
-			return werr
-		})
-		if werr != nil {
-			return werr
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrCorrupt, cv.input, err)
-		}
 	}
 	return nil
 }
@@ -214,21 +208,7 @@ func (s *Stager) Schema() *arrow.Schema {
 	if s.schema == nil {
 		return nil
 	}
-	return s.schema.arrow
-}
-
-// headerFits reports whether a CSV header names exactly the schema's
-// fields, in any order.
-func headerFits(header []string, s *arrow.Schema) bool {
-	if len(header) != s.NumFields() {
-		return false
-	}
-	for _, n := range header {
-		if len(s.FieldIndices(n)) != 1 {
-			return false
-		}
-	}
-	return true
+	return s.schema.Arrow
 }
 
 // castHint says what to do about a value that a conversion from type from

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pswap/pswap/internal/testing/pqfiles"
 )
 
 // BenchmarkAddParquetPromoted compares adding an existing Parquet file of
@@ -37,7 +39,7 @@ func BenchmarkAddParquetPromoted(b *testing.B) {
 		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: dt}}, nil), []arrow.Array{arr}, n)
 		defer rec.Release()
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, arrowParquet(b, rec, nil), 0o644); err != nil {
+		if err := os.WriteFile(p, pqfiles.ArrowParquet(b, rec, nil), 0o644); err != nil {
 			b.Fatal(err)
 		}
 		return p

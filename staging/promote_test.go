@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/tablemeta"
 )
 
@@ -35,17 +36,17 @@ func TestTableTypesAreCanonical(t *testing.T) {
 	for _, tt := range types {
 		for _, nullable := range []bool{true, false} {
 			want := tablemeta.Schema{Fields: []tablemeta.Field{{ID: 1, Name: "c", Type: tt, Nullable: nullable}}}
-			c, err := canonOfArrow(want.Arrow(), s.arrowProps)
+			c, err := pqscan.SchemaOfArrow(want.Arrow(), s.arrowProps)
 			if err != nil {
 				t.Errorf("%s: %v", tt, err)
 				continue
 			}
-			got, err := tablemeta.SchemaFromArrow(c.arrow)
+			got, err := tablemeta.SchemaFromArrow(c.Arrow)
 			if err != nil || !got.SameTypes(want) {
-				t.Errorf("%s (nullable %v): canonical %s maps back to %s (%v)", tt, nullable, c.arrow, got, err)
+				t.Errorf("%s (nullable %v): canonical %s maps back to %s (%v)", tt, nullable, c.Arrow, got, err)
 			}
-			if !arrow.TypeEqual(c.arrow.Field(0).Type, tt.Arrow()) {
-				t.Errorf("%s: canonical type %s, the table's Arrow type %s", tt, c.arrow.Field(0).Type, tt.Arrow())
+			if !arrow.TypeEqual(c.Arrow.Field(0).Type, tt.Arrow()) {
+				t.Errorf("%s: canonical type %s, the table's Arrow type %s", tt, c.Arrow.Field(0).Type, tt.Arrow())
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package staging
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/pqscan"
 
 	"bufio"
 	"bytes"
@@ -51,25 +52,25 @@ type Stager struct {
 	finished bool
 	aborted  bool
 
-	schema *canonSchema // nil until the first input
-	cur    *part        // file being written, or nil
-	pipe   pipe         // rows of Go structs written but not committed yet, or nil
-	next   int          // number of the next file
+	schema *pqscan.Schema // nil until the first input
+	cur    *part          // file being written, or nil
+	pipe   pipe           // rows of Go structs written but not committed yet, or nil
+	next   int            // number of the next file
 	files  []manifest.File
 	keys   []string // keys written (committed) so far
 	rows   int64
 	sum    checksum.Sums
 	// unread: a file was added with CheckFooter; the content checksum is
-	// ChecksumFiles.
+	// files-sha256.
 	unread bool
 
 	// The write buffer of the last file closed, reused by the next one.
 	spareBuf *bufio.Writer
 
 	structs map[reflect.Type]*structInfo
-	arrows  map[string]*canonSchema // by arrow.Schema fingerprint
-	buf     []byte                  // scratch row encoding
-	colh    checksum.ColHasher      // the Arrow path's content checksum
+	arrows  map[string]*pqscan.Schema // by arrow.Schema fingerprint
+	buf     []byte                    // scratch row encoding
+	colh    checksum.ColHasher        // the Arrow path's content checksum
 
 	conformed  map[string]*conversion // Options.Conform's answers, by canonical schema text
 	converting bool                   // writing converted data: no second conversion
@@ -87,7 +88,7 @@ func New(ctx context.Context, st store.Store, prefix string, opts Options) *Stag
 		st:      st,
 		opts:    opts.withDefaults(),
 		structs: map[reflect.Type]*structInfo{},
-		arrows:  map[string]*canonSchema{},
+		arrows:  map[string]*pqscan.Schema{},
 	}
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
@@ -110,7 +111,7 @@ func New(ctx context.Context, st store.Store, prefix string, opts Options) *Stag
 		return s
 	}
 	if opts.Schema != nil {
-		c, err := canonOfArrow(opts.Schema, s.arrowProps)
+		c, err := pqscan.SchemaOfArrow(opts.Schema, s.arrowProps)
 		if err != nil {
 			s.err = fmt.Errorf("staging: Options.Schema: %w", err)
 			return s
@@ -174,7 +175,7 @@ func (s *Stager) discard(ctx context.Context) error {
 }
 
 // setSchema establishes the generation's schema or checks c against it.
-func (s *Stager) setSchema(input string, c *canonSchema) error {
+func (s *Stager) setSchema(input string, c *pqscan.Schema) error {
 	if cv, err := s.conform(input, c); err != nil || cv != nil {
 		if err != nil {
 			return err
@@ -185,8 +186,8 @@ func (s *Stager) setSchema(input string, c *canonSchema) error {
 		s.schema = c
 		return nil
 	}
-	if !s.schema.equal(c) {
-		return mismatch(input, c, s.schema)
+	if !s.schema.Equal(c) {
+		return pqscan.Mismatch(input, c, s.schema)
 	}
 	return nil
 }
@@ -214,7 +215,7 @@ func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
 		c.Add(f)
 	}
 	if s.schema != nil {
-		c.Schema = s.schema.text
+		c.Schema = s.schema.Text
 	}
 	c.ContentChecksum = checksum.ColSumOf(c.Schema, s.rows, s.sum.Col)
 	if s.unread {

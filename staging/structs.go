@@ -2,6 +2,7 @@ package staging
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/pqscan"
 
 	"fmt"
 	"reflect"
@@ -18,7 +19,7 @@ import (
 type structInfo struct {
 	schema *pq.Schema
 	tags   []pq.WriterOption // struct tag replacements the schema was derived with (see retimed)
-	canon  *canonSchema
+	canon  *pqscan.Schema
 	encs   []checksum.ParquetEnc // by leaf column index
 	fast   []fieldEnc            // direct field encoders, or nil
 	fold   *checksum.RowFolder   // the content checksum of one row (one goroutine at a time)
@@ -66,7 +67,7 @@ func (s *Stager) newStructInfo(t reflect.Type, zero any, tags []pq.StructTagOpti
 		return nil, err
 	}
 	leaves := ps.Columns()
-	if len(leaves) != canon.arrow.NumFields() {
+	if len(leaves) != canon.Arrow.NumFields() {
 		return nil, fmt.Errorf("%w: %s has nested fields", ErrUnsupported, t)
 	}
 	si = &structInfo{schema: ps, tags: wopts, canon: canon, encs: make([]checksum.ParquetEnc, len(leaves)), fold: checksum.NewRowFolder(len(leaves), s.opts.LegacyChecksum)}
@@ -75,7 +76,7 @@ func (s *Stager) newStructInfo(t reflect.Type, zero any, tags []pq.StructTagOpti
 		if !ok || leaf.MaxRepetitionLevel > 0 || leaf.MaxDefinitionLevel > 1 {
 			return nil, fmt.Errorf("%w: %s: column %v is repeated or nested", ErrUnsupported, t, path)
 		}
-		if si.encs[i], err = checksum.ParquetEncoder(leaf.Node.Type(), canon.arrow.Field(i).Type); err != nil {
+		if si.encs[i], err = checksum.ParquetEncoder(leaf.Node.Type(), canon.Arrow.Field(i).Type); err != nil {
 			return nil, fmt.Errorf("staging: %s column %v: %w", t, path, err)
 		}
 	}
@@ -83,7 +84,7 @@ func (s *Stager) newStructInfo(t reflect.Type, zero any, tags []pq.StructTagOpti
 		return nil, fmt.Errorf("%w: %s: %v", ErrUnsupported, t, err)
 	}
 	if !slowStructHash {
-		si.fast = fastEncoders(t, ps, leaves, canon.arrow)
+		si.fast = fastEncoders(t, ps, leaves, canon.Arrow)
 	}
 	return si, nil
 }
@@ -102,7 +103,7 @@ func (si *structInfo) writerOptions(opts []pq.WriterOption) []pq.WriterOption {
 // after it is written, so its writer writes microseconds instead
 // (time.Time.UnixMicro: the digits below the microsecond are dropped, as
 // by t.Truncate(time.Microsecond) for times after 1970).
-func (s *Stager) retimed(t reflect.Type, zero any, si *structInfo, target *canonSchema) *structInfo {
+func (s *Stager) retimed(t reflect.Type, zero any, si *structInfo, target *pqscan.Schema) *structInfo {
 	st := t
 	for st.Kind() == reflect.Pointer {
 		st = st.Elem()
@@ -125,7 +126,7 @@ func (s *Stager) retimed(t reflect.Type, zero any, si *structInfo, target *canon
 			if col == "" {
 				col = f.Name
 			}
-			tf, ok := target.arrow.FieldsByName(col)
+			tf, ok := target.Arrow.FieldsByName(col)
 			if !ok || len(tf) != 1 {
 				continue
 			}
@@ -165,7 +166,7 @@ func (s *Stager) retimed(t reflect.Type, zero any, si *structInfo, target *canon
 		return nil
 	}
 	out, err := s.newStructInfo(t, zero, tags)
-	if err != nil || !out.canon.equal(target) {
+	if err != nil || !out.canon.Equal(target) {
 		return nil
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -239,7 +241,7 @@ func TestLegacyPointer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(ctx, swap.PointerKey(part), data, store.PutOptions{IfMatch: b.ETag}); err != nil {
+	if _, err := st.Put(ctx, layout.PointerKey(part), data, store.PutOptions{IfMatch: b.ETag}); err != nil {
 		t.Fatal(err)
 	}
 	if r := mustCommit(t, st, part, "b", swap.Options{RunID: "r1"}); r.Changed || r.Outcome != swap.SameRun || r.Files != 2 || r.Generation != r1.Generation {

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
@@ -126,7 +129,7 @@ func TestListPointersLayouts(t *testing.T) {
 				}
 			}
 			// A corrupt pointer is listed with its error.
-			if _, err := st.Put(ctx, swap.PointerKey("day=2026-12-20"), []byte("{not json"), store.PutOptions{}); err != nil {
+			if _, err := st.Put(ctx, layout.PointerKey("day=2026-12-20"), []byte("{not json"), store.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			all := slices.Concat(hourly, daily, []string{"day=2026-12-20"})
@@ -237,8 +240,8 @@ func TestListPointersRetriesOnePointerRead(t *testing.T) {
 			// The default options: a real (short) backoff.
 			got, err = swap.ListPointers(ctx, cs, "")
 		} else {
-			got, err = swap.ListPointersWith(ctx, cs, "", swap.ListOptions{
-				Sleep: func(context.Context, time.Duration) error { slept++; return nil }})
+			nosleep := env.With(ctx, &env.Env{Timer: func(context.Context, time.Duration) error { slept++; return nil }})
+			got, err = swap.ListPointersWith(nosleep, cs, "", swap.ListOptions{})
 		}
 		if err != nil || !same(got) {
 			t.Fatalf("503 on the GET of %s: %d partitions, %v", key, len(got), err)
@@ -250,7 +253,7 @@ func TestListPointersRetriesOnePointerRead(t *testing.T) {
 	}
 
 	t.Run("down", func(t *testing.T) {
-		key := swap.PointerKey("day=2026-12-03")
+		key := layout.PointerKey("day=2026-12-03")
 		var n int
 		down := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
 			if c.Op == "get" && c.Key == key {
@@ -261,7 +264,8 @@ func TestListPointersRetriesOnePointerRead(t *testing.T) {
 			}
 			return storetest.Fault{}
 		})
-		_, err := swap.ListPointersWith(ctx, down, "", swap.ListOptions{Sleep: func(context.Context, time.Duration) error { return nil }})
+		nosleep := env.With(ctx, &env.Env{Timer: func(context.Context, time.Duration) error { return nil }})
+		_, err := swap.ListPointersWith(nosleep, down, "", swap.ListOptions{})
 		if !errors.Is(err, store.ErrTransient) || n != swap.DefaultListReadAttempts {
 			t.Fatalf("a pointer that stays unreadable: %v after %d GETs, want the store's error after %d", err, n, swap.DefaultListReadAttempts)
 		}

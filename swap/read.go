@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
@@ -21,7 +23,7 @@ func ReadPointer(ctx context.Context, st store.Store, part string) (Base, error)
 	if err := partition.Validate(part); err != nil {
 		return Base{}, err
 	}
-	data, a, err := store.ReadAll(ctx, st, PointerKey(part))
+	data, a, err := store.ReadAll(ctx, st, layout.PointerKey(part))
 	if errors.Is(err, store.ErrNotFound) {
 		return Base{}, fmt.Errorf("%s: %w", part, ErrNoData)
 	}
@@ -30,10 +32,10 @@ func ReadPointer(ctx context.Context, st store.Store, part string) (Base, error)
 	}
 	p, err := manifest.DecodePointer(data)
 	if err != nil {
-		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(PointerKey(part)), ErrCorrupt, err)
+		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(layout.PointerKey(part)), ErrCorrupt, err)
 	}
 	if p.Partition != part {
-		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(PointerKey(part)), ErrCorrupt, p.Partition)
+		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(layout.PointerKey(part)), ErrCorrupt, p.Partition)
 	}
 	return Base{Pointer: p, ETag: a.ETag, ModTime: a.ModTime, Raw: data}, nil
 }
@@ -50,7 +52,7 @@ func ReadManifestAttrs(ctx context.Context, st store.Store, part, gen string) (*
 	if err := manifest.ValidateGenerationID(gen); err != nil {
 		return nil, store.Attrs{}, fmt.Errorf("%s: %w: %w", part, ErrGenerationNotFound, err)
 	}
-	key := ManifestKey(part, gen)
+	key := layout.ManifestKey(part, gen)
 	data, a, err := store.ReadAll(ctx, st, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.Attrs{}, fmt.Errorf("%s generation %s: %w", part, gen, ErrGenerationNotFound)
@@ -119,7 +121,7 @@ func Resolve(ctx context.Context, st store.Store, part string) (*Snapshot, error
 }
 
 func fileRefs(st store.Store, m *manifest.Manifest) []FileRef {
-	prefix := DataPrefix(m.Partition, m.DataGen())
+	prefix := layout.DataPrefix(m.Partition, m.DataGen())
 	out := make([]FileRef, len(m.Files))
 	for i, f := range m.Files {
 		k := prefix + f.Path
@@ -167,12 +169,6 @@ type ListOptions struct {
 	// DefaultListReadAttempts): a transient failure of one read repeats
 	// that read, after a backoff, not the listing.
 	MaxAttempts int
-	// Sleep waits d between two attempts of a read (default: a timer that
-	// ctx cancels).
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Jitter returns a uniformly random int64 in [0, n) for the backoff
-	// (default math/rand/v2): a deterministic simulation injects its own.
-	Jitter func(n int64) int64
 }
 
 // ListPointers is ListPointersWith with the default options.
@@ -203,7 +199,7 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 	if attempts <= 0 {
 		attempts = DefaultListReadAttempts
 	}
-	reads := retry.Policy{MaxAttempts: attempts, Sleep: opts.Sleep, Jitter: opts.Jitter}
+	reads := retry.Policy{MaxAttempts: attempts}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -233,7 +229,7 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 				continue
 			}
 			folder := strings.TrimSuffix(e.Key, "/")
-			if part, ok := strings.CutSuffix(folder, "/"+metaDir); ok || folder == metaDir {
+			if part, ok := strings.CutSuffix(folder, "/"+layout.MetaDir); ok || folder == layout.MetaDir {
 				// The pswap folder of the level's own folder: the listing
 				// prefix reached inside a partition ("dt=X/").
 				if ok && part != known && partition.Validate(part) == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
@@ -57,7 +58,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 		if t.AlreadyCommitted() {
 			t.done = true
 			r := t.result(t.base.Pointer, "", false, SameRun)
-			t.noopFiles(ctx, &r, t.base.Pointer, t.opts.now().Add(t.opts.MaxElapsed))
+			t.noopFiles(ctx, &r, t.base.Pointer, env.From(ctx).Now().Add(t.opts.MaxElapsed))
 			return r, nil
 		}
 		check()
@@ -75,7 +76,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 	}
 	m := &manifest.Manifest{
 		Partition:      part,
-		Generation:     manifest.NewGenerationID(),
+		Generation:     env.From(ctx).NewGenerationID(),
 		DataGeneration: old.DataGen(),
 		RunID:          opts.RunID,
 		RollbackOf:     to,

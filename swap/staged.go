@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -136,8 +139,8 @@ func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
 	if err != nil {
 		return err
 	}
-	key := StagedKey(t.partition, t.generation)
-	err = t.policy(t.opts.now().Add(t.opts.MaxElapsed), 1).Do(ctx, store.IsRetryable, func(int) error {
+	key := layout.StagedKey(t.partition, t.generation)
+	err = t.policy(env.From(ctx).Now().Add(t.opts.MaxElapsed), 1).Do(ctx, store.IsRetryable, func(int) error {
 		_, err := t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
 		if errors.Is(err, store.ErrPrecondition) {
 			// Our own earlier attempt, if the stored bytes are ours.
@@ -186,7 +189,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 	if err := manifest.ValidateGenerationID(gen); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
 	}
-	data, _, err := store.ReadAll(ctx, st, StagedKey(part, gen))
+	data, _, err := store.ReadAll(ctx, st, layout.StagedKey(part, gen))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%s: staged generation %s: %w", part, gen, ErrGenerationNotFound)
 	}
@@ -212,7 +215,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 // store's clock, and an error matching ErrGenerationNotFound that names the
 // first file missing or changed.
 func CheckFiles(ctx context.Context, st store.Store, part, dataGen string, files []manifest.File) (time.Time, error) {
-	prefix := DataPrefix(part, dataGen)
+	prefix := layout.DataPrefix(part, dataGen)
 	have := map[string]store.Attrs{}
 	var oldest time.Time
 	for a, err := range st.List(ctx, prefix) {
@@ -261,7 +264,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	// Reads before the transaction retry transient failures as its own
 	// requests do (the CLI runs the SDK at one attempt).
 	var pre Stats
-	reads := opts.policy(opts.now().Add(opts.MaxElapsed), 1, &pre)
+	reads := opts.policy(env.From(ctx).Now().Add(opts.MaxElapsed), 1, &pre)
 	var rec *StagedRecord
 	err := reads.Do(ctx, store.IsRetryable, func(int) (err error) {
 		rec, err = ReadStaged(ctx, st, part, gen)
@@ -280,7 +283,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 			return Result{}, fmt.Errorf("%s: generation %s is a reservation and nothing can adopt its files", part, gen)
 		}
 		err = reads.Do(ctx, store.IsRetryable, func(int) (err error) {
-			content, oldest, err = adopt(ctx, st, DataPrefix(part, gen))
+			content, oldest, err = adopt(ctx, st, layout.DataPrefix(part, gen))
 			return err
 		})
 		if err != nil {
@@ -303,7 +306,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	t := &Txn{st: st, partition: part, generation: gen, opts: opts, began: began, keepData: true, stats: pre}
 	if rec.legacy {
 		// No fence recorded: fence on the pointer as it is now.
-		if t.base, err = t.readPointer(ctx, opts.now().Add(opts.MaxElapsed)); err != nil {
+		if t.base, err = t.readPointer(ctx, env.From(ctx).Now().Add(opts.MaxElapsed)); err != nil {
 			return Result{}, err
 		}
 	} else {
@@ -311,7 +314,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		if t.wouldSkip(content) {
 			// A no-op judged on the recorded base is right only if the
 			// base is still current: read the pointer to be sure.
-			cur, err := t.readPointer(ctx, opts.now().Add(opts.MaxElapsed))
+			cur, err := t.readPointer(ctx, env.From(ctx).Now().Add(opts.MaxElapsed))
 			if err != nil {
 				return Result{}, err
 			}
@@ -336,7 +339,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		}
 	}
 	if err == nil || errors.Is(err, ErrStaleGeneration) {
-		st.Delete(context.WithoutCancel(ctx), StagedKey(part, gen))
+		st.Delete(context.WithoutCancel(ctx), layout.StagedKey(part, gen))
 	}
 	return res, err
 }
@@ -380,7 +383,7 @@ func settleEarlier(ctx context.Context, st store.Store, part, gen string, opts O
 	}
 	t.keepData = true
 	t.began = m.CreatedAt
-	m2 := &manifest.Manifest{Partition: part, Generation: manifest.NewGenerationID(), DataGeneration: gen,
+	m2 := &manifest.Manifest{Partition: part, Generation: env.From(ctx).NewGenerationID(), DataGeneration: gen,
 		RunID: opts.RunID, Content: m.Content, CreatedAt: m.CreatedAt}
 	t.generation = m2.Generation
 	r, err := t.commit(ctx, m2)
@@ -409,7 +412,7 @@ const maxChainWalk = 1000
 // that is gen or whose data is gen's.
 func findCommitted(ctx context.Context, st store.Store, part, gen string, opts Options) (Result, bool, error) {
 	t := &Txn{st: st, partition: part, opts: opts}
-	deadline := opts.now().Add(opts.MaxElapsed)
+	deadline := env.From(ctx).Now().Add(opts.MaxElapsed)
 	cur, err := t.readPointer(ctx, deadline)
 	if err != nil || cur.Pointer == nil {
 		return Result{}, false, err

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
@@ -21,7 +23,7 @@ func TestCommitStagedTwiceAtOnceKeepsTheData(t *testing.T) {
 	gen, _ := stageOnly(t, mem, "a", 3)
 	opts := swap.Options{RunID: "r1"}
 	second := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
-		if c.Op != "get" || c.Key != swap.StagedKey(spart, gen) || c.N != 1 {
+		if c.Op != "get" || c.Key != layout.StagedKey(spart, gen) || c.N != 1 {
 			return storetest.Fault{}
 		}
 		return storetest.Fault{Hook: func() {

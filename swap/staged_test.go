@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -34,7 +36,7 @@ func stageOnly(t *testing.T, st store.Store, seed string, n int) (string, manife
 
 func stagedExists(t *testing.T, st store.Store, gen string) bool {
 	t.Helper()
-	_, err := st.Stat(ctx, swap.StagedKey(spart, gen))
+	_, err := st.Stat(ctx, layout.StagedKey(spart, gen))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestCommitStagedFencedFromStageTime(t *testing.T) {
 		if !stagedExists(t, st, gen) || !dataGens(t, st, spart)[gen] {
 			t.Fatal("a fenced-out staged generation lost its record or files")
 		}
-		if _, err := st.Stat(ctx, swap.ManifestKey(spart, gen)); !errors.Is(err, store.ErrNotFound) {
+		if _, err := st.Stat(ctx, layout.ManifestKey(spart, gen)); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("the refused attempt left its manifest: %v", err)
 		}
 		r, err := swap.CommitStaged(ctx, st, spart, gen, swap.Options{OnConflict: swap.Overwrite}, nil)
@@ -135,9 +137,9 @@ func TestCommitStagedRerunAfterCrash(t *testing.T) {
 			gen, c := stageOnly(t, mem, "staged", 2)
 			faulty := storetest.NewFaulty(mem, func(call storetest.Call) storetest.Fault {
 				switch {
-				case at == "pointer" && call.Op == "put" && call.Key == swap.PointerKey(spart):
+				case at == "pointer" && call.Op == "put" && call.Key == layout.PointerKey(spart):
 					return storetest.Fault{Before: fmt.Errorf("%w: %w", store.ErrAccessDenied, died)}
-				case at == "record" && call.Op == "delete" && call.Key == swap.StagedKey(spart, gen):
+				case at == "record" && call.Op == "delete" && call.Key == layout.StagedKey(spart, gen):
 					return storetest.Fault{Before: died}
 				}
 				return storetest.Fault{}
@@ -170,7 +172,7 @@ func TestCommitStagedRerunAfterCrash(t *testing.T) {
 func TestCommitStagedMissingFileRefused(t *testing.T) {
 	st := memstore.New()
 	gen, c := stageOnly(t, st, "a", 3)
-	if err := st.Delete(ctx, swap.DataPrefix(spart, gen)+c.Files[1].Path); err != nil {
+	if err := st.Delete(ctx, layout.DataPrefix(spart, gen)+c.Files[1].Path); err != nil {
 		t.Fatal(err)
 	}
 	_, err := swap.CommitStaged(ctx, st, spart, gen, swap.Options{}, nil)
@@ -185,7 +187,7 @@ func TestCommitStagedMissingFileRefused(t *testing.T) {
 func TestCheckFiles(t *testing.T) {
 	st := memstore.New()
 	gen := manifest.NewGenerationID()
-	prefix := swap.DataPrefix(spart, gen)
+	prefix := layout.DataPrefix(spart, gen)
 	c := swaptest.Stage(t, st, prefix, 2, "x")
 	a, err := st.Stat(ctx, prefix+c.Files[0].Path)
 	if err != nil {
@@ -221,7 +223,7 @@ func TestReserveAndAdopt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Prefix != swap.DataPrefix(spart, res.Generation) || res.Base.Pointer != nil {
+		if res.Prefix != layout.DataPrefix(spart, res.Generation) || res.Base.Pointer != nil {
 			t.Fatalf("reservation %+v", res)
 		}
 		var c manifest.Content
@@ -290,7 +292,7 @@ func TestCommitStagedLegacyRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(ctx, swap.StagedKey(spart, m.Generation), data, store.PutOptions{}); err != nil {
+	if _, err := st.Put(ctx, layout.StagedKey(spart, m.Generation), data, store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := swap.CommitStaged(ctx, st, spart, m.Generation, swap.Options{}, nil)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
@@ -21,7 +23,7 @@ func TestCommitStagedRerunTransientRead(t *testing.T) {
 	gen, c := stageOnly(t, mem, "staged", 2)
 	died := errors.New("process killed")
 	first := storetest.NewFaulty(mem, func(call storetest.Call) storetest.Fault {
-		if call.Op == "put" && call.Key == swap.PointerKey(spart) {
+		if call.Op == "put" && call.Key == layout.PointerKey(spart) {
 			return storetest.Fault{Before: fmt.Errorf("%w: %w", store.ErrAccessDenied, died)}
 		}
 		return storetest.Fault{}
@@ -29,7 +31,7 @@ func TestCommitStagedRerunTransientRead(t *testing.T) {
 	if _, err := swap.CommitStaged(ctx, first, spart, gen, swap.Options{}, nil); !errors.Is(err, died) {
 		t.Fatalf("first run: %v", err)
 	}
-	if _, err := mem.Stat(ctx, swap.ManifestKey(spart, gen)); err != nil {
+	if _, err := mem.Stat(ctx, layout.ManifestKey(spart, gen)); err != nil {
 		t.Fatalf("the first run left no manifest: %v", err)
 	}
 	before := checkInvariants(t, mem, spart)
@@ -38,7 +40,7 @@ func TestCommitStagedRerunTransientRead(t *testing.T) {
 	// read back (the first GET, which finds other bytes); settling then
 	// reads the earlier manifest again, and that read fails with a 503.
 	flaky := storetest.NewFaulty(mem, func(call storetest.Call) storetest.Fault {
-		if call.Op == "get" && call.Key == swap.ManifestKey(spart, gen) && call.N >= 2 {
+		if call.Op == "get" && call.Key == layout.ManifestKey(spart, gen) && call.N >= 2 {
 			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
 		}
 		return storetest.Fault{}
@@ -72,7 +74,7 @@ func TestCommitStagedRetriesTransientReads(t *testing.T) {
 			gen, c := stageOnly(t, mem, "staged", 2)
 			var hit int
 			flaky := storetest.NewFaulty(mem, func(call storetest.Call) storetest.Fault {
-				if call.Op == op && call.N == 1 && (op == "list" || call.Key == swap.StagedKey(spart, gen)) {
+				if call.Op == op && call.N == 1 && (op == "list" || call.Key == layout.StagedKey(spart, gen)) {
 					hit++
 					return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
 				}

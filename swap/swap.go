@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
@@ -90,12 +93,6 @@ type Options struct {
 	// Kind is recorded in the manifest of a commit (manifest.Kind, e.g.
 	// manifest.KindMerge); "" for a replacing commit.
 	Kind string
-	// Sleep and Clock, when not nil, replace the timer that waits between
-	// retries and the local clock that bounds them (MaxElapsed): a
-	// deterministic simulation drives them. Ages are always judged by the
-	// store's clock, never by this one.
-	Sleep func(ctx context.Context, d time.Duration) error
-	Clock func() time.Time
 }
 
 // Stats counts what a commit did beyond the happy path (Result.Stats).
@@ -221,12 +218,12 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 		return nil, err
 	}
 	opts.defaults()
-	t := &Txn{st: st, partition: part, generation: manifest.NewGenerationID(), opts: opts}
+	t := &Txn{st: st, partition: part, generation: env.From(ctx).NewGenerationID(), opts: opts}
 	// The pointer first: its response sets an S3 store's clock, so reading
 	// the clock after it costs no request of its own (3 requests a commit,
 	// even in a fresh process). Nothing is staged before Begin returns, so
 	// the generation's age still counts from before its first file.
-	b, err := t.readPointer(ctx, t.opts.now().Add(opts.MaxElapsed))
+	b, err := t.readPointer(ctx, env.From(ctx).Now().Add(opts.MaxElapsed))
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +257,7 @@ func (t *Txn) Partition() string { return t.partition }
 func (t *Txn) Generation() string { return t.generation }
 
 // DataPrefix is where the generation's files must be written.
-func (t *Txn) DataPrefix() string { return DataPrefix(t.partition, t.generation) }
+func (t *Txn) DataPrefix() string { return layout.DataPrefix(t.partition, t.generation) }
 
 // Store returns the store of the table.
 func (t *Txn) Store() store.Store { return t.st }
@@ -303,7 +300,7 @@ func (t *Txn) Abort(ctx context.Context) error {
 func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 	var keys []string
 	if dataGen != "" {
-		for a, err := range t.st.List(ctx, DataPrefix(t.partition, dataGen)) {
+		for a, err := range t.st.List(ctx, layout.DataPrefix(t.partition, dataGen)) {
 			if err != nil {
 				return err
 			}
@@ -311,7 +308,7 @@ func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 		}
 	}
 	if manifestGen != "" {
-		keys = append(keys, ManifestKey(t.partition, manifestGen))
+		keys = append(keys, layout.ManifestKey(t.partition, manifestGen))
 	}
 	return store.DeleteAll(ctx, t.st, keys)
 }
@@ -344,7 +341,7 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 		return Result{}, errors.New("swap: transaction already finished")
 	}
 	t.done = true
-	a := &attempt{t: t, m: m, staged: m.Generation, dataGen: m.DataGen(), deadline: t.opts.now().Add(t.opts.MaxElapsed)}
+	a := &attempt{t: t, m: m, staged: m.Generation, dataGen: m.DataGen(), deadline: env.From(ctx).Now().Add(t.opts.MaxElapsed)}
 	// A generation whose data we own (not a rollback to another's data) is
 	// deleted when our attempt turns out to be a no-op.
 	a.ownData = a.dataGen == a.staged
@@ -452,7 +449,7 @@ func (a *attempt) run(ctx context.Context) (Result, error) {
 		// writer may lose many rounds before it wins.
 		rebases := t.policy(a.deadline, 10)
 		rebases.OnRetry = func(int, error) { t.stats.Rebases++ }
-		if rebases.Exhausted(rebase) {
+		if rebases.Exhausted(ctx, rebase) {
 			a.cleanup(ctx)
 			return Result{}, fmt.Errorf("commit %s: still losing to other writers after %d rebases: %w", t.partition, rebase+1, ErrConflict)
 		}
@@ -473,9 +470,9 @@ func (a *attempt) write(ctx context.Context, base Base, rebase int) (*manifest.P
 		// new manifest under a new generation id that reuses our data. The
 		// old one was never current (the read-back proved it): remove it.
 		if a.manifestWritten {
-			t.st.Delete(context.WithoutCancel(ctx), ManifestKey(t.partition, m.Generation))
+			t.st.Delete(context.WithoutCancel(ctx), layout.ManifestKey(t.partition, m.Generation))
 		}
-		m.Generation = manifest.NewGenerationID()
+		m.Generation = env.From(ctx).NewGenerationID()
 		m.DataGeneration = a.dataGen
 		a.manifestWritten = false
 	}
@@ -563,7 +560,7 @@ func (t *Txn) putManifest(ctx context.Context, m *manifest.Manifest, deadline ti
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", t.partition, err)
 	}
-	key := ManifestKey(t.partition, m.Generation)
+	key := layout.ManifestKey(t.partition, m.Generation)
 	var corrupt error
 	err = t.policy(deadline, 1).Do(ctx, store.IsRetryable, func(int) error {
 		_, err := t.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
@@ -607,7 +604,7 @@ func (t *Txn) swapPointer(ctx context.Context, p *manifest.Pointer, base Base, d
 	if base.Pointer == nil {
 		opts = store.PutOptions{IfNoneMatch: true, ContentType: "application/json"}
 	}
-	key := PointerKey(t.partition)
+	key := layout.PointerKey(t.partition)
 	var lastErr error
 	pol := t.policy(deadline, 1)
 	pol.OnRetry = nil // counted below: a 412 is not a retry
@@ -640,7 +637,7 @@ func (t *Txn) swapPointer(ctx context.Context, p *manifest.Pointer, base Base, d
 			return cur, nil
 		}
 		// The pointer is still the base: our PUT did not land. Retry it.
-		if pol.Exhausted(attempt) {
+		if pol.Exhausted(ctx, attempt) {
 			return Base{}, fmt.Errorf("commit %s: pointer swap failed %d times, last: %v: %w", t.partition, attempt+1, lastErr, ErrOutcomeUnknown)
 		}
 		if err := pol.Wait(ctx, attempt, lastErr); err != nil {
@@ -708,8 +705,9 @@ func (t *Txn) readManifest(ctx context.Context, gen string, deadline time.Time) 
 }
 
 // policy is the retry policy of one loop of this transaction: the
-// options' bounds (attempts times MaxAttempts), the commit's deadline, the
-// options' sleep and clock, and Stats.Retries counting the retries.
+// options' bounds (attempts times MaxAttempts), the commit's deadline (on
+// the context's clock, internal/env), and Stats.Retries counting the
+// retries.
 func (t *Txn) policy(deadline time.Time, attempts int) retry.Policy {
 	return t.opts.policy(deadline, attempts, &t.stats)
 }
@@ -720,17 +718,8 @@ func (o *Options) policy(deadline time.Time, attempts int, stats *Stats) retry.P
 	return retry.Policy{
 		MaxAttempts: attempts * o.MaxAttempts, Deadline: deadline,
 		BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
-		Sleep: o.Sleep, Now: o.Clock,
 		OnRetry: func(int, error) { stats.Retries++ },
 	}
-}
-
-// now is the local clock of the retry bounds (Options.Clock, if set).
-func (o *Options) now() time.Time {
-	if o.Clock != nil {
-		return o.Clock()
-	}
-	return time.Now()
 }
 
 // storeNow is store.Now.

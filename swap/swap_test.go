@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
@@ -95,11 +97,11 @@ func checkInvariants(t testing.TB, st store.Store, part string) *swap.Snapshot {
 func dataGens(t testing.TB, st store.Store, part string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for a, err := range st.List(ctx, swap.GenerationsPrefix(part)) {
+	for a, err := range st.List(ctx, layout.GenerationsPrefix(part)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rest := strings.TrimPrefix(a.Key, swap.GenerationsPrefix(part))
+		rest := strings.TrimPrefix(a.Key, layout.GenerationsPrefix(part))
 		out[rest[:strings.IndexByte(rest, '/')]] = true
 	}
 	return out
@@ -512,7 +514,7 @@ func TestRollback(t *testing.T) {
 			t.Fatalf("rollback to unknown generation: %v", err)
 		}
 		// Rollback to a generation whose data is gone fails clearly.
-		for a2, err := range st.List(ctx, swap.DataPrefix(part, b.Generation)) {
+		for a2, err := range st.List(ctx, layout.DataPrefix(part, b.Generation)) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -564,7 +566,7 @@ func TestTamperedMetadata(t *testing.T) {
 	st := memstore.New()
 	part := "dt=2026-11-29"
 	r := mustCommit(t, st, part, "a", swap.Options{})
-	key := swap.ManifestKey(part, r.Generation)
+	key := layout.ManifestKey(part, r.Generation)
 	data, _, _ := store.ReadAll(ctx, st, key)
 	tampered := strings.Replace(string(data), `"rows": 3`, `"rows": 4`, 1)
 	if tampered == string(data) {
@@ -574,7 +576,7 @@ func TestTamperedMetadata(t *testing.T) {
 	if _, err := swap.Resolve(ctx, st, part); !errors.Is(err, swap.ErrCorrupt) {
 		t.Fatalf("tampered manifest: %v", err)
 	}
-	st.Put(ctx, swap.PointerKey(part), []byte(`{"format":"pswap-pointer"`), store.PutOptions{})
+	st.Put(ctx, layout.PointerKey(part), []byte(`{"format":"pswap-pointer"`), store.PutOptions{})
 	if _, err := swap.Resolve(ctx, st, part); !errors.Is(err, swap.ErrCorrupt) {
 		t.Fatalf("truncated pointer: %v", err)
 	}

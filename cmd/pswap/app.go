@@ -17,7 +17,6 @@ import (
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
-	"github.com/pswap/pswap/swap"
 )
 
 // Environment variables the CLI reads (besides the standard AWS ones).
@@ -100,7 +99,7 @@ type app struct {
 
 // retryOptions applies --max-attempts to the options of a commit, stage or
 // rollback, and makes pswap's loops the only layer that retries.
-func (a *app) retryOptions(o *swap.Options) {
+func (a *app) retryOptions(o *pswap.CommitOptions) {
 	a.swapRetries = true
 	o.MaxAttempts = a.maxAttempts
 	o.MaxDelay = maxRetryDelay

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
-	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 // envCatalog is the default of --catalog.
@@ -52,8 +52,8 @@ func (a *app) closeCatalog() {
 
 // publishOptions are the options of a command's publishes: the catalog
 // (if any) and the prefetch pf (nil: none).
-func (a *app) publishOptions(pf *lakehouse.Prefetch) lakehouse.Options {
-	o := lakehouse.Options{Prefetch: pf}
+func (a *app) publishOptions(pf *pswap.Prefetch) pswap.PublishOptions {
+	o := pswap.PublishOptions{Prefetch: pf}
 	if a.catalog != nil {
 		o.Catalog = a.catalog
 	}

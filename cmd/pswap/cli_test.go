@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/swap"
 )
 
 // invoke runs pswap in-process with the given environment and returns its
@@ -267,8 +267,8 @@ func FuzzSelector(f *testing.F) {
 	f.Add("../x=1", "", "", "")
 	f.Add("dt=%2e%2e", "", "", "")
 	f.Add("", "2026-11-29/P1D", "", "dt=../2006")
-	f.Fuzz(func(t *testing.T, part, interval, grain, layout string) {
-		sel := selector{partition: part, interval: interval, grain: grain, layout: layout}
+	f.Fuzz(func(t *testing.T, part, interval, grain, lay string) {
+		sel := selector{partition: part, interval: interval, grain: grain, layout: lay}
 		keys, err := sel.keys()
 		if err != nil {
 			return
@@ -280,7 +280,7 @@ func FuzzSelector(f *testing.F) {
 			if err := partition.Validate(k); err != nil {
 				t.Fatalf("selector %+v gave invalid key %q: %v", sel, k, err)
 			}
-			if err := store.ValidateKey(swap.PointerKey(k)); err != nil {
+			if err := store.ValidateKey(layout.PointerKey(k)); err != nil {
 				t.Fatalf("selector %+v gave key %q whose pointer key is invalid: %v", sel, k, err)
 			}
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/audit"
-	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 )
@@ -252,7 +251,7 @@ func (c *auditCmd) runPublish(ctx context.Context) error {
 			return usageError{fmt.Errorf("open the audit table %s: %w", redactURL(dstURL), err)}
 		}
 		defer dst.Close()
-		pub, err := t.PublishAudit(ctx, dst, pswap.AuditPublishOptions{Lakehouse: lakehouse.Options{}})
+		pub, err := t.PublishAudit(ctx, dst, pswap.AuditPublishOptions{})
 		if err != nil {
 			if errors.Is(err, pswap.ErrNoData) {
 				if nt := c.checkTable(ctx, t); nt != nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -231,8 +230,8 @@ func defaultRunID(getenv func(string) string) string {
 }
 
 // commitOptions resolves --run-id, --on-conflict and --force.
-func (c *commitCmd) commitOptions(cmd *cobra.Command) (swap.Options, error) {
-	var o swap.Options
+func (c *commitCmd) commitOptions(cmd *cobra.Command) (pswap.CommitOptions, error) {
+	var o pswap.CommitOptions
 	policy, err := swap.ParsePolicy(c.onConflict)
 	if err != nil {
 		return o, usageError{err}
@@ -284,7 +283,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		var (
 			res pswap.Result
 			w   *pswap.Writer
-			pf  *lakehouse.Prefetch
+			pf  *pswap.Prefetch
 		)
 		gen := c.staged
 		if c.staged != "" {
@@ -295,7 +294,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 			if c.publish {
 				// The writer reads what its publish starts from while the
 				// data uploads (WriteOptions.Prefetch).
-				p.wopts.Prefetch = &lakehouse.Options{}
+				p.wopts.Prefetch = &pswap.PublishOptions{}
 			}
 			res, w, err = c.write(ctx, part, p, &gen)
 		}

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
-	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
 )
@@ -61,7 +61,7 @@ func (c *commitCmd) runDry(ctx context.Context, part *pswap.Partition, p prepare
 		}
 		return c.printDryRun(doc)
 	}
-	if cur != nil && staging.ChecksumAlgo(cur.ContentChecksum) == staging.ChecksumRowSum {
+	if cur != nil && checksum.Algo(cur.ContentChecksum) == checksum.RowSum {
 		// As Begin does on the real table: a generation committed before
 		// colsum128 compares by its own algorithm.
 		p.wopts.Staging.LegacyChecksum = true
@@ -141,7 +141,7 @@ func (c *commitCmd) warnRetryDiffers(ctx context.Context, part *pswap.Partition,
 	if err != nil && !errors.Is(err, pswap.ErrNotFound) {
 		return
 	}
-	if m != nil && staging.ChecksumAlgo(m.ContentChecksum) == staging.ChecksumRowSum {
+	if m != nil && checksum.Algo(m.ContentChecksum) == checksum.RowSum {
 		p.wopts.Staging.LegacyChecksum = true
 	}
 	content, err := c.stageInMemory(ctx, part.Table(), p)
@@ -149,7 +149,7 @@ func (c *commitCmd) warnRetryDiffers(ctx context.Context, part *pswap.Partition,
 		return
 	}
 	same := content.Rows == rows
-	if m != nil && staging.ChecksumAlgo(m.ContentChecksum) == staging.ChecksumAlgo(content.ContentChecksum) ||
+	if m != nil && checksum.Algo(m.ContentChecksum) == checksum.Algo(content.ContentChecksum) ||
 		m != nil && len(content.Equivalent) > 0 {
 		same = content.SameContent(m.ContentChecksum, m.Rows)
 	}

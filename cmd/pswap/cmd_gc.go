@@ -194,7 +194,7 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 			// is deleted (a REST catalog's remove-snapshots).
 			ice.Catalog = c.catalog
 		}
-		rep, runErr := t.GC(ctx, pswap.GCOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.libRetention(),
+		rep, runErr := gc.Collect(ctx, t.Store(), gc.CollectOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.libRetention(),
 			Iceberg: ice})
 		if bar != nil {
 			_ = bar.Finish()
@@ -241,7 +241,7 @@ func (c *gcCmd) snapshotRetention() time.Duration {
 	return c.minAge
 }
 
-// libRetention is GCOptions.SnapshotRetention: an explicit
+// libRetention is gc.CollectOptions.SnapshotRetention: an explicit
 // --snapshot-retention 0 keeps the current snapshot only, as every other
 // flag's 0 means none (the library's 0 means "as MinAge").
 func (c *gcCmd) libRetention() time.Duration {

@@ -154,30 +154,8 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 		if err := checkLayout(ctx, t, keys); err != nil {
 			return err
 		}
-		out := make([]partOutcomeJSON, len(keys))
-		sem := make(chan struct{}, c.parallel)
-		var wg sync.WaitGroup
-		for i, key := range keys {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				o := opts
-				if o.RunID != "" {
-					o.RunID = o.RunID + "/" + key
-				}
-				res, err := commitOne(ctx, t, key, parts[key], remote, pswap.WriteOptions{Commit: o, Table: pswap.TableOptions{Declare: declare}}, comp)
-				pj := partOutcomeJSON{Partition: key, Source: redactURL(parts[key]), RunID: o.RunID}
-				if err != nil {
-					pj.Outcome, pj.Error, pj.Exit = "failed", err.Error(), exitCode(&cmdError{err})
-				} else {
-					pj.Changed, pj.Outcome, pj.Generation = res.Changed, string(res.Outcome), res.Generation
-					pj.Rows, pj.Bytes, pj.Files = res.Rows, res.Bytes, res.Files
-				}
-				out[i] = pj
-			}()
-		}
-		wg.Wait()
+		wo := pswap.WriteOptions{Commit: opts, Table: pswap.TableOptions{Declare: declare}}
+		out := c.commitPartitions(ctx, t, keys, parts, remote, wo, comp)
 		doc := partitionedJSON{Table: c.tableURL(), Source: redactURL(c.partitioned), Partitions: out}
 		if c.publish {
 			// One publish of the whole table after the commits: it brings
@@ -204,34 +182,70 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 			}
 			doc.Exit = max(doc.Exit, p.Exit)
 		}
-		if c.json {
-			if err := printJSON(c.stdout, doc); err != nil {
-				return err
-			}
-		} else {
-			for _, p := range out {
-				switch {
-				case p.Exit != 0:
-					fmt.Fprintf(c.stdout, "failed %s: %s\n", p.Partition, p.Error)
-				case p.Changed:
-					fmt.Fprintf(c.stdout, "committed %s: generation %s; %s, %s\n", p.Partition, p.Generation, plural(p.Rows, "row"), plural(int64(p.Files), "file"))
-				default:
-					fmt.Fprintf(c.stdout, "unchanged %s: %s (no-op)\n", p.Partition, p.Outcome)
-				}
-			}
-			fmt.Fprintf(c.stdout, "%d partition(s): %d committed, %d unchanged, %d failed\n", len(out), doc.Committed, doc.Unchanged, doc.Failed)
-			if doc.Published {
-				fmt.Fprintf(c.stdout, "Iceberg metadata: %s\n", doc.MetadataLocation)
-			}
-			if d := deltaLine(dpub); d != "" {
-				fmt.Fprintln(c.stdout, d)
-			}
+		if err := c.printPartitioned(doc, deltaLine(dpub)); err != nil {
+			return err
 		}
 		if doc.Exit != 0 {
 			return &exitError{doc.Exit, fmt.Errorf("%d of %d partition(s) failed (exit status %d, the worst of them)", doc.Failed, len(out), doc.Exit)}
 		}
 		return nil
 	})
+}
+
+// commitPartitions commits each partition of keys from its source in
+// parts, --parallel at a time, each with the run id RUN/<partition>.
+func (c *commitCmd) commitPartitions(ctx context.Context, t *pswap.Table, keys []string, parts map[string]string, remote bool, wo pswap.WriteOptions, comp staging.Compression) []partOutcomeJSON {
+	out := make([]partOutcomeJSON, len(keys))
+	sem := make(chan struct{}, c.parallel)
+	var wg sync.WaitGroup
+	for i, key := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			o := wo
+			if o.Commit.RunID != "" {
+				o.Commit.RunID += "/" + key
+			}
+			res, err := commitOne(ctx, t, key, parts[key], remote, o, comp)
+			pj := partOutcomeJSON{Partition: key, Source: redactURL(parts[key]), RunID: o.Commit.RunID}
+			if err != nil {
+				pj.Outcome, pj.Error, pj.Exit = "failed", err.Error(), exitCode(&cmdError{err})
+			} else {
+				pj.Changed, pj.Outcome, pj.Generation = res.Changed, string(res.Outcome), res.Generation
+				pj.Rows, pj.Bytes, pj.Files = res.Rows, res.Bytes, res.Files
+			}
+			out[i] = pj
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// printPartitioned prints a --partitioned commit's outcome: the JSON
+// document, or a line per partition and the totals (delta: the Delta
+// log's line, "" for none).
+func (c *commitCmd) printPartitioned(doc partitionedJSON, delta string) error {
+	if c.json {
+		return printJSON(c.stdout, doc)
+	}
+	for _, p := range doc.Partitions {
+		switch {
+		case p.Exit != 0:
+			fmt.Fprintf(c.stdout, "failed %s: %s\n", p.Partition, p.Error)
+		case p.Changed:
+			fmt.Fprintf(c.stdout, "committed %s: generation %s; %s, %s\n", p.Partition, p.Generation, plural(p.Rows, "row"), plural(int64(p.Files), "file"))
+		default:
+			fmt.Fprintf(c.stdout, "unchanged %s: %s (no-op)\n", p.Partition, p.Outcome)
+		}
+	}
+	fmt.Fprintf(c.stdout, "%d partition(s): %d committed, %d unchanged, %d failed\n", len(doc.Partitions), doc.Committed, doc.Unchanged, doc.Failed)
+	if doc.Published {
+		fmt.Fprintf(c.stdout, "Iceberg metadata: %s\n", doc.MetadataLocation)
+	}
+	if delta != "" {
+		fmt.Fprintln(c.stdout, delta)
+	}
+	return nil
 }
 
 // commitOne commits one partition's folder (local) or prefix (S3).

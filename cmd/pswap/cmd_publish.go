@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 func init() { registerCommand(newPublishCmd) }
@@ -154,19 +153,19 @@ func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
 }
 
 // prefetchPublish starts the first reads of the publish that follows a
-// commit or rollback (lakehouse.StartPrefetch) when --publish is on, so
+// commit or rollback (Table.StartPrefetch) when --publish is on, so
 // that they overlap with the commit's requests; nil when it is off.
-func prefetchPublish(ctx context.Context, on bool, t *pswap.Table, part *pswap.Partition) *lakehouse.Prefetch {
+func prefetchPublish(ctx context.Context, on bool, t *pswap.Table, part *pswap.Partition) *pswap.Prefetch {
 	if !on {
 		return nil
 	}
-	return lakehouse.StartPrefetch(ctx, t.Store(), lakehouse.Options{}, part.Key())
+	return t.StartPrefetch(ctx, pswap.PublishOptions{}, part.Key())
 }
 
 // publishAfter publishes a successful commit or rollback, from pf (nil:
 // none; a writer's publish uses the writer's own). It never fails the
 // command: a failure is a warning, and the JSON says published=false.
-func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, res pswap.Result, w *pswap.Writer, pf *lakehouse.Prefetch) pswap.Publication {
+func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, res pswap.Result, w *pswap.Writer, pf *pswap.Prefetch) pswap.Publication {
 	if a.delta {
 		// The Delta log (delta.go), at the same time as the Iceberg
 		// metadata: neither reads what the other writes.

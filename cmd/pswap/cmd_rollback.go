@@ -5,7 +5,6 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/manifest"
-	"github.com/pswap/pswap/swap"
 )
 
 func init() { registerCommand(newRollbackCmd) }
@@ -54,7 +53,7 @@ func (c *rollbackCmd) run(cmd *cobra.Command, _ []string) error {
 	if err := manifest.ValidateRunID(c.runID); err != nil {
 		return usagef("--run-id: %w", err)
 	}
-	o := swap.Options{RunID: c.runID}
+	o := pswap.CommitOptions{RunID: c.runID}
 	c.retryOptions(&o) // before opening the table: the SDK then retries nothing
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(key)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
@@ -52,7 +53,7 @@ func TestDryRunIdenticalOnLegacyChecksum(t *testing.T) {
 	}
 	legacy := ""
 	for _, e := range c.Equivalent {
-		if strings.HasPrefix(e, staging.ChecksumRowSum+":") {
+		if strings.HasPrefix(e, checksum.RowSum+":") {
 			legacy = e
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/inputfiles"
-	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/internal/pqscan"
 )
 
 // stdinArg names standard input among the input paths.
@@ -228,7 +228,7 @@ func parquetHasRows(path string) bool {
 	}
 	// The footer as staging reads it (parquet-go's reader refuses some
 	// files that staging accepts, and an unreadable footer counted as rows).
-	ft, err := staging.ReadFooter(f, fi.Size())
+	ft, err := pqscan.ReadFooter(f, fi.Size())
 	if err != nil {
 		return true
 	}

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/store"
@@ -33,7 +35,7 @@ func TestLsRetriesInOneLayer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, stderr, n := runFailingGet(t, mem, swap.PointerKey("dt=2026-11-02"), "ls")
+	code, stderr, n := runFailingGet(t, mem, layout.PointerKey("dt=2026-11-02"), "ls")
 	if code == 0 || !strings.Contains(stderr, "503") {
 		t.Fatalf("ls with a pointer that answers 503: exit %d, stderr %q", code, stderr)
 	}

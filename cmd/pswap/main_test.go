@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/parquet-go/parquet-go"
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -306,12 +308,12 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 	case "delete":
 		err = st.Delete(ctx, key)
 	case "manifest":
-		mk := swap.ManifestKey(args[1], snap.Manifest.Generation)
+		mk := layout.ManifestKey(args[1], snap.Manifest.Generation)
 		data := read(mk)
 		data = []byte(strings.Replace(string(data), `"rows": `, `"rows": 1`, 1))
 		_, err = st.Put(ctx, mk, data, store.PutOptions{})
 	case "pointer":
-		_, err = st.Put(ctx, swap.PointerKey(args[1]), []byte("{not json"), store.PutOptions{})
+		_, err = st.Put(ctx, layout.PointerKey(args[1]), []byte("{not json"), store.PutOptions{})
 	case "iceberg": // truncate the latest Iceberg metadata file
 		_, v, lerr := lakehouse.Latest(ctx, st)
 		ts.Check(lerr)
@@ -339,7 +341,7 @@ func interlopeWith(ctx context.Context, part *pswap.Partition, region string) er
 	if region == "" {
 		region = runID
 	}
-	w, err := part.Begin(ctx, pswap.WriteOptions{Commit: swap.Options{RunID: runID}})
+	w, err := part.Begin(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: runID}})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 // order is what a Go ingestion job writes with pswap.Write: required
@@ -51,7 +50,7 @@ func TestLibraryStructsAndArrow(t *testing.T) {
 			if _, err := w.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if pub := w.Publish(ctx, lakehouse.Options{}); !pub.Published {
+			if pub := w.Publish(ctx, pswap.PublishOptions{}); !pub.Published {
 				t.Fatalf("publish %s: %v", part, pub.Err)
 			}
 			tb.record(part)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -50,7 +52,7 @@ func FuzzResolveConfined(f *testing.F) {
 	st := memstore.New()
 	first := commit(f, st, "r1")
 	commit(f, st, "r2")
-	ptr, _, err := store.ReadAll(ctx, st, swap.PointerKey(part))
+	ptr, _, err := store.ReadAll(ctx, st, layout.PointerKey(part))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func FuzzResolveConfined(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	man, _, err := store.ReadAll(ctx, st, swap.ManifestKey(part, snap.Pointer.Generation))
+	man, _, err := store.ReadAll(ctx, st, layout.ManifestKey(part, snap.Pointer.Generation))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -89,7 +91,7 @@ func FuzzResolveConfined(f *testing.F) {
 	fixed := manifest.NewGenerationID()
 	f.Fuzz(func(t *testing.T, pointer, man []byte) {
 		st := memstore.New()
-		if _, err := st.Put(ctx, swap.PointerKey(part), pointer, store.PutOptions{}); err != nil {
+		if _, err := st.Put(ctx, layout.PointerKey(part), pointer, store.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		gen := fixed
@@ -97,7 +99,7 @@ func FuzzResolveConfined(f *testing.F) {
 			gen = p.Generation
 		}
 		if manifest.ValidateGenerationID(gen) == nil {
-			if _, err := st.Put(ctx, swap.ManifestKey(part, gen), man, store.PutOptions{}); err != nil {
+			if _, err := st.Put(ctx, layout.ManifestKey(part, gen), man, store.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -110,7 +112,7 @@ func FuzzResolveConfined(f *testing.F) {
 			if manifest.ValidateGenerationID(dg) != nil {
 				t.Fatalf("resolved to data generation %q", dg)
 			}
-			prefix := swap.DataPrefix(part, dg)
+			prefix := layout.DataPrefix(part, dg)
 			for _, f := range snap.Files {
 				if !strings.HasPrefix(f.Key, prefix) || store.ValidateKey(f.Key) != nil || path.Clean(f.Key) != f.Key {
 					t.Fatalf("file %q resolves to %q, outside %s", f.Path, f.Key, prefix)

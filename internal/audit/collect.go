@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/pswap/pswap/internal/layout"
 
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
@@ -24,8 +25,6 @@ type CollectOptions struct {
 	// MaxAttempts bounds the attempts of each read (default 5): a
 	// transient failure repeats that read after a backoff.
 	MaxAttempts int
-	// Sleep waits between attempts (default a timer that ctx cancels).
-	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (o CollectOptions) conc() int {
@@ -40,7 +39,7 @@ func (o CollectOptions) policy() retry.Policy {
 	if n <= 0 {
 		n = 5
 	}
-	return retry.Policy{MaxAttempts: n, Sleep: o.Sleep}
+	return retry.Policy{MaxAttempts: n}
 }
 
 // Collect reads what the store holds of one partition: one listing of its
@@ -66,19 +65,19 @@ func Collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 		}
 		hasPointer, manifests, stg = false, nil, nil
 		clear(f.Data)
-		for a, err := range st.List(ctx, swap.MetaPrefix(part)) {
+		for a, err := range st.List(ctx, layout.MetaPrefix(part)) {
 			if err != nil {
-				return fmt.Errorf("list %s: %w", st.URI(swap.MetaPrefix(part)), err)
+				return fmt.Errorf("list %s: %w", st.URI(layout.MetaPrefix(part)), err)
 			}
-			kind, gen := swap.Classify(part, a.Key)
+			kind, gen := layout.Classify(part, a.Key)
 			switch kind {
-			case swap.KindPointer:
+			case layout.KindPointer:
 				hasPointer = true
-			case swap.KindManifest:
+			case layout.KindManifest:
 				manifests = append(manifests, gen)
-			case swap.KindStaged:
+			case layout.KindStaged:
 				stg = append(stg, gen)
-			case swap.KindData:
+			case layout.KindData:
 				d := f.Data[gen]
 				d.Files++
 				d.Bytes += a.Size
@@ -199,7 +198,7 @@ func Partitions(ctx context.Context, st store.Store, prefix string, opts Collect
 				}
 				name := strings.TrimSuffix(strings.TrimPrefix(e.Key, folder), "/")
 				switch {
-				case name == swap.MetaDir:
+				case name == layout.MetaDir:
 					found = true
 				case strings.Contains(name, "=") && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "."):
 					children = append(children, e.Key)

@@ -75,7 +75,7 @@ func TestPublishRequests(t *testing.T) {
 	tbl := pswap.NewTable(c)
 	for i := range 25 {
 		res, w := commitOnly(t, tbl, fmt.Sprintf("dt=2026-11-%02d", 1+i%5), fmt.Sprintf("r%d", i), sale{int64(i), "x", 1})
-		if pub := w.Publish(ctx, lakehouse.Options{}); pub.Err != nil {
+		if pub := w.Publish(ctx, pswap.PublishOptions{}); pub.Err != nil {
 			t.Fatal(pub.Err)
 		}
 		_ = res
@@ -94,7 +94,7 @@ func TestPublishRequests(t *testing.T) {
 		for range n {
 			_, w := commitOnly(t, tbl, "dt=2026-11-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
 			c.reset()
-			if pub := w.Publish(ctx, lakehouse.Options{}); pub.Err != nil {
+			if pub := w.Publish(ctx, pswap.PublishOptions{}); pub.Err != nil {
 				t.Fatal(pub.Err)
 			}
 			ice = c.String()
@@ -138,7 +138,7 @@ func BenchmarkPublish1000Partitions(b *testing.B) {
 			b.StopTimer()
 			_, w := commitOnly(b, tbl, "dt=1000-01-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
 			b.StartTimer()
-			if pub := w.Publish(ctx, lakehouse.Options{}); pub.Err != nil {
+			if pub := w.Publish(ctx, pswap.PublishOptions{}); pub.Err != nil {
 				b.Fatal(pub.Err)
 			}
 		}

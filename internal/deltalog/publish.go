@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
@@ -61,9 +62,6 @@ type Options struct {
 	MaxAttempts int
 	// Concurrency bounds the reads made at once (default 16).
 	Concurrency int
-	// Now is the clock of commit timestamps and deletion timestamps
-	// (default time.Now).
-	Now func() time.Time
 	// FileRetention and LogRetention are written into a new log's
 	// configuration (delta.deletedFileRetentionDuration and
 	// delta.logRetentionDuration; defaults 7 and 30 days).
@@ -78,9 +76,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	if o.FileRetention <= 0 {
 		o.FileRetention = DefaultFileRetention
@@ -126,6 +121,9 @@ type publisher struct {
 	st   store.Store
 	opts Options
 	tbl  *tablemeta.Table
+	// env is the context's environment (internal/env): its clock stamps
+	// commits and deletions.
+	env *env.Env
 }
 
 // update is one partition's change: its files now m's (nil m: none).
@@ -145,7 +143,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	if err := partition.Validate(c.Partition); err != nil {
 		return Result{Version: -1}, err
 	}
-	p := &publisher{st: st, opts: opts.withDefaults()}
+	p := &publisher{st: st, opts: opts.withDefaults(), env: env.From(ctx)}
 	if c.Seq <= 0 || c.Generation == "" {
 		b, err := swap.ReadPointer(ctx, st, c.Partition)
 		if err != nil {
@@ -187,7 +185,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 // longer have a pointer. Idempotent: nothing is written when the log
 // already reflects every pointer.
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
-	p := &publisher{st: st, opts: opts.withDefaults()}
+	p := &publisher{st: st, opts: opts.withDefaults(), env: env.From(ctx)}
 	return p.run(ctx, p.reconcilePlan)
 }
 
@@ -363,7 +361,7 @@ func (p *publisher) checkpointInterval(s *State) int {
 // retention), then points _last_checkpoint at it unless it already names
 // a later one.
 func (p *publisher) checkpoint(ctx context.Context, s *State) error {
-	now := p.opts.Now()
+	now := p.env.Now()
 	keepAfter := now.Add(-FileRetention(s.Metadata)).UnixMilli()
 	var tomb []*Remove
 	for _, k := range sortedKeys(s.Tombstones) {
@@ -398,7 +396,7 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 	if err != nil {
 		return nil, err
 	}
-	now := p.opts.Now()
+	now := p.env.Now()
 	ms := now.UnixMilli()
 	var acts []Action
 	want := protocolFor(info)

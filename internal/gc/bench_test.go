@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
-	"github.com/pswap/pswap/swap"
 )
 
 // populate writes parts partitions of gens generations each, one small data
@@ -50,7 +51,7 @@ func populatePartition(st store.Store, part string, gens int) error {
 	for g := range gens {
 		gen := manifest.NewGenerationID()
 		body := fmt.Appendf(nil, "%s generation %d", part, g)
-		if _, err := st.Put(ctx, swap.DataPrefix(part, gen)+"part-00000.parquet", body, store.PutOptions{}); err != nil {
+		if _, err := st.Put(ctx, layout.DataPrefix(part, gen)+"part-00000.parquet", body, store.PutOptions{}); err != nil {
 			return err
 		}
 		sum := sha256.Sum256(body)
@@ -61,7 +62,7 @@ func populatePartition(st store.Store, part string, gens int) error {
 		if err != nil {
 			return err
 		}
-		if _, err := st.Put(ctx, swap.ManifestKey(part, gen), data, store.PutOptions{}); err != nil {
+		if _, err := st.Put(ctx, layout.ManifestKey(part, gen), data, store.PutOptions{}); err != nil {
 			return err
 		}
 		parent = gen
@@ -71,7 +72,7 @@ func populatePartition(st store.Store, part string, gens int) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.Put(ctx, swap.PointerKey(part), data, store.PutOptions{})
+	_, err = st.Put(ctx, layout.PointerKey(part), data, store.PutOptions{})
 	return err
 }
 

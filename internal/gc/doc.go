@@ -28,7 +28,7 @@
 //     collected younger generation ended the chain before it).
 //
 // Everything else under the partition's _pswap folder that follows the layout
-// of package swap (swap.Classify: GC spells no key of its own) is deleted, in batches of 1,000 keys (DeleteObjects):
+// of package swap (layout.Classify: GC spells no key of its own) is deleted, in batches of 1,000 keys (DeleteObjects):
 // manifests first, then the other objects. Keys that do not follow the layout
 // are never touched. Multipart uploads initiated before the same orphan
 // cutoff are aborted.

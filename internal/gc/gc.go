@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -47,8 +49,8 @@ func newCollector(ctx context.Context, st store.Store, o Options) (*collector, e
 	}
 	c.protected = map[string]map[string]bool{}
 	for _, k := range keys {
-		if part, ok := swap.PartitionOf(k); ok {
-			if kd, gen := swap.Classify(part, k); kd == swap.KindData {
+		if part, ok := layout.PartitionOf(k); ok {
+			if kd, gen := layout.Classify(part, k); kd == layout.KindData {
 				if c.protected[part] == nil {
 					c.protected[part] = map[string]bool{}
 				}
@@ -77,7 +79,7 @@ func Partition(ctx context.Context, st store.Store, part string, opts Options) (
 	if err != nil {
 		return r, err
 	}
-	uploads, uerr := c.listUploads(ctx, swap.MetaPrefix(part))
+	uploads, uerr := c.listUploads(ctx, layout.MetaPrefix(part))
 	r, err = c.collect(ctx, part, nil, time.Time{}, uploads[part])
 	err = errors.Join(err, uerr)
 	if err != nil && r.Error == "" {
@@ -110,90 +112,30 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 		return tr, err
 	}
 	uploads, uerr := c.listUploads(ctx, prefix)
-	errs := []error{uerr}
+	run := &tableRun{tr: &tr, errs: []error{uerr}, on: o.OnPartition}
 	listedAt, err := c.now(ctx)
 	if err != nil {
 		return tr, err
 	}
-
-	type job struct {
-		part string
-		objs []store.Attrs
-	}
-	jobs := make(chan job)
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		seen = map[string]bool{}
-	)
-	finish := func(r Report, err error) {
-		if err != nil {
-			r.Error = err.Error()
-		}
-		if o.OnPartition != nil {
-			o.OnPartition(r)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		tr.Partitions = append(tr.Partitions, r)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("gc %s: %w", r.Partition, err))
-		}
-	}
+	jobs := make(chan partJob)
+	var wg sync.WaitGroup
 	for range o.Concurrency {
 		wg.Go(func() {
 			for j := range jobs {
-				r, err := c.collect(ctx, j.part, j.objs, listedAt, uploads[j.part])
-				finish(r, err)
+				run.finish(c.collect(ctx, j.part, j.objs, listedAt, uploads[j.part]))
 			}
 		})
 	}
-	listErr := func() error {
-		defer close(jobs)
-		var cur job
-		send := func() error {
-			if cur.part == "" {
-				return nil
-			}
-			seen[cur.part] = true
-			select {
-			case jobs <- cur:
-				cur = job{}
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		// The keys of one partition's _pswap folder are contiguous in a
-		// lexical listing: each run is handed to a worker as soon as it ends.
-		// A run cut short by an error is dropped, never collected.
-		for a, err := range st.List(ctx, prefix) {
-			if err != nil {
-				return fmt.Errorf("gc: list %s: %w", st.URI(prefix), err)
-			}
-			part, ok := swap.PartitionOf(a.Key)
-			if !ok {
-				continue
-			}
-			if part != cur.part {
-				if err := send(); err != nil {
-					return err
-				}
-				cur.part = part
-			}
-			cur.objs = append(cur.objs, a)
-		}
-		return send()
-	}()
+	seen := map[string]bool{}
+	listErr := sendPartitions(ctx, st, prefix, jobs, seen)
 	wg.Wait()
-	errs = append(errs, listErr)
+	run.errs = append(run.errs, listErr)
 	// Abandoned uploads of partitions that have no object at all.
 	if listErr == nil {
 		for _, part := range slices.Sorted(maps.Keys(uploads)) {
 			if !seen[part] {
 				r := Report{Partition: part, DryRun: o.DryRun, Kept: []string{}, KeptReasons: map[string]string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
-				err := c.abortUploads(ctx, &r, uploads[part])
-				finish(r, err)
+				run.finish(r, c.abortUploads(ctx, &r, uploads[part]))
 			}
 		}
 	}
@@ -201,7 +143,77 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 	for i := range tr.Partitions {
 		tr.Totals.Add(&tr.Partitions[i])
 	}
-	return tr, errors.Join(errs...)
+	return tr, errors.Join(run.errs...)
+}
+
+// partJob is one partition's objects, as the listing found them.
+type partJob struct {
+	part string
+	objs []store.Attrs
+}
+
+// tableRun gathers a Table run's partition reports and errors from its
+// workers.
+type tableRun struct {
+	mu   sync.Mutex
+	tr   *TableReport
+	errs []error
+	on   func(Report) // Options.OnPartition
+}
+
+// finish records a partition's report and its error, if any.
+func (t *tableRun) finish(r Report, err error) {
+	if err != nil {
+		r.Error = err.Error()
+	}
+	if t.on != nil {
+		t.on(r)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tr.Partitions = append(t.tr.Partitions, r)
+	if err != nil {
+		t.errs = append(t.errs, fmt.Errorf("gc %s: %w", r.Partition, err))
+	}
+}
+
+// sendPartitions lists prefix and sends each partition's objects to jobs,
+// then closes it. The keys of one partition's _pswap folder are contiguous
+// in a lexical listing: each run is sent as soon as it ends, and marked in
+// seen. A run cut short by an error is dropped, never collected.
+func sendPartitions(ctx context.Context, st store.Store, prefix string, jobs chan<- partJob, seen map[string]bool) error {
+	defer close(jobs)
+	var cur partJob
+	send := func() error {
+		if cur.part == "" {
+			return nil
+		}
+		seen[cur.part] = true
+		select {
+		case jobs <- cur:
+			cur = partJob{}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for a, err := range st.List(ctx, prefix) {
+		if err != nil {
+			return fmt.Errorf("gc: list %s: %w", st.URI(prefix), err)
+		}
+		part, ok := layout.PartitionOf(a.Key)
+		if !ok {
+			continue
+		}
+		if part != cur.part {
+			if err := send(); err != nil {
+				return err
+			}
+			cur.part = part
+		}
+		cur.objs = append(cur.objs, a)
+	}
+	return send()
 }
 
 // ValidatePrefix checks a key prefix for Table: a valid store prefix that
@@ -212,9 +224,9 @@ func ValidatePrefix(prefix string) error {
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return err
 	}
-	if swap.InsideMeta(prefix) {
+	if layout.InsideMeta(prefix) {
 		return fmt.Errorf("%w: prefix %q reaches inside a partition's %s folder; select whole partitions",
-			ErrInvalidOptions, prefix, swap.MetaDir)
+			ErrInvalidOptions, prefix, layout.MetaDir)
 	}
 	return nil
 }
@@ -237,9 +249,9 @@ func (c *collector) collect(ctx context.Context, part string, objs []store.Attrs
 		if listedAt, err = c.now(ctx); err != nil {
 			return r, err
 		}
-		for a, err := range c.st.List(ctx, swap.MetaPrefix(part)) {
+		for a, err := range c.st.List(ctx, layout.MetaPrefix(part)) {
 			if err != nil {
-				return r, fmt.Errorf("list %s: %w", c.st.URI(swap.MetaPrefix(part)), err)
+				return r, fmt.Errorf("list %s: %w", c.st.URI(layout.MetaPrefix(part)), err)
 			}
 			objs = append(objs, a)
 		}
@@ -255,7 +267,7 @@ func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.A
 		youngs: map[string]string{}, deleted: map[string]bool{}, collected: map[string]bool{}, orphans: map[string]bool{}}
 	for _, a := range objs {
 		l.size[a.Key] = a.Size
-		if k, gen := swap.Classify(l.part, a.Key); k == swap.KindManifest {
+		if k, gen := layout.Classify(l.part, a.Key); k == layout.KindManifest {
 			l.listed[gen] = a
 		}
 	}
@@ -361,7 +373,7 @@ func (l *listedRun) apply(ctx context.Context, a *attemptPlan) error {
 	c, part := l.c, l.part
 	var manifestKeys, rest []string
 	for _, k := range a.keys {
-		if kd, _ := swap.Classify(part, k); kd == swap.KindManifest {
+		if kd, _ := layout.Classify(part, k); kd == layout.KindManifest {
 			manifestKeys = append(manifestKeys, k)
 		} else {
 			rest = append(rest, k)
@@ -554,12 +566,12 @@ func (c *collector) spareNew(ctx context.Context, part string, keys []string, li
 		inChain[l.gen] = true
 	}
 	spare := map[string]bool{}
-	for a, err := range c.st.List(ctx, swap.ManifestsPrefix(part)) {
+	for a, err := range c.st.List(ctx, layout.ManifestsPrefix(part)) {
 		if err != nil {
-			return nil, fmt.Errorf("list %s again: %w", c.st.URI(swap.ManifestsPrefix(part)), err)
+			return nil, fmt.Errorf("list %s again: %w", c.st.URI(layout.ManifestsPrefix(part)), err)
 		}
-		k, gen := swap.Classify(part, a.Key)
-		if _, wasListed := listed[gen]; k != swap.KindManifest || wasListed || inChain[gen] {
+		k, gen := layout.Classify(part, a.Key)
+		if _, wasListed := listed[gen]; k != layout.KindManifest || wasListed || inChain[gen] {
 			continue
 		}
 		dg, ok := cache[gen]
@@ -580,8 +592,8 @@ func (c *collector) spareNew(ctx context.Context, part string, keys []string, li
 		return keys, nil
 	}
 	return slices.DeleteFunc(keys, func(k string) bool {
-		kd, gen := swap.Classify(part, k)
-		return kd == swap.KindData && spare[gen]
+		kd, gen := layout.Classify(part, k)
+		return kd == layout.KindData && spare[gen]
 	}), nil
 }
 
@@ -596,8 +608,8 @@ func (c *collector) young(ctx context.Context, part string, objs []store.Attrs, 
 	cutoff := c.orphanCutoff(now)
 	out := map[string]string{}
 	for _, a := range objs {
-		k, gen := swap.Classify(part, a.Key)
-		if k != swap.KindManifest || inChain[gen] || (!a.ModTime.IsZero() && a.ModTime.Before(cutoff)) {
+		k, gen := layout.Classify(part, a.Key)
+		if k != layout.KindManifest || inChain[gen] || (!a.ModTime.IsZero() && a.ModTime.Before(cutoff)) {
 			continue
 		}
 		dg, ok := cache[gen]
@@ -629,7 +641,7 @@ func (c *collector) listUploads(ctx context.Context, prefix string) (map[string]
 		if err != nil {
 			return out, fmt.Errorf("gc: list multipart uploads: %w", err)
 		}
-		if part, ok := swap.PartitionOf(u.Key); ok {
+		if part, ok := layout.PartitionOf(u.Key); ok {
 			out[part] = append(out[part], u)
 		}
 	}
@@ -653,7 +665,7 @@ func (c *collector) abortUploads(ctx context.Context, r *Report, uploads []store
 	cutoff := c.orphanCutoff(now)
 	var errs []error
 	for _, u := range uploads {
-		if u.Initiated.IsZero() || !u.Initiated.Before(cutoff) || !strings.HasPrefix(u.Key, swap.MetaPrefix(r.Partition)) {
+		if u.Initiated.IsZero() || !u.Initiated.Before(cutoff) || !strings.HasPrefix(u.Key, layout.MetaPrefix(r.Partition)) {
 			continue
 		}
 		if !c.o.DryRun {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -49,7 +51,7 @@ func TestKeep(t *testing.T) {
 				st := newStore(t)
 				gens := commitN(t, st, part, 5)
 				st.advance(gc.DefaultMinAge + time.Hour)
-				ptrBefore := list(t, st, swap.PointerKey(part))
+				ptrBefore := list(t, st, layout.PointerKey(part))
 				r := mustGC(t, st, part, gc.Options{Keep: tc.keep})
 
 				newestFirst := slices.Clone(gens)
@@ -73,7 +75,7 @@ func TestKeep(t *testing.T) {
 						t.Errorf("generation %d (%s): %s, want %s", 4-i, g, got, want)
 					}
 				}
-				if got := list(t, st, swap.PointerKey(part)); fmt.Sprint(got) != fmt.Sprint(ptrBefore) {
+				if got := list(t, st, layout.PointerKey(part)); fmt.Sprint(got) != fmt.Sprint(ptrBefore) {
 					t.Fatalf("pointer changed: %v -> %v", ptrBefore, got)
 				}
 				checkCurrent(t, st, part)
@@ -227,12 +229,12 @@ func writeOrphanManifest(t testing.TB, st store.Store, gen, dataGen, parent stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(ctx, swap.ManifestKey(part, gen), data, store.PutOptions{IfNoneMatch: true}); err != nil {
+	if _, err := st.Put(ctx, layout.ManifestKey(part, gen), data, store.PutOptions{IfNoneMatch: true}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func stagedKey(gen string) string { return swap.MetaPrefix(part) + "staged/" + gen + ".json" }
+func stagedKey(gen string) string { return layout.MetaPrefix(part) + "staged/" + gen + ".json" }
 
 func TestOrphans(t *testing.T) {
 	backends(t, func(t *testing.T, newStore func(t *testing.T) *warp) {
@@ -240,20 +242,20 @@ func TestOrphans(t *testing.T) {
 		cur := mustCommit(t, st, part, "current").Generation
 		// A: data only (a writer that crashed while staging).
 		a := manifest.NewGenerationID()
-		stage(t, st, swap.DataPrefix(part, a), 2, "a")
+		stage(t, st, layout.DataPrefix(part, a), 2, "a")
 		// B: data and a manifest, never swapped in.
 		b := manifest.NewGenerationID()
-		writeOrphanManifest(t, st, b, b, cur, stage(t, st, swap.DataPrefix(part, b), 2, "b"))
+		writeOrphanManifest(t, st, b, b, cur, stage(t, st, layout.DataPrefix(part, b), 2, "b"))
 		// C: staged by `pswap stage`, never committed.
 		c := manifest.NewGenerationID()
-		stage(t, st, swap.DataPrefix(part, c), 1, "c")
+		stage(t, st, layout.DataPrefix(part, c), 1, "c")
 		if _, err := st.Put(ctx, stagedKey(c), []byte(`{}`), store.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		// Keys that are not pswap's layout are never touched.
 		foreign := []string{
-			swap.MetaPrefix(part) + "notes.txt",
-			swap.GenerationsPrefix(part) + "not-a-generation/file",
+			layout.MetaPrefix(part) + "notes.txt",
+			layout.GenerationsPrefix(part) + "not-a-generation/file",
 			part + "/data-written-by-hand.parquet",
 		}
 		for _, k := range foreign {
@@ -306,10 +308,10 @@ func TestYoungObjectsProtect(t *testing.T) {
 	a, b := gens[0], gens[1]
 
 	orphan := manifest.NewGenerationID()
-	stage(t, st, swap.DataPrefix(part, orphan), 2, "orphan")
+	stage(t, st, layout.DataPrefix(part, orphan), 2, "orphan")
 	clk.advance(gc.DefaultOrphanAge + gc.DefaultCommitWindow + time.Minute)
 	// The same generation gets a young file (a writer still at work).
-	stage(t, st, swap.DataPrefix(part, orphan)+"late-", 1, "late")
+	stage(t, st, layout.DataPrefix(part, orphan)+"late-", 1, "late")
 	// A rollback to a in flight: its manifest is written, its swap pending.
 	inflight := manifest.NewGenerationID()
 	writeOrphanManifest(t, st, inflight, a, b, mustManifest(t, st, a).Content)
@@ -357,7 +359,7 @@ func TestDryRunDeletesNothing(t *testing.T) {
 		st := newStore(t)
 		commitN(t, st, part, 4)
 		orphan := manifest.NewGenerationID()
-		stage(t, st, swap.DataPrefix(part, orphan), 2, "orphan")
+		stage(t, st, layout.DataPrefix(part, orphan), 2, "orphan")
 		st.advance(48 * time.Hour)
 		before := list(t, st, "")
 		dry := mustGC(t, st, part, gc.Options{DryRun: true})
@@ -387,7 +389,7 @@ func TestPointerNeverTouched(t *testing.T) {
 		st := newStore(t)
 		commitN(t, st, part, 3)
 		st.advance(1000 * time.Hour)
-		key := swap.PointerKey(part)
+		key := layout.PointerKey(part)
 		before, err := st.Stat(ctx, key)
 		if err != nil {
 			t.Fatal(err)
@@ -415,7 +417,7 @@ func TestPointerNeverTouched(t *testing.T) {
 func TestCorruptPartitionUntouched(t *testing.T) {
 	st := newWarp(memstore.New())
 	gens := commitN(t, st, part, 3)
-	if err := st.Delete(ctx, swap.ManifestKey(part, gens[2])); err != nil {
+	if err := st.Delete(ctx, layout.ManifestKey(part, gens[2])); err != nil {
 		t.Fatal(err)
 	}
 	st.advance(1000 * time.Hour)
@@ -455,7 +457,7 @@ func (h *hooked) DeleteMany(c context.Context, keys []string) error {
 
 func (h *hooked) Get(c context.Context, key string) (io.ReadCloser, store.Attrs, error) {
 	h.mu.Lock()
-	run := key == swap.PointerKey(part) && !h.running && h.hook != nil
+	run := key == layout.PointerKey(part) && !h.running && h.hook != nil
 	if run {
 		h.reads++
 		h.running = true
@@ -518,7 +520,7 @@ func TestBusyPartition(t *testing.T) {
 	w := newWarp(memstore.New())
 	commitN(t, w, part, 3)
 	for i := range 4500 {
-		if _, err := w.Put(ctx, swap.DataPrefix(part, manifest.NewGenerationID())+"f", []byte{byte(i)}, store.PutOptions{}); err != nil {
+		if _, err := w.Put(ctx, layout.DataPrefix(part, manifest.NewGenerationID())+"f", []byte{byte(i)}, store.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -618,7 +620,7 @@ func TestTable(t *testing.T) {
 			commitN(t, st, p, 3)
 		}
 		// Never committed: only an orphan.
-		stage(t, st, swap.DataPrefix(parts[3], manifest.NewGenerationID()), 2, "never")
+		stage(t, st, layout.DataPrefix(parts[3], manifest.NewGenerationID()), 2, "never")
 		st.advance(48 * time.Hour)
 
 		var mu sync.Mutex
@@ -750,7 +752,7 @@ func TestRollbackManifestWrittenDuringGC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Put(ctx, swap.PointerKey(part), data, store.PutOptions{IfMatch: b.ETag}); err != nil {
+	if _, err := w.Put(ctx, layout.PointerKey(part), data, store.PutOptions{IfMatch: b.ETag}); err != nil {
 		t.Fatal(err)
 	}
 	if snap := checkCurrent(t, w, part); snap.Manifest.DataGen() != gens[0] {

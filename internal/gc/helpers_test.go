@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/internal/testing/testenv"
@@ -195,13 +197,13 @@ func exists(t testing.TB, st store.Store, key string) bool {
 // dataKeys returns the keys under a generation's data prefix.
 func dataKeys(t testing.TB, st store.Store, part, gen string) []string {
 	t.Helper()
-	return list(t, st, swap.DataPrefix(part, gen)).keys()
+	return list(t, st, layout.DataPrefix(part, gen)).keys()
 }
 
 // genState says what of a generation is left: manifest and data.
 func genState(t testing.TB, st store.Store, part, gen string) string {
 	t.Helper()
-	m := exists(t, st, swap.ManifestKey(part, gen))
+	m := exists(t, st, layout.ManifestKey(part, gen))
 	d := len(dataKeys(t, st, part, gen)) > 0
 	switch {
 	case m && d:

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
@@ -198,11 +200,11 @@ func (pl *planner) chooseData() {
 }
 
 // remove adds a to the objects to delete, by kind.
-func (pl *planner) remove(a store.Attrs, k swap.Kind) {
+func (pl *planner) remove(a store.Attrs, k layout.Kind) {
 	switch k {
-	case swap.KindManifest:
+	case layout.KindManifest:
 		pl.manifests = append(pl.manifests, a)
-	case swap.KindStaged:
+	case layout.KindStaged:
 		pl.staged = append(pl.staged, a)
 	default:
 		pl.data = append(pl.data, a)
@@ -217,9 +219,9 @@ func (pl *planner) isYoung(a store.Attrs) bool {
 // collected generation, or put in its generation's orphan group.
 func (pl *planner) sortObject(a store.Attrs) {
 	in := pl.in
-	k, gen := swap.Classify(in.part, a.Key)
+	k, gen := layout.Classify(in.part, a.Key)
 	switch k {
-	case swap.KindOther, swap.KindPointer:
+	case layout.KindOther, layout.KindPointer:
 		return
 	}
 	_, inChain := pl.chainIdx[gen]
@@ -228,7 +230,7 @@ func (pl *planner) sortObject(a store.Attrs) {
 		// does its manifest when the chain does not reach it (a
 		// collected younger generation ended the walk before it) and
 		// no kept manifest names its files, until no snapshot names it.
-		if k != swap.KindManifest || !inChain && !pl.live[gen] {
+		if k != layout.KindManifest || !inChain && !pl.live[gen] {
 			if pl.isYoung(a) {
 				pl.refYoung[gen] = true
 			}
@@ -236,14 +238,14 @@ func (pl *planner) sortObject(a store.Attrs) {
 		}
 	}
 	switch k {
-	case swap.KindManifest:
+	case layout.KindManifest:
 		if inChain {
 			if pl.collected[gen] {
 				pl.remove(a, k)
 			}
 			return
 		}
-	case swap.KindData:
+	case layout.KindData:
 		if pl.live[gen] || pl.protected[gen] {
 			return
 		}
@@ -273,7 +275,7 @@ func (pl *planner) chooseOrphans() {
 		}
 		p.orphans = append(p.orphans, gen)
 		for _, a := range g.objs {
-			k, _ := swap.Classify(pl.in.part, a.Key)
+			k, _ := layout.Classify(pl.in.part, a.Key)
 			pl.remove(a, k)
 		}
 	}
@@ -299,9 +301,9 @@ func (pl *planner) orderKeys() {
 // checkKeys is the last line of defence: whatever the plan says, never the
 // pointer and never anything outside the partition's _pswap folder.
 func checkKeys(part string, keys []string) error {
-	meta := swap.MetaPrefix(part)
+	meta := layout.MetaPrefix(part)
 	for _, k := range keys {
-		if k == swap.PointerKey(part) || !strings.HasPrefix(k, meta) {
+		if k == layout.PointerKey(part) || !strings.HasPrefix(k, meta) {
 			return fmt.Errorf("gc %s: internal error: refusing to delete %s", part, k)
 		}
 	}

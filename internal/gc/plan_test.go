@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
@@ -57,25 +59,25 @@ func scenario(data []byte) *planInput {
 	}
 	if chainLen > 0 {
 		in.ptr = &swap.Base{Pointer: &manifest.Pointer{Generation: genID(0)}, ModTime: hours()}
-		in.objects = append(in.objects, store.Attrs{Key: swap.PointerKey(p), ModTime: hours()})
+		in.objects = append(in.objects, store.Attrs{Key: layout.PointerKey(p), ModTime: hours()})
 	}
 	for i := range n {
 		g := genID(i)
 		flags := r.next()
 		if flags&1 != 0 {
-			in.objects = append(in.objects, store.Attrs{Key: swap.ManifestKey(p, g), Size: 10, ModTime: hours()})
+			in.objects = append(in.objects, store.Attrs{Key: layout.ManifestKey(p, g), Size: 10, ModTime: hours()})
 			if i >= chainLen && flags&8 != 0 {
 				in.young[g] = genID(r.next() % n)
 			}
 		}
 		for j := range (flags >> 1) & 3 {
-			in.objects = append(in.objects, store.Attrs{Key: fmt.Sprintf("%sf%d", swap.DataPrefix(p, g), j), Size: 100, ModTime: hours()})
+			in.objects = append(in.objects, store.Attrs{Key: fmt.Sprintf("%sf%d", layout.DataPrefix(p, g), j), Size: 100, ModTime: hours()})
 		}
 		if flags&16 != 0 {
-			in.objects = append(in.objects, store.Attrs{Key: swap.StagedKey(p, g), ModTime: hours()})
+			in.objects = append(in.objects, store.Attrs{Key: layout.StagedKey(p, g), ModTime: hours()})
 		}
 		if flags&32 != 0 {
-			in.objects = append(in.objects, store.Attrs{Key: swap.MetaPrefix(p) + "other/" + g, ModTime: hours()})
+			in.objects = append(in.objects, store.Attrs{Key: layout.MetaPrefix(p) + "other/" + g, ModTime: hours()})
 		}
 	}
 	// Data generations that the Iceberg snapshots name (Options.Protect).
@@ -129,10 +131,10 @@ func checkPlan(t *testing.T, in *planInput, p *plan) {
 			t.Fatalf("deletes %s: not listed, or twice", k)
 		}
 		deleted[k] = true
-		if k == swap.PointerKey(in.part) || !strings.HasPrefix(k, swap.MetaPrefix(in.part)) {
+		if k == layout.PointerKey(in.part) || !strings.HasPrefix(k, layout.MetaPrefix(in.part)) {
 			t.Fatalf("deletes %s", k)
 		}
-		if kd, _ := swap.Classify(in.part, k); kd == swap.KindOther || kd == swap.KindPointer {
+		if kd, _ := layout.Classify(in.part, k); kd == layout.KindOther || kd == layout.KindPointer {
 			t.Fatalf("deletes %s, which is not pswap's layout", k)
 		}
 	}
@@ -152,7 +154,7 @@ func checkPlan(t *testing.T, in *planInput, p *plan) {
 		inChain[l.gen] = true
 		if slices.Contains(p.kept, l.gen) {
 			safeData[l.m.DataGen()] = true
-			if deleted[swap.ManifestKey(in.part, l.gen)] {
+			if deleted[layout.ManifestKey(in.part, l.gen)] {
 				t.Fatalf("deletes the manifest of kept %s", l.gen)
 			}
 		} else if !slices.Contains(p.collected, l.gen) {
@@ -174,7 +176,7 @@ func checkPlan(t *testing.T, in *planInput, p *plan) {
 	// and a manifest that names the files (in the chain, or its own).
 	for g := range in.referenced {
 		for k := range deleted {
-			if kd, gen := swap.Classify(in.part, k); gen == g && kd != swap.KindManifest {
+			if kd, gen := layout.Classify(in.part, k); gen == g && kd != layout.KindManifest {
 				t.Fatalf("deletes %s, named by a snapshot", k)
 			}
 		}
@@ -188,26 +190,26 @@ func checkPlan(t *testing.T, in *planInput, p *plan) {
 		if inChainData && !keptData {
 			t.Fatalf("no manifest that names %s's files is kept: kept %v", g, p.kept)
 		}
-		if _, listedM := listed[swap.ManifestKey(in.part, g)]; listedM && !inChain[g] && !safeData[g] && deleted[swap.ManifestKey(in.part, g)] {
+		if _, listedM := listed[layout.ManifestKey(in.part, g)]; listedM && !inChain[g] && !safeData[g] && deleted[layout.ManifestKey(in.part, g)] {
 			t.Fatalf("deletes the manifest of %s, named by a snapshot and by no kept manifest", g)
 		}
 	}
 	cutoff := in.now.Add(-in.opts.OrphanAge - in.opts.CommitWindow - clockSlack)
 	for k := range deleted {
-		kd, gen := swap.Classify(in.part, k)
-		if kd == swap.KindData && safeData[gen] {
+		kd, gen := layout.Classify(in.part, k)
+		if kd == layout.KindData && safeData[gen] {
 			t.Fatalf("deletes %s, data of a kept or in-flight manifest", k)
 		}
 		// Anything deleted that is not a collected generation's is an
 		// orphan: then every uncommitted object of its generation is old.
-		if (kd == swap.KindManifest && inChain[gen]) || (kd == swap.KindData && collectedData[gen]) {
+		if (kd == layout.KindManifest && inChain[gen]) || (kd == layout.KindData && collectedData[gen]) {
 			continue
 		}
 		for _, a := range in.objects {
-			ka, ga := swap.Classify(in.part, a.Key)
+			ka, ga := layout.Classify(in.part, a.Key)
 			// The data of a kept, in-flight or collected generation is not
 			// part of an orphan group.
-			if ga != gen || ka == swap.KindOther || ka == swap.KindPointer || (ka == swap.KindManifest && inChain[ga]) || (ka == swap.KindData && (collectedData[ga] || safeData[ga])) {
+			if ga != gen || ka == layout.KindOther || ka == layout.KindPointer || (ka == layout.KindManifest && inChain[ga]) || (ka == layout.KindData && (collectedData[ga] || safeData[ga])) {
 				continue
 			}
 			if !a.ModTime.Before(cutoff) {
@@ -236,9 +238,9 @@ func TestPlanKeepsAManifestOfReferencedData(t *testing.T) {
 			m.DataGeneration = c.data
 		}
 		in.chain = append(in.chain, link{gen: c.gen, m: m, mod: old})
-		in.objects = append(in.objects, store.Attrs{Key: swap.ManifestKey(p, c.gen), ModTime: old})
+		in.objects = append(in.objects, store.Attrs{Key: layout.ManifestKey(p, c.gen), ModTime: old})
 		if c.data == c.gen {
-			in.objects = append(in.objects, store.Attrs{Key: swap.DataPrefix(p, c.gen) + "part-00000.parquet", ModTime: old})
+			in.objects = append(in.objects, store.Attrs{Key: layout.DataPrefix(p, c.gen) + "part-00000.parquet", ModTime: old})
 		}
 	}
 	plan, err := makePlan(in)
@@ -248,7 +250,7 @@ func TestPlanKeepsAManifestOfReferencedData(t *testing.T) {
 	if !slices.Equal(plan.kept, []string{rb, g1}) || !slices.Equal(plan.collected, []string{g3, g2}) {
 		t.Fatalf("kept %v, collected %v; want [rollback first] kept, [third second] collected", plan.kept, plan.collected)
 	}
-	want := []string{swap.ManifestKey(p, g2), swap.ManifestKey(p, g3), swap.DataPrefix(p, g3) + "part-00000.parquet"}
+	want := []string{layout.ManifestKey(p, g2), layout.ManifestKey(p, g3), layout.DataPrefix(p, g3) + "part-00000.parquet"}
 	slices.Sort(want[:2])
 	if !slices.Equal(plan.keys, want) {
 		t.Fatalf("deletes %v, want %v", plan.keys, want)

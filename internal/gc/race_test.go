@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
@@ -178,7 +180,7 @@ func raceRun(t *testing.T, env raceEnv) {
 					fail("gc deleted %s of the current generation %s", f.Key, m.Generation)
 				}
 			}
-			if slices.Contains(rep.Keys, swap.ManifestKey(part, m.Generation)) || slices.Contains(rep.Keys, swap.PointerKey(part)) {
+			if slices.Contains(rep.Keys, layout.ManifestKey(part, m.Generation)) || slices.Contains(rep.Keys, layout.PointerKey(part)) {
 				fail("gc deleted the current manifest or the pointer")
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
@@ -44,7 +46,7 @@ func TestReservationOrphanedOnlyAfterOrphanAge(t *testing.T) {
 		if !slices.Equal(r.Orphans, want) || r.Objects != 3 {
 			t.Fatalf("old reservations: %+v", r)
 		}
-		for _, k := range []string{swap.StagedKey(part, empty.Generation), swap.StagedKey(part, written.Generation), written.Prefix + "part-0.parquet"} {
+		for _, k := range []string{layout.StagedKey(part, empty.Generation), layout.StagedKey(part, written.Generation), written.Prefix + "part-0.parquet"} {
 			if exists(t, st, k) {
 				t.Errorf("%s survived GC", k)
 			}

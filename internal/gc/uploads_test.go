@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -19,7 +21,6 @@ import (
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
-	"github.com/pswap/pswap/swap"
 )
 
 // withUploads adds fake multipart uploads to a store.
@@ -56,9 +57,9 @@ func TestAbortUploads(t *testing.T) {
 	other := "dt=2026-11-30"
 	old, young := clk.Now(), clk.Now().Add(gc.DefaultOrphanAge)
 	st.uploads = []store.Upload{
-		{Key: swap.DataPrefix(part, manifest.NewGenerationID()) + "big.parquet", ID: "old", Initiated: old},
-		{Key: swap.DataPrefix(part, manifest.NewGenerationID()) + "big.parquet", ID: "young", Initiated: young},
-		{Key: swap.DataPrefix(other, manifest.NewGenerationID()) + "big.parquet", ID: "other-partition", Initiated: old},
+		{Key: layout.DataPrefix(part, manifest.NewGenerationID()) + "big.parquet", ID: "old", Initiated: old},
+		{Key: layout.DataPrefix(part, manifest.NewGenerationID()) + "big.parquet", ID: "young", Initiated: young},
+		{Key: layout.DataPrefix(other, manifest.NewGenerationID()) + "big.parquet", ID: "other-partition", Initiated: old},
 		{Key: part + "/not-pswap.parquet", ID: "foreign", Initiated: old},
 	}
 	clk.advance(gc.DefaultOrphanAge + gc.DefaultCommitWindow + time.Minute)
@@ -104,7 +105,7 @@ func TestAbortUploadsS3(t *testing.T) {
 	s3s := testenv.S3Store(t)
 	st := newWarp(s3s)
 	mustCommit(t, st, part, "v0")
-	key := s3s.Prefix() + swap.DataPrefix(part, manifest.NewGenerationID()) + "big.parquet"
+	key := s3s.Prefix() + layout.DataPrefix(part, manifest.NewGenerationID()) + "big.parquet"
 	if _, err := s3s.Client().CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(s3s.Bucket()), Key: aws.String(key)}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestRequestCount(t *testing.T) {
 	part2 := "dt=2026-11-30"
 	mustCommit(t, w, part2, "current")
 	for i := range 2500 {
-		if _, err := w.Put(ctx, swap.DataPrefix(part2, manifest.NewGenerationID())+"f", []byte{byte(i)}, store.PutOptions{}); err != nil {
+		if _, err := w.Put(ctx, layout.DataPrefix(part2, manifest.NewGenerationID())+"f", []byte{byte(i)}, store.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

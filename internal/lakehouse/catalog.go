@@ -165,7 +165,7 @@ func (p *publisher) withCatalog(ctx context.Context, r Result) (Result, error) {
 // latest, which an expiry keeps with everything it names, instead of an
 // older one that a catalog lagging since an outage would still name.
 func CommitLatest(ctx context.Context, st store.Store, cat Catalog) (string, error) {
-	p := newLoader(st, Options{Catalog: cat})
+	p := newLoader(ctx, st, Options{Catalog: cat})
 	v, _, _, err := p.latestVersion(ctx, true)
 	if err != nil || v == 0 {
 		return "", err

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
@@ -65,21 +65,27 @@ func TestInjectedSourcesAreDeterministic(t *testing.T) {
 	first := commit(t, base, "dt=2026-11-01", 5, "a", swap.Options{})
 	commit(t, base, "dt=2026-11-02", 4, "b", swap.Options{})
 
-	publishAll := func(st store.Store, opts func() lakehouse.Options, expire lakehouse.ExpireOptions) map[string][]byte {
-		if _, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: first.Partition, Generation: first.Generation, Seq: first.Seq}, opts()); err != nil {
+	// injected holds the environments (internal/env) of the publishes and
+	// of the expiry.
+	type injected struct{ publish, expire context.Context }
+	publishAll := func(st store.Store, in injected, expire lakehouse.ExpireOptions) map[string][]byte {
+		opts := lakehouse.Options{Concurrency: 1}
+		if _, err := lakehouse.PublishCommit(in.publish, st, lakehouse.Commit{Partition: first.Partition, Generation: first.Generation, Seq: first.Seq}, opts); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := lakehouse.Publish(ctx, st, opts()); err != nil {
+		if _, err := lakehouse.Publish(in.publish, st, opts); err != nil {
 			t.Fatal(err)
 		}
 		// The same generation id on both stores.
-		restore := manifest.SetGenerationIDSource(func() string { return "01a2321e-ffff-7000-8000-000000000003" })
-		res := commit(t, st, "dt=2026-11-01", 3, "c", swap.Options{OnConflict: swap.Overwrite, RunID: "r2"})
-		restore()
-		if r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, opts()); err != nil || !r.Changed {
+		ids := env.With(ctx, &env.Env{GenerationIDs: func() string { return "01a2321e-ffff-7000-8000-000000000003" }})
+		res, _, err := commitIn(ids, st, "dt=2026-11-01", swap.Options{OnConflict: swap.Overwrite, RunID: "r2"}, rows(3, "c")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := lakehouse.PublishCommit(in.publish, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, opts); err != nil || !r.Changed {
 			t.Fatalf("publish: %+v %v", r, err)
 		}
-		if r, err := lakehouse.Expire(ctx, st, expire); err != nil || len(r.Expired) == 0 {
+		if r, err := lakehouse.Expire(in.expire, st, expire); err != nil || len(r.Expired) == 0 {
 			t.Fatalf("expire: %+v %v", r, err)
 		}
 		checkReaders(t, st)
@@ -87,18 +93,19 @@ func TestInjectedSourcesAreDeterministic(t *testing.T) {
 	}
 	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var slept []time.Duration
-	injected := func(seed uint64) (func() lakehouse.Options, lakehouse.ExpireOptions) {
+	inject := func(seed uint64) (injected, lakehouse.ExpireOptions) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		clock := at
 		now := func() time.Time { clock = clock.Add(1500 * time.Millisecond); return clock }
 		sleep := func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
-		return func() lakehouse.Options {
-				return lakehouse.Options{Now: now, Rand: rng, Sleep: sleep, Concurrency: 1}
+		return injected{
+				publish: env.With(ctx, &env.Env{Clock: now, Rand: rng, Timer: sleep}),
+				expire:  env.With(ctx, &env.Env{Timer: sleep}),
 			},
-			lakehouse.ExpireOptions{Retention: time.Second, MinAge: time.Nanosecond, Now: func() time.Time { return at.Add(time.Hour) }, Sleep: sleep}
+			lakehouse.ExpireOptions{Retention: time.Second, MinAge: time.Nanosecond, Now: func() time.Time { return at.Add(time.Hour) }}
 	}
-	o1, e1 := injected(1)
-	o2, e2 := injected(1)
+	o1, e1 := inject(1)
+	o2, e2 := inject(1)
 	a := publishAll(clone(t, base), o1, e1)
 	b := publishAll(clone(t, base), o2, e2)
 	if len(a) < 4 {
@@ -117,7 +124,7 @@ func TestInjectedSourcesAreDeterministic(t *testing.T) {
 		t.Fatalf("the expiry's version is not stamped with its clock: %.300s", latest)
 	}
 	// Another seed names its objects differently.
-	o3, e3 := injected(2)
+	o3, e3 := inject(2)
 	c := publishAll(clone(t, base), o3, e3)
 	same := 0
 	for k := range c {
@@ -218,8 +225,8 @@ func TestSlowAttemptPlansAgain(t *testing.T) {
 		clock = clock.Add(2 * time.Minute)
 		commit(t, mem, part, 6, "b", swap.Options{OnConflict: swap.Overwrite})
 	}
-	r, err := lakehouse.PublishCommit(ctx, hs, lakehouse.Commit{Partition: part, Generation: first.Generation, Seq: first.Seq},
-		lakehouse.Options{Now: now, MaxElapsed: time.Minute})
+	r, err := lakehouse.PublishCommit(clocked(now), hs, lakehouse.Commit{Partition: part, Generation: first.Generation, Seq: first.Seq},
+		lakehouse.Options{MaxElapsed: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +314,7 @@ func TestLateAttemptWritesItsManifestsAgain(t *testing.T) {
 	a := commit(t, mem, "dt=2026-11-01", 4, "a", swap.Options{})
 	b := commit(t, mem, "dt=2026-11-02", 5, "b", swap.Options{})
 	clock := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	opts := lakehouse.Options{Now: func() time.Time { return clock }, MaxElapsed: time.Minute}
+	opts := lakehouse.Options{MaxElapsed: time.Minute}
 	hook := &putHookStore{Store: mem, prefix: lakehouse.MetadataKey(1)}
 	hook.hook = func() {
 		// Another publisher wins version 1; this one rebases much later.
@@ -315,7 +322,7 @@ func TestLateAttemptWritesItsManifestsAgain(t *testing.T) {
 		clock = clock.Add(2 * time.Minute)
 	}
 	counted := &countPuts{Store: hook, prefix: lakehouse.MetadataPrefix + "pswap-"}
-	r, err := lakehouse.PublishCommit(ctx, counted, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq}, opts)
+	r, err := lakehouse.PublishCommit(clocked(func() time.Time { return clock }), counted, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq}, opts)
 	if err != nil || r.Version != 2 || r.Rebases != 1 {
 		t.Fatalf("publish: %+v %v", r, err)
 	}

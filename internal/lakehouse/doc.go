@@ -112,12 +112,13 @@
 //
 // # Repeatable publishes
 //
-// Options.Now (snapshot timestamps), Options.Rand (snapshot ids, the table
-// UUID, the unique part of manifest list names, retry jitter and the Avro
-// files' sync markers) and Options.Sleep (the waits between retries), with
-// ExpireOptions.Now and Sleep, make a publish repeatable byte for byte: the
-// deterministic simulation (internal/testing/sim) runs the publisher with the
-// simulated store's clock, a seeded source and scheduling points for
-// sleeps. Their zero values are what production uses. Requests never
-// depend on a map's order.
+// The context's environment (internal/env: its clock for snapshot
+// timestamps, its random source for snapshot ids, the table UUID, the
+// unique part of manifest list names, retry jitter and the Avro files' sync
+// markers, its timer for the waits between retries), with
+// ExpireOptions.Now, makes a publish repeatable byte for byte: the
+// deterministic simulation (internal/testing/sim) runs the publisher with
+// the simulated store's clock, a seeded source and scheduling points for
+// sleeps. A context without one is the real world, what production uses.
+// Requests never depend on a map's order.
 package lakehouse

@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/store"
 )
 
@@ -35,11 +35,8 @@ type ExpireOptions struct {
 	MinAge time.Duration
 	// DryRun reports what would be expired and deleted, and changes nothing.
 	DryRun bool
-	// Now is the store's clock (default time.Now).
+	// Now is the store's clock (default: the local clock, internal/env).
 	Now func() time.Time
-	// Sleep waits d between two attempts of a request (default: a timer
-	// that ctx cancels).
-	Sleep func(ctx context.Context, d time.Duration) error
 	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
 	// Expire commits its version to it (for a REST catalog, the
 	// remove-snapshots of what it expired) before it deletes anything, and
@@ -53,7 +50,7 @@ type ExpireOptions struct {
 	MaxAttempts int
 }
 
-func (o ExpireOptions) withDefaults() ExpireOptions {
+func (o ExpireOptions) withDefaults(ctx context.Context) ExpireOptions {
 	if o.Retention <= 0 {
 		o.Retention = DefaultRetention
 	}
@@ -61,10 +58,7 @@ func (o ExpireOptions) withDefaults() ExpireOptions {
 		o.MinAge = DefaultMetadataMinAge
 	}
 	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Sleep == nil {
-		o.Sleep = retry.Sleep
+		o.Now = env.From(ctx).Now
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 1 + maxReadTries
@@ -74,8 +68,8 @@ func (o ExpireOptions) withDefaults() ExpireOptions {
 
 // expirer is the publisher of an expiry: its reads retry up to
 // o.MaxAttempts.
-func expirer(st store.Store, o ExpireOptions) *publisher {
-	p := newPublisher(st, Options{Sleep: o.Sleep})
+func expirer(ctx context.Context, st store.Store, o ExpireOptions) *publisher {
+	p := newLoader(ctx, st, Options{})
 	p.readTries = o.MaxAttempts - 1
 	if p.readTries == 0 {
 		p.readTries = -1 // one attempt: no retry
@@ -95,8 +89,8 @@ type ExpireResult struct {
 // must keep them (gc.Options.Protect). A table without published metadata
 // references nothing. Its reads retry transient failures as Expire's do.
 func Referenced(ctx context.Context, st store.Store, opts ExpireOptions) ([]string, error) {
-	o := opts.withDefaults()
-	p := expirer(st, o)
+	o := opts.withDefaults(ctx)
+	p := expirer(ctx, st, o)
 	s, err := p.loadRetried(ctx, true)
 	if err != nil || s.meta == nil {
 		return nil, err
@@ -233,8 +227,8 @@ func (p *publisher) readManifestFiles(ctx context.Context, mf iceberg.ManifestFi
 // deletes is retried, bounded like the reads of a publish, so that one 503
 // does not cost GC its expiry.
 func Expire(ctx context.Context, st store.Store, opts ExpireOptions) (ExpireResult, error) {
-	o := opts.withDefaults()
-	p := expirer(st, o)
+	o := opts.withDefaults(ctx)
+	p := expirer(ctx, st, o)
 	var res ExpireResult
 	cutoff := o.Now().Add(-o.Retention)
 	for attempt := 1; ; attempt++ {

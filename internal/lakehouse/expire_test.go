@@ -29,12 +29,12 @@ func expiryTable(t *testing.T) (store.Store, lakehouse.ExpireOptions) {
 	// In the past: the Iceberg builder checks a version's local time
 	// against its snapshots'.
 	t0 := time.Now().Add(-4 * time.Hour)
-	at := func(d time.Duration) lakehouse.Options {
-		return lakehouse.Options{Now: func() time.Time { return t0.Add(d) }}
+	at := func(d time.Duration) context.Context {
+		return clocked(func() time.Time { return t0.Add(d) })
 	}
 	pub := func(st store.Store, res swap.Result, d time.Duration) {
 		t.Helper()
-		if _, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, at(d)); err != nil {
+		if _, err := lakehouse.PublishCommit(at(d), st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,8 +46,7 @@ func expiryTable(t *testing.T) (store.Store, lakehouse.ExpireOptions) {
 	pub(failHint{mem}, commit(t, mem, "dt=2026-11-01", 8, "e", over), 2*time.Hour+time.Minute)
 	return mem, lakehouse.ExpireOptions{
 		Retention: 4 * time.Hour, MinAge: time.Millisecond,
-		Now:   func() time.Time { return t0.Add(5 * time.Hour) },
-		Sleep: func(context.Context, time.Duration) error { return nil },
+		Now: func() time.Time { return t0.Add(5 * time.Hour) },
 	}
 }
 
@@ -98,7 +97,7 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref := clone(t, base)
-			want, err := lakehouse.Expire(ctx, tc.wrap(ref), opts)
+			want, err := lakehouse.Expire(noWait, tc.wrap(ref), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +127,7 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 			for k := 1; ; k++ {
 				st := clone(t, base)
 				var failed string
-				got, err := lakehouse.Expire(ctx, oneTransientRead(tc.wrap(st), k, &failed, true), opts)
+				got, err := lakehouse.Expire(noWait, oneTransientRead(tc.wrap(st), k, &failed, true), opts)
 				if failed == "" {
 					break // fewer than k reads: every position was tried
 				}
@@ -158,14 +157,14 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 		})
 	}
 
-	wantFiles, err := lakehouse.Referenced(ctx, base, opts)
+	wantFiles, err := lakehouse.Referenced(noWait, base, opts)
 	if err != nil || len(wantFiles) == 0 {
 		t.Fatalf("referenced: %v %v", wantFiles, err)
 	}
 	refPositions := 0
 	for k := 1; ; k++ {
 		var failed string
-		files, err := lakehouse.Referenced(ctx, oneTransientRead(base, k, &failed, false), opts)
+		files, err := lakehouse.Referenced(noWait, oneTransientRead(base, k, &failed, false), opts)
 		if failed == "" {
 			break
 		}
@@ -189,7 +188,7 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 			}
 			return storetest.Fault{}
 		})
-		if _, err := lakehouse.Expire(ctx, down, opts); !errors.Is(err, store.ErrTransient) {
+		if _, err := lakehouse.Expire(noWait, down, opts); !errors.Is(err, store.ErrTransient) {
 			t.Fatalf("expiry against a store that stays down: %v, want the store's transient error", err)
 		}
 		if gets != 1+4 {
@@ -199,11 +198,11 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 		gets = 0
 		one := opts
 		one.MaxAttempts = 1
-		if _, err := lakehouse.Expire(ctx, down, one); !errors.Is(err, store.ErrTransient) || gets != 1 {
+		if _, err := lakehouse.Expire(noWait, down, one); !errors.Is(err, store.ErrTransient) || gets != 1 {
 			t.Fatalf("expiry with MaxAttempts 1: %v after %d reads of the hint, want 1", err, gets)
 		}
 		gets = 0
-		if _, err := lakehouse.Referenced(ctx, down, one); !errors.Is(err, store.ErrTransient) || gets != 1 {
+		if _, err := lakehouse.Referenced(noWait, down, one); !errors.Is(err, store.ErrTransient) || gets != 1 {
 			t.Fatalf("Referenced with MaxAttempts 1: %v after %d reads of the hint, want 1", err, gets)
 		}
 		if after := metadataKeys(t, st); !slices.Equal(after, before) {
@@ -222,7 +221,7 @@ func TestExpireRetriesTransientReads(t *testing.T) {
 // retention could outlive the manifest list of its current snapshot.
 func TestExpiryKeepsLoggedVersionsReadable(t *testing.T) {
 	mem, o := expiryTable(t)
-	res, err := lakehouse.Expire(ctx, mem, o)
+	res, err := lakehouse.Expire(noWait, mem, o)
 	if err != nil || len(res.Expired) == 0 || res.Version == 0 {
 		t.Fatalf("expire: %+v %v", res, err)
 	}
@@ -234,7 +233,7 @@ func TestExpiryKeepsLoggedVersionsReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep, err := lakehouse.Referenced(ctx, mem, o)
+	keep, err := lakehouse.Referenced(noWait, mem, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +266,7 @@ func TestExpiryKeepsLoggedVersionsReadable(t *testing.T) {
 	if r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil || r.Changed {
 		t.Fatalf("reconcile: %+v %v", r, err)
 	}
-	if again, err := lakehouse.Expire(ctx, mem, o); err != nil || len(again.Expired) != 0 || again.Version != 0 {
+	if again, err := lakehouse.Expire(noWait, mem, o); err != nil || len(again.Expired) != 0 || again.Version != 0 {
 		t.Fatalf("second expiry: %+v %v", again, err)
 	}
 }

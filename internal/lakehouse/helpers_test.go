@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,6 +17,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/internal/testing/icecheck"
@@ -27,6 +29,15 @@ import (
 )
 
 var ctx = context.Background()
+
+// noWait is ctx under an environment (internal/env) whose retries do not
+// wait.
+var noWait = env.With(ctx, &env.Env{Timer: func(context.Context, time.Duration) error { return nil }})
+
+// clocked is ctx under an environment whose local clock is now.
+func clocked(now func() time.Time) context.Context {
+	return env.With(ctx, &env.Env{Clock: now})
+}
 
 type row struct {
 	ID     int64   `parquet:"id"`
@@ -59,11 +70,16 @@ func commitErr(st store.Store, part string, n int, seed string, opts swap.Option
 // commitAny writes rows of any type as a new generation of part and swaps
 // it in.
 func commitAny[T any](st store.Store, part string, opts swap.Options, rs ...T) (swap.Result, *swap.Txn, error) {
-	return commitWith(st, part, opts, func(s *staging.Stager) error { return staging.Write(s, rs...) })
+	return commitIn(ctx, st, part, opts, rs...)
+}
+
+// commitIn is commitAny under ctx (and its environment, internal/env).
+func commitIn[T any](ctx context.Context, st store.Store, part string, opts swap.Options, rs ...T) (swap.Result, *swap.Txn, error) {
+	return commitWith(ctx, st, part, opts, func(s *staging.Stager) error { return staging.Write(s, rs...) })
 }
 
 // commitWith commits what add stages as a new generation of part.
-func commitWith(st store.Store, part string, opts swap.Options, add func(*staging.Stager) error) (swap.Result, *swap.Txn, error) {
+func commitWith(ctx context.Context, st store.Store, part string, opts swap.Options, add func(*staging.Stager) error) (swap.Result, *swap.Txn, error) {
 	txn, err := swap.Begin(ctx, st, part, opts)
 	if err != nil {
 		return swap.Result{}, nil, err
@@ -95,7 +111,7 @@ func commitJSON(t *testing.T, st store.Store, part string, fields []arrow.Field,
 // commitStaged commits what add stages as a new generation of part.
 func commitStaged(t *testing.T, st store.Store, part string, add func(*staging.Stager) error) swap.Result {
 	t.Helper()
-	res, _, err := commitWith(st, part, swap.Options{}, add)
+	res, _, err := commitWith(ctx, st, part, swap.Options{}, add)
 	if err != nil {
 		t.Fatalf("commit %s: %v", part, err)
 	}

@@ -20,7 +20,7 @@ import (
 // are read whole into memory: it suits metadata and moderate data files.
 // Only locations inside the table are served; writes and removes fail.
 func IO(ctx context.Context, st store.Store) iceio.IO {
-	return &storeIO{ctx: ctx, p: newPublisher(st, Options{})}
+	return &storeIO{ctx: ctx, p: newLoader(ctx, st, Options{})}
 }
 
 type storeIO struct {

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -24,7 +27,7 @@ func TestReconcileRetriesOnePointerReadAlone(t *testing.T) {
 	}
 	publish(t, base, commit(t, base, "dt=2026-11-01", 4, "y", swap.Options{OnConflict: swap.Overwrite}))
 	commit(t, base, "dt=2026-11-05", 9, "z", swap.Options{OnConflict: swap.Overwrite}) // not published
-	failing := swap.PointerKey("dt=2026-11-07")
+	failing := layout.PointerKey("dt=2026-11-07")
 	run := func(fault bool) (int, map[string]int, int) {
 		st := clone(t, base)
 		cs := storetest.NewCounting(storetest.NewFaulty(st, func(c storetest.Call) storetest.Fault {
@@ -34,7 +37,7 @@ func TestReconcileRetriesOnePointerReadAlone(t *testing.T) {
 			return storetest.Fault{}
 		}))
 		waits := 0
-		r, err := lakehouse.Publish(ctx, cs, lakehouse.Options{Sleep: func(context.Context, time.Duration) error { waits++; return nil }})
+		r, err := lakehouse.Publish(env.With(ctx, &env.Env{Timer: func(context.Context, time.Duration) error { waits++; return nil }}), cs, lakehouse.Options{})
 		if err != nil || !r.Changed || r.Partitions != 10 {
 			t.Fatalf("reconcile (503: %v): %+v %v", fault, r, err)
 		}

@@ -2,6 +2,7 @@ package lakehouse_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +18,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
@@ -394,10 +395,11 @@ func TestMetadataModelMatchesIcebergGo(t *testing.T) {
 	}
 }
 
-// commitRows commits rows of any type as a new generation of part.
-func commitRows[T any](t *testing.T, st store.Store, part string, rows ...T) swap.Result {
+// commitRows commits rows of any type as a new generation of part, under
+// ctx.
+func commitRows[T any](t *testing.T, ctx context.Context, st store.Store, part string, rows ...T) swap.Result {
 	t.Helper()
-	res, _, err := commitAny(st, part, swap.Options{OnConflict: swap.Overwrite}, rows...)
+	res, _, err := commitIn(ctx, st, part, swap.Options{OnConflict: swap.Overwrite}, rows...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,21 +413,30 @@ func commitRows[T any](t *testing.T, st store.Store, part string, rows ...T) swa
 func TestPublishedMetadataMatchesIcebergGo(t *testing.T) {
 	mem := memstore.New(memstore.Options{})
 	n := 0
-	defer manifest.SetGenerationIDSource(func() string { n++; return fmt.Sprintf("01a2321e-ffff-7000-8000-%012d", n) })()
+	ids := env.With(ctx, &env.Env{GenerationIDs: func() string { n++; return fmt.Sprintf("01a2321e-ffff-7000-8000-%012d", n) }})
+	commit := func(part string, rs int, seed string, opts swap.Options) swap.Result {
+		t.Helper()
+		res, _, err := commitIn(ids, mem, part, opts, rows(rs, seed)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
 	clock := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	opts := lakehouse.Options{Now: func() time.Time { clock = clock.Add(1500 * time.Millisecond); return clock },
-		Rand: rand.New(rand.NewPCG(3, 9)), Concurrency: 1}
+	pctx := env.With(ctx, &env.Env{Clock: func() time.Time { clock = clock.Add(1500 * time.Millisecond); return clock },
+		Rand: rand.New(rand.NewPCG(3, 9))})
+	opts := lakehouse.Options{Concurrency: 1}
 	pub := func(res swap.Result) {
 		t.Helper()
-		if _, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, opts); err != nil {
+		if _, err := lakehouse.PublishCommit(pctx, mem, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, opts); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pub(commit(t, mem, "dt=2026-11-01", 5, "a", swap.Options{RunID: "r1"}))
-	pub(commit(t, mem, "dt=2026-11-02", 4, "b", swap.Options{RunID: "r2"}))
-	commit(t, mem, "dt=2026-11-03", 3, "c", swap.Options{})
-	commit(t, mem, "dt=2026-11-01", 2, "d", swap.Options{OnConflict: swap.Overwrite})
-	if _, err := lakehouse.Publish(ctx, mem, opts); err != nil { // a reconcile of two partitions
+	pub(commit("dt=2026-11-01", 5, "a", swap.Options{RunID: "r1"}))
+	pub(commit("dt=2026-11-02", 4, "b", swap.Options{RunID: "r2"}))
+	commit("dt=2026-11-03", 3, "c", swap.Options{})
+	commit("dt=2026-11-01", 2, "d", swap.Options{OnConflict: swap.Overwrite})
+	if _, err := lakehouse.Publish(pctx, mem, opts); err != nil { // a reconcile of two partitions
 		t.Fatal(err)
 	}
 	type extra struct {
@@ -437,13 +448,13 @@ func TestPublishedMetadataMatchesIcebergGo(t *testing.T) {
 		Extra *int64 `parquet:"extra,optional"`
 	}
 	x, y := int32(1), int64(2)
-	pub(commitRows(t, mem, "dt=2026-11-04", extra{row{1, "x", 0.5}, &x}, extra{row{2, "y", 1}, nil})) // a new column
-	pub(commitRows(t, mem, "dt=2026-11-02", wider{row{3, "z", 2}, &y}))                               // int -> long
+	pub(commitRows(t, ids, mem, "dt=2026-11-04", extra{row{1, "x", 0.5}, &x}, extra{row{2, "y", 1}, nil})) // a new column
+	pub(commitRows(t, ids, mem, "dt=2026-11-02", wider{row{3, "z", 2}, &y}))                               // int -> long
 	expire := lakehouse.ExpireOptions{Retention: 5 * time.Second, MinAge: time.Nanosecond, Now: func() time.Time { return clock }}
 	if r, err := lakehouse.Expire(ctx, mem, expire); err != nil || len(r.Expired) == 0 {
 		t.Fatalf("expire: %+v %v", r, err)
 	}
-	pub(commit(t, mem, "dt=2026-11-03", 6, "e", swap.Options{OnConflict: swap.Overwrite}))
+	pub(commit("dt=2026-11-03", 6, "e", swap.Options{OnConflict: swap.Overwrite}))
 
 	_, latest, err := lakehouse.Latest(ctx, mem)
 	if err != nil || latest != 7 {

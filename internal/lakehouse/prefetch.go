@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/store"
 )
@@ -21,17 +22,18 @@ import (
 //
 // A publish uses a prefetch for its first attempt only, and only if it
 // read the metadata of the same table without an error and began at most
-// Options.MaxElapsed/2 before (on the clock of the options it was started
-// with; see Options.Prefetch for why that bound); otherwise the publish
-// reads the metadata itself, as it would without one. A publish that
-// starts from a prefetch that was overtaken by a newer version loses the
-// race for the version it writes, reads again and rebases, as any
-// publish that lost a race does.
+// Options.MaxElapsed/2 before (on the local clock of the context it was
+// started with, internal/env; see Options.Prefetch for why that bound);
+// otherwise the publish reads the metadata itself, as it would without
+// one. A publish that starts from a prefetch that was overtaken by a newer
+// version loses the race for the version it writes, reads again and
+// rebases, as any publish that lost a race does.
 type Prefetch struct {
 	st       store.Store
-	opts     Options // with defaults
+	opts     Options  // with defaults
+	env      *env.Env // the starting context's
 	tableURI string
-	at       time.Time // when its reads began, on opts.Now
+	at       time.Time // when its reads began, on env's clock
 	done     chan struct{}
 	cancel   context.CancelFunc
 
@@ -49,8 +51,8 @@ type Prefetch struct {
 }
 
 // StartPrefetch starts reading the latest metadata version of st's table
-// in the background, for a publish with opts (their Now is the clock its
-// age is judged by), and then the manifests of the groups of parts (the
+// in the background, for a publish with opts (its age is judged by ctx's
+// environment's clock), and then the manifests of the groups of parts (the
 // partitions the publish will change), which the publish would otherwise
 // read beside the pointer. Its reads are not retried: a failed prefetch
 // leaves the publish to read for itself. Stop it if no publish follows, or
@@ -59,13 +61,13 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 	o := opts.withDefaults()
 	ctx, cancel := context.WithCancel(ctx)
 	f := &Prefetch{
-		st: st, opts: o, tableURI: tableLocation(st),
-		at: o.Now(), done: make(chan struct{}), groupsDone: make(chan struct{}), cancel: cancel, parts: parts,
+		st: st, opts: o, env: env.From(ctx), tableURI: tableLocation(st),
+		at: env.From(ctx).Now(), done: make(chan struct{}), groupsDone: make(chan struct{}), cancel: cancel, parts: parts,
 	}
 	overlap.Start(ctx, func() {
 		defer close(f.groupsDone)
 		defer cancel()
-		p := newLoader(st, o)
+		p := newLoader(ctx, st, o)
 		f.s, f.err = p.load(ctx, false)
 		f.hinted = p.hinted
 		close(f.done)
@@ -87,9 +89,9 @@ func (f *Prefetch) Stop() {
 	<-f.groupsDone
 }
 
-// Age is the time since the prefetch's reads began, on the clock of the
-// options it was started with.
-func (f *Prefetch) Age() time.Duration { return f.opts.Now().Sub(f.at) }
+// Age is the time since the prefetch's reads began, on the local clock of
+// the context it was started with.
+func (f *Prefetch) Age() time.Duration { return f.env.Now().Sub(f.at) }
 
 // Renew returns f if its reads are still running, or ended without an
 // error at most a quarter of its options' MaxElapsed ago (a publish uses

@@ -1,7 +1,6 @@
 package lakehouse_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -54,7 +53,7 @@ func TestPrefetchNotUsed(t *testing.T) {
 		start func(t *testing.T, mem store.Store, clock *testClock) *lakehouse.Prefetch
 	}{
 		{"too old", func(t *testing.T, mem store.Store, clock *testClock) *lakehouse.Prefetch {
-			f := lakehouse.StartPrefetch(ctx, mem, lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute})
+			f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{MaxElapsed: time.Minute})
 			lakehouse.WaitPrefetch(f)
 			clock.Add(30*time.Second + time.Millisecond)
 			return f
@@ -65,7 +64,7 @@ func TestPrefetchNotUsed(t *testing.T) {
 			if _, err := lakehouse.Publish(ctx, other, lakehouse.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			f := lakehouse.StartPrefetch(ctx, other, lakehouse.Options{Now: clock.Now})
+			f := lakehouse.StartPrefetch(clocked(clock.Now), other, lakehouse.Options{})
 			lakehouse.WaitPrefetch(f)
 			return f
 		}},
@@ -76,14 +75,14 @@ func TestPrefetchNotUsed(t *testing.T) {
 				}
 				return storetest.Fault{}
 			})
-			f := lakehouse.StartPrefetch(ctx, flaky, lakehouse.Options{Now: clock.Now})
+			f := lakehouse.StartPrefetch(clocked(clock.Now), flaky, lakehouse.Options{})
 			if err := lakehouse.WaitPrefetch(f); !errors.Is(err, store.ErrTransient) {
 				t.Fatalf("prefetch: %v", err)
 			}
 			return f
 		}},
 		{"stopped", func(t *testing.T, mem store.Store, clock *testClock) *lakehouse.Prefetch {
-			f := lakehouse.StartPrefetch(ctx, mem, lakehouse.Options{Now: clock.Now})
+			f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{})
 			f.Stop()
 			return f
 		}},
@@ -95,7 +94,7 @@ func TestPrefetchNotUsed(t *testing.T) {
 			clock := newTestClock()
 			f := tc.start(t, mem, clock)
 			cs := storetest.NewCounting(mem)
-			r, err := lakehouse.PublishCommit(ctx, cs, c, lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute, Prefetch: f})
+			r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{MaxElapsed: time.Minute, Prefetch: f})
 			if err != nil || !r.Changed || r.Partitions != 3 {
 				t.Fatalf("publish: %+v %v", r, err)
 			}
@@ -109,11 +108,11 @@ func TestPrefetchNotUsed(t *testing.T) {
 	mem := publishedTable(t, 3)
 	c := nextCommit(t, mem)
 	clock := newTestClock()
-	f := lakehouse.StartPrefetch(ctx, mem, lakehouse.Options{Now: clock.Now})
+	f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{})
 	lakehouse.WaitPrefetch(f)
 	clock.Add(30 * time.Second)
 	cs := storetest.NewCounting(mem)
-	if r, err := lakehouse.PublishCommit(ctx, cs, c, lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute, Prefetch: f}); err != nil || !r.Changed || cs.Total() != 7 {
+	if r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{MaxElapsed: time.Minute, Prefetch: f}); err != nil || !r.Changed || cs.Total() != 7 {
 		t.Fatalf("publish from a prefetch MaxElapsed/2 old: %+v %v, %d requests %v", r, err, cs.Total(), cs.Counts())
 	}
 }
@@ -176,9 +175,8 @@ func TestPrefetchFailureAsWithout(t *testing.T) {
 					}
 					return storetest.Fault{}
 				})
-				nosleep := func(context.Context, time.Duration) error { return nil }
 				// One request at a time: the same order in both runs.
-				r, err := lakehouse.PublishCommit(ctx, st, c, lakehouse.Options{Prefetch: f, Sleep: nosleep, Concurrency: 1})
+				r, err := lakehouse.PublishCommit(noWait, st, c, lakehouse.Options{Prefetch: f, Concurrency: 1})
 				if !prefetch {
 					calls = calls[3:] // the hint, the version, its manifest list
 				}

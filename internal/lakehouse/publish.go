@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
@@ -62,19 +62,7 @@ type Options struct {
 	// table.json (default FooterSchema); a table with one is published with
 	// its schema.
 	Schema SchemaFunc
-	// Now is the clock of snapshot timestamps (default time.Now: Iceberg
-	// timestamps are the writer's clock).
-	Now func() time.Time
-	// Rand, when not nil, draws the snapshot id, the table's UUID, the
-	// unique part of manifest list names and the retry jitter, so that the
-	// same source (and clock) gives byte-identical metadata: for tests and
-	// the simulation. The publish uses it under a lock of its own; nothing
-	// else may use it meanwhile. Default: the process's random sources.
-	Rand *rand.Rand
-	// Sleep waits d between two attempts of a request or a rebase (default:
-	// a timer that ctx cancels).
-	Sleep func(ctx context.Context, d time.Duration) error
-	// MaxElapsed bounds, on the Now clock, the time from reading the
+	// MaxElapsed bounds, on the local clock, the time from reading the
 	// pointers of what an attempt publishes to the PUT of its version
 	// (default DefaultMaxElapsed): an attempt past it is planned again from
 	// fresh pointer reads. Garbage collection relies on it: it keeps what
@@ -119,12 +107,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Schema == nil {
 		o.Schema = FooterSchema
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Sleep == nil {
-		o.Sleep = retry.Sleep
 	}
 	if o.MaxElapsed <= 0 {
 		o.MaxElapsed = DefaultMaxElapsed
@@ -180,7 +162,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	if err := partition.Validate(c.Partition); err != nil {
 		return Result{}, err
 	}
-	p := newPublisher(st, opts)
+	p := newPublisher(ctx, st, opts)
 	p.doc.given = c.Table
 	if c.Seq <= 0 || c.Generation == "" {
 		// A caller without the commit's details: the pointer says what is
@@ -270,7 +252,7 @@ func (p *publisher) recordedByName(s *state, part string) (m member, have bool) 
 // published; the error then names it, with the Result of what was
 // published.
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
-	p := newPublisher(st, opts)
+	p := newPublisher(ctx, st, opts)
 	p.repair = true
 	rc := &reconcile{p: p}
 	if err := rc.list(ctx); err != nil {
@@ -353,7 +335,8 @@ type state struct {
 type publisher struct {
 	st       store.Store
 	opts     Options
-	tableURI string // tableLocation: the root as written
+	env      *env.Env // the context's (internal/env): clock, timer, random source
+	tableURI string   // tableLocation: the root as written
 	// escapedURI is the root as store.Store.URI gives it (percent-encoded
 	// for file://), the root of older publishes' locations.
 	escapedURI string
@@ -370,7 +353,7 @@ type publisher struct {
 	footers    map[string]*metadata.FileMetaData // by data file key: footer
 	rebases    int
 	floor      int // a version known to exist (the one we lost to)
-	// firstWrite is when (Options.Now) the first manifest under the current
+	// firstWrite is when (env's clock) the first manifest under the current
 	// snapshot id was written (zero: none yet).
 	firstWrite time.Time
 	// hinted is the version the hint named at the latest read (0: none).
@@ -384,7 +367,7 @@ type publisher struct {
 	// repair: a reconcile (Publish), which rebuilds from the pointers what
 	// it cannot read of the latest version instead of failing on it.
 	repair bool
-	// started is when (Options.Now) the attempt began reading the pointers
+	// started is when (env's clock) the attempt began reading the pointers
 	// of what it publishes (zero: an expiry, which adds nothing).
 	started time.Time
 	doc     docState // table.json (tableDoc)
@@ -393,29 +376,29 @@ type publisher struct {
 // startAttempt notes that the attempt reads its pointers now (and
 // table.json after them, when it needs it).
 func (p *publisher) startAttempt() {
-	p.started = p.opts.Now()
+	p.started = p.env.Now()
 	p.doc.t, p.doc.read = nil, false
 }
 
 // stale reports whether the attempt's pointer reads are older than
 // MaxElapsed: its version must not be written.
 func (p *publisher) stale() bool {
-	return !p.started.IsZero() && p.opts.Now().Sub(p.started) > p.opts.MaxElapsed
+	return !p.started.IsZero() && p.env.Now().Sub(p.started) > p.opts.MaxElapsed
 }
 
 var errStale = errors.New("the pointers read for this attempt are older than MaxElapsed")
 
-func newPublisher(st store.Store, opts Options) *publisher {
-	p := newLoader(st, opts)
+func newPublisher(ctx context.Context, st store.Store, opts Options) *publisher {
+	p := newLoader(ctx, st, opts)
 	p.snapshot = p.int64N(math.MaxInt64-1) + 1
 	return p
 }
 
-// newLoader is a publisher that only reads (a Prefetch's): it draws
-// nothing from Options.Rand.
-func newLoader(st store.Store, opts Options) *publisher {
+// newLoader is a publisher that only reads (a Prefetch's, an expiry's): it
+// draws no snapshot id.
+func newLoader(ctx context.Context, st store.Store, opts Options) *publisher {
 	return &publisher{
-		st: st, opts: opts.withDefaults(),
+		st: st, opts: opts.withDefaults(), env: env.From(ctx),
 		tableURI:   tableLocation(st),
 		escapedURI: strings.TrimSuffix(st.URI(""), "/"),
 		written:    map[string]iceberg.ManifestFile{},
@@ -426,35 +409,28 @@ func newLoader(st store.Store, opts Options) *publisher {
 	}
 }
 
-// int64N draws from Options.Rand, or the process's source.
-func (p *publisher) int64N(n int64) int64 {
-	if p.opts.Rand == nil {
-		return rand.Int64N(n)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.opts.Rand.Int64N(n)
-}
+// int64N draws from the environment's source.
+func (p *publisher) int64N(n int64) int64 { return p.env.Int64N(n) }
 
-// newUUID is a random (version 4) UUID from Options.Rand, or uuid.New.
+// newUUID is a random (version 4) UUID from the environment's injected
+// source, or uuid.New.
 func (p *publisher) newUUID() uuid.UUID {
-	if p.opts.Rand == nil {
+	if !p.env.Seeded() {
 		return uuid.New()
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	var u uuid.UUID
-	binary.BigEndian.PutUint64(u[:8], p.opts.Rand.Uint64())
-	binary.BigEndian.PutUint64(u[8:], p.opts.Rand.Uint64())
+	binary.BigEndian.PutUint64(u[:8], p.env.Uint64())
+	binary.BigEndian.PutUint64(u[8:], p.env.Uint64())
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
 	return u
 }
 
 // deterministic gives an Avro file written by iceberg-go a sync marker
-// drawn from Options.Rand (with a Rand only: iceberg-go draws a random one).
+// drawn from the environment's injected source (with one only: iceberg-go
+// draws a random one).
 func (p *publisher) deterministic(avro []byte) []byte {
-	if p.opts.Rand == nil {
+	if !p.env.Seeded() {
 		return avro
 	}
 	var m [16]byte
@@ -466,14 +442,10 @@ func (p *publisher) deterministic(avro []byte) []byte {
 // policy is the retry policy of a publish's requests (the project's one
 // retry helper, internal/retry): attempts at most (0: its default),
 // exponential from 50 ms, each wait between a half and one and a half of
-// it, drawn from Options.Rand (so a publish with injected sources repeats
-// its waits) and slept with Options.Sleep.
+// it, drawn and slept by the context's environment (so a publish with
+// injected sources repeats its waits).
 func (p *publisher) policy(attempts int) retry.Policy {
-	return retry.Policy{
-		MaxAttempts: attempts, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Hour,
-		Sleep:  p.opts.Sleep,
-		Jitter: func(d int64) int64 { return d/2 + p.int64N(d) - 1 }, // Backoff adds the 1
-	}
+	return retry.Policy{MaxAttempts: attempts, BaseDelay: 50 * time.Millisecond, MaxDelay: time.Hour, Centered: true}
 }
 
 // backoff waits before attempt try+1 of a request.
@@ -515,7 +487,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 	readTries := 0
 	pre := p.opts.Prefetch
 	for attempt := 1; ; attempt++ {
-		if !p.firstWrite.IsZero() && p.opts.Now().Sub(p.firstWrite) > p.opts.MaxElapsed {
+		if !p.firstWrite.IsZero() && p.env.Now().Sub(p.firstWrite) > p.opts.MaxElapsed {
 			// The manifests written by earlier attempts are older than
 			// MaxElapsed: the expiry may delete them (nothing names them
 			// yet) before this attempt's version would. Write new ones,
@@ -591,7 +563,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			}
 			probe = true
 			// A little jitter spreads a burst of publishers apart.
-			if werr := p.opts.Sleep(ctx, time.Duration(p.int64N(int64(5*min(attempt, 8)))+1)*time.Millisecond); werr != nil {
+			if werr := p.env.Sleep(ctx, time.Duration(p.int64N(int64(5*min(attempt, 8)))+1)*time.Millisecond); werr != nil {
 				return Result{Rebases: p.rebases}, werr
 			}
 			continue
@@ -631,7 +603,7 @@ func (p *publisher) result(s *state, changed bool) Result {
 // none) and its version, the way a publish finds it: the version hint, then
 // a probe for newer versions.
 func Latest(ctx context.Context, st store.Store) (string, int, error) {
-	p := newPublisher(st, Options{})
+	p := newLoader(ctx, st, Options{})
 	v, _, _, err := p.latestVersion(ctx, true)
 	if err != nil || v == 0 {
 		return "", 0, err
@@ -868,7 +840,7 @@ func (p *publisher) addedEntries(ctx context.Context, sc *iceberg.Schema, spec *
 func (p *publisher) putManifest(ctx context.Context, mp *manifestPut) error {
 	p.mu.Lock()
 	if p.firstWrite.IsZero() {
-		p.firstWrite = p.opts.Now()
+		p.firstWrite = p.env.Now()
 	}
 	p.mu.Unlock()
 	if err := p.putOnce(ctx, mp.key, mp.data); err != nil {

@@ -195,7 +195,7 @@ func TestRequestsPerReconcile(t *testing.T) {
 			clock.Add(2 * time.Minute)
 			commit(t, mem, "dt=2026-11-02", 6, "b", swap.Options{OnConflict: swap.Overwrite})
 		}
-		r, err := lakehouse.Publish(ctx, hs, lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute})
+		r, err := lakehouse.Publish(clocked(clock.Now), hs, lakehouse.Options{MaxElapsed: time.Minute})
 		if err != nil || !r.Changed || r.Rebases != 1 || r.Version != 1 {
 			t.Fatalf("reconcile: %+v %v, want one version after one re-plan", r, err)
 		}

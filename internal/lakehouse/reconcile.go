@@ -42,7 +42,7 @@ func (rc *reconcile) list(ctx context.Context) error {
 	var listed []swap.Listed
 	if err := p.retryRead(ctx, func() (err error) {
 		p.startAttempt()
-		listed, err = swap.ListPointersWith(ctx, p.st, "", swap.ListOptions{Sleep: p.opts.Sleep, Jitter: p.int64N})
+		listed, err = swap.ListPointersWith(ctx, p.st, "", swap.ListOptions{})
 		return err
 	}); err != nil {
 		return err

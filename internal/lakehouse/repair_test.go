@@ -1,6 +1,7 @@
 package lakehouse_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,12 +40,12 @@ func hintOf(t *testing.T, st store.Store) int {
 func TestLostHintAfterExpiry(t *testing.T) {
 	mem := memstore.New(memstore.Options{})
 	t0 := time.Now().Add(-3 * time.Hour)
-	at := func(d time.Duration) lakehouse.Options {
-		return lakehouse.Options{Now: func() time.Time { return t0.Add(d) }}
+	at := func(d time.Duration) context.Context {
+		return clocked(func() time.Time { return t0.Add(d) })
 	}
 	pub := func(res swap.Result, d time.Duration) {
 		t.Helper()
-		if _, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, at(d)); err != nil {
+		if _, err := lakehouse.PublishCommit(at(d), mem, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}

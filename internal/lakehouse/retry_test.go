@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -22,7 +25,6 @@ import (
 // retried: the publish lands, and readers see the commit. A store that
 // keeps failing still fails the publish, with the store's error.
 func TestPublishRetriesTransientReads(t *testing.T) {
-	nosleep := func(context.Context, time.Duration) error { return nil }
 	positions := 0
 	for k := 1; ; k++ {
 		mem := memstore.New()
@@ -46,8 +48,8 @@ func TestPublishRetriesTransientReads(t *testing.T) {
 			}
 			return storetest.Fault{}
 		})
-		r, err := lakehouse.PublishCommit(ctx, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
-			lakehouse.Options{Sleep: nosleep})
+		r, err := lakehouse.PublishCommit(noWait, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
+			lakehouse.Options{})
 		if failed == "" {
 			break // fewer than k reads: every position was tried
 		}
@@ -72,8 +74,8 @@ func TestPublishRetriesTransientReads(t *testing.T) {
 			}
 			return storetest.Fault{}
 		})
-		_, err := lakehouse.PublishCommit(ctx, down, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
-			lakehouse.Options{Sleep: nosleep})
+		_, err := lakehouse.PublishCommit(noWait, down, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
+			lakehouse.Options{})
 		if !errors.Is(err, store.ErrTransient) {
 			t.Fatalf("publish against a store that stays down: %v", err)
 		}
@@ -86,7 +88,6 @@ func TestPublishRetriesTransientReads(t *testing.T) {
 // like any read of a publish: the publish lands exactly one version, never
 // writes one twice, and never loses a version another publisher wrote.
 func TestPublishRetriesTheReadBackOfItsVersion(t *testing.T) {
-	nosleep := func(context.Context, time.Duration) error { return nil }
 	transient := fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)
 	for _, tc := range []struct {
 		name  string
@@ -135,8 +136,8 @@ func TestPublishRetriesTheReadBackOfItsVersion(t *testing.T) {
 				}
 				return storetest.Fault{}
 			})
-			r, err := lakehouse.PublishCommit(ctx, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
-				lakehouse.Options{Sleep: nosleep})
+			r, err := lakehouse.PublishCommit(noWait, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
+				lakehouse.Options{})
 			if err != nil || !r.Changed {
 				t.Fatalf("publish: %+v %v", r, err)
 			}
@@ -185,8 +186,8 @@ func TestPublishRetriesTheReadBackOfItsVersion(t *testing.T) {
 			}
 			return storetest.Fault{}
 		})
-		_, err := lakehouse.PublishCommit(ctx, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
-			lakehouse.Options{Sleep: nosleep})
+		_, err := lakehouse.PublishCommit(noWait, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
+			lakehouse.Options{})
 		if !errors.Is(err, store.ErrTransient) {
 			t.Fatalf("publish whose read-back never answers: %v, want the store's transient error", err)
 		}
@@ -202,7 +203,6 @@ func TestPublishRetriesTheReadBackOfItsVersion(t *testing.T) {
 // listing that finds the partitions and reads their pointers, then the
 // hint, the metadata, the manifest list and the changed manifest.
 func TestReconcileRetriesTransientReads(t *testing.T) {
-	nosleep := func(context.Context, time.Duration) error { return nil }
 	positions := 0
 	for k := 1; ; k++ {
 		mem := memstore.New()
@@ -226,7 +226,7 @@ func TestReconcileRetriesTransientReads(t *testing.T) {
 			}
 			return storetest.Fault{}
 		})
-		r, err := lakehouse.Publish(ctx, flaky, lakehouse.Options{Sleep: nosleep})
+		r, err := lakehouse.Publish(noWait, flaky, lakehouse.Options{})
 		if failed == "" {
 			break // fewer than k reads: every position was tried
 		}
@@ -257,7 +257,7 @@ func TestReconcileRereadRetried(t *testing.T) {
 	}
 	clock := newTestClock()
 	flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
-		if c.Op == "get" && c.Key == swap.PointerKey(parts[2]) && c.N == 2 {
+		if c.Op == "get" && c.Key == layout.PointerKey(parts[2]) && c.N == 2 {
 			return storetest.Fault{Before: fmt.Errorf("%w: 503 Slow Down", store.ErrTransient)}
 		}
 		return storetest.Fault{}
@@ -267,8 +267,8 @@ func TestReconcileRereadRetried(t *testing.T) {
 		clock.Add(2 * time.Minute)
 		commit(t, mem, parts[1], 6, "b", swap.Options{OnConflict: swap.Overwrite})
 	}
-	r, err := lakehouse.Publish(ctx, hs, lakehouse.Options{Now: clock.Now, MaxElapsed: time.Minute,
-		Sleep: func(context.Context, time.Duration) error { return nil }})
+	noWait := env.With(ctx, &env.Env{Clock: clock.Now, Timer: func(context.Context, time.Duration) error { return nil }})
+	r, err := lakehouse.Publish(noWait, hs, lakehouse.Options{MaxElapsed: time.Minute})
 	if err != nil || !r.Changed || r.Partitions != 3 {
 		t.Fatalf("reconcile: %+v %v", r, err)
 	}

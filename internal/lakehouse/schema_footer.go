@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/partition"
-	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )
@@ -31,7 +31,7 @@ type SchemaFunc func(ctx context.Context, st store.Store, files []swap.FileRef) 
 // one generation share one schema) from its Parquet footer, fetched with
 // ranged GETs (usually one: the file's last 64 KiB), not the whole file.
 // The footer is read as staging read it when the file was committed
-// (staging.OpenParquet: a logical type Arrow does not know reads as its
+// (pqscan.Open: a logical type Arrow does not know reads as its
 // physical type), and a footer that makes Arrow's reader panic is
 // ErrSchema, never a panic.
 func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (s *arrow.Schema, err error) {
@@ -57,7 +57,7 @@ func FooterSchema(ctx context.Context, st store.Store, files []swap.FileRef) (s 
 
 // readFooter reads a data file's Parquet footer with ranged GETs (usually
 // one: the file's last 64 KiB), as staging read it when the file was
-// committed (staging.OpenParquet). A footer that makes Arrow's reader
+// committed (pqscan.Open). A footer that makes Arrow's reader
 // panic is ErrSchema, never a panic.
 func readFooter(ctx context.Context, st store.Store, f swap.FileRef) (md *metadata.FileMetaData, err error) {
 	defer func() {
@@ -74,7 +74,7 @@ func readFooter(ctx context.Context, st store.Store, f swap.FileRef) (md *metada
 		}
 	}
 	r := store.NewTailReader(ctx, st, f.Key, a, 0)
-	pf, err := staging.OpenParquet(r, a.Size)
+	pf, err := pqscan.Open(r, a.Size)
 	if r.Err() != nil {
 		return nil, fmt.Errorf("read the footer of %s: %w", f.URI, r.Err())
 	}

@@ -339,9 +339,9 @@ func TestCorruptTableSchemaFailsPublish(t *testing.T) {
 // unknown-logical-type.parquet) is accepted by staging as it is, with that
 // column read as its physical type; the publish of a table without
 // table.json reads its footer the same way (FooterSchema through
-// staging.OpenParquet), for the schema and the statistics: the column is
+// pqscan.Open), for the schema and the statistics: the column is
 // binary. Arrow's reader alone refuses the footer, so the publish would
-// fail on every attempt if either bypassed staging's reader.
+// fail on every attempt if either bypassed pqscan.Open (staging's reader).
 func TestUnknownLogicalTypeFooter(t *testing.T) {
 	mem := memstore.New()
 	src := filepath.Join("..", "..", "staging", "testdata", "parquet-testing", "unknown-logical-type.parquet")

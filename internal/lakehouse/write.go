@@ -33,7 +33,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	// The snapshot.
 	var parent *int64
 	seq := int64(1)
-	now := p.opts.Now().UnixMilli()
+	now := p.env.Now().UnixMilli()
 	if s.meta != nil {
 		seq = s.meta.LastSequenceNumber + 1
 		if cs := s.meta.currentSnapshot(); cs != nil {

@@ -4,39 +4,22 @@
 // reaches yet. Only the round trips overlap, never a decision: what each
 // part does is what it would do alone.
 //
-// A context made by Sequential runs them one at a time instead, in an
-// order it chooses: the deterministic simulation (internal/testing/sim) gives each
-// actor such a context, since it applies one request of an actor at a time
-// and draws their order from its seed.
+// Under an environment with an Order (internal/env) they run one at a
+// time instead, in the order it chooses: Do runs its functions one after
+// another, and Start runs its function before it returns. The
+// deterministic simulation (internal/testing/sim) gives each actor such an
+// environment, since it applies one request of an actor at a time and
+// draws their order from its seed.
 package overlap
 
 import (
 	"context"
 	"sync"
+
+	"github.com/pswap/pswap/internal/env"
 )
 
-type orderKey struct{}
-
-// Sequential returns a context under which Do runs its functions one after
-// another, in the order order(n) gives (a permutation of 0..n-1; nil: as
-// given), and Start runs its function before it returns.
-func Sequential(ctx context.Context, order func(n int) []int) context.Context {
-	if order == nil {
-		order = func(n int) []int {
-			p := make([]int, n)
-			for i := range p {
-				p[i] = i
-			}
-			return p
-		}
-	}
-	return context.WithValue(ctx, orderKey{}, order)
-}
-
-func sequential(ctx context.Context) func(n int) []int {
-	o, _ := ctx.Value(orderKey{}).(func(n int) []int)
-	return o
-}
+func sequential(ctx context.Context) func(n int) []int { return env.From(ctx).Order }
 
 // Do runs fns at once and returns when all have returned. Each reports
 // its own outcome (through the variables it sets).

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/overlap"
 )
 
@@ -35,7 +36,7 @@ func TestDoOverlaps(t *testing.T) {
 }
 
 func TestSequentialOrder(t *testing.T) {
-	ctx := overlap.Sequential(context.Background(), func(n int) []int { return []int{2, 0, 1}[:n] })
+	ctx := env.With(context.Background(), &env.Env{Order: func(n int) []int { return []int{2, 0, 1}[:n] }})
 	var got []int
 	overlap.Do(ctx, func() { got = append(got, 0) }, func() { got = append(got, 1) }, func() { got = append(got, 2) })
 	if !slices.Equal(got, []int{2, 0, 1}) {
@@ -44,13 +45,13 @@ func TestSequentialOrder(t *testing.T) {
 	ran := false
 	wait := overlap.Start(ctx, func() { ran = true })
 	if !ran {
-		t.Fatal("Start under Sequential did not run its function before returning")
+		t.Fatal("Start under an Order did not run its function before returning")
 	}
 	wait()
 	got = nil
-	overlap.Do(overlap.Sequential(context.Background(), nil), func() { got = append(got, 0) }, func() { got = append(got, 1) })
+	overlap.Do(env.With(context.Background(), &env.Env{Order: env.InOrder}), func() { got = append(got, 0) }, func() { got = append(got, 1) })
 	if !slices.Equal(got, []int{0, 1}) {
-		t.Fatalf("nil order ran %v", got)
+		t.Fatalf("InOrder ran %v", got)
 	}
 }
 

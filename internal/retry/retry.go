@@ -1,12 +1,14 @@
 // Package retry is pswap's one retry helper: exponential backoff with full
-// jitter, bounded in attempts and in time, with injectable sleep, clock and
-// randomness so that a deterministic simulation can drive it.
+// jitter, bounded in attempts and in time. Its clock, timer and random
+// draws are the context's environment (internal/env), so that a
+// deterministic simulation can drive it.
 package retry
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
+
+	"github.com/pswap/pswap/internal/env"
 )
 
 // Policy bounds and shapes a retry loop. The zero value of each field has a
@@ -14,17 +16,16 @@ import (
 type Policy struct {
 	// MaxAttempts bounds the attempts (default 10).
 	MaxAttempts int
-	// Deadline, when not zero, stops retrying once the clock passes it.
+	// Deadline, when not zero, stops retrying once the environment's
+	// clock passes it.
 	Deadline time.Time
 	// BaseDelay and MaxDelay shape the backoff: attempt n waits a uniformly
-	// random time in (0, min(BaseDelay<<n, MaxDelay)] (defaults 50ms, 5s).
+	// random time in (0, d], d = min(BaseDelay<<n, MaxDelay) (defaults
+	// 50ms, 5s).
 	BaseDelay, MaxDelay time.Duration
-	// Sleep waits d or until ctx is done (default: a timer).
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Now is the clock the deadline is checked against (default time.Now).
-	Now func() time.Time
-	// Jitter returns a uniformly random int64 in [0, n) (default math/rand/v2).
-	Jitter func(n int64) int64
+	// Centered draws each wait from [d/2, 3d/2) instead: never much
+	// shorter than d.
+	Centered bool
 	// OnRetry, when not nil, is called before each wait.
 	OnRetry func(attempt int, err error)
 }
@@ -36,16 +37,9 @@ func (p Policy) maxAttempts() int {
 	return p.MaxAttempts
 }
 
-func (p Policy) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
-}
-
 // Backoff is the wait before retry number attempt (0-based): exponential
-// with full jitter, at least 1ns.
-func (p Policy) Backoff(attempt int) time.Duration {
+// with jitter drawn from ctx's environment, at least 1ns.
+func (p Policy) Backoff(ctx context.Context, attempt int) time.Duration {
 	base, maxd := p.BaseDelay, p.MaxDelay
 	if base <= 0 {
 		base = 50 * time.Millisecond
@@ -57,30 +51,28 @@ func (p Policy) Backoff(attempt int) time.Duration {
 	if d > maxd || d <= 0 {
 		d = maxd
 	}
-	jitter := rand.Int64N
-	if p.Jitter != nil {
-		jitter = p.Jitter
+	j := env.From(ctx).Int64N(int64(d))
+	if p.Centered {
+		j += int64(d/2) - 1
 	}
-	return time.Duration(jitter(int64(d)) + 1)
+	return time.Duration(j + 1)
 }
 
 // Exhausted reports whether no attempt may follow attempt number attempt
-// (0-based): the attempts or the time ran out.
-func (p Policy) Exhausted(attempt int) bool {
-	return attempt+1 >= p.maxAttempts() || (!p.Deadline.IsZero() && p.now().After(p.Deadline))
+// (0-based): the attempts or the time (on ctx's environment's clock) ran
+// out.
+func (p Policy) Exhausted(ctx context.Context, attempt int) bool {
+	return attempt+1 >= p.maxAttempts() || (!p.Deadline.IsZero() && env.From(ctx).Now().After(p.Deadline))
 }
 
-// Wait sleeps the backoff of attempt, reporting err to OnRetry first. It
-// returns ctx's error if ctx is done first.
+// Wait sleeps the backoff of attempt on ctx's environment's timer,
+// reporting err to OnRetry first. It returns ctx's error if ctx is done
+// first.
 func (p Policy) Wait(ctx context.Context, attempt int, err error) error {
 	if p.OnRetry != nil {
 		p.OnRetry(attempt, err)
 	}
-	sleep := Sleep
-	if p.Sleep != nil {
-		sleep = p.Sleep
-	}
-	return sleep(ctx, p.Backoff(attempt))
+	return env.From(ctx).Sleep(ctx, p.Backoff(ctx, attempt))
 }
 
 // Do calls op until it returns nil, an error that retryable rejects, or the
@@ -89,23 +81,11 @@ func (p Policy) Wait(ctx context.Context, attempt int, err error) error {
 func (p Policy) Do(ctx context.Context, retryable func(error) bool, op func(attempt int) error) error {
 	for attempt := 0; ; attempt++ {
 		err := op(attempt)
-		if err == nil || !retryable(err) || p.Exhausted(attempt) {
+		if err == nil || !retryable(err) || p.Exhausted(ctx, attempt) {
 			return err
 		}
 		if werr := p.Wait(ctx, attempt, err); werr != nil {
 			return werr
 		}
-	}
-}
-
-// Sleep waits d, or until ctx is done (then it returns ctx's error).
-func Sleep(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
 	}
 }

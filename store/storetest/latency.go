@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/store"
 )
 
@@ -144,7 +144,7 @@ func wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	return retry.Sleep(ctx, d)
+	return env.From(ctx).Sleep(ctx, d)
 }
 
 func (l *Latency) Get(ctx context.Context, key string) (rc io.ReadCloser, a store.Attrs, err error) {

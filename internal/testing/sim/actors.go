@@ -26,6 +26,8 @@ func (w *World) build() {
 		a := &actor{w: w, id: len(w.actors) + 1, name: name, kind: kind, start: start, after: after,
 			killable: killable, window: window, body: body}
 		a.rng = rand.New(rand.NewPCG(w.cfg.Seed, uint64(a.id)))
+		a.env = w.actorEnv(a)
+		w.byEnv[a.env] = a
 		w.actors = append(w.actors, a)
 		return a
 	}
@@ -124,20 +126,22 @@ func (w *World) build() {
 	w.iceberg = len(pubs) > 0 || len(w.cfg.Reconcilers) > 0 || len(w.cfg.LoseManifest) > 0 || slices.ContainsFunc(w.cfg.LoseHint, func(ls LossSpec) bool { return ls.Pause > 0 })
 }
 
-// commitOptions are the writers' options: the simulated grace period, and
-// retry bounds on the simulated clock (swap.Options.Clock) with every
-// backoff a scheduling point that lets the others go first
-// (swap.Options.Sleep), so that attempts and simulated time bound a commit.
-func (w *World) commitOptions(a *actor, runID string, p swap.Policy) swap.Options {
-	return swap.Options{
+// commitOptions are the writers' options: the simulated grace period and
+// retry bounds (on the simulated clock: actorEnv).
+func (w *World) commitOptions(a *actor, runID string, p swap.Policy) pswap.CommitOptions {
+	return pswap.CommitOptions{
 		RunID:       runID,
 		OnConflict:  p,
 		GracePeriod: w.cfg.GracePeriod,
 		MaxAttempts: 4,
 		MaxElapsed:  w.cfg.MaxElapsed,
-		Sleep:       func(ctx context.Context, _ time.Duration) error { return w.pause(ctx, 1) },
-		Clock:       w.clockNow,
 	}
+}
+
+// txnOptions are commitOptions for the protocol's own calls (swap.Begin).
+func txnOptions(o pswap.CommitOptions) swap.Options {
+	return swap.Options{RunID: o.RunID, OnConflict: o.OnConflict, GracePeriod: o.GracePeriod,
+		MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed}
 }
 
 // clockNow is the simulated time, as a writer's local clock.
@@ -231,7 +235,7 @@ func (w *World) stagerBody(ws WriterSpec, slot *string) func(context.Context, *a
 			}
 		} else {
 			var txn *swap.Txn
-			if txn, err = swap.Begin(ctx, w.st, ws.Partition, opts); err == nil {
+			if txn, err = swap.Begin(ctx, w.st, ws.Partition, txnOptions(opts)); err == nil {
 				var c manifest.Content
 				if c, err = w.stageFiles(ctx, txn, ws); err == nil {
 					if err = txn.Stage(ctx, c); err == nil {
@@ -291,14 +295,14 @@ func (w *World) committerBody(ws WriterSpec, pol swap.Policy, slot *string, ps *
 
 // commitFacade writes through the library's facade: pswap.Writer, Parquet
 // staging, Commit.
-func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Options, ps *pubSlot) (string, swap.Result, error) {
+func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts pswap.CommitOptions, ps *pubSlot) (string, swap.Result, error) {
 	p, err := pswap.NewTable(w.st).Partition(ws.Partition)
 	if err != nil {
 		return "", swap.Result{}, err
 	}
 	wo := pswap.WriteOptions{Commit: opts, Staging: staging.Options{TargetFileSize: 1}}
 	if ws.Prefetch {
-		wo.Prefetch = &lakehouse.Options{Now: w.clockNow, MaxElapsed: w.cfg.MaxElapsed}
+		wo.Prefetch = &pswap.PublishOptions{MaxElapsed: w.cfg.MaxElapsed}
 	}
 	wr, err := p.Begin(ctx, wo)
 	if err != nil {
@@ -326,13 +330,13 @@ func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts swap.Optio
 
 // commitTxn writes through swap.Txn with small raw files, put
 // create-if-absent and read back after an unclear answer.
-func (w *World) commitTxn(ctx context.Context, ws WriterSpec, opts swap.Options, ps *pubSlot) (string, swap.Result, error) {
+func (w *World) commitTxn(ctx context.Context, ws WriterSpec, opts pswap.CommitOptions, ps *pubSlot) (string, swap.Result, error) {
 	p, err := pswap.NewTable(w.st).Partition(ws.Partition)
 	if err != nil {
 		return "", swap.Result{}, err
 	}
 	w.setSlot(ps, func(ps *pubSlot) { ps.p = p })
-	txn, err := swap.Begin(ctx, w.st, ws.Partition, opts)
+	txn, err := swap.Begin(ctx, w.st, ws.Partition, txnOptions(opts))
 	if err != nil {
 		return "", swap.Result{}, err
 	}
@@ -478,15 +482,14 @@ func (w *World) sleep(ctx context.Context, n int, d time.Duration) error {
 	return w.do(ctx, &request{op: "pause", until: until, sleep: d})
 }
 
-// gcBody collects Rounds times the way `pswap gc` does (pswap.Table.GC:
+// gcBody collects Rounds times the way `pswap gc` does (gc.Collect:
 // gc with what the Iceberg snapshots name protected, then, over the whole
 // table, the expiry of older snapshots): the whole table when there is one
 // partition, else each partition by name (gc.Partition, one at a time).
 func (w *World) gcBody(gs GCSpec) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
-		opts := pswap.GCOptions{Options: w.cfg.GC,
-			Iceberg: lakehouse.ExpireOptions{MinAge: w.cfg.MetadataMinAge,
-				Sleep: func(ctx context.Context, _ time.Duration) error { return w.pause(ctx, 1) }}}
+		opts := gc.CollectOptions{Options: w.cfg.GC,
+			Iceberg: lakehouse.ExpireOptions{MinAge: w.cfg.MetadataMinAge}}
 		if len(w.cfg.Partitions) > 1 {
 			opts.Partitions = w.cfg.Partitions
 			opts.OnPartition = func(gc.Report) { w.setBlind(a) } // each asks again
@@ -503,7 +506,7 @@ func (w *World) gcBody(gs GCSpec) func(context.Context, *actor) string {
 			w.gcKeys[a] = nil
 			w.gcBlind[a] = true
 			w.mu.Unlock()
-			rep, err := pswap.NewTable(w.st).GC(ctx, opts)
+			rep, err := gc.Collect(ctx, w.st, opts)
 			errs := rep.Totals.Errors
 			if err != nil {
 				errs = max(errs, 1)

@@ -38,23 +38,24 @@
 // same run, step for step (TestDeterministic compares two runs' traces,
 // generation ids, ETags and timestamps included).
 //
-// What would make runs differ is removed: the parts of one operation that
+// What would make runs differ is removed, through one environment per
+// actor (internal/env, on its context: actorEnv), the only thing the
+// simulation injects into pswap's code: the parts of one operation that
 // pswap overlaps (internal/overlap: Begin's pointer and table.json reads, a
 // rollback's pointer read and first check of its target, the prefetch of a
 // publish) run one at a time, in an order drawn from a stream of the
 // actor's own, and a prefetch runs before the call that starts it
-// returns; generation ids come from the
-// simulated clock and a counter (manifest.SetGenerationIDSource); the
-// writers' backoff is a scheduling point, not a timer, and their retry
-// bound (MaxElapsed) runs on the simulated clock (swap.Options Sleep and
-// Clock); GC runs with Concurrency 1 (gc.Table on one
+// returns; generation ids come from the simulated clock and a counter;
+// the backoff of the writers, GC and the publishers is a scheduling
+// point, not a timer, and the retry bound of the writers (MaxElapsed)
+// runs on the simulated clock; GC runs with Concurrency 1 (gc.Table on one
 // partition, gc.Partition for each of several, so that only one goroutine
 // of an actor makes requests at a time); actors start one at a time. The
 // publishers get the simulated clock for snapshot timestamps, a seeded
 // random source per actor (snapshot ids, table UUID, manifest list names,
-// Avro sync markers), retry waits that are scheduling points and
-// Concurrency 1 (lakehouse.Options Now, Rand, Sleep); TestDeterministic
-// compares a digest of every Iceberg metadata object too.
+// Avro sync markers, retry jitter), and Concurrency 1; TestDeterministic
+// compares a digest of every Iceberg metadata object too. The store knows
+// which actor sent a request by its environment.
 //
 // # Faults
 //

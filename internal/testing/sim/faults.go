@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/swap"
 )
 
 // Damage to the Iceberg metadata from outside pswap (issue 25): an operator
@@ -58,8 +58,7 @@ func (w *World) hintLoserBody(expire bool) func(context.Context, *actor) string 
 			now := w.now(ctx)
 			res, err := lakehouse.Expire(ctx, w.st, lakehouse.ExpireOptions{
 				Retention: w.retention(), MinAge: w.cfg.MetadataMinAge,
-				Now:   func() time.Time { return now },
-				Sleep: func(ctx context.Context, _ time.Duration) error { return w.pause(ctx, 1) },
+				Now: func() time.Time { return now },
 			})
 			out = fmt.Sprintf("expired %d snapshots, %d metadata objects (%v); ", len(res.Expired), len(res.Deleted), err)
 		}
@@ -215,7 +214,7 @@ func (w *World) startReconcile() reconcileStart {
 // hasFiles reports whether a generation's manifest names files (a
 // generation without any has no Iceberg manifest).
 func (w *World) hasFiles(part, gen string) bool {
-	mo, ok := w.objs[swap.ManifestKey(part, gen)]
+	mo, ok := w.objs[layout.ManifestKey(part, gen)]
 	if !ok {
 		return false
 	}
@@ -227,7 +226,7 @@ func (w *World) hasFiles(part, gen string) bool {
 // what it must have achieved (I7-repair).
 func (w *World) reconcileRound(ctx context.Context, a *actor) (string, bool) {
 	start := w.startReconcile()
-	r, err := pswap.NewTable(w.st).Publish(ctx, w.iceOptions(a))
+	r, err := lakehouse.Publish(ctx, w.st, w.iceOptions())
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
@@ -483,8 +482,8 @@ func (w *World) relist(r *request) bool {
 // pointers, before its version PUT. Not a request of its own: a pause
 // (10-50 steps of the others, 2-6 s of the store's clock).
 func (w *World) stallBefore(ctx context.Context, key string) error {
-	a, _ := ctx.Value(actorKey{}).(*actor)
-	if a == nil || a.w != w || !strings.HasPrefix(key, lakehouse.MetadataPrefix+"snap-") {
+	a := w.actorOf(ctx)
+	if a == nil || !strings.HasPrefix(key, lakehouse.MetadataPrefix+"snap-") {
 		return nil
 	}
 	w.mu.Lock()

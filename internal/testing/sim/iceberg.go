@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path"
 	"slices"
 	"strconv"
@@ -16,12 +15,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/avro/ocf"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -399,7 +401,7 @@ func (w *World) icebergContent() (map[string]map[string]bool, map[string]int64, 
 				return nil, nil, fmt.Errorf("manifest %s unreadable: %v", m.key, fs.err)
 			}
 			for _, f := range fs.files {
-				part, ok := swap.PartitionOf(f.key)
+				part, ok := layout.PartitionOf(f.key)
 				if !ok {
 					return nil, nil, fmt.Errorf("manifest %s names %s, outside any partition", m.key, f.key)
 				}
@@ -421,8 +423,7 @@ func (w *World) converge() {
 	if !w.iceberg || w.failure != nil {
 		return
 	}
-	opts := w.iceOptions(nil)
-	_, err := lakehouse.Publish(context.Background(), w.st, opts)
+	_, err := lakehouse.Publish(env.With(context.Background(), w.convergeEnv()), w.st, w.iceOptions())
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.record(Event{Actor: "CHECK", Outcome: fmt.Sprintf("final reconcile: %v", err)})
@@ -442,10 +443,10 @@ func (w *World) converge() {
 	for _, part := range w.partNames() {
 		want, wantRows := map[string]bool{}, int64(0)
 		if cur := w.truth(part).current(); cur != nil {
-			if mo, ok := w.objs[swap.ManifestKey(part, cur.gen)]; ok {
+			if mo, ok := w.objs[layout.ManifestKey(part, cur.gen)]; ok {
 				if m, err := manifest.Decode(mo.data); err == nil {
 					for _, f := range m.Files {
-						want[swap.DataPrefix(part, m.DataGen())+f.Path] = true
+						want[layout.DataPrefix(part, m.DataGen())+f.Path] = true
 					}
 					wantRows = m.Rows
 				}
@@ -467,35 +468,15 @@ func (w *World) converge() {
 	}
 }
 
-// iceOptions are a publisher's: the simulated clock for snapshot
-// timestamps, a random source of its own, every retry wait a scheduling
-// point, one request at a time.
-func (w *World) iceOptions(a *actor) lakehouse.Options {
-	rng := rand.New(rand.NewPCG(w.cfg.Seed, 0x1ce<<32))
-	if a != nil {
-		if a.iceRand == nil {
-			a.iceRand = rand.New(rand.NewPCG(w.cfg.Seed, 0x1ce<<32|uint64(a.id)))
-		}
-		rng = a.iceRand
-	}
+// iceOptions are a publisher's: one request at a time (its clock, waits
+// and random source are its environment's: actorEnv).
+func (w *World) iceOptions() lakehouse.Options {
 	return lakehouse.Options{
 		Concurrency: 1,
 		MaxAttempts: 8,
 		MaxElapsed:  w.cfg.MaxElapsed,
-		Now:         w.clockNow,
-		Rand:        rng, // one per actor, across its publishes
-		Sleep:       func(ctx context.Context, _ time.Duration) error { return w.pauseIf(ctx, 1) },
 		Schema:      simSchema,
 	}
-}
-
-// pauseIf is a scheduling point for an actor, and nothing outside one (the
-// final reconcile).
-func (w *World) pauseIf(ctx context.Context, n int) error {
-	if a, _ := ctx.Value(actorKey{}).(*actor); a == nil {
-		return nil
-	}
-	return w.pause(ctx, n)
 }
 
 // simSchema is lakehouse's FooterSchema for the facade's Parquet files; the
@@ -544,8 +525,17 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 		if s.part == "" || !s.res.Changed {
 			return "nothing to publish"
 		}
-		opts := w.iceOptions(a)
-		if prefetch {
+		// A facade writer's commit is published through the facade
+		// (Writer.Publish); the raw files of the swap.Txn writers and the
+		// rollbacks through lakehouse itself, with simSchema, as
+		// Partition.Publish would.
+		opts := w.iceOptions()
+		facade := s.w != nil && w.cfg.Plant != PlantPublisherSkipSeqCheck
+		fopts := pswap.PublishOptions{Concurrency: opts.Concurrency, MaxAttempts: opts.MaxAttempts, MaxElapsed: opts.MaxElapsed}
+		switch {
+		case prefetch && facade:
+			fopts.Prefetch = pswap.NewTable(w.st).StartPrefetch(ctx, fopts)
+		case prefetch:
 			opts.Prefetch = lakehouse.StartPrefetch(ctx, w.st, opts)
 		}
 		if slow := a.rng.IntN(3) == 0; slow || w.cfg.Plant == PlantPublisherSkipSeqCheck {
@@ -566,10 +556,12 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: w.plantedSeq(a, s.part, s.res.Seq)}
 			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
 			pub = pswap.Publication{Published: err == nil, Version: r.Version, Err: err}
-		case s.w != nil:
-			pub = s.w.Publish(ctx, opts)
+		case facade:
+			pub = s.w.Publish(ctx, fopts)
 		default:
-			pub = s.p.Publish(ctx, s.res, opts)
+			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: s.res.Seq, Manifest: s.res.Manifest}
+			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
+			pub = pswap.Publication{Published: err == nil, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases, Err: err}
 		}
 		return w.report(a, func() string {
 			if !pub.Published {

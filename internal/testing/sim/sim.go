@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/pswap/pswap/internal/gc"
-	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -427,17 +425,9 @@ func (r *Result) FaultCount() int {
 	return n
 }
 
-// runMu serialises runs: the generation id source is process-wide.
-var runMu sync.Mutex
-
-// Run runs one simulated world to its end. Runs never overlap (they share
-// the process-wide generation id source).
+// Run runs one simulated world to its end.
 func Run(cfg Config) *Result {
-	runMu.Lock()
-	defer runMu.Unlock()
 	w := newWorld(cfg)
-	restore := manifest.SetGenerationIDSource(w.newGenerationID)
-	defer restore()
 	w.build()
 	w.run()
 	w.converge()

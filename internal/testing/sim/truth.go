@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
+
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/swap"
@@ -49,13 +51,13 @@ const (
 )
 
 func isPointerKey(key string) bool {
-	_, ok := swap.PartitionOfPointerKey(key)
+	_, ok := layout.PartitionOfPointerKey(key)
 	return ok
 }
 
 // classify returns a key's partition, kind and generation.
 func classify(key string) (part string, kind int, gen string) {
-	if p, ok := swap.PartitionOfPointerKey(key); ok {
+	if p, ok := layout.PartitionOfPointerKey(key); ok {
 		return p, kindPointer, ""
 	}
 	i := strings.Index(key, "/_pswap/")
@@ -63,7 +65,7 @@ func classify(key string) (part string, kind int, gen string) {
 		return "", kindOther, ""
 	}
 	part = key[:i]
-	switch rest := key[len(swap.MetaPrefix(part)):]; {
+	switch rest := key[len(layout.MetaPrefix(part)):]; {
 	case strings.HasPrefix(rest, "manifests/") && strings.HasSuffix(rest, ".json"):
 		return part, kindManifest, strings.TrimSuffix(strings.TrimPrefix(rest, "manifests/"), ".json")
 	case strings.HasPrefix(rest, "gen/"):
@@ -120,7 +122,7 @@ func (w *World) observePut(r *request) {
 		w.fail("I3", "%s swapped in %s with seq %d after %d swaps", w.curName(), p.Generation, p.Seq, len(pt.hist))
 	}
 	e := histEntry{gen: p.Generation, runID: p.RunID, actor: w.cur, step: w.step, at: w.clock}
-	mo, ok := w.objs[swap.ManifestKey(part, p.Generation)]
+	mo, ok := w.objs[layout.ManifestKey(part, p.Generation)]
 	if !ok {
 		w.fail("I2", "%s swapped in %s whose manifest does not exist", w.curName(), p.Generation)
 		e.dataGen = p.Generation
@@ -250,7 +252,7 @@ func (w *World) checkStore() {
 	sort.Strings(parts)
 	for _, part := range parts {
 		w.checks++
-		po, ok := w.objs[swap.PointerKey(part)]
+		po, ok := w.objs[layout.PointerKey(part)]
 		if !ok {
 			if len(w.parts[part].hist) > 0 {
 				w.fail("I5", "the pointer of %s is gone", part)
@@ -270,7 +272,7 @@ func (w *World) checkStore() {
 			w.fail("I3", "the pointer of %s names %s, the history says otherwise", part, p.Generation)
 			continue
 		}
-		mo, ok := w.objs[swap.ManifestKey(part, p.Generation)]
+		mo, ok := w.objs[layout.ManifestKey(part, p.Generation)]
 		if !ok {
 			w.fail("I2", "the manifest of current %s of %s is missing", p.Generation, part)
 			continue
@@ -288,7 +290,7 @@ func (w *World) checkStore() {
 			w.fail("I2", "manifest of current %s does not match its pointer", p.Generation)
 		}
 		for _, f := range m.Files {
-			key := swap.DataPrefix(part, m.DataGen()) + f.Path
+			key := layout.DataPrefix(part, m.DataGen()) + f.Path
 			o, ok := w.objs[key]
 			if !ok {
 				w.fail("I2", "file %s of current generation %s is missing", key, p.Generation)

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/store"
 )
 
@@ -29,8 +29,6 @@ const (
 	pending        // blocked in a request until the scheduler picks it
 	done           // returned, or killed
 )
-
-type actorKey struct{}
 
 // actor is one goroutine of pswap code (a writer, a rollback, GC, a reader)
 // whose requests the scheduler interleaves.
@@ -51,7 +49,7 @@ type actor struct {
 	group int
 
 	rng     *rand.Rand
-	iceRand *rand.Rand // its publishes' lakehouse.Options.Rand
+	env     *env.Env // what its code sees of the world: actorEnv
 	state   int
 	req     *request
 	killed  bool
@@ -121,7 +119,8 @@ type World struct {
 	objs     map[string]object
 	pageSize int
 	actors   []*actor
-	cur      *actor // the actor whose request is being applied
+	byEnv    map[*env.Env]*actor // actorOf: filled by build, only read after
+	cur      *actor              // the actor whose request is being applied
 	step     int
 	faults   map[string]int
 	trace    []Event
@@ -177,6 +176,7 @@ func newWorld(cfg Config) *World {
 		pageSize: cfg.PageSize,
 		faults:   map[string]int{},
 		names:    map[string]string{},
+		byEnv:    map[*env.Env]*actor{},
 		parts:    map[string]*partTruth{},
 		mergeIn:  map[*actor][]Row{},
 		readers:  map[*actor]*readState{},
@@ -211,10 +211,10 @@ var errKilled = fmt.Errorf("sim: actor killed: %w", context.Canceled)
 
 // do runs one request: at once without an actor, else through the scheduler.
 func (w *World) do(ctx context.Context, r *request) error {
-	a, _ := ctx.Value(actorKey{}).(*actor)
+	a := w.actorOf(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if a == nil || a.w != w {
+	if a == nil {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -251,7 +251,7 @@ func (w *World) now(ctx context.Context) time.Time {
 		return time.Now().UTC().Truncate(time.Second)
 	}
 	t := w.clock.Truncate(time.Second)
-	if a, _ := ctx.Value(actorKey{}).(*actor); a != nil && a.w == w && !a.killed {
+	if a := w.actorOf(ctx); a != nil && !a.killed {
 		a.lastNow = t
 		if a.firstNow.IsZero() {
 			a.firstNow = t
@@ -321,12 +321,7 @@ func (w *World) fail(inv, format string, args ...any) {
 // spawn starts an actor's goroutine. The lock is held.
 func (w *World) spawn(a *actor) {
 	a.state = running
-	// Parts of one operation that pswap overlaps (internal/overlap) run
-	// one at a time, in an order drawn from a stream of the actor's own:
-	// the model is one request at a time per actor.
-	order := rand.New(rand.NewPCG(w.cfg.Seed, 0x0de<<32|uint64(a.id)))
-	actx := overlap.Sequential(context.WithValue(context.Background(), actorKey{}, a), order.Perm)
-	ctx, cancel := context.WithCancel(actx)
+	ctx, cancel := context.WithCancel(env.With(context.Background(), a.env))
 	a.cancel = cancel
 	w.record(Event{Actor: a.name, Outcome: "start"})
 	w.wg.Add(1)
