@@ -43,7 +43,7 @@
 // on the recorded pointer (ErrConflict if another run committed since,
 // unless Overwrite), adopting a reservation's files through an AdoptFunc;
 // run again after it succeeded, it is a no-op (Outcome AlreadyCommitted).
-// CheckFiles, the check that every file of a manifest is still in place
+// The check that every file of a manifest is still in place
 // (one listing), is shared with rollback.
 //
 // Readers resolve pointer -> manifest -> files (Resolve, two GETs) and never
