@@ -44,7 +44,7 @@
 // unless Overwrite), adopting a reservation's files through an AdoptFunc;
 // run again after it succeeded, it is a no-op (Outcome AlreadyCommitted).
 // The check that every file of a manifest is still in place
-// (one listing), is shared with rollback.
+// (one listing) is shared with rollback.
 //
 // Readers resolve pointer -> manifest -> files (Resolve, two GETs) and never
 // list data prefixes. History walks the manifests' parent chain; Rollback
