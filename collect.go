@@ -11,7 +11,10 @@ import (
 // GCNone, as GCOptions.Keep, MinAge, OrphanAge or CommitWindow, turns that
 // rule off (keep no retired generation; no age or window), where 0 means
 // its default.
-const GCNone = gc.None
+const GCNone = -1
+
+// GCNone is gc.None: the index is out of range, a compile error, otherwise.
+var _ = [1]struct{}{}[GCNone-gc.None]
 
 // GCOptions tune Table.GC. The zero value works: keep one retired
 // generation, everything retired in the last 6 hours, and whatever the

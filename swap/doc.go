@@ -43,8 +43,8 @@
 // on the recorded pointer (ErrConflict if another run committed since,
 // unless Overwrite), adopting a reservation's files through an AdoptFunc;
 // run again after it succeeded, it is a no-op (Outcome AlreadyCommitted).
-// CheckFiles, the check that every file of a manifest is still in place
-// (one listing), is shared with rollback.
+// The check that every file of a manifest is still in place
+// (one listing) is shared with rollback.
 //
 // Readers resolve pointer -> manifest -> files (Resolve, two GETs) and never
 // list data prefixes. History walks the manifests' parent chain; Rollback

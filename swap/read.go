@@ -159,14 +159,14 @@ type Listed struct {
 // ListPointers runs at once.
 const listConcurrency = 16
 
-// DefaultListReadAttempts bounds the attempts of each pointer read of a
+// defaultListReadAttempts bounds the attempts of each pointer read of a
 // listing (ListOptions.MaxAttempts).
-const DefaultListReadAttempts = 5
+const defaultListReadAttempts = 5
 
 // ListOptions tune ListPointersWith. The zero value works.
 type ListOptions struct {
 	// MaxAttempts bounds the attempts of each pointer read (default
-	// DefaultListReadAttempts): a transient failure of one read repeats
+	// defaultListReadAttempts): a transient failure of one read repeats
 	// that read, after a backoff, not the listing.
 	MaxAttempts int
 }
@@ -197,7 +197,7 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 	}
 	attempts := opts.MaxAttempts
 	if attempts <= 0 {
-		attempts = DefaultListReadAttempts
+		attempts = defaultListReadAttempts
 	}
 	reads := retry.Policy{MaxAttempts: attempts}
 	ctx, cancel := context.WithCancelCause(ctx)

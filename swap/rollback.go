@@ -36,7 +36,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 	// its recorded size: one list (the check a staged commit makes too).
 	check := func() {
 		if old, checkErr = ReadManifest(ctx, st, part, to); checkErr == nil {
-			_, checkErr = CheckFiles(ctx, st, part, old.DataGen(), old.Files)
+			_, checkErr = checkFiles(ctx, st, part, old.DataGen(), old.Files)
 		}
 	}
 	if opts.RunID == "" || opts.Force {

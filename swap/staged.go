@@ -34,8 +34,8 @@ import (
 // once all of them are older than its orphan age.
 
 const (
-	// FormatStaged is the "format" field of a staged record.
-	FormatStaged = "pswap-staged"
+	// formatStaged is the "format" field of a staged record.
+	formatStaged = "pswap-staged"
 	// maxStagedBytes bounds a staged record (it may hold 100,000 files).
 	maxStagedBytes = manifest.MaxDocumentBytes
 )
@@ -46,7 +46,7 @@ const AlreadyCommitted Outcome = "already-committed"
 
 // StagedRecord is what Stage and Reserve write and CommitStaged reads.
 type StagedRecord struct {
-	Format     string `json:"format"`  // FormatStaged
+	Format     string `json:"format"`  // formatStaged
 	Version    string `json:"version"` // manifest.Version
 	Partition  string `json:"partition"`
 	Generation string `json:"generation"`
@@ -74,8 +74,8 @@ func (r *StagedRecord) Validate() error {
 		return fmt.Errorf("staged record %s/%s: %s: %w", r.Partition, r.Generation, fmt.Sprintf(format, a...), manifest.ErrInvalid)
 	}
 	switch {
-	case r.Format != FormatStaged:
-		return bad("format %q, want %q", r.Format, FormatStaged)
+	case r.Format != formatStaged:
+		return bad("format %q, want %q", r.Format, formatStaged)
 	case !strings.HasPrefix(r.Version, "1."):
 		return bad("version %q, want 1.x", r.Version)
 	case manifest.ValidateGenerationID(r.Generation) != nil:
@@ -127,7 +127,7 @@ func (t *Txn) Stage(ctx context.Context, c manifest.Content) error {
 }
 
 func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
-	r := &StagedRecord{Format: FormatStaged, Version: manifest.Version, Partition: t.partition,
+	r := &StagedRecord{Format: formatStaged, Version: manifest.Version, Partition: t.partition,
 		Generation: t.generation, Reserved: c == nil, Base: t.base.Pointer, StagedAt: t.began.UTC(), Content: c}
 	if r.Base != nil {
 		r.BaseETag = t.base.ETag
@@ -135,7 +135,7 @@ func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
 	if c != nil {
 		r.Equivalent = c.Equivalent
 	}
-	data, err := EncodeStaged(r)
+	data, err := encodeStaged(r)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 	if err != nil {
 		return nil, err
 	}
-	r, err := DecodeStaged(data)
+	r, err := decodeStaged(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: staged generation %s: %w: %w", part, gen, ErrCorrupt, err)
 	}
@@ -206,7 +206,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 	return r, nil
 }
 
-// CheckFiles is the check that a commit of staged files and a rollback
+// checkFiles is the check that a commit of staged files and a rollback
 // share: every file of files lies under the data prefix of generation
 // dataGen with its recorded size, and, for an "etag:" checksum, at its
 // recorded version when the listing carries ETags. It costs one listing
@@ -214,7 +214,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 // the files found (zero for none), which dates the generation by the
 // store's clock, and an error matching ErrGenerationNotFound that names the
 // first file missing or changed.
-func CheckFiles(ctx context.Context, st store.Store, part, dataGen string, files []manifest.File) (time.Time, error) {
+func checkFiles(ctx context.Context, st store.Store, part, dataGen string, files []manifest.File) (time.Time, error) {
 	prefix := layout.DataPrefix(part, dataGen)
 	have := map[string]store.Attrs{}
 	var oldest time.Time
@@ -292,7 +292,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	} else {
 		content = *rec.Content
 		err = reads.Do(ctx, store.IsRetryable, func(int) (err error) {
-			oldest, err = CheckFiles(ctx, st, part, gen, content.Files)
+			oldest, err = checkFiles(ctx, st, part, gen, content.Files)
 			return err
 		})
 		if err != nil {

@@ -8,15 +8,15 @@ import (
 	"github.com/pswap/pswap/manifest"
 )
 
-// EncodeStaged validates and encodes a staged record.
-func EncodeStaged(r *StagedRecord) ([]byte, error) {
+// encodeStaged validates and encodes a staged record.
+func encodeStaged(r *StagedRecord) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
 	return json.MarshalIndent(r, "", "  ")
 }
 
-// DecodeStaged decodes and validates a staged record, as strictly as
+// decodeStaged decodes and validates a staged record, as strictly as
 // manifest.Decode reads a manifest: one JSON object of valid UTF-8, no
 // duplicate keys, nothing after it, names matched exactly, no null, no
 // field that its version does not know. Two leniencies keep records that
@@ -25,7 +25,7 @@ func EncodeStaged(r *StagedRecord) ([]byte, error) {
 // A record written by an earlier version still (a manifest document,
 // without a fence) is accepted: its Base is unknown, so the commit is
 // fenced from the pointer it reads then. Errors match manifest.ErrInvalid.
-func DecodeStaged(data []byte) (*StagedRecord, error) {
+func decodeStaged(data []byte) (*StagedRecord, error) {
 	top, p := strictjson.Parse(data, strictjson.Limits{MaxBytes: maxStagedBytes})
 	if p != nil {
 		return nil, stagedProblem(p)
@@ -38,7 +38,7 @@ func DecodeStaged(data []byte) (*StagedRecord, error) {
 			return nil, err
 		}
 		c := m.Content
-		return &StagedRecord{Format: FormatStaged, Version: manifest.Version, Partition: m.Partition,
+		return &StagedRecord{Format: formatStaged, Version: manifest.Version, Partition: m.Partition,
 			Generation: m.Generation, Content: &c, StagedAt: m.CreatedAt, legacy: true}, nil
 	}
 	r := readStaged(rd, format)

@@ -234,22 +234,6 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 	return t, nil
 }
 
-// Resume continues a transaction for a generation staged earlier (by another
-// process, e.g. `pswap stage`). began is when staging started by the store's
-// clock, normally the oldest ModTime of the staged files.
-func Resume(ctx context.Context, st store.Store, part, generation string, began time.Time, opts Options) (*Txn, error) {
-	if err := manifest.ValidateGenerationID(generation); err != nil {
-		return nil, err
-	}
-	t, err := Begin(ctx, st, part, opts)
-	if err != nil {
-		return nil, err
-	}
-	t.generation = generation
-	t.began = began
-	return t, nil
-}
-
 // Partition returns the partition key.
 func (t *Txn) Partition() string { return t.partition }
 
