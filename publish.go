@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 )
 
@@ -132,7 +133,7 @@ func (t *Table) Publish(ctx context.Context, opts PublishOptions) (PublishResult
 // partition's manifest, so its cost does not grow with the table; the
 // generation's manifest comes from res (Result.Manifest), not the store.
 func (p *Partition) Publish(ctx context.Context, res Result, opts PublishOptions) Publication {
-	return publish(ctx, p, res, nil, opts.lib())
+	return publish(ctx, p, res, nil, nil, opts.lib())
 }
 
 // Publish is Partition.Publish for the commit this writer made: it already
@@ -151,14 +152,16 @@ func (w *Writer) Publish(ctx context.Context, opts PublishOptions) Publication {
 		w.prefetch.Stop()
 	}
 	w.prefetch = nil // it serves one publish
-	return publish(ctx, w.p, w.committed, m, lo)
+	return publish(ctx, w.p, w.committed, m, w.schema.stored(), lo)
 }
 
-func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest, opts lakehouse.Options) Publication {
+// publish publishes a commit's result; m is its manifest and table the
+// table's metadata it was committed with, when the caller has them.
+func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest, table *tablemeta.Table, opts lakehouse.Options) Publication {
 	if m == nil {
 		m = res.Manifest // the one the commit or rollback wrote: no GET
 	}
-	r, err := lakehouse.PublishCommit(ctx, p.t.st, lakehouse.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m}, opts)
+	r, err := lakehouse.PublishCommit(ctx, p.t.st, lakehouse.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m, Table: table}, opts)
 	if err != nil {
 		// When only the catalog failed, the metadata files were published
 		// (r names them), but the catalog's name lags.

@@ -249,7 +249,7 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 			return err
 		}
 		if !created {
-			return fits(cur, g.key, stored, "was created by another writer at the same time")
+			return g.adopt(cur, fits(cur, g.key, stored, "was created by another writer at the same time"))
 		}
 		g.created = true
 	case len(g.evolved) > 0:
@@ -259,11 +259,30 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 			if rerr != nil {
 				return fmt.Errorf("%w (read back: %w)", err, rerr)
 			}
-			return fits(cur, g.key, stored, "was changed by another writer at the same time")
+			return g.adopt(cur, fits(cur, g.key, stored, "was changed by another writer at the same time"))
 		}
 		return err
 	}
 	return nil
+}
+
+// adopt makes cur, the document another writer stored, the write's when
+// its data fits it (err nil), so that the publish after the commit uses
+// the stored ids (stored).
+func (g *schemaGuard) adopt(cur *tablemeta.Table, err error) error {
+	if err == nil {
+		g.table = cur
+	}
+	return err
+}
+
+// stored is the table's metadata as stored after the write's commit (nil:
+// the write had no input), which the publish after it takes its schema
+// from.
+func (g *schemaGuard) stored() *tablemeta.Table {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.table
 }
 
 // fits checks data already staged against a table's metadata that another

@@ -85,6 +85,9 @@
 // the metadata has a name mapping (schema.name-mapping.default) of every
 // column and every nested field (a list's element, a map's key and value,
 // a struct's fields), whose ids the table assigns and keeps by name. The
+// schema is table.json's (its types and, in tables first published since,
+// its ids: a field the metadata already has keeps its published id), or,
+// for a table without table.json, its data files' footers'. The
 // locations it writes are paths as they are on the store, never
 // percent-encoded (Java Iceberg, PyIceberg and DuckDB open them as
 // written); older percent-encoded ones are still read.

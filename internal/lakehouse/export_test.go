@@ -1,6 +1,7 @@
 package lakehouse
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 )
@@ -48,8 +49,19 @@ func BuildExpiredMetadata(prev []byte, prevLoc string, drop []int64, nowMs int64
 	return md.encode()
 }
 
-// IcebergType is the Iceberg type of an Arrow column.
-var IcebergType = icebergType
+// IcebergType is the Iceberg type of an Arrow column of a footer, its
+// nested fields given ids as a publish gives them: those of prev, the
+// column's type in the table, by name path, else the next after *next.
+func IcebergType(f arrow.Field, prev iceberg.Type, next *int) (iceberg.Type, error) {
+	t, err := footerType(f)
+	if err != nil {
+		return nil, err
+	}
+	ids := newIDPlan(*next, 0)
+	t = ids.typ(t, prev)
+	*next = ids.next
+	return t, nil
+}
 
 // WaitPrefetch waits for a prefetch's reads and returns their error.
 func WaitPrefetch(f *Prefetch) error {

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -73,12 +75,17 @@ func commitAny[T any](st store.Store, part string, opts swap.Options, rs ...T) (
 
 // commitIn is commitAny under ctx (and its environment, internal/env).
 func commitIn[T any](ctx context.Context, st store.Store, part string, opts swap.Options, rs ...T) (swap.Result, *swap.Txn, error) {
+	return commitWith(ctx, st, part, opts, func(s *staging.Stager) error { return staging.Write(s, rs...) })
+}
+
+// commitWith commits what add stages as a new generation of part.
+func commitWith(ctx context.Context, st store.Store, part string, opts swap.Options, add func(*staging.Stager) error) (swap.Result, *swap.Txn, error) {
 	txn, err := swap.Begin(ctx, st, part, opts)
 	if err != nil {
 		return swap.Result{}, nil, err
 	}
 	s := staging.New(ctx, st, txn.DataPrefix(), staging.Options{})
-	if err := staging.Write(s, rs...); err != nil {
+	if err := add(s); err != nil {
 		return swap.Result{}, txn, err
 	}
 	c, err := s.Finish(ctx)
@@ -87,6 +94,28 @@ func commitIn[T any](ctx context.Context, st store.Store, part string, opts swap
 	}
 	res, err := txn.Commit(ctx, c)
 	return res, txn, err
+}
+
+// commitJSON commits rows given as JSON of the columns fields as a new
+// generation of part.
+func commitJSON(t *testing.T, st store.Store, part string, fields []arrow.Field, rows string) swap.Result {
+	t.Helper()
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, arrow.NewSchema(fields, nil), strings.NewReader(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	return commitStaged(t, st, part, func(s *staging.Stager) error { return s.WriteRecord(rec) })
+}
+
+// commitStaged commits what add stages as a new generation of part.
+func commitStaged(t *testing.T, st store.Store, part string, add func(*staging.Stager) error) swap.Result {
+	t.Helper()
+	res, _, err := commitWith(ctx, st, part, swap.Options{}, add)
+	if err != nil {
+		t.Fatalf("commit %s: %v", part, err)
+	}
+	return res
 }
 
 // publish publishes a commit's result the way the facade does.

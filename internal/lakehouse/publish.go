@@ -22,6 +22,7 @@ import (
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -57,7 +58,9 @@ type Options struct {
 	// MaxAttempts bounds how often a publish rebases after losing the race
 	// for the next version (default 100).
 	MaxAttempts int
-	// Schema derives a generation's Arrow schema (default FooterSchema).
+	// Schema derives a generation's Arrow schema for a table without
+	// table.json (default FooterSchema); a table with one is published with
+	// its schema.
 	Schema SchemaFunc
 	// MaxElapsed bounds, on the local clock, the time from reading the
 	// pointers of what an attempt publishes to the PUT of its version
@@ -144,6 +147,11 @@ type Commit struct {
 	// Manifest is the generation's manifest when the caller has it (nil: it
 	// is read, one GET, only if the metadata does not already reflect it).
 	Manifest *manifest.Manifest
+	// Table is the table's table.json as the commit checked its data
+	// against it (or wrote it), when the caller has it: the schema this
+	// generation is published with (nil: read, one GET, only if the
+	// metadata has not seen the generation's schema).
+	Table *tablemeta.Table
 }
 
 // PublishCommit brings the metadata up to date with one committed
@@ -155,6 +163,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		return Result{}, err
 	}
 	p := newPublisher(ctx, st, opts)
+	p.doc.given = c.Table
 	if c.Seq <= 0 || c.Generation == "" {
 		// A caller without the commit's details: the pointer says what is
 		// current.
@@ -197,6 +206,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		}
 		if b.Pointer.Seq > c.Seq {
 			c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
+			p.doc.given = nil // a later commit's, perhaps of an evolved schema
 		}
 		r, have, err := p.recorded(ctx, s, c.Partition)
 		if err != nil {
@@ -360,10 +370,15 @@ type publisher struct {
 	// started is when (env's clock) the attempt began reading the pointers
 	// of what it publishes (zero: an expiry, which adds nothing).
 	started time.Time
+	doc     docState // table.json (tableDoc)
 }
 
-// startAttempt notes that the attempt reads its pointers now.
-func (p *publisher) startAttempt() { p.started = p.env.Now() }
+// startAttempt notes that the attempt reads its pointers now (and
+// table.json after them, when it needs it).
+func (p *publisher) startAttempt() {
+	p.started = p.env.Now()
+	p.doc.t, p.doc.read = nil, false
+}
 
 // stale reports whether the attempt's pointer reads are older than
 // MaxElapsed: its version must not be written.

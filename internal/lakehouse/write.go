@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pswap/pswap/partition"
-	"github.com/pswap/pswap/swap"
 )
 
 // write builds and writes the next version from s plus ups: the schema and
@@ -166,21 +165,17 @@ func (p *publisher) shapeFor(ctx context.Context, s *state, ups []partUpdate) (s
 	return sh, nil
 }
 
-// mergeSchema merges the schema of u's generation (Options.Schema) into sc
-// (nil: the table's first version, whose partition columns take
-// table.json's types).
+// mergeSchema merges the schema of u's generation (sourceOf: table.json's,
+// or its footer's) into sc (nil: the table's first version).
 func (p *publisher) mergeSchema(ctx context.Context, sc *iceberg.Schema, lastID int, u partUpdate, key partition.Key) (*iceberg.Schema, bool, error) {
-	as, err := p.opts.Schema(ctx, p.st, swap.Files(p.st, u.m))
-	if err != nil {
-		return nil, false, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
+	var (
+		nsc     *iceberg.Schema
+		changed bool
+	)
+	src, err := p.sourceOf(ctx, u, key)
+	if err == nil {
+		nsc, changed, err = buildSchema(sc, lastID, src, key)
 	}
-	var partTypes map[string]iceberg.Type
-	if sc == nil {
-		if partTypes, err = partitionTypes(ctx, p.st); err != nil {
-			return nil, false, err
-		}
-	}
-	nsc, changed, err := buildSchema(sc, lastID, as, key, partTypes)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s generation %s: %w", u.part, u.m.Generation, err)
 	}
