@@ -167,7 +167,7 @@ func (tb *table) killBackfill(args []string, part string) int {
 	if tb.store == "file" {
 		// The objects the file store lists: not the temporary file of the
 		// upload the kill cut short.
-		m, _ := filepath.Glob(filepath.Join(tb.root, part, "_pswap", "gen", "*", "[!.]*"))
+		m, _ := filepath.Glob(filepath.Join(tb.root, part, "_pswap", "gen", "*", "[^.]*"))
 		return len(m)
 	}
 	return 3
