@@ -20,8 +20,57 @@ import (
 // commit, rollback or merge; state current, superseded or rolled-back), a
 // manifest that never became current (state failed), or an attempt that
 // staged and never committed (kind staged; state staged, uncommitted or
-// abandoned). See Table.Audit.
-type AuditRow = audit.Row
+// abandoned). See Table.Audit. Unknown numbers and times are nil (null in
+// JSON), unknown strings empty.
+type AuditRow struct {
+	Partition  string `json:"partition"`
+	Generation string `json:"generation"`
+	RunID      string `json:"run_id"`
+	// Kind is commit, rollback, merge or staged.
+	Kind string `json:"kind"`
+	// State is current, superseded, rolled-back, failed, staged,
+	// uncommitted, abandoned or unknown (a manifest behind a
+	// garbage-collected generation).
+	State       string     `json:"state"`
+	Rows        *int64     `json:"rows"`
+	Bytes       *int64     `json:"bytes"`
+	Files       *int64     `json:"files"`
+	CreatedAt   *time.Time `json:"created_at"`
+	CommittedAt *time.Time `json:"committed_at"`
+	// SupersededBy is the generation that replaced this one, at
+	// SupersededAt.
+	SupersededBy string     `json:"superseded_by"`
+	SupersededAt *time.Time `json:"superseded_at"`
+	Parent       string     `json:"parent"`
+	// DataGeneration is the generation whose files this one's are (a
+	// rollback's is the one it rolled back to).
+	DataGeneration string `json:"data_generation"`
+	RollbackOf     string `json:"rollback_of"`
+	// Why explains a state other than a commit's (failed, staged,
+	// uncommitted, abandoned, unknown).
+	Why string `json:"why"`
+}
+
+// auditRows converts the audit package's rows, field for field.
+func auditRows(rows []audit.Row) []AuditRow {
+	if rows == nil {
+		return nil
+	}
+	out := make([]AuditRow, len(rows))
+	for i, r := range rows {
+		out[i] = AuditRow(r)
+	}
+	return out
+}
+
+// libRows converts rows back, for the audit package's writers.
+func libRows(rows []AuditRow) []audit.Row {
+	out := make([]audit.Row, len(rows))
+	for i, r := range rows {
+		out[i] = audit.Row(r)
+	}
+	return out
+}
 
 // AuditColumns are the audit's columns in order (the JSON fields of
 // AuditRow, the columns of the audit table).
@@ -50,8 +99,9 @@ func (t *Table) Audit(ctx context.Context, opts AuditOptions) ([]AuditRow, error
 			return nil, err
 		}
 	}
-	return audit.Table(ctx, t.st, opts.Partitions, audit.CollectOptions{Concurrency: opts.Concurrency},
+	rows, err := audit.Table(ctx, t.st, opts.Partitions, audit.CollectOptions{Concurrency: opts.Concurrency},
 		audit.Options{GracePeriod: opts.GracePeriod})
+	return auditRows(rows), err
 }
 
 // AuditSuffix names the audit table beside a table: <table>__audit.
@@ -198,7 +248,7 @@ func commitAuditDay(ctx context.Context, dst *Table, key string, rows []AuditRow
 	if err != nil {
 		return fmt.Errorf("audit table %s: %w", dst.URL(), err)
 	}
-	rec := audit.Record(rows)
+	rec := audit.Record(libRows(rows))
 	defer rec.Release()
 	if err := w.WriteRecord(rec); err != nil {
 		w.Abort(context.WithoutCancel(ctx))

@@ -10,8 +10,9 @@ import (
 	"github.com/pswap/pswap/swap"
 )
 
-// Kind is what an attempt was.
-type Kind string
+// Kind is what an attempt was (a string, so that the facade's AuditRow
+// and Row convert into each other).
+type Kind = string
 
 // Kinds of attempts.
 const (
@@ -21,8 +22,9 @@ const (
 	KindStaged   Kind = "staged"   // an attempt that staged and never committed
 )
 
-// State is where an attempt ended, as the store tells it now.
-type State string
+// State is where an attempt ended, as the store tells it now (a string,
+// as Kind).
+type State = string
 
 // States of attempts.
 const (
