@@ -166,10 +166,10 @@ func (w *Writer) WriteRecord(rec arrow.RecordBatch) error { return w.stager.Writ
 type Format string
 
 const (
-	FormatAuto    Format = ""                 // by file extension
-	FormatParquet Format = inputfiles.Parquet // copied as-is after its footer is validated
-	FormatCSV     Format = inputfiles.CSV     // converted; header row required
-	FormatJSONL   Format = inputfiles.JSONL   // JSON Lines, converted
+	FormatAuto    Format = ""        // by file extension
+	FormatParquet Format = "parquet" // copied as-is after its footer is validated
+	FormatCSV     Format = "csv"     // converted; header row required
+	FormatJSONL   Format = "jsonl"   // JSON Lines, converted
 )
 
 // formatOf guesses a format from a file name.
