@@ -51,27 +51,6 @@ type AuditRow struct {
 	Why string `json:"why"`
 }
 
-// auditRows converts the audit package's rows, field for field.
-func auditRows(rows []audit.Row) []AuditRow {
-	if rows == nil {
-		return nil
-	}
-	out := make([]AuditRow, len(rows))
-	for i, r := range rows {
-		out[i] = AuditRow(r)
-	}
-	return out
-}
-
-// libRows converts rows back, for the audit package's writers.
-func libRows(rows []AuditRow) []audit.Row {
-	out := make([]audit.Row, len(rows))
-	for i, r := range rows {
-		out[i] = audit.Row(r)
-	}
-	return out
-}
-
 // AuditColumns are the audit's columns in order (the JSON fields of
 // AuditRow, the columns of the audit table).
 var AuditColumns = audit.Columns
@@ -101,7 +80,7 @@ func (t *Table) Audit(ctx context.Context, opts AuditOptions) ([]AuditRow, error
 	}
 	rows, err := audit.Table(ctx, t.st, opts.Partitions, audit.CollectOptions{Concurrency: opts.Concurrency},
 		audit.Options{GracePeriod: opts.GracePeriod})
-	return auditRows(rows), err
+	return audit.RowsAs[AuditRow](rows), err
 }
 
 // AuditSuffix names the audit table beside a table: <table>__audit.
@@ -248,7 +227,7 @@ func commitAuditDay(ctx context.Context, dst *Table, key string, rows []AuditRow
 	if err != nil {
 		return fmt.Errorf("audit table %s: %w", dst.URL(), err)
 	}
-	rec := audit.Record(libRows(rows))
+	rec := audit.Record(audit.Rows(rows))
 	defer rec.Release()
 	if err := w.WriteRecord(rec); err != nil {
 		w.Abort(context.WithoutCancel(ctx))

@@ -201,24 +201,14 @@ func (c *auditCmd) print(rows []pswap.AuditRow) (err error) {
 		return printJSON(w, auditJSON{Table: c.tableURL(), Rows: rows})
 	case "csv":
 		cw := csv.NewWriter(w)
-		if err := cw.WriteAll(audit.CSVRecords(libRows(rows))); err != nil {
+		if err := cw.WriteAll(audit.CSVRecords(audit.Rows(rows))); err != nil {
 			return err
 		}
 		return cw.Error()
 	case "parquet":
-		return audit.WriteParquet(w, libRows(rows))
+		return audit.WriteParquet(w, audit.Rows(rows))
 	}
 	return printAuditTable(w, rows)
-}
-
-// libRows are the facade's rows as the audit package's writers take them
-// (the same fields).
-func libRows(rows []pswap.AuditRow) []audit.Row {
-	out := make([]audit.Row, len(rows))
-	for i, r := range rows {
-		out[i] = audit.Row(r)
-	}
-	return out
 }
 
 func printAuditTable(w io.Writer, rows []pswap.AuditRow) error {

@@ -40,7 +40,11 @@ const (
 
 // Row is one attempt. Unknown numbers and times are nil (null in JSON),
 // unknown strings empty.
-type Row struct {
+type Row rowFields
+
+// rowFields are Row's fields. A struct type with exactly these (the
+// facade's AuditRow) converts to and from Row: Rows and RowsAs.
+type rowFields = struct {
 	Partition      string     `json:"partition"`
 	Generation     string     `json:"generation"`
 	RunID          string     `json:"run_id"`
@@ -57,6 +61,29 @@ type Row struct {
 	DataGeneration string     `json:"data_generation"`
 	RollbackOf     string     `json:"rollback_of"`
 	Why            string     `json:"why"`
+}
+
+// Rows converts rows of a struct type with Row's fields (the facade's
+// AuditRow) into Rows, for this package's writers.
+func Rows[R ~rowFields](rows []R) []Row {
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		out[i] = Row(r)
+	}
+	return out
+}
+
+// RowsAs converts Rows into a struct type with Row's fields (nil stays
+// nil).
+func RowsAs[R ~rowFields](rows []Row) []R {
+	if rows == nil {
+		return nil
+	}
+	out := make([]R, len(rows))
+	for i, r := range rows {
+		out[i] = R(r)
+	}
+	return out
 }
 
 // DataFolder is what a listing found under one gen/<generation>/ prefix.
