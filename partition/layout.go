@@ -85,10 +85,12 @@ func (g Grain) Add(t time.Time, n int) time.Time {
 // count returns the number of whole grains from start to end, both aligned.
 func (g Grain) count(start, end time.Time) int64 {
 	switch g {
+	// In seconds, not time.Duration: a Duration saturates at about 292
+	// years, which would let a longer interval pass for fewer partitions.
 	case Hour:
-		return int64(end.Sub(start) / time.Hour)
+		return (end.Unix() - start.Unix()) / 3600
 	case Day:
-		return int64(end.Sub(start) / (24 * time.Hour)) // UTC has no DST
+		return (end.Unix() - start.Unix()) / 86400 // UTC has no DST
 	default:
 		return int64(end.Year()-start.Year())*12 + int64(end.Month()-start.Month())
 	}

@@ -353,3 +353,17 @@ func TestGrain(t *testing.T) {
 		t.Errorf("Grain(0).String() = %q", s)
 	}
 }
+
+// An interval longer than a time.Duration holds (about 292 years) is still
+// counted in full, and refused past MaxKeys.
+func TestLayoutKeysCountsCenturies(t *testing.T) {
+	iv, err := ParseInterval("2026-11-29/6026-12-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []Layout{{}, {Grain: Hour}} {
+		if ks, err := l.Keys(iv); !errors.Is(err, ErrInvalidInterval) {
+			t.Errorf("%v: %d keys, %v; want ErrInvalidInterval", l.Grain, len(ks), err)
+		}
+	}
+}
