@@ -5,9 +5,11 @@ import (
 	"slices"
 )
 
-// checkStructure walks a document that is known to be valid JSON and
-// enforces what the standard decoder does not: the document is one object,
-// nested at most maxDepth deep, and no object has a duplicate key. It is a
+// checkStructure walks a document that is known to be valid JSON and valid
+// UTF-8 (it compares keys byte for byte, where the decoder reads any invalid
+// byte as U+FFFD) and enforces what the standard decoder does not: the
+// document is one object, nested at most maxDepth deep, and no object has a
+// duplicate key. It is a
 // hand-written single pass because the decoder's token API is several times
 // slower on large manifests.
 func checkStructure(data []byte, maxDepth int) *Problem {
