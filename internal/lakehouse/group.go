@@ -84,6 +84,15 @@ func groupManifestKey(group string, members int, snapshot int64, digest string) 
 	return fmt.Sprintf("%s/pswap-g%s-%d-%d-%s.avro", MetadataDir, group, members, snapshot, digest)
 }
 
+// shapeDigest is what a manifest's name says of the shape it is encoded
+// with: the schema it embeds and the spec that types its partition values
+// (an attempt that plans again may publish another: table.json appeared, a
+// rival's version evolved the schema), so that a later attempt reuses a
+// manifest only when written as it would write it.
+func shapeDigest(sh shape) string {
+	return fmt.Sprintf("shape\x00%d\x00%s\x00%d\x00%s", sh.sc.ID, sh.sc, sh.spec.ID(), sh.spec)
+}
+
 // member is what a group manifest records of a partition.
 type member struct {
 	part  string
@@ -342,7 +351,7 @@ type groupOut struct {
 // and the files they replace (deleted), so that readers of the snapshot's
 // changes see what a swap removed. A manifest is written once per
 // publish and reused across rebases while it replaces the same manifests
-// with the same generations (its name says so).
+// with the same generations in the same shape (its name says so).
 func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, damaged map[string]bool) (groupOut, error) {
 	var out groupOut
 	changed := map[string]bool{}
@@ -404,6 +413,7 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 		return out, nil
 	}
 	slices.SortFunc(members, func(a, b carried) int { return strings.Compare(a.m.part, b.m.part) })
+	digest = append(digest, shapeDigest(sh))
 	slices.Sort(digest)
 	key := groupManifestKey(un.id, len(members), p.snapshot, partHash(strings.Join(digest, "\n"))[:8])
 	p.mu.Lock()

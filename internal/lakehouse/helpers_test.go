@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -174,7 +175,11 @@ func icebergRows(t testing.TB, st store.Store, loc string) (perPart map[string]i
 	for _, task := range tasks {
 		var parts []string
 		for _, f := range spec.Fields() {
-			parts = append(parts, fmt.Sprintf("%s=%v", f.Name, task.File.Partition()[f.FieldID]))
+			v := task.File.Partition()[f.FieldID]
+			if d, ok := v.(iceberg.Date); ok {
+				v = time.UnixMilli(0).UTC().AddDate(0, 0, int(d)).Format(time.DateOnly) // a typed dt column
+			}
+			parts = append(parts, fmt.Sprintf("%s=%v", f.Name, v))
 		}
 		key := strings.Join(parts, "/")
 		_, recs, err := scan.ReadTasks(ctx, []table.FileScanTask{task})

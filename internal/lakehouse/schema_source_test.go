@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -360,5 +361,58 @@ func TestUnknownLogicalTypeFooter(t *testing.T) {
 	}
 	if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
 		t.Fatalf("reconcile: %v", err)
+	}
+}
+
+// A manifest an attempt wrote is reused by the next attempt only when that
+// one publishes the same shape. Here the table's first publish reads no
+// table.json (dt a string) and writes its manifest; then a facade commit
+// creates table.json (dt a date) and the attempt runs past MaxElapsed, so
+// the next one plans again, reads table.json and publishes dt as a date.
+// Its manifest must carry dt's values as dates too: readers, and the next
+// publish (which carries that manifest's entries on), read them with the
+// version's spec. The simulation found it (seed 3967): the first attempt's
+// manifest was reused, and every later publish failed with "dt: expected
+// type iceberg.Date, got string".
+func TestAttemptAfterTableDocAppearsWritesItsShape(t *testing.T) {
+	mem := memstore.New()
+	res := commitJSON(t, mem, "dt=2026-11-01", nestedFields(), nestedJSON)
+	tj := newTableDoc(t, "dt=2026-11-01", footerOf(t, mem, res))
+	clock := newTestClock()
+	var docReads, listPuts int
+	flaky := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		switch {
+		case c.Op == "get" && c.Key == tablemeta.Key:
+			// The attempt's read of table.json (none yet), before it
+			// writes its manifest: it is 50s into its minute.
+			if docReads++; docReads == 1 {
+				return storetest.Fault{Hook: func() { clock.Add(50 * time.Second) }}
+			}
+		case c.Op == "put" && strings.HasPrefix(c.Key, lakehouse.MetadataPrefix+"snap-"):
+			// Its manifest list: table.json appears, and the attempt
+			// is past its minute (its manifest, 15s old, is not).
+			if listPuts++; listPuts == 1 {
+				return storetest.Fault{Hook: func() {
+					storeTableDoc(t, mem, tj)
+					clock.Add(15 * time.Second)
+				}}
+			}
+		}
+		return storetest.Fault{}
+	})
+	r, err := lakehouse.PublishCommit(clocked(clock.Now), flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
+		lakehouse.Options{MaxElapsed: time.Minute})
+	if err != nil || r.Rebases != 1 || docReads != 2 {
+		t.Fatalf("publish: %+v %v (table.json read %d times), want one rebase that reads it", r, err, docReads)
+	}
+	sc, _ := publishedSchema(t, mem)
+	if f, _ := sc.FindFieldByName("dt"); !f.Type.Equals(iceberg.PrimitiveTypes.Date) {
+		t.Fatalf("partition column %v, want the date table.json declares", f)
+	}
+	// The next publish carries dt=2026-11-01's entries into its manifest.
+	next := commitJSON(t, mem, "dt=2026-11-02", nestedFields(), nestedJSON)
+	publish(t, mem, next)
+	if got := checkReaders(t, mem); got["dt=2026-11-01"] != 1 || got["dt=2026-11-02"] != 1 {
+		t.Fatalf("readers see %v", got)
 	}
 }

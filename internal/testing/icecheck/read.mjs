@@ -38,7 +38,10 @@ for (const e of dataEntries) {
   let nulls = 0
   for (const r of rows) for (const c of partNames) if (r[c] === null || r[c] === undefined) nulls++
   const partition = {}
-  for (const c of partNames) partition[c] = String(e.data_file.partition[c])
+  for (const c of partNames) {
+    const v = e.data_file.partition[c]
+    partition[c] = v instanceof Date ? v.toISOString().slice(0, 10) : String(v) // a typed dt column: as its key says it
+  }
   files.push({ path: e.data_file.file_path, partition, rows: rows.length, nulls })
 }
 const all = await icebergRead({ tableUrl, metadata })
