@@ -30,16 +30,32 @@ func nextCommit(t *testing.T, mem store.Store) lakehouse.Commit {
 // statistics) at once, writes the partition's manifest and the manifest
 // list at once, then the version, then the hint: 10 requests, 7 one after
 // another.
+//
+// The chain is read off the wall clock, which a loaded machine can only
+// lengthen (a goroutine scheduled after a round trip ended): the test
+// takes the first of three attempts that shows the path's own.
 func TestPublishWritesAtOnce(t *testing.T) {
-	mem := publishedTable(t, 3)
-	c := nextCommit(t, mem)
-	lat := storetest.NewLatency(mem, rtt)
-	r, err := lakehouse.PublishCommit(ctx, lat, c, lakehouse.Options{})
-	if err != nil || !r.Changed {
-		t.Fatalf("publish: %+v %v", r, err)
-	}
-	if n, seq := len(lat.Spans()), lat.Sequential(); n != 10 || seq != 7 {
-		t.Fatalf("%d requests, %d one after another; want 10, 7:\n%s", n, seq, lat.Timeline())
+	var (
+		mem store.Store
+		lat *storetest.Latency
+		r   lakehouse.Result
+	)
+	for try := 1; ; try++ {
+		mem = publishedTable(t, 3)
+		c := nextCommit(t, mem)
+		lat = storetest.NewLatency(mem, rtt)
+		var err error
+		r, err = lakehouse.PublishCommit(ctx, lat, c, lakehouse.Options{})
+		if err != nil || !r.Changed {
+			t.Fatalf("publish: %+v %v", r, err)
+		}
+		n, seq := len(lat.Spans()), lat.Sequential()
+		if n == 10 && seq == 7 {
+			break
+		}
+		if try == 3 {
+			t.Fatalf("%d requests, %d one after another; want 10, 7:\n%s", n, seq, lat.Timeline())
+		}
 	}
 	// The version follows both writes, the hint follows the version.
 	var manifestEnd, listEnd, version, hint storetest.Span
