@@ -4,6 +4,7 @@ import (
 	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/pqscan"
+	"github.com/pswap/pswap/internal/tablemeta"
 
 	"context"
 	"errors"
@@ -101,6 +102,7 @@ func adopter(o AdoptOptions, key string, opts CommitOptions) swap.AdoptFunc {
 type asIs struct {
 	schema   *arrow.Schema
 	nullFree map[string]bool
+	withIDs  []staging.Input // a file of each set of Parquet field ids the files carry
 }
 
 // asIsOf is the asIs of files whose footers were read (out, all of one
@@ -115,6 +117,13 @@ func asIsOf(out []adopted) asIs {
 			if !slices.Contains(r.nullFree, n) {
 				delete(a.nullFree, n)
 			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range out {
+		if k := r.ids.Key(); r.ids.Any && !seen[k] {
+			seen[k] = true
+			a.withIDs = append(a.withIDs, staging.Input{Name: "Parquet file " + r.file.Path, FieldIDs: r.ids.Top, NestedFieldIDs: r.ids.Nested})
 		}
 	}
 	return a
@@ -139,7 +148,10 @@ func checkAsIs(ctx context.Context, st store.Store, key string, opts CommitOptio
 		return err
 	}
 	if g.table != nil {
-		return fitsAsIs(g.table, key, s, a.nullFree, "does not match files committed as they are (they cannot be converted)")
+		if err := fitsAsIs(g.table, key, s, a.nullFree, "does not match files committed as they are (they cannot be converted)"); err != nil {
+			return err
+		}
+		return idsAsIs(ctx, st, g.table, s, a.withIDs)
 	}
 	if _, err := g.conform(staging.Input{Name: "adopted files"}, s); err != nil {
 		return err
@@ -147,7 +159,22 @@ func checkAsIs(ctx context.Context, st store.Store, key string, opts CommitOptio
 	if err := fitsAsIs(g.table, key, s, a.nullFree, "these files would create does not match them (files committed as they are cannot be converted)"); err != nil {
 		return err
 	}
+	if err := idsAsIs(ctx, st, g.table, s, a.withIDs); err != nil {
+		return err
+	}
 	return g.commit(ctx, s)
+}
+
+// idsAsIs checks the Parquet field ids of files committed as they are (an
+// Iceberg engine's data files carry them) as a commit checks a staged
+// file's: against table.json, then the published schema.
+func idsAsIs(ctx context.Context, st store.Store, t *tablemeta.Table, s *arrow.Schema, ins []staging.Input) error {
+	for _, in := range ins {
+		if err := fieldIDsAgree(t, s, in); err != nil {
+			return err
+		}
+	}
+	return publishedIDsAgree(ctx, st, t, ins)
 }
 
 type adopted struct {
@@ -155,6 +182,7 @@ type adopted struct {
 	schema   string
 	arrow    *arrow.Schema
 	nullFree []string
+	ids      pqscan.FieldIDs
 	mod      time.Time
 	err      error
 }
@@ -289,7 +317,7 @@ func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs
 	if mod.IsZero() {
 		mod = r.ModTime()
 	}
-	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, arrow: f.Arrow, nullFree: f.NullFree, mod: mod}
+	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, arrow: f.Arrow, nullFree: f.NullFree, ids: f.IDs, mod: mod}
 }
 
 // errChanged: an object changed between two reads of one adoption. It is

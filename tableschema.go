@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
@@ -67,6 +70,7 @@ type schemaGuard struct {
 	create  bool             // absent: create it at commit
 	created bool             // commit created it (this write made the table)
 	evolved []string         // columns this write adds
+	withIDs []staging.Input  // inputs that carry Parquet field ids (publishedIDsAgree)
 }
 
 // tableRead is the table's metadata as Begin read it.
@@ -194,6 +198,9 @@ func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema,
 	if err := fieldIDsAgree(g.table, s, in); err != nil {
 		return nil, err
 	}
+	if in.FieldIDs != nil {
+		g.withIDs = append(g.withIDs, in)
+	}
 	target, err := g.table.Plan(s, popts)
 	if errors.Is(err, tablemeta.ErrSchemaMismatch) && g.opts.EvolveSchema {
 		evolved, added, eerr := g.table.Evolve(s, popts)
@@ -238,6 +245,9 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 	defer g.mu.Unlock()
 	if g.table == nil || stored == nil {
 		return nil // no input: nothing to record
+	}
+	if err := publishedIDsAgree(ctx, g.st, g.table, g.withIDs); err != nil {
+		return err
 	}
 	switch {
 	case g.create:
@@ -422,6 +432,9 @@ func (t *Table) Schema(ctx context.Context) (*TableSchema, error) {
 	return s, nil
 }
 
+// idRemedy is what to do about an input whose field ids disagree.
+const idRemedy = "write the file without Parquet field ids (pyarrow: no field_id metadata; Spark: plain Parquet, not an Iceberg table's data files), and pswap's name mapping resolves its columns by name"
+
 // fieldIDsAgree checks the Parquet field ids an input carries (an Iceberg
 // engine writes them; pyarrow writes them from field_id metadata) against
 // the table's: Java Iceberg and PyIceberg read a file that has ids by its
@@ -431,24 +444,72 @@ func (t *Table) Schema(ctx context.Context) (*TableSchema, error) {
 // name and always fits. A file with ids fits only if every top-level
 // column has the id the table gives it and no nested field has one (the
 // table's nested ids are not the published ones yet); otherwise the error
-// names the column and the remedy.
+// names the column and the remedy. The commit then checks the ids against
+// the published schema too (publishedIDsAgree).
 func fieldIDsAgree(t *tablemeta.Table, s *arrow.Schema, in staging.Input) error {
 	if in.FieldIDs == nil && !in.NestedFieldIDs {
 		return nil
 	}
-	const remedy = "write the file without Parquet field ids (pyarrow: no field_id metadata; Spark: plain Parquet, not an Iceberg table's data files), and pswap's name mapping resolves its columns by name"
 	if in.NestedFieldIDs {
-		return fmt.Errorf("%w: %s: its nested fields carry Parquet field ids, which pswap cannot match with the published ones yet; %s", ErrSchemaMismatch, in.Name, remedy)
+		return fmt.Errorf("%w: %s: its nested fields carry Parquet field ids, which pswap cannot match with the published ones yet; %s", ErrSchemaMismatch, in.Name, idRemedy)
 	}
 	for _, f := range s.Fields() {
 		id, ok := in.FieldIDs[f.Name]
 		tf, known := t.Schema.Field(f.Name)
 		switch {
 		case !ok:
-			return fmt.Errorf("%w: %s: column %q has no Parquet field id while others do: engines would read it as NULL; %s", ErrSchemaMismatch, in.Name, f.Name, remedy)
+			return fmt.Errorf("%w: %s: column %q has no Parquet field id while others do: engines would read it as NULL; %s", ErrSchemaMismatch, in.Name, f.Name, idRemedy)
 		case known && tf.ID != id:
-			return fmt.Errorf("%w: %s: column %q has Parquet field id %d, the table's is %d: engines would read another column's values; %s", ErrSchemaMismatch, in.Name, f.Name, id, tf.ID, remedy)
+			return fmt.Errorf("%w: %s: column %q has Parquet field id %d, the table's is %d: engines would read another column's values; %s", ErrSchemaMismatch, in.Name, f.Name, id, tf.ID, idRemedy)
 		}
 	}
 	return nil
+}
+
+// publishedIDsAgree checks the Parquet field ids of inputs (each already
+// agreeing with table.json: fieldIDsAgree) against the published Iceberg
+// schema, which is what readers resolve them with; it reads that schema
+// only when an input carries ids. The two differ for a table published
+// before table.json held ids (nested fields numbered first): a column
+// published has its published id, and a column not yet published gets
+// table.json's id only while no published field has it (else the next
+// free one, which no input can know).
+func publishedIDsAgree(ctx context.Context, st store.Store, t *tablemeta.Table, ins []staging.Input) error {
+	if len(ins) == 0 {
+		return nil
+	}
+	pub, err := lakehouse.ReadPublishedIDs(ctx, st)
+	if err != nil {
+		return fmt.Errorf("read the published Iceberg schema to check the field ids of %s: %w", ins[0].Name, err)
+	}
+	if pub.Top == nil {
+		return nil // nothing published: the first publish takes table.json's ids
+	}
+	for _, in := range ins {
+		for _, name := range slices.Sorted(maps.Keys(in.FieldIDs)) {
+			id := in.FieldIDs[name]
+			want, published := pub.Top[name]
+			if !published {
+				tf, known := t.Schema.Field(name)
+				other, taken := pub.Used[tf.ID]
+				if !known || !taken || other == name {
+					continue
+				}
+				want = -1
+			}
+			if id != want {
+				return fmt.Errorf("%w: %s: column %q has Parquet field id %d, which Iceberg readers of the published table resolve to %s: engines would read another column's values; %s",
+					ErrSchemaMismatch, in.Name, name, id, publishedName(pub, id), idRemedy)
+			}
+		}
+	}
+	return nil
+}
+
+// publishedName names what a field id is in the published schema.
+func publishedName(pub lakehouse.PublishedIDs, id int) string {
+	if name, ok := pub.Used[id]; ok {
+		return fmt.Sprintf("%q", name)
+	}
+	return "no column"
 }

@@ -33,6 +33,9 @@ type Footer struct {
 	// or nested, is not named (its nulls are unknown without reading its
 	// pages).
 	NullFree []string
+	// IDs are the Parquet field ids the file carries (an Iceberg engine's
+	// data files have them): readers that find them read the file by them.
+	IDs FieldIDs
 }
 
 // ReadFooter reads and checks the footer of the Parquet file r of size
@@ -50,15 +53,15 @@ func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
 	defer pr.Close()
 	ft, canon, err := CheckFooter(pr, size)
 	if err == nil && canon != nil {
-		ft.Arrow = canon.Arrow
+		ft.Arrow, ft.IDs = canon.Arrow, canon.IDs
 		ft.NullFree = nullFree(pr)
 	}
 	return ft, err
 }
 
 // CheckFooter checks what the footer of pr (a file of size bytes) says
-// and derives the canonical schema; the Footer's Arrow and NullFree are
-// left unset (ReadFooter sets them).
+// and derives the canonical schema; the Footer's Arrow, NullFree and IDs
+// are left unset (ReadFooter sets them).
 func CheckFooter(pr *file.Reader, size int64) (Footer, *Schema, error) {
 	return checkFooterAs(pr, size, false)
 }

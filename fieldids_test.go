@@ -1,0 +1,262 @@
+package pswap_test
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/tablemeta"
+	"github.com/pswap/pswap/staging"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/swap"
+)
+
+// idColumns are the columns of the field-id tests: a list first, so that a
+// table published from its footers (nested fields numbered first) and its
+// table.json number the top-level columns differently.
+func idColumns(ids map[string]int) []arrow.Field {
+	field := func(name string, t arrow.DataType) arrow.Field {
+		f := arrow.Field{Name: name, Type: t, Nullable: true}
+		if id, ok := ids[name]; ok {
+			f.Metadata = arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(id)})
+		}
+		return f
+	}
+	return []arrow.Field{
+		field("tags", arrow.ListOf(arrow.BinaryTypes.String)),
+		field("id", arrow.PrimitiveTypes.Int64),
+		field("amount", arrow.PrimitiveTypes.Float64),
+	}
+}
+
+const idRows = `[{"tags": ["a"], "id": 1, "amount": 1.5}, {"tags": [], "id": 2, "amount": 2.5}]`
+
+func idRecord(t *testing.T, ids map[string]int) arrow.RecordBatch {
+	t.Helper()
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, arrow.NewSchema(idColumns(ids), nil), strings.NewReader(idRows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// idParquet is a Parquet file of idRows whose footer gives the top-level
+// columns the field ids ids, as an Iceberg engine writes its data files.
+func idParquet(t *testing.T, ids map[string]int) []byte {
+	t.Helper()
+	rec := idRecord(t, ids)
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, nil, pqarrow.DefaultWriterProps())
+	if err == nil {
+		err = w.Write(rec)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// tableIDs are table.json's top-level ids.
+func tableIDs(t *testing.T, st store.Store) map[string]int {
+	t.Helper()
+	tj, err := tablemeta.Load(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, f := range tj.Schema.Fields {
+		out[f.Name] = f.ID
+	}
+	return out
+}
+
+func publishedIDs(t *testing.T, st store.Store) map[string]int {
+	t.Helper()
+	pub, err := lakehouse.ReadPublishedIDs(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub.Top
+}
+
+// commitIDFile stages a Parquet file carrying ids into part.
+func commitIDFile(t *testing.T, tb *pswap.Table, part string, ids map[string]int) (pswap.Result, error) {
+	t.Helper()
+	p, err := tb.Partition(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Begin(ctx, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddReader(ctx, bytes.NewReader(idParquet(t, ids)), "engine.parquet", pswap.FormatParquet); err != nil {
+		w.Abort(ctx)
+		return pswap.Result{}, err
+	}
+	return w.Commit(ctx)
+}
+
+// adoptIDFile adopts a Parquet file carrying ids as the next generation of
+// apart, without copying it.
+func adoptIDFile(t *testing.T, tb *pswap.Table, ids map[string]int) (pswap.Result, error) {
+	t.Helper()
+	p, res := reserve(t, tb)
+	putObj(t, tb.Store(), res.Prefix+"part-0.parquet", idParquet(t, ids))
+	return p.CommitStaged(ctx, res.Generation, pswap.CommitOptions{})
+}
+
+// A table published before table.json held ids (its footer's schema, nested
+// fields numbered first) has other published ids than table.json's. Iceberg
+// readers resolve a data file's Parquet field ids with the published ones,
+// so a file carrying table.json's ids would be read with another column's
+// values: it is refused at commit, staged or adopted, naming the column
+// and what its id is to readers, and nothing is committed. (Before, a
+// staged file was checked against table.json only, and an adopted file
+// not at all.)
+func TestFieldIDsCheckedAgainstThePublishedSchema(t *testing.T) {
+	mem := memstore.New()
+	// The table's first generation and publish, before table.json.
+	txn, err := swap.Begin(ctx, mem, "dt=2026-11-01", swap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := staging.New(ctx, mem, txn.DataPrefix(), staging.Options{})
+	rec := idRecord(t, nil)
+	defer rec.Release()
+	if err := s.WriteRecord(rec); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Finish(ctx)
+	if err == nil {
+		_, err = txn.Commit(ctx, c)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := pswap.NewTable(mem)
+	publishTable(t, tb)
+	// A facade commit creates table.json; the publish keeps the ids.
+	if _, err := commitRecord(t, tb, "dt=2026-11-02", idRecord(t, nil), pswap.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	publishTable(t, tb)
+	tj, pub := tableIDs(t, mem), publishedIDs(t, mem)
+	if tj["amount"] == pub["amount"] {
+		t.Fatalf("table.json's ids %v and the published %v agree: the test needs a table where they differ", tj, pub)
+	}
+	before := pointerGens(t, mem)
+
+	_, err = commitIDFile(t, tb, "dt=2026-11-03", tj)
+	if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `column "amount" has Parquet field id `+strconv.Itoa(tj["amount"])) {
+		t.Fatalf("a staged file with table.json's ids: %v, want a refusal naming amount", err)
+	}
+	_, err = adoptIDFile(t, tb, tj)
+	if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `column "amount"`) {
+		t.Fatalf("an adopted file with table.json's ids: %v, want a refusal naming amount", err)
+	}
+	// A file with the published ids disagrees with table.json: refused too
+	// (either would be read wrong somewhere); without ids, by name, it fits.
+	if _, err := commitIDFile(t, tb, "dt=2026-11-03", pub); !errors.Is(err, pswap.ErrSchemaMismatch) {
+		t.Fatalf("a staged file with the published ids: %v, want a refusal", err)
+	}
+	if after := pointerGens(t, mem); !equalGens(before, after) {
+		t.Fatalf("the refusals changed the table: %v, then %v", before, after)
+	}
+	if r, err := commitIDFile(t, tb, "dt=2026-11-03", nil); err != nil || !r.Changed {
+		t.Fatalf("the same file without ids: %+v %v", r, err)
+	}
+}
+
+// On a table whose published ids are table.json's (every table created
+// since table.json held ids), a file carrying them is committed, staged
+// or adopted, and published with exactly those ids; an adopted file whose
+// ids disagree with table.json's is refused as a staged one is.
+func TestFieldIDsAgreeingAreCommitted(t *testing.T) {
+	mem := memstore.New()
+	tb := pswap.NewTable(mem)
+	if _, err := commitRecord(t, tb, "dt=2026-11-01", idRecord(t, nil), pswap.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	publishTable(t, tb)
+	tj := tableIDs(t, mem)
+	if pub := publishedIDs(t, mem); !sameIDs(tj, pub) {
+		t.Fatalf("a new table published ids %v, table.json has %v", pub, tj)
+	}
+	if r, err := commitIDFile(t, tb, "dt=2026-11-02", tj); err != nil || !r.Changed {
+		t.Fatalf("a staged file with the table's ids: %+v %v", r, err)
+	}
+	if r, err := adoptIDFile(t, tb, tj); err != nil || !r.Changed {
+		t.Fatalf("an adopted file with the table's ids: %+v %v", r, err)
+	}
+	swapped := map[string]int{"tags": tj["tags"], "id": tj["amount"], "amount": tj["id"]}
+	if _, err := adoptIDFile(t, tb, swapped); !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), "field id") {
+		t.Fatalf("an adopted file with swapped ids: %v, want a refusal naming the field id", err)
+	}
+	publishTable(t, tb)
+	if pub := publishedIDs(t, mem); !sameIDs(tj, pub) {
+		t.Fatalf("published ids %v, table.json's %v", pub, tj)
+	}
+}
+
+func publishTable(t *testing.T, tb *pswap.Table) {
+	t.Helper()
+	if _, err := tb.Publish(ctx, pswap.PublishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameIDs reports whether the published ids give table.json's columns
+// table.json's ids (the published schema has the partition columns too).
+func sameIDs(tj, pub map[string]int) bool {
+	for k, v := range tj {
+		if id, ok := pub[k]; !ok || id != v {
+			return false
+		}
+	}
+	return len(tj) > 0
+}
+
+// pointerGens is every partition's current generation.
+func pointerGens(t *testing.T, st store.Store) map[string]string {
+	t.Helper()
+	parts, err := swap.ListPartitions(ctx, st, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range parts {
+		b, err := swap.ReadPointer(ctx, st, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p] = b.Pointer.Generation
+	}
+	return out
+}
+
+func equalGens(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
