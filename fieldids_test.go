@@ -3,6 +3,7 @@ package pswap_test
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,7 +160,7 @@ func TestFieldIDsCheckedAgainstThePublishedSchema(t *testing.T) {
 	if tj["amount"] == pub["amount"] {
 		t.Fatalf("table.json's ids %v and the published %v agree: the test needs a table where they differ", tj, pub)
 	}
-	before := pointerGens(t, mem)
+	before := pointers(t, mem)
 
 	_, err = commitIDFile(t, tb, "dt=2026-11-03", tj)
 	if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), `column "amount" has Parquet field id `+strconv.Itoa(tj["amount"])) {
@@ -174,7 +175,7 @@ func TestFieldIDsCheckedAgainstThePublishedSchema(t *testing.T) {
 	if _, err := commitIDFile(t, tb, "dt=2026-11-03", pub); !errors.Is(err, pswap.ErrSchemaMismatch) {
 		t.Fatalf("a staged file with the published ids: %v, want a refusal", err)
 	}
-	if after := pointerGens(t, mem); !equalGens(before, after) {
+	if after := pointers(t, mem); !maps.Equal(before, after) {
 		t.Fatalf("the refusals changed the table: %v, then %v", before, after)
 	}
 	if r, err := commitIDFile(t, tb, "dt=2026-11-03", nil); err != nil || !r.Changed {
@@ -229,34 +230,4 @@ func sameIDs(tj, pub map[string]int) bool {
 		}
 	}
 	return len(tj) > 0
-}
-
-// pointerGens is every partition's current generation.
-func pointerGens(t *testing.T, st store.Store) map[string]string {
-	t.Helper()
-	parts, err := swap.ListPartitions(ctx, st, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, p := range parts {
-		b, err := swap.ReadPointer(ctx, st, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[p] = b.Pointer.Generation
-	}
-	return out
-}
-
-func equalGens(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

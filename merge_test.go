@@ -240,24 +240,12 @@ func TestMerge(t *testing.T) {
 					t.Errorf("merge again %s: %s", p.Partition, p.Result.Outcome)
 				}
 			}
-			if !maps2Equal(pointers(t, st), after) {
+			if !maps.Equal(pointers(t, st), after) {
 				t.Error("a no-op merge moved a pointer")
 			}
 			checkRows(t, st, mergeWant)
 		})
 	}
-}
-
-func maps2Equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func TestMergeBadInput(t *testing.T) {
@@ -301,7 +289,7 @@ func TestMergeBadInput(t *testing.T) {
 			if !errors.Is(err, c.want) || !errors.Is(err, pswap.ErrBadInput) || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("err = %v; want %v with %q", err, c.want, c.msg)
 			}
-			if !maps2Equal(pointers(t, st), before) {
+			if !maps.Equal(pointers(t, st), before) {
 				t.Fatal("bad input changed a pointer")
 			}
 		})
