@@ -489,18 +489,19 @@ func publishedIDsAgree(ctx context.Context, st store.Store, t *tablemeta.Table, 
 		for _, name := range slices.Sorted(maps.Keys(in.FieldIDs)) {
 			id := in.FieldIDs[name]
 			want, published := pub.Top[name]
+			if published && id == want {
+				continue
+			}
 			if !published {
-				tf, known := t.Schema.Field(name)
-				other, taken := pub.Used[tf.ID]
-				if !known || !taken || other == name {
+				// It gets table.json's id (id: fieldIDsAgree checked
+				// it) unless a published field has that id.
+				_, known := t.Schema.Field(name)
+				if _, taken := pub.Used[id]; !known || !taken {
 					continue
 				}
-				want = -1
 			}
-			if id != want {
-				return fmt.Errorf("%w: %s: column %q has Parquet field id %d, which Iceberg readers of the published table resolve to %s: engines would read another column's values; %s",
-					ErrSchemaMismatch, in.Name, name, id, publishedName(pub, id), idRemedy)
-			}
+			return fmt.Errorf("%w: %s: column %q has Parquet field id %d, which Iceberg readers of the published table resolve to %s: engines would read another column's values; %s",
+				ErrSchemaMismatch, in.Name, name, id, publishedName(pub, id), idRemedy)
 		}
 	}
 	return nil

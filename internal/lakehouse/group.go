@@ -88,9 +88,10 @@ func groupManifestKey(group string, members int, snapshot int64, digest string) 
 // with: the schema it embeds and the spec that types its partition values
 // (an attempt that plans again may publish another: table.json appeared, a
 // rival's version evolved the schema), so that a later attempt reuses a
-// manifest only when written as it would write it.
-func shapeDigest(sh shape) string {
-	return fmt.Sprintf("shape\x00%d\x00%s\x00%d\x00%s", sh.sc.ID, sh.sc, sh.spec.ID(), sh.spec)
+// manifest only when written as it would write it. shapeFor computes it
+// once per attempt.
+func shapeDigest(sc *iceberg.Schema, spec *iceberg.PartitionSpec) string {
+	return fmt.Sprintf("shape\x00%d\x00%s\x00%d\x00%s", sc.ID, sc, spec.ID(), spec)
 }
 
 // member is what a group manifest records of a partition.
@@ -413,7 +414,7 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 		return out, nil
 	}
 	slices.SortFunc(members, func(a, b carried) int { return strings.Compare(a.m.part, b.m.part) })
-	digest = append(digest, shapeDigest(sh))
+	digest = append(digest, sh.digest)
 	slices.Sort(digest)
 	key := groupManifestKey(un.id, len(members), p.snapshot, partHash(strings.Join(digest, "\n"))[:8])
 	p.mu.Lock()

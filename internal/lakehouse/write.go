@@ -92,6 +92,7 @@ type shape struct {
 	spec    *iceberg.PartitionSpec
 	changed bool // sc is new: the version adds it and makes it current
 	props   map[string]string
+	digest  string // what a manifest's name says of the shape (shapeDigest)
 }
 
 // shapeFor is the shape of the version after s with ups: s's schema,
@@ -157,6 +158,7 @@ func (p *publisher) shapeFor(ctx context.Context, s *state, ups []partUpdate) (s
 	if err != nil {
 		return shape{}, err
 	}
+	sh.digest = shapeDigest(sh.sc, sh.spec)
 	sh.props = map[string]string{
 		propFingerprint: strings.Join(fps, ","),
 		propFormat:      "pswap/1",
