@@ -137,17 +137,13 @@ func TestCommitPublishRoundTrips(t *testing.T) {
 		{pswap.WriteOptions{}, 11},
 		{pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}}, 8},
 	} {
-		// The chain is measured on the wall clock, so a loaded machine can
-		// only lengthen it (a goroutine scheduled after a round trip ended);
-		// the shortest of a few attempts is the path's own. A path that
-		// waits for one request before the next fails every attempt.
-		var m rttMeasure
-		for attempt := range 3 {
-			m = rttCommitPublish(t, mem, 10*i+attempt, tc.opts)
-			if m.sequential <= tc.seq {
-				break
-			}
-		}
+		// The first of three attempts that shows the path's own chain
+		// (storetest.FirstShown); each commits other rows.
+		attempt := 0
+		m := storetest.FirstShown(func() rttMeasure {
+			attempt++
+			return rttCommitPublish(t, mem, 10*i+attempt, tc.opts)
+		}, func(m rttMeasure) bool { return m.sequential <= tc.seq })
 		t.Logf("prefetch %v: %d requests %v, %.1f round trips (%s), %d one after another:\n%s",
 			tc.opts.Prefetch != nil, m.requests, m.counts, m.trips(), m.wall.Round(time.Millisecond), m.sequential, m.timeline)
 		want := map[string]int{"get": 7, "get-range": 1, "writer": 1, "put-if-none-match": 4, "put-if-match": 2}
@@ -162,28 +158,29 @@ func TestCommitPublishRoundTrips(t *testing.T) {
 
 // Begin reads the pointer and the table's metadata at once: one round
 // trip, not two.
-// (The shortest of a few attempts, as in TestCommitPublishRoundTrips.)
+// (The first of three attempts that shows it: storetest.FirstShown.)
 func TestBeginReadsAtOnce(t *testing.T) {
 	lat := storetest.NewLatency(rttTable(t), rttLatency)
 	p, err := pswap.NewTable(lat).Partition("dt=2026-11-03")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n, seq int
-	var timeline string
-	for range 3 {
+	type run struct {
+		n, seq   int
+		timeline string
+	}
+	got := storetest.FirstShown(func() run {
 		lat.Reset()
 		w, err := p.Begin(ctx, pswap.WriteOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, seq, timeline = len(lat.Spans()), lat.Sequential(), lat.Timeline()
-		w.Abort(ctx)
-		if n == 2 && seq == 1 {
-			return
-		}
+		defer w.Abort(ctx)
+		return run{len(lat.Spans()), lat.Sequential(), lat.Timeline()}
+	}, func(x run) bool { return x.n == 2 && x.seq == 1 })
+	if got.n != 2 || got.seq != 1 {
+		t.Fatalf("Begin made %d requests, %d one after another, want 2 at once:\n%s", got.n, got.seq, got.timeline)
 	}
-	t.Fatalf("Begin made %d requests, %d one after another, want 2 at once:\n%s", n, seq, timeline)
 }
 
 // With WriteOptions.Prefetch, Commit reads the publish's metadata again

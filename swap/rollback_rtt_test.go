@@ -19,30 +19,27 @@ func TestRollbackReadsAtOnce(t *testing.T) {
 		runID string
 		seq   int
 	}{{"", 5}, {"rb-1", 6}} {
-		// The first of three attempts that shows the path's own chain: a
-		// loaded machine can only lengthen one read off the wall clock.
-		var (
+		// The first of three attempts that shows it: storetest.FirstShown.
+		type run struct {
 			mem  *memstore.Store
+			lat  *storetest.Latency
 			a, r swap.Result
-		)
+		}
 		part := "dt=2026-11-29"
-		for try := 1; ; try++ {
-			mem = memstore.New()
-			a = mustCommit(t, mem, part, "a", swap.Options{})
+		got := storetest.FirstShown(func() run {
+			mem := memstore.New()
+			a := mustCommit(t, mem, part, "a", swap.Options{})
 			mustCommit(t, mem, part, "b", swap.Options{})
 			lat := storetest.NewLatency(mem, 20*time.Millisecond)
-			var err error
-			r, err = swap.Rollback(ctx, lat, part, a.Generation, swap.Options{RunID: tc.runID})
+			r, err := swap.Rollback(ctx, lat, part, a.Generation, swap.Options{RunID: tc.runID})
 			if err != nil || !r.Changed {
 				t.Fatalf("rollback: %+v %v", r, err)
 			}
-			n, seq := len(lat.Spans()), lat.Sequential()
-			if n == 6 && seq == tc.seq {
-				break
-			}
-			if try == 3 {
-				t.Fatalf("run id %q: %d requests, %d one after another; want 6, %d:\n%s", tc.runID, n, seq, tc.seq, lat.Timeline())
-			}
+			return run{mem, lat, a, r}
+		}, func(x run) bool { return len(x.lat.Spans()) == 6 && x.lat.Sequential() == tc.seq })
+		mem, lat, a, r := got.mem, got.lat, got.a, got.r
+		if n, seq := len(lat.Spans()), lat.Sequential(); n != 6 || seq != tc.seq {
+			t.Fatalf("run id %q: %d requests, %d one after another; want 6, %d:\n%s", tc.runID, n, seq, tc.seq, lat.Timeline())
 		}
 		snap := checkInvariants(t, mem, part)
 		if m := r.Manifest; m == nil || m.Generation != r.Generation || m.RollbackOf != a.Generation || m.DataGen() != a.Generation ||

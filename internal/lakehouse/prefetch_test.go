@@ -20,11 +20,10 @@ import (
 // A publish that starts from a prefetch reads only the pointer and, beside
 // it, the manifest it replaces and the new file's footer before it writes:
 // 7 requests, 4 one after another, and the same result. (The first of
-// three attempts that shows it: see TestPublishWritesAtOnce.)
+// three attempts that shows it: storetest.FirstShown.)
 func TestPublishFromPrefetch(t *testing.T) {
-	var mem store.Store
-	for try := 1; ; try++ {
-		mem = publishedTable(t, 3)
+	got := storetest.FirstShown(func() rttRun {
+		mem := publishedTable(t, 3)
 		c := nextCommit(t, mem)
 		lat := storetest.NewLatency(mem, rtt)
 		f := lakehouse.StartPrefetch(ctx, lat, lakehouse.Options{})
@@ -39,13 +38,11 @@ func TestPublishFromPrefetch(t *testing.T) {
 		if err != nil || !r.Changed || r.Version != 2 || r.Partitions != 3 {
 			t.Fatalf("publish: %+v %v", r, err)
 		}
-		n, seq := len(lat.Spans()), lat.Sequential()
-		if n == 7 && seq == 4 {
-			break
-		}
-		if try == 3 {
-			t.Fatalf("%d requests, %d one after another; want 7, 4:\n%s", n, seq, lat.Timeline())
-		}
+		return rttRun{mem, lat, r}
+	}, func(x rttRun) bool { return x.shows(7, 4) })
+	mem, lat := got.mem, got.lat
+	if n, seq := len(lat.Spans()), lat.Sequential(); n != 7 || seq != 4 {
+		t.Fatalf("%d requests, %d one after another; want 7, 4:\n%s", n, seq, lat.Timeline())
 	}
 	if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 {
 		t.Fatalf("rows %v", got)

@@ -25,37 +25,38 @@ func nextCommit(t *testing.T, mem store.Store) lakehouse.Commit {
 	return lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: m}
 }
 
+// rttRun is one publish through a Latency store, on the table mem.
+type rttRun struct {
+	mem store.Store
+	lat *storetest.Latency
+	r   lakehouse.Result
+}
+
+// shows reports whether the publish made n requests, seq one after another.
+func (x rttRun) shows(n, seq int) bool {
+	return len(x.lat.Spans()) == n && x.lat.Sequential() == seq
+}
+
 // A publish reads the pointer, the manifest it replaces (to record that
 // manifest's files as deleted) and the new file's footer (its column
 // statistics) at once, writes the partition's manifest and the manifest
 // list at once, then the version, then the hint: 10 requests, 7 one after
 // another.
-//
-// The chain is read off the wall clock, which a loaded machine can only
-// lengthen (a goroutine scheduled after a round trip ended): the test
-// takes the first of three attempts that shows the path's own.
+// (The first of three attempts that shows it: storetest.FirstShown.)
 func TestPublishWritesAtOnce(t *testing.T) {
-	var (
-		mem store.Store
-		lat *storetest.Latency
-		r   lakehouse.Result
-	)
-	for try := 1; ; try++ {
-		mem = publishedTable(t, 3)
+	got := storetest.FirstShown(func() rttRun {
+		mem := publishedTable(t, 3)
 		c := nextCommit(t, mem)
-		lat = storetest.NewLatency(mem, rtt)
-		var err error
-		r, err = lakehouse.PublishCommit(ctx, lat, c, lakehouse.Options{})
+		lat := storetest.NewLatency(mem, rtt)
+		r, err := lakehouse.PublishCommit(ctx, lat, c, lakehouse.Options{})
 		if err != nil || !r.Changed {
 			t.Fatalf("publish: %+v %v", r, err)
 		}
-		n, seq := len(lat.Spans()), lat.Sequential()
-		if n == 10 && seq == 7 {
-			break
-		}
-		if try == 3 {
-			t.Fatalf("%d requests, %d one after another; want 10, 7:\n%s", n, seq, lat.Timeline())
-		}
+		return rttRun{mem, lat, r}
+	}, func(x rttRun) bool { return x.shows(10, 7) })
+	mem, lat, r := got.mem, got.lat, got.r
+	if n, seq := len(lat.Spans()), lat.Sequential(); n != 10 || seq != 7 {
+		t.Fatalf("%d requests, %d one after another; want 10, 7:\n%s", n, seq, lat.Timeline())
 	}
 	// The version follows both writes, the hint follows the version.
 	var manifestEnd, listEnd, version, hint storetest.Span

@@ -105,6 +105,23 @@ func (l *Latency) Sequential() int {
 	return n
 }
 
+// FirstShown measures a chain of requests read off the wall clock
+// (Sequential) up to three times and returns the first measure that shown
+// accepts, or the last one. A loaded machine can lengthen such a chain (a
+// goroutine scheduled after a round trip ended), never shorten it: the
+// first attempt that shows the path's own chain is the measure, and a path
+// that makes its requests one after another fails every attempt. measure
+// runs the path on fresh state each time.
+func FirstShown[T any](measure func() T, shown func(T) bool) T {
+	var m T
+	for range 3 {
+		if m = measure(); shown(m) {
+			break
+		}
+	}
+	return m
+}
+
 // Timeline prints the requests since the latest Reset, one a line: start,
 // end, operation and key.
 func (l *Latency) Timeline() string {
