@@ -24,6 +24,9 @@ func Encode(t *Table) ([]byte, error) {
 		w.PartitionColumns = append(w.PartitionColumns, wirePartCol(c))
 	}
 	w.Schema = wireFields(t.Schema.Fields)
+	if v := t.Views; v != nil {
+		w.Views = &wireViews{Iceberg: v.Iceberg, Delta: v.Delta, Catalogs: v.Catalogs}
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -44,6 +47,13 @@ type wireTable struct {
 	SchemaID         int           `json:"schema_id"`
 	LastColumnID     int           `json:"last_column_id"`
 	Schema           []wireField   `json:"schema"`
+	Views            *wireViews    `json:"views,omitempty"`
+}
+
+type wireViews struct {
+	Iceberg  bool     `json:"iceberg"`
+	Delta    bool     `json:"delta"`
+	Catalogs []string `json:"catalogs,omitempty"`
 }
 
 type wirePartCol struct {
@@ -160,7 +170,7 @@ func decode(data []byte) (*Table, *Error) {
 		return nil, verr.(*Error)
 	}
 	r.SetLenient(newer)
-	r.Known("format", "version", "partition_columns", "schema_id", "last_column_id", "schema")
+	r.Known("format", "version", "partition_columns", "schema_id", "last_column_id", "schema", "views")
 	t := &Table{Format: Format, Version: version}
 	for _, o := range r.Objects("partition_columns", MaxFields, "entries") {
 		o.Known("id", "name", "type", "layout")
@@ -171,6 +181,12 @@ func decode(data []byte) (*Table, *Error) {
 	t.SchemaID = int(r.Int("schema_id", 32))
 	t.LastColumnID = int(r.Int("last_column_id", 32))
 	t.Schema.Fields = readFields(r, "schema", 0)
+	if r.Has("views") {
+		if o := r.Object("views", true); o != nil {
+			o.Known("iceberg", "delta", "catalogs")
+			t.Views = &Views{Iceberg: o.Bool("iceberg", true), Delta: o.Bool("delta", true), Catalogs: o.Strings("catalogs", MaxCatalogs)}
+		}
+	}
 	if p := r.Err(); p != nil {
 		return nil, fromProblem(p)
 	}

@@ -21,7 +21,7 @@
 // testdata/valid_table.json is a complete example. Fields:
 //
 //	format             string: "pswap-table".
-//	version            string: "major.minor", "1.0" for this package. A
+//	version            string: "major.minor", "1.1" for this package (1.1 added views). A
 //	                   reader rejects another major (ErrUnsupportedVersion);
 //	                   a higher minor may only add fields, which a reader
 //	                   ignores; in a document of its own minor an unknown
@@ -38,6 +38,14 @@
 //	last_column_id     integer: the highest id ever assigned; ids are never
 //	                   reused.
 //	schema             array of fields, the data columns in file order.
+//	views              object, optional: the views every writer publishes
+//	                   (absent: written before views were recorded, which
+//	                   reads as Iceberg only; see ViewsOf).
+//	  iceberg          boolean: the Iceberg metadata (<table>/metadata/).
+//	  delta            boolean: the Delta Lake log (<table>/_delta_log/).
+//	  catalogs         array of strings, optional, at most MaxCatalogs,
+//	                   sorted and unique: Iceberg catalog URLs, never with
+//	                   a password (credentials come from the environment).
 //
 // A field is an object:
 //

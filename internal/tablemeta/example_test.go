@@ -35,7 +35,7 @@ func ExampleEncode() {
 	// Output:
 	// {
 	//   "format": "pswap-table",
-	//   "version": "1.0",
+	//   "version": "1.1",
 	//   "partition_columns": [
 	//     {
 	//       "id": 3,

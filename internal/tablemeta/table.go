@@ -19,7 +19,7 @@ const (
 	// Format is the value of the "format" field.
 	Format = "pswap-table"
 	// Version is the "major.minor" version this package writes and reads.
-	Version = "1.0"
+	Version = "1.1"
 	// Key is where a table keeps the document, relative to the table root.
 	Key = "_pswap/table.json"
 	// MaxDocumentBytes bounds a document.
@@ -74,6 +74,9 @@ type Table struct {
 	// Schema is the data columns, the same in every generation of every
 	// partition.
 	Schema Schema
+	// Views are the views every writer publishes (nil: the document
+	// records none, see ViewsOf).
+	Views *Views
 }
 
 // PartitionColumn is one column of the table's partition keys.
@@ -95,6 +98,10 @@ func (t *Table) Clone() *Table {
 	c := *t
 	c.PartitionColumns = slices.Clone(t.PartitionColumns)
 	c.Schema = t.Schema.Clone()
+	if t.Views != nil {
+		v := t.Views.Clone()
+		c.Views = &v
+	}
 	return &c
 }
 
@@ -156,7 +163,7 @@ func (t *Table) Validate() error {
 	if err := validateFields("schema", t.Schema.Fields, 1, &n, useID); err != nil {
 		return err
 	}
-	return nil
+	return t.Views.validate()
 }
 
 func (c PartitionColumn) validate(path string) error {
