@@ -2,20 +2,39 @@ package pswap
 
 import (
 	"context"
+	"errors"
+	"io"
 	"time"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
+	"github.com/pswap/pswap/internal/views"
 	"github.com/pswap/pswap/manifest"
 )
 
-// PublishOptions tune an Iceberg publish. The zero value works.
+// PublishOptions tune a publish of a table's views. The zero value works:
+// every view the table has is brought up to date.
 type PublishOptions struct {
-	// Catalog, when not nil, is the table's entry in an Iceberg catalog
-	// (package catalog opens one from a URL): the publish points it at the
-	// version it wrote or found latest. Its failure leaves the metadata
-	// files published and is reported as the publish's error.
+	// Enable turns these views on for the table before publishing
+	// (recorded in its table.json, so that every later writer publishes
+	// them too): Delta, Catalogs (recorded without passwords), Iceberg.
+	// A view already on stays on; Table.SetViews turns views off.
+	Enable Views
+	// OpenCatalog opens one of the table's catalogs from its recorded URL
+	// (default: package catalog's registry, with credentials from the
+	// environment). A catalog it cannot open is a view that is not
+	// published, saying why.
+	OpenCatalog func(ctx context.Context, url string) (Catalog, error)
+	// Catalog, when not nil, is a catalog published beside the table's own
+	// for this publish only (not recorded).
 	Catalog Catalog
+	// Delta tunes the Delta Lake log.
+	Delta DeltaOptions
+	// Retries bounds how often a view's publish is run again after a
+	// transient failure, with backoff (default 3, so 4 attempts; below 0:
+	// none).
+	Retries int
 	// Concurrency bounds the requests a publish runs at once (default 16).
 	Concurrency int
 	// MaxAttempts bounds how often a publish rebases after losing the race
@@ -33,9 +52,6 @@ type PublishOptions struct {
 
 func (o PublishOptions) lib() lakehouse.Options {
 	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed}
-	if o.Catalog != nil {
-		lo.Catalog = o.Catalog
-	}
 	if o.Prefetch != nil {
 		lo.Prefetch = o.Prefetch.pf
 	}
@@ -79,6 +95,50 @@ func (p *Prefetch) Stop() {
 	}
 }
 
+// The names of the views, as ViewPublication.View says them.
+const (
+	ViewIceberg = views.Iceberg
+	ViewDelta   = views.Delta
+	ViewCatalog = views.Catalog
+)
+
+// ViewPublication is what a publish did to one view of the table.
+type ViewPublication struct {
+	// View is ViewIceberg, ViewDelta or ViewCatalog.
+	View string
+	// Name is a catalog's name and table (never a secret); the View for
+	// the others.
+	Name string
+	// Published: the view reflects the commit (a table's publish: every
+	// pointer).
+	Published bool
+	// Changed: this publish wrote a new version of the view.
+	Changed bool
+	// Version is the view's version: Iceberg's N of vN.metadata.json,
+	// the Delta log's version, the Iceberg version a catalog names; -1:
+	// none.
+	Version int64
+	// Location is the Iceberg metadata location (Iceberg and catalogs).
+	Location string
+	// Rebases counts the versions lost to concurrent publishers.
+	Rebases int
+	// Attempts counts the runs of the view's publish (more than one after
+	// a transient failure).
+	Attempts int
+	// Err is why the view was not published (nil when Published): the
+	// view lags, and the next publish converges it.
+	Err error
+}
+
+func viewPublications(rs []views.Result) []ViewPublication {
+	out := make([]ViewPublication, len(rs))
+	for i, r := range rs {
+		out[i] = ViewPublication{View: r.View, Name: r.Name, Published: r.Published, Changed: r.Changed, Version: r.Version,
+			Location: r.Location, Rebases: r.Rebases, Attempts: r.Attempts, Err: r.Err}
+	}
+	return out
+}
+
 // PublishResult is what a publish of the whole table did.
 type PublishResult struct {
 	// MetadataLocation is the URI of the current vN.metadata.json ("" when
@@ -102,70 +162,221 @@ type PublishResult struct {
 	// publish pointed it at Version.
 	HintFixed bool
 	HintWas   int
+	// Views is what the publish did to each of the table's views (the
+	// fields above are the Iceberg view's).
+	Views []ViewPublication
+	// ViewsRecorded is why the views this publish enabled were not
+	// recorded in table.json (nil: recorded, or nothing to record); they
+	// were published all the same.
+	ViewsRecorded error
 }
 
-// Publication says whether a commit's Iceberg metadata was published. A
-// failed publish never fails the commit it follows: the metadata lags, and
-// the next publish (of any commit, or Table.Publish) converges it.
+// Publication says what a publish after a commit or rollback did to each
+// view of the table. A failed publish never fails the commit it follows:
+// the view lags, and the next publish (of any commit, or Table.Publish)
+// converges it.
 type Publication struct {
-	// Published: the table's Iceberg metadata now reflects this commit (or
-	// a later generation of the partition).
+	// Published: every view of the table reflects this commit (or a later
+	// generation of the partition).
 	Published bool
 	// MetadataLocation is the URI of the current vN.metadata.json (also
-	// when only the catalog failed).
+	// when only a catalog failed).
 	MetadataLocation string
 	Version          int
-	// Rebases counts the versions lost to concurrent publishers.
+	// Rebases counts the Iceberg versions lost to concurrent publishers.
 	Rebases int
-	// Err is why it was not published (nil when Published).
+	// Err is why a view was not published (nil when Published), every
+	// failing view's error joined.
 	Err error
+	// Views is each view's outcome.
+	Views []ViewPublication
+	// ViewsRecorded: see PublishResult.ViewsRecorded.
+	ViewsRecorded error
 }
 
-// Publish reconciles the table's Iceberg metadata with every partition's
-// pointer (`pswap publish`): idempotent, one GET per partition.
+// View returns the outcome of the view named view (ViewIceberg,
+// ViewDelta), or of a catalog by name; false if the table has no such
+// view.
+func (p Publication) View(view string) (ViewPublication, bool) { return findView(p.Views, view) }
+
+// View is Publication.View.
+func (r PublishResult) View(view string) (ViewPublication, bool) { return findView(r.Views, view) }
+
+func findView(vs []ViewPublication, view string) (ViewPublication, bool) {
+	for _, v := range vs {
+		if v.View == view || v.Name == view {
+			return v, true
+		}
+	}
+	return ViewPublication{}, false
+}
+
+// Publish reconciles every view of the table with every partition's
+// pointer (`pswap publish`): idempotent, one GET per partition. The error
+// joins the errors of the views that were not published.
 func (t *Table) Publish(ctx context.Context, opts PublishOptions) (PublishResult, error) {
-	r, err := lakehouse.Publish(ctx, t.st, opts.lib())
-	return PublishResult(r), err
+	rs, recErr := t.publishViews(ctx, nil, "", opts, func(set views.Set, vo views.Options, _ *tablemeta.Table) []views.Result {
+		return views.Reconcile(ctx, t.st, set, vo)
+	})
+	out := PublishResult{Views: viewPublications(rs), ViewsRecorded: recErr}
+	var errs []error
+	for _, r := range rs {
+		if r.Iceberg != nil {
+			ir := *r.Iceberg
+			out.MetadataLocation, out.Version, out.SnapshotID, out.Changed, out.Rebases = ir.MetadataLocation, ir.Version, ir.SnapshotID, ir.Changed, ir.Rebases
+			out.Partitions, out.Repairs, out.HintFixed, out.HintWas = ir.Partitions, ir.Repairs, ir.HintFixed, ir.HintWas
+		}
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
-// Publish brings the table's Iceberg metadata up to date with a commit or
-// rollback of this partition (its Result). It replaces only this
-// partition's manifest, so its cost does not grow with the table; the
-// generation's manifest comes from res (Result.Manifest), not the store.
+// Publish brings every view of the table up to date with a commit or
+// rollback of this partition (its Result). The Iceberg metadata replaces
+// only this partition's manifest, so its cost does not grow with the
+// table; the generation's manifest comes from res (Result.Manifest), not
+// the store.
 func (p *Partition) Publish(ctx context.Context, res Result, opts PublishOptions) Publication {
-	return publish(ctx, p, res, nil, nil, opts.lib())
+	return publish(ctx, p, res, nil, nil, "", opts)
 }
 
 // Publish is Partition.Publish for the commit this writer made: it already
-// has the generation's files, so it reads no manifest, and with
-// WriteOptions.Prefetch it starts from the metadata read while the data
-// uploaded (unless opts.Prefetch names another prefetch).
+// has the generation's files and the table's metadata, so it reads
+// neither, and with WriteOptions.Prefetch it starts from the Iceberg
+// metadata read while the data uploaded (unless opts.Prefetch names
+// another prefetch).
 func (w *Writer) Publish(ctx context.Context, opts PublishOptions) Publication {
 	var m *manifest.Manifest
 	if w.committed.Changed && w.committed.Staged == w.committed.Generation {
 		m = &manifest.Manifest{Partition: w.p.key, Generation: w.committed.Generation, RunID: w.committed.RunID, Content: w.content}
 	}
-	lo := opts.lib()
-	if lo.Prefetch == nil {
-		lo.Prefetch = w.prefetch
-	} else if lo.Prefetch != w.prefetch {
+	if opts.Prefetch == nil {
+		opts.Prefetch = &Prefetch{w.prefetch}
+	} else if opts.Prefetch.pf != w.prefetch {
 		w.prefetch.Stop()
 	}
 	w.prefetch = nil // it serves one publish
-	return publish(ctx, w.p, w.committed, m, w.schema.stored(), lo)
+	doc, tag := w.schema.document()
+	return publish(ctx, w.p, w.committed, m, doc, tag, opts)
 }
 
-// publish publishes a commit's result; m is its manifest and table the
-// table's metadata it was committed with, when the caller has them.
-func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest, table *tablemeta.Table, opts lakehouse.Options) Publication {
+// publish publishes a commit's result to every view; m is its manifest
+// and doc (with its tag) the table's metadata it was committed with, when
+// the caller has them.
+func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest, doc *tablemeta.Table, tag string, opts PublishOptions) Publication {
 	if m == nil {
 		m = res.Manifest // the one the commit or rollback wrote: no GET
 	}
-	r, err := lakehouse.PublishCommit(ctx, p.t.st, lakehouse.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m, Table: table}, opts)
-	if err != nil {
-		// When only the catalog failed, the metadata files were published
-		// (r names them), but the catalog's name lags.
-		return Publication{MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases, Err: err}
+	rs, recErr := p.t.publishViews(ctx, doc, tag, opts, func(set views.Set, vo views.Options, doc *tablemeta.Table) []views.Result {
+		c := views.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m, Table: doc}
+		return views.PublishCommit(ctx, p.t.st, set, c, vo)
+	})
+	out := Publication{Published: true, Views: viewPublications(rs), ViewsRecorded: recErr}
+	var errs []error
+	for _, r := range rs {
+		if r.View == views.Iceberg {
+			out.MetadataLocation, out.Rebases = r.Location, r.Rebases
+			if r.Version > 0 {
+				out.Version = int(r.Version)
+			}
+		}
+		if r.Err != nil {
+			out.Published = false
+			errs = append(errs, r.Err)
+		}
 	}
-	return Publication{Published: true, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases}
+	out.Err = errors.Join(errs...)
+	return out
+}
+
+// publishViews publishes the table's views with run: it reads table.json
+// unless doc is given, records the views opts enables (and a table's
+// views found on the store when it records none), opens its catalogs, and
+// runs the pipeline, handing run the table.json it read (nil: none).
+// recErr says why the views could not be recorded.
+func (t *Table) publishViews(ctx context.Context, doc *tablemeta.Table, tag string, opts PublishOptions, run func(views.Set, views.Options, *tablemeta.Table) []views.Result) (rs []views.Result, recErr error) {
+	if doc == nil {
+		var err error
+		if doc, tag, err = tablemeta.Read(ctx, t.st); err != nil {
+			doc, tag = nil, ""
+		}
+	}
+	cur, recorded, err := views.Resolve(ctx, t.st, doc)
+	if err != nil {
+		recErr = err
+	}
+	enable, err := publicViews(opts.Enable.doc())
+	if err != nil {
+		recErr = err
+	}
+	want := union(cur, enable)
+	if doc != nil && (!recorded || !want.Equal(cur)) {
+		got, err := t.updateViews(ctx, doc, tag, func(v tablemeta.Views) tablemeta.Views {
+			if !recorded {
+				v = cur // found on the store: recorded from now on
+			}
+			return union(v, enable)
+		})
+		if err != nil {
+			recErr = err
+		} else {
+			want = got
+		}
+	}
+	set, closers := t.viewSet(ctx, want, opts)
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	attempts := 4
+	switch {
+	case opts.Retries > 0:
+		attempts = opts.Retries + 1
+	case opts.Retries < 0:
+		attempts = 1
+	}
+	return run(set, views.Options{Retry: retry.Policy{MaxAttempts: attempts}}, doc), recErr
+}
+
+// viewSet is the drivers and opened catalogs of the views v.
+func (t *Table) viewSet(ctx context.Context, v tablemeta.Views, opts PublishOptions) (views.Set, []io.Closer) {
+	var (
+		set     views.Set
+		closers []io.Closer
+	)
+	if v.Iceberg {
+		set.Drivers = append(set.Drivers, &views.IcebergDriver{Options: opts.lib()})
+	} else if opts.Prefetch != nil {
+		opts.Prefetch.Stop()
+	}
+	if v.Delta {
+		set.Drivers = append(set.Drivers, &views.DeltaDriver{Options: opts.Delta.lib()})
+	}
+	open := opts.OpenCatalog
+	if open == nil {
+		open = openCatalog
+	}
+	for _, u := range v.Catalogs {
+		c, err := open(ctx, u)
+		if err != nil {
+			set.Catalogs = append(set.Catalogs, views.Unavailable(u, err))
+			continue
+		}
+		if cl, ok := c.(io.Closer); ok {
+			closers = append(closers, cl)
+		}
+		set.Catalogs = append(set.Catalogs, c)
+	}
+	if opts.Catalog != nil {
+		set.Catalogs = append(set.Catalogs, opts.Catalog)
+	}
+	return set, closers
+}
+
+// openCatalog is PublishOptions.OpenCatalog's default.
+var openCatalog = func(ctx context.Context, url string) (Catalog, error) {
+	return nil, errors.New("no catalog opener: set PublishOptions.OpenCatalog")
 }

@@ -251,7 +251,11 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 	}
 	switch {
 	case g.create:
-		cur, _, created, err := tablemeta.Create(ctx, g.st, g.table)
+		if g.table.Views == nil {
+			v := tablemeta.DefaultViews() // a new table records its views
+			g.table.Views = &v
+		}
+		cur, tag, created, err := tablemeta.Create(ctx, g.st, g.table)
 		if err != nil {
 			if errors.Is(err, tablemeta.ErrInvalid) {
 				return fmt.Errorf("%w: %w", swap.ErrCorrupt, err)
@@ -259,31 +263,46 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 			return err
 		}
 		if !created {
-			return g.adopt(cur, fits(cur, g.key, stored, "was created by another writer at the same time"))
+			return g.adopt(cur, tag, fits(cur, g.key, stored, "was created by another writer at the same time"))
 		}
-		g.created = true
+		g.created, g.etag = true, tag
 	case len(g.evolved) > 0:
-		_, err := tablemeta.Update(ctx, g.st, g.table, g.etag)
+		tag, err := tablemeta.Update(ctx, g.st, g.table, g.etag)
 		if errors.Is(err, tablemeta.ErrChanged) {
-			cur, _, rerr := tablemeta.Read(ctx, g.st)
+			cur, tag, rerr := tablemeta.Read(ctx, g.st)
 			if rerr != nil {
 				return fmt.Errorf("%w (read back: %w)", err, rerr)
 			}
-			return g.adopt(cur, fits(cur, g.key, stored, "was changed by another writer at the same time"))
+			return g.adopt(cur, tag, fits(cur, g.key, stored, "was changed by another writer at the same time"))
+		}
+		if err == nil {
+			g.etag = tag
 		}
 		return err
 	}
 	return nil
 }
 
-// adopt makes cur, the document another writer stored, the write's when
-// its data fits it (err nil), so that the publish after the commit uses
-// the stored ids (stored).
-func (g *schemaGuard) adopt(cur *tablemeta.Table, err error) error {
+// adopt makes cur (tagged tag), the document another writer stored, the
+// write's when its data fits it (err nil), so that the publish after the
+// commit uses the stored ids (stored).
+func (g *schemaGuard) adopt(cur *tablemeta.Table, tag string, err error) error {
 	if err == nil {
-		g.table = cur
+		g.table, g.etag = cur, tag
 	}
 	return err
+}
+
+// document is the table's metadata as stored after the write's commit,
+// with its tag ("" when unknown), for the publish after it: nil when the
+// write had no input and the table has none.
+func (g *schemaGuard) document() (*tablemeta.Table, string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.table == nil || (g.create && !g.created && g.etag == "") {
+		return nil, ""
+	}
+	return g.table, g.etag
 }
 
 // stored is the table's metadata as stored after the write's commit (nil:

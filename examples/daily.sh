@@ -45,7 +45,7 @@ pswap() {
 }
 
 # changed reads the "changed" field of a commit's --json output.
-changed() { sed -n 's/^ *"changed": \(true\|false\),*$/\1/p'; }
+changed() { sed -n 's/^  "changed": \(true\|false\),*$/\1/p'; }
 
 echo "== table $PSWAP_TABLE"
 

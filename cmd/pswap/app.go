@@ -82,17 +82,17 @@ type app struct {
 	timeout     time.Duration
 	maxAttempts int
 
-	// delta is --delta (delta.go); deltaPub the Delta publish of the
-	// command's commit or rollback, for its report.
-	delta    bool
-	deltaPub *pswap.DeltaPublication
+	// delta is --delta (views.go).
+	delta bool
 
 	// swapRetries is set by commands whose requests pswap's own loops
 	// retry (see retryOptions): the SDK then makes a single attempt.
 	swapRetries bool
-	// catalogURL is --catalog; catalog the catalog it opened (nil: none).
-	catalogURL string
-	catalog    catalog.Catalog
+	// catalogURL is --catalog; catalog the catalog it opened (nil: none),
+	// catalogPublic its URL as the table records it.
+	catalogURL    string
+	catalog       catalog.Catalog
+	catalogPublic string
 	logger     *slog.Logger
 	cmdCtx     context.Context // the command's context under --timeout
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -28,10 +29,7 @@ func (a *app) openCatalog(cmd *cobra.Command) error {
 	if cmd.Flags().Lookup("catalog") == nil {
 		return nil
 	}
-	u := strings.TrimSpace(a.catalogURL)
-	if u == "" {
-		u = strings.TrimSpace(a.getenv(envCatalog))
-	}
+	u := a.catalogRaw()
 	if u == "" {
 		return nil
 	}
@@ -39,9 +37,26 @@ func (a *app) openCatalog(cmd *cobra.Command) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--catalog %s: %w", redactURL(u), err)}
 	}
-	a.catalog = c
+	pub, err := pswap.PublicCatalogURL(u)
+	if err != nil {
+		return usageError{fmt.Errorf("--catalog %s: %w", redactURL(u), err)}
+	}
+	a.catalog, a.catalogPublic = c, pub
 	return nil
 }
+
+// catalogRaw is --catalog, or $PSWAP_CATALOG ("" for none).
+func (a *app) catalogRaw() string {
+	u := strings.TrimSpace(a.catalogURL)
+	if u == "" {
+		u = strings.TrimSpace(a.getenv(envCatalog))
+	}
+	return u
+}
+
+// catalogArg is the catalog the command names, as the table records it
+// (without a password; "" for none).
+func (a *app) catalogArg() string { return a.catalogPublic }
 
 // closeCatalog closes the catalog's connections, if one was opened.
 func (a *app) closeCatalog() {
@@ -50,12 +65,34 @@ func (a *app) closeCatalog() {
 	}
 }
 
-// publishOptions are the options of a command's publishes: the catalog
-// (if any) and the prefetch pf (nil: none).
-func (a *app) publishOptions(pf *pswap.Prefetch) pswap.PublishOptions {
-	o := pswap.PublishOptions{Prefetch: pf}
-	if a.catalog != nil {
-		o.Catalog = a.catalog
+// openTableCatalog opens one of the table's catalogs by its recorded URL
+// (pswap.PublishOptions.OpenCatalog): the command's own when it is the
+// one --catalog named (with the credentials its URL may carry), else
+// from the URL with the environment's credentials. The command's own is
+// closed when the command ends, not by the publish.
+func (a *app) openTableCatalog(_ context.Context, u string) (pswap.Catalog, error) {
+	if a.catalog != nil && u == a.catalogPublic {
+		if d, ok := a.catalog.(documentCatalog); ok {
+			return keepOpenDocument{d}, nil
+		}
+		return keepOpen{a.catalog}, nil
 	}
-	return o
+	c, err := catalog.OpenWith(u, catalog.Options{Getenv: a.getenv})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
+
+// keepOpen hides a catalog's Close from the publish that uses it.
+type keepOpen struct{ pswap.Catalog }
+
+// documentCatalog is a catalog that moves its table by the metadata
+// document (a REST catalog's SwapDocument), which keepOpenDocument keeps.
+type documentCatalog interface {
+	pswap.Catalog
+	SwapDocument(ctx context.Context, prev, loc string, doc []byte) error
+}
+
+// keepOpenDocument is keepOpen for a documentCatalog.
+type keepOpenDocument struct{ documentCatalog }

@@ -31,15 +31,21 @@ func catalogRow(t *testing.T, db string) (loc string, rows int) {
 	return loc, rows
 }
 
-// TestCatalogFlag: commit --catalog registers and moves the table's name
-// ($PSWAP_CATALOG too), publish --catalog converges a catalog that lagged,
-// a catalog that is down leaves the commit standing with published=false
-// and the reason, and a bad URL or a foreign table is refused (exit 2)
-// with nothing registered or overwritten.
+// TestCatalogFlag: commit --catalog registers the table in the catalog
+// and records the catalog as one of the table's views ($PSWAP_CATALOG
+// too), so that every later writer moves its name without the flag; a
+// catalog that is down leaves the commit standing with published=false
+// and the reason, and the next publish, with no flag, converges it; a bad
+// URL or a foreign table is refused (exit 2) with nothing registered or
+// overwritten.
 func TestCatalogFlag(t *testing.T) {
 	dir := t.TempDir()
 	table := filepath.Join(dir, "sales")
-	db := filepath.Join(dir, "cat.db")
+	catDir := filepath.Join(dir, "cat")
+	if err := os.Mkdir(catDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(catDir, "cat.db")
 	url := "sql+sqlite://" + db + "?catalog=lake&namespace=db&table=sales&create-namespace=true"
 	csv := filepath.Join(dir, "in.csv")
 	if err := os.WriteFile(csv, []byte("id,amount\n1,2.5\n2,4\n"), 0o644); err != nil {
@@ -57,6 +63,19 @@ func TestCatalogFlag(t *testing.T) {
 			}
 		}
 		return code, r, errOut
+	}
+	// outage makes the catalog unreachable (its folder gone) until the
+	// returned function restores it.
+	outage := func() func() {
+		t.Helper()
+		if err := os.Rename(catDir, catDir+".off"); err != nil {
+			t.Fatal(err)
+		}
+		return func() {
+			if err := os.Rename(catDir+".off", catDir); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 
 	// A bad URL is refused before the commit: nothing is written.
@@ -83,37 +102,47 @@ func TestCatalogFlag(t *testing.T) {
 	if loc, _ := catalogRow(t, db); code != exitOK || !r.Published || loc != r.MetadataLocation {
 		t.Fatalf("$%s: exit %d %+v, the catalog names %q", envCatalog, code, r, loc)
 	}
+	delete(env, envCatalog)
+
+	// The catalog is one of the table's views: a commit without the flag
+	// or the variable moves it too.
+	code, r, errOut = commit("dt=2026-01-05")
+	if loc, _ := catalogRow(t, db); code != exitOK || !r.Published || loc != r.MetadataLocation || !hasView(r.Views, "catalog", true) {
+		t.Fatalf("commit without --catalog: exit %d %+v %s; the catalog names %q", code, r, errOut, loc)
+	}
 
 	// The catalog is down: the commit stands, its publication says why.
-	env[envCatalog] = "sql+sqlite://" + filepath.Join(dir, "gone", "cat.db") + "?catalog=lake&namespace=db&table=sales"
+	restore := outage()
 	code, r, errOut = commit("dt=2026-01-03")
-	if code != exitOK || r.Published || r.MetadataLocation == "" || !strings.Contains(r.PublishError, "catalog") || !strings.Contains(errOut, "warning") {
+	if code != exitOK || r.Published || r.MetadataLocation == "" || !strings.Contains(r.PublishError, "catalog") ||
+		!strings.Contains(errOut, "warning") || !hasView(r.Views, "catalog", false) || !hasView(r.Views, "iceberg", true) {
 		t.Fatalf("catalog down: exit %d %+v %s", code, r, errOut)
 	}
 	latest := r.MetadataLocation
-	delete(env, envCatalog)
-	code, out, errOut := invoke(t, env, "", "publish", "--table", table, "--catalog", url)
+	restore()
+	code, out, errOut := invoke(t, env, "", "publish", "--table", table)
 	if loc, _ := catalogRow(t, db); code != exitOK || loc != latest {
 		t.Fatalf("publish after the outage: exit %d %s %s; the catalog names %q, want %q", code, out, errOut, loc, latest)
 	}
 
 	// gc brings a lagging catalog to the latest version before it
 	// expires anything, and deletes nothing when it cannot.
-	downURL := "sql+sqlite://" + filepath.Join(dir, "gone", "cat.db") + "?catalog=lake&namespace=db&table=sales"
 	commit("dt=2026-01-04", "--publish=false") // a retired generation for gc to collect
-	code, r, _ = commit("dt=2026-01-04", "--catalog", downURL)
+	restore = outage()
+	code, r, _ = commit("dt=2026-01-04")
 	if code != exitOK || r.Published {
 		t.Fatalf("catalog down: exit %d %+v", code, r)
 	}
 	latest = r.MetadataLocation
 	before := files(t, table)
-	code, _, errOut = invoke(t, env, "", "gc", "--table", table, "--catalog", downURL, "--min-age", "0", "--keep", "0", "--snapshot-retention", "0")
+	code, _, errOut = invoke(t, env, "", "gc", "--table", table, "--catalog", url, "--min-age", "0", "--keep", "0", "--snapshot-retention", "0")
 	if code != exitFailure || !strings.Contains(errOut, "nothing was deleted") {
 		t.Fatalf("gc with the catalog down: exit %d %s", code, errOut)
 	}
 	if after := files(t, table); !slices.Equal(after, before) {
 		t.Fatalf("gc with the catalog down deleted %d files", len(before)-len(after))
 	}
+	restore()
 	code, _, errOut = invoke(t, env, "", "gc", "--table", table, "--catalog", url)
 	if loc, _ := catalogRow(t, db); code != exitOK || loc != latest {
 		t.Fatalf("gc --catalog: exit %d %s; the catalog names %q, want the latest %q", code, errOut, loc, latest)
@@ -129,6 +158,17 @@ func TestCatalogFlag(t *testing.T) {
 	if loc, n := catalogRow(t, db); code != exitUsage || !strings.Contains(errOut, "another table") || loc != latest || n != 1 {
 		t.Fatalf("publish of another table under the name: exit %d %s; the catalog names %q (%d rows)", code, errOut, loc, n)
 	}
+}
+
+// hasView reports whether a --json document's views hold a view of that
+// name with that published state.
+func hasView(vs []viewJSON, view string, published bool) bool {
+	for _, v := range vs {
+		if v.View == view && v.Published == published {
+			return true
+		}
+	}
+	return false
 }
 
 // files lists every file under dir.

@@ -477,15 +477,15 @@ type resultJSON struct {
 	IdempotencyKey string `json:"idempotency_key"`
 	Seq            int64  `json:"seq"`
 	Staged         string `json:"staged_generation"`
-	// Published: the Iceberg metadata reflects this commit; MetadataLocation
-	// is then its vN.metadata.json ("" when not published).
+	// Published: every view of the table (views) reflects this commit;
+	// MetadataLocation is the Iceberg vN.metadata.json ("" when not
+	// published).
 	Published        bool   `json:"published"`
 	MetadataLocation string `json:"metadata_location"`
 	// PublishError says why Published is false after a publish that
-	// failed (with --catalog: the catalog's name lags while
-	// MetadataLocation names the published files).
+	// failed (every view's error; views says which).
 	PublishError string `json:"publish_error,omitempty"`
-	deltaJSON
+	viewsJSON
 }
 
 func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) error {
@@ -499,7 +499,7 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 			Changed: res.Changed, Outcome: string(res.Outcome), Rows: res.Rows, Bytes: res.Bytes,
 			Files: res.Files, RunID: res.RunID, IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
 			Staged: res.Staged, Published: pub.Published, MetadataLocation: pub.MetadataLocation,
-			PublishError: perr, deltaJSON: deltaDoc(a.deltaPub),
+			PublishError: perr, viewsJSON: viewsDoc(pub.Views),
 		})
 	}
 	facts := fmt.Sprintf("%s, %s, %s", plural(res.Rows, "row"), plural(int64(res.Files), "file"), humanBytes(res.Bytes))
@@ -522,11 +522,11 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 	default:
 		line = fmt.Sprintf("%s %s: %s generation %s; %s", verb, res.Partition, res.Outcome, res.Generation, facts)
 	}
-	if pub.Published {
+	if ice, ok := pub.View(pswap.ViewIceberg); ok && ice.Published {
 		line += fmt.Sprintf("\nIceberg metadata: %s", pub.MetadataLocation)
 	}
-	if d := deltaLine(a.deltaPub); d != "" {
-		line += "\n" + d
+	for _, l := range viewLines(pub.Views) {
+		line += "\n" + l
 	}
 	_, err := fmt.Fprintln(a.stdout, line)
 	return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -128,6 +129,7 @@ type mergeJSON struct {
 	Published        bool   `json:"published"`
 	MetadataLocation string `json:"metadata_location,omitempty"`
 	PublishError     string `json:"publish_error,omitempty"`
+	viewsJSON
 }
 
 func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
@@ -204,8 +206,10 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 			doc.Exit = max(doc.Exit, pj.Exit)
 			doc.Partitions = append(doc.Partitions, pj)
 		}
-		if c.publish || c.delta {
+		if c.publish {
 			c.publishMerged(ctx, t, res, &doc)
+		} else {
+			c.recordViews(ctx, t)
 		}
 		if c.json {
 			if err := printJSON(c.stdout, doc); err != nil {
@@ -233,14 +237,17 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 }
 
 // publishMerged publishes each partition the merge committed or found
-// current (a lagging publish converges), one after another, as commit
-// publishes its partition (publishAfter: the Iceberg metadata, and the
-// Delta log with --delta): a merge touches a few partitions of a table
-// that may have many, so each costs a publish of its own (its group's
-// manifest), never a reading of every pointer. A failure is a warning;
-// the merge stands.
+// current (a lagging publish converges) to every view of the table, one
+// after another, as commit publishes its partition (publishAfter): a
+// merge touches a few partitions of a table that may have many, so each
+// costs a publish of its own (its group's manifest), never a reading of
+// every pointer. A view is published when it is for every partition. A
+// failure is a warning; the merge stands.
 func (c *mergeCmd) publishMerged(ctx context.Context, t *pswap.Table, res pswap.MergeResult, doc *mergeJSON) {
-	var errs []string
+	var (
+		errs  []string
+		views []pswap.ViewPublication // each view's outcome, its first failure kept
+	)
 	for _, p := range res.Partitions {
 		if p.Err != nil {
 			continue
@@ -251,19 +258,35 @@ func (c *mergeCmd) publishMerged(ctx context.Context, t *pswap.Table, res pswap.
 			continue
 		}
 		pub := c.publishAfter(ctx, c.publish, part, p.Result, nil, nil)
+		views = mergeViews(views, pub.Views)
 		if pub.Err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", p.Partition, pub.Err))
-			continue
 		}
 		if pub.MetadataLocation != "" {
 			doc.MetadataLocation = pub.MetadataLocation
 		}
 	}
+	doc.viewsJSON = viewsDoc(views)
 	if len(errs) > 0 {
 		doc.PublishError = strings.Join(errs, "; ")
 		return
 	}
-	doc.Published = doc.MetadataLocation != ""
+	doc.Published = len(views) > 0
+}
+
+// mergeViews adds one partition's view outcomes to the merge's: a view's
+// later outcome replaces an earlier one unless that one failed.
+func mergeViews(acc, next []pswap.ViewPublication) []pswap.ViewPublication {
+	for _, n := range next {
+		i := slices.IndexFunc(acc, func(a pswap.ViewPublication) bool { return a.View == n.View && a.Name == n.Name })
+		switch {
+		case i < 0:
+			acc = append(acc, n)
+		case acc[i].Err == nil:
+			acc[i] = n
+		}
+	}
+	return acc
 }
 
 // mergeInputs resolves the arguments to paths; standard input ("-") is

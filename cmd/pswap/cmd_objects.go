@@ -92,13 +92,13 @@ type partitionedJSON struct {
 	Unchanged  int               `json:"unchanged"`
 	Failed     int               `json:"failed"`
 	Exit       int               `json:"exit"`
-	// Published: the Iceberg metadata reflects every partition's pointer
-	// (a publish of the whole table follows the commits; false with
-	// --publish=false or when it failed: PublishError says why).
+	// Published: every view of the table reflects every partition's
+	// pointer (a publish of the whole table follows the commits; false
+	// with --publish=false or when it failed: PublishError says why).
 	Published        bool   `json:"published"`
 	MetadataLocation string `json:"metadata_location,omitempty"`
 	PublishError     string `json:"publish_error,omitempty"`
-	deltaJSON
+	viewsJSON
 }
 
 // runPartitioned commits every key=value folder under --partitioned as its
@@ -157,20 +157,23 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 		wo := pswap.WriteOptions{Commit: opts, Table: pswap.TableOptions{Declare: declare}}
 		out := c.commitPartitions(ctx, t, keys, parts, remote, wo, comp)
 		doc := partitionedJSON{Table: c.tableURL(), Source: redactURL(c.partitioned), Partitions: out}
+		var lines []string
 		if c.publish {
 			// One publish of the whole table after the commits: it brings
-			// every partition's manifest to its pointer, the ones that
+			// every partition to its pointer in every view, the ones that
 			// were unchanged (a lagging publish converges) and failed too.
 			r, err := t.Publish(ctx, c.publishOptions(nil))
+			c.warnViews("commits", r.Views, r.ViewsRecorded)
+			doc.viewsJSON, lines = viewsDoc(r.Views), viewLines(r.Views)
 			if err != nil {
 				doc.PublishError = err.Error()
-				fmt.Fprintf(c.stderr, "pswap: warning: the commits stand, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", err)
 			} else {
-				doc.Published, doc.MetadataLocation = r.MetadataLocation != "", r.MetadataLocation
+				doc.Published = r.MetadataLocation != "" || len(r.Views) > 0
 			}
+			doc.MetadataLocation = r.MetadataLocation
+		} else {
+			c.recordViews(ctx, t)
 		}
-		dpub, _ := c.publishDeltaTable(ctx, t)
-		doc.deltaJSON = deltaDoc(dpub)
 		for _, p := range out {
 			switch {
 			case p.Exit != 0:
@@ -182,7 +185,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 			}
 			doc.Exit = max(doc.Exit, p.Exit)
 		}
-		if err := c.printPartitioned(doc, deltaLine(dpub)); err != nil {
+		if err := c.printPartitioned(doc, strings.Join(lines, "\n")); err != nil {
 			return err
 		}
 		if doc.Exit != 0 {
@@ -224,7 +227,7 @@ func (c *commitCmd) commitPartitions(ctx context.Context, t *pswap.Table, keys [
 // printPartitioned prints a --partitioned commit's outcome: the JSON
 // document, or a line per partition and the totals (delta: the Delta
 // log's line, "" for none).
-func (c *commitCmd) printPartitioned(doc partitionedJSON, delta string) error {
+func (c *commitCmd) printPartitioned(doc partitionedJSON, views string) error {
 	if c.json {
 		return printJSON(c.stdout, doc)
 	}
@@ -239,11 +242,11 @@ func (c *commitCmd) printPartitioned(doc partitionedJSON, delta string) error {
 		}
 	}
 	fmt.Fprintf(c.stdout, "%d partition(s): %d committed, %d unchanged, %d failed\n", len(doc.Partitions), doc.Committed, doc.Unchanged, doc.Failed)
-	if doc.Published {
+	if doc.MetadataLocation != "" {
 		fmt.Fprintf(c.stdout, "Iceberg metadata: %s\n", doc.MetadataLocation)
 	}
-	if delta != "" {
-		fmt.Fprintln(c.stdout, delta)
+	if views != "" {
+		fmt.Fprintln(c.stdout, views)
 	}
 	return nil
 }

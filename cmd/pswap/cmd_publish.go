@@ -41,10 +41,14 @@ naming it and how to recover.
 Spark, Trino, DuckDB (iceberg_scan) and pyiceberg read the table from the
 printed metadata location (see the README, "Iceberg").
 
-With --delta (or $PSWAP_DELTA=1) it also brings the table's Delta Lake log
-(<table>/_delta_log/) up to date, creating it on a table that has none:
-delta-rs, Polars, DuckDB (delta_scan) and Spark read the table's folder as
-a Delta table (see the README, "Delta Lake").`,
+It publishes every view the table has ('pswap views' lists them): the
+Iceberg metadata, the Delta Lake log (<table>/_delta_log/) and the
+catalogs the table is registered in. --delta (or $PSWAP_DELTA=1) turns the
+Delta log on for the table, creating it: delta-rs, Polars, DuckDB
+(delta_scan) and Spark read the table's folder as a Delta table (see the
+README, "Delta Lake"); --catalog registers the table in a catalog. Both
+are recorded in the table, so every later writer publishes them too. The
+command fails when a view could not be published, after saying what was.`,
 		Example: `  pswap publish --table s3://lake/sales
   duckdb -c "SELECT count(*) FROM iceberg_scan('$(pswap publish --table s3://lake/sales --json | jq -r .metadata_location)')"`,
 		Args: cobra.NoArgs,
@@ -71,73 +75,74 @@ type publishJSON struct {
 	Repairs   []string `json:"repairs,omitempty"`
 	HintFixed bool     `json:"hint_fixed"`
 	HintWas   int      `json:"hint_was,omitempty"`
-	deltaJSON
+	viewsJSON
 }
 
 func (c *publishCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
-	return c.withTable(ctx, func(t *pswap.Table) (rerr error) {
-		// With --delta the Delta log is reconciled at the same time
-		// (delta.go); its failure fails the command too, after the report.
-		var (
-			dpub *pswap.DeltaPublication
-			dres pswap.DeltaResult
-			done = make(chan struct{})
-		)
-		go func() { defer close(done); dpub, dres = c.publishDeltaTable(ctx, t) }()
+	return c.withTable(ctx, func(t *pswap.Table) error {
 		r, err := t.Publish(ctx, c.publishOptions(nil))
-		<-done
-		if dpub != nil && dpub.Err != nil {
-			defer func() {
-				if rerr == nil {
-					rerr = fmt.Errorf("publish the Delta log: %w", dpub.Err)
-				}
-			}()
-		}
-		if err != nil && r.MetadataLocation == "" {
-			return fmt.Errorf("publish Iceberg metadata: %w", err)
-		}
-		if err != nil {
-			// Published, but not every partition (an unreadable pointer),
-			// or the catalog lags: say what was published, then fail.
-			perr := err
-			defer func() { rerr = fmt.Errorf("publish Iceberg metadata: %w", perr) }()
+		if r.ViewsRecorded != nil {
+			fmt.Fprintf(c.stderr, "pswap: warning: the table's views could not be recorded in its table.json (published all the same): %s\n", r.ViewsRecorded)
 		}
 		if c.json {
-			return printJSON(c.stdout, publishJSON{
+			if perr := printJSON(c.stdout, publishJSON{
 				Table: c.tableURL(), MetadataLocation: r.MetadataLocation, Version: r.Version,
 				SnapshotID: r.SnapshotID, Changed: r.Changed, Partitions: r.Partitions, Rebases: r.Rebases,
-				HintFixed: r.HintFixed, HintWas: r.HintWas, Repairs: r.Repairs, deltaJSON: deltaDoc(dpub),
-			})
-		}
-		verb := "published"
-		if !r.Changed {
-			verb = "up to date"
-		}
-		if dpub != nil && dpub.Published {
-			dverb := "Delta log published"
-			if !dres.Changed {
-				dverb = "Delta log up to date"
+				HintFixed: r.HintFixed, HintWas: r.HintWas, Repairs: r.Repairs, viewsJSON: viewsDoc(r.Views),
+			}); perr != nil {
+				return perr
 			}
-			fmt.Fprintf(c.stdout, "%s: version %d (%s)\n", dverb, dres.Version, plural(int64(dres.Partitions), "partition"))
+		} else {
+			c.printPublish(r)
 		}
-		if r.MetadataLocation == "" {
-			_, err = fmt.Fprintln(c.stdout, "nothing to publish: the table has no partition with data")
-			return err
+		if err != nil {
+			return fmt.Errorf("publish: %w", err)
 		}
-		for _, rep := range r.Repairs {
-			fmt.Fprintf(c.stdout, "repaired: %s\n", rep)
-		}
-		if r.HintFixed {
-			was := "missing"
-			if r.HintWas > 0 {
-				was = fmt.Sprintf("named version %d", r.HintWas)
-			}
-			fmt.Fprintf(c.stdout, "version-hint.text lagged (%s): it now names version %d\n", was, r.Version)
-		}
-		_, err = fmt.Fprintf(c.stdout, "%s: %s (%s)\n", verb, r.MetadataLocation, plural(int64(r.Partitions), "partition"))
-		return err
+		return nil
 	})
+}
+
+// printPublish is publish's text output.
+func (c *publishCmd) printPublish(r pswap.PublishResult) {
+	for _, v := range r.Views {
+		if !v.Published {
+			continue
+		}
+		switch v.View {
+		case pswap.ViewDelta:
+			verb := "Delta log published"
+			if !v.Changed {
+				verb = "Delta log up to date"
+			}
+			fmt.Fprintf(c.stdout, "%s: version %d\n", verb, v.Version)
+		case pswap.ViewCatalog:
+			fmt.Fprintf(c.stdout, "catalog %s: version %d\n", v.Name, v.Version)
+		}
+	}
+	ice, ok := r.View(pswap.ViewIceberg)
+	if !ok || !ice.Published && r.MetadataLocation == "" {
+		return // off, or nothing published (the error says why)
+	}
+	if r.MetadataLocation == "" {
+		fmt.Fprintln(c.stdout, "nothing to publish: the table has no partition with data")
+		return
+	}
+	for _, rep := range r.Repairs {
+		fmt.Fprintf(c.stdout, "repaired: %s\n", rep)
+	}
+	if r.HintFixed {
+		was := "missing"
+		if r.HintWas > 0 {
+			was = fmt.Sprintf("named version %d", r.HintWas)
+		}
+		fmt.Fprintf(c.stdout, "version-hint.text lagged (%s): it now names version %d\n", was, r.Version)
+	}
+	verb := "published"
+	if !r.Changed {
+		verb = "up to date"
+	}
+	fmt.Fprintf(c.stdout, "%s: %s (%s)\n", verb, r.MetadataLocation, plural(int64(r.Partitions), "partition"))
 }
 
 // addPublishFlag adds --publish to commit and rollback.
@@ -162,19 +167,15 @@ func prefetchPublish(ctx context.Context, on bool, t *pswap.Table, part *pswap.P
 	return t.StartPrefetch(ctx, pswap.PublishOptions{}, part.Key())
 }
 
-// publishAfter publishes a successful commit or rollback, from pf (nil:
-// none; a writer's publish uses the writer's own). It never fails the
-// command: a failure is a warning, and the JSON says published=false.
+// publishAfter publishes a successful commit or rollback to every view of
+// the table, from pf (nil: none; a writer's publish uses the writer's
+// own); with on false (--publish=false) it only records the views the
+// flags turn on. It never fails the command: a view not published is a
+// warning, and the JSON says published=false.
 func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, res pswap.Result, w *pswap.Writer, pf *pswap.Prefetch) pswap.Publication {
-	if a.delta {
-		// The Delta log (delta.go), at the same time as the Iceberg
-		// metadata: neither reads what the other writes.
-		done := make(chan struct{})
-		go func() { defer close(done); a.deltaPub = a.publishDeltaAfter(ctx, part, res, w) }()
-		defer func() { <-done }()
-	}
 	if !on {
 		pf.Stop()
+		a.recordViews(ctx, part.Table())
 		return pswap.Publication{}
 	}
 	var pub pswap.Publication
@@ -183,8 +184,6 @@ func (a *app) publishAfter(ctx context.Context, on bool, part *pswap.Partition, 
 	} else {
 		pub = part.Publish(ctx, res, a.publishOptions(pf))
 	}
-	if pub.Err != nil {
-		fmt.Fprintf(a.stderr, "pswap: warning: the commit stands, but the Iceberg metadata was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", pub.Err)
-	}
+	a.warnViews("commit", pub.Views, pub.ViewsRecorded)
 	return pub
 }

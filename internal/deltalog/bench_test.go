@@ -78,8 +78,7 @@ func TestPublishRequests(t *testing.T) {
 		if pub := w.Publish(ctx, pswap.PublishOptions{}); pub.Err != nil {
 			t.Fatal(pub.Err)
 		}
-		_ = res
-		if pub := w.PublishDelta(ctx, pswap.DeltaOptions{}); pub.Err != nil {
+		if pub := publishDelta(ctx, c, res, deltalog.Options{}); pub.Err != nil {
 			t.Fatal(pub.Err)
 		}
 	}
@@ -92,14 +91,14 @@ func TestPublishRequests(t *testing.T) {
 		}
 		var ice, delta string
 		for range n {
-			_, w := commitOnly(t, tbl, "dt=2026-11-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
+			res, w := commitOnly(t, tbl, "dt=2026-11-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
 			c.reset()
 			if pub := w.Publish(ctx, pswap.PublishOptions{}); pub.Err != nil {
 				t.Fatal(pub.Err)
 			}
 			ice = c.String()
 			c.reset()
-			pub := w.PublishDelta(ctx, pswap.DeltaOptions{})
+			pub := publishDelta(ctx, c, res, deltalog.Options{})
 			if pub.Err != nil || pub.Checkpoint != (due && pub.Version%10 == 0) {
 				t.Fatalf("%+v", pub)
 			}
@@ -130,7 +129,7 @@ func BenchmarkPublish1000Partitions(b *testing.B) {
 	if _, err := lakehouse.Publish(ctx, st, lakehouse.Options{}); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := tbl.PublishDelta(ctx, pswap.DeltaOptions{}); err != nil {
+	if _, err := deltalog.Publish(ctx, st, deltalog.Options{}); err != nil {
 		b.Fatal(err)
 	}
 	b.Run("iceberg-commit", func(b *testing.B) {
@@ -146,9 +145,9 @@ func BenchmarkPublish1000Partitions(b *testing.B) {
 	b.Run("delta-commit", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			_, w := commitOnly(b, tbl, "dt=1000-01-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
+			res, _ := commitOnly(b, tbl, "dt=1000-01-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
 			b.StartTimer()
-			if pub := w.PublishDelta(ctx, pswap.DeltaOptions{}); pub.Err != nil {
+			if pub := publishDelta(ctx, st, res, deltalog.Options{}); pub.Err != nil {
 				b.Fatal(pub.Err)
 			}
 		}
@@ -166,7 +165,7 @@ func BenchmarkPublish1000Partitions(b *testing.B) {
 	})
 	b.Run("delta-noop", func(b *testing.B) {
 		for b.Loop() {
-			if r, err := tbl.PublishDelta(ctx, pswap.DeltaOptions{}); err != nil || r.Changed {
+			if r, err := deltalog.Publish(ctx, st, deltalog.Options{}); err != nil || r.Changed {
 				b.Fatal(r, err)
 			}
 		}
@@ -191,11 +190,11 @@ func BenchmarkPublishAfter1000Versions(b *testing.B) {
 				b.Fatal(err)
 			}
 			tbl := pswap.NewTable(st)
-			opts := pswap.DeltaOptions{CheckpointInterval: interval}
-			var w *pswap.Writer
+			opts := deltalog.Options{CheckpointInterval: interval}
+			var res pswap.Result
 			for i := range 1000 {
-				_, w = commitOnly(b, tbl, fmt.Sprintf("dt=2026-01-%02d", 1+i%28), fmt.Sprint(i), sale{int64(i), "x", 1})
-				if pub := w.PublishDelta(ctx, opts); pub.Err != nil {
+				res, _ = commitOnly(b, tbl, fmt.Sprintf("dt=2026-01-%02d", 1+i%28), fmt.Sprint(i), sale{int64(i), "x", 1})
+				if pub := publishDelta(ctx, st, res, opts); pub.Err != nil {
 					b.Fatal(pub.Err)
 				}
 			}
@@ -204,9 +203,9 @@ func BenchmarkPublishAfter1000Versions(b *testing.B) {
 			}
 			for b.Loop() {
 				b.StopTimer()
-				_, w = commitOnly(b, tbl, "dt=2026-01-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
+				res, _ = commitOnly(b, tbl, "dt=2026-01-01", fmt.Sprint(time.Now().UnixNano()), sale{time.Now().UnixNano(), "y", 2})
 				b.StartTimer()
-				if pub := w.PublishDelta(ctx, opts); pub.Err != nil {
+				if pub := publishDelta(ctx, st, res, opts); pub.Err != nil {
 					b.Fatal(pub.Err)
 				}
 			}

@@ -40,7 +40,7 @@ func commit(t *testing.T, tbl *pswap.Table, part, run string, rows ...sale) pswa
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub := w.PublishDelta(ctx, pswap.DeltaOptions{})
+	pub := publishDelta(ctx, tbl.Store(), res, deltalog.Options{})
 	if pub.Err != nil || !pub.Published {
 		t.Fatalf("publish %s: %+v", part, pub)
 	}
@@ -93,12 +93,11 @@ func TestPublishCommitsAndReplaces(t *testing.T) {
 	}
 	// A publish of an older commit changes nothing: the log has a newer
 	// generation of the partition.
-	p, _ := tbl.Partition("dt=2026-11-28")
-	if pub := p.PublishDelta(ctx, r1, pswap.DeltaOptions{}); pub.Err != nil || pub.Version != 2 {
+	if pub := publishDelta(ctx, tbl.Store(), r1, deltalog.Options{}); pub.Err != nil || pub.Version != 2 {
 		t.Fatalf("stale publish: %+v", pub)
 	}
 	// The reconcile is a no-op.
-	if r, err := tbl.PublishDelta(ctx, pswap.DeltaOptions{}); err != nil || r.Changed || r.Version != 2 || r.Partitions != 2 {
+	if r, err := deltalog.Publish(ctx, tbl.Store(), deltalog.Options{}); err != nil || r.Changed || r.Version != 2 || r.Partitions != 2 {
 		t.Fatalf("reconcile: %+v %v", r, err)
 	}
 }
@@ -157,7 +156,7 @@ func TestForeignAddIsRefused(t *testing.T) {
 	if _, err := st.Put(ctx, deltalog.CommitKey(1), []byte(foreign), store.PutOptions{IfNoneMatch: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := tbl.PublishDelta(ctx, pswap.DeltaOptions{})
+	_, err := deltalog.Publish(ctx, tbl.Store(), deltalog.Options{})
 	if !errors.Is(err, deltalog.ErrForeign) || !strings.Contains(err.Error(), "dt=2026-11-01/part-0.parquet") {
 		t.Fatalf("err %v, want ErrForeign naming the file", err)
 	}

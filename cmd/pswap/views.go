@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pswap/pswap"
+)
+
+// envDelta turns the Delta view on when "1", "true", "yes" or "on" (the
+// default of --delta).
+const envDelta = "PSWAP_DELTA"
+
+// addDeltaFlag adds --delta to the commands that publish.
+func addDeltaFlag(a *app, cmd *cobra.Command) {
+	def := false
+	switch strings.ToLower(strings.TrimSpace(a.getenv(envDelta))) {
+	case "1", "true", "yes", "on":
+		def = true
+	}
+	cmd.Flags().BoolVar(&a.delta, "delta", def, "turn the table's Delta Lake log (_delta_log/) on: recorded in the table, so every later writer publishes it too ($"+envDelta+"=1 sets the default to true; 'pswap views' lists and turns views off)")
+}
+
+// enable is the views this command's flags turn on (--delta, --catalog).
+func (a *app) enable() pswap.Views {
+	v := pswap.Views{Delta: a.delta}
+	if u := a.catalogArg(); u != "" {
+		v.Catalogs = []string{u}
+	}
+	return v
+}
+
+// viewJSON is one view's outcome in a command's --json document.
+type viewJSON struct {
+	View      string `json:"view"`
+	Name      string `json:"name,omitempty"` // a catalog's name and table
+	Published bool   `json:"published"`
+	Changed   bool   `json:"changed"`
+	Version   *int64 `json:"version,omitempty"`
+	Location  string `json:"location,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// viewsJSON are the fields of a command's --json document that report the
+// publish of each view: views (every view the table has), and for the
+// Delta view the fields it had before views were the table's.
+type viewsJSON struct {
+	Views             []viewJSON `json:"views,omitempty"`
+	DeltaPublished    *bool      `json:"delta_published,omitempty"`
+	DeltaVersion      *int64     `json:"delta_version,omitempty"`
+	DeltaPublishError string     `json:"delta_publish_error,omitempty"`
+}
+
+func viewsDoc(vs []pswap.ViewPublication) viewsJSON {
+	var d viewsJSON
+	for _, v := range vs {
+		j := viewJSON{View: v.View, Published: v.Published, Changed: v.Changed, Location: v.Location}
+		if v.View == pswap.ViewCatalog {
+			j.Name = v.Name
+		}
+		if v.Version >= 0 {
+			j.Version = &v.Version
+		}
+		if v.Err != nil {
+			j.Error = v.Err.Error()
+		}
+		d.Views = append(d.Views, j)
+		if v.View == pswap.ViewDelta {
+			d.DeltaPublished, d.DeltaVersion, d.DeltaPublishError = &j.Published, j.Version, j.Error
+		}
+	}
+	return d
+}
+
+// viewLines are the text output's lines of the views beside Iceberg's.
+func viewLines(vs []pswap.ViewPublication) []string {
+	var out []string
+	for _, v := range vs {
+		if !v.Published {
+			continue
+		}
+		switch v.View {
+		case pswap.ViewDelta:
+			out = append(out, fmt.Sprintf("Delta log: version %d", v.Version))
+		case pswap.ViewCatalog:
+			out = append(out, fmt.Sprintf("catalog %s: version %d", v.Name, v.Version))
+		}
+	}
+	return out
+}
+
+// viewName names a view in messages.
+func viewName(v pswap.ViewPublication) string {
+	switch v.View {
+	case pswap.ViewIceberg:
+		return "the Iceberg metadata"
+	case pswap.ViewDelta:
+		return "the Delta log"
+	default:
+		return "the catalog " + v.Name
+	}
+}
+
+// warnViews says on stderr which views a publish after a write (what:
+// "commit", "commits", "merge") could not bring up to date: the write
+// stands, and the next publish converges them.
+func (a *app) warnViews(what string, vs []pswap.ViewPublication, recorded error) {
+	for _, v := range vs {
+		if v.Err != nil {
+			fmt.Fprintf(a.stderr, "pswap: warning: the %s stands, but %s was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", what, viewName(v), v.Err)
+		}
+	}
+	if recorded != nil {
+		fmt.Fprintf(a.stderr, "pswap: warning: the table's views could not be recorded in its table.json (published all the same): %s\n", recorded)
+	}
+}
+
+// publishOptions are the options of a command's publishes: the views its
+// flags turn on, its catalog, retries and the prefetch pf (nil: none).
+func (a *app) publishOptions(pf *pswap.Prefetch) pswap.PublishOptions {
+	o := pswap.PublishOptions{Prefetch: pf, Enable: a.enable(), OpenCatalog: a.openTableCatalog}
+	if a.maxAttempts > 0 {
+		o.Retries = a.maxAttempts - 1
+	}
+	return o
+}
+
+// recordViews turns on the views the flags name without publishing
+// (--publish=false): the next publish brings them up to date.
+func (a *app) recordViews(ctx context.Context, t *pswap.Table) {
+	add := a.enable()
+	if !add.Delta && len(add.Catalogs) == 0 {
+		return
+	}
+	cur, err := t.Views(ctx)
+	if err == nil {
+		cur.Delta = cur.Delta || add.Delta
+		cur.Catalogs = append(cur.Catalogs, add.Catalogs...)
+		_, err = t.SetViews(ctx, cur)
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "pswap: warning: the views --delta/--catalog name were not turned on: %s\n", err)
+	}
+}
