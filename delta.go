@@ -25,4 +25,3 @@ func (o DeltaOptions) lib() deltalog.Options {
 	return deltalog.Options{CheckpointInterval: o.CheckpointInterval, FileRetention: o.FileRetention,
 		LogRetention: o.LogRetention, EngineInfo: swap.WriterVersion}
 }
-

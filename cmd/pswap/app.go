@@ -93,8 +93,8 @@ type app struct {
 	catalogURL    string
 	catalog       catalog.Catalog
 	catalogPublic string
-	logger     *slog.Logger
-	cmdCtx     context.Context // the command's context under --timeout
+	logger        *slog.Logger
+	cmdCtx        context.Context // the command's context under --timeout
 }
 
 // retryOptions applies --max-attempts to the options of a commit, stage or
