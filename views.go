@@ -152,3 +152,87 @@ func corruptIfInvalid(err error) error {
 	}
 	return err
 }
+
+// ViewState is what one view of the table reflects of its pointers
+// (Table.ViewStates): current, or behind and by how much.
+type ViewState struct {
+	// View is ViewIceberg, ViewDelta or ViewCatalog; Name a catalog's
+	// name and table.
+	View, Name string
+	// Version is the view's latest version (-1: none yet).
+	Version int64
+	// Location is the Iceberg metadata location (Iceberg and catalogs).
+	Location string
+	// Behind lists the partitions whose pointer is newer than what the
+	// view reflects (or that it lacks).
+	Behind []string
+	// Lag says why a catalog is behind: it names an older version.
+	Lag string
+	// Err is why the view's state could not be read (or a catalog not
+	// opened).
+	Err error
+}
+
+// Current reports whether the view reflects every pointer it was
+// compared with.
+func (s ViewState) Current() bool { return s.Err == nil && len(s.Behind) == 0 && s.Lag == "" }
+
+// ViewStates reads what each view of the table reflects and compares it
+// with current, each partition's pointer sequence number, for the
+// partitions that have files (nil: every partition, listed and read
+// here). It writes nothing; opts opens the catalogs (OpenCatalog).
+func (t *Table) ViewStates(ctx context.Context, current map[string]int64, opts PublishOptions) ([]ViewState, error) {
+	doc, _, err := tablemeta.Read(ctx, t.st)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("read the table's views: %w", corruptIfInvalid(err))
+	}
+	v, _, err := views.Resolve(ctx, t.st, doc)
+	if err != nil {
+		return nil, err
+	}
+	if current == nil {
+		if current, err = t.pointerSeqs(ctx); err != nil {
+			return nil, err
+		}
+	}
+	opts.Catalog = nil
+	set, closers := t.viewSet(ctx, v, opts)
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	ss := views.Status(ctx, t.st, set, current)
+	out := make([]ViewState, len(ss))
+	for i, s := range ss {
+		out[i] = ViewState{View: s.View, Name: s.Name, Version: s.Version, Location: s.Location, Behind: s.Behind, Lag: s.Lag, Err: s.Err}
+	}
+	return out, nil
+}
+
+// pointerSeqs reads every partition's pointer: the sequence numbers of
+// those whose generation has files.
+func (t *Table) pointerSeqs(ctx context.Context) (map[string]int64, error) {
+	keys, err := t.Partitions(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, k := range keys {
+		p, err := t.Partition(k)
+		if err != nil {
+			return nil, err
+		}
+		s, err := p.Current(ctx)
+		if errors.Is(err, ErrNoData) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(s.Files) > 0 {
+			out[k] = s.Pointer.Seq
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,106 @@
+package views
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pswap/pswap/internal/deltalog"
+	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/store"
+)
+
+// State is what a view reflects of the pointers, read from the store
+// (Status): a view is current when it reflects every partition's pointer.
+type State struct {
+	View, Name string
+	// Version is the view's latest version (-1: none).
+	Version int64
+	// Location is the Iceberg metadata location (Iceberg, catalogs).
+	Location string
+	// Behind lists the partitions whose pointer is newer than what the
+	// view reflects (or that it lacks), sorted.
+	Behind []string
+	// Lag says why a catalog is behind (it names an older version).
+	Lag string
+	// Err is why the view's state could not be read.
+	Err error
+}
+
+// Current reports whether the view reflects every pointer it was
+// compared with.
+func (s State) Current() bool { return s.Err == nil && len(s.Behind) == 0 && s.Lag == "" }
+
+// Status reads what each view of set reflects and compares it with
+// current, each partition's pointer sequence number (partitions with
+// files only: an empty partition has nothing in a view). A catalog is
+// behind when it names an older Iceberg version than the latest.
+func Status(ctx context.Context, st store.Store, set Set, current map[string]int64) []State {
+	parts := slices.Sorted(maps.Keys(current))
+	out := make([]State, len(set.Drivers)+len(set.Catalogs))
+	var wg sync.WaitGroup
+	for i, d := range set.Drivers {
+		wg.Go(func() { out[i] = driverStatus(ctx, st, d.Name(), parts, current) })
+	}
+	wg.Wait()
+	ice := State{Version: -1}
+	for _, s := range out[:len(set.Drivers)] {
+		if s.View == Iceberg {
+			ice = s
+		}
+	}
+	for j, c := range set.Catalogs {
+		out[len(set.Drivers)+j] = catalogStatus(ctx, c, ice)
+	}
+	return out
+}
+
+func driverStatus(ctx context.Context, st store.Store, view string, parts []string, current map[string]int64) State {
+	s := State{View: view, Name: view, Version: -1}
+	var seqs map[string]int64
+	switch view {
+	case Iceberg:
+		var v int
+		v, s.Location, seqs, s.Err = lakehouse.Reflected(ctx, st, parts)
+		if v > 0 {
+			s.Version = int64(v)
+		}
+	case Delta:
+		s.Version, seqs, s.Err = deltalog.Reflected(ctx, st)
+	default:
+		s.Err = fmt.Errorf("unknown view %q", view)
+	}
+	if s.Err != nil {
+		return s
+	}
+	for _, p := range parts {
+		if got, ok := seqs[p]; !ok || got < current[p] {
+			s.Behind = append(s.Behind, p)
+		}
+	}
+	return s
+}
+
+// catalogStatus is a catalog's state: the version it names, behind the
+// latest Iceberg version ice or not.
+func catalogStatus(ctx context.Context, c lakehouse.Catalog, ice State) State {
+	s := State{View: Catalog, Name: c.String(), Version: -1}
+	loc, err := c.Current(ctx)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.Location = loc
+	if i := strings.LastIndex(loc, "/"); i >= 0 {
+		if v, ok := lakehouse.VersionOfKey(lakehouse.MetadataDir + "/" + loc[i+1:]); ok {
+			s.Version = int64(v)
+		}
+	}
+	if ice.Version > 0 && s.Version < ice.Version {
+		s.Lag = fmt.Sprintf("it names version %d, the latest is %d", s.Version, ice.Version)
+	}
+	return s
+}
