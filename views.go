@@ -166,6 +166,9 @@ type ViewState struct {
 	// Behind lists the partitions whose pointer is newer than what the
 	// view reflects (or that it lacks).
 	Behind []string
+	// Seqs is the pointer sequence number the view reflects of each
+	// partition compared that it has (Iceberg and Delta).
+	Seqs map[string]int64
 	// Lag says why a catalog is behind: it names an older version.
 	Lag string
 	// Err is why the view's state could not be read (or a catalog not
@@ -205,7 +208,7 @@ func (t *Table) ViewStates(ctx context.Context, current map[string]int64, opts P
 	ss := views.Status(ctx, t.st, set, current)
 	out := make([]ViewState, len(ss))
 	for i, s := range ss {
-		out[i] = ViewState{View: s.View, Name: s.Name, Version: s.Version, Location: s.Location, Behind: s.Behind, Lag: s.Lag, Err: s.Err}
+		out[i] = ViewState{View: s.View, Name: s.Name, Version: s.Version, Location: s.Location, Behind: s.Behind, Seqs: s.Seqs, Lag: s.Lag, Err: s.Err}
 	}
 	return out, nil
 }

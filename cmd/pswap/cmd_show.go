@@ -61,6 +61,8 @@ type showJSON struct {
 	Schema     []columnJSON `json:"schema"`
 	SchemaText string       `json:"schema_text"`
 	Writer     string       `json:"writer"`
+	// Views is what each view of the table reflects of this partition.
+	Views []viewStateJSON `json:"views"`
 }
 
 // columnJSON is one column in show --json, as in table.json: its stable
@@ -115,7 +117,12 @@ func (c *showCmd) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		m := snap.Manifest
-		doc := showJSON{
+		current := map[string]int64{}
+		if len(snap.Files) > 0 {
+			current[key] = snap.Pointer.Seq
+		}
+		views, viewsLine := c.viewStates(ctx, t, current, key)
+		doc := showJSON{Views: views,
 			Table: c.tableURL(), Partition: m.Partition, Generation: m.Generation, Seq: snap.Pointer.Seq,
 			RunID: m.RunID, Parent: m.Parent, RollbackOf: m.RollbackOf, DataGeneration: m.DataGen(),
 			CreatedAt: m.CreatedAt.UTC(), CommittedAt: m.CommittedAt.UTC(), Rows: m.Rows, Bytes: m.Bytes,
@@ -151,6 +158,9 @@ func (c *showCmd) run(cmd *cobra.Command, _ []string) error {
 		}
 		row("checksum", doc.ContentChecksum)
 		row("writer", doc.Writer)
+		if viewsLine != "" {
+			row("views", strings.TrimPrefix(viewsLine, "views: "))
+		}
 		return tw.Flush()
 	})
 }

@@ -94,6 +94,10 @@ type statusJSON struct {
 	Corrupt    int           `json:"corrupt"`
 	Complete   bool          `json:"complete"`
 	Partitions []statusEntry `json:"partitions"`
+	// Views is what each view of the table reflects of these partitions.
+	Views []viewStateJSON `json:"views"`
+
+	viewsLine string
 }
 
 // rangeInterval returns the range of --from/--to or --interval.
@@ -157,6 +161,13 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 				return err
 			}
 		}
+		current := map[string]int64{}
+		for _, e := range entries {
+			if e.Present && e.Rows > 0 {
+				current[e.Partition] = e.Seq
+			}
+		}
+		doc.Views, doc.viewsLine = c.viewStates(ctx, t, current, "")
 		switch {
 		case c.json:
 			err = printJSON(c.stdout, doc)
@@ -272,6 +283,9 @@ func (c *statusCmd) printHuman(doc statusJSON) error {
 	}
 	if doc.Corrupt > 0 {
 		summary += fmt.Sprintf("; %d corrupt", doc.Corrupt)
+	}
+	if doc.viewsLine != "" {
+		summary += "\n" + doc.viewsLine
 	}
 	_, err := fmt.Fprintln(c.stdout, summary)
 	return err

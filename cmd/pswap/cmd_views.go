@@ -59,7 +59,8 @@ type viewStateJSON struct {
 	View     string   `json:"view"`
 	Name     string   `json:"name,omitempty"`
 	Current  bool     `json:"current"`
-	Version  *int64   `json:"version"`
+	Version  *int64   `json:"version,omitempty"`
+	Seq      *int64   `json:"seq,omitempty"` // show: the partition's pointer the view reflects
 	Location string   `json:"location,omitempty"`
 	Behind   []string `json:"behind,omitempty"`
 	Lag      string   `json:"lag,omitempty"`

@@ -145,3 +145,53 @@ func (a *app) recordViews(ctx context.Context, t *pswap.Table) {
 		fmt.Fprintf(a.stderr, "pswap: warning: the views --delta/--catalog name were not turned on: %s\n", err)
 	}
 }
+
+// viewStates reads what each view of t reflects of current (each
+// partition's pointer sequence number, partitions with rows) for status
+// and show: the views' JSON, and one text line ("" when t has no view).
+// With part (show), each view says the sequence number it reflects of
+// that partition instead of the table's version. A view whose state
+// cannot be read says why; it fails nothing.
+func (a *app) viewStates(ctx context.Context, t *pswap.Table, current map[string]int64, part string) ([]viewStateJSON, string) {
+	states, err := t.ViewStates(ctx, current, a.publishOptions(nil))
+	if err != nil {
+		return []viewStateJSON{{View: "?", Error: err.Error()}}, "views: unknown (" + err.Error() + ")"
+	}
+	out := make([]viewStateJSON, 0, len(states))
+	var parts []string
+	for _, s := range states {
+		j := viewStateJSON{View: s.View, Current: s.Current(), Location: s.Location, Behind: s.Behind, Lag: s.Lag}
+		name := s.View
+		if s.View == pswap.ViewCatalog {
+			j.Name, name = s.Name, "catalog "+s.Name
+		}
+		if s.Version >= 0 {
+			j.Version = &s.Version
+		}
+		state := "current"
+		switch {
+		case s.Err != nil:
+			j.Error, state = s.Err.Error(), "unknown ("+s.Err.Error()+")"
+		case !s.Current():
+			state = "behind (run 'pswap publish')"
+		}
+		switch {
+		case part != "" && s.View != pswap.ViewCatalog:
+			j.Version, j.Location = nil, ""
+			if seq, ok := s.Seqs[part]; ok {
+				j.Seq = &seq
+				name += fmt.Sprintf(" (seq %d)", seq)
+			}
+		case part != "":
+			j.Version, j.Location = nil, ""
+		case j.Version != nil:
+			name += fmt.Sprintf(" v%d", *j.Version)
+		}
+		out = append(out, j)
+		parts = append(parts, name+" "+state)
+	}
+	if len(parts) == 0 {
+		return out, ""
+	}
+	return out, "views: " + strings.Join(parts, "; ")
+}

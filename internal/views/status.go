@@ -24,6 +24,9 @@ type State struct {
 	// Behind lists the partitions whose pointer is newer than what the
 	// view reflects (or that it lacks), sorted.
 	Behind []string
+	// Seqs is the pointer sequence number the view reflects of each
+	// partition compared that it has (Iceberg and Delta).
+	Seqs map[string]int64
 	// Lag says why a catalog is behind (it names an older version).
 	Lag string
 	// Err is why the view's state could not be read.
@@ -76,8 +79,13 @@ func driverStatus(ctx context.Context, st store.Store, view string, parts []stri
 	if s.Err != nil {
 		return s
 	}
+	s.Seqs = map[string]int64{}
 	for _, p := range parts {
-		if got, ok := seqs[p]; !ok || got < current[p] {
+		got, ok := seqs[p]
+		if ok {
+			s.Seqs[p] = got
+		}
+		if !ok || got < current[p] {
 			s.Behind = append(s.Behind, p)
 		}
 	}
