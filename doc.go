@@ -31,10 +31,13 @@
 // Partition.CommitObjects commits objects already in an S3 bucket by
 // server-side copies.
 //
-// Every commit can be published for lakehouse engines: Writer.Publish (or
-// Partition.Publish, Table.Publish) brings the table's Iceberg metadata up
-// to date, optionally in an Iceberg catalog (PublishOptions.Catalog,
-// opened by package catalog), and Writer.PublishDelta its Delta Lake log.
+// Every commit is published for lakehouse engines: Writer.Publish (or
+// Partition.Publish, Table.Publish) brings every view the table has up to
+// date, with a result per view: its Iceberg metadata, its Delta Lake log
+// and the Iceberg catalogs it is registered in. The views belong to the
+// table (its table.json records them; Views, Table.SetViews,
+// Table.ViewStates), so every writer publishes the same views with the
+// zero PublishOptions; PublishOptions.Enable turns views on.
 // Table.Merge upserts and deletes rows by key; Table.Audit lists every
 // attempt; Table.GC deletes what no reader can still reach.
 //
