@@ -261,20 +261,24 @@ func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 		s, err = Load(gctx, p.st)
 		return err
 	})
-	g.Go(func() error {
-		t, _, err := tablemeta.Read(gctx, p.st)
-		if errors.Is(err, store.ErrNotFound) {
-			return ErrNoTable
-		}
-		p.tbl = t
-		return err
-	})
+	g.Go(func() error { return p.readTable(gctx) })
 	if err := g.Wait(); err != nil {
 		return res, err
 	}
+	// tableAt is the log version table.json was last read after (-2: read
+	// beside the log, so possibly before an evolution the log already has).
+	tableAt := int64(-2)
 	for attempt := 0; ; attempt++ {
 		if attempt >= p.opts.MaxAttempts {
 			return res, fmt.Errorf("%w (%d attempts)", ErrContention, attempt)
+		}
+		if tableAt < s.Version && p.schemaBehind(s) {
+			// The log has columns our table.json lacks: it was read before
+			// an evolution another publisher has written. Read it again.
+			if err := p.readTable(ctx); err != nil {
+				return res, err
+			}
+			tableAt = s.Version
 		}
 		parts, err := s.partitions()
 		if err != nil {
@@ -302,10 +306,17 @@ func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 			return res, err
 		}
 		if !won {
+			// Lost the race: plan again from fresh table state, the
+			// versions that won and then table.json (the winner may have
+			// evolved the schema; table.json changes before the log does).
 			res.Rebases++
 			if err := s.catchUp(ctx, p.st); err != nil {
 				return res, err
 			}
+			if err := p.readTable(ctx); err != nil {
+				return res, err
+			}
+			tableAt = s.Version
 			continue
 		}
 		s.apply(v, acts)
@@ -317,6 +328,30 @@ func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 		}
 		return res, nil
 	}
+}
+
+// readTable reads table.json, the schema and partition columns of the
+// versions this publish writes.
+func (p *publisher) readTable(ctx context.Context) error {
+	t, _, err := tablemeta.Read(ctx, p.st)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNoTable
+	}
+	if err != nil {
+		return err
+	}
+	p.tbl = t
+	return nil
+}
+
+// schemaBehind reports whether the log's current schema has columns that
+// the table.json this publish read lacks (olderSchema).
+func (p *publisher) schemaBehind(s *State) bool {
+	if s.Metadata == nil || p.tbl == nil {
+		return false
+	}
+	info, err := deltaSchema(p.tbl)
+	return err == nil && olderSchema(info.schemaString, s.Metadata.SchemaString)
 }
 
 // put writes version v create-if-absent: true when it is ours. An
@@ -400,7 +435,18 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 	ms := now.UnixMilli()
 	var acts []Action
 	want := protocolFor(info)
-	if s.Protocol == nil {
+	// keepLog: the log's schema is newer than table.json's as read (a
+	// table.json read again still lacks the log's columns). Never write
+	// an older schema over it: the log's metaData and protocol stay.
+	keepLog := s.Metadata != nil && olderSchema(info.schemaString, s.Metadata.SchemaString)
+	if keepLog {
+		if !slices.Equal(s.Metadata.PartitionColumns, info.partitionColumns) {
+			return nil, fmt.Errorf("%w: the Delta table is partitioned by %v, the pswap table by %v", ErrForeign, s.Metadata.PartitionColumns, info.partitionColumns)
+		}
+		if s.Protocol == nil || !sameProtocol(*s.Protocol, protocolFor(schemaInfo{})) && !sameProtocol(*s.Protocol, protocolFor(schemaInfo{ntz: true})) {
+			return nil, fmt.Errorf("%w: the protocol is not one pswap writes", ErrForeign)
+		}
+	} else if s.Protocol == nil {
 		acts = append(acts, Action{Protocol: &want})
 	} else if !sameProtocol(*s.Protocol, want) {
 		if s.Protocol.MinReaderVersion > want.MinReaderVersion || s.Protocol.MinWriterVersion > want.MinWriterVersion {
@@ -413,6 +459,7 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 		}
 	}
 	switch {
+	case keepLog:
 	case s.Metadata == nil:
 		acts = append(acts, Action{Metadata: &Metadata{
 			ID: uuid.NewString(), Format: Format{Provider: "parquet", Options: map[string]string{}},
