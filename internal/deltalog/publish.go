@@ -296,20 +296,18 @@ func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 	if err := g.Wait(); err != nil {
 		return res, err
 	}
-	// tableAt is the log version table.json was last read after (-2: read
-	// beside the log, so possibly before an evolution the log already has).
-	tableAt := int64(-2)
 	for attempt := 0; ; attempt++ {
 		if attempt >= p.opts.MaxAttempts {
 			return res, fmt.Errorf("%w (%d attempts)", ErrContention, attempt)
 		}
-		if tableAt < s.Version && p.schemaBehind(s) {
-			// The log has columns our table.json lacks: it was read before
-			// an evolution another publisher has written. Read it again.
+		if attempt == 0 && p.schemaBehind(s) {
+			// table.json was read beside the log, and the log has columns
+			// it lacks: it was read before an evolution another publisher
+			// has written. Read it again. (A later attempt follows a lost
+			// race, after which it was read after the log.)
 			if err := p.readTable(ctx); err != nil {
 				return res, err
 			}
-			tableAt = s.Version
 		}
 		parts, err := s.partitions()
 		if err != nil {
@@ -347,7 +345,6 @@ func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 			if err := p.readTable(ctx); err != nil {
 				return res, err
 			}
-			tableAt = s.Version
 			continue
 		}
 		s.apply(v, acts)
@@ -395,7 +392,7 @@ func (p *publisher) schemaBehind(s *State) bool {
 func (p *publisher) put(ctx context.Context, v int64, data []byte) (bool, error) {
 	won, err := retry.CreateOnce(ctx, p.pol, p.st, CommitKey(v), data, store.PutOptions{ContentType: "application/json"})
 	if err != nil {
-		return false, fmt.Errorf("Delta log version %d: %w", v, err)
+		return false, fmt.Errorf("the Delta log's version %d: %w", v, err)
 	}
 	return won, nil
 }

@@ -182,14 +182,22 @@ func testTransient(t *testing.T, h harness) int {
 	return int(faults.Load())
 }
 
-// testLostReply: every version PUT is applied and its reply lost.
+// testLostReply: every version PUT is applied and its reply lost, and
+// the first read of the version (the read-back that settles the PUT)
+// fails with a 503.
 func testLostReply(t *testing.T, h harness) int {
 	st, _ := h.published(t)
 	var faults atomic.Int64
 	lossy := storetest.NewFaulty(st, func(c storetest.Call) storetest.Fault {
-		if c.Op == "put" && c.N == 1 && h.newDriver().IsVersion(c.Key) {
+		if c.N != 1 || !h.newDriver().IsVersion(c.Key) {
+			return storetest.Fault{}
+		}
+		switch {
+		case c.Op == "put":
 			faults.Add(1)
 			return storetest.Fault{After: fmt.Errorf("injected lost reply: %w", store.ErrTransient)}
+		case c.Op == "get" || c.Op == "get-range":
+			return storetest.Fault{Before: errInjected503}
 		}
 		return storetest.Fault{}
 	})
@@ -349,33 +357,46 @@ func testForeign(t *testing.T, h harness) int {
 	return 2
 }
 
-// killer cancels its context at request number at (1-based).
+// killer cancels its context at request number at (1-based): before
+// the request, or (after) once it was applied.
 type killer struct {
 	at     int64
+	after  bool
 	n      atomic.Int64
 	cancel context.CancelFunc
 }
 
 func (k *killer) inject(storetest.Call) storetest.Fault {
-	if k.n.Add(1) == k.at {
-		k.cancel()
-		return storetest.Fault{Before: context.Canceled}
+	if k.n.Add(1) != k.at {
+		return storetest.Fault{}
 	}
-	return storetest.Fault{}
+	if k.after {
+		return storetest.Fault{Hook: k.cancel, After: context.Canceled}
+	}
+	k.cancel()
+	return storetest.Fault{Before: context.Canceled}
 }
 
 // testKill: a commit's publish killed at each of its requests in turn
-// (its context cancelled there); whatever it left, the view equals the
-// pointers after it returned nil, and a fresh reconcile converges it
-// after it failed.
+// (its context cancelled there, before the request or once it was
+// applied); whatever it left, the view equals the pointers after it
+// returned nil, and a fresh reconcile converges it after it failed.
 func testKill(t *testing.T, h harness) int {
+	kills := 0
+	for _, after := range []bool{false, true} {
+		kills += killEach(t, h, after)
+	}
+	return kills
+}
+
+func killEach(t *testing.T, h harness, after bool) int {
 	st, _ := h.published(t)
 	const maxRequests = 500
 	kills := 0
 	for at := int64(1); at <= maxRequests; at++ {
 		c := commitDay(t, st, 1+int(at%4), at)
 		ctx, cancel := context.WithCancel(context.Background())
-		k := &killer{at: at, cancel: cancel}
+		k := &killer{at: at, after: after, cancel: cancel}
 		d := h.newDriver()
 		err := d.PublishCommit(ctx, storetest.NewFaulty(st, k.inject), c)
 		cancel()
