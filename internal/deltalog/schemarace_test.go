@@ -188,3 +188,47 @@ func TestRacingPublishersKeepEvolvedSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderTableJSONKeepsLogSchema: a table.json that lacks a column of
+// the log's schema even when read again (restored from a backup, say)
+// never takes the column away from the log: the publish keeps the log's
+// metaData and publishes its files.
+func TestOlderTableJSONKeepsLogSchema(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	tbl := pswap.NewTable(st)
+	commit(t, tbl, "dt=2026-11-01", "first", sale{1, "x", 1})
+	old, _, err := store.ReadAll(ctx, st, "_pswap/table.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tbl.Partition("dt=2026-11-02")
+	w, err := p.Begin(ctx, pswap.WriteOptions{Table: pswap.TableOptions{EvolveSchema: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pswap.Write(w, wideSale{2, "y", 2, "south"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pub := w.PublishDelta(ctx, pswap.DeltaOptions{}); !pub.Published {
+		t.Fatalf("the evolving publish: %+v", pub)
+	}
+	// table.json goes back to the schema without the column.
+	if _, err := st.Put(ctx, "_pswap/table.json", old, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := commitNoPublish(t, tbl, "dt=2026-11-03", false, sale{3, "z", 3})
+	res, err := deltalog.PublishCommit(ctx, st, deltalog.Commit{Partition: r.Partition, Generation: r.Generation, Seq: r.Seq}, deltalog.Options{})
+	if err != nil || !res.Changed {
+		t.Fatalf("publish: %+v %v", res, err)
+	}
+	if cols := logColumns(t, st); !slices.Contains(cols, "region") {
+		t.Fatalf("the log's schema is %v: an older table.json took the column region away", cols)
+	}
+	if _, got := current(t, st); len(got) != 3 {
+		t.Fatalf("%d partitions in the log, want 3", len(got))
+	}
+}
