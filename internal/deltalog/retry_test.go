@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/deltalog"
@@ -136,5 +137,30 @@ func TestPublishRetriesTransientFaults(t *testing.T) {
 			}
 			logEqualsPointers(t, mem)
 		})
+	}
+}
+
+// TestGCReadsRetryTransientFaults: what garbage collection asks of the
+// log (Referenced, Expire) reads it under the same retry rule.
+func TestGCReadsRetryTransientFaults(t *testing.T) {
+	ctx := context.Background()
+	mem := memstore.New()
+	tbl := pswap.NewTable(mem)
+	for i := range 12 {
+		commit(t, tbl, "dt=2026-11-01", fmt.Sprint("r", i), sale{int64(i), "x", 1})
+	}
+	want, err := deltalog.Referenced(ctx, mem, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults := 0
+	got, err := deltalog.Referenced(ctx, flaky(mem, &faults), time.Now())
+	if err != nil || !slices.Equal(got, want) || faults < 3 {
+		t.Fatalf("referenced under %d faults: %v %v, want %v", faults, got, err, want)
+	}
+	faults = 0
+	res, err := deltalog.Expire(ctx, flaky(mem, &faults), time.Now().Add(40*24*time.Hour))
+	if err != nil || len(res.Deleted) == 0 || faults < 3 {
+		t.Fatalf("expire under %d faults: %+v %v", faults, res, err)
 	}
 }
