@@ -51,8 +51,8 @@ type Driver interface {
 type Options struct {
 	// NewStore opens the store of an empty table (default: a memstore).
 	NewStore func(t *testing.T) store.Store
-	// Rounds of RacingEvolve (default 10) and the plain publishers of
-	// each (default 6).
+	// Rounds of RacingEvolve (default 10, 3 with -short) and the plain
+	// publishers of each (default 6).
 	Rounds, Racers int
 	// Report, when not nil, is told what each case did: n faults
 	// injected (requests failed, publishes killed, rounds raced).
@@ -72,6 +72,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Rounds <= 0 {
 		o.Rounds = 10
+		if testing.Short() {
+			o.Rounds = 3
+		}
 	}
 	if o.Racers <= 0 {
 		o.Racers = 6
