@@ -34,8 +34,16 @@
 //
 // The commit point is the create-if-absent PUT of the next version's
 // entry, as in Delta's own writers on S3: a publish that loses the race
-// reads the versions that won and plans again on them (bounded by
-// Options.MaxAttempts). A partition the log holds at the pointer's
+// reads the versions that won and table.json again, and plans again on
+// them (bounded by Options.MaxAttempts). A metaData is never written
+// whose schema is older than the log's (its columns a strict subset of
+// the log's: a table's schema only gains columns): a table.json read
+// before an evolution that the log already has is read again, and the
+// log's metaData stays if it still lags. Every request follows the retry
+// rule of all view publishes (retry.Request): a transient failure is
+// retried after a backoff, bounded by Options.RequestAttempts, and a
+// version PUT whose reply was lost is settled by reading it back
+// (retry.CreateOnce), never sent again blindly. A partition the log holds at the pointer's
 // sequence number or a later one is left as it is, so a slow publisher
 // never brings back older data. A file without pswap's tags (another
 // writer's INSERT, OPTIMIZE or DELETE) or a protocol pswap does not

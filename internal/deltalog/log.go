@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/store"
 )
 
@@ -57,33 +58,51 @@ func parseLogKey(a store.Attrs) (logFile, bool) {
 // listFrom lists the log files of versions from `from` on: one listing
 // per hundred versions (a prefix of 18 digits), so a table with a long
 // log costs one request, not a listing of it all.
-func listFrom(ctx context.Context, st store.Store, from int64) ([]logFile, error) {
+func listFrom(ctx context.Context, st store.Store, pol retry.Policy, from int64) ([]logFile, error) {
 	var out []logFile
 	for hundred := from / 100; ; hundred++ {
 		prefix := fmt.Sprintf("%s%018d", LogDir, hundred)
+		var page []logFile
 		full := false
-		for a, err := range st.List(ctx, prefix) {
-			if err != nil {
-				return nil, fmt.Errorf("list %s: %w", prefix, err)
+		err := pol.Idempotent(ctx, func() error {
+			page, full = page[:0], false
+			for a, err := range st.List(ctx, prefix) {
+				if err != nil {
+					return fmt.Errorf("list %s: %w", prefix, err)
+				}
+				f, ok := parseLogKey(a)
+				if !ok || f.version < from {
+					continue
+				}
+				page = append(page, f)
+				if !f.checkpoint && f.version%100 == 99 {
+					full = true
+				}
 			}
-			f, ok := parseLogKey(a)
-			if !ok || f.version < from {
-				continue
-			}
-			out = append(out, f)
-			if !f.checkpoint && f.version%100 == 99 {
-				full = true
-			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, page...)
 		if !full {
 			return out, nil
 		}
 	}
 }
 
+// readAll reads a whole object under pol (a transient failure: read again).
+func readAll(ctx context.Context, st store.Store, pol retry.Policy, key string) (data []byte, err error) {
+	err = pol.Idempotent(ctx, func() (err error) {
+		data, _, err = store.ReadAll(ctx, st, key)
+		return err
+	})
+	return data, err
+}
+
 // readCommit reads and decodes one log entry.
-func readCommit(ctx context.Context, st store.Store, v int64) ([]Action, error) {
-	data, _, err := store.ReadAll(ctx, st, CommitKey(v))
+func readCommit(ctx context.Context, st store.Store, pol retry.Policy, v int64) ([]Action, error) {
+	data, err := readAll(ctx, st, pol, CommitKey(v))
 	if err != nil {
 		return nil, fmt.Errorf("read Delta log version %d: %w", v, err)
 	}
@@ -97,10 +116,15 @@ func readCommit(ctx context.Context, st store.Store, v int64) ([]Action, error) 
 // Load replays the table's Delta log: from the checkpoint that
 // _last_checkpoint names (a missing or unreadable checkpoint: from the
 // newest version 0 on), then every entry after it. A table without a log
-// is a State of Version -1.
+// is a State of Version -1. Each read is retried on a transient failure
+// (retry.Request's rule).
 func Load(ctx context.Context, st store.Store) (*State, error) {
+	return load(ctx, st, retry.Request(0))
+}
+
+func load(ctx context.Context, st store.Store, pol retry.Policy) (*State, error) {
 	s := newState()
-	data, _, err := store.ReadAll(ctx, st, lastCheckpointKey)
+	data, err := readAll(ctx, st, pol, lastCheckpointKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
@@ -108,7 +132,7 @@ func Load(ctx context.Context, st store.Store) (*State, error) {
 	default:
 		lc, err := decodeLastCheckpoint(data)
 		if err == nil && lc.Parts == 0 {
-			cp, _, err := store.ReadAll(ctx, st, CheckpointKey(lc.Version))
+			cp, err := readAll(ctx, st, pol, CheckpointKey(lc.Version))
 			if err == nil {
 				if cs, derr := decodeCheckpoint(cp, lc.Version); derr == nil {
 					cs.Checkpoint = lc.Version
@@ -121,15 +145,15 @@ func Load(ctx context.Context, st store.Store) (*State, error) {
 		// An unreadable _last_checkpoint or checkpoint (another writer's
 		// kind, or damage) costs a replay from version 0.
 	}
-	if err := s.catchUp(ctx, st); err != nil {
+	if err := s.catchUp(ctx, st, pol); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // catchUp applies the entries after s.Version, read at once.
-func (s *State) catchUp(ctx context.Context, st store.Store) error {
-	files, err := listFrom(ctx, st, s.Version+1)
+func (s *State) catchUp(ctx context.Context, st store.Store, pol retry.Policy) error {
+	files, err := listFrom(ctx, st, pol, s.Version+1)
 	if err != nil {
 		return err
 	}
@@ -152,7 +176,7 @@ func (s *State) catchUp(ctx context.Context, st store.Store) error {
 	g.SetLimit(16)
 	for i, v := range versions {
 		g.Go(func() error {
-			a, err := readCommit(gctx, st, v)
+			a, err := readCommit(gctx, st, pol, v)
 			mu.Lock()
 			acts[i] = a
 			mu.Unlock()

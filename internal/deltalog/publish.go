@@ -15,6 +15,7 @@ import (
 
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
@@ -68,6 +69,12 @@ type Options struct {
 	FileRetention, LogRetention time.Duration
 	// EngineInfo is commitInfo.engineInfo (default "pswap").
 	EngineInfo string
+	// RequestAttempts bounds the attempts of each store request (default
+	// retry.DefaultRequestAttempts, the CLI's default --max-attempts),
+	// under the retry rule every view publish follows (retry.Request): a
+	// transient failure of a read is read again after a backoff, and a
+	// version PUT whose reply was lost is settled by reading it back.
+	RequestAttempts int
 }
 
 func (o Options) withDefaults() Options {
@@ -124,6 +131,13 @@ type publisher struct {
 	// env is the context's environment (internal/env): its clock stamps
 	// commits and deletions.
 	env *env.Env
+	// pol is the retry rule of every request (retry.Request).
+	pol retry.Policy
+}
+
+func newPublisher(ctx context.Context, st store.Store, opts Options) *publisher {
+	opts = opts.withDefaults()
+	return &publisher{st: st, opts: opts, env: env.From(ctx), pol: retry.Request(opts.RequestAttempts)}
 }
 
 // update is one partition's change: its files now m's (nil m: none).
@@ -143,9 +157,13 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	if err := partition.Validate(c.Partition); err != nil {
 		return Result{Version: -1}, err
 	}
-	p := &publisher{st: st, opts: opts.withDefaults(), env: env.From(ctx)}
+	p := newPublisher(ctx, st, opts)
 	if c.Seq <= 0 || c.Generation == "" {
-		b, err := swap.ReadPointer(ctx, st, c.Partition)
+		var b swap.Base
+		err := p.pol.Idempotent(ctx, func() (err error) {
+			b, err = swap.ReadPointer(ctx, st, c.Partition)
+			return err
+		})
 		if err != nil {
 			return Result{Version: -1}, err
 		}
@@ -168,7 +186,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		mu.Unlock()
 		if m == nil {
 			var err error
-			if m, err = swap.ReadManifest(ctx, st, c.Partition, c.Generation); err != nil {
+			if m, err = p.readManifest(ctx, c.Partition, c.Generation); err != nil {
 				return nil, err
 			}
 			mu.Lock()
@@ -185,12 +203,25 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 // longer have a pointer. Idempotent: nothing is written when the log
 // already reflects every pointer.
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
-	p := &publisher{st: st, opts: opts.withDefaults(), env: env.From(ctx)}
+	p := newPublisher(ctx, st, opts)
 	return p.run(ctx, p.reconcilePlan)
 }
 
+// readManifest reads a generation's manifest under the retry rule.
+func (p *publisher) readManifest(ctx context.Context, part, gen string) (m *manifest.Manifest, err error) {
+	err = p.pol.Idempotent(ctx, func() (err error) {
+		m, err = swap.ReadManifest(ctx, p.st, part, gen)
+		return err
+	})
+	return m, err
+}
+
 func (p *publisher) reconcilePlan(ctx context.Context, s *State, parts map[string]*part) ([]update, error) {
-	listed, err := swap.ListPointersWith(ctx, p.st, "", swap.ListOptions{})
+	var listed []swap.Listed
+	err := p.pol.Idempotent(ctx, func() (err error) {
+		listed, err = swap.ListPointersWith(ctx, p.st, "", swap.ListOptions{MaxAttempts: p.opts.RequestAttempts})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +246,7 @@ func (p *publisher) reconcilePlan(ctx context.Context, s *State, parts map[strin
 			continue
 		}
 		g.Go(func() error {
-			m, err := swap.ReadManifest(gctx, p.st, l.Partition, ptr.Generation)
+			m, err := p.readManifest(gctx, l.Partition, ptr.Generation)
 			if err != nil {
 				return err
 			}
@@ -258,23 +289,25 @@ func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 	var s *State
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		s, err = Load(gctx, p.st)
+		s, err = load(gctx, p.st, p.pol)
 		return err
 	})
-	g.Go(func() error {
-		t, _, err := tablemeta.Read(gctx, p.st)
-		if errors.Is(err, store.ErrNotFound) {
-			return ErrNoTable
-		}
-		p.tbl = t
-		return err
-	})
+	g.Go(func() error { return p.readTable(gctx) })
 	if err := g.Wait(); err != nil {
 		return res, err
 	}
 	for attempt := 0; ; attempt++ {
 		if attempt >= p.opts.MaxAttempts {
 			return res, fmt.Errorf("%w (%d attempts)", ErrContention, attempt)
+		}
+		if attempt == 0 && p.schemaBehind(s) {
+			// table.json was read beside the log, and the log has columns
+			// it lacks: it was read before an evolution another publisher
+			// has written. Read it again. (A later attempt follows a lost
+			// race, after which it was read after the log.)
+			if err := p.readTable(ctx); err != nil {
+				return res, err
+			}
 		}
 		parts, err := s.partitions()
 		if err != nil {
@@ -302,8 +335,14 @@ func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 			return res, err
 		}
 		if !won {
+			// Lost the race: plan again from fresh table state, the
+			// versions that won and then table.json (the winner may have
+			// evolved the schema; table.json changes before the log does).
 			res.Rebases++
-			if err := s.catchUp(ctx, p.st); err != nil {
+			if err := s.catchUp(ctx, p.st, p.pol); err != nil {
+				return res, err
+			}
+			if err := p.readTable(ctx); err != nil {
 				return res, err
 			}
 			continue
@@ -319,30 +358,43 @@ func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 	}
 }
 
+// readTable reads table.json, the schema and partition columns of the
+// versions this publish writes.
+func (p *publisher) readTable(ctx context.Context) error {
+	var t *tablemeta.Table
+	err := p.pol.Idempotent(ctx, func() (err error) {
+		t, _, err = tablemeta.Read(ctx, p.st)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNoTable
+	}
+	if err != nil {
+		return err
+	}
+	p.tbl = t
+	return nil
+}
+
+// schemaBehind reports whether the log's current schema has columns that
+// the table.json this publish read lacks (olderSchema).
+func (p *publisher) schemaBehind(s *State) bool {
+	if s.Metadata == nil || p.tbl == nil {
+		return false
+	}
+	info, err := deltaSchema(p.tbl)
+	return err == nil && olderSchema(info.schemaString, s.Metadata.SchemaString)
+}
+
 // put writes version v create-if-absent: true when it is ours. An
-// unknown outcome is settled by reading the version back.
+// unknown outcome is settled by reading the version back, never by
+// sending it blindly again (retry.CreateOnce).
 func (p *publisher) put(ctx context.Context, v int64, data []byte) (bool, error) {
-	_, err := p.st.Put(ctx, CommitKey(v), data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
-	if err == nil {
-		return true, nil
+	won, err := retry.CreateOnce(ctx, p.pol, p.st, CommitKey(v), data, store.PutOptions{ContentType: "application/json"})
+	if err != nil {
+		return false, fmt.Errorf("the Delta log's version %d: %w", v, err)
 	}
-	if errors.Is(err, store.ErrPrecondition) {
-		// Another publisher's version (or our own, landed by a retry of
-		// the request after a lost reply): the bytes tell.
-		got, _, rerr := store.ReadAll(ctx, p.st, CommitKey(v))
-		if rerr == nil && string(got) == string(data) {
-			return true, nil
-		}
-		return false, nil
-	}
-	got, _, rerr := store.ReadAll(ctx, p.st, CommitKey(v))
-	switch {
-	case rerr == nil && string(got) == string(data):
-		return true, nil
-	case rerr == nil:
-		return false, nil
-	}
-	return false, fmt.Errorf("write Delta log version %d: %w", v, err)
+	return won, nil
 }
 
 func (p *publisher) checkpointInterval(s *State) int {
@@ -373,15 +425,22 @@ func (p *publisher) checkpoint(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.st.Put(ctx, CheckpointKey(s.Version), data, store.PutOptions{}); err != nil {
+	// Both PUTs are unconditional and write the same bytes when repeated.
+	if err := p.pol.Idempotent(ctx, func() error {
+		_, err := p.st.Put(ctx, CheckpointKey(s.Version), data, store.PutOptions{})
+		return err
+	}); err != nil {
 		return fmt.Errorf("write the checkpoint of version %d: %w", s.Version, err)
 	}
-	if old, _, err := store.ReadAll(ctx, p.st, lastCheckpointKey); err == nil {
+	if old, err := readAll(ctx, p.st, p.pol, lastCheckpointKey); err == nil {
 		if lc, err := decodeLastCheckpoint(old); err == nil && lc.Version >= s.Version {
 			return nil
 		}
 	}
-	if _, err := p.st.Put(ctx, lastCheckpointKey, encodeLastCheckpoint(lastCheckpoint{Version: s.Version, Size: int64(n)}), store.PutOptions{}); err != nil {
+	if err := p.pol.Idempotent(ctx, func() error {
+		_, err := p.st.Put(ctx, lastCheckpointKey, encodeLastCheckpoint(lastCheckpoint{Version: s.Version, Size: int64(n)}), store.PutOptions{})
+		return err
+	}); err != nil {
 		return fmt.Errorf("write %s: %w", lastCheckpointKey, err)
 	}
 	return nil
@@ -400,7 +459,18 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 	ms := now.UnixMilli()
 	var acts []Action
 	want := protocolFor(info)
-	if s.Protocol == nil {
+	// keepLog: the log's schema is newer than table.json's as read (a
+	// table.json read again still lacks the log's columns). Never write
+	// an older schema over it: the log's metaData and protocol stay.
+	keepLog := s.Metadata != nil && olderSchema(info.schemaString, s.Metadata.SchemaString)
+	if keepLog {
+		if !slices.Equal(s.Metadata.PartitionColumns, info.partitionColumns) {
+			return nil, fmt.Errorf("%w: the Delta table is partitioned by %v, the pswap table by %v", ErrForeign, s.Metadata.PartitionColumns, info.partitionColumns)
+		}
+		if s.Protocol == nil || !sameProtocol(*s.Protocol, protocolFor(schemaInfo{})) && !sameProtocol(*s.Protocol, protocolFor(schemaInfo{ntz: true})) {
+			return nil, fmt.Errorf("%w: the protocol is not one pswap writes", ErrForeign)
+		}
+	} else if s.Protocol == nil {
 		acts = append(acts, Action{Protocol: &want})
 	} else if !sameProtocol(*s.Protocol, want) {
 		if s.Protocol.MinReaderVersion > want.MinReaderVersion || s.Protocol.MinWriterVersion > want.MinWriterVersion {
@@ -413,6 +483,7 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 		}
 	}
 	switch {
+	case keepLog:
 	case s.Metadata == nil:
 		acts = append(acts, Action{Metadata: &Metadata{
 			ID: uuid.NewString(), Format: Format{Provider: "parquet", Options: map[string]string{}},

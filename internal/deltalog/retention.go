@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/store"
 )
 
@@ -114,14 +115,22 @@ func Expire(ctx context.Context, st store.Store, now time.Time) (ExpireResult, e
 		return res, err
 	}
 	cutoff := now.Add(-LogRetention(s.Metadata))
+	pol := retry.Request(0)
 	var files []logFile
-	for a, err := range st.List(ctx, LogDir) {
-		if err != nil {
-			return res, fmt.Errorf("list %s: %w", LogDir, err)
+	err = pol.Idempotent(ctx, func() error {
+		files = files[:0]
+		for a, err := range st.List(ctx, LogDir) {
+			if err != nil {
+				return fmt.Errorf("list %s: %w", LogDir, err)
+			}
+			if f, ok := parseLogKey(a); ok {
+				files = append(files, f)
+			}
 		}
-		if f, ok := parseLogKey(a); ok {
-			files = append(files, f)
-		}
+		return nil
+	})
+	if err != nil {
+		return res, err
 	}
 	// The newest checkpoint written before the cutoff: every version
 	// after the cutoff replays from it.
@@ -141,7 +150,13 @@ func Expire(ctx context.Context, st store.Store, now time.Time) (ExpireResult, e
 			del = append(del, f.attrs.Key)
 		}
 	}
-	if err := store.DeleteAll(ctx, st, del); err != nil && !errors.Is(err, store.ErrNotFound) {
+	err = pol.Idempotent(ctx, func() error {
+		if err := store.DeleteAll(ctx, st, del); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return res, fmt.Errorf("delete expired Delta log entries: %w", err)
 	}
 	res.Deleted = del

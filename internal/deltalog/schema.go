@@ -203,3 +203,42 @@ func partitionValues(t *tablemeta.Table, part string) (map[string]*string, error
 	}
 	return out, nil
 }
+
+// schemaColumns are the top-level column names of a Delta schema string
+// (false when it does not parse as a struct).
+func schemaColumns(schema string) (map[string]bool, bool) {
+	var st struct {
+		Type   string `json:"type"`
+		Fields []struct {
+			Name string `json:"name"`
+		} `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(schema), &st); err != nil || st.Type != "struct" {
+		return nil, false
+	}
+	out := make(map[string]bool, len(st.Fields))
+	for _, f := range st.Fields {
+		out[f.Name] = true
+	}
+	return out, true
+}
+
+// olderSchema reports whether the schema ours is older than the log's:
+// it lacks a column the log's has, and has none the log's lacks. A pswap
+// table's schema only ever gains columns (tablemeta.Evolve), so such a
+// schema comes from a table.json read before an evolution that another
+// publisher has already written into the log: writing it would take the
+// new columns away from the log's readers.
+func olderSchema(ours, log string) bool {
+	oc, ok1 := schemaColumns(ours)
+	lc, ok2 := schemaColumns(log)
+	if !ok1 || !ok2 || len(oc) >= len(lc) {
+		return false
+	}
+	for c := range oc {
+		if !lc[c] {
+			return false
+		}
+	}
+	return true
+}
