@@ -353,7 +353,11 @@ func (t *Table) viewSet(ctx context.Context, v tablemeta.Views, opts PublishOpti
 		opts.Prefetch.Stop()
 	}
 	if v.Delta {
-		set.Drivers = append(set.Drivers, &views.DeltaDriver{Options: opts.Delta.lib()})
+		do := opts.Delta.lib()
+		if opts.Retries > 0 {
+			do.RequestAttempts = opts.Retries + 1 // --max-attempts, per request
+		}
+		set.Drivers = append(set.Drivers, &views.DeltaDriver{Options: do})
 	}
 	open := opts.OpenCatalog
 	if open == nil {

@@ -114,10 +114,11 @@ func TestLostRaceKeepsEvolvedSchema(t *testing.T) {
 			if err := pswap.Write(w, wideSale{3, "z", 3, "north"}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := w.Commit(ctx); err != nil {
+			res, err := w.Commit(ctx)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if pub := w.PublishDelta(ctx, pswap.DeltaOptions{}); !pub.Published || pub.Version != 1 {
+			if pub := publishDelta(ctx, tbl.Store(), res, deltalog.Options{}); !pub.Published || pub.Version != 1 {
 				t.Fatalf("the evolving publish: %+v", pub)
 			}
 			if cols := logColumns(t, st); !slices.Contains(cols, "region") {
@@ -210,10 +211,11 @@ func TestOlderTableJSONKeepsLogSchema(t *testing.T) {
 	if err := pswap.Write(w, wideSale{2, "y", 2, "south"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Commit(ctx); err != nil {
+	res, err := w.Commit(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if pub := w.PublishDelta(ctx, pswap.DeltaOptions{}); !pub.Published {
+	if pub := publishDelta(ctx, tbl.Store(), res, deltalog.Options{}); !pub.Published {
 		t.Fatalf("the evolving publish: %+v", pub)
 	}
 	// table.json goes back to the schema without the column.
@@ -221,9 +223,9 @@ func TestOlderTableJSONKeepsLogSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := commitNoPublish(t, tbl, "dt=2026-11-03", false, sale{3, "z", 3})
-	res, err := deltalog.PublishCommit(ctx, st, deltalog.Commit{Partition: r.Partition, Generation: r.Generation, Seq: r.Seq}, deltalog.Options{})
-	if err != nil || !res.Changed {
-		t.Fatalf("publish: %+v %v", res, err)
+	dres, err := deltalog.PublishCommit(ctx, st, deltalog.Commit{Partition: r.Partition, Generation: r.Generation, Seq: r.Seq}, deltalog.Options{})
+	if err != nil || !dres.Changed {
+		t.Fatalf("publish: %+v %v", dres, err)
 	}
 	if cols := logColumns(t, st); !slices.Contains(cols, "region") {
 		t.Fatalf("the log's schema is %v: an older table.json took the column region away", cols)
