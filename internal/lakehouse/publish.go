@@ -191,9 +191,11 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		)
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(p.opts.Concurrency) // 1: the pointer, then the manifest
-		g.Go(func() (err error) {
-			b, err = swap.ReadPointer(gctx, st, c.Partition)
-			return err
+		g.Go(func() error {
+			return p.retryRead(gctx, func() (err error) {
+				b, err = swap.ReadPointer(gctx, st, c.Partition)
+				return err
+			})
 		})
 		p.readReplaced(gctx, g, s, c.Partition)
 		if c.Manifest != nil {
@@ -464,7 +466,10 @@ func (p *publisher) manifest(ctx context.Context, part, gen string, m *manifest.
 	if m != nil {
 		return m, nil
 	}
-	m, err := swap.ReadManifest(ctx, p.st, part, gen)
+	err := p.retryRead(ctx, func() (err error) {
+		m, err = swap.ReadManifest(ctx, p.st, part, gen)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

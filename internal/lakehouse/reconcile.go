@@ -96,6 +96,44 @@ func (rc *reconcile) readPointers(ctx context.Context) error {
 	return nil
 }
 
+// readUnlisted reads the pointers of the partitions that a version
+// records but the listing did not find: a rival publish of a partition
+// created after the listing (a lost race) recorded them. One with a
+// pointer joins the plan, so that a reconcile never drops a partition
+// that exists; one without is dropped.
+func (rc *reconcile) readUnlisted(ctx context.Context, members map[string]member) error {
+	p := rc.p
+	var unlisted []string
+	for _, part := range slices.Sorted(maps.Keys(members)) {
+		if _, ok := rc.pointers[part]; !ok && !rc.unreadable[partHash(part)] {
+			unlisted = append(unlisted, part)
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	for _, part := range unlisted {
+		g.Go(func() error {
+			var b swap.Base
+			err := p.retryRead(gctx, func() (err error) {
+				b, err = swap.ReadPointer(gctx, p.st, part)
+				return err
+			})
+			if errors.Is(err, swap.ErrNoData) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			rc.mu.Lock()
+			defer rc.mu.Unlock()
+			rc.pointers[part] = b.Pointer
+			rc.parts = append(rc.parts, part)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
 // members reads what every group manifest of s records (one GET per
 // group, at once), except the damaged ones, which are written anew from
 // the pointers.
@@ -162,6 +200,9 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 	s.damaged = damaged
 	members, err := rc.members(ctx, s)
 	if err != nil {
+		return nil, err
+	}
+	if err := rc.readUnlisted(ctx, members); err != nil {
 		return nil, err
 	}
 	var (

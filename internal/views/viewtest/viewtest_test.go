@@ -32,19 +32,7 @@ func TestDelta(t *testing.T) {
 }
 
 func TestIceberg(t *testing.T) {
-	viewtest.Run(t, func() viewtest.Driver { return icebergDriver{} }, report(t, map[string]string{
-		// The attempt-level read retry of lakehouse.run (maxReadTries 4)
-		// is spent by distinct keys: the hint, the metadata, the manifest
-		// list, the pointer and the manifest each failing once fail the
-		// publish.
-		"Transient": "one 503 on each of more than 4 distinct reads fails an Iceberg publish",
-		// lakehouse's reconcile plans every attempt from the pointers it
-		// listed first: after losing the race to the publish of a
-		// partition's first commit, it drops that partition's manifest as
-		// one without a pointer.
-		"HeldRaceReconcile": "a reconcile that lost the race to a new partition's publish drops the partition",
-		"RacingEvolve":      "a reconcile that lost the race to a new partition's publish drops the partition",
-	}))
+	viewtest.Run(t, func() viewtest.Driver { return icebergDriver{} }, report(t, nil))
 }
 
 // deltaDriver adapts internal/deltalog.
