@@ -66,6 +66,7 @@ type schemaGuard struct {
 
 	mu      sync.Mutex
 	table   *tablemeta.Table // current or provisional; nil: absent and no input yet
+	base    *tablemeta.Table // as read at Begin (nil: absent)
 	etag    string           // of the document read; "" when absent
 	create  bool             // absent: create it at commit
 	created bool             // commit created it (this write made the table)
@@ -156,7 +157,7 @@ func beginSchema(r tableRead, st store.Store, key string, wo WriteOptions, so *s
 		if err := checkDeclared(t, opts, "the table's schema"); err != nil {
 			return nil, err
 		}
-		g.table, g.etag = t, etag
+		g.table, g.etag, g.base = t, etag, t
 		if so.TextSchema == nil && !opts.EvolveSchema {
 			so.TextSchema = t.Schema.Arrow()
 		}
@@ -267,20 +268,53 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 		}
 		g.created, g.etag = true, tag
 	case len(g.evolved) > 0:
-		tag, err := tablemeta.Update(ctx, g.st, g.table, g.etag)
-		if errors.Is(err, tablemeta.ErrChanged) {
-			cur, tag, rerr := tablemeta.Read(ctx, g.st)
-			if rerr != nil {
-				return fmt.Errorf("%w (read back: %w)", err, rerr)
-			}
-			return g.adopt(cur, tag, fits(cur, g.key, stored, "was changed by another writer at the same time"))
-		}
-		if err == nil {
-			g.etag = tag
-		}
-		return err
+		return g.evolve(ctx, stored)
 	}
 	return nil
+}
+
+// maxEvolveTries bounds the replaces of an evolution whose table.json
+// another writer changed only in its views meanwhile.
+const maxEvolveTries = 10
+
+// evolve replaces table.json with the evolved schema, conditionally on
+// the document read. Another writer that changed only the views
+// meanwhile (Table.SetViews, a first publish recording them) is no
+// conflict: the evolution is written over its document, views kept. Any
+// other change is resolved by fits.
+func (g *schemaGuard) evolve(ctx context.Context, stored *arrow.Schema) error {
+	base := g.base
+	for try := 0; ; try++ {
+		tag, err := tablemeta.Update(ctx, g.st, g.table, g.etag)
+		if err == nil {
+			g.etag = tag
+			return nil
+		}
+		if !errors.Is(err, tablemeta.ErrChanged) {
+			return err
+		}
+		cur, tag, rerr := tablemeta.Read(ctx, g.st)
+		if rerr != nil {
+			return fmt.Errorf("%w (read back: %w)", err, rerr)
+		}
+		if base != nil && sameButViews(cur, base) && try+1 < maxEvolveTries {
+			next := g.table.Clone()
+			next.Views = cur.Clone().Views
+			g.table, g.etag, base = next, tag, cur
+			continue
+		}
+		return g.adopt(cur, tag, fits(cur, g.key, stored, "was changed by another writer at the same time"))
+	}
+}
+
+// sameButViews reports whether a and b are the same document but for
+// their views.
+func sameButViews(a, b *tablemeta.Table) bool {
+	x, y := a.Clone(), b.Clone()
+	x.Views, y.Views = nil, nil
+	ex, err1 := tablemeta.Encode(x)
+	ey, err2 := tablemeta.Encode(y)
+	return err1 == nil && err2 == nil && string(ex) == string(ey)
 }
 
 // adopt makes cur (tagged tag), the document another writer stored, the

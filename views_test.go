@@ -266,3 +266,39 @@ func TestCatalogViewFollowsTheTable(t *testing.T) {
 		t.Fatalf("the catalog names %q after the publish, want %q", loc, ice.Location)
 	}
 }
+
+// TestViewsChangedDuringAnEvolution: turning a view on while a commit
+// that evolves the schema is under way is no conflict: the commit lands,
+// and table.json keeps both the new column and the view.
+func TestViewsChangedDuringAnEvolution(t *testing.T) {
+	st := memstore.New()
+	tb := pswap.NewTable(st)
+	if _, err := commitRecord(t, tb, "dt=2026-11-27", record(t, "id", []int64{1}), pswap.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tb.Partition("dt=2026-11-28")
+	w, err := p.Begin(ctx, pswap.WriteOptions{Table: pswap.TableOptions{EvolveSchema: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteRecord(record(t, "id", []int64{2}, "region", []string{"north"})); err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile another writer turns the Delta view on.
+	if _, err := tb.SetViews(ctx, pswap.Views{Iceberg: true, Delta: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		t.Fatalf("the evolving commit failed after a change of views: %v", err)
+	}
+	doc, _, err := tablemeta.Read(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.Schema.Field("region"); !ok || doc.Views == nil || !doc.Views.Delta {
+		t.Fatalf("table.json after both: schema %s, views %+v", doc.Schema, doc.Views)
+	}
+	if pub := w.Publish(ctx, pswap.PublishOptions{}); !pub.Published || len(pub.Views) != 2 {
+		t.Fatalf("publish: %+v", pub)
+	}
+}
