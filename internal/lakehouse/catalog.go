@@ -2,8 +2,11 @@ package lakehouse
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/google/uuid"
 
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
@@ -72,11 +75,15 @@ var (
 // catalog whose table keeps changing (other publishers advancing it).
 const maxCatalogTries = 20
 
-// commitCatalog points the catalog at version v (location loc), unless it
-// already names v or a later version of this table. A lost swap is read
-// again; a swap whose reply was lost is settled by reading the table back,
-// never sent blindly again.
-func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error {
+// commitCatalog points the catalog at version v (location loc, document
+// meta when the caller has it), unless it already names v or a later
+// version of this table: one whose file exists and carries this table's
+// uuid (laterVersion). A version of this location that does not exist is
+// repaired (the catalog is moved to v); a file of another table's uuid is
+// refused (ErrCatalogForeign). A lost swap is read again; a swap whose
+// reply was lost is settled by reading the table back, never sent blindly
+// again.
+func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *tableMetadata) error {
 	c := p.opts.Catalog
 	fail := func(err error) error {
 		return fmt.Errorf("%w: %s: %w", ErrCatalog, c, err)
@@ -102,8 +109,21 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 			return fail(fmt.Errorf("%w: it names %s, not a version of %s (drop or rename it, or pick another table name)",
 				ErrCatalogForeign, cur, p.tableURI))
 		}
-		if curV >= v {
-			return nil // this version, or a later publish's
+		if curV == v {
+			return nil // this version: the file the publish wrote or found latest
+		}
+		if curV > v {
+			// A later publish's version, or a row that names a version
+			// this table does not have (set by hand, or left by a table
+			// deleted and created again here): only the file tells.
+			later, err := p.laterVersion(ctx, v, meta, curV)
+			if err != nil {
+				return fail(err)
+			}
+			if later {
+				return nil
+			}
+			// Missing: repaired below, moved to version v.
 		}
 		if dc, ok := c.(DocumentCatalog); ok {
 			if doc == nil {
@@ -149,13 +169,14 @@ func (p *publisher) catalogVersion(loc string) (int, bool) {
 	return 0, false
 }
 
-// withCatalog commits r's version to Options.Catalog, if there is one:
-// the error (ErrCatalog) comes with r, whose metadata files are published.
-func (p *publisher) withCatalog(ctx context.Context, r Result) (Result, error) {
+// withCatalog commits r's version (whose document is meta, nil when the
+// caller has none) to Options.Catalog, if there is one: the error
+// (ErrCatalog) comes with r, whose metadata files are published.
+func (p *publisher) withCatalog(ctx context.Context, r Result, meta *tableMetadata) (Result, error) {
 	if p.opts.Catalog == nil || r.Version == 0 {
 		return r, nil
 	}
-	return r, p.commitCatalog(ctx, r.Version, r.MetadataLocation)
+	return r, p.commitCatalog(ctx, r.Version, r.MetadataLocation, meta)
 }
 
 // CommitLatest points cat at the table's latest published version (as a
@@ -171,5 +192,57 @@ func CommitLatest(ctx context.Context, st store.Store, cat Catalog) (string, err
 		return "", err
 	}
 	loc := p.loc(MetadataKey(v))
-	return loc, p.commitCatalog(ctx, v, loc)
+	return loc, p.commitCatalog(ctx, v, loc, nil)
+}
+
+// laterVersion reports whether version curV, which a catalog names while
+// the publish found v latest, is a later version of this table: its file
+// exists (false: it does not, and the catalog is to be repaired) and
+// carries the uuid of version v (whose document is meta, read when nil).
+// A file of another uuid is ErrCatalogForeign. It costs one GET (two
+// without meta), and only when a catalog is ahead of the publish.
+func (p *publisher) laterVersion(ctx context.Context, v int, meta *tableMetadata, curV int) (bool, error) {
+	data, err := p.readBack(ctx, MetadataKey(curV))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the version the catalog names: %w", err)
+	}
+	theirs, err := metadataUUID(data)
+	if err != nil {
+		return false, fmt.Errorf("%s, which the catalog names: %w", p.st.URI(MetadataKey(curV)), err)
+	}
+	var ours string
+	if meta != nil {
+		ours = meta.TableUUID.String()
+	} else {
+		own, err := p.readBack(ctx, MetadataKey(v))
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", MetadataKey(v), err)
+		}
+		if ours, err = metadataUUID(own); err != nil {
+			return false, fmt.Errorf("%s: %w", p.st.URI(MetadataKey(v)), err)
+		}
+	}
+	if theirs != ours {
+		return false, fmt.Errorf("%w: it names %s, a metadata file of another table (uuid %s, this table's is %s) at this table's location (drop the row, or point it at %s)",
+			ErrCatalogForeign, p.st.URI(MetadataKey(curV)), theirs, ours, p.loc(MetadataKey(v)))
+	}
+	return true, nil
+}
+
+// metadataUUID reads a metadata document's table-uuid, in canonical form.
+func metadataUUID(data []byte) (string, error) {
+	var doc struct {
+		UUID string `json:"table-uuid"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	id, err := uuid.Parse(doc.UUID)
+	if err != nil {
+		return "", fmt.Errorf("%w: table-uuid %q: %v", ErrCorrupt, doc.UUID, err)
+	}
+	return id.String(), nil
 }

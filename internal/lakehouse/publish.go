@@ -543,7 +543,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 				r.HintWas = p.hinted
 				r.HintFixed = p.writeHint(ctx, s, s.version)
 			}
-			return p.withCatalog(ctx, r)
+			return p.withCatalog(ctx, r, s.meta)
 		}
 		next, err := p.write(ctx, s, ups, attempt)
 		if errors.Is(err, errStale) {
@@ -574,7 +574,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		p.writeHint(ctx, s, next.version)
 		r := p.result(next, true)
 		r.Repairs = s.repairs
-		return p.withCatalog(ctx, r)
+		return p.withCatalog(ctx, r, next.meta)
 	}
 }
 
