@@ -70,11 +70,10 @@ func (c *counter) take() (requests int, byStatus map[int]int) {
 // requests.
 func openREST(t testing.TB, srv *testenv.RESTServer, ns, extra string, o catalog.Options) (*restcat.Catalog, *counter) {
 	t.Helper()
-	parsed, err := catalog.Parse(srv.CatalogURL(ns, "sales", extra))
+	cfg, err := restcat.ParseURL(srv.CatalogURL(ns, "sales", extra))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := *parsed.REST
 	cfg.Token, cfg.Credential = o.Token, o.Credential
 	if o.Token == "" && o.Credential == "" {
 		cfg.Token = srv.Token
@@ -177,7 +176,7 @@ func TestRESTRefusals(t *testing.T) {
 
 	cat, _ := openREST(t, srv, ns, "", catalog.Options{})
 	pub := commitPart(t, tb, "dt=2026-01-01", 5, pswap.PublishOptions{Catalog: cat})
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) ||
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) ||
 		!strings.Contains(pub.Err.Error(), ns) {
 		t.Fatalf("a missing namespace: %+v", pub)
 	}
@@ -192,7 +191,7 @@ func TestRESTRefusals(t *testing.T) {
 	} {
 		cat, _ := openREST(t, srv, ns, "&create-namespace=true", o)
 		r, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: cat})
-		if !errors.Is(err, restcat.ErrUnauthorized) || !errors.Is(err, lakehouse.ErrCatalog) || r.MetadataLocation == "" ||
+		if !errors.Is(err, restcat.ErrUnauthorized) || !errors.Is(err, catalog.ErrCatalog) || r.MetadataLocation == "" ||
 			strings.Contains(err.Error(), badToken) {
 			t.Fatalf("wrong %s: %+v %v", name, r, err)
 		}
@@ -214,7 +213,7 @@ func TestRESTRefusals(t *testing.T) {
 	before := srv.Table(t, ns, "sales")
 	cat, _ = openREST(t, srv, ns, "", catalog.Options{})
 	pub = commitPart(t, other, "dt=2026-01-01", 3, pswap.PublishOptions{Catalog: cat})
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalogForeign) {
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrCatalogForeign) {
 		t.Fatalf("a foreign table of that name: %+v", pub)
 	}
 	if after := srv.Table(t, ns, "sales"); after.MetadataLocation != before.MetadataLocation {
@@ -372,7 +371,7 @@ func TestRESTLostReply(t *testing.T) {
 	mode.Store("down")
 	commits.Store(0)
 	pub = commitPart(t, tb, "dt=2026-01-03", 4, opts)
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || commits.Load() != 1 {
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrCatalog) || commits.Load() != 1 {
 		t.Fatalf("a commit refused with 503: %+v, %d commits sent", pub, commits.Load())
 	}
 	mode.Store("")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/catalog"
 
 	"github.com/pswap/pswap/internal/lakehouse"
 )
@@ -176,7 +177,7 @@ func testRowNamesOtherUUID(t *testing.T, b backend) {
 	v7 := strings.Replace(first.MetadataLocation, "/v1.metadata.json", "/v7.metadata.json", 1)
 	setRow(t, b, v7)
 	pub := commitPart(t, tb, "dt=2026-01-02", 4, opts)
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalogForeign) || pub.MetadataLocation == "" {
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrCatalogForeign) || pub.MetadataLocation == "" {
 		t.Fatalf("a row naming another table's file at this location: %+v", pub)
 	}
 	if !strings.Contains(pub.Err.Error(), "uuid") {

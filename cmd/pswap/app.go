@@ -92,7 +92,7 @@ type app struct {
 	swapRetries bool
 	// catalogURL is --catalog; catalog the catalog it opened (nil: none).
 	catalogURL string
-	catalog    catalog.Catalog
+	catalog    catalog.Conn
 	logger     *slog.Logger
 	cmdCtx     context.Context // the command's context under --timeout
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -33,7 +34,7 @@ func (c *fakeCatalog) Current(context.Context) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loc == "" {
-		return "", lakehouse.ErrNotRegistered
+		return "", catalog.ErrNotRegistered
 	}
 	return c.loc, nil
 }
@@ -42,7 +43,7 @@ func (c *fakeCatalog) Register(_ context.Context, loc string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loc != "" {
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	}
 	c.loc = loc
 	return nil
@@ -58,7 +59,7 @@ func (c *fakeCatalog) Swap(_ context.Context, prev, loc string) error {
 		}
 	}
 	if c.loc != prev {
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	}
 	c.loc = loc
 	c.swaps++
@@ -95,7 +96,7 @@ func TestCatalogOutcomes(t *testing.T) {
 
 	cat.beforeSwap = func(*fakeCatalog) error { return lost }
 	r, err = pub("dt=3")
-	if !errors.Is(err, lakehouse.ErrCatalog) || !errors.Is(err, lost) || r.Version != 3 || cat.swaps != 1 {
+	if !errors.Is(err, catalog.ErrCatalog) || !errors.Is(err, lost) || r.Version != 3 || cat.swaps != 1 {
 		t.Fatalf("a failed swap: %+v %v after %d swaps", r, err, cat.swaps)
 	}
 
@@ -189,7 +190,7 @@ func TestCatalogAhead(t *testing.T) {
 	}
 	cat.loc = root + lakehouse.MetadataKey(7)
 	_, err, _ = count("ahead, another uuid", st, publish)
-	if !errors.Is(err, lakehouse.ErrCatalogForeign) || !errors.Is(err, lakehouse.ErrCatalog) || cat.loc != root+lakehouse.MetadataKey(7) {
+	if !errors.Is(err, catalog.ErrCatalogForeign) || !errors.Is(err, catalog.ErrCatalog) || cat.loc != root+lakehouse.MetadataKey(7) {
 		t.Fatalf("a catalog naming another table's v7: %v, catalog at %s", err, cat.loc)
 	}
 
