@@ -380,3 +380,46 @@ func TestRESTLostReply(t *testing.T) {
 	}
 	checkReflects(t, srv, ns, st, pub.MetadataLocation)
 }
+
+// TestRESTTableRecreated: a table deleted (all but the catalog's own
+// metadata files) and created again at the same location, while the REST catalog's table reflects the old table's v3,
+// is refused as another table (its uuid differs, and a REST catalog cannot
+// change a table's uuid): never published while the catalog's table is
+// the old one.
+func TestRESTTableRecreated(t *testing.T) {
+	srv := testenv.RESTCatalog(t)
+	ns := restNamespace()
+	st := testenv.S3(t)
+	cat, _ := openREST(t, srv, ns, "&create-namespace=true", catalog.Options{})
+	old := pswap.NewTable(st)
+	for _, part := range []string{"dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-03"} {
+		if pub := commitPart(t, old, part, 3, pswap.PublishOptions{Catalog: cat}); !pub.Published {
+			t.Fatal(pub.Err)
+		}
+	}
+	before := srv.Table(t, ns, "sales")
+	var keys []string
+	for a, err := range st.List(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The catalog's own metadata files stay: without them the
+		// catalog cannot load its table at all.
+		if !strings.HasPrefix(a.Key, "metadata/0") {
+			keys = append(keys, a.Key)
+		}
+	}
+	for _, k := range keys {
+		if err := st.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb := pswap.NewTable(st)
+	pub := commitPart(t, tb, "dt=2026-02-01", 5, pswap.PublishOptions{Catalog: cat})
+	if pub.Version != 1 || pub.Published || !errors.Is(pub.Err, catalog.ErrCatalogForeign) {
+		t.Fatalf("the re-created table's first commit: %+v", pub)
+	}
+	if after := srv.Table(t, ns, "sales"); after.MetadataLocation != before.MetadataLocation {
+		t.Fatalf("the old table's entry was changed: %s -> %s", before.MetadataLocation, after.MetadataLocation)
+	}
+}
