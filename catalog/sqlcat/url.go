@@ -143,8 +143,13 @@ func sqliteConfig(u *url.URL) (Config, error) {
 	}
 	// Several processes commit at once: wait for the database's lock
 	// rather than fail, and take the write lock when a transaction starts.
-	dsn := (&url.URL{Scheme: "file", Path: path, RawQuery: "_pragma=busy_timeout(30000)&_txlock=immediate"}).String()
-	return Config{Driver: "sqlite", DSN: dsn, Display: "sqlite " + path}, nil
+	dsn := &url.URL{Scheme: "file", Path: path, RawQuery: "_pragma=busy_timeout(30000)&_txlock=immediate"}
+	if !strings.HasPrefix(path, "/") {
+		// A relative path is the URI's opaque part (file:rel/cat.db):
+		// after file:// its first folder would be read as a host.
+		dsn.Path, dsn.Opaque = "", (&url.URL{Path: path}).EscapedPath()
+	}
+	return Config{Driver: "sqlite", DSN: dsn.String(), Display: "sqlite " + path}, nil
 }
 
 func postgresConfig(u *url.URL) (Config, error) {

@@ -1,8 +1,11 @@
 package sqlcat_test
 
 import (
+	"context"
 	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -118,5 +121,30 @@ func TestPublic(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("Public(%s) = %q, %v; want %q", raw, got, err, want)
 		}
+	}
+}
+
+// TestRelativeSQLitePath: a sql+sqlite URL with a relative path opens the
+// database file relative to the working directory.
+func TestRelativeSQLitePath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir("rel", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Open("sql+sqlite:rel/cat.db?catalog=c&namespace=n&table=t&create-namespace=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const loc = "file:///x/metadata/v1.metadata.json"
+	if err := c.Register(context.Background(), loc); err != nil {
+		t.Fatalf("register in a database at a relative path: %v", err)
+	}
+	if got, err := c.Current(context.Background()); err != nil || got != loc {
+		t.Fatalf("current: %q %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rel", "cat.db")); err != nil {
+		t.Fatalf("the database file: %v", err)
 	}
 }
