@@ -146,32 +146,32 @@ func TestCatalogOutcomes(t *testing.T) {
 func TestCatalogAhead(t *testing.T) {
 	mem := publishedTable(t, 3)
 	cat := &fakeCatalog{}
-	count := func(name string, c *storetest.Counting, f func(st store.Store) (lakehouse.Result, error)) (lakehouse.Result, error, int) {
+	count := func(name string, c *storetest.Counting, f func(st store.Store) (lakehouse.Result, error)) (lakehouse.Result, int, error) {
 		c.Reset()
 		r, err := f(c)
 		t.Logf("%s: %d requests %v, catalog at %s", name, c.Total(), c.Counts(), cat.loc)
-		return r, err, c.Total()
+		return r, c.Total(), err
 	}
 	st := storetest.NewCounting(mem)
 	publish := func(st store.Store) (lakehouse.Result, error) {
 		return lakehouse.Publish(ctx, st, lakehouse.Options{Catalog: cat})
 	}
 	// Registered; the same publish again costs its own requests only.
-	r, err, _ := count("register", st, publish)
+	r, _, err := count("register", st, publish)
 	if err != nil || cat.loc != r.MetadataLocation {
 		t.Fatalf("register: %+v %v", r, err)
 	}
-	_, _, plain := count("no catalog", st, func(st store.Store) (lakehouse.Result, error) {
+	_, plain, _ := count("no catalog", st, func(st store.Store) (lakehouse.Result, error) {
 		return lakehouse.Publish(ctx, st, lakehouse.Options{})
 	})
-	_, err, current := count("current", st, publish)
+	_, current, err := count("current", st, publish)
 	if err != nil || current != plain {
 		t.Fatalf("a publish to a current catalog: %v, %d requests, %d without a catalog", err, current, plain)
 	}
 	root := r.MetadataLocation[:len(r.MetadataLocation)-len(lakehouse.MetadataKey(r.Version))]
 
 	cat.loc = root + lakehouse.MetadataKey(99)
-	r2, err, ahead := count("ahead, missing", st, publish)
+	r2, ahead, err := count("ahead, missing", st, publish)
 	if err != nil || cat.loc != r.MetadataLocation || r2.Version != r.Version {
 		t.Fatalf("a catalog naming a missing v99: %+v %v, catalog at %s", r2, err, cat.loc)
 	}
@@ -189,7 +189,7 @@ func TestCatalogAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	cat.loc = root + lakehouse.MetadataKey(7)
-	_, err, _ = count("ahead, another uuid", st, publish)
+	_, _, err = count("ahead, another uuid", st, publish)
 	if !errors.Is(err, catalog.ErrCatalogForeign) || !errors.Is(err, catalog.ErrCatalog) || cat.loc != root+lakehouse.MetadataKey(7) {
 		t.Fatalf("a catalog naming another table's v7: %v, catalog at %s", err, cat.loc)
 	}
@@ -202,7 +202,7 @@ func TestCatalogAhead(t *testing.T) {
 	if _, err := mem.Put(ctx, lakehouse.MetadataKey(7), own, store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err, _ = count("ahead, this table's", st, publish)
+	_, _, err = count("ahead, this table's", st, publish)
 	if err != nil || cat.loc != root+lakehouse.MetadataKey(7) {
 		t.Fatalf("a catalog naming this table's later v7: %v, catalog at %s", err, cat.loc)
 	}
