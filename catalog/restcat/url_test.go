@@ -2,6 +2,7 @@ package restcat_test
 
 import (
 	"errors"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,8 +33,9 @@ func FuzzParseURL(f *testing.F) {
 			}
 			return
 		}
+		u, err := url.Parse(r.URI)
 		if len(r.Namespace) == 0 || r.Table == "" || r.Token != "" || r.Credential != "" ||
-			!(strings.HasPrefix(r.URI, "http://") || strings.HasPrefix(r.URI, "https://")) || strings.Contains(r.URI, "@") {
+			err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
 			t.Fatalf("%q parsed into %+v", raw, r)
 		}
 		if _, err := restcat.Open(r); err != nil {
