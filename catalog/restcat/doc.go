@@ -1,7 +1,10 @@
 // Package restcat is a table of an Iceberg REST catalog (Polaris, Nessie,
 // Lakekeeper, Unity, Apache Iceberg's own server, ...), as
-// catalog.Catalog and catalog.DocumentCatalog, the driver of the
-// rest+http and rest+https URL schemes of catalog.Open.
+// catalog.Catalog and catalog.DocumentCatalog. Importing it registers the
+// URL schemes rest+http and rest+https with catalog.Open (ParseURL reads
+// them):
+//
+//	import _ "github.com/pswap/pswap/catalog/restcat"
 //
 // A REST catalog writes the metadata files of its tables itself: it can be
 // pointed at a metadata file only once, when the table is registered

@@ -1,7 +1,11 @@
 // Package sqlcat is an Iceberg SQL catalog in the JDBC layout: the tables
 // iceberg_tables and iceberg_namespace_properties that Java's JdbcCatalog,
 // PyIceberg's SqlCatalog and iceberg-go's sql catalog share, in SQLite
-// (modernc.org/sqlite, no cgo) or PostgreSQL (pgx).
+// (modernc.org/sqlite, no cgo) or PostgreSQL (pgx). Importing it registers
+// the URL schemes sql+sqlite, sql+postgres and sql+postgresql with
+// catalog.Open (ParseURL reads them):
+//
+//	import _ "github.com/pswap/pswap/catalog/sqlcat"
 //
 // It implements catalog.Catalog with plain statements: a publish reads
 // the table's row (one SELECT) and moves it with
