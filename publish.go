@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
@@ -58,21 +59,15 @@ func (o PublishOptions) lib() lakehouse.Options {
 	return lo
 }
 
-// Catalog is a table's entry in an Iceberg catalog: a publish that brought
-// the metadata files up to date points the catalog's table at the latest
-// version with the catalog's compare-and-swap, so that the catalog only
-// ever moves forward along pswap's version chain. Package catalog opens
-// one from a URL (SQL catalogs and Iceberg REST catalogs).
-type Catalog interface {
-	// Current is the metadata location the catalog's table names.
-	Current(ctx context.Context) (string, error)
-	// Register creates the table naming loc.
-	Register(ctx context.Context, loc string) error
-	// Swap points the table at loc if it still names prev.
-	Swap(ctx context.Context, prev, loc string) error
-	// String names the catalog and the table, never a secret.
-	String() string
-}
+// Catalog is a table's entry in an Iceberg catalog, package catalog's
+// contract: a publish that brought the metadata files up to date points
+// the catalog's table at the latest version with the catalog's
+// compare-and-swap, so that the catalog only ever moves forward along
+// pswap's version chain. catalog.Open opens one from a URL (SQL catalogs
+// and Iceberg REST catalogs, with their driver packages linked); a program
+// may implement its own, returning the contract's errors
+// (catalog.ErrNotRegistered, catalog.ErrCatalogConflict, ...).
+type Catalog = catalog.Catalog
 
 // Prefetch is the first reads of a publish (the version hint, the
 // metadata file, its manifest list, the partitions' manifests), started
@@ -380,7 +375,10 @@ func (t *Table) viewSet(ctx context.Context, v tablemeta.Views, opts PublishOpti
 	return set, closers
 }
 
-// openCatalog is PublishOptions.OpenCatalog's default.
-var openCatalog = func(ctx context.Context, url string) (Catalog, error) {
-	return nil, errors.New("no catalog opener: set PublishOptions.OpenCatalog")
+// openCatalog is PublishOptions.OpenCatalog's default: package catalog's
+// registry, with the environment's credentials (a program links the
+// drivers it needs, e.g. import _ "github.com/pswap/pswap/catalog/sqlcat";
+// without one the view says which import is missing).
+func openCatalog(_ context.Context, url string) (Catalog, error) {
+	return catalog.Open(url)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/views"
 	"github.com/pswap/pswap/store"
@@ -53,11 +54,16 @@ func union(cur, add tablemeta.Views) tablemeta.Views {
 }
 
 // PublicCatalogURL returns a catalog URL as a table records it: without a
-// password (a writer takes it from its environment, e.g. $PGPASSWORD).
-// A URL that does not parse is ErrBadInput.
+// password (a writer takes it from its environment, e.g. $PGPASSWORD), in
+// the canonical form of package catalog (catalog.Public) when the URL's
+// driver is linked. A URL that does not parse is ErrBadInput.
 func PublicCatalogURL(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
+	p, err := catalog.Public(raw)
+	if err == nil || !errors.Is(err, catalog.ErrNoDriver) {
+		return p, err
+	}
+	u, perr := url.Parse(raw)
+	if perr != nil || u.Scheme == "" {
 		return "", fmt.Errorf("%w: catalog URL: not a URL with a scheme", ErrBadInput)
 	}
 	if u.User != nil {

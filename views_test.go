@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/deltalog"
-	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -192,7 +192,7 @@ func (c *memCatalog) Current(context.Context) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loc == "" {
-		return "", lakehouse.ErrNotRegistered
+		return "", catalog.ErrNotRegistered
 	}
 	return c.loc, nil
 }
@@ -201,7 +201,7 @@ func (c *memCatalog) Register(_ context.Context, loc string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loc != "" {
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	}
 	c.loc = loc
 	return nil
@@ -211,7 +211,7 @@ func (c *memCatalog) Swap(_ context.Context, prev, loc string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loc != prev {
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	}
 	c.loc = loc
 	return nil

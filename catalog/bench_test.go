@@ -8,7 +8,6 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
-	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
@@ -26,7 +25,7 @@ func BenchmarkPublish1000(b *testing.B) {
 	if _, err := tb.Publish(ctx, pswap.PublishOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	cats := map[string]lakehouse.Catalog{"none": nil}
+	cats := map[string]catalog.Catalog{"none": nil}
 	for _, kind := range []string{"sqlite", "postgres"} {
 		var be backend
 		if kind == "sqlite" {

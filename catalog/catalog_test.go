@@ -52,7 +52,7 @@ func commitPart(t testing.TB, tb *pswap.Table, part string, n int, opts pswap.Pu
 	return w.Publish(ctx, opts)
 }
 
-func openCatalog(t testing.TB, url string) catalog.Catalog {
+func openCatalog(t testing.TB, url string) catalog.Conn {
 	t.Helper()
 	c, err := catalog.Open(url)
 	if err != nil {
@@ -137,7 +137,7 @@ func testCatalogDown(t *testing.T, b backend) {
 	tb := openTable(t, dir)
 	down := openCatalog(t, b.down)
 	pub := commitPart(t, tb, "dt=2026-01-01", 5, pswap.PublishOptions{Catalog: down})
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || pub.MetadataLocation == "" {
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrCatalog) || pub.MetadataLocation == "" {
 		t.Fatalf("a publish to an unreachable catalog: %+v", pub)
 	}
 	loc, v, err := lakehouse.Latest(ctx, tb.Store())
@@ -164,7 +164,7 @@ func testRefusals(t *testing.T, b backend) {
 	db := b.db
 
 	pub := commitPart(t, tb, "dt=2026-01-01", 5, pswap.PublishOptions{Catalog: openCatalog(t, b.url(""))})
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) {
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) {
 		t.Fatalf("a missing namespace: %+v", pub)
 	}
 	if loc, _, n := row(t, db); n != 0 || loc != "" {
@@ -176,7 +176,7 @@ func testRefusals(t *testing.T, b backend) {
 		t.Fatal(err)
 	}
 	r, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: openCatalog(t, b.url(""))})
-	if !errors.Is(err, lakehouse.ErrCatalogForeign) || r.MetadataLocation == "" {
+	if !errors.Is(err, catalog.ErrCatalogForeign) || r.MetadataLocation == "" {
 		t.Fatalf("a foreign table of that name: %+v %v", r, err)
 	}
 	if loc, p, n := row(t, db); loc != other || p != "" || n != 1 {
@@ -252,7 +252,7 @@ func TestPostgresWrongPassword(t *testing.T) {
 	const secret = "Xyzzy-not-the-password-42"
 	bad := strings.Replace(b.url("&create-namespace=true"), "sql+postgres://", "sql+postgres://pswap:"+secret+"@", 1)
 	pub := commitPart(t, tb, "dt=2026-01-01", 3, pswap.PublishOptions{Catalog: openCatalog(t, bad)})
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || pub.MetadataLocation == "" {
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrCatalog) || pub.MetadataLocation == "" {
 		t.Fatalf("wrong password: %+v", pub)
 	}
 	msg := pub.Err.Error()

@@ -70,11 +70,10 @@ func (c *counter) take() (requests int, byStatus map[int]int) {
 // requests.
 func openREST(t testing.TB, srv *testenv.RESTServer, ns, extra string, o catalog.Options) (*restcat.Catalog, *counter) {
 	t.Helper()
-	parsed, err := catalog.Parse(srv.CatalogURL(ns, "sales", extra))
+	cfg, err := restcat.ParseURL(srv.CatalogURL(ns, "sales", extra))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := *parsed.REST
 	cfg.Token, cfg.Credential = o.Token, o.Credential
 	if o.Token == "" && o.Credential == "" {
 		cfg.Token = srv.Token
@@ -177,7 +176,7 @@ func TestRESTRefusals(t *testing.T) {
 
 	cat, _ := openREST(t, srv, ns, "", catalog.Options{})
 	pub := commitPart(t, tb, "dt=2026-01-01", 5, pswap.PublishOptions{Catalog: cat})
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) ||
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrNoNamespace) || !errors.Is(pub.Err, pswap.ErrBadInput) ||
 		!strings.Contains(pub.Err.Error(), ns) {
 		t.Fatalf("a missing namespace: %+v", pub)
 	}
@@ -192,7 +191,7 @@ func TestRESTRefusals(t *testing.T) {
 	} {
 		cat, _ := openREST(t, srv, ns, "&create-namespace=true", o)
 		r, err := tb.Publish(ctx, pswap.PublishOptions{Catalog: cat})
-		if !errors.Is(err, restcat.ErrUnauthorized) || !errors.Is(err, lakehouse.ErrCatalog) || r.MetadataLocation == "" ||
+		if !errors.Is(err, restcat.ErrUnauthorized) || !errors.Is(err, catalog.ErrCatalog) || r.MetadataLocation == "" ||
 			strings.Contains(err.Error(), badToken) {
 			t.Fatalf("wrong %s: %+v %v", name, r, err)
 		}
@@ -214,7 +213,7 @@ func TestRESTRefusals(t *testing.T) {
 	before := srv.Table(t, ns, "sales")
 	cat, _ = openREST(t, srv, ns, "", catalog.Options{})
 	pub = commitPart(t, other, "dt=2026-01-01", 3, pswap.PublishOptions{Catalog: cat})
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalogForeign) {
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrCatalogForeign) {
 		t.Fatalf("a foreign table of that name: %+v", pub)
 	}
 	if after := srv.Table(t, ns, "sales"); after.MetadataLocation != before.MetadataLocation {
@@ -372,7 +371,7 @@ func TestRESTLostReply(t *testing.T) {
 	mode.Store("down")
 	commits.Store(0)
 	pub = commitPart(t, tb, "dt=2026-01-03", 4, opts)
-	if pub.Published || !errors.Is(pub.Err, lakehouse.ErrCatalog) || commits.Load() != 1 {
+	if pub.Published || !errors.Is(pub.Err, catalog.ErrCatalog) || commits.Load() != 1 {
 		t.Fatalf("a commit refused with 503: %+v, %d commits sent", pub, commits.Load())
 	}
 	mode.Store("")
@@ -380,4 +379,47 @@ func TestRESTLostReply(t *testing.T) {
 		t.Fatalf("publish after the outage: %+v %v", r, err)
 	}
 	checkReflects(t, srv, ns, st, pub.MetadataLocation)
+}
+
+// TestRESTTableRecreated: a table deleted (all but the catalog's own
+// metadata files) and created again at the same location, while the REST catalog's table reflects the old table's v3,
+// is refused as another table (its uuid differs, and a REST catalog cannot
+// change a table's uuid): never published while the catalog's table is
+// the old one.
+func TestRESTTableRecreated(t *testing.T) {
+	srv := testenv.RESTCatalog(t)
+	ns := restNamespace()
+	st := testenv.S3(t)
+	cat, _ := openREST(t, srv, ns, "&create-namespace=true", catalog.Options{})
+	old := pswap.NewTable(st)
+	for _, part := range []string{"dt=2026-01-01", "dt=2026-01-02", "dt=2026-01-03"} {
+		if pub := commitPart(t, old, part, 3, pswap.PublishOptions{Catalog: cat}); !pub.Published {
+			t.Fatal(pub.Err)
+		}
+	}
+	before := srv.Table(t, ns, "sales")
+	var keys []string
+	for a, err := range st.List(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The catalog's own metadata files stay: without them the
+		// catalog cannot load its table at all.
+		if !strings.HasPrefix(a.Key, "metadata/0") {
+			keys = append(keys, a.Key)
+		}
+	}
+	for _, k := range keys {
+		if err := st.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb := pswap.NewTable(st)
+	pub := commitPart(t, tb, "dt=2026-02-01", 5, pswap.PublishOptions{Catalog: cat})
+	if pub.Version != 1 || pub.Published || !errors.Is(pub.Err, catalog.ErrCatalogForeign) {
+		t.Fatalf("the re-created table's first commit: %+v", pub)
+	}
+	if after := srv.Table(t, ns, "sales"); after.MetadataLocation != before.MetadataLocation {
+		t.Fatalf("the old table's entry was changed: %s -> %s", before.MetadataLocation, after.MetadataLocation)
+	}
 }

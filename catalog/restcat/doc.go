@@ -1,6 +1,10 @@
 // Package restcat is a table of an Iceberg REST catalog (Polaris, Nessie,
 // Lakekeeper, Unity, Apache Iceberg's own server, ...), as
-// lakehouse.Catalog and lakehouse.DocumentCatalog.
+// catalog.Catalog and catalog.DocumentCatalog. Importing it registers the
+// URL schemes rest+http and rest+https with catalog.Open (ParseURL reads
+// them):
+//
+//	import _ "github.com/pswap/pswap/catalog/restcat"
 //
 // A REST catalog writes the metadata files of its tables itself: it can be
 // pointed at a metadata file only once, when the table is registered
@@ -20,8 +24,8 @@
 // publishes ignore them and its expiry never deletes them.
 //
 // The client is net/http and encoding/json: a 409 is
-// lakehouse.ErrCatalogConflict, a 5xx or a lost reply to a commit leaves
-// its outcome unknown (lakehouse settles it by reading the table back), a
+// catalog.ErrCatalogConflict, a 5xx or a lost reply to a commit leaves
+// its outcome unknown (a publish settles it by reading the table back), a
 // 401/403 is ErrUnauthorized. Authentication: a bearer token, or OAuth2
 // client credentials exchanged at the catalog's token endpoint
 // (.../v1/oauth/tokens, or Config.OAuth2URI) for a token, once per

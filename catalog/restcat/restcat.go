@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/errkind"
-	"github.com/pswap/pswap/internal/lakehouse"
 )
 
 // PropMetadataLocation is the table property that names the pswap version
@@ -46,7 +46,7 @@ type Config struct {
 	Namespace []string
 	Table     string
 	// CreateNamespace: the first publish creates a missing namespace
-	// (default: refuse it with lakehouse.ErrNoNamespace).
+	// (default: refuse it with catalog.ErrNoNamespace).
 	CreateNamespace bool
 	// Token is a bearer token; Credential is "client_id:client_secret" for
 	// the OAuth2 client-credentials flow (Token wins when both are given).
@@ -73,8 +73,8 @@ type Catalog struct {
 }
 
 var (
-	_ lakehouse.Catalog         = (*Catalog)(nil)
-	_ lakehouse.DocumentCatalog = (*Catalog)(nil)
+	_ catalog.Conn            = (*Catalog)(nil)
+	_ catalog.DocumentCatalog = (*Catalog)(nil)
 )
 
 // Open checks cfg; it does no I/O (the first publish reaches the catalog).
@@ -143,7 +143,7 @@ func (e *apiError) Unwrap() error {
 	case e.status == 401 || e.status == 403:
 		return ErrUnauthorized
 	case e.status == 409:
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	case e.status >= 500:
 		return errkind.ErrOutcomeUnknown
 	}
@@ -407,7 +407,7 @@ func (c *Catalog) load(ctx context.Context) (*table, error) {
 	}
 	if err := c.do(ctx, http.MethodGet, c.tablePath(), nil, &reply); err != nil {
 		if missing, _ := notFound(err); missing {
-			return nil, lakehouse.ErrNotRegistered
+			return nil, catalog.ErrNotRegistered
 		}
 		return nil, fmt.Errorf("load the table: %w", err)
 	}
@@ -450,7 +450,7 @@ func (c *Catalog) Register(ctx context.Context, loc string) error {
 	if missing, ns := notFound(err); missing && ns {
 		if !c.cfg.CreateNamespace {
 			return fmt.Errorf("%w: %q (create it, or add create-namespace=true to the catalog URL): %w",
-				lakehouse.ErrNoNamespace, strings.Join(c.cfg.Namespace, "."), err)
+				catalog.ErrNoNamespace, strings.Join(c.cfg.Namespace, "."), err)
 		}
 		if err := c.createNamespace(ctx); err != nil {
 			return err
@@ -465,14 +465,14 @@ func (c *Catalog) Register(ctx context.Context, loc string) error {
 
 func (c *Catalog) createNamespace(ctx context.Context) error {
 	err := c.do(ctx, http.MethodPost, c.namespacesPath(), map[string]any{"namespace": c.cfg.Namespace}, nil)
-	if err != nil && !errors.Is(err, lakehouse.ErrCatalogConflict) { // 409: it exists by now
+	if err != nil && !errors.Is(err, catalog.ErrCatalogConflict) { // 409: it exists by now
 		return fmt.Errorf("create the namespace %q: %w", strings.Join(c.cfg.Namespace, "."), err)
 	}
 	return nil
 }
 
 // Swap cannot move a REST catalog's table without the new version's
-// document: lakehouse calls SwapDocument.
+// document: a publish calls SwapDocument.
 func (c *Catalog) Swap(ctx context.Context, prev, loc string) error {
 	return fmt.Errorf("rest catalog: Swap needs the metadata document (SwapDocument)")
 }
@@ -490,7 +490,7 @@ func (c *Catalog) SwapDocument(ctx context.Context, prev, loc string, doc []byte
 			return err
 		}
 		if cur.pswapLocation() != prev {
-			return fmt.Errorf("%w: it reflects %s, not %s", lakehouse.ErrCatalogConflict, cur.pswapLocation(), prev)
+			return fmt.Errorf("%w: it reflects %s, not %s", catalog.ErrCatalogConflict, cur.pswapLocation(), prev)
 		}
 	}
 	next, err := parseTable(doc)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/catalog"
 )
 
 // table is what the commit needs of a table's metadata: the catalog's (in
@@ -133,11 +133,11 @@ type update map[string]any
 func commitRequest(cur, next *table, loc string) (map[string]any, error) {
 	if cur.uuid != next.uuid || cur.location != next.location {
 		return nil, fmt.Errorf("%w: the catalog's table is %s at %s, pswap's %s at %s",
-			lakehouse.ErrCatalogForeign, cur.uuid, cur.location, next.uuid, next.location)
+			catalog.ErrCatalogForeign, cur.uuid, cur.location, next.uuid, next.location)
 	}
 	if cur.main != nil && !has(next.snapshots, *cur.main) {
 		return nil, fmt.Errorf("%w: its current snapshot %d is not one of pswap's (another writer committed to the catalog's table)",
-			lakehouse.ErrCatalogForeign, *cur.main)
+			catalog.ErrCatalogForeign, *cur.main)
 	}
 	var mainReq any // JSON null: the table has no main branch yet
 	if cur.main != nil {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/catalog"
 )
 
 const uuid = "7a9d3c2e-4b1f-4e8a-9c6d-1f2e3d4c5b6a"
@@ -105,7 +105,7 @@ func TestCommitRequestForeign(t *testing.T) {
 	moved.location = "s3://b/elsewhere"
 	foreignSnap := mustParse(t, doc(1, 1, 99))
 	for name, cur := range map[string]*table{"uuid": other, "location": moved, "snapshot": foreignSnap} {
-		if _, err := commitRequest(cur, next, "s3://b/t/metadata/v3.metadata.json"); !errors.Is(err, lakehouse.ErrCatalogForeign) {
+		if _, err := commitRequest(cur, next, "s3://b/t/metadata/v3.metadata.json"); !errors.Is(err, catalog.ErrCatalogForeign) {
 			t.Errorf("%s: %v, want ErrCatalogForeign", name, err)
 		}
 	}
@@ -148,7 +148,7 @@ func FuzzParseTable(f *testing.F) {
 		}
 		req, err := commitRequest(tb, tb, "loc")
 		if err != nil {
-			if !errors.Is(err, lakehouse.ErrCatalogForeign) {
+			if !errors.Is(err, catalog.ErrCatalogForeign) {
 				t.Fatalf("commit to itself: %v", err)
 			}
 			return

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/catalog"
 )
 
 // Config names a table in a SQL catalog. Driver and DSN are database/sql's
@@ -24,7 +24,7 @@ type Config struct {
 	Namespace string // dotted for a nested one: "a.b"
 	Table     string
 	// CreateNamespace: the first publish creates a missing namespace
-	// (default: refuse it with lakehouse.ErrNoNamespace).
+	// (default: refuse it with catalog.ErrNoNamespace).
 	CreateNamespace bool
 }
 
@@ -34,7 +34,7 @@ type Catalog struct {
 	cfg Config
 }
 
-var _ lakehouse.Catalog = (*Catalog)(nil)
+var _ catalog.Conn = (*Catalog)(nil)
 
 // Open opens the catalog's database (database/sql connects lazily: the
 // first statement reaches the server).
@@ -82,8 +82,8 @@ WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3`
 // without the catalog's tables has no table (they are created by Register).
 func (c *Catalog) Current(ctx context.Context) (string, error) {
 	loc, err := c.current(ctx, c.db)
-	if err != nil && !errors.Is(err, lakehouse.ErrNotRegistered) && c.noSchema(ctx) {
-		return "", lakehouse.ErrNotRegistered
+	if err != nil && !errors.Is(err, catalog.ErrNotRegistered) && c.noSchema(ctx) {
+		return "", catalog.ErrNotRegistered
 	}
 	return loc, err
 }
@@ -97,7 +97,7 @@ func (c *Catalog) current(ctx context.Context, q querier) (string, error) {
 	err := q.QueryRowContext(ctx, selectTable, c.cfg.Catalog, c.cfg.Namespace, c.cfg.Table).Scan(&loc)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return "", lakehouse.ErrNotRegistered
+		return "", catalog.ErrNotRegistered
 	case err != nil:
 		return "", fmt.Errorf("read the table's row: %w", err)
 	}
@@ -152,7 +152,7 @@ VALUES ($1, $2, $3, $4, NULL, 'TABLE')`
 			if cur == loc {
 				return nil
 			}
-			return fmt.Errorf("%w: registered meanwhile, naming %s", lakehouse.ErrCatalogConflict, cur)
+			return fmt.Errorf("%w: registered meanwhile, naming %s", catalog.ErrCatalogConflict, cur)
 		}
 		return fmt.Errorf("register the table: %w", err)
 	}
@@ -178,7 +178,7 @@ func (c *Catalog) namespace(ctx context.Context, tx *sql.Tx) error {
 	}
 	if !c.cfg.CreateNamespace {
 		return fmt.Errorf("%w: %q in catalog %q (create it, or add create-namespace=true to the catalog URL)",
-			lakehouse.ErrNoNamespace, c.cfg.Namespace, c.cfg.Catalog)
+			catalog.ErrNoNamespace, c.cfg.Namespace, c.cfg.Catalog)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, property_value)
 VALUES ($1, $2, 'exists', 'true')`, c.cfg.Catalog, c.cfg.Namespace)
@@ -216,7 +216,7 @@ WHERE catalog_name = $3 AND table_namespace = $4 AND table_name = $5 AND metadat
 		return fmt.Errorf("update the table's row: %w", err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: it no longer names %s", lakehouse.ErrCatalogConflict, prev)
+		return fmt.Errorf("%w: it no longer names %s", catalog.ErrCatalogConflict, prev)
 	}
 	return nil
 }

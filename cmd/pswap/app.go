@@ -91,7 +91,7 @@ type app struct {
 	// catalogURL is --catalog; catalog the catalog it opened (nil: none),
 	// catalogPublic its URL as the table records it.
 	catalogURL    string
-	catalog       catalog.Catalog
+	catalog       catalog.Conn
 	catalogPublic string
 	logger        *slog.Logger
 	cmdCtx        context.Context // the command's context under --timeout

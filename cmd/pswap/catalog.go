@@ -9,6 +9,10 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
+	// The catalogs --catalog opens by URL scheme: SQL (sql+sqlite,
+	// sql+postgres) and Iceberg REST (rest+http, rest+https).
+	_ "github.com/pswap/pswap/catalog/restcat"
+	_ "github.com/pswap/pswap/catalog/sqlcat"
 )
 
 // envCatalog is the default of --catalog.

@@ -2,17 +2,20 @@ package lakehouse
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/pswap/pswap/internal/errkind"
+	"github.com/google/uuid"
+
+	"github.com/pswap/pswap/catalog"
+
 	"github.com/pswap/pswap/store"
 )
 
-// Catalog is the table's entry in an Iceberg catalog (Options.Catalog): a
-// publish that brought the metadata files up to date, or found them up to
-// date, points the catalog's table at the latest version with the
-// catalog's compare-and-swap. Package catalog opens one from a URL.
+// The catalog step of a publish (Options.Catalog): the contract and its
+// errors are package catalog's (catalog.Catalog, catalog.DocumentCatalog,
+// catalog.ErrCatalog, ...), which also opens one from a URL.
 //
 // The versions' create-if-absent PUTs stay what orders pswap's publishers
 // (their vN.metadata.json chain is linear), and the pointers stay the
@@ -20,73 +23,30 @@ import (
 // history is linear too, and a catalog that lagged (it was down, its
 // commit lost a race) is brought to the latest version by the next
 // publish.
-type Catalog interface {
-	// Current is the metadata location the catalog's table names, or
-	// ErrNotRegistered when the catalog has no such table.
-	Current(ctx context.Context) (string, error)
-	// Register creates the table naming loc (and its namespace, if the
-	// catalog was asked to). ErrCatalogConflict: it exists by now.
-	Register(ctx context.Context, loc string) error
-	// Swap points the table at loc if it still names prev.
-	// ErrCatalogConflict: it names something else by now.
-	Swap(ctx context.Context, prev, loc string) error
-	// String names the catalog and the table, never a secret.
-	String() string
-}
-
-// DocumentCatalog is a Catalog that moves its table by the new version's
-// metadata document rather than its location: an Iceberg REST catalog,
-// which commits the difference as updates and writes a metadata file of
-// its own. A publish calls SwapDocument instead of Swap, with the document
-// of version loc as it reads it back from the store.
-type DocumentCatalog interface {
-	Catalog
-	// SwapDocument moves the table from the version prev to loc (whose
-	// metadata document is doc), if it still reflects prev.
-	// ErrCatalogConflict: it reflects something else by now.
-	SwapDocument(ctx context.Context, prev, loc string, doc []byte) error
-}
-
-// Errors of a catalog, checked with errors.Is. A publish whose version the
-// catalog did not take returns an error that matches ErrCatalog, with the
-// Result of the version it wrote: the metadata files are published, the
-// name lags until the next publish.
-var (
-	// ErrCatalog: the catalog did not take the version (unreachable,
-	// refused, or one of the errors below).
-	ErrCatalog = errors.New("the Iceberg catalog was not updated")
-	// ErrNotRegistered: the catalog has no table of that name.
-	ErrNotRegistered = errkind.New("no such table in the catalog", errkind.ErrNotFound)
-	// ErrCatalogConflict: the catalog's table changed between the read
-	// and the compare-and-swap.
-	ErrCatalogConflict = errkind.New("the catalog's table changed meanwhile", errkind.ErrConflict)
-	// ErrCatalogForeign: the catalog's table of that name is not this
-	// pswap table (it names metadata elsewhere): nothing is overwritten.
-	ErrCatalogForeign = errkind.New("the catalog's table of that name is another table", errkind.ErrBadInput)
-	// ErrNoNamespace: the catalog has no such namespace and was not asked
-	// to create it.
-	ErrNoNamespace = errkind.New("no such namespace in the catalog", errkind.ErrBadInput)
-)
 
 // maxCatalogTries bounds the compare-and-swaps a publish makes on a
 // catalog whose table keeps changing (other publishers advancing it).
 const maxCatalogTries = 20
 
-// commitCatalog points the catalog at version v (location loc), unless it
-// already names v or a later version of this table. A lost swap is read
-// again; a swap whose reply was lost is settled by reading the table back,
-// never sent blindly again.
-func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error {
+// commitCatalog points the catalog at version v (location loc, document
+// meta when the caller has it), unless it already names v or a later
+// version of this table: one whose file exists and carries this table's
+// uuid (laterVersion). A version of this location that does not exist is
+// repaired (the catalog is moved to v); a file of another table's uuid is
+// refused (catalog.ErrCatalogForeign). A lost swap is read again; a swap whose
+// reply was lost is settled by reading the table back, never sent blindly
+// again.
+func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *tableMetadata) error {
 	c := p.opts.Catalog
 	fail := func(err error) error {
-		return fmt.Errorf("%w: %s: %w", ErrCatalog, c, err)
+		return fmt.Errorf("%w: %s: %w", catalog.ErrCatalog, c, err)
 	}
 	var doc []byte // version v's document, for a DocumentCatalog
 	for try := 0; try < maxCatalogTries; try++ {
 		cur, err := c.Current(ctx)
-		if errors.Is(err, ErrNotRegistered) {
+		if errors.Is(err, catalog.ErrNotRegistered) {
 			err = c.Register(ctx, loc)
-			if errors.Is(err, ErrCatalogConflict) {
+			if errors.Is(err, catalog.ErrCatalogConflict) {
 				continue
 			}
 			if err != nil {
@@ -100,12 +60,25 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 		curV, ours := p.catalogVersion(cur)
 		if !ours {
 			return fail(fmt.Errorf("%w: it names %s, not a version of %s (drop or rename it, or pick another table name)",
-				ErrCatalogForeign, cur, p.tableURI))
+				catalog.ErrCatalogForeign, cur, p.tableURI))
 		}
-		if curV >= v {
-			return nil // this version, or a later publish's
+		if curV == v {
+			return nil // this version: the file the publish wrote or found latest
 		}
-		if dc, ok := c.(DocumentCatalog); ok {
+		if curV > v {
+			// A later publish's version, or a row that names a version
+			// this table does not have (set by hand, or left by a table
+			// deleted and created again here): only the file tells.
+			later, err := p.laterVersion(ctx, v, meta, curV)
+			if err != nil {
+				return fail(err)
+			}
+			if later {
+				return nil
+			}
+			// Missing: repaired below, moved to version v.
+		}
+		if dc, ok := c.(catalog.DocumentCatalog); ok {
 			if doc == nil {
 				if doc, err = p.readBack(ctx, MetadataKey(v)); err != nil {
 					return fail(err)
@@ -115,7 +88,7 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 		} else {
 			err = c.Swap(ctx, cur, loc)
 		}
-		if errors.Is(err, ErrCatalogConflict) {
+		if errors.Is(err, catalog.ErrCatalogConflict) {
 			if berr := p.backoff(ctx, min(try, 4)); berr != nil {
 				return fail(berr)
 			}
@@ -126,7 +99,7 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 		}
 		return nil
 	}
-	return fail(fmt.Errorf("%w %d times", ErrCatalogConflict, maxCatalogTries))
+	return fail(fmt.Errorf("%w %d times", catalog.ErrCatalogConflict, maxCatalogTries))
 }
 
 // settle decides a write whose outcome err leaves unknown (a lost reply):
@@ -149,13 +122,14 @@ func (p *publisher) catalogVersion(loc string) (int, bool) {
 	return 0, false
 }
 
-// withCatalog commits r's version to Options.Catalog, if there is one:
-// the error (ErrCatalog) comes with r, whose metadata files are published.
-func (p *publisher) withCatalog(ctx context.Context, r Result) (Result, error) {
+// withCatalog commits r's version (whose document is meta, nil when the
+// caller has none) to Options.Catalog, if there is one: the error
+// (catalog.ErrCatalog) comes with r, whose metadata files are published.
+func (p *publisher) withCatalog(ctx context.Context, r Result, meta *tableMetadata) (Result, error) {
 	if p.opts.Catalog == nil || r.Version == 0 {
 		return r, nil
 	}
-	return r, p.commitCatalog(ctx, r.Version, r.MetadataLocation)
+	return r, p.commitCatalog(ctx, r.Version, r.MetadataLocation, meta)
 }
 
 // CommitLatest points cat at the table's latest published version (as a
@@ -164,12 +138,64 @@ func (p *publisher) withCatalog(ctx context.Context, r Result) (Result, error) {
 // before it expires anything: the version the catalog names is then the
 // latest, which an expiry keeps with everything it names, instead of an
 // older one that a catalog lagging since an outage would still name.
-func CommitLatest(ctx context.Context, st store.Store, cat Catalog) (string, error) {
+func CommitLatest(ctx context.Context, st store.Store, cat catalog.Catalog) (string, error) {
 	p := newLoader(ctx, st, Options{Catalog: cat})
 	v, _, _, err := p.latestVersion(ctx, true)
 	if err != nil || v == 0 {
 		return "", err
 	}
 	loc := p.loc(MetadataKey(v))
-	return loc, p.commitCatalog(ctx, v, loc)
+	return loc, p.commitCatalog(ctx, v, loc, nil)
+}
+
+// laterVersion reports whether version curV, which a catalog names while
+// the publish found v latest, is a later version of this table: its file
+// exists (false: it does not, and the catalog is to be repaired) and
+// carries the uuid of version v (whose document is meta, read when nil).
+// A file of another uuid is catalog.ErrCatalogForeign. It costs one GET (two
+// without meta), and only when a catalog is ahead of the publish.
+func (p *publisher) laterVersion(ctx context.Context, v int, meta *tableMetadata, curV int) (bool, error) {
+	data, err := p.readBack(ctx, MetadataKey(curV))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the version the catalog names: %w", err)
+	}
+	theirs, err := metadataUUID(data)
+	if err != nil {
+		return false, fmt.Errorf("%s, which the catalog names: %w", p.st.URI(MetadataKey(curV)), err)
+	}
+	var ours string
+	if meta != nil {
+		ours = meta.TableUUID.String()
+	} else {
+		own, err := p.readBack(ctx, MetadataKey(v))
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", MetadataKey(v), err)
+		}
+		if ours, err = metadataUUID(own); err != nil {
+			return false, fmt.Errorf("%s: %w", p.st.URI(MetadataKey(v)), err)
+		}
+	}
+	if theirs != ours {
+		return false, fmt.Errorf("%w: it names %s, a metadata file of another table (uuid %s, this table's is %s) at this table's location (drop the row, or point it at %s)",
+			catalog.ErrCatalogForeign, p.st.URI(MetadataKey(curV)), theirs, ours, p.loc(MetadataKey(v)))
+	}
+	return true, nil
+}
+
+// metadataUUID reads a metadata document's table-uuid, in canonical form.
+func metadataUUID(data []byte) (string, error) {
+	var doc struct {
+		UUID string `json:"table-uuid"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	id, err := uuid.Parse(doc.UUID)
+	if err != nil {
+		return "", fmt.Errorf("%w: table-uuid %q: %v", ErrCorrupt, doc.UUID, err)
+	}
+	return id.String(), nil
 }

@@ -6,8 +6,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -31,7 +34,7 @@ func (c *fakeCatalog) Current(context.Context) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loc == "" {
-		return "", lakehouse.ErrNotRegistered
+		return "", catalog.ErrNotRegistered
 	}
 	return c.loc, nil
 }
@@ -40,7 +43,7 @@ func (c *fakeCatalog) Register(_ context.Context, loc string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loc != "" {
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	}
 	c.loc = loc
 	return nil
@@ -56,7 +59,7 @@ func (c *fakeCatalog) Swap(_ context.Context, prev, loc string) error {
 		}
 	}
 	if c.loc != prev {
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	}
 	c.loc = loc
 	c.swaps++
@@ -93,7 +96,7 @@ func TestCatalogOutcomes(t *testing.T) {
 
 	cat.beforeSwap = func(*fakeCatalog) error { return lost }
 	r, err = pub("dt=3")
-	if !errors.Is(err, lakehouse.ErrCatalog) || !errors.Is(err, lost) || r.Version != 3 || cat.swaps != 1 {
+	if !errors.Is(err, catalog.ErrCatalog) || !errors.Is(err, lost) || r.Version != 3 || cat.swaps != 1 {
 		t.Fatalf("a failed swap: %+v %v after %d swaps", r, err, cat.swaps)
 	}
 
@@ -104,11 +107,23 @@ func TestCatalogOutcomes(t *testing.T) {
 	if err != nil || cat.loc != r.MetadataLocation || r.Version != 4 {
 		t.Fatalf("a dropped table is registered again: %+v %v at %q", r, err, cat.loc)
 	}
+	// A catalog at a later version of this table (its file exists, with
+	// this table's uuid) is left as it is.
 	later := r.MetadataLocation[:len(r.MetadataLocation)-len("v4.metadata.json")] + "v9.metadata.json"
+	v4, _, err := store.ReadAll(ctx, st, lakehouse.MetadataKey(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, lakehouse.MetadataKey(9), v4, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	cat.loc = later
 	r, err = pub("dt=5")
 	if err != nil || cat.loc != later {
 		t.Fatalf("a catalog at a later version was moved back: %+v %v, at %q", r, err, cat.loc)
+	}
+	if err := st.Delete(ctx, lakehouse.MetadataKey(9)); err != nil {
+		t.Fatal(err)
 	}
 	// Another publisher moves the name (from v3 to v5) first: the swap
 	// is lost, read again, and moves on from v5.
@@ -117,5 +132,84 @@ func TestCatalogOutcomes(t *testing.T) {
 	r, err = pub("dt=6")
 	if err != nil || cat.loc != r.MetadataLocation {
 		t.Fatalf("a lost compare-and-swap: %+v %v, at %q", r, err, cat.loc)
+	}
+}
+
+// TestCatalogAhead: a catalog that names a version past the one the
+// publish found latest is up to date only if that version's file exists
+// and carries the table's uuid: a missing one (a row set by hand, a table
+// created again at the same location) is repaired, moved to the latest
+// version; one of another table's uuid is refused (ErrCatalogForeign).
+// The requests to the store per publish are counted: a catalog that is
+// behind or current costs none beyond the publish's own, one that is
+// ahead costs one GET of the version it names.
+func TestCatalogAhead(t *testing.T) {
+	mem := publishedTable(t, 3)
+	cat := &fakeCatalog{}
+	count := func(name string, c *storetest.Counting, f func(st store.Store) (lakehouse.Result, error)) (lakehouse.Result, int, error) {
+		c.Reset()
+		r, err := f(c)
+		t.Logf("%s: %d requests %v, catalog at %s", name, c.Total(), c.Counts(), cat.loc)
+		return r, c.Total(), err
+	}
+	st := storetest.NewCounting(mem)
+	publish := func(st store.Store) (lakehouse.Result, error) {
+		return lakehouse.Publish(ctx, st, lakehouse.Options{Catalog: cat})
+	}
+	// Registered; the same publish again costs its own requests only.
+	r, _, err := count("register", st, publish)
+	if err != nil || cat.loc != r.MetadataLocation {
+		t.Fatalf("register: %+v %v", r, err)
+	}
+	_, plain, _ := count("no catalog", st, func(st store.Store) (lakehouse.Result, error) {
+		return lakehouse.Publish(ctx, st, lakehouse.Options{})
+	})
+	_, current, err := count("current", st, publish)
+	if err != nil || current != plain {
+		t.Fatalf("a publish to a current catalog: %v, %d requests, %d without a catalog", err, current, plain)
+	}
+	root := r.MetadataLocation[:len(r.MetadataLocation)-len(lakehouse.MetadataKey(r.Version))]
+
+	cat.loc = root + lakehouse.MetadataKey(99)
+	r2, ahead, err := count("ahead, missing", st, publish)
+	if err != nil || cat.loc != r.MetadataLocation || r2.Version != r.Version {
+		t.Fatalf("a catalog naming a missing v99: %+v %v, catalog at %s", r2, err, cat.loc)
+	}
+	if ahead != plain+1 {
+		t.Errorf("a publish repairing a catalog ahead: %d requests, want %d", ahead, plain+1)
+	}
+
+	// Another table's version copied to v7 of this location.
+	other := publishedTable(t, 1)
+	doc, _, err := store.ReadAll(ctx, other, lakehouse.MetadataKey(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Put(ctx, lakehouse.MetadataKey(7), doc, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cat.loc = root + lakehouse.MetadataKey(7)
+	_, _, err = count("ahead, another uuid", st, publish)
+	if !errors.Is(err, catalog.ErrCatalogForeign) || !errors.Is(err, catalog.ErrCatalog) || cat.loc != root+lakehouse.MetadataKey(7) {
+		t.Fatalf("a catalog naming another table's v7: %v, catalog at %s", err, cat.loc)
+	}
+
+	// This table's own later version (another publisher's) stays named.
+	own, _, err := store.ReadAll(ctx, mem, lakehouse.MetadataKey(r.Version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Put(ctx, lakehouse.MetadataKey(7), own, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = count("ahead, this table's", st, publish)
+	if err != nil || cat.loc != root+lakehouse.MetadataKey(7) {
+		t.Fatalf("a catalog naming this table's later v7: %v, catalog at %s", err, cat.loc)
+	}
+	// CommitLatest (garbage collection's) has no document at hand: it
+	// reads the latest version's too.
+	st.Reset()
+	if _, err := lakehouse.CommitLatest(ctx, st, cat); err != nil || cat.loc != root+lakehouse.MetadataKey(7) {
+		t.Fatalf("CommitLatest: %v, catalog at %s", err, cat.loc)
 	}
 }

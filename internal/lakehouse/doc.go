@@ -104,11 +104,15 @@
 //
 // With Options.Catalog (package catalog opens one from a URL), a publish
 // that wrote or found the latest version also points the table's name in
-// an Iceberg catalog at it, with the catalog's compare-and-swap (see
-// Catalog, catalog.go): the version's create-if-absent PUT still orders
-// the publishers, the catalog only moves forward along their versions, and
-// a catalog that fails costs the publication (ErrCatalog), never the
-// commit. CommitLatest brings a lagging catalog to the latest version.
+// an Iceberg catalog at it, with the catalog's compare-and-swap (the
+// contract is catalog.Catalog; the step is catalog.go): the version's
+// create-if-absent PUT still orders the publishers, the catalog only moves
+// forward along their versions, and a catalog that fails costs the
+// publication (catalog.ErrCatalog), never the commit. A catalog that names
+// a version past the publish's counts as up to date only if that file
+// exists and carries the table's uuid: a missing one is repaired, another
+// table's refused (catalog.ErrCatalogForeign). CommitLatest brings a
+// lagging catalog to the latest version.
 //
 // # Repeatable publishes
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/store"
 )
@@ -42,7 +43,7 @@ type ExpireOptions struct {
 	// remove-snapshots of what it expired) before it deletes anything, and
 	// deletes nothing when the catalog cannot be brought up to date: the
 	// catalog's current metadata would still name what it deletes.
-	Catalog Catalog
+	Catalog catalog.Catalog
 	// MaxAttempts bounds the attempts of each read and delete of Expire
 	// and Referenced (default 1+maxReadTries, as a publish's reads). 1
 	// retries nothing, for a caller whose store retries each request

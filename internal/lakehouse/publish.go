@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/retry"
@@ -89,9 +90,9 @@ type Options struct {
 	Prefetch *Prefetch
 	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
 	// the publish points it at the version it wrote or found latest (see
-	// Catalog). Its failure is an ErrCatalog error that comes with the
-	// Result of the published files.
-	Catalog Catalog
+	// catalog.Catalog). Its failure is a catalog.ErrCatalog error that
+	// comes with the Result of the published files.
+	Catalog catalog.Catalog
 }
 
 // DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
@@ -548,7 +549,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 				r.HintWas = p.hinted
 				r.HintFixed = p.writeHint(ctx, s, s.version)
 			}
-			return p.withCatalog(ctx, r)
+			return p.withCatalog(ctx, r, s.meta)
 		}
 		next, err := p.write(ctx, s, ups, attempt)
 		if errors.Is(err, errStale) {
@@ -579,7 +580,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		p.writeHint(ctx, s, next.version)
 		r := p.result(next, true)
 		r.Repairs = s.repairs
-		return p.withCatalog(ctx, r)
+		return p.withCatalog(ctx, r, next.meta)
 	}
 }
 

@@ -3,6 +3,7 @@ package views
 import (
 	"context"
 	"fmt"
+	"github.com/pswap/pswap/catalog"
 	"maps"
 	"slices"
 	"strings"
@@ -94,7 +95,7 @@ func driverStatus(ctx context.Context, st store.Store, view string, parts []stri
 
 // catalogStatus is a catalog's state: the version it names, behind the
 // latest Iceberg version ice or not.
-func catalogStatus(ctx context.Context, c lakehouse.Catalog, ice State) State {
+func catalogStatus(ctx context.Context, c catalog.Catalog, ice State) State {
 	s := State{View: Catalog, Name: c.String(), Version: -1}
 	loc, err := c.Current(ctx)
 	if err != nil {

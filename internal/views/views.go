@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pswap/pswap/catalog"
 	"sync"
 	"time"
 
@@ -86,7 +87,7 @@ type Driver interface {
 // not be opened).
 type Set struct {
 	Drivers  []Driver
-	Catalogs []lakehouse.Catalog
+	Catalogs []catalog.Catalog
 }
 
 // Options tune the pipeline. The zero value works.
@@ -164,7 +165,7 @@ func retried(ctx context.Context, o Options, view, name string, f func(context.C
 
 // publishCatalog points a catalog at the Iceberg version ice published
 // (or found latest).
-func publishCatalog(ctx context.Context, st store.Store, cat lakehouse.Catalog, ice *Result, o Options) Result {
+func publishCatalog(ctx context.Context, st store.Store, cat catalog.Catalog, ice *Result, o Options) Result {
 	name := cat.String()
 	if ice == nil || !ice.Published || ice.Version <= 0 {
 		why := "the table's Iceberg view is off"
@@ -194,7 +195,7 @@ type unavailable struct {
 
 // Unavailable is a catalog named name that could not be opened (no driver
 // linked, no credentials, a bad URL): its view's Result says err.
-func Unavailable(name string, err error) lakehouse.Catalog { return unavailable{name, err} }
+func Unavailable(name string, err error) catalog.Catalog { return unavailable{name, err} }
 
 func (u unavailable) Current(context.Context) (string, error)    { return "", u.err }
 func (u unavailable) Register(context.Context, string) error     { return u.err }
