@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/gc"
-	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -75,12 +72,12 @@ kept and deleted (with the keys in a dry run).`,
 	addCatalogFlag(a, cmd)
 	c.sel.addFlags(fs)
 	fs.StringVar(&c.prefix, "prefix", "", "only partitions whose key starts with this (e.g. dt=2026-11-)")
-	fs.IntVar(&c.keep, "keep", gc.DefaultKeep, "retired generations kept for rollback, newest first (0: none)")
-	fs.DurationVar(&c.minAge, "min-age", gc.DefaultMinAge, "keep every generation retired less than this long ago, for readers still reading it (0: none)")
+	fs.IntVar(&c.keep, "keep", pswap.DefaultGCKeep, "retired generations kept for rollback, newest first (0: none)")
+	fs.DurationVar(&c.minAge, "min-age", pswap.DefaultGCMinAge, "keep every generation retired less than this long ago, for readers still reading it (0: none)")
 	fs.DurationVar(&c.retention, "snapshot-retention", 0, "keep the files of Iceberg snapshots younger than this, and expire older snapshots (default: --min-age; 0: the current snapshot only, which is always kept)")
-	fs.DurationVar(&c.orphanAge, "orphan-age", gc.DefaultOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period (0: none, warned about)")
-	fs.DurationVar(&c.commitWindow, "commit-window", gc.DefaultCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap, or a publisher from its pointer read to its snapshot; what was retired that recently is kept (0: none, warned about)")
-	fs.IntVar(&c.concurrency, "concurrency", gc.DefaultConcurrency, "partitions collected at once")
+	fs.DurationVar(&c.orphanAge, "orphan-age", pswap.DefaultGCOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period (0: none, warned about)")
+	fs.DurationVar(&c.commitWindow, "commit-window", pswap.DefaultGCCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap, or a publisher from its pointer read to its snapshot; what was retired that recently is kept (0: none, warned about)")
+	fs.IntVar(&c.concurrency, "concurrency", pswap.DefaultGCConcurrency, "partitions collected at once")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print exactly what would be deleted; delete nothing")
 	return cmd
 }
@@ -96,48 +93,52 @@ type gcJSON struct {
 	// SnapshotRetention is the effective retention of Iceberg snapshots
 	// (--snapshot-retention, else --min-age); MetadataMinAge the age under
 	// which the snapshot expiry never deletes a metadata file.
-	SnapshotRetention string      `json:"snapshot_retention"`
-	MetadataMinAge    string      `json:"metadata_min_age"`
-	Partitions        []gc.Report `json:"partitions"`
-	Totals            gc.Totals   `json:"totals"`
+	SnapshotRetention string              `json:"snapshot_retention"`
+	MetadataMinAge    string              `json:"metadata_min_age"`
+	Partitions        []pswap.GCPartition `json:"partitions"`
+	Totals            pswap.GCTotals      `json:"totals"`
 }
 
 // options checks the flags and returns the library's options.
-func (c *gcCmd) options() (gc.Options, error) {
+func (c *gcCmd) options() (pswap.GCOptions, error) {
 	switch {
 	case c.keep < 0:
-		return gc.Options{}, usagef("--keep %d: must be 0 or more", c.keep)
+		return pswap.GCOptions{}, usagef("--keep %d: must be 0 or more", c.keep)
 	case c.minAge < 0:
-		return gc.Options{}, usagef("--min-age %s: must be 0 or more", c.minAge)
+		return pswap.GCOptions{}, usagef("--min-age %s: must be 0 or more", c.minAge)
 	case c.orphanAge < 0:
-		return gc.Options{}, usagef("--orphan-age %s: must be 0 or more", c.orphanAge)
+		return pswap.GCOptions{}, usagef("--orphan-age %s: must be 0 or more", c.orphanAge)
 	case c.commitWindow < 0:
-		return gc.Options{}, usagef("--commit-window %s: must be 0 or more", c.commitWindow)
+		return pswap.GCOptions{}, usagef("--commit-window %s: must be 0 or more", c.commitWindow)
 	case c.retention < 0:
-		return gc.Options{}, usagef("--snapshot-retention %s: must be 0 or more", c.retention)
+		return pswap.GCOptions{}, usagef("--snapshot-retention %s: must be 0 or more", c.retention)
 	case c.concurrency < 1:
-		return gc.Options{}, usagef("--concurrency %d: must be at least 1", c.concurrency)
+		return pswap.GCOptions{}, usagef("--concurrency %d: must be at least 1", c.concurrency)
 	case c.prefix != "" && c.sel.given():
-		return gc.Options{}, usagef("--prefix and --partition/--interval are mutually exclusive")
+		return pswap.GCOptions{}, usagef("--prefix and --partition/--interval are mutually exclusive")
 	}
-	if err := gc.ValidatePrefix(c.prefix); err != nil {
-		return gc.Options{}, usagef("--prefix: %w", err)
+	if err := (pswap.GCOptions{Prefix: c.prefix}).Validate(); err != nil {
+		return pswap.GCOptions{}, usagef("--prefix: %w", err)
 	}
-	o := gc.Options{Keep: c.keep, MinAge: c.minAge, OrphanAge: c.orphanAge, CommitWindow: c.commitWindow,
-		DryRun: c.dryRun, Concurrency: c.concurrency}
+	o := pswap.GCOptions{Keep: c.keep, MinAge: c.minAge, OrphanAge: c.orphanAge, CommitWindow: c.commitWindow,
+		DryRun: c.dryRun, Concurrency: c.concurrency, Prefix: c.prefix, SnapshotRetention: c.libRetention(),
+		// One retry layer: gc has no loop of its own, the SDK retries
+		// each request, so the Iceberg reads make one attempt each at
+		// pswap's layer.
+		MaxAttempts: 1}
 	// Every flag's 0 means none. The library's zero values mean
-	// "default": "none" is gc.None there.
+	// "default": "none" is pswap.GCNone there.
 	if o.Keep == 0 {
-		o.Keep = gc.None
+		o.Keep = pswap.GCNone
 	}
 	if o.MinAge == 0 {
-		o.MinAge = gc.None
+		o.MinAge = pswap.GCNone
 	}
 	if o.OrphanAge == 0 {
-		o.OrphanAge = gc.None
+		o.OrphanAge = pswap.GCNone
 	}
 	if o.CommitWindow == 0 {
-		o.CommitWindow = gc.None
+		o.CommitWindow = pswap.GCNone
 	}
 	return o, nil
 }
@@ -149,8 +150,7 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	keys, err := c.sel.keys()
-	if err != nil {
+	if opts.Partitions, err = c.sel.keys(); err != nil {
 		return err
 	}
 	if c.orphanAge < swap.DefaultGracePeriod {
@@ -161,54 +161,40 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 	case c.commitWindow == 0:
 		fmt.Fprintf(c.stderr, "pswap: warning: --commit-window 0: a generation retired while a commit or an Iceberg publish is under way "+
 			"may be deleted under it; use 0 only when nothing writes to the table\n")
-	case c.commitWindow < lakehouse.DefaultMaxElapsed:
+	case c.commitWindow < pswap.DefaultPublishMaxElapsed:
 		// A publish lands within MaxElapsed of its pointer reads (or plans
 		// again): a shorter window lets gc delete a generation that a slow
 		// publish goes on to name, and readers fail until the next one.
 		fmt.Fprintf(c.stderr, "pswap: warning: --commit-window %s is shorter than an Iceberg publish may take (%s from its pointer reads to its version): "+
 			"a generation retired meanwhile may be deleted while a slow publish still names it, and readers of the Iceberg metadata fail until the next publish\n",
-			c.commitWindow, lakehouse.DefaultMaxElapsed)
+			c.commitWindow, pswap.DefaultPublishMaxElapsed)
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
+		// With a catalog, the library brings it to the latest version
+		// first (nothing is deleted if it cannot), and the expiry's
+		// version goes to it before any metadata is deleted.
 		if c.catalog != nil {
-			// The catalog must name the latest version, which the expiry
-			// keeps, not an older one it may delete.
-			if _, err := lakehouse.CommitLatest(ctx, t.Store(), c.catalog); err != nil {
-				return fmt.Errorf("gc: nothing was deleted: the catalog could not be brought to the latest version: %w", err)
-			}
+			opts.Catalog = c.catalog
 		}
 		bar := c.newGCProgress()
-		opts.OnPartition = func(gc.Report) {
+		opts.OnPartition = func(pswap.GCPartition) {
 			if bar != nil {
 				_ = bar.Add(1)
 			}
 		}
-		// What Iceberg snapshots still name is kept; a whole-table run
-		// expires the snapshots older than the retention (--min-age unless
-		// --snapshot-retention). One retry layer: gc has no loop of its
-		// own, the SDK retries each request, so the Iceberg reads make one
-		// attempt each at pswap's layer.
-		ice := lakehouse.ExpireOptions{MaxAttempts: 1}
-		if c.catalog != nil {
-			// The expiry's version goes to the catalog before any metadata
-			// is deleted (a REST catalog's remove-snapshots).
-			ice.Catalog = c.catalog
-		}
-		rep, runErr := gc.Collect(ctx, t.Store(), gc.CollectOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.libRetention(),
-			Iceberg: ice})
+		rep, runErr := t.GC(ctx, opts)
 		if bar != nil {
 			_ = bar.Finish()
+		}
+		if runErr != nil && rep.Partitions == nil && rep.Totals.Partitions == 0 && rep.Totals.Errors == 0 {
+			// Stopped before any partition (the catalog): nothing to print.
+			return fmt.Errorf("gc: %w", runErr)
 		}
 		if err := c.print(rep.Partitions, rep.Totals); err != nil {
 			return err
 		}
-		if runErr != nil && errors.Is(runErr, lakehouse.ErrCorrupt) && rep.Totals.Objects == 0 {
-			// Which files the Iceberg snapshots name is unknown: nothing
-			// can be collected safely until the metadata is repaired.
-			return fmt.Errorf("gc: nothing was deleted: the table's Iceberg metadata is damaged, so the files its snapshots name are unknown (run 'pswap publish' to repair it, then gc again): %w", runErr)
-		}
 		if runErr != nil {
-			return fmt.Errorf("gc: %d of %d partitions failed: %w", max(rep.Totals.Errors, 1), rep.Totals.Partitions, runErr)
+			return fmt.Errorf("gc: %w", runErr)
 		}
 		if rep.ExpireErr != nil {
 			fmt.Fprintf(c.stderr, "pswap: warning: expiring old Iceberg snapshots failed: %v\n", rep.ExpireErr)
@@ -254,40 +240,40 @@ func (c *gcCmd) libRetention() time.Duration {
 // keptText says why GC kept a generation, in the flags' words.
 func (c *gcCmd) keptText(why string) string {
 	switch why {
-	case gc.KeptCurrent:
+	case pswap.GCKeptCurrent:
 		return "current"
-	case gc.KeptForRollback:
+	case pswap.GCKeptForRollback:
 		return fmt.Sprintf("within --keep %d (kept for rollback)", c.keep)
-	case gc.KeptMinAge:
+	case pswap.GCKeptMinAge:
 		return fmt.Sprintf("retired less than --min-age %s ago (readers may still read it)", c.minAge)
-	case gc.KeptCommitWindow:
+	case pswap.GCKeptCommitWindow:
 		return fmt.Sprintf("inside the commit window: retired less than --commit-window %s before gc read the Iceberg snapshots, or since "+
 			"(a publish may be naming it)", c.commitWindow)
-	case gc.KeptSnapshot:
+	case pswap.GCKeptSnapshot:
 		return fmt.Sprintf("named by an Iceberg snapshot younger than the snapshot retention %s, or the current one", c.snapshotRetention())
-	case gc.KeptClockSlack:
+	case pswap.GCKeptClockSlack:
 		return "retired within the store clock's resolution of now (a few seconds): not yet old"
-	case gc.KeptUnknownAge:
+	case pswap.GCKeptUnknownAge:
 		return "when it was retired cannot be told (a newer generation's manifest is gone): taken as young"
 	}
 	return why
 }
 
-func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
+func (c *gcCmd) print(reports []pswap.GCPartition, totals pswap.GCTotals) error {
 	if c.json {
 		doc := gcJSON{Table: c.tableURL(), DryRun: c.dryRun, Keep: c.keep, MinAge: c.minAge.String(),
 			OrphanAge: c.orphanAge.String(), CommitWindow: c.commitWindow.String(),
-			SnapshotRetention: c.snapshotRetention().String(), MetadataMinAge: lakehouse.DefaultMetadataMinAge.String(),
+			SnapshotRetention: c.snapshotRetention().String(), MetadataMinAge: pswap.DefaultMetadataMinAge.String(),
 			Partitions: reports, Totals: totals}
 		if !c.dryRun { // the keys of a real run can be many: counts only
-			doc.Partitions = make([]gc.Report, len(reports))
+			doc.Partitions = make([]pswap.GCPartition, len(reports))
 			for i, r := range reports {
 				r.Keys, r.UploadKeys = nil, nil
 				doc.Partitions[i] = r
 			}
 		}
 		if doc.Partitions == nil {
-			doc.Partitions = []gc.Report{}
+			doc.Partitions = []pswap.GCPartition{}
 		}
 		return printJSON(c.stdout, doc)
 	}
@@ -326,7 +312,7 @@ func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
 		what(totals.Objects, totals.Bytes, totals.Collected, totals.Orphans, totals.Uploads))
 	fmt.Fprintf(c.stdout, "rules: --keep %d, --min-age %s, --commit-window %s, --orphan-age %s; Iceberg: snapshots younger than %s kept "+
 		"(--snapshot-retention, else --min-age; the current one always), metadata files younger than %s never deleted\n",
-		c.keep, c.minAge, c.commitWindow, c.orphanAge, c.snapshotRetention(), lakehouse.DefaultMetadataMinAge)
+		c.keep, c.minAge, c.commitWindow, c.orphanAge, c.snapshotRetention(), pswap.DefaultMetadataMinAge)
 	return nil
 }
 
