@@ -149,10 +149,18 @@ type GCPartition struct {
 	// Keys are the deleted keys, relative to the table's root (in a dry
 	// run: exactly the keys that would be deleted).
 	Keys []string `json:"keys,omitempty"`
-	// Uploads counts the abandoned multipart uploads aborted; UploadKeys
-	// names their keys.
-	Uploads    int      `json:"uploads_aborted"`
-	UploadKeys []string `json:"upload_keys,omitempty"`
+	// Uploads counts the abandoned multipart uploads aborted, or on a
+	// file system the temporary files of interrupted writes removed;
+	// UploadKeys names their keys, UploadBytes sums their sizes where the
+	// store knows them (a temporary file's), and UploadKind names them
+	// (GCUploadMultipart, GCUploadTempFile).
+	Uploads     int      `json:"uploads_aborted"`
+	UploadKeys  []string `json:"upload_keys,omitempty"`
+	UploadBytes int64    `json:"upload_bytes"`
+	UploadKind  string   `json:"upload_kind,omitempty"`
+	// EmptyFolders are the empty generation folders removed, on a file
+	// system, where an interrupted write leaves one.
+	EmptyFolders []string `json:"empty_folders,omitempty"`
 	// Recomputed counts the plans thrown away because the pointer changed
 	// between reading it and deleting.
 	Recomputed int  `json:"recomputed"`
@@ -169,9 +177,20 @@ type GCTotals struct {
 	Orphans    int   `json:"orphans"`   // uncommitted generations deleted
 	Objects    int   `json:"objects"`
 	Bytes      int64 `json:"bytes"`
-	Uploads    int   `json:"uploads_aborted"` // abandoned multipart uploads aborted
-	Errors     int   `json:"errors"`          // partitions that failed
+	Uploads    int   `json:"uploads_aborted"` // abandoned uploads aborted (multipart uploads, temporary files)
+	// UploadBytes sums the partitions' UploadBytes.
+	UploadBytes int64 `json:"upload_bytes"`
+	Errors      int   `json:"errors"` // partitions that failed
 }
+
+// What GCPartition.UploadKind names.
+const (
+	// GCUploadMultipart: abandoned multipart uploads (S3).
+	GCUploadMultipart = gc.UploadMultipart
+	// GCUploadTempFile: temporary files that interrupted writes left on a
+	// file system.
+	GCUploadTempFile = gc.UploadTempFile
+)
 
 // Validate checks the options as GC does before its first request: a
 // prefix and partitions at once, a prefix that reaches inside a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -42,7 +43,9 @@ in every partition of the table (or the ones named):
   - orphans: generations that were staged but never committed (crashed or
     refused runs, 'pswap stage' never committed), once all their objects
     are older than --orphan-age plus --commit-window;
-  - multipart uploads abandoned for as long.
+  - multipart uploads abandoned for as long; on a local table, the
+    temporary files (.pswap-tmp) and empty generation folders that
+    interrupted writes left, once as old.
 
 The current generation, the data any kept generation uses (a rollback
 reuses an older generation's files), and the partition's pointer are never
@@ -287,14 +290,14 @@ func (c *gcCmd) print(reports []pswap.GCPartition, totals pswap.GCTotals) error 
 			fmt.Fprintf(c.stdout, "%s: failed: %s\n", r.Partition, r.Error)
 			continue
 		}
-		if r.Objects == 0 && r.Uploads == 0 && !single {
+		if r.Objects == 0 && r.Uploads == 0 && len(r.EmptyFolders) == 0 && !single {
 			continue // nothing to say about a clean partition of many
 		}
 		young := ""
 		if n := len(r.OrphansKept); n > 0 {
 			young = fmt.Sprintf(" and %s younger than --orphan-age", plural(int64(n), "uncommitted generation"))
 		}
-		fmt.Fprintf(c.stdout, "%s: %s%s; kept %s%s\n", r.Partition, verb, what(r.Objects, r.Bytes, len(r.Collected), len(r.Orphans), r.Uploads),
+		fmt.Fprintf(c.stdout, "%s: %s%s; kept %s%s\n", r.Partition, verb, what(r.Objects, r.Bytes, len(r.Collected), len(r.Orphans), r.Uploads, r.UploadBytes, r.UploadKind, len(r.EmptyFolders)),
 			plural(int64(len(r.Kept)), "generation"), young)
 		for _, g := range r.Kept {
 			fmt.Fprintf(c.stdout, "  kept %s: %s\n", g, c.keptText(r.KeptReasons[g]))
@@ -304,36 +307,64 @@ func (c *gcCmd) print(reports []pswap.GCPartition, totals pswap.GCTotals) error 
 				fmt.Fprintf(c.stdout, "  %s\n", k)
 			}
 			for _, k := range r.UploadKeys {
-				fmt.Fprintf(c.stdout, "  %s (multipart upload)\n", k)
+				fmt.Fprintf(c.stdout, "  %s (%s)\n", k, uploadKind(r.UploadKind))
+			}
+			for _, f := range r.EmptyFolders {
+				fmt.Fprintf(c.stdout, "  %s (empty folder)\n", f)
 			}
 		}
 	}
+	kind, folders := "", 0
+	for _, r := range reports {
+		kind = cmp.Or(kind, r.UploadKind)
+		folders += len(r.EmptyFolders)
+	}
 	fmt.Fprintf(c.stdout, "total: %s, %s%s\n", plural(int64(totals.Partitions), "partition"), verb,
-		what(totals.Objects, totals.Bytes, totals.Collected, totals.Orphans, totals.Uploads))
+		what(totals.Objects, totals.Bytes, totals.Collected, totals.Orphans, totals.Uploads, totals.UploadBytes, kind, folders))
 	fmt.Fprintf(c.stdout, "rules: --keep %d, --min-age %s, --commit-window %s, --orphan-age %s; Iceberg: snapshots younger than %s kept "+
 		"(--snapshot-retention, else --min-age; the current one always), metadata files younger than %s never deleted\n",
 		c.keep, c.minAge, c.commitWindow, c.orphanAge, c.snapshotRetention(), pswap.DefaultMetadataMinAge)
 	return nil
 }
 
-// what describes a deletion: " 3 objects (1.2 KiB): 1 generation, 1 orphan".
-func what(objects int, bytes int64, generations, orphans, uploads int) string {
-	if objects == 0 && uploads == 0 {
+// what describes a deletion: " 3 objects (1.2 KiB): 1 generation, 1
+// orphan", then the uploads: "; 2 temporary upload files (18.0 MiB)" (a
+// multipart upload's size is not known), then "; 1 empty folder".
+func what(objects int, bytes int64, generations, orphans, uploads int, uploadBytes int64, kind string, folders int) string {
+	if objects == 0 && uploads == 0 && folders == 0 {
 		return " nothing"
 	}
-	var parts []string
-	if generations > 0 {
-		parts = append(parts, plural(int64(generations), "generation"))
-	}
-	if orphans > 0 {
-		parts = append(parts, plural(int64(orphans), "orphan"))
+	var s string
+	if objects > 0 {
+		var parts []string
+		if generations > 0 {
+			parts = append(parts, plural(int64(generations), "generation"))
+		}
+		if orphans > 0 {
+			parts = append(parts, plural(int64(orphans), "orphan"))
+		}
+		s = fmt.Sprintf(" %s (%s)", plural(int64(objects), "object"), humanBytes(bytes))
+		if len(parts) > 0 {
+			s += ": " + strings.Join(parts, ", ")
+		}
 	}
 	if uploads > 0 {
-		parts = append(parts, plural(int64(uploads), "multipart upload"))
+		if s != "" {
+			s += ";"
+		}
+		s += " " + plural(int64(uploads), uploadKind(kind))
+		if uploadBytes > 0 {
+			s += " (" + humanBytes(uploadBytes) + ")"
+		}
 	}
-	s := fmt.Sprintf(" %s (%s)", plural(int64(objects), "object"), humanBytes(bytes))
-	if len(parts) > 0 {
-		s += ": " + strings.Join(parts, ", ")
+	if folders > 0 {
+		if s != "" {
+			s += ";"
+		}
+		s += " " + plural(int64(folders), "empty folder")
 	}
 	return s
 }
+
+// uploadKind names the uploads of a report (GCPartition.UploadKind).
+func uploadKind(kind string) string { return cmp.Or(kind, pswap.GCUploadMultipart) }
