@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -13,8 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
 )
@@ -77,8 +80,28 @@ func auditStates(t testing.TB, st store.Store, day string) map[string]map[string
 // then goes on: the audit still shows the new generation current, and A
 // says it changed nothing (it re-read the day: the same rows as B's).
 func TestPublishAuditOverlapNeverGoesBackwards(t *testing.T) {
+	t.Run("mem", func(t *testing.T) { testAuditOverlap(t, memstore.New(), memstore.New()) })
+	t.Run("s3", func(t *testing.T) {
+		if !testenv.S3Enabled() {
+			t.Skip("S3 tests need MinIO: run scripts/test.sh")
+		}
+		bucket, _ := testenv.S3Bucket(t)
+		run := fmt.Sprintf("root/audit-overlap-%d", time.Now().UnixNano())
+		var sts [2]store.Store
+		for i, name := range []string{"sales", "sales__audit"} {
+			st, err := s3store.New(ctx, bucket, run+"/"+name, testenv.S3Options(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			sts[i] = st
+		}
+		testAuditOverlap(t, sts[0], sts[1])
+	})
+}
+
+func testAuditOverlap(t *testing.T, data, audits store.Store) {
 	const part, day = "dt=2026-11-28", "day=2026-11-28"
-	data, audits := memstore.New(), memstore.New()
 	tb := pswap.NewTable(data)
 	first := auditCommit(t, tb, part, "", 3, "a")
 
