@@ -271,34 +271,34 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 	}
 }
 
-// memCatalog is a catalog of one table in memory; down makes it
+// lagCatalog is a catalog of one table in memory; down makes it
 // unreachable.
-type memCatalog struct {
+type lagCatalog struct {
 	mu   sync.Mutex
 	loc  string
 	down bool
 }
 
-var errCatalogDown = errors.New("catalog unreachable")
+var errLagCatalogDown = errors.New("catalog unreachable")
 
-func (c *memCatalog) Current(context.Context) (string, error) {
+func (c *lagCatalog) Current(context.Context) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.down:
-		return "", errCatalogDown
+		return "", errLagCatalogDown
 	case c.loc == "":
 		return "", lakehouse.ErrNotRegistered
 	}
 	return c.loc, nil
 }
 
-func (c *memCatalog) Register(_ context.Context, loc string) error {
+func (c *lagCatalog) Register(_ context.Context, loc string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.down:
-		return errCatalogDown
+		return errLagCatalogDown
 	case c.loc != "":
 		return lakehouse.ErrCatalogConflict
 	}
@@ -306,12 +306,12 @@ func (c *memCatalog) Register(_ context.Context, loc string) error {
 	return nil
 }
 
-func (c *memCatalog) Swap(_ context.Context, prev, loc string) error {
+func (c *lagCatalog) Swap(_ context.Context, prev, loc string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.down:
-		return errCatalogDown
+		return errLagCatalogDown
 	case c.loc != prev:
 		return lakehouse.ErrCatalogConflict
 	}
@@ -319,9 +319,9 @@ func (c *memCatalog) Swap(_ context.Context, prev, loc string) error {
 	return nil
 }
 
-func (c *memCatalog) String() string { return "memory catalog" }
+func (c *lagCatalog) String() string { return "memory catalog" }
 
-func (c *memCatalog) names() string { c.mu.Lock(); defer c.mu.Unlock(); return c.loc }
+func (c *lagCatalog) names() string { c.mu.Lock(); defer c.mu.Unlock(); return c.loc }
 
 // Library GC is CLI GC (issue 38, item 7): with a catalog that lags (an
 // outage left it on an older version), Table.GC brings it to the latest
@@ -331,7 +331,7 @@ func (c *memCatalog) names() string { c.mu.Lock(); defer c.mu.Unlock(); return c
 func TestGCBringsALaggingCatalogForwardFirst(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
 	mem := memstore.New(memstore.Options{Now: clock.Now})
-	cat := &memCatalog{}
+	cat := &lagCatalog{}
 	// What the catalog named when GC made its first delete.
 	var (
 		mu          sync.Mutex
@@ -390,7 +390,7 @@ func TestGCBringsALaggingCatalogForwardFirst(t *testing.T) {
 	before := countObjects(t, mem)
 	rep, err := tbl.GC(ctx, opts)
 	if err == nil || !strings.Contains(err.Error(), "nothing was deleted: the catalog could not be brought to the latest version") ||
-		!errors.Is(err, errCatalogDown) {
+		!errors.Is(err, errLagCatalogDown) {
 		t.Fatalf("GC with the catalog down: %v (report %+v)", err, rep.Totals)
 	}
 	if after := countObjects(t, mem); after != before || deletesSeen != 0 {
