@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -113,6 +114,11 @@ type AuditPublishOptions struct {
 	Publish PublishOptions
 	// Parallel bounds the audit partitions committed at once (default 4).
 	Parallel int
+	// MaxAttempts bounds the rounds of a day that other runs of
+	// PublishAudit keep publishing while this one reads (default 5): each
+	// round reads the day's data partitions again and re-derives its rows.
+	// A day still lost after them is Superseded.
+	MaxAttempts int
 }
 
 // AuditPublication is what PublishAudit did.
@@ -121,6 +127,16 @@ type AuditPublication struct {
 	Partitions int // audit partitions (days) holding them
 	Changed    int // audit partitions that got a new generation
 	Emptied    int // audit partitions whose rows all went (gc removed their attempts)
+	// Rederived counts the days another run of PublishAudit published
+	// after this one began reading (an overlapping audit --publish), which
+	// this one therefore read again and re-derived before committing them.
+	Rederived int
+	// Superseded counts the days other runs kept publishing through
+	// MaxAttempts rounds: this run wrote nothing to them (they are not
+	// Changed, and not counted in Rows or Partitions). Each holds another
+	// run's audit, never an older one than before; a later run brings it
+	// up to date.
+	Superseded int
 	// Publish is the audit table's Iceberg publish.
 	Publish PublishResult
 }
@@ -139,45 +155,143 @@ const AuditPartitionColumn = "day"
 // commit: atomic, and a no-op (identical content) when its rows did not
 // change. A day whose rows are all gone becomes empty. Its cost is
 // Audit's, plus one small commit per day, plus one publish.
+//
+// Runs may overlap: an older audit never replaces a newer one. Each day's
+// commit is conditional on the audit generation the run read before it
+// read t; a day another run published meanwhile is read again and
+// re-derived (Rederived), up to MaxAttempts rounds, then left to the other
+// run (Superseded). See auditfence.go.
 func (t *Table) PublishAudit(ctx context.Context, dst *Table, opts AuditPublishOptions) (AuditPublication, error) {
 	var pub AuditPublication
-	rows, err := t.Audit(ctx, opts.Audit)
-	if err != nil {
-		return pub, err
+	rounds := opts.MaxAttempts
+	if rounds <= 0 {
+		rounds = 5
 	}
-	dayOf, err := t.auditDays(ctx, rows)
+	var pending map[string]bool // the days still to commit; nil: every day
+	for round := 1; ; round++ {
+		fenced, err := t.publishAuditRound(ctx, dst, opts, pending, &pub)
+		if err != nil {
+			return pub, err
+		}
+		if len(fenced) == 0 {
+			break
+		}
+		if round >= rounds {
+			pub.Superseded = len(fenced)
+			break
+		}
+		pub.Rederived += len(fenced)
+		pending = map[string]bool{}
+		for _, k := range fenced {
+			pending[k] = true
+		}
+	}
+	var err error
+	pub.Publish, err = dst.Publish(ctx, opts.Publish)
 	if err != nil {
-		return pub, err
+		return pub, fmt.Errorf("publish the audit table %s: %w", dst.URL(), err)
+	}
+	return pub, nil
+}
+
+// publishAuditRound reads the audit table's fence, then the audit of t
+// (of the partitions of the pending days only, unless pending is nil),
+// and commits each day on its fence. It returns the days fenced out by
+// another run's commit.
+func (t *Table) publishAuditRound(ctx context.Context, dst *Table, opts AuditPublishOptions, pending map[string]bool, pub *AuditPublication) ([]string, error) {
+	fence, err := auditFence(ctx, dst)
+	if err != nil {
+		return nil, err
+	}
+	aopts := opts.Audit
+	if pending != nil {
+		// Only the partitions of the pending days, found by a walk made
+		// after the fence (a partition created since the last round is in
+		// it).
+		all := aopts.Partitions
+		if all == nil {
+			if all, err = audit.Partitions(ctx, t.st, "", audit.CollectOptions{Concurrency: aopts.Concurrency}); err != nil {
+				return nil, err
+			}
+		}
+		days, err := t.auditDays(ctx, all)
+		if err != nil {
+			return nil, err
+		}
+		aopts.Partitions = []string{}
+		for _, p := range all {
+			if pending[AuditPartitionColumn+"="+days[p]] {
+				aopts.Partitions = append(aopts.Partitions, p)
+			}
+		}
+	}
+	rows, err := t.Audit(ctx, aopts)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]string, 0, len(rows))
+	for _, r := range rows {
+		parts = append(parts, r.Partition)
+	}
+	dayOf, err := t.auditDays(ctx, parts)
+	if err != nil {
+		return nil, err
 	}
 	byDay := map[string][]AuditRow{}
 	for _, r := range rows {
 		k := AuditPartitionColumn + "=" + dayOf[r.Partition]
 		byDay[k] = append(byDay[k], r)
 	}
-	existing, err := dst.Partitions(ctx, "")
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return pub, fmt.Errorf("audit table %s: %w", dst.URL(), err)
-	}
-	for _, k := range existing {
+	for k := range fence {
 		if _, ok := byDay[k]; !ok {
 			byDay[k] = nil
 		}
 	}
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range byDay {
-			if !yield(k) {
-				return
+	for k := range pending {
+		if _, ok := byDay[k]; !ok {
+			byDay[k] = nil // its partitions are gone: emptied, on its fence
+		}
+	}
+	if pending != nil {
+		maps.DeleteFunc(byDay, func(k string, _ []AuditRow) bool { return !pending[k] })
+	}
+	keys := slices.Sorted(maps.Keys(byDay))
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("audit of %s: %w: no partition has any attempt to audit", t.url, ErrNoData)
+	}
+	var (
+		mu     sync.Mutex
+		errs   []error
+		fenced []string
+	)
+	commit := func(k string) {
+		rows := byDay[k]
+		r, err := commitAuditDay(ctx, dst, k, rows, fence[k])
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case errors.Is(err, errAuditFenced):
+			fenced = append(fenced, k)
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			if len(rows) > 0 {
+				pub.Partitions++
+			} else if r.changed {
+				pub.Emptied++
+			}
+			pub.Rows += r.rows
+			if r.changed {
+				pub.Changed++
 			}
 		}
-	})
-	if len(keys) == 0 {
-		return pub, fmt.Errorf("audit of %s: %w: no partition has any attempt to audit", t.url, ErrNoData)
 	}
-	if len(existing) == 0 && len(keys) > 1 {
+	if len(fence) == 0 && len(keys) > 1 {
 		// The first commit creates the audit table's table.json: let one
 		// commit do it, then the others in parallel.
-		if err := commitAuditDay(ctx, dst, keys[0], byDay[keys[0]], &pub); err != nil {
-			return pub, err
+		commit(keys[0])
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
 		}
 		keys = keys[1:]
 	}
@@ -186,73 +300,25 @@ func (t *Table) PublishAudit(ctx context.Context, dst *Table, opts AuditPublishO
 		par = 4
 	}
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, par)
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, par)
 	)
 	for _, k := range keys {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			var p AuditPublication
-			err := commitAuditDay(ctx, dst, k, byDay[k], &p)
-			mu.Lock()
-			defer mu.Unlock()
-			pub.Rows, pub.Partitions, pub.Changed, pub.Emptied = pub.Rows+p.Rows, pub.Partitions+p.Partitions, pub.Changed+p.Changed, pub.Emptied+p.Emptied
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}()
+		wg.Go(func() {
+			defer func() { <-sem }()
+			commit(k)
+		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return pub, err
-	}
-	pub.Publish, err = dst.Publish(ctx, opts.Publish)
-	if err != nil {
-		return pub, fmt.Errorf("publish the audit table %s: %w", dst.URL(), err)
-	}
-	return pub, nil
+	slices.Sort(fenced)
+	return fenced, errors.Join(errs...)
 }
 
-// commitAuditDay replaces one audit partition with rows.
-func commitAuditDay(ctx context.Context, dst *Table, key string, rows []AuditRow, pub *AuditPublication) error {
-	p, err := dst.Partition(key)
-	if err != nil {
-		return err
-	}
-	w, err := p.Begin(ctx, WriteOptions{Commit: CommitOptions{AllowEmpty: len(rows) == 0}})
-	if err != nil {
-		return fmt.Errorf("audit table %s: %w", dst.URL(), err)
-	}
-	rec := audit.Record(audit.Rows(rows))
-	defer rec.Release()
-	if err := w.WriteRecord(rec); err != nil {
-		w.Abort(context.WithoutCancel(ctx))
-		return fmt.Errorf("audit table %s %s: %w", dst.URL(), key, err)
-	}
-	res, err := w.Commit(ctx)
-	if err != nil {
-		return fmt.Errorf("audit table %s %s: %w", dst.URL(), key, err)
-	}
-	if len(rows) > 0 {
-		pub.Partitions++
-	} else if res.Changed {
-		pub.Emptied++
-	}
-	pub.Rows += len(rows)
-	if res.Changed {
-		pub.Changed++
-	}
-	return nil
-}
-
-// auditDays maps each data partition of rows to the day (2006-01-02, UTC)
-// it starts on, by the table's layout (table.json), else by the layout
-// its keys imply (a table written before pswap kept table.json).
-func (t *Table) auditDays(ctx context.Context, rows []AuditRow) (map[string]string, error) {
+// auditDays maps each data partition of parts to the day (2006-01-02,
+// UTC) it starts on, by the table's layout (table.json), else by the
+// layout its keys imply (a table written before pswap kept table.json).
+func (t *Table) auditDays(ctx context.Context, parts []string) (map[string]string, error) {
 	var layout *partition.Layout
 	meta, err := tablemeta.Load(ctx, t.st)
 	switch {
@@ -262,29 +328,29 @@ func (t *Table) auditDays(ctx context.Context, rows []AuditRow) (map[string]stri
 		return nil, err
 	}
 	out := map[string]string{}
-	for _, r := range rows {
-		if _, ok := out[r.Partition]; ok {
+	for _, part := range parts {
+		if _, ok := out[part]; ok {
 			continue
 		}
 		l := layout
 		if l == nil {
-			cols, err := tablemeta.InferPartitionColumns(r.Partition, nil)
+			cols, err := tablemeta.InferPartitionColumns(part, nil)
 			if err == nil {
 				l = (&tablemeta.Table{PartitionColumns: cols}).TimeLayout()
 			}
 		}
 		if l == nil {
-			return nil, fmt.Errorf("%w: partition %s has no time layout: the audit table is partitioned by the day each partition starts on", ErrBadInput, r.Partition)
+			return nil, fmt.Errorf("%w: partition %s has no time layout: the audit table is partitioned by the day each partition starts on", ErrBadInput, part)
 		}
-		k, err := partition.Parse(r.Partition)
+		k, err := partition.Parse(part)
 		if err != nil {
 			return nil, err
 		}
 		iv, err := l.Interval(k)
 		if err != nil {
-			return nil, fmt.Errorf("%w: partition %s: %w", ErrBadInput, r.Partition, err)
+			return nil, fmt.Errorf("%w: partition %s: %w", ErrBadInput, part, err)
 		}
-		out[r.Partition] = iv.Start.UTC().Format("2006-01-02")
+		out[part] = iv.Start.UTC().Format("2006-01-02")
 	}
 	return out, nil
 }

@@ -2,10 +2,13 @@ package pswap
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/partition"
 )
 
 // GCNone, as GCOptions.Keep, MinAge, OrphanAge or CommitWindow, turns that
@@ -54,10 +57,59 @@ type GCOptions struct {
 	DryRun bool
 	// Concurrency is the number of partitions collected at once (default 4).
 	Concurrency int
-	// Catalog, when not nil, is the table's Iceberg catalog: the expiry
+	// Catalog, when not nil, is the table's Iceberg catalog: GC brings it
+	// to the latest version before it deletes anything, and the expiry
 	// commits its version there before it deletes any metadata.
 	Catalog Catalog
+	// MaxAttempts bounds the attempts of each read of the Iceberg metadata
+	// and of each request of the expiry (default 5): 1 for a store that
+	// retries each request itself, so that retries happen in one layer.
+	MaxAttempts int
+	// OnPartition, when not nil, is called with each partition's report as
+	// soon as it is done (from several goroutines at once), for progress
+	// output.
+	OnPartition func(GCPartition)
 }
+
+// Defaults of GCOptions: what its zero fields mean.
+const (
+	DefaultGCKeep         = gc.DefaultKeep
+	DefaultGCMinAge       = gc.DefaultMinAge
+	DefaultGCOrphanAge    = gc.DefaultOrphanAge
+	DefaultGCCommitWindow = gc.DefaultCommitWindow
+	DefaultGCConcurrency  = gc.DefaultConcurrency
+	// DefaultMetadataMinAge is MetadataMinAge's: the snapshot expiry never
+	// deletes an Iceberg metadata file younger than this.
+	DefaultMetadataMinAge = lakehouse.DefaultMetadataMinAge
+	// DefaultPublishMaxElapsed is PublishOptions.MaxElapsed's default, the
+	// longest an Iceberg publish takes from its pointer reads to its
+	// version: CommitWindow must exceed it.
+	DefaultPublishMaxElapsed = lakehouse.DefaultMaxElapsed
+)
+
+// Why GC kept a generation (GCPartition.KeptReasons): the first rule that
+// keeps it, in this order.
+const (
+	// GCKeptCurrent: the partition's pointer names it.
+	GCKeptCurrent = gc.KeptCurrent
+	// GCKeptForRollback: among the Keep most recently retired.
+	GCKeptForRollback = gc.KeptForRollback
+	// GCKeptUnknownAge: when it was retired cannot be told (a newer
+	// generation's manifest is gone), so it is taken to be young.
+	GCKeptUnknownAge = gc.KeptUnknownAge
+	// GCKeptMinAge: retired less than MinAge ago; readers that resolved it
+	// may still be reading it.
+	GCKeptMinAge = gc.KeptMinAge
+	// GCKeptCommitWindow: retired less than CommitWindow before GC read
+	// which files the views name, or since: a publish may be naming it.
+	GCKeptCommitWindow = gc.KeptCommitWindow
+	// GCKeptClockSlack: retired within the resolution of the store's clock
+	// (a couple of seconds) of now, which counts as not yet retired.
+	GCKeptClockSlack = gc.KeptClockSlack
+	// GCKeptSnapshot: an Iceberg snapshot younger than SnapshotRetention
+	// (or the current one), or the Delta log, names its files.
+	GCKeptSnapshot = gc.KeptSnapshot
+)
 
 // GCReport is what Table.GC did (in a dry run: would do).
 type GCReport struct {
@@ -71,58 +123,159 @@ type GCReport struct {
 	ExpireErr error
 }
 
-// GCPartition is what Table.GC did to one partition.
+// GCPartition is what Table.GC did to one partition (in a dry run: would
+// do). Its JSON is `pswap gc --json`'s.
 type GCPartition struct {
-	Partition string
+	Partition string `json:"partition"`
 	// Current is the generation current when the run planned the
-	// partition; Kept are the committed generations kept, current first.
-	Current string
-	Kept    []string
+	// partition ("" for a partition never committed).
+	Current string `json:"current,omitempty"`
+	// Kept are the committed generations kept, current first.
+	Kept []string `json:"kept"`
+	// KeptReasons says why each generation of Kept was kept: one of the
+	// GCKept* reasons.
+	KeptReasons map[string]string `json:"kept_reasons"`
 	// Collected are the retired generations deleted, Orphans the
 	// uncommitted ones.
-	Collected []string
-	Orphans   []string
-	// Objects and Bytes count what was deleted; Keys are the deleted keys,
-	// relative to the table's root.
-	Objects int
-	Bytes   int64
-	Keys    []string
+	Collected []string `json:"collected"`
+	Orphans   []string `json:"orphans"`
+	// OrphansKept are uncommitted generations left alone because some of
+	// their objects are younger than the orphan age: a writer may still
+	// commit them.
+	OrphansKept []string `json:"orphans_kept"`
+	// Objects and Bytes count what was deleted.
+	Objects int   `json:"objects"`
+	Bytes   int64 `json:"bytes"`
+	// Keys are the deleted keys, relative to the table's root (in a dry
+	// run: exactly the keys that would be deleted).
+	Keys []string `json:"keys,omitempty"`
+	// Uploads counts the abandoned multipart uploads aborted, or on a
+	// file system the temporary files of interrupted writes removed;
+	// UploadKeys names their keys, UploadBytes sums their sizes where the
+	// store knows them (a temporary file's), and UploadKind names them
+	// (GCUploadMultipart, GCUploadTempFile).
+	Uploads     int      `json:"uploads_aborted"`
+	UploadKeys  []string `json:"upload_keys,omitempty"`
+	UploadBytes int64    `json:"upload_bytes"`
+	UploadKind  string   `json:"upload_kind,omitempty"`
+	// EmptyFolders are the empty generation folders removed, on a file
+	// system, where an interrupted write leaves one.
+	EmptyFolders []string `json:"empty_folders,omitempty"`
+	// Recomputed counts the plans thrown away because the pointer changed
+	// between reading it and deleting.
+	Recomputed int  `json:"recomputed"`
+	DryRun     bool `json:"dry_run"`
 	// Error is this partition's failure, if any.
-	Error string
+	Error string `json:"error,omitempty"`
 }
 
 // GCTotals sum a GC run's partitions.
 type GCTotals struct {
-	Partitions int
-	Kept       int // generations kept
-	Collected  int // retired generations deleted
-	Orphans    int // uncommitted generations deleted
-	Objects    int
-	Bytes      int64
-	Uploads    int // abandoned multipart uploads aborted
-	Errors     int // partitions that failed
+	Partitions int   `json:"partitions"`
+	Kept       int   `json:"kept"`      // generations kept
+	Collected  int   `json:"collected"` // retired generations deleted
+	Orphans    int   `json:"orphans"`   // uncommitted generations deleted
+	Objects    int   `json:"objects"`
+	Bytes      int64 `json:"bytes"`
+	Uploads    int   `json:"uploads_aborted"` // abandoned uploads aborted (multipart uploads, temporary files)
+	// UploadBytes sums the partitions' UploadBytes.
+	UploadBytes int64 `json:"upload_bytes"`
+	Errors      int   `json:"errors"` // partitions that failed
 }
 
-// GC collects garbage the way `pswap gc` does: it deletes the retired
-// generations no rule keeps and the generations never committed, keeping
-// whatever the table's Iceberg snapshots and Delta log still name; a run
-// over the whole table that succeeded then expires the Iceberg snapshots
-// older than the retention.
+// What GCPartition.UploadKind names.
+const (
+	// GCUploadMultipart: abandoned multipart uploads (S3).
+	GCUploadMultipart = gc.UploadMultipart
+	// GCUploadTempFile: temporary files that interrupted writes left on a
+	// file system.
+	GCUploadTempFile = gc.UploadTempFile
+)
+
+// Validate checks the options as GC does before its first request: a
+// prefix and partitions at once, a prefix that reaches inside a
+// partition's _pswap folder, a key that is no partition key, a negative
+// OrphanAge, CommitWindow (other than GCNone) or Concurrency.
+func (o GCOptions) Validate() error {
+	if o.Prefix != "" && len(o.Partitions) > 0 {
+		return fmt.Errorf("%w: a prefix and a list of partitions are mutually exclusive", gc.ErrInvalidOptions)
+	}
+	if err := gc.ValidatePrefix(o.Prefix); err != nil {
+		return err
+	}
+	for _, p := range o.Partitions {
+		if err := partition.Validate(p); err != nil {
+			return err
+		}
+	}
+	return o.lib().Options.Validate()
+}
+
+// lib is the collector's options.
+func (o GCOptions) lib() gc.CollectOptions {
+	co := gc.CollectOptions{
+		Options: gc.Options{Keep: o.Keep, MinAge: o.MinAge, OrphanAge: o.OrphanAge,
+			CommitWindow: o.CommitWindow, DryRun: o.DryRun, Concurrency: o.Concurrency},
+		Prefix: o.Prefix, Partitions: o.Partitions, SnapshotRetention: o.SnapshotRetention,
+		Iceberg: lakehouse.ExpireOptions{MinAge: o.MetadataMinAge, MaxAttempts: o.MaxAttempts},
+	}
+	if o.Catalog != nil {
+		co.Iceberg.Catalog = o.Catalog
+	}
+	if o.OnPartition != nil {
+		co.OnPartition = func(r gc.Report) { o.OnPartition(GCPartition(r)) }
+	}
+	return co
+}
+
+// GC collects garbage the way `pswap gc` does:
+//
+//   - with a Catalog, it first brings the catalog to the table's latest
+//     Iceberg version (as a publish that finds the metadata up to date
+//     does), so that the catalog never names an older version whose files
+//     the run may delete; if that fails, nothing is deleted and the error
+//     says so (this step runs in a dry run too: it deletes nothing);
+//   - it deletes the retired generations no rule keeps and the generations
+//     never committed, keeping whatever the table's Iceberg snapshots and
+//     Delta log still name, and says per partition why each generation was
+//     kept (GCPartition.KeptReasons);
+//   - a run over the whole table that succeeded then expires the Iceberg
+//     snapshots older than the retention, and the Delta log's old entries.
+//
+// Damaged Iceberg metadata (the files its snapshots name are unknown)
+// deletes nothing, with an error saying how to repair it; a partition that
+// fails does not stop the others, and the error counts them.
 func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
-	o := gc.CollectOptions{
-		Options: gc.Options{Keep: opts.Keep, MinAge: opts.MinAge, OrphanAge: opts.OrphanAge,
-			CommitWindow: opts.CommitWindow, DryRun: opts.DryRun, Concurrency: opts.Concurrency},
-		Prefix: opts.Prefix, Partitions: opts.Partitions, SnapshotRetention: opts.SnapshotRetention,
-		Iceberg: lakehouse.ExpireOptions{MinAge: opts.MetadataMinAge},
+	if err := opts.Validate(); err != nil {
+		return GCReport{}, err
 	}
 	if opts.Catalog != nil {
-		o.Iceberg.Catalog = opts.Catalog
+		if err := t.gcCatalogFirst(ctx, opts.Catalog); err != nil {
+			return GCReport{}, err
+		}
 	}
-	r, err := gc.Collect(ctx, t.st, o)
+	r, err := gc.Collect(ctx, t.st, opts.lib())
 	rep := GCReport{Totals: GCTotals(r.Totals), ExpiredSnapshots: r.Expired.Expired, ExpireErr: r.ExpireErr}
 	for _, p := range r.Partitions {
-		rep.Partitions = append(rep.Partitions, GCPartition{Partition: p.Partition, Current: p.Current, Kept: p.Kept,
-			Collected: p.Collected, Orphans: p.Orphans, Objects: p.Objects, Bytes: p.Bytes, Keys: p.Keys, Error: p.Error})
+		rep.Partitions = append(rep.Partitions, GCPartition(p))
 	}
-	return rep, err
+	switch {
+	case err != nil && errors.Is(err, lakehouse.ErrCorrupt) && rep.Totals.Objects == 0:
+		return rep, fmt.Errorf("nothing was deleted: the table's Iceberg metadata is damaged, so the files its snapshots name are unknown "+
+			"(run 'pswap publish' to repair it, or Table.Publish, then gc again): %w", err)
+	case err != nil:
+		return rep, fmt.Errorf("%d of %d partitions failed: %w", max(rep.Totals.Errors, 1), rep.Totals.Partitions, err)
+	}
+	return rep, nil
+}
+
+// gcCatalogFirst points the catalog at the latest version before GC
+// deletes anything: the version the catalog names is then the latest,
+// which GC and the expiry keep with everything it names, instead of an
+// older one that a catalog lagging since an outage would still name.
+func (t *Table) gcCatalogFirst(ctx context.Context, cat Catalog) error {
+	if _, err := lakehouse.CommitLatest(ctx, t.st, cat); err != nil {
+		return fmt.Errorf("nothing was deleted: the catalog could not be brought to the latest version: %w", err)
+	}
+	return nil
 }

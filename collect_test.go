@@ -1,7 +1,9 @@
 package pswap_test
 
 import (
+	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -265,5 +268,208 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 	}
 	if err := verify(c.Generation); err != nil {
 		t.Fatalf("the current generation: %v", err)
+	}
+}
+
+// lagCatalog is a catalog of one table in memory; down makes it
+// unreachable.
+type lagCatalog struct {
+	mu   sync.Mutex
+	loc  string
+	down bool
+}
+
+var errLagCatalogDown = errors.New("catalog unreachable")
+
+func (c *lagCatalog) Current(context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.down:
+		return "", errLagCatalogDown
+	case c.loc == "":
+		return "", lakehouse.ErrNotRegistered
+	}
+	return c.loc, nil
+}
+
+func (c *lagCatalog) Register(_ context.Context, loc string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.down:
+		return errLagCatalogDown
+	case c.loc != "":
+		return lakehouse.ErrCatalogConflict
+	}
+	c.loc = loc
+	return nil
+}
+
+func (c *lagCatalog) Swap(_ context.Context, prev, loc string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.down:
+		return errLagCatalogDown
+	case c.loc != prev:
+		return lakehouse.ErrCatalogConflict
+	}
+	c.loc = loc
+	return nil
+}
+
+func (c *lagCatalog) String() string { return "memory catalog" }
+
+func (c *lagCatalog) names() string { c.mu.Lock(); defer c.mu.Unlock(); return c.loc }
+
+// Library GC is CLI GC (issue 38, item 7): with a catalog that lags (an
+// outage left it on an older version), Table.GC brings it to the latest
+// version before it deletes anything, also in a run over a prefix (which
+// expires nothing); when the catalog cannot be brought forward, nothing is
+// deleted and the error says so.
+func TestGCBringsALaggingCatalogForwardFirst(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	mem := memstore.New(memstore.Options{Now: clock.Now})
+	cat := &lagCatalog{}
+	// What the catalog named when GC made its first delete.
+	var (
+		mu          sync.Mutex
+		atFirstDel  *string
+		deletesSeen int
+	)
+	st := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if c.Op == "delete" {
+			mu.Lock()
+			defer mu.Unlock()
+			deletesSeen++
+			if atFirstDel == nil {
+				loc := cat.names()
+				atFirstDel = &loc
+			}
+		}
+		return storetest.Fault{}
+	})
+	tbl := pswap.NewTable(st)
+	day, err := tbl.Partition("dt=2026-11-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx := env.With(ctx, &env.Env{Clock: clock.Now})
+	commit := func(n int, opts pswap.PublishOptions) pswap.PublishResult {
+		w, err := day.Begin(ctx, pswap.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := pswap.Write(w, Sale{int64(i), "Lisbon", 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		pub, err := tbl.Publish(pctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(time.Second)
+		return pub
+	}
+	first := commit(3, pswap.PublishOptions{Catalog: cat})
+	latest := commit(2, pswap.PublishOptions{}) // the catalog was not there: it lags
+	if cat.names() != first.MetadataLocation || latest.Version <= first.Version {
+		t.Fatalf("the catalog names %q, want the first version %q (latest %q)", cat.names(), first.MetadataLocation, latest.MetadataLocation)
+	}
+	clock.Add(10 * time.Second)
+	opts := pswap.GCOptions{Keep: pswap.GCNone, MinAge: pswap.GCNone, OrphanAge: time.Second, CommitWindow: time.Second,
+		SnapshotRetention: time.Second, MetadataMinAge: time.Second, Prefix: "dt=", Catalog: cat}
+
+	// Down: nothing is deleted.
+	cat.down = true
+	before := countObjects(t, mem)
+	rep, err := tbl.GC(ctx, opts)
+	if err == nil || !strings.Contains(err.Error(), "nothing was deleted: the catalog could not be brought to the latest version") ||
+		!errors.Is(err, errLagCatalogDown) {
+		t.Fatalf("GC with the catalog down: %v (report %+v)", err, rep.Totals)
+	}
+	if after := countObjects(t, mem); after != before || deletesSeen != 0 {
+		t.Fatalf("GC with the catalog down deleted %d objects (%d deletes)", before-after, deletesSeen)
+	}
+
+	// Up: brought forward before the first delete.
+	cat.down = false
+	rep, err = tbl.GC(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Totals.Collected != 1 || atFirstDel == nil {
+		t.Fatalf("GC collected %d generations, deleted %d objects: want the retired one", rep.Totals.Collected, rep.Totals.Objects)
+	}
+	if *atFirstDel != latest.MetadataLocation {
+		t.Fatalf("the catalog named %q when GC made its first delete, want the latest version %q", *atFirstDel, latest.MetadataLocation)
+	}
+	if cat.names() != latest.MetadataLocation {
+		t.Fatalf("after GC the catalog names %q, want %q", cat.names(), latest.MetadataLocation)
+	}
+}
+
+// countObjects counts the objects of a store.
+func countObjects(t *testing.T, st store.Store) int {
+	t.Helper()
+	n := 0
+	for _, err := range st.List(ctx, "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+// GCPartition says why each generation was kept, as `pswap gc` prints it
+// (issue 38, item 7): the current one, the one kept for rollback, the one
+// retired too recently; and OnPartition reports each partition.
+func TestGCPartitionKeptReasons(t *testing.T) {
+	mem := memstore.New()
+	tbl := pswap.NewTable(mem)
+	day, err := tbl.Partition("dt=2026-11-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gens []string
+	for i := range 3 {
+		w, err := day.Begin(ctx, pswap.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pswap.Write(w, Sale{int64(i), "Porto", 1}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := w.Commit(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gens = append(gens, res.Generation)
+	}
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	rep, err := tbl.GC(ctx, pswap.GCOptions{DryRun: true, OnPartition: func(p pswap.GCPartition) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, p.Partition)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Partitions) != 1 || !slices.Equal(seen, []string{"dt=2026-11-01"}) {
+		t.Fatalf("partitions %+v, reported %v", rep.Partitions, seen)
+	}
+	p := rep.Partitions[0]
+	want := map[string]string{gens[2]: pswap.GCKeptCurrent, gens[1]: pswap.GCKeptForRollback, gens[0]: pswap.GCKeptMinAge}
+	if !maps.Equal(p.KeptReasons, want) || !p.DryRun || p.Current != gens[2] {
+		t.Fatalf("kept %v for %v (dry run %v, current %s), want %v", p.Kept, p.KeptReasons, p.DryRun, p.Current, want)
 	}
 }

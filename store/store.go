@@ -108,11 +108,19 @@ type BatchDeleter interface {
 	DeleteMany(ctx context.Context, keys []string) error
 }
 
-// Upload is an unfinished multipart upload.
+// Upload is an unfinished multipart upload, or an unfinished write's
+// temporary file (filestore).
 type Upload struct {
 	Key       string
 	ID        string
 	Initiated time.Time
+	// Size is the bytes written so far when the store knows them (a
+	// temporary file's size), else 0 (a multipart upload's parts are not
+	// listed with it).
+	Size int64
+	// TempFile: a temporary file that a write left behind (its writer
+	// was killed or interrupted), not a multipart upload.
+	TempFile bool
 }
 
 // UploadLister is implemented by stores with multipart uploads (S3), so that
@@ -120,6 +128,18 @@ type Upload struct {
 type UploadLister interface {
 	ListUploads(ctx context.Context, prefix string) iter.Seq2[Upload, error]
 	AbortUpload(ctx context.Context, u Upload) error
+}
+
+// FolderPruner is implemented by stores whose folders exist apart from
+// their objects (a file system): a write interrupted after it made its
+// folder leaves it empty, and no listing shows it. Garbage collection
+// removes such folders once they are old.
+type FolderPruner interface {
+	// PruneEmptyFolders removes the empty folders directly under the
+	// folder prefix (ending in "/") last modified before olderThan, and
+	// returns their prefixes ("a/b/c/"); with dryRun it removes nothing and
+	// returns what it would remove. A prefix that does not exist has none.
+	PruneEmptyFolders(ctx context.Context, prefix string, olderThan time.Time, dryRun bool) ([]string, error)
 }
 
 // RangeReader is implemented by stores that read part of an object in one

@@ -53,7 +53,13 @@ died before anything committed is found too).
 the table (<table>__audit, or --audit-table URL), partitioned by the day
 each data partition starts on, each day replaced atomically by pswap's
 own commit (a no-op when its rows did not change), then publishes its
-Iceberg metadata: DuckDB, Spark, PyIceberg and Trino query it.`,
+Iceberg metadata: DuckDB, Spark, PyIceberg and Trino query it. Runs may
+overlap (one after each commit): an older audit never replaces a newer
+one. Each day is committed only if no other run published it since this
+one began reading the table; a day another run published meanwhile is read
+again and re-derived ("rederived" in --json), and one that other runs keep
+publishing is left to them after 5 rounds ("superseded": not written by
+this run, not counted as changed; the next run brings it up to date).`,
 		Example: `  pswap audit --table ./lake/sales --from 2026-11-01 --to 2026-12-01
   pswap audit --table s3://lake/sales --partition dt=2026-11-28 --format json
   pswap audit --table s3://lake/sales --format parquet --output audit.parquet
@@ -80,12 +86,17 @@ type auditJSON struct {
 
 // auditPublishJSON is the --json document of audit --publish.
 type auditPublishJSON struct {
-	Table            string `json:"table"`
-	AuditTable       string `json:"audit_table"`
-	Rows             int    `json:"rows"`
-	Partitions       int    `json:"partitions"`
-	Changed          int    `json:"changed"`
-	Emptied          int    `json:"emptied"`
+	Table      string `json:"table"`
+	AuditTable string `json:"audit_table"`
+	Rows       int    `json:"rows"`
+	Partitions int    `json:"partitions"`
+	Changed    int    `json:"changed"`
+	Emptied    int    `json:"emptied"`
+	// Rederived are the days another overlapping run published after this
+	// one began reading, read again and re-derived; Superseded the days
+	// other runs kept publishing, which this run left to them.
+	Rederived        int    `json:"rederived"`
+	Superseded       int    `json:"superseded"`
 	MetadataLocation string `json:"metadata_location"`
 }
 
@@ -261,7 +272,13 @@ func (c *auditCmd) runPublish(ctx context.Context) error {
 			return err
 		}
 		doc := auditPublishJSON{Table: c.tableURL(), AuditTable: redactURL(dstURL), Rows: pub.Rows, Partitions: pub.Partitions,
-			Changed: pub.Changed, Emptied: pub.Emptied, MetadataLocation: pub.Publish.MetadataLocation}
+			Changed: pub.Changed, Emptied: pub.Emptied, Rederived: pub.Rederived, Superseded: pub.Superseded,
+			MetadataLocation: pub.Publish.MetadataLocation}
+		if doc.Superseded > 0 {
+			fmt.Fprintf(c.stderr, "pswap: warning: %s of the audit table kept being published by other runs of audit --publish while this one read: "+
+				"this run left them to those (an older audit never replaces a newer one); run it again to bring them up to date\n",
+				plural(int64(doc.Superseded), "day"))
+		}
 		if c.json {
 			return printJSON(c.stdout, doc)
 		}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/gc"
-	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -45,7 +43,9 @@ in every partition of the table (or the ones named):
   - orphans: generations that were staged but never committed (crashed or
     refused runs, 'pswap stage' never committed), once all their objects
     are older than --orphan-age plus --commit-window;
-  - multipart uploads abandoned for as long.
+  - multipart uploads abandoned for as long; on a local table, the
+    temporary files (.pswap-tmp) and empty generation folders that
+    interrupted writes left, once as old.
 
 The current generation, the data any kept generation uses (a rollback
 reuses an older generation's files), and the partition's pointer are never
@@ -75,12 +75,12 @@ kept and deleted (with the keys in a dry run).`,
 	addCatalogFlag(a, cmd)
 	c.sel.addFlags(fs)
 	fs.StringVar(&c.prefix, "prefix", "", "only partitions whose key starts with this (e.g. dt=2026-11-)")
-	fs.IntVar(&c.keep, "keep", gc.DefaultKeep, "retired generations kept for rollback, newest first (0: none)")
-	fs.DurationVar(&c.minAge, "min-age", gc.DefaultMinAge, "keep every generation retired less than this long ago, for readers still reading it (0: none)")
+	fs.IntVar(&c.keep, "keep", pswap.DefaultGCKeep, "retired generations kept for rollback, newest first (0: none)")
+	fs.DurationVar(&c.minAge, "min-age", pswap.DefaultGCMinAge, "keep every generation retired less than this long ago, for readers still reading it (0: none)")
 	fs.DurationVar(&c.retention, "snapshot-retention", 0, "keep the files of Iceberg snapshots younger than this, and expire older snapshots (default: --min-age; 0: the current snapshot only, which is always kept)")
-	fs.DurationVar(&c.orphanAge, "orphan-age", gc.DefaultOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period (0: none, warned about)")
-	fs.DurationVar(&c.commitWindow, "commit-window", gc.DefaultCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap, or a publisher from its pointer read to its snapshot; what was retired that recently is kept (0: none, warned about)")
-	fs.IntVar(&c.concurrency, "concurrency", gc.DefaultConcurrency, "partitions collected at once")
+	fs.DurationVar(&c.orphanAge, "orphan-age", pswap.DefaultGCOrphanAge, "delete uncommitted generations and multipart uploads older than this (plus --commit-window); at least the writers' grace period (0: none, warned about)")
+	fs.DurationVar(&c.commitWindow, "commit-window", pswap.DefaultGCCommitWindow, "longest time a writer takes from its grace-period check to its pointer swap, or a publisher from its pointer read to its snapshot; what was retired that recently is kept (0: none, warned about)")
+	fs.IntVar(&c.concurrency, "concurrency", pswap.DefaultGCConcurrency, "partitions collected at once")
 	fs.BoolVar(&c.dryRun, "dry-run", false, "print exactly what would be deleted; delete nothing")
 	return cmd
 }
@@ -96,48 +96,52 @@ type gcJSON struct {
 	// SnapshotRetention is the effective retention of Iceberg snapshots
 	// (--snapshot-retention, else --min-age); MetadataMinAge the age under
 	// which the snapshot expiry never deletes a metadata file.
-	SnapshotRetention string      `json:"snapshot_retention"`
-	MetadataMinAge    string      `json:"metadata_min_age"`
-	Partitions        []gc.Report `json:"partitions"`
-	Totals            gc.Totals   `json:"totals"`
+	SnapshotRetention string              `json:"snapshot_retention"`
+	MetadataMinAge    string              `json:"metadata_min_age"`
+	Partitions        []pswap.GCPartition `json:"partitions"`
+	Totals            pswap.GCTotals      `json:"totals"`
 }
 
 // options checks the flags and returns the library's options.
-func (c *gcCmd) options() (gc.Options, error) {
+func (c *gcCmd) options() (pswap.GCOptions, error) {
 	switch {
 	case c.keep < 0:
-		return gc.Options{}, usagef("--keep %d: must be 0 or more", c.keep)
+		return pswap.GCOptions{}, usagef("--keep %d: must be 0 or more", c.keep)
 	case c.minAge < 0:
-		return gc.Options{}, usagef("--min-age %s: must be 0 or more", c.minAge)
+		return pswap.GCOptions{}, usagef("--min-age %s: must be 0 or more", c.minAge)
 	case c.orphanAge < 0:
-		return gc.Options{}, usagef("--orphan-age %s: must be 0 or more", c.orphanAge)
+		return pswap.GCOptions{}, usagef("--orphan-age %s: must be 0 or more", c.orphanAge)
 	case c.commitWindow < 0:
-		return gc.Options{}, usagef("--commit-window %s: must be 0 or more", c.commitWindow)
+		return pswap.GCOptions{}, usagef("--commit-window %s: must be 0 or more", c.commitWindow)
 	case c.retention < 0:
-		return gc.Options{}, usagef("--snapshot-retention %s: must be 0 or more", c.retention)
+		return pswap.GCOptions{}, usagef("--snapshot-retention %s: must be 0 or more", c.retention)
 	case c.concurrency < 1:
-		return gc.Options{}, usagef("--concurrency %d: must be at least 1", c.concurrency)
+		return pswap.GCOptions{}, usagef("--concurrency %d: must be at least 1", c.concurrency)
 	case c.prefix != "" && c.sel.given():
-		return gc.Options{}, usagef("--prefix and --partition/--interval are mutually exclusive")
+		return pswap.GCOptions{}, usagef("--prefix and --partition/--interval are mutually exclusive")
 	}
-	if err := gc.ValidatePrefix(c.prefix); err != nil {
-		return gc.Options{}, usagef("--prefix: %w", err)
+	if err := (pswap.GCOptions{Prefix: c.prefix}).Validate(); err != nil {
+		return pswap.GCOptions{}, usagef("--prefix: %w", err)
 	}
-	o := gc.Options{Keep: c.keep, MinAge: c.minAge, OrphanAge: c.orphanAge, CommitWindow: c.commitWindow,
-		DryRun: c.dryRun, Concurrency: c.concurrency}
+	o := pswap.GCOptions{Keep: c.keep, MinAge: c.minAge, OrphanAge: c.orphanAge, CommitWindow: c.commitWindow,
+		DryRun: c.dryRun, Concurrency: c.concurrency, Prefix: c.prefix, SnapshotRetention: c.libRetention(),
+		// One retry layer: gc has no loop of its own, the SDK retries
+		// each request, so the Iceberg reads make one attempt each at
+		// pswap's layer.
+		MaxAttempts: 1}
 	// Every flag's 0 means none. The library's zero values mean
-	// "default": "none" is gc.None there.
+	// "default": "none" is pswap.GCNone there.
 	if o.Keep == 0 {
-		o.Keep = gc.None
+		o.Keep = pswap.GCNone
 	}
 	if o.MinAge == 0 {
-		o.MinAge = gc.None
+		o.MinAge = pswap.GCNone
 	}
 	if o.OrphanAge == 0 {
-		o.OrphanAge = gc.None
+		o.OrphanAge = pswap.GCNone
 	}
 	if o.CommitWindow == 0 {
-		o.CommitWindow = gc.None
+		o.CommitWindow = pswap.GCNone
 	}
 	return o, nil
 }
@@ -149,8 +153,7 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	keys, err := c.sel.keys()
-	if err != nil {
+	if opts.Partitions, err = c.sel.keys(); err != nil {
 		return err
 	}
 	if c.orphanAge < swap.DefaultGracePeriod {
@@ -161,54 +164,40 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 	case c.commitWindow == 0:
 		fmt.Fprintf(c.stderr, "pswap: warning: --commit-window 0: a generation retired while a commit or an Iceberg publish is under way "+
 			"may be deleted under it; use 0 only when nothing writes to the table\n")
-	case c.commitWindow < lakehouse.DefaultMaxElapsed:
+	case c.commitWindow < pswap.DefaultPublishMaxElapsed:
 		// A publish lands within MaxElapsed of its pointer reads (or plans
 		// again): a shorter window lets gc delete a generation that a slow
 		// publish goes on to name, and readers fail until the next one.
 		fmt.Fprintf(c.stderr, "pswap: warning: --commit-window %s is shorter than an Iceberg publish may take (%s from its pointer reads to its version): "+
 			"a generation retired meanwhile may be deleted while a slow publish still names it, and readers of the Iceberg metadata fail until the next publish\n",
-			c.commitWindow, lakehouse.DefaultMaxElapsed)
+			c.commitWindow, pswap.DefaultPublishMaxElapsed)
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
+		// With a catalog, the library brings it to the latest version
+		// first (nothing is deleted if it cannot), and the expiry's
+		// version goes to it before any metadata is deleted.
 		if c.catalog != nil {
-			// The catalog must name the latest version, which the expiry
-			// keeps, not an older one it may delete.
-			if _, err := lakehouse.CommitLatest(ctx, t.Store(), c.catalog); err != nil {
-				return fmt.Errorf("gc: nothing was deleted: the catalog could not be brought to the latest version: %w", err)
-			}
+			opts.Catalog = c.catalog
 		}
 		bar := c.newGCProgress()
-		opts.OnPartition = func(gc.Report) {
+		opts.OnPartition = func(pswap.GCPartition) {
 			if bar != nil {
 				_ = bar.Add(1)
 			}
 		}
-		// What Iceberg snapshots still name is kept; a whole-table run
-		// expires the snapshots older than the retention (--min-age unless
-		// --snapshot-retention). One retry layer: gc has no loop of its
-		// own, the SDK retries each request, so the Iceberg reads make one
-		// attempt each at pswap's layer.
-		ice := lakehouse.ExpireOptions{MaxAttempts: 1}
-		if c.catalog != nil {
-			// The expiry's version goes to the catalog before any metadata
-			// is deleted (a REST catalog's remove-snapshots).
-			ice.Catalog = c.catalog
-		}
-		rep, runErr := gc.Collect(ctx, t.Store(), gc.CollectOptions{Options: opts, Prefix: c.prefix, Partitions: keys, SnapshotRetention: c.libRetention(),
-			Iceberg: ice})
+		rep, runErr := t.GC(ctx, opts)
 		if bar != nil {
 			_ = bar.Finish()
+		}
+		if runErr != nil && rep.Partitions == nil && rep.Totals.Partitions == 0 && rep.Totals.Errors == 0 {
+			// Stopped before any partition (the catalog): nothing to print.
+			return fmt.Errorf("gc: %w", runErr)
 		}
 		if err := c.print(rep.Partitions, rep.Totals); err != nil {
 			return err
 		}
-		if runErr != nil && errors.Is(runErr, lakehouse.ErrCorrupt) && rep.Totals.Objects == 0 {
-			// Which files the Iceberg snapshots name is unknown: nothing
-			// can be collected safely until the metadata is repaired.
-			return fmt.Errorf("gc: nothing was deleted: the table's Iceberg metadata is damaged, so the files its snapshots name are unknown (run 'pswap publish' to repair it, then gc again): %w", runErr)
-		}
 		if runErr != nil {
-			return fmt.Errorf("gc: %d of %d partitions failed: %w", max(rep.Totals.Errors, 1), rep.Totals.Partitions, runErr)
+			return fmt.Errorf("gc: %w", runErr)
 		}
 		if rep.ExpireErr != nil {
 			fmt.Fprintf(c.stderr, "pswap: warning: expiring old Iceberg snapshots failed: %v\n", rep.ExpireErr)
@@ -254,40 +243,40 @@ func (c *gcCmd) libRetention() time.Duration {
 // keptText says why GC kept a generation, in the flags' words.
 func (c *gcCmd) keptText(why string) string {
 	switch why {
-	case gc.KeptCurrent:
+	case pswap.GCKeptCurrent:
 		return "current"
-	case gc.KeptForRollback:
+	case pswap.GCKeptForRollback:
 		return fmt.Sprintf("within --keep %d (kept for rollback)", c.keep)
-	case gc.KeptMinAge:
+	case pswap.GCKeptMinAge:
 		return fmt.Sprintf("retired less than --min-age %s ago (readers may still read it)", c.minAge)
-	case gc.KeptCommitWindow:
+	case pswap.GCKeptCommitWindow:
 		return fmt.Sprintf("inside the commit window: retired less than --commit-window %s before gc read the Iceberg snapshots, or since "+
 			"(a publish may be naming it)", c.commitWindow)
-	case gc.KeptSnapshot:
+	case pswap.GCKeptSnapshot:
 		return fmt.Sprintf("named by an Iceberg snapshot younger than the snapshot retention %s, or the current one", c.snapshotRetention())
-	case gc.KeptClockSlack:
+	case pswap.GCKeptClockSlack:
 		return "retired within the store clock's resolution of now (a few seconds): not yet old"
-	case gc.KeptUnknownAge:
+	case pswap.GCKeptUnknownAge:
 		return "when it was retired cannot be told (a newer generation's manifest is gone): taken as young"
 	}
 	return why
 }
 
-func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
+func (c *gcCmd) print(reports []pswap.GCPartition, totals pswap.GCTotals) error {
 	if c.json {
 		doc := gcJSON{Table: c.tableURL(), DryRun: c.dryRun, Keep: c.keep, MinAge: c.minAge.String(),
 			OrphanAge: c.orphanAge.String(), CommitWindow: c.commitWindow.String(),
-			SnapshotRetention: c.snapshotRetention().String(), MetadataMinAge: lakehouse.DefaultMetadataMinAge.String(),
+			SnapshotRetention: c.snapshotRetention().String(), MetadataMinAge: pswap.DefaultMetadataMinAge.String(),
 			Partitions: reports, Totals: totals}
 		if !c.dryRun { // the keys of a real run can be many: counts only
-			doc.Partitions = make([]gc.Report, len(reports))
+			doc.Partitions = make([]pswap.GCPartition, len(reports))
 			for i, r := range reports {
 				r.Keys, r.UploadKeys = nil, nil
 				doc.Partitions[i] = r
 			}
 		}
 		if doc.Partitions == nil {
-			doc.Partitions = []gc.Report{}
+			doc.Partitions = []pswap.GCPartition{}
 		}
 		return printJSON(c.stdout, doc)
 	}
@@ -301,14 +290,14 @@ func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
 			fmt.Fprintf(c.stdout, "%s: failed: %s\n", r.Partition, r.Error)
 			continue
 		}
-		if r.Objects == 0 && r.Uploads == 0 && !single {
+		if r.Objects == 0 && r.Uploads == 0 && len(r.EmptyFolders) == 0 && !single {
 			continue // nothing to say about a clean partition of many
 		}
 		young := ""
 		if n := len(r.OrphansKept); n > 0 {
 			young = fmt.Sprintf(" and %s younger than --orphan-age", plural(int64(n), "uncommitted generation"))
 		}
-		fmt.Fprintf(c.stdout, "%s: %s%s; kept %s%s\n", r.Partition, verb, what(r.Objects, r.Bytes, len(r.Collected), len(r.Orphans), r.Uploads),
+		fmt.Fprintf(c.stdout, "%s: %s%s; kept %s%s\n", r.Partition, verb, what(r.Objects, r.Bytes, len(r.Collected), len(r.Orphans), r.Uploads, r.UploadBytes, r.UploadKind, len(r.EmptyFolders)),
 			plural(int64(len(r.Kept)), "generation"), young)
 		for _, g := range r.Kept {
 			fmt.Fprintf(c.stdout, "  kept %s: %s\n", g, c.keptText(r.KeptReasons[g]))
@@ -318,36 +307,64 @@ func (c *gcCmd) print(reports []gc.Report, totals gc.Totals) error {
 				fmt.Fprintf(c.stdout, "  %s\n", k)
 			}
 			for _, k := range r.UploadKeys {
-				fmt.Fprintf(c.stdout, "  %s (multipart upload)\n", k)
+				fmt.Fprintf(c.stdout, "  %s (%s)\n", k, uploadKind(r.UploadKind))
+			}
+			for _, f := range r.EmptyFolders {
+				fmt.Fprintf(c.stdout, "  %s (empty folder)\n", f)
 			}
 		}
 	}
+	kind, folders := "", 0
+	for _, r := range reports {
+		kind = cmp.Or(kind, r.UploadKind)
+		folders += len(r.EmptyFolders)
+	}
 	fmt.Fprintf(c.stdout, "total: %s, %s%s\n", plural(int64(totals.Partitions), "partition"), verb,
-		what(totals.Objects, totals.Bytes, totals.Collected, totals.Orphans, totals.Uploads))
+		what(totals.Objects, totals.Bytes, totals.Collected, totals.Orphans, totals.Uploads, totals.UploadBytes, kind, folders))
 	fmt.Fprintf(c.stdout, "rules: --keep %d, --min-age %s, --commit-window %s, --orphan-age %s; Iceberg: snapshots younger than %s kept "+
 		"(--snapshot-retention, else --min-age; the current one always), metadata files younger than %s never deleted\n",
-		c.keep, c.minAge, c.commitWindow, c.orphanAge, c.snapshotRetention(), lakehouse.DefaultMetadataMinAge)
+		c.keep, c.minAge, c.commitWindow, c.orphanAge, c.snapshotRetention(), pswap.DefaultMetadataMinAge)
 	return nil
 }
 
-// what describes a deletion: " 3 objects (1.2 KiB): 1 generation, 1 orphan".
-func what(objects int, bytes int64, generations, orphans, uploads int) string {
-	if objects == 0 && uploads == 0 {
+// what describes a deletion: " 3 objects (1.2 KiB): 1 generation, 1
+// orphan", then the uploads: "; 2 temporary upload files (18.0 MiB)" (a
+// multipart upload's size is not known), then "; 1 empty folder".
+func what(objects int, bytes int64, generations, orphans, uploads int, uploadBytes int64, kind string, folders int) string {
+	if objects == 0 && uploads == 0 && folders == 0 {
 		return " nothing"
 	}
-	var parts []string
-	if generations > 0 {
-		parts = append(parts, plural(int64(generations), "generation"))
-	}
-	if orphans > 0 {
-		parts = append(parts, plural(int64(orphans), "orphan"))
+	var s string
+	if objects > 0 {
+		var parts []string
+		if generations > 0 {
+			parts = append(parts, plural(int64(generations), "generation"))
+		}
+		if orphans > 0 {
+			parts = append(parts, plural(int64(orphans), "orphan"))
+		}
+		s = fmt.Sprintf(" %s (%s)", plural(int64(objects), "object"), humanBytes(bytes))
+		if len(parts) > 0 {
+			s += ": " + strings.Join(parts, ", ")
+		}
 	}
 	if uploads > 0 {
-		parts = append(parts, plural(int64(uploads), "multipart upload"))
+		if s != "" {
+			s += ";"
+		}
+		s += " " + plural(int64(uploads), uploadKind(kind))
+		if uploadBytes > 0 {
+			s += " (" + humanBytes(uploadBytes) + ")"
+		}
 	}
-	s := fmt.Sprintf(" %s (%s)", plural(int64(objects), "object"), humanBytes(bytes))
-	if len(parts) > 0 {
-		s += ": " + strings.Join(parts, ", ")
+	if folders > 0 {
+		if s != "" {
+			s += ";"
+		}
+		s += " " + plural(int64(folders), "empty folder")
 	}
 	return s
 }
+
+// uploadKind names the uploads of a report (GCPartition.UploadKind).
+func uploadKind(kind string) string { return cmp.Or(kind, pswap.GCUploadMultipart) }

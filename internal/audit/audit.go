@@ -91,6 +91,11 @@ type DataFolder struct {
 	Files          int64
 	Bytes          int64
 	Oldest, Newest time.Time // store times of its files
+	// Unfinished counts the uploads among Files that never became objects:
+	// a local write's temporary file or an S3 multipart upload, still being
+	// written or left by a killed writer (store.UploadLister). Bytes counts
+	// them where the store knows their size (a temporary file's).
+	Unfinished int64
 }
 
 // Facts is what Collect read of one partition.
@@ -205,15 +210,23 @@ func Derive(f Facts, opts Options) []Row {
 		at := utc(d.Oldest)
 		r := Row{Partition: f.Partition, Generation: gen, Kind: KindStaged, State: StateUncommitted,
 			Bytes: ptr(d.Bytes), Files: ptr(d.Files), CreatedAt: &at}
-		files := "1 file"
+		files := "1 file uploaded"
 		if d.Files != 1 {
-			files = fmt.Sprintf("%d files", d.Files)
+			files = fmt.Sprintf("%d files uploaded", d.Files)
+		}
+		switch {
+		case d.Unfinished == 1 && d.Files == 1:
+			files = "1 unfinished upload"
+		case d.Unfinished == d.Files:
+			files = fmt.Sprintf("%d unfinished uploads", d.Files)
+		case d.Unfinished > 0:
+			files += fmt.Sprintf(" (%d of them unfinished)", d.Unfinished)
 		}
 		if !f.Now.IsZero() && f.Now.Sub(d.Oldest) > grace {
 			r.State = StateAbandoned
-			r.Why = fmt.Sprintf("%s uploaded, no manifest, older than the %s grace period: the attempt died (killed or failed) before its commit and can no longer commit (gc removes it)", files, grace)
+			r.Why = fmt.Sprintf("%s, no manifest, older than the %s grace period: the attempt died (killed or failed) before its commit and can no longer commit (gc removes it)", files, grace)
 		} else {
-			r.Why = files + " uploaded, no manifest: the attempt died (killed or failed) before its commit, or is still running"
+			r.Why = files + ", no manifest: the attempt died (killed or failed) before its commit, or is still running"
 		}
 		rest = append(rest, r)
 	}

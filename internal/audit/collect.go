@@ -45,9 +45,47 @@ func (o CollectOptions) policy() retry.Policy {
 // Collect reads what the store holds of one partition: one listing of its
 // _pswap folder, the pointer, and every manifest and staged record listed
 // (and every generation of the pointer's history that the listing missed:
-// a commit that landed after the listing). A partition with nothing stored
-// gives empty Facts.
+// a commit that landed after the listing). On a store with unfinished
+// uploads (store.UploadLister: S3's multipart uploads, a file system's
+// temporary files), one more listing finds those of the partition: an
+// attempt killed while it wrote its first file is seen too. A partition
+// with nothing stored gives empty Facts.
 func Collect(ctx context.Context, st store.Store, part string, opts CollectOptions) (Facts, error) {
+	if err := partition.Validate(part); err != nil {
+		return Facts{Partition: part}, err
+	}
+	uploads, err := listUploads(ctx, st, layout.MetaPrefix(part), opts)
+	if err != nil {
+		return Facts{Partition: part}, err
+	}
+	return collect(ctx, st, part, opts, uploads[part])
+}
+
+// listUploads lists the unfinished uploads under prefix by partition (none
+// on a store without them).
+func listUploads(ctx context.Context, st store.Store, prefix string, opts CollectOptions) (map[string][]store.Upload, error) {
+	ul, ok := st.(store.UploadLister)
+	if !ok {
+		return nil, nil
+	}
+	var out map[string][]store.Upload
+	err := opts.policy().Do(ctx, store.IsRetryable, func(int) error {
+		out = map[string][]store.Upload{}
+		for u, err := range ul.ListUploads(ctx, prefix) {
+			if err != nil {
+				return fmt.Errorf("list unfinished uploads %s: %w", st.URI(prefix), err)
+			}
+			if part, ok := layout.PartitionOf(u.Key); ok {
+				out[part] = append(out[part], u)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// collect is Collect with the partition's unfinished uploads listed.
+func collect(ctx context.Context, st store.Store, part string, opts CollectOptions, uploads []store.Upload) (Facts, error) {
 	f := Facts{Partition: part, Manifests: map[string]*manifest.Manifest{}, Staged: map[string]*swap.StagedRecord{},
 		Data: map[string]DataFolder{}}
 	if err := partition.Validate(part); err != nil {
@@ -94,6 +132,23 @@ func Collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 	})
 	if err != nil {
 		return f, err
+	}
+	for _, u := range uploads {
+		kind, gen := layout.Classify(part, u.Key)
+		if kind != layout.KindData || u.Initiated.IsZero() {
+			continue
+		}
+		d := f.Data[gen]
+		d.Files++
+		d.Unfinished++
+		d.Bytes += u.Size
+		if d.Oldest.IsZero() || u.Initiated.Before(d.Oldest) {
+			d.Oldest = u.Initiated
+		}
+		if u.Initiated.After(d.Newest) {
+			d.Newest = u.Initiated
+		}
+		f.Data[gen] = d
 	}
 	if hasPointer {
 		var b swap.Base
@@ -258,6 +313,11 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 			return nil, err
 		}
 	}
+	// The unfinished uploads of the whole table, in one listing.
+	uploads, err := listUploads(ctx, st, "", opts)
+	if err != nil {
+		return nil, err
+	}
 	per := make([][]Row, len(parts))
 	errs := make([]error, len(parts))
 	var wg sync.WaitGroup
@@ -267,7 +327,7 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			f, err := Collect(ctx, st, p, opts)
+			f, err := collect(ctx, st, p, opts, uploads[p])
 			if err != nil {
 				errs[i] = fmt.Errorf("audit %s: %w", p, err)
 				return

@@ -28,11 +28,14 @@
 //     them before the manifest); its files and bytes come from the listing.
 //
 // A failed commit that ended normally (a conflict, bad input) removes what
-// it wrote, so it leaves no row; neither does a killed attempt that had
-// not finished uploading its first file (an unfinished multipart upload is
-// not an object).
+// it wrote, so it leaves no row. A killed attempt that had not finished
+// uploading its first file has only an unfinished upload (an S3 multipart
+// upload, a local temporary file: store.UploadLister), which counts as one
+// of its files (DataFolder.Unfinished): it is an uncommitted attempt too.
 //
 // Collect does the I/O for one partition (one listing of its _pswap
-// folder, one GET per manifest and staged record, the pointer's GET);
+// folder, one GET per manifest and staged record, the pointer's GET, and
+// on a store with unfinished uploads one listing of them; Table lists
+// those once for the whole table);
 // Derive turns what it read into rows, a pure function.
 package audit

@@ -31,7 +31,11 @@
 // of package swap (layout.Classify: GC spells no key of its own) is deleted, in batches of 1,000 keys (DeleteObjects):
 // manifests first, then the other objects. Keys that do not follow the layout
 // are never touched. Multipart uploads initiated before the same orphan
-// cutoff are aborted.
+// cutoff are aborted (on a file system, the temporary files of writes that
+// never finished: Report.UploadKind says which, UploadBytes their size where
+// the store knows it), and on a store whose folders exist apart from their
+// objects (store.FolderPruner: a file system) the empty generation folders
+// older than it are removed (Report.EmptyFolders).
 //
 // # Ages come from the store
 //

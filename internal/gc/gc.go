@@ -258,7 +258,28 @@ func (c *collector) collect(ctx context.Context, part string, objs []store.Attrs
 	}
 	// Manifests written before listedAt were there for the whole listing.
 	err := c.collectListed(ctx, &r, objs, listedAt.Add(-clockSlack))
-	return r, errors.Join(err, c.abortUploads(ctx, &r, uploads))
+	return r, errors.Join(err, c.abortUploads(ctx, &r, uploads), c.pruneFolders(ctx, &r))
+}
+
+// pruneFolders removes the partition's empty generation folders older
+// than the orphan cutoff, on a store that has folders of their own
+// (store.FolderPruner): an interrupted local write leaves one, which no
+// listing shows.
+func (c *collector) pruneFolders(ctx context.Context, r *Report) error {
+	fp, ok := c.st.(store.FolderPruner)
+	if !ok {
+		return nil
+	}
+	now, err := c.now(ctx)
+	if err != nil {
+		return err
+	}
+	folders, err := fp.PruneEmptyFolders(ctx, layout.GenerationsPrefix(r.Partition), c.orphanCutoff(now), c.o.DryRun)
+	r.EmptyFolders = append(r.EmptyFolders, folders...)
+	if err != nil {
+		return fmt.Errorf("remove empty folders: %w", err)
+	}
+	return nil
 }
 
 func (c *collector) collectListed(ctx context.Context, r *Report, objs []store.Attrs, listedAt time.Time) error {
@@ -676,6 +697,12 @@ func (c *collector) abortUploads(ctx context.Context, r *Report, uploads []store
 		}
 		r.Uploads++
 		r.UploadKeys = append(r.UploadKeys, u.Key)
+		r.UploadBytes += u.Size
+		if u.TempFile {
+			r.UploadKind = UploadTempFile
+		} else if r.UploadKind == "" {
+			r.UploadKind = UploadMultipart
+		}
 	}
 	return errors.Join(errs...)
 }

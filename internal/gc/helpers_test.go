@@ -69,6 +69,13 @@ func (w *warp) ListUploads(ctx context.Context, prefix string) iter.Seq2[store.U
 	return func(func(store.Upload, error) bool) {}
 }
 
+func (w *warp) PruneEmptyFolders(ctx context.Context, prefix string, olderThan time.Time, dryRun bool) ([]string, error) {
+	if fp, ok := w.Store.(store.FolderPruner); ok {
+		return fp.PruneEmptyFolders(ctx, prefix, olderThan, dryRun)
+	}
+	return nil, nil
+}
+
 func (w *warp) AbortUpload(ctx context.Context, u store.Upload) error {
 	if ul, ok := w.Store.(store.UploadLister); ok {
 		return ul.AbortUpload(ctx, u)

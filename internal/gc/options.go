@@ -107,6 +107,13 @@ var ErrBusy = errkind.New("partition kept changing during garbage collection", e
 // ErrInvalidOptions: an option is out of range.
 var ErrInvalidOptions = errkind.New("invalid gc options", errkind.ErrPermanent)
 
+// Validate checks o as a collection does before its first request
+// (ErrInvalidOptions).
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
 // withDefaults returns o with every zero field replaced by its default and
 // "none" values (negative Keep or MinAge, None OrphanAge or CommitWindow)
 // normalised to 0.

@@ -28,10 +28,20 @@ type Report struct {
 	// Keys are the deleted keys, relative to the store root (in a dry run:
 	// exactly the keys that would be deleted).
 	Keys []string `json:"keys,omitempty"`
-	// Uploads counts the abandoned multipart uploads aborted (in a dry run:
-	// that would be); UploadKeys names their keys.
-	Uploads    int      `json:"uploads_aborted"`
-	UploadKeys []string `json:"upload_keys,omitempty"`
+	// Uploads counts the abandoned multipart uploads aborted, or on a
+	// file system the temporary files of interrupted writes removed (in a
+	// dry run: that would be); UploadKeys names their keys, UploadBytes
+	// sums their sizes where the store knows them (a temporary file's),
+	// and UploadKind names them: UploadMultipart or UploadTempFile.
+	Uploads     int      `json:"uploads_aborted"`
+	UploadKeys  []string `json:"upload_keys,omitempty"`
+	UploadBytes int64    `json:"upload_bytes"`
+	UploadKind  string   `json:"upload_kind,omitempty"`
+	// EmptyFolders are the empty generation folders removed (in a dry
+	// run: that would be), on a store whose folders exist apart from their
+	// objects (store.FolderPruner: a file system), where an interrupted
+	// write leaves one.
+	EmptyFolders []string `json:"empty_folders,omitempty"`
 	// Recomputed counts the plans thrown away because the pointer changed
 	// between reading it and deleting.
 	Recomputed int  `json:"recomputed"`
@@ -65,6 +75,15 @@ const (
 	KeptSnapshot = "snapshot"
 )
 
+// What Report.UploadKind names.
+const (
+	// UploadMultipart: abandoned multipart uploads (S3).
+	UploadMultipart = "multipart upload"
+	// UploadTempFile: temporary files that interrupted writes left on a
+	// file system (".NAME.RANDOM.pswap-tmp").
+	UploadTempFile = "temporary upload file"
+)
+
 // TableReport is what garbage collection did to the partitions of a table.
 type TableReport struct {
 	// Partitions are the per-partition reports, sorted by partition key.
@@ -82,7 +101,9 @@ type Totals struct {
 	Objects    int   `json:"objects"`
 	Bytes      int64 `json:"bytes"`
 	Uploads    int   `json:"uploads_aborted"`
-	Errors     int   `json:"errors"`
+	// UploadBytes sums the partitions' UploadBytes.
+	UploadBytes int64 `json:"upload_bytes"`
+	Errors      int   `json:"errors"`
 }
 
 // Add adds one partition's report to the totals.
@@ -94,6 +115,7 @@ func (t *Totals) Add(r *Report) {
 	t.Objects += r.Objects
 	t.Bytes += r.Bytes
 	t.Uploads += r.Uploads
+	t.UploadBytes += r.UploadBytes
 	if r.Error != "" {
 		t.Errors++
 	}

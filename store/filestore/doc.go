@@ -15,6 +15,9 @@
 //
 // A writer that dies mid-write leaves its temporary file behind. The store
 // lists such files as unfinished uploads (store.UploadLister, like S3's
-// multipart uploads), so that garbage collection removes them once they are
-// older than its orphan age.
+// multipart uploads, with their size and TempFile set), so that garbage
+// collection removes them once they are older than its orphan age. A
+// writer's Abort, and every Delete, removes the folders it leaves empty;
+// PruneEmptyFolders (store.FolderPruner) removes those that a process killed
+// between making a folder and writing to it left, for garbage collection.
 package filestore

@@ -40,6 +40,7 @@ var (
 	_ store.Clock           = (*Store)(nil)
 	_ store.BatchDeleter    = (*Store)(nil)
 	_ store.UploadLister    = (*Store)(nil)
+	_ store.FolderPruner    = (*Store)(nil)
 	_ store.RangeReader     = (*Store)(nil)
 	_ store.Copier          = (*Store)(nil)
 	_ store.DelimiterLister = (*Store)(nil)
@@ -331,6 +332,9 @@ func (w *writer) Abort() error {
 	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	// An interrupted write leaves no empty folder behind (createTemp
+	// retries when this races a write into the same folder).
+	w.s.pruneDirs(filepath.Dir(name))
 	return nil
 }
 
@@ -754,7 +758,7 @@ func (s *Store) ListUploads(ctx context.Context, prefix string) iter.Seq2[store.
 			}
 			fi, err := fileInfo(d) // nil: finished meanwhile
 			if fi != nil {
-				out = append(out, store.Upload{Key: key, ID: rel, Initiated: fi.ModTime().UTC()})
+				out = append(out, store.Upload{Key: key, ID: rel, Initiated: fi.ModTime().UTC(), Size: fi.Size(), TempFile: true})
 			}
 			return err
 		})
@@ -772,6 +776,51 @@ func (s *Store) ListUploads(ctx context.Context, prefix string) iter.Seq2[store.
 			}
 		}
 	}
+}
+
+// PruneEmptyFolders implements store.FolderPruner: the empty folders
+// directly under prefix whose modification time is before olderThan (a
+// write that made its folder since cannot be about to create its file in
+// it: createTemp retries after a concurrent removal anyway).
+func (s *Store) PruneEmptyFolders(ctx context.Context, prefix string, olderThan time.Time, dryRun bool) ([]string, error) {
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		return nil, fmt.Errorf("filestore: prune %q: %w: not a folder prefix", prefix, store.ErrInvalidKey)
+	}
+	dir := filepath.Join(s.root, filepath.FromSlash(prefix))
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, mapErr("list folders", s.URI(prefix), err)
+	}
+	var out []string
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Stat(p)
+		if err != nil || !fi.ModTime().Before(olderThan) {
+			continue
+		}
+		if inside, err := os.ReadDir(p); err != nil || len(inside) > 0 {
+			continue
+		}
+		if !dryRun {
+			if err := os.Remove(p); err != nil { // not empty any more, or gone
+				continue
+			}
+		}
+		out = append(out, prefix+e.Name()+"/")
+	}
+	return out, nil
 }
 
 // AbortUpload implements store.UploadLister: it removes the temporary file
