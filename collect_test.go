@@ -13,6 +13,7 @@ import (
 	"github.com/pswap/pswap/internal/layout"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
@@ -288,7 +289,7 @@ func (c *lagCatalog) Current(context.Context) (string, error) {
 	case c.down:
 		return "", errLagCatalogDown
 	case c.loc == "":
-		return "", lakehouse.ErrNotRegistered
+		return "", catalog.ErrNotRegistered
 	}
 	return c.loc, nil
 }
@@ -300,7 +301,7 @@ func (c *lagCatalog) Register(_ context.Context, loc string) error {
 	case c.down:
 		return errLagCatalogDown
 	case c.loc != "":
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	}
 	c.loc = loc
 	return nil
@@ -313,7 +314,7 @@ func (c *lagCatalog) Swap(_ context.Context, prev, loc string) error {
 	case c.down:
 		return errLagCatalogDown
 	case c.loc != prev:
-		return lakehouse.ErrCatalogConflict
+		return catalog.ErrCatalogConflict
 	}
 	c.loc = loc
 	return nil
