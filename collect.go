@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/pswap/pswap/internal/gc"
@@ -57,10 +58,14 @@ type GCOptions struct {
 	DryRun bool
 	// Concurrency is the number of partitions collected at once (default 4).
 	Concurrency int
-	// Catalog, when not nil, is the table's Iceberg catalog: GC brings it
-	// to the latest version before it deletes anything, and the expiry
-	// commits its version there before it deletes any metadata.
+	// Catalog, when not nil, is an Iceberg catalog beside the ones the
+	// table records (its views): GC brings every one of them to the
+	// latest version before it deletes anything, and the expiry commits
+	// its version to the first before it deletes any metadata.
 	Catalog Catalog
+	// OpenCatalog opens the catalogs the table records (default: package
+	// catalog's registry). One that cannot be opened deletes nothing.
+	OpenCatalog func(ctx context.Context, url string) (Catalog, error)
 	// MaxAttempts bounds the attempts of each read of the Iceberg metadata
 	// and of each request of the expiry (default 5): 1 for a store that
 	// retries each request itself, so that retries happen in one layer.
@@ -249,10 +254,18 @@ func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 	if err := opts.Validate(); err != nil {
 		return GCReport{}, err
 	}
-	if opts.Catalog != nil {
-		if err := t.gcCatalogFirst(ctx, opts.Catalog); err != nil {
+	cats, closeAll, err := t.gcCatalogs(ctx, opts)
+	if err != nil {
+		return GCReport{}, err
+	}
+	defer closeAll()
+	for _, c := range cats {
+		if err := t.gcCatalogFirst(ctx, c); err != nil {
 			return GCReport{}, err
 		}
+	}
+	if len(cats) > 0 {
+		opts.Catalog = cats[0]
 	}
 	r, err := gc.Collect(ctx, t.st, opts.lib())
 	rep := GCReport{Totals: GCTotals(r.Totals), ExpiredSnapshots: r.Expired.Expired, ExpireErr: r.ExpireErr}
@@ -267,6 +280,45 @@ func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 		return rep, fmt.Errorf("%d of %d partitions failed: %w", max(rep.Totals.Errors, 1), rep.Totals.Partitions, err)
 	}
 	return rep, nil
+}
+
+// gcCatalogs opens the catalogs GC brings forward first: the table's
+// recorded ones (its views), then opts.Catalog. One that cannot be opened
+// is an error: a catalog left naming an older version could lose files
+// it names.
+func (t *Table) gcCatalogs(ctx context.Context, opts GCOptions) ([]Catalog, func(), error) {
+	var (
+		cats    []Catalog
+		closers []io.Closer
+	)
+	closeAll := func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}
+	v, err := t.Views(ctx)
+	if err != nil {
+		return nil, closeAll, fmt.Errorf("nothing was deleted: %w", err)
+	}
+	open := opts.OpenCatalog
+	if open == nil {
+		open = openCatalog
+	}
+	for _, u := range v.Catalogs {
+		c, err := open(ctx, u)
+		if err != nil {
+			closeAll()
+			return nil, func() {}, fmt.Errorf("nothing was deleted: the table's catalog %s could not be opened: %w", u, err)
+		}
+		if cl, ok := c.(io.Closer); ok {
+			closers = append(closers, cl)
+		}
+		cats = append(cats, c)
+	}
+	if opts.Catalog != nil {
+		cats = append(cats, opts.Catalog)
+	}
+	return cats, closeAll, nil
 }
 
 // gcCatalogFirst points the catalog at the latest version before GC

@@ -173,12 +173,12 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 			c.commitWindow, pswap.DefaultPublishMaxElapsed)
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
-		// With a catalog, the library brings it to the latest version
-		// first (nothing is deleted if it cannot), and the expiry's
-		// version goes to it before any metadata is deleted.
-		if c.catalog != nil {
-			opts.Catalog = c.catalog
-		}
+		// The table's catalogs (--catalog records one): the library
+		// brings each to the latest version first (nothing is deleted if
+		// one cannot be), and the expiry's version goes to the first
+		// before any metadata is deleted.
+		c.recordViews(ctx, t)
+		opts.OpenCatalog = c.openTableCatalog
 		bar := c.newGCProgress()
 		opts.OnPartition = func(pswap.GCPartition) {
 			if bar != nil {
