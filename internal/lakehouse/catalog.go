@@ -73,7 +73,7 @@ var (
 const maxCatalogTries = 20
 
 // commitCatalog points the catalog at version v (location loc), unless it
-// already names v or a later version of this table. A lost swap is read
+// already names v or a later version of this table that the store has. A lost swap is read
 // again; a swap whose reply was lost is settled by reading the table back,
 // never sent blindly again.
 func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error {
@@ -102,8 +102,22 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 			return fail(fmt.Errorf("%w: it names %s, not a version of %s (drop or rename it, or pick another table name)",
 				ErrCatalogForeign, cur, p.tableURI))
 		}
-		if curV >= v {
-			return nil // this version, or a later publish's
+		if curV == v {
+			return nil
+		}
+		if curV > v {
+			// A later publish's version, unless the store no longer has
+			// it: the metadata folder was deleted outside pswap (a peer's
+			// VACUUM lists it as garbage) and the history started again
+			// at v1, below the version the catalog still names. That
+			// name reads nothing: it is moved to this version.
+			gone, err := p.versionGone(ctx, curV)
+			if err != nil {
+				return fail(err)
+			}
+			if !gone {
+				return nil
+			}
 		}
 		if dc, ok := c.(DocumentCatalog); ok {
 			if doc == nil {
@@ -127,6 +141,19 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string) error 
 		return nil
 	}
 	return fail(fmt.Errorf("%w %d times", ErrCatalogConflict, maxCatalogTries))
+}
+
+// versionGone reports whether the store has no metadata file of version
+// v (one Stat, retried as every read).
+func (p *publisher) versionGone(ctx context.Context, v int) (bool, error) {
+	err := p.retryRead(ctx, func() error {
+		_, err := p.st.Stat(ctx, MetadataKey(v))
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return true, nil
+	}
+	return false, err
 }
 
 // settle decides a write whose outcome err leaves unknown (a lost reply):

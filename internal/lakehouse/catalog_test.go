@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
 )
@@ -104,7 +105,13 @@ func TestCatalogOutcomes(t *testing.T) {
 	if err != nil || cat.loc != r.MetadataLocation || r.Version != 4 {
 		t.Fatalf("a dropped table is registered again: %+v %v at %q", r, err, cat.loc)
 	}
+	// A later version that the store has (another publisher's, planted:
+	// probing stops at the first missing version, v5) is left alone;
+	// TestCatalogNamesMissingVersion moves a catalog off a missing one.
 	later := r.MetadataLocation[:len(r.MetadataLocation)-len("v4.metadata.json")] + "v9.metadata.json"
+	if _, err := st.Put(ctx, lakehouse.MetadataKey(9), []byte("{}"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	cat.loc = later
 	r, err = pub("dt=5")
 	if err != nil || cat.loc != later {
@@ -117,5 +124,41 @@ func TestCatalogOutcomes(t *testing.T) {
 	r, err = pub("dt=6")
 	if err != nil || cat.loc != r.MetadataLocation {
 		t.Fatalf("a lost compare-and-swap: %+v %v, at %q", r, err, cat.loc)
+	}
+}
+
+// TestCatalogNamesMissingVersion: the metadata folder is deleted outside
+// pswap (Spark's Delta VACUUM RETAIN 0 HOURS and delta-rs's full vacuum
+// list it as garbage), so the next publish starts the history again at
+// v1 while the catalog still names the old latest version, a file the
+// store no longer has. The catalog is moved to the new version instead of
+// being taken for a later publish's (TestCatalogOutcomes: a later version
+// that exists is left alone).
+func TestCatalogNamesMissingVersion(t *testing.T) {
+	st := memstore.New()
+	cat := &fakeCatalog{}
+	for _, part := range []string{"dt=1", "dt=2", "dt=3"} {
+		publish(t, st, commit(t, st, part, 2, "a", swap.Options{}))
+		if _, err := lakehouse.CommitLatest(ctx, st, cat); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "/v3.metadata.json"; len(cat.loc) < len(want) || cat.loc[len(cat.loc)-len(want):] != want {
+		t.Fatalf("the catalog names %q, want v3", cat.loc)
+	}
+	for a, err := range st.List(ctx, lakehouse.MetadataPrefix) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Delete(ctx, a.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := lakehouse.Publish(ctx, st, lakehouse.Options{Catalog: cat})
+	if err != nil || r.Version != 1 {
+		t.Fatalf("publish after the metadata folder was deleted: %+v %v, want v1", r, err)
+	}
+	if cat.loc != r.MetadataLocation {
+		t.Fatalf("the catalog names %q, which the store no longer has; want the republished %q", cat.loc, r.MetadataLocation)
 	}
 }
