@@ -317,6 +317,8 @@ def spark_append(req):
 
 def _java_table(req):
     s = spark()
+    if req.get("name"):  # by its name in a catalog the session has
+        return s, s._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(s._jsparkSession, req["name"])
     name = spark_name(req)
     if name.startswith("s3cat."):
         return s, s._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(s._jsparkSession, name)
@@ -643,8 +645,12 @@ def versions():
 
 
 def main():
-    out = sys.stdout
-    sys.stdout = sys.stderr  # engines' chatter goes to stderr, never into the answers
+    # Engines' chatter goes to stderr, never into the answers: Python's
+    # prints and, through file descriptor 1, the JVM's (Delta's VACUUM
+    # prints a summary line) and native libraries'.
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     for line in sys.stdin:
         line = line.strip()
         if not line:

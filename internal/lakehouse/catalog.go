@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -58,12 +59,20 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *
 			return fail(err)
 		}
 		curV, ours := p.catalogVersion(cur)
+		maintained := false
 		if !ours {
-			return fail(fmt.Errorf("%w: it names %s, not a version of %s (drop or rename it, or pick another table name)",
-				catalog.ErrCatalogForeign, cur, p.tableURI))
+			base, ok, err := p.maintenanceOf(ctx, cur)
+			if err != nil {
+				return fail(err)
+			}
+			if !ok {
+				return fail(fmt.Errorf("%w: it names %s, not a version of %s (drop or rename it, or pick another table name)",
+					catalog.ErrCatalogForeign, cur, p.tableURI))
+			}
+			curV, maintained = base, true
 		}
-		if curV == v {
-			return nil // this version: the file the publish wrote or found latest
+		if curV == v || curV > v && maintained {
+			return nil // the same rows as version v, or a later publish's
 		}
 		if curV > v {
 			// A later publish's version, or a row that names a version
@@ -101,6 +110,63 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *
 	}
 	return fail(fmt.Errorf("%w %d times", catalog.ErrCatalogConflict, maxCatalogTries))
 }
+
+// maintenanceOf decides whether loc, a metadata file the catalog names
+// that is not one of pswap's versions, is a peer's maintenance commit on
+// one of them: a file in this table's metadata folder (Spark's or
+// PyIceberg's expire_snapshots through the catalog writes one) whose
+// metadata log descends from pswap's version base, with base's table
+// uuid and current snapshot and no snapshot base does not have. Its
+// rows are base's, so the catalog may move on from it like from base; any
+// other file (a foreign writer's snapshot, another table) is not, and
+// false leaves it alone. Two GETs, only when the catalog names such a file.
+func (p *publisher) maintenanceOf(ctx context.Context, loc string) (base int, ok bool, err error) {
+	key, kerr := p.keyOf(loc)
+	if kerr != nil || !strings.HasPrefix(key, MetadataPrefix) {
+		return 0, false, nil
+	}
+	read := func(key string) (*tableMetadata, bool, error) {
+		data, err := p.readBack(ctx, key)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		m, err := parseMetadata(data)
+		return m, err == nil, nil
+	}
+	m, ok, err := read(key)
+	if !ok || err != nil {
+		return 0, false, err
+	}
+	for i := len(m.MetadataLog) - 1; i >= 0 && base == 0; i-- {
+		if bv, ours := p.catalogVersion(fileLocation(m.MetadataLog[i].MetadataFile)); ours {
+			base = bv
+		}
+	}
+	if base == 0 {
+		return 0, false, nil
+	}
+	bm, ok, err := read(MetadataKey(base))
+	if !ok || err != nil {
+		return 0, false, err
+	}
+	if m.TableUUID != bm.TableUUID || m.CurrentSnapshotID == nil || bm.CurrentSnapshotID == nil || *m.CurrentSnapshotID != *bm.CurrentSnapshotID {
+		return 0, false, nil
+	}
+	have := map[int64]bool{}
+	for _, s := range bm.Snapshots {
+		have[s.SnapshotID] = true
+	}
+	for _, s := range m.Snapshots {
+		if !have[s.SnapshotID] {
+			return 0, false, nil
+		}
+	}
+	return base, true, nil
+}
+
 
 // settle decides a write whose outcome err leaves unknown (a lost reply):
 // it landed (nil) if the catalog now names loc, else it failed with err.

@@ -1,8 +1,12 @@
 package lakehouse_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
+	"strings"
 	"sync"
 	"testing"
 
@@ -212,4 +216,124 @@ func TestCatalogAhead(t *testing.T) {
 	if _, err := lakehouse.CommitLatest(ctx, st, cat); err != nil || cat.loc != root+lakehouse.MetadataKey(7) {
 		t.Fatalf("CommitLatest: %v, catalog at %s", err, cat.loc)
 	}
+}
+// TestCatalogNamesMissingVersion: the metadata folder is deleted outside
+// pswap (Spark's Delta VACUUM RETAIN 0 HOURS and delta-rs's full vacuum
+// list it as garbage), so the next publish starts the history again at
+// v1 while the catalog still names the old latest version, a file the
+// store no longer has. The catalog is moved to the new version instead of
+// being taken for a later publish's (TestCatalogOutcomes: a later version
+// that exists is left alone).
+func TestCatalogNamesMissingVersion(t *testing.T) {
+	st := memstore.New()
+	cat := &fakeCatalog{}
+	for _, part := range []string{"dt=1", "dt=2", "dt=3"} {
+		publish(t, st, commit(t, st, part, 2, "a", swap.Options{}))
+		if _, err := lakehouse.CommitLatest(ctx, st, cat); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "/v3.metadata.json"; len(cat.loc) < len(want) || cat.loc[len(cat.loc)-len(want):] != want {
+		t.Fatalf("the catalog names %q, want v3", cat.loc)
+	}
+	for a, err := range st.List(ctx, lakehouse.MetadataPrefix) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Delete(ctx, a.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := lakehouse.Publish(ctx, st, lakehouse.Options{Catalog: cat})
+	if err != nil || r.Version != 1 {
+		t.Fatalf("publish after the metadata folder was deleted: %+v %v, want v1", r, err)
+	}
+	if cat.loc != r.MetadataLocation {
+		t.Fatalf("the catalog names %q, which the store no longer has; want the republished %q", cat.loc, r.MetadataLocation)
+	}
+}
+
+// TestCatalogAfterPeerExpiry: Spark's or PyIceberg's expire_snapshots run
+// through the catalog writes a metadata file of its own (the version's
+// snapshots less the expired ones, its metadata log naming pswap's
+// version) and points the catalog at it. pswap takes that file for the
+// version it descends from: the catalog stays (same rows) until the next
+// version, which it then names. A file that adds a snapshot (a foreign
+// writer's) is still refused.
+func TestCatalogAfterPeerExpiry(t *testing.T) {
+	st := memstore.New()
+	cat := &fakeCatalog{}
+	for _, part := range []string{"dt=1", "dt=2", "dt=3"} {
+		publish(t, st, commit(t, st, part, 2, "a", swap.Options{}))
+	}
+	if _, err := lakehouse.CommitLatest(ctx, st, cat); err != nil {
+		t.Fatal(err)
+	}
+	v3 := cat.loc
+	expired := peerExpiry(t, st, v3, "metadata/00004-expired.metadata.json", false)
+	cat.loc = expired
+	if _, err := lakehouse.CommitLatest(ctx, st, cat); err != nil || cat.loc != expired {
+		t.Fatalf("a publish with nothing new: %v, catalog at %q, want the expiry's file left as it is", err, cat.loc)
+	}
+	res := commit(t, st, "dt=4", 2, "b", swap.Options{})
+	r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}, lakehouse.Options{Catalog: cat})
+	if err != nil || r.Version != 4 || cat.loc != r.MetadataLocation {
+		t.Fatalf("the next commit after a peer's expiry: %+v %v, catalog at %q", r, err, cat.loc)
+	}
+	cat.loc = peerExpiry(t, st, r.MetadataLocation, "metadata/00005-foreign.metadata.json", true)
+	if _, err := lakehouse.CommitLatest(ctx, st, cat); !errors.Is(err, catalog.ErrCatalogForeign) {
+		t.Fatalf("a file with a snapshot pswap did not write: %v, want ErrCatalogForeign", err)
+	}
+}
+
+// peerExpiry writes at key what a peer's expire_snapshots makes of the
+// version at loc: its current snapshot only, and loc in its metadata log;
+// with extra, also a snapshot of its own (a foreign writer's), current.
+func peerExpiry(t *testing.T, st store.Store, loc, key string, extra bool) string {
+	t.Helper()
+	root := loc[:strings.Index(loc, "/metadata/")]
+	data, _, err := store.ReadAll(ctx, st, strings.TrimPrefix(loc, root+"/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // snapshot ids need all 64 bits
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	cur := m["current-snapshot-id"].(json.Number)
+	var keep []any
+	for _, s := range m["snapshots"].([]any) {
+		if s.(map[string]any)["snapshot-id"] == cur {
+			keep = append(keep, s)
+		}
+	}
+	var logKeep []any
+	for _, e := range m["snapshot-log"].([]any) {
+		if e.(map[string]any)["snapshot-id"] == cur {
+			logKeep = append(logKeep, e)
+		}
+	}
+	if extra {
+		id, _ := cur.Int64()
+		seq, _ := keep[0].(map[string]any)["sequence-number"].(json.Number).Int64()
+		s := maps.Clone(keep[0].(map[string]any))
+		s["snapshot-id"], s["parent-snapshot-id"], s["sequence-number"] = id+1, cur, seq+1
+		keep = append(keep, s)
+		m["current-snapshot-id"], m["last-sequence-number"] = id+1, seq+1
+		m["refs"] = map[string]any{"main": map[string]any{"snapshot-id": id + 1, "type": "branch"}}
+		logKeep = append(logKeep, map[string]any{"snapshot-id": id + 1, "timestamp-ms": s["timestamp-ms"]})
+	}
+	m["snapshots"], m["snapshot-log"] = keep, logKeep
+	mlog, _ := m["metadata-log"].([]any)
+	m["metadata-log"] = append(mlog, map[string]any{"metadata-file": loc, "timestamp-ms": m["last-updated-ms"]})
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, key, out, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return root + "/" + key
 }
