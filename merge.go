@@ -233,13 +233,13 @@ func (t *Table) mergeTable(ctx context.Context, spec mergeSpec, opts MergeOption
 // before any partition is written.
 func planMerge(ctx context.Context, in *mergeInput, table *tablemeta.Table, spec mergeSpec, opts MergeOptions) (*merge.Plan, error) {
 	planner, err := merge.NewPlanner(in.schema, merge.PlanOptions{
-		Keys: spec.keys, Delete: spec.del, Dedupe: spec.dedupe,
+		Keys: spec.keys, KeyTypes: keyTypes(table, spec.keys), Delete: spec.del, Dedupe: spec.dedupe,
 		Route: merge.RouteOptions{Table: table, Partition: opts.Partition, TimeColumn: opts.TimeColumn},
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := in.each(ctx, func(rec arrow.RecordBatch, _ int64) error { return planner.Add(rec) }); err != nil {
+	if err := in.each(ctx, func(rec arrow.RecordBatch, _ int64) error { return planner.Add(ctx, rec) }); err != nil {
 		return nil, err
 	}
 	// A delete marker that is no column of the table is not written; on a
@@ -258,6 +258,22 @@ func planMerge(ctx context.Context, in *mergeInput, table *tablemeta.Table, spec
 		}
 	}
 	return plan, nil
+}
+
+// keyTypes are the table's Arrow types of the key columns (nil without a
+// table): keys are compared as the table's values, whatever the input's
+// types and units.
+func keyTypes(table *tablemeta.Table, keys []string) []arrow.DataType {
+	if table == nil {
+		return nil
+	}
+	out := make([]arrow.DataType, len(keys))
+	for i, k := range keys {
+		if f, ok := table.Schema.Field(k); ok {
+			out[i] = f.Type.Arrow()
+		}
+	}
+	return out
 }
 
 // mergePartitions merges into each partition of the plan, Parallel at a
@@ -378,7 +394,7 @@ func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, i
 			return res, 0, 0, err
 		}
 		set := plan.Set(p.key)
-		h := merge.NewHasher(keys)
+		h := merge.NewHasher(keys, plan.KeyTypes...)
 		for _, f := range swap.Files(t.st, m) {
 			k, r, err := t.filterCurrent(ctx, w, f, in.dir, h, set)
 			kept, removed = kept+k, removed+r
@@ -432,7 +448,10 @@ func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, di
 		if err != nil {
 			return err
 		}
-		mask, k := merge.CurrentMask(rec, h, cols, set)
+		mask, k, err := merge.CurrentMask(ctx, rec, h, cols, set)
+		if err != nil {
+			return err
+		}
 		kept += int64(k)
 		removed += rec.NumRows() - int64(k)
 		if k == 0 {
