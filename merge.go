@@ -40,6 +40,11 @@ var (
 	ErrRoute = merge.ErrRoute
 )
 
+// NothingToDelete is the outcome of a merge's partition that has no
+// generation and whose input rows all delete keys: there is nothing to
+// delete, and the partition is left absent (not created empty).
+const NothingToDelete Outcome = "nothing-to-delete"
+
 // MergeOptions tune Table.Merge. Keys is required; the zero value of
 // everything else works.
 type MergeOptions struct {
@@ -116,7 +121,9 @@ type MergeResult struct {
 // to, keyed by opts.Keys. The new generation of each partition the input
 // touches is its current rows whose key the input does not hold plus the
 // input's rows for it (minus the rows that delete their key); partitions
-// the input does not touch are neither read nor written.
+// the input does not touch are neither read nor written. A partition that
+// has no generation and for which the input only deletes keys is left
+// absent (outcome NothingToDelete), not created empty.
 //
 // Bad input (a duplicate or null key, a row that cannot be routed, a
 // schema the table refuses) fails before anything is written. Each
@@ -382,6 +389,12 @@ func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, i
 	if w.AlreadyCommitted() {
 		res, err = w.Commit(ctx)
 		return res, 0, 0, err
+	}
+	if w.txn.Base().Pointer == nil && plan.Counts(p.key).Upserts == 0 {
+		// Only deletes for a partition that never loaded: nothing to
+		// delete, and an empty generation would make it look loaded.
+		w.Abort(context.WithoutCancel(ctx)) // nothing was staged
+		return Result{Partition: p.key, RunID: co.RunID, Outcome: NothingToDelete}, 0, 0, nil
 	}
 	defer func() {
 		if err != nil {
