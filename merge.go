@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -80,6 +81,14 @@ type MergeOptions struct {
 	Commit CommitOptions
 	// Staging tunes the new generations' Parquet files.
 	Staging staging.Options
+	// Table: what the merge may do to the table's schema, as for a commit
+	// (TableOptions): EvolveSchema lets the input add columns (the current
+	// rows get them as NULL), FillMissingNullable accepts an input that
+	// lacks nullable columns (written as NULL), Declare types columns of a
+	// new table (a declared delete marker column is written). Without
+	// EvolveSchema a new column is ErrSchemaMismatch, before anything is
+	// written.
+	Table TableOptions
 	// MaxRebases bounds the attempts of one partition after a conflict or
 	// a transient failure (default 5); past it the partition fails with
 	// the last error (ErrConflict: exit status 3).
@@ -249,18 +258,27 @@ func planMerge(ctx context.Context, in *mergeInput, table *tablemeta.Table, spec
 	if err := in.each(ctx, func(rec arrow.RecordBatch, _ int64) error { return planner.Add(ctx, rec) }); err != nil {
 		return nil, err
 	}
-	// A delete marker that is no column of the table is not written; on a
-	// table without metadata yet every column but the routing ones is
-	// data (the first write decides the table's schema).
+	// A delete marker is not written unless it is a column of the table
+	// (or, for a table the merge creates, a declared one): on a new table
+	// it would otherwise become a column for good.
 	dropDelete := false
-	if table != nil && !spec.del.IsZero() {
-		_, dataCol := table.Schema.Field(spec.del.Column)
-		dropDelete = !dataCol
+	if !spec.del.IsZero() {
+		if table != nil {
+			_, dataCol := table.Schema.Field(spec.del.Column)
+			dropDelete = !dataCol
+		} else {
+			dropDelete = !slices.Contains(opts.Table.Declare.Names(), spec.del.Column)
+		}
 	}
 	plan := planner.Finish(dropDelete)
 	if table != nil {
 		written := schemaWithout(in.schema, plan.Drop)
-		if _, err := table.Plan(written, tablemeta.PlanOptions{Text: in.text}); err != nil {
+		popts := tablemeta.PlanOptions{Text: in.text, FillMissing: opts.Table.FillMissingNullable}
+		_, err := table.Plan(written, popts)
+		if errors.Is(err, tablemeta.ErrSchemaMismatch) && opts.Table.EvolveSchema {
+			_, _, err = table.Evolve(written, popts)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("merge input: %w", err)
 		}
 	}
@@ -347,7 +365,7 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 	for attempt := 0; ; attempt++ {
 		p, err := t.Partition(key)
 		if err == nil {
-			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts.Staging)
+			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts)
 		}
 		if err == nil {
 			return pm
@@ -381,8 +399,8 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 // mergeOnce is one attempt: Begin (the pointer read is the fence), the
 // current generation's rows filtered by the partition's key set, the
 // input's rows, Commit.
-func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, so staging.Options) (res Result, kept, removed int64, err error) {
-	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: so, kind: manifest.KindMerge})
+func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, opts MergeOptions) (res Result, kept, removed int64, err error) {
+	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: opts.Staging, Table: opts.Table, kind: manifest.KindMerge})
 	if err != nil {
 		return res, 0, 0, err
 	}
@@ -408,8 +426,9 @@ func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, i
 		}
 		set := plan.Set(p.key)
 		h := merge.NewHasher(keys, plan.KeyTypes...)
+		wide := widenTo(w.schema.stored(), schemaWithout(in.schema, plan.Drop), in.text, opts.Table)
 		for _, f := range swap.Files(t.st, m) {
-			k, r, err := t.filterCurrent(ctx, w, f, in.dir, h, set)
+			k, r, err := t.filterCurrent(ctx, w, f, in.dir, h, set, wide)
 			kept, removed = kept+k, removed+r
 			if err != nil {
 				return res, kept, removed, fmt.Errorf("current generation %s: %w", cur.Generation, err)
@@ -437,7 +456,7 @@ func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, i
 
 // filterCurrent downloads one file of the current generation into dir and
 // writes its rows whose key is not in set, a row group at a time.
-func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, dir string, h *merge.Hasher, set map[merge.Hash]int64) (kept, removed int64, err error) {
+func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, dir string, h *merge.Hasher, set map[merge.Hash]int64, wide *tablemeta.Table) (kept, removed int64, err error) {
 	tmp, err := os.CreateTemp(dir, "current-*.parquet")
 	if err != nil {
 		return 0, 0, err
@@ -475,9 +494,59 @@ func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, di
 			return err
 		}
 		defer sel.Release()
+		sel = widen(sel, wide)
+		defer sel.Release()
 		return w.WriteRecord(sel)
 	})
 	return kept, removed, err
+}
+
+// widenTo is the table the current rows are widened to: the table as the
+// attempt read it, with the columns the input adds when the merge evolves
+// the schema (nil: no table metadata).
+func widenTo(table *tablemeta.Table, written *arrow.Schema, text bool, to TableOptions) *tablemeta.Table {
+	if table == nil || !to.EvolveSchema {
+		return table
+	}
+	if ev, _, err := table.Evolve(written, tablemeta.PlanOptions{Text: text, FillMissing: to.FillMissingNullable}); err == nil {
+		return ev
+	}
+	return table // the write refuses the input, naming the column
+}
+
+// widen returns rec (retained: the caller releases it) with the columns
+// of table that it lacks, as NULL: the rows of a file written before the
+// schema evolved, read as the table's schema reads them (readers see
+// NULL there too). Columns added by an evolution are always nullable.
+func widen(rec arrow.RecordBatch, table *tablemeta.Table) arrow.RecordBatch {
+	if table == nil {
+		rec.Retain()
+		return rec
+	}
+	sc := rec.Schema()
+	fields := slices.Clone(sc.Fields())
+	cols := slices.Clone(rec.Columns())
+	var added []arrow.Array
+	for _, f := range table.Schema.Fields {
+		if sc.HasField(f.Name) || !f.Nullable {
+			continue
+		}
+		af := f.Arrow()
+		a := array.MakeArrayOfNull(memory.DefaultAllocator, af.Type, int(rec.NumRows()))
+		added = append(added, a)
+		fields = append(fields, arrow.Field{Name: f.Name, Type: af.Type, Nullable: true})
+		cols = append(cols, a)
+	}
+	if len(added) == 0 {
+		rec.Retain()
+		return rec
+	}
+	md := sc.Metadata()
+	out := array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows())
+	for _, a := range added {
+		a.Release()
+	}
+	return out
 }
 
 // mergeBatchRows is the rows of one record batch read from a Parquet file.

@@ -2,6 +2,9 @@ package pswap_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pswap/pswap"
@@ -37,5 +40,87 @@ func TestMergeDeleteOnlyAbsentPartition(t *testing.T) {
 	}
 	if !res.Partitions[0].Result.Changed {
 		t.Errorf("the updated day: %+v", res.Partitions[0])
+	}
+}
+
+// TestMergeDeleteMarkerNotATableColumn: the first merge into a new table
+// does not make the --delete-when column a table column (the README says
+// it is not written), so a later commit without it is accepted (issue
+// 39, item 8).
+func TestMergeDeleteMarkerNotATableColumn(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	tbl := pswap.NewTable(st)
+	dir := t.TempDir()
+	in := writeFile(t, dir, "cdc.csv", "order_id,store,amount,op\n1,lisbon,10.5,U\n2,berlin,20,I\n")
+	if _, err := tbl.Merge(ctx, []string{in}, pswap.MergeOptions{Keys: []string{"order_id"}, DeleteWhen: "op=D", Partition: "dt=2026-11-27"}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := tbl.Schema(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Data.FieldIndices("op") != nil {
+		t.Errorf("the delete marker became a table column: %s", sc.Data)
+	}
+	if _, err := commitFile(t, tbl, "dt=2026-11-28", writeFile(t, dir, "d.csv", "order_id,store,amount\n3,oslo,30.5\n"), pswap.TableOptions{}); err != nil {
+		t.Errorf("a commit without the marker: %v", err)
+	}
+	checkRows(t, st, map[string][]string{"dt=2026-11-27": {"1|lisbon|10.5", "2|berlin|20"}})
+}
+
+// evolvedSalesTable is mergeDays' table after a commit of dt=2026-11-30
+// added a nullable column channel (EvolveSchema): the other days' files
+// lack it.
+func evolvedSalesTable(t *testing.T) (*pswap.Table, string) {
+	t.Helper()
+	st := memstore.New()
+	tbl := pswap.NewTable(st)
+	seedMergeTable(t, tbl)
+	dir := t.TempDir()
+	if _, err := commitFile(t, tbl, "dt=2026-11-30", writeFile(t, dir, "30.csv", "order_id,store,amount,channel\n9,kyiv,90,web\n"), pswap.TableOptions{EvolveSchema: true}); err != nil {
+		t.Fatal(err)
+	}
+	return tbl, dir
+}
+
+// TestMergeAfterEvolution: a merge into a partition written before the
+// schema evolved widens its current rows to the table's schema (channel
+// NULL) instead of failing with bad input (issue 39, item 7), and merge
+// takes EvolveSchema as commit does (the current rows get the new column
+// as NULL too).
+func TestMergeAfterEvolution(t *testing.T) {
+	ctx := context.Background()
+	tbl, dir := evolvedSalesTable(t)
+	st := tbl.Store()
+	in := writeFile(t, dir, "upd.csv", "dt,order_id,store,amount,channel\n2026-11-27,2,berlin,21.5,shop\n")
+	res, err := tbl.Merge(ctx, []string{in}, pswap.MergeOptions{Keys: []string{"order_id"}})
+	if err != nil {
+		t.Fatalf("merge into a partition written before the evolution: %v", err)
+	}
+	if res.Partitions[0].Kept != 2 || res.Partitions[0].Removed != 1 {
+		t.Errorf("merge %+v", res.Partitions[0])
+	}
+	if got, want := columnValues(t, st, "dt=2026-11-27", "channel"), []string{"(null)", "(null)", "shop"}; !slices.Equal(got, want) {
+		t.Errorf("channel holds %q, want %q", got, want)
+	}
+	// A new column, added by the merge.
+	in = writeFile(t, dir, "upd2.csv", "dt,order_id,store,amount,channel,region\n2026-11-28,5,paris,55,web,eu\n")
+	_, err = tbl.Merge(ctx, []string{in}, pswap.MergeOptions{Keys: []string{"order_id"}})
+	if !errors.Is(err, pswap.ErrSchemaMismatch) || !strings.Contains(err.Error(), "--evolve-schema") {
+		t.Errorf("a new column without EvolveSchema: %v, want ErrSchemaMismatch naming --evolve-schema", err)
+	}
+	if _, err := tbl.Merge(ctx, []string{in}, pswap.MergeOptions{Keys: []string{"order_id"}, Table: pswap.TableOptions{EvolveSchema: true}}); err != nil {
+		t.Fatalf("merge with EvolveSchema: %v", err)
+	}
+	if got, want := columnValues(t, st, "dt=2026-11-28", "region"), []string{"(null)", "eu"}; !slices.Equal(got, want) {
+		t.Errorf("region holds %q, want %q", got, want)
+	}
+	sc, err := tbl.Schema(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Data.FieldIndices("region") == nil || sc.Version != 2 {
+		t.Errorf("the table's schema after the merge: version %d\n%s", sc.Version, sc.Data)
 	}
 }
