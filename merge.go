@@ -116,6 +116,9 @@ type PartitionMerge struct {
 	// Rebases counts the attempts repeated after a conflict or a
 	// transient failure.
 	Rebases int
+	// Filled are the nullable columns the input lacked, written as NULL
+	// in this partition's new generation (TableOptions.FillMissingNullable).
+	Filled []string
 }
 
 // MergeResult is what Table.Merge did, one entry per partition the input
@@ -365,7 +368,7 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 	for attempt := 0; ; attempt++ {
 		p, err := t.Partition(key)
 		if err == nil {
-			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts)
+			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts, &pm.Filled)
 		}
 		if err == nil {
 			return pm
@@ -399,7 +402,7 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 // mergeOnce is one attempt: Begin (the pointer read is the fence), the
 // current generation's rows filtered by the partition's key set, the
 // input's rows, Commit.
-func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, opts MergeOptions) (res Result, kept, removed int64, err error) {
+func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, opts MergeOptions, filled *[]string) (res Result, kept, removed int64, err error) {
 	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: opts.Staging, Table: opts.Table, kind: manifest.KindMerge})
 	if err != nil {
 		return res, 0, 0, err
@@ -451,6 +454,7 @@ func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, i
 		return res, kept, removed, err
 	}
 	res, err = w.Commit(ctx)
+	*filled = w.Filled()
 	return res, kept, removed, err
 }
 

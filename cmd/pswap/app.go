@@ -86,6 +86,9 @@ type app struct {
 	// command's commit or rollback, for its report.
 	delta    bool
 	deltaPub *pswap.DeltaPublication
+	// filled are the columns a write filled with NULL
+	// (--fill-missing-nullable), for its report.
+	filled []string
 
 	// swapRetries is set by commands whose requests pswap's own loops
 	// retry (see retryOptions): the SDK then makes a single attempt.
