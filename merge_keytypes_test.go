@@ -127,6 +127,15 @@ func keyRecord(t testing.TB, typ arrow.DataType, keysJSON string, vals ...string
 // with Arrow's Parquet reader, as sorted text.
 func columnValues(t testing.TB, st store.Store, key, name string) []string {
 	t.Helper()
+	out := readColumn(t, st, key, name)
+	slices.Sort(out)
+	return out
+}
+
+// readColumn reads column name of a partition's current files back with
+// Arrow's Parquet reader, as text in file and row order.
+func readColumn(t testing.TB, st store.Store, key, name string) []string {
+	t.Helper()
 	ctx := context.Background()
 	snap, err := swap.Resolve(ctx, st, key)
 	if err != nil {
@@ -161,7 +170,6 @@ func columnValues(t testing.TB, st store.Store, key, name string) []string {
 		}
 		tb.Release()
 	}
-	slices.Sort(out)
 	return out
 }
 

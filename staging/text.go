@@ -59,8 +59,22 @@ func (s *Stager) AddCSV(ctx context.Context, r io.Reader, name string, opts CSVO
 
 func (s *Stager) addCSV(ctx context.Context, r io.Reader, name string, opts CSVOptions) error {
 	schema, fromGeneration, fromText := s.csvSchema(opts)
+	types := s.opts.TextTypes
+	if fromText {
+		// A header that does not fit the table's schema has its types
+		// inferred, the table's columns read as the table's types (as a
+		// JSON Lines input's are): what differs is then only the columns,
+		// which the sink names (or fills: FillMissingNullable).
+		types = map[string]arrow.DataType{}
+		for _, f := range schema.Fields() {
+			types[f.Name] = f.Type
+		}
+		for n, t := range s.opts.TextTypes {
+			types[n] = t
+		}
+	}
 	err := textconv.CSV(ctx, r, name, textconv.Options{
-		Schema: schema, Tentative: fromText, Types: s.opts.TextTypes,
+		Schema: schema, Tentative: fromText, Types: types,
 		InferRows: opts.InferRows, Comma: opts.Comma, NoHeader: opts.NoHeader, NullValues: opts.NullValues,
 	}, textSink{s: s, input: "CSV " + name})
 	var he *textconv.HeaderError
