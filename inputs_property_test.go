@@ -402,7 +402,6 @@ func allRows(t testing.TB, tbl *pswap.Table, key string) []string {
 	return rows
 }
 
-
 const (
 	pBase = "dt=2026-01-01"
 	pNext = "dt=2026-01-02"
@@ -430,7 +429,9 @@ type pFormat struct {
 
 var pFormats = []pFormat{
 	{name: "csv", text: true, file: func(t testing.TB, dir string, cols []pCol) string { return writeFile(t, dir, "in.csv", csvOf(cols)) }},
-	{name: "jsonl", text: true, file: func(t testing.TB, dir string, cols []pCol) string { return writeFile(t, dir, "in.jsonl", jsonlOf(cols)) }},
+	{name: "jsonl", text: true, file: func(t testing.TB, dir string, cols []pCol) string {
+		return writeFile(t, dir, "in.jsonl", jsonlOf(cols))
+	}},
 	{name: "parquet", vary: 0},
 	{name: "parquet-alt1", vary: 1},
 	{name: "parquet-alt2", vary: 2},

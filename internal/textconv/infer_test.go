@@ -10,7 +10,7 @@ import (
 
 type schemaSink struct{ sc *arrow.Schema }
 
-func (s *schemaSink) Schema(sc *arrow.Schema) error      { s.sc = sc; return nil }
+func (s *schemaSink) Schema(sc *arrow.Schema) error     { s.sc = sc; return nil }
 func (s *schemaSink) Write(rec arrow.RecordBatch) error { return nil }
 
 // TestInferZeroPadded: a zero-padded number with a fraction ("0012.50",
