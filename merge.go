@@ -643,6 +643,9 @@ func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, tabl
 		return nil, err
 	}
 	so := staging.Options{Compression: staging.Zstd, TextTypes: map[string]arrow.DataType{}}
+	for _, c := range opts.Table.Declare.cols {
+		so.TextTypes[c.Name] = c.Type.Arrow()
+	}
 	if table != nil {
 		for _, f := range table.Schema.Fields {
 			so.TextTypes[f.Name] = f.Type.Arrow()

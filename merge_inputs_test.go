@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store/memstore"
 )
@@ -122,5 +124,28 @@ func TestMergeAfterEvolution(t *testing.T) {
 	}
 	if sc.Data.FieldIndices("region") == nil || sc.Version != 2 {
 		t.Errorf("the table's schema after the merge: version %d\n%s", sc.Version, sc.Data)
+	}
+}
+
+// TestMergeDeclaredDeleteMarker: a delete marker that the merge creating
+// the table declares is a column of the table, written.
+func TestMergeDeclaredDeleteMarker(t *testing.T) {
+	ctx := context.Background()
+	tbl := pswap.NewTable(memstore.New())
+	in := writeFile(t, t.TempDir(), "cdc.csv", "order_id,amount,op\n1,10,U\n")
+	decl, err := pswap.ParseColumnTypes("op=string,amount=double")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Merge(ctx, []string{in}, pswap.MergeOptions{Keys: []string{"order_id"}, DeleteWhen: "op=D", Partition: "dt=2026-11-27",
+		Table: pswap.TableOptions{Declare: decl}}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := tbl.Schema(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Data.FieldIndices("op") == nil || sc.Data.Field(sc.Data.FieldIndices("amount")[0]).Type.ID() != arrow.FLOAT64 {
+		t.Errorf("the declared marker and amount: %s", sc.Data)
 	}
 }
