@@ -365,12 +365,25 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 	d := co.swap().WithDefaults()
 	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay}
 	unknown := false
+	var unknownGens []string // generations of attempts whose outcome is unknown
 	for attempt := 0; ; attempt++ {
 		p, err := t.Partition(key)
+		var gen string
 		if err == nil {
-			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts, &pm.Filled)
+			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts, &pm.Filled, &gen)
 		}
 		if err == nil {
+			if unknown && !pm.Result.Changed {
+				// An earlier attempt's swap may have landed, and this
+				// attempt's no-op (same-run, identical) found it: report
+				// the swap this merge made, or say it cannot tell.
+				if !slices.Contains(unknownGens, pm.Result.Generation) {
+					pm.Err = fmt.Errorf("merge %s: %w: an earlier attempt's pointer swap may or may not have applied, and the current generation %s is not one of this merge's (%s)",
+						key, ErrOutcomeUnknown, pm.Result.Generation, strings.Join(unknownGens, ", "))
+					return pm
+				}
+				pm.Result.Changed, pm.Result.Outcome, pm.Result.Staged = true, Committed, pm.Result.Generation
+			}
 			return pm
 		}
 		// A conflict re-derives from the new current generation; an
@@ -379,7 +392,12 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 		// A generation past its grace period is never committed: a new
 		// attempt has a new one.
 		again := errors.Is(err, ErrConflict) || errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrStaleGeneration) || IsRetryable(err)
-		unknown = unknown || errors.Is(err, ErrOutcomeUnknown)
+		if errors.Is(err, ErrOutcomeUnknown) {
+			unknown = true
+			if gen != "" {
+				unknownGens = append(unknownGens, gen)
+			}
+		}
 		if !again || attempt >= maxRebases || ctx.Err() != nil {
 			pm.Err = fmt.Errorf("merge %s: %w", key, err)
 			if unknown && !errors.Is(err, ErrOutcomeUnknown) {
@@ -402,11 +420,12 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 // mergeOnce is one attempt: Begin (the pointer read is the fence), the
 // current generation's rows filtered by the partition's key set, the
 // input's rows, Commit.
-func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, opts MergeOptions, filled *[]string) (res Result, kept, removed int64, err error) {
+func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, opts MergeOptions, filled *[]string, gen *string) (res Result, kept, removed int64, err error) {
 	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: opts.Staging, Table: opts.Table, kind: manifest.KindMerge})
 	if err != nil {
 		return res, 0, 0, err
 	}
+	*gen = w.Generation()
 	if w.AlreadyCommitted() {
 		res, err = w.Commit(ctx)
 		return res, 0, 0, err

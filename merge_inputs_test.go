@@ -3,14 +3,19 @@ package pswap_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
 )
 
 // TestMergeDeleteOnlyAbsentPartition: a change log whose only row for a
@@ -147,5 +152,61 @@ func TestMergeDeclaredDeleteMarker(t *testing.T) {
 	}
 	if sc.Data.FieldIndices("op") == nil || sc.Data.Field(sc.Data.FieldIndices("amount")[0]).Type.ID() != arrow.FLOAT64 {
 		t.Errorf("the declared marker and amount: %s", sc.Data)
+	}
+}
+
+// TestMergeUnknownOutcomeHonest: a merge whose pointer PUT is applied but
+// whose reply is lost (and whose read-backs fail) retries the partition;
+// the next attempt finds this run's generation current (same-run with a
+// run id, identical without) and must report the swap it made: changed
+// true, not a no-op (issue 39, item 5).
+func TestMergeUnknownOutcomeHonest(t *testing.T) {
+	for _, runID := range []string{"run-1", ""} {
+		t.Run("run-id="+runID, func(t *testing.T) {
+			ctx := context.Background()
+			mem := memstore.New()
+			seedMergeTable(t, pswap.NewTable(mem))
+			down := fmt.Errorf("read: %w: connection reset", store.ErrTransient)
+			var mu sync.Mutex
+			lost, failGets := false, 0
+			faulty := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+				if !strings.HasPrefix(c.Key, "dt=2026-11-27/") || !strings.HasSuffix(c.Key, "pointer.json") {
+					return storetest.Fault{}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case c.Op == "put" && !lost:
+					lost, failGets = true, 4
+					return storetest.Fault{After: down}
+				case c.Op == "get" && failGets > 0:
+					failGets--
+					return storetest.Fault{Before: down}
+				}
+				return storetest.Fault{}
+			})
+			tbl := pswap.NewTable(faulty)
+			in := writeFile(t, t.TempDir(), "upd.csv", "dt,order_id,store,amount\n2026-11-27,2,berlin,22\n")
+			res, err := tbl.Merge(ctx, []string{in}, pswap.MergeOptions{Keys: []string{"order_id"},
+				Commit: pswap.CommitOptions{RunID: runID, MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond}})
+			if !lost {
+				t.Fatal("no pointer PUT was lost")
+			}
+			if err != nil {
+				if !errors.Is(err, pswap.ErrOutcomeUnknown) {
+					t.Fatalf("merge: %v", err)
+				}
+				t.Logf("merge: %v", err)
+				return // honest too: exit 1, outcome unknown
+			}
+			pm := res.Partitions[0]
+			t.Logf("merge: %+v", pm)
+			if !pm.Result.Changed || pm.Result.Outcome != pswap.Committed {
+				t.Errorf("the merge swapped the partition itself, but reports changed=%v outcome %s", pm.Result.Changed, pm.Result.Outcome)
+			}
+			if got := pointers(t, mem)["dt=2026-11-27"]; got != pm.Result.Generation {
+				t.Errorf("current generation %s, the merge reports %s", got, pm.Result.Generation)
+			}
+		})
 	}
 }
