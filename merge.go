@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/merge"
 	"github.com/pswap/pswap/internal/pqscan"
@@ -25,6 +26,7 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
+	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -119,6 +121,11 @@ type PartitionMerge struct {
 	// Filled are the nullable columns the input lacked, written as NULL
 	// in this partition's new generation (TableOptions.FillMissingNullable).
 	Filled []string
+	// InputDiffers: the run id had already merged this partition
+	// (outcome SameRun: a no-op that keeps what the run merged), and
+	// this input would have changed it (a corrected input re-run under the
+	// same run id). Commit.Force merges it.
+	InputDiffers bool
 }
 
 // MergeResult is what Table.Merge did, one entry per partition the input
@@ -370,7 +377,7 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 		p, err := t.Partition(key)
 		var gen string
 		if err == nil {
-			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts, &pm.Filled, &gen)
+			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts, &pm.Filled, &gen, &pm.InputDiffers)
 		}
 		if err == nil {
 			if unknown && !pm.Result.Changed {
@@ -420,14 +427,18 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 // mergeOnce is one attempt: Begin (the pointer read is the fence), the
 // current generation's rows filtered by the partition's key set, the
 // input's rows, Commit.
-func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, opts MergeOptions, filled *[]string, gen *string) (res Result, kept, removed int64, err error) {
+func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, opts MergeOptions, filled *[]string, gen *string, differs *bool) (res Result, kept, removed int64, err error) {
 	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: opts.Staging, Table: opts.Table, kind: manifest.KindMerge})
 	if err != nil {
 		return res, 0, 0, err
 	}
 	*gen = w.Generation()
 	if w.AlreadyCommitted() {
+		base := w.txn.Base().Pointer
 		res, err = w.Commit(ctx)
+		if err == nil && res.Outcome == SameRun && base != nil {
+			*differs = t.inputDiffers(ctx, p.key, base, co.RunID, plan, in, keys, opts)
+		}
 		return res, 0, 0, err
 	}
 	if w.txn.Base().Pointer == nil && plan.Counts(p.key).Upserts == 0 {
@@ -441,24 +452,41 @@ func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, i
 			w.Abort(context.WithoutCancel(ctx))
 		}
 	}()
+	var curGen string
 	if cur := w.txn.Base().Pointer; cur != nil {
-		m, err := swap.ReadManifest(ctx, t.st, p.key, cur.Generation)
+		curGen = cur.Generation
+	}
+	kept, removed, err = t.derive(ctx, w, p.key, curGen, plan, in, keys, opts)
+	if err != nil {
+		return res, kept, removed, err
+	}
+	res, err = w.Commit(ctx)
+	*filled = w.Filled()
+	return res, kept, removed, err
+}
+
+// derive writes into w the merge of the input into generation gen of
+// partition key ("": none): gen's rows whose key the input lacks (widened
+// to the table's schema), then the input's rows for the partition.
+func (t *Table) derive(ctx context.Context, w *Writer, key, gen string, plan *merge.Plan, in *mergeInput, keys []string, opts MergeOptions) (kept, removed int64, err error) {
+	if gen != "" {
+		m, err := swap.ReadManifest(ctx, t.st, key, gen)
 		if err != nil {
-			return res, 0, 0, err
+			return 0, 0, err
 		}
-		set := plan.Set(p.key)
+		set := plan.Set(key)
 		h := merge.NewHasher(keys, plan.KeyTypes...)
 		wide := widenTo(w.schema.stored(), schemaWithout(in.schema, plan.Drop), in.text, opts.Table)
 		for _, f := range swap.Files(t.st, m) {
 			k, r, err := t.filterCurrent(ctx, w, f, in.dir, h, set, wide)
 			kept, removed = kept+k, removed+r
 			if err != nil {
-				return res, kept, removed, fmt.Errorf("current generation %s: %w", cur.Generation, err)
+				return kept, removed, fmt.Errorf("current generation %s: %w", gen, err)
 			}
 		}
 	}
 	err = in.each(ctx, func(rec arrow.RecordBatch, first int64) error {
-		mask, n := plan.InputMask(rec, first, p.key)
+		mask, n := plan.InputMask(rec, first, key)
 		if n == 0 {
 			return nil
 		}
@@ -469,12 +497,55 @@ func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, i
 		defer sel.Release()
 		return w.WriteRecord(sel)
 	})
-	if err != nil {
-		return res, kept, removed, err
+	return kept, removed, err
+}
+
+// inputDiffers reports whether merging the input into the generation that
+// run runID committed to partition key (per the pointer's history) would
+// change it: a re-run under the same run id with another input, whose
+// SameRun no-op would otherwise pass unnoticed. The merge is derived in
+// memory (nothing is written to the store); any failure reports false, as
+// the warning is advice.
+func (t *Table) inputDiffers(ctx context.Context, key string, base *manifest.Pointer, runID string, plan *merge.Plan, in *mergeInput, keys []string, opts MergeOptions) bool {
+	var gen string
+	for _, h := range base.History {
+		if h.RunID == runID {
+			gen = h.Generation
+			break
+		}
 	}
-	res, err = w.Commit(ctx)
-	*filled = w.Filled()
-	return res, kept, removed, err
+	if gen == "" {
+		return false
+	}
+	m, err := swap.ReadManifest(ctx, t.st, key, gen)
+	if err != nil {
+		return false
+	}
+	mem := memstore.New()
+	if table, _, err := tablemeta.Read(ctx, t.st); err == nil {
+		if _, _, _, err := tablemeta.Create(ctx, mem, table); err != nil {
+			return false
+		}
+	}
+	p, err := NewTable(mem).Partition(key)
+	if err != nil {
+		return false
+	}
+	so := opts.Staging
+	so.LegacyChecksum = checksum.Algo(m.ContentChecksum) == checksum.RowSum
+	w, err := p.Begin(ctx, WriteOptions{Staging: so, Table: opts.Table, kind: manifest.KindMerge})
+	if err != nil {
+		return false
+	}
+	defer w.Abort(context.WithoutCancel(ctx))
+	if _, _, err := t.derive(ctx, w, key, gen, plan, in, keys, opts); err != nil {
+		return false
+	}
+	content, err := w.stager.Finish(ctx)
+	if err != nil {
+		return false
+	}
+	return !content.SameContent(m.ContentChecksum, m.Rows)
 }
 
 // filterCurrent downloads one file of the current generation into dir and

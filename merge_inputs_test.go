@@ -210,3 +210,37 @@ func TestMergeUnknownOutcomeHonest(t *testing.T) {
 		})
 	}
 }
+
+// TestMergeSameRunChangedInput: a re-run of a merge with the same run id
+// and a corrected input is a no-op that keeps what the run merged, as for
+// commit, but it says so (PartitionMerge.InputDiffers; the CLI warns),
+// and Force re-merges the corrected input (issue 39, item 6). A re-run
+// with the same input does not warn.
+func TestMergeSameRunChangedInput(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	tbl := pswap.NewTable(st)
+	seedMergeTable(t, tbl)
+	dir := t.TempDir()
+	first := writeFile(t, dir, "a.csv", "dt,order_id,store,amount\n2026-11-27,2,berlin,22\n")
+	fixed := writeFile(t, dir, "b.csv", "dt,order_id,store,amount\n2026-11-27,2,berlin,23\n")
+	opts := pswap.MergeOptions{Keys: []string{"order_id"}, Commit: pswap.CommitOptions{RunID: "run-1"}}
+	if _, err := tbl.Merge(ctx, []string{first}, opts); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tbl.Merge(ctx, []string{first}, opts)
+	if err != nil || res.Partitions[0].Result.Outcome != pswap.SameRun || res.Partitions[0].InputDiffers {
+		t.Fatalf("a re-run with the same input: %+v, %v; want same-run, not differing", res.Partitions, err)
+	}
+	res, err = tbl.Merge(ctx, []string{fixed}, opts)
+	if err != nil || res.Partitions[0].Result.Outcome != pswap.SameRun || !res.Partitions[0].InputDiffers {
+		t.Fatalf("a re-run with a corrected input: %+v, %v; want same-run, InputDiffers", res.Partitions, err)
+	}
+	checkRows(t, st, map[string][]string{"dt=2026-11-27": {"1|lisbon|10.5", "2|berlin|22", "3|oslo|30"}})
+	opts.Commit.Force = true
+	res, err = tbl.Merge(ctx, []string{fixed}, opts)
+	if err != nil || !res.Partitions[0].Result.Changed {
+		t.Fatalf("a forced re-run: %+v, %v; want it merged", res.Partitions, err)
+	}
+	checkRows(t, st, map[string][]string{"dt=2026-11-27": {"1|lisbon|10.5", "2|berlin|23", "3|oslo|30"}})
+}
