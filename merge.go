@@ -97,8 +97,11 @@ type MergeOptions struct {
 	MaxRebases int
 	// Parallel is the number of partitions merged at once (default 4).
 	Parallel int
-	// TempDir holds the input converted to Parquet and one current file
-	// at a time (default os.TempDir()).
+	// TempDir holds the merge's scratch folder, pswap-merge-<pid>-*: the
+	// input converted to Parquet and one current file at a time (default
+	// os.TempDir()). It is removed when the merge returns; a folder that a
+	// killed merge left is removed by the next merge in the same TempDir
+	// once its process is gone.
 	TempDir string
 }
 
@@ -718,7 +721,7 @@ func (in *mergeInput) each(ctx context.Context, fn func(rec arrow.RecordBatch, f
 // named like the table's columns are read as the table's types, the
 // partition columns as strings.
 func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, table *tablemeta.Table) (_ *mergeInput, err error) {
-	dir, err := os.MkdirTemp(opts.TempDir, "pswap-merge-*")
+	dir, err := newMergeScratch(opts.TempDir) // mergescratch.go
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -243,4 +245,38 @@ func TestMergeSameRunChangedInput(t *testing.T) {
 		t.Fatalf("a forced re-run: %+v, %v; want it merged", res.Partitions, err)
 	}
 	checkRows(t, st, map[string][]string{"dt=2026-11-27": {"1|lisbon|10.5", "2|berlin|23", "3|oslo|30"}})
+}
+
+// TestMergeScratchCleaned: a merge's scratch folder (the input converted
+// to Parquet, the current file being filtered) carries its process id, so
+// that the next merge removes the folders of processes that are gone (a
+// killed merge's copies of table data) and leaves those of live ones
+// (issue 39, item 9).
+func TestMergeScratchCleaned(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	stale := filepath.Join(tmp, "pswap-merge-999999999-123")
+	live := filepath.Join(tmp, fmt.Sprintf("pswap-merge-%d-456", os.Getpid()))
+	for _, d := range []string{stale, live} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, d, "current-1.parquet", "table data")
+	}
+	tbl := pswap.NewTable(memstore.New())
+	seedMergeTable(t, tbl)
+	in := writeFile(t, t.TempDir(), "upd.csv", "dt,order_id,store,amount\n2026-11-27,2,berlin,22\n")
+	if _, err := tbl.Merge(ctx, []string{in}, pswap.MergeOptions{Keys: []string{"order_id"}, TempDir: tmp}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the scratch folder of a dead merge is still there (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the scratch folder of a live process was removed: %v", err)
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "pswap-merge-*"))
+	if len(left) != 1 {
+		t.Errorf("scratch folders after the merge: %q, want only the live one", left)
+	}
 }
