@@ -26,7 +26,6 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
-	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -506,9 +505,10 @@ func (t *Table) derive(ctx context.Context, w *Writer, key, gen string, plan *me
 // inputDiffers reports whether merging the input into the generation that
 // run runID committed to partition key (per the pointer's history) would
 // change it: a re-run under the same run id with another input, whose
-// SameRun no-op would otherwise pass unnoticed. The merge is derived in
-// memory (nothing is written to the store); any failure reports false, as
-// the warning is advice.
+// SameRun no-op would otherwise pass unnoticed. The merge is derived into
+// the merge's scratch folder (nothing is written to the store; it costs
+// about a merge of the partition); any failure reports false, as the
+// warning is advice.
 func (t *Table) inputDiffers(ctx context.Context, key string, base *manifest.Pointer, runID string, plan *merge.Plan, in *mergeInput, keys []string, opts MergeOptions) bool {
 	var gen string
 	for _, h := range base.History {
@@ -524,7 +524,15 @@ func (t *Table) inputDiffers(ctx context.Context, key string, base *manifest.Poi
 	if err != nil {
 		return false
 	}
-	mem := memstore.New()
+	scratch, err := os.MkdirTemp(in.dir, "rederive-*")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(scratch)
+	mem, err := filestore.New(scratch)
+	if err != nil {
+		return false
+	}
 	if table, _, err := tablemeta.Read(ctx, t.st); err == nil {
 		if _, _, _, err := tablemeta.Create(ctx, mem, table); err != nil {
 			return false
