@@ -12,9 +12,11 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/merge"
 	"github.com/pswap/pswap/internal/pqscan"
@@ -39,6 +41,11 @@ var (
 	// MergeOptions.Partition. The message names the row.
 	ErrRoute = merge.ErrRoute
 )
+
+// NothingToDelete is the outcome of a merge's partition that has no
+// generation and whose input rows all delete keys: there is nothing to
+// delete, and the partition is left absent (not created empty).
+const NothingToDelete Outcome = "nothing-to-delete"
 
 // MergeOptions tune Table.Merge. Keys is required; the zero value of
 // everything else works.
@@ -75,14 +82,25 @@ type MergeOptions struct {
 	Commit CommitOptions
 	// Staging tunes the new generations' Parquet files.
 	Staging staging.Options
+	// Table: what the merge may do to the table's schema, as for a commit
+	// (TableOptions): EvolveSchema lets the input add columns (the current
+	// rows get them as NULL), FillMissingNullable accepts an input that
+	// lacks nullable columns (written as NULL), Declare types columns of a
+	// new table (a declared delete marker column is written). Without
+	// EvolveSchema a new column is ErrSchemaMismatch, before anything is
+	// written.
+	Table TableOptions
 	// MaxRebases bounds the attempts of one partition after a conflict or
 	// a transient failure (default 5); past it the partition fails with
 	// the last error (ErrConflict: exit status 3).
 	MaxRebases int
 	// Parallel is the number of partitions merged at once (default 4).
 	Parallel int
-	// TempDir holds the input converted to Parquet and one current file
-	// at a time (default os.TempDir()).
+	// TempDir holds the merge's scratch folder, pswap-merge-<pid>-*: the
+	// input converted to Parquet and one current file at a time (default
+	// os.TempDir()). It is removed when the merge returns; a folder that a
+	// killed merge left is removed by the next merge in the same TempDir
+	// once its process is gone.
 	TempDir string
 }
 
@@ -102,6 +120,14 @@ type PartitionMerge struct {
 	// Rebases counts the attempts repeated after a conflict or a
 	// transient failure.
 	Rebases int
+	// Filled are the nullable columns the input lacked, written as NULL
+	// in this partition's new generation (TableOptions.FillMissingNullable).
+	Filled []string
+	// InputDiffers: the run id had already merged this partition
+	// (outcome SameRun: a no-op that keeps what the run merged), and
+	// this input would have changed it (a corrected input re-run under the
+	// same run id). Commit.Force merges it.
+	InputDiffers bool
 }
 
 // MergeResult is what Table.Merge did, one entry per partition the input
@@ -116,7 +142,9 @@ type MergeResult struct {
 // to, keyed by opts.Keys. The new generation of each partition the input
 // touches is its current rows whose key the input does not hold plus the
 // input's rows for it (minus the rows that delete their key); partitions
-// the input does not touch are neither read nor written.
+// the input does not touch are neither read nor written. A partition that
+// has no generation and for which the input only deletes keys is left
+// absent (outcome NothingToDelete), not created empty.
 //
 // Bad input (a duplicate or null key, a row that cannot be routed, a
 // schema the table refuses) fails before anything is written. Each
@@ -233,31 +261,56 @@ func (t *Table) mergeTable(ctx context.Context, spec mergeSpec, opts MergeOption
 // before any partition is written.
 func planMerge(ctx context.Context, in *mergeInput, table *tablemeta.Table, spec mergeSpec, opts MergeOptions) (*merge.Plan, error) {
 	planner, err := merge.NewPlanner(in.schema, merge.PlanOptions{
-		Keys: spec.keys, Delete: spec.del, Dedupe: spec.dedupe,
+		Keys: spec.keys, KeyTypes: keyTypes(table, spec.keys), Delete: spec.del, Dedupe: spec.dedupe,
 		Route: merge.RouteOptions{Table: table, Partition: opts.Partition, TimeColumn: opts.TimeColumn},
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := in.each(ctx, func(rec arrow.RecordBatch, _ int64) error { return planner.Add(rec) }); err != nil {
+	if err := in.each(ctx, func(rec arrow.RecordBatch, _ int64) error { return planner.Add(ctx, rec) }); err != nil {
 		return nil, err
 	}
-	// A delete marker that is no column of the table is not written; on a
-	// table without metadata yet every column but the routing ones is
-	// data (the first write decides the table's schema).
+	// A delete marker is not written unless it is a column of the table
+	// (or, for a table the merge creates, a declared one): on a new table
+	// it would otherwise become a column for good.
 	dropDelete := false
-	if table != nil && !spec.del.IsZero() {
-		_, dataCol := table.Schema.Field(spec.del.Column)
-		dropDelete = !dataCol
+	if !spec.del.IsZero() {
+		if table != nil {
+			_, dataCol := table.Schema.Field(spec.del.Column)
+			dropDelete = !dataCol
+		} else {
+			dropDelete = !slices.Contains(opts.Table.Declare.Names(), spec.del.Column)
+		}
 	}
 	plan := planner.Finish(dropDelete)
 	if table != nil {
 		written := schemaWithout(in.schema, plan.Drop)
-		if _, err := table.Plan(written, tablemeta.PlanOptions{Text: in.text}); err != nil {
+		popts := tablemeta.PlanOptions{Text: in.text, FillMissing: opts.Table.FillMissingNullable}
+		_, err := table.Plan(written, popts)
+		if errors.Is(err, tablemeta.ErrSchemaMismatch) && opts.Table.EvolveSchema {
+			_, _, err = table.Evolve(written, popts)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("merge input: %w", err)
 		}
 	}
 	return plan, nil
+}
+
+// keyTypes are the table's Arrow types of the key columns (nil without a
+// table): keys are compared as the table's values, whatever the input's
+// types and units.
+func keyTypes(table *tablemeta.Table, keys []string) []arrow.DataType {
+	if table == nil {
+		return nil
+	}
+	out := make([]arrow.DataType, len(keys))
+	for i, k := range keys {
+		if f, ok := table.Schema.Field(k); ok {
+			out[i] = f.Type.Arrow()
+		}
+	}
+	return out
 }
 
 // mergePartitions merges into each partition of the plan, Parallel at a
@@ -321,12 +374,25 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 	d := co.swap().WithDefaults()
 	pol := retry.Policy{MaxAttempts: maxRebases + 1, BaseDelay: d.BaseDelay, MaxDelay: d.MaxDelay}
 	unknown := false
+	var unknownGens []string // generations of attempts whose outcome is unknown
 	for attempt := 0; ; attempt++ {
 		p, err := t.Partition(key)
+		var gen string
 		if err == nil {
-			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts.Staging)
+			pm.Result, pm.Kept, pm.Removed, err = t.mergeOnce(ctx, p, plan, in, keys, co, opts, &pm.Filled, &gen, &pm.InputDiffers)
 		}
 		if err == nil {
+			if unknown && !pm.Result.Changed {
+				// An earlier attempt's swap may have landed, and this
+				// attempt's no-op (same-run, identical) found it: report
+				// the swap this merge made, or say it cannot tell.
+				if !slices.Contains(unknownGens, pm.Result.Generation) {
+					pm.Err = fmt.Errorf("merge %s: %w: an earlier attempt's pointer swap may or may not have applied, and the current generation %s is not one of this merge's (%s)",
+						key, ErrOutcomeUnknown, pm.Result.Generation, strings.Join(unknownGens, ", "))
+					return pm
+				}
+				pm.Result.Changed, pm.Result.Outcome, pm.Result.Staged = true, Committed, pm.Result.Generation
+			}
 			return pm
 		}
 		// A conflict re-derives from the new current generation; an
@@ -335,7 +401,12 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 		// A generation past its grace period is never committed: a new
 		// attempt has a new one.
 		again := errors.Is(err, ErrConflict) || errors.Is(err, ErrOutcomeUnknown) || errors.Is(err, ErrStaleGeneration) || IsRetryable(err)
-		unknown = unknown || errors.Is(err, ErrOutcomeUnknown)
+		if errors.Is(err, ErrOutcomeUnknown) {
+			unknown = true
+			if gen != "" {
+				unknownGens = append(unknownGens, gen)
+			}
+		}
 		if !again || attempt >= maxRebases || ctx.Err() != nil {
 			pm.Err = fmt.Errorf("merge %s: %w", key, err)
 			if unknown && !errors.Is(err, ErrOutcomeUnknown) {
@@ -358,37 +429,66 @@ func (t *Table) mergePartition(ctx context.Context, key string, plan *merge.Plan
 // mergeOnce is one attempt: Begin (the pointer read is the fence), the
 // current generation's rows filtered by the partition's key set, the
 // input's rows, Commit.
-func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, so staging.Options) (res Result, kept, removed int64, err error) {
-	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: so, kind: manifest.KindMerge})
+func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, in *mergeInput, keys []string, co CommitOptions, opts MergeOptions, filled *[]string, gen *string, differs *bool) (res Result, kept, removed int64, err error) {
+	w, err := p.Begin(ctx, WriteOptions{Commit: co, Staging: opts.Staging, Table: opts.Table, kind: manifest.KindMerge})
 	if err != nil {
 		return res, 0, 0, err
 	}
+	*gen = w.Generation()
 	if w.AlreadyCommitted() {
+		base := w.txn.Base().Pointer
 		res, err = w.Commit(ctx)
+		if err == nil && res.Outcome == SameRun && base != nil {
+			*differs = t.inputDiffers(ctx, p.key, base, co.RunID, plan, in, keys, opts)
+		}
 		return res, 0, 0, err
+	}
+	if w.txn.Base().Pointer == nil && plan.Counts(p.key).Upserts == 0 {
+		// Only deletes for a partition that never loaded: nothing to
+		// delete, and an empty generation would make it look loaded.
+		w.Abort(context.WithoutCancel(ctx)) // nothing was staged
+		return Result{Partition: p.key, RunID: co.RunID, Outcome: NothingToDelete}, 0, 0, nil
 	}
 	defer func() {
 		if err != nil {
 			w.Abort(context.WithoutCancel(ctx))
 		}
 	}()
+	var curGen string
 	if cur := w.txn.Base().Pointer; cur != nil {
-		m, err := swap.ReadManifest(ctx, t.st, p.key, cur.Generation)
+		curGen = cur.Generation
+	}
+	kept, removed, err = t.derive(ctx, w, p.key, curGen, plan, in, keys, opts)
+	if err != nil {
+		return res, kept, removed, err
+	}
+	res, err = w.Commit(ctx)
+	*filled = w.Filled()
+	return res, kept, removed, err
+}
+
+// derive writes into w the merge of the input into generation gen of
+// partition key ("": none): gen's rows whose key the input lacks (widened
+// to the table's schema), then the input's rows for the partition.
+func (t *Table) derive(ctx context.Context, w *Writer, key, gen string, plan *merge.Plan, in *mergeInput, keys []string, opts MergeOptions) (kept, removed int64, err error) {
+	if gen != "" {
+		m, err := swap.ReadManifest(ctx, t.st, key, gen)
 		if err != nil {
-			return res, 0, 0, err
+			return 0, 0, err
 		}
-		set := plan.Set(p.key)
-		h := merge.NewHasher(keys)
+		set := plan.Set(key)
+		h := merge.NewHasher(keys, plan.KeyTypes...)
+		wide := widenTo(w.schema.stored(), schemaWithout(in.schema, plan.Drop), in.text, opts.Table)
 		for _, f := range swap.Files(t.st, m) {
-			k, r, err := t.filterCurrent(ctx, w, f, in.dir, h, set)
+			k, r, err := t.filterCurrent(ctx, w, f, in.dir, h, set, wide)
 			kept, removed = kept+k, removed+r
 			if err != nil {
-				return res, kept, removed, fmt.Errorf("current generation %s: %w", cur.Generation, err)
+				return kept, removed, fmt.Errorf("current generation %s: %w", gen, err)
 			}
 		}
 	}
 	err = in.each(ctx, func(rec arrow.RecordBatch, first int64) error {
-		mask, n := plan.InputMask(rec, first, p.key)
+		mask, n := plan.InputMask(rec, first, key)
 		if n == 0 {
 			return nil
 		}
@@ -399,16 +499,69 @@ func (t *Table) mergeOnce(ctx context.Context, p *Partition, plan *merge.Plan, i
 		defer sel.Release()
 		return w.WriteRecord(sel)
 	})
-	if err != nil {
-		return res, kept, removed, err
+	return kept, removed, err
+}
+
+// inputDiffers reports whether merging the input into the generation that
+// run runID committed to partition key (per the pointer's history) would
+// change it: a re-run under the same run id with another input, whose
+// SameRun no-op would otherwise pass unnoticed. The merge is derived into
+// the merge's scratch folder (nothing is written to the store; it costs
+// about a merge of the partition); any failure reports false, as the
+// warning is advice.
+func (t *Table) inputDiffers(ctx context.Context, key string, base *manifest.Pointer, runID string, plan *merge.Plan, in *mergeInput, keys []string, opts MergeOptions) bool {
+	var gen string
+	for _, h := range base.History {
+		if h.RunID == runID {
+			gen = h.Generation
+			break
+		}
 	}
-	res, err = w.Commit(ctx)
-	return res, kept, removed, err
+	if gen == "" {
+		return false
+	}
+	m, err := swap.ReadManifest(ctx, t.st, key, gen)
+	if err != nil {
+		return false
+	}
+	scratch, err := os.MkdirTemp(in.dir, "rederive-*")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(scratch)
+	mem, err := filestore.New(scratch)
+	if err != nil {
+		return false
+	}
+	if table, _, err := tablemeta.Read(ctx, t.st); err == nil {
+		if _, _, _, err := tablemeta.Create(ctx, mem, table); err != nil {
+			return false
+		}
+	}
+	p, err := NewTable(mem).Partition(key)
+	if err != nil {
+		return false
+	}
+	so := opts.Staging
+	so.LegacyChecksum = checksum.Algo(m.ContentChecksum) == checksum.RowSum
+	w, err := p.Begin(ctx, WriteOptions{Staging: so, Table: opts.Table, kind: manifest.KindMerge})
+	if err != nil {
+		return false
+	}
+	defer w.Abort(context.WithoutCancel(ctx))
+	if _, _, err := t.derive(ctx, w, key, gen, plan, in, keys, opts); err != nil {
+		return false
+	}
+	content, err := w.stager.Finish(ctx)
+	if err != nil {
+		return false
+	}
+	return !content.SameContent(m.ContentChecksum, m.Rows)
 }
 
 // filterCurrent downloads one file of the current generation into dir and
 // writes its rows whose key is not in set, a row group at a time.
-func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, dir string, h *merge.Hasher, set map[merge.Hash]int64) (kept, removed int64, err error) {
+func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, dir string, h *merge.Hasher, set map[merge.Hash]int64, wide *tablemeta.Table) (kept, removed int64, err error) {
 	tmp, err := os.CreateTemp(dir, "current-*.parquet")
 	if err != nil {
 		return 0, 0, err
@@ -432,7 +585,10 @@ func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, di
 		if err != nil {
 			return err
 		}
-		mask, k := merge.CurrentMask(rec, h, cols, set)
+		mask, k, err := merge.CurrentMask(ctx, rec, h, cols, set)
+		if err != nil {
+			return err
+		}
 		kept += int64(k)
 		removed += rec.NumRows() - int64(k)
 		if k == 0 {
@@ -443,9 +599,59 @@ func (t *Table) filterCurrent(ctx context.Context, w *Writer, f swap.FileRef, di
 			return err
 		}
 		defer sel.Release()
+		sel = widen(sel, wide)
+		defer sel.Release()
 		return w.WriteRecord(sel)
 	})
 	return kept, removed, err
+}
+
+// widenTo is the table the current rows are widened to: the table as the
+// attempt read it, with the columns the input adds when the merge evolves
+// the schema (nil: no table metadata).
+func widenTo(table *tablemeta.Table, written *arrow.Schema, text bool, to TableOptions) *tablemeta.Table {
+	if table == nil || !to.EvolveSchema {
+		return table
+	}
+	if ev, _, err := table.Evolve(written, tablemeta.PlanOptions{Text: text, FillMissing: to.FillMissingNullable}); err == nil {
+		return ev
+	}
+	return table // the write refuses the input, naming the column
+}
+
+// widen returns rec (retained: the caller releases it) with the columns
+// of table that it lacks, as NULL: the rows of a file written before the
+// schema evolved, read as the table's schema reads them (readers see
+// NULL there too). Columns added by an evolution are always nullable.
+func widen(rec arrow.RecordBatch, table *tablemeta.Table) arrow.RecordBatch {
+	if table == nil {
+		rec.Retain()
+		return rec
+	}
+	sc := rec.Schema()
+	fields := slices.Clone(sc.Fields())
+	cols := slices.Clone(rec.Columns())
+	var added []arrow.Array
+	for _, f := range table.Schema.Fields {
+		if sc.HasField(f.Name) || !f.Nullable {
+			continue
+		}
+		af := f.Arrow()
+		a := array.MakeArrayOfNull(memory.DefaultAllocator, af.Type, int(rec.NumRows()))
+		added = append(added, a)
+		fields = append(fields, arrow.Field{Name: f.Name, Type: af.Type, Nullable: true})
+		cols = append(cols, a)
+	}
+	if len(added) == 0 {
+		rec.Retain()
+		return rec
+	}
+	md := sc.Metadata()
+	out := array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows())
+	for _, a := range added {
+		a.Release()
+	}
+	return out
 }
 
 // mergeBatchRows is the rows of one record batch read from a Parquet file.
@@ -523,7 +729,7 @@ func (in *mergeInput) each(ctx context.Context, fn func(rec arrow.RecordBatch, f
 // named like the table's columns are read as the table's types, the
 // partition columns as strings.
 func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, table *tablemeta.Table) (_ *mergeInput, err error) {
-	dir, err := os.MkdirTemp(opts.TempDir, "pswap-merge-*")
+	dir, err := newMergeScratch(opts.TempDir) // mergescratch.go
 	if err != nil {
 		return nil, err
 	}
@@ -538,6 +744,9 @@ func convertInputs(ctx context.Context, inputs []string, opts MergeOptions, tabl
 		return nil, err
 	}
 	so := staging.Options{Compression: staging.Zstd, TextTypes: map[string]arrow.DataType{}}
+	for _, c := range opts.Table.Declare.cols {
+		so.TextTypes[c.Name] = c.Type.Arrow()
+	}
 	if table != nil {
 		for _, f := range table.Schema.Fields {
 			so.TextTypes[f.Name] = f.Type.Arrow()

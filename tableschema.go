@@ -54,6 +54,13 @@ type TableOptions struct {
 	// with EvolveSchema, a new column): a table created with another type
 	// is ErrSchemaMismatch, and nothing is written.
 	Declare ColumnTypes
+	// FillMissingNullable accepts an input that lacks nullable columns of
+	// the table (one written before EvolveSchema added them: a backfill
+	// from archived extracts) and writes NULL in them. Without it such an
+	// input is ErrSchemaMismatch, as a dropped or renamed column must be.
+	// A NOT NULL column is never filled. It is never silent: the write
+	// reports the columns it filled (Writer.Filled, and the CLI warns).
+	FillMissingNullable bool
 }
 
 // schemaGuard holds a write's view of the table's metadata: read at
@@ -71,6 +78,7 @@ type schemaGuard struct {
 	create  bool             // absent: create it at commit
 	created bool             // commit created it (this write made the table)
 	evolved []string         // columns this write adds
+	filled  []string         // nullable columns an input lacked, written as NULL (FillMissingNullable)
 	withIDs []staging.Input  // inputs that carry Parquet field ids (publishedIDsAgree)
 }
 
@@ -178,7 +186,7 @@ func beginSchema(r tableRead, st store.Store, key string, wo WriteOptions, so *s
 func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	popts := tablemeta.PlanOptions{Text: in.Text}
+	popts := tablemeta.PlanOptions{Text: in.Text, FillMissing: g.opts.FillMissingNullable}
 	if g.table == nil {
 		cols, err := tablemeta.InferPartitionColumns(g.key, g.opts.Layout)
 		if err != nil {
@@ -211,10 +219,25 @@ func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema,
 		if len(added) > 0 {
 			g.table = evolved
 			g.evolved = append(g.evolved, added...)
-			return g.table.Plan(s, popts)
+			target, err = g.table.Plan(s, popts)
+		}
+	}
+	if err == nil {
+		for _, c := range g.table.Missing(s) {
+			if !slices.Contains(g.filled, c) {
+				g.filled = append(g.filled, c)
+			}
 		}
 	}
 	return target, err
+}
+
+// filledColumns are the nullable columns that inputs of the write lacked
+// and that were written as NULL (TableOptions.FillMissingNullable).
+func (g *schemaGuard) filledColumns() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.filled)
 }
 
 // checkDeclared checks the declared columns (TableOptions.Declare) against
@@ -567,3 +590,9 @@ func publishedName(pub lakehouse.PublishedIDs, id int) string {
 	}
 	return "no column"
 }
+
+// Filled returns the nullable columns of the table that the writer's
+// inputs lacked and that were written as NULL
+// (TableOptions.FillMissingNullable), in the order first seen; nil when
+// none was.
+func (w *Writer) Filled() []string { return w.schema.filledColumns() }

@@ -1,15 +1,17 @@
 package staging
 
 import (
-	"github.com/pswap/pswap/internal/checksum"
-	"github.com/pswap/pswap/internal/pqscan"
-
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/pqscan"
 )
 
 // arrowBatch is the number of rows handed to the Parquet writer per step;
@@ -25,10 +27,51 @@ func (s *Stager) WriteRecord(rec arrow.RecordBatch) error {
 	if err := s.check(); err != nil {
 		return err
 	}
+	rec, err := date64AsDate32(s.ctx, rec)
+	if err != nil {
+		return s.fail(err)
+	}
+	defer rec.Release()
 	if err := s.writeRecord("Arrow record", rec); err != nil {
 		return s.fail(err)
 	}
 	return nil
+}
+
+// date64AsDate32 returns rec (retained) with its top-level date64 columns
+// as date32, as Arrow's Parquet writer stores them (a DATE column, days):
+// the same dates from a record or from a Parquet file written from it are
+// the same data. A date64 value that is not a whole day is ErrBadInput.
+func date64AsDate32(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	sc := rec.Schema()
+	var fields []arrow.Field
+	var cols []arrow.Array
+	var own []arrow.Array
+	defer func() {
+		for _, c := range own {
+			c.Release()
+		}
+	}()
+	for i, f := range sc.Fields() {
+		col := rec.Column(i)
+		if f.Type.ID() == arrow.DATE64 {
+			out, err := compute.CastArray(ctx, col, compute.SafeCastOptions(arrow.FixedWidthTypes.Date32))
+			if err != nil {
+				return nil, fmt.Errorf("%w: Arrow record: column %q: date64 to date32: %v", ErrBadInput, f.Name, err)
+			}
+			own = append(own, out)
+			col = out
+			f.Type = arrow.FixedWidthTypes.Date32
+		}
+		fields = append(fields, f)
+		cols = append(cols, col)
+	}
+	if len(own) == 0 {
+		rec.Retain()
+		return rec, nil
+	}
+	md := sc.Metadata()
+	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows()), nil
 }
 
 // canonOfRecordSchema caches pqscan.SchemaOfArrow by schema fingerprint.

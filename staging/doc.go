@@ -36,7 +36,12 @@
 // and the content checksum are those of the stored data. Go structs are
 // never converted: their types must be the stored ones. With
 // [Options.TextSchema], CSV and JSON Lines are read with the table's
-// types instead of inferred ones.
+// types instead of inferred ones. A JSON Lines input's columns are its
+// keys, as a CSV input's are its header's names: a schema column that no
+// line has is the ConformFunc's to accept or refuse, as the same CSV
+// column would be. A nullable column that an input lacks is filled with
+// nulls when the ConformFunc's schema has it (a table's
+// FillMissingNullable).
 //
 // # Codecs and encodings
 //

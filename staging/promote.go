@@ -128,6 +128,12 @@ func convertRecord(ctx context.Context, input string, rec arrow.RecordBatch, tar
 	}
 	for _, f := range target.Fields() {
 		idx := src.FieldIndices(f.Name)
+		if len(idx) == 0 && f.Nullable {
+			// A nullable column the input lacks, which the ConformFunc
+			// accepted (a table's FillMissingNullable): all NULL.
+			cols = append(cols, array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(rec.NumRows())))
+			continue
+		}
 		if len(idx) != 1 {
 			release()
 			return nil, fmt.Errorf("%w: %s has no column %q", ErrSchemaMismatch, input, f.Name)

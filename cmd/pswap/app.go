@@ -84,6 +84,9 @@ type app struct {
 
 	// delta is --delta (views.go).
 	delta bool
+	// filled are the columns a write filled with NULL
+	// (--fill-missing-nullable), for its report.
+	filled []string
 
 	// swapRetries is set by commands whose requests pswap's own loops
 	// retry (see retryOptions): the SDK then makes a single attempt.

@@ -33,14 +33,26 @@ func newAuditCmd(a *app) *cobra.Command {
 	c := &auditCmd{app: a}
 	cmd := &cobra.Command{
 		Use:   "audit [--from S --to E | --partition KEY | --interval I] [--format table|json|csv|parquet] [--output FILE] | --publish",
-		Short: "Every attempt on the table: commits, rollbacks, and attempts that never committed",
-		Long: `List every attempt pswap can know of from the store, one row each:
-committed generations (kind commit or rollback; state current, superseded
-or rolled-back, with the generation that replaced it and when), manifests
-that never became current (state failed), and attempts that staged and
-never committed (kind staged: state staged, uncommitted for files
-uploaded without a manifest, which is an attempt that was killed or
-failed, or is still running, and abandoned past the 24 h grace period).
+		Short: "Every attempt on the table: commits, merges, rollbacks, and attempts that never committed",
+		Long: `List every attempt pswap can know of from the store, one row each: the
+committed generations, manifests that never became current, and attempts
+that staged and never committed.
+
+Each row's kind says what the attempt was:
+  commit       a commit of new data (commit, commit --staged, --partitioned)
+  merge        a merge (upsert by key) into the partition
+  rollback     a rollback to an earlier generation
+  staged       an attempt that staged and never committed
+and its state where it ended, as the store tells it now:
+  current      the partition's current generation
+  superseded   committed, then replaced by a later commit (superseded_by, superseded_at)
+  rolled-back  committed, then replaced by a rollback
+  failed       wrote its manifest, never became current
+  staged       staged or reserved, may still be committed
+  uncommitted  uploaded files without a manifest: killed or failed, or still running
+  abandoned    never committed and past the 24 h grace period: never will be
+  unknown      a manifest behind a garbage-collected generation
+
 Nothing but the store is read: per partition one listing of its _pswap
 folder and one GET per manifest and staged record.
 

@@ -74,6 +74,7 @@ type writeFlags struct {
 	compression string
 	allowEmpty  bool
 	evolve      bool
+	fillMissing bool
 	check       string
 	mustExist   bool
 	schema      string
@@ -85,6 +86,7 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
+	cmd.Flags().BoolVar(&f.fillMissing, fillMissingFlag, false, fillMissingUsage)
 	cmd.Flags().StringVar(&f.schema, "schema", "", "declare column types up front: amount=double,qty=int, or a JSON file ({\"amount\": \"double\"}, a list of {name, type}, or a table.json); the first commit records them, later ones must match")
 	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless something is already stored under the table URL, so that a typo in --table cannot start a new table (also: $"+envCreate+"=0)")
 	cmd.Flags().StringVar(&f.check, "check", "full", "how Parquet inputs are checked: full (every page decoded, rows hashed: the same rows in any encoding are a no-op) or footer (footer and page CRCs only, nothing decoded: about the cost of a plain upload; only the same bytes are a no-op)")
@@ -161,6 +163,7 @@ func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
 	p.allowEmpty = f.allowEmpty
 	p.wopts.Commit.AllowEmpty = f.allowEmpty
 	p.wopts.Table.EvolveSchema = f.evolve
+	p.wopts.Table.FillMissingNullable = f.fillMissing
 	if p.wopts.Table.Declare, err = parseSchemaFlag(f.schema); err != nil {
 		return p, err
 	}
@@ -307,6 +310,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		c.noteCreated(w)
+		c.warnFilled(w, "")
 		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, w, pf))
 	})
 }
@@ -485,6 +489,9 @@ type resultJSON struct {
 	// PublishError says why Published is false after a publish that
 	// failed (every view's error; views says which).
 	PublishError string `json:"publish_error,omitempty"`
+	// FilledColumns are the nullable columns the inputs lacked, written
+	// as NULL (--fill-missing-nullable).
+	FilledColumns []string `json:"filled_columns,omitempty"`
 	viewsJSON
 }
 
@@ -499,7 +506,7 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 			Changed: res.Changed, Outcome: string(res.Outcome), Rows: res.Rows, Bytes: res.Bytes,
 			Files: res.Files, RunID: res.RunID, IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
 			Staged: res.Staged, Published: pub.Published, MetadataLocation: pub.MetadataLocation,
-			PublishError: perr, viewsJSON: viewsDoc(pub.Views),
+			PublishError: perr, viewsJSON: viewsDoc(pub.Views), FilledColumns: a.filled,
 		})
 	}
 	facts := fmt.Sprintf("%s, %s, %s", plural(res.Rows, "row"), plural(int64(res.Files), "file"), humanBytes(res.Bytes))

@@ -70,6 +70,9 @@ type mergeCmd struct {
 	parallel    int
 	mustExist   bool
 	publish     bool
+	evolve      bool
+	fillMissing bool
+	force       bool
 }
 
 func newMergeCmd(a *app) *cobra.Command {
@@ -93,6 +96,9 @@ func newMergeCmd(a *app) *cobra.Command {
 	fl.IntVar(&c.maxRebases, "max-rebases", 5, "attempts of a partition repeated after a conflict (re-derived from the new generation) or a transient failure, then exit 3")
 	fl.IntVar(&c.parallel, "parallel", 4, "partitions merged at once")
 	fl.BoolVar(&c.mustExist, "must-exist", false, "refuse to create a table (also: $"+envCreate+"=0)")
+	fl.BoolVar(&c.evolve, "evolve-schema", false, "let the input add columns to the table's schema (as nullable columns, NULL in the current rows; without it a new column fails with exit status 2)")
+	fl.BoolVar(&c.fillMissing, fillMissingFlag, false, fillMissingUsage)
+	fl.BoolVar(&c.force, "force", false, "merge again the partitions this run id already merged (a corrected input re-run under the same --run-id), and commit even when the merge changes nothing")
 	addPublishFlag(a, cmd, &c.publish)
 	return cmd
 }
@@ -112,6 +118,12 @@ type mergePartJSON struct {
 	RunID      string `json:"run_id"`
 	Error      string `json:"error,omitempty"`
 	Exit       int    `json:"exit"`
+	// FilledColumns are the nullable columns the input lacked, written
+	// as NULL (--fill-missing-nullable).
+	FilledColumns []string `json:"filled_columns,omitempty"`
+	// InputDiffers: the run id already merged the partition (same-run)
+	// and this input would change it; --force merges it.
+	InputDiffers bool `json:"input_differs,omitempty"`
 }
 
 // mergeJSON is merge's --json document.
@@ -175,6 +187,8 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 	o.Keys, o.DeleteWhen, o.Dedupe, o.TimeColumn, o.Partition = keys, c.deleteWhen, c.dedupe, c.timeColumn, key
 	o.Format, o.Staging.Compression = format, comp
 	o.MaxRebases, o.Parallel = c.maxRebases, c.parallel
+	o.Table.EvolveSchema, o.Table.FillMissingNullable = c.evolve, c.fillMissing
+	o.Commit.Force = c.force
 	if o.MaxRebases == 0 {
 		o.MaxRebases = -1 // the library's 0 is its default
 	}
@@ -191,7 +205,12 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 		doc := mergeJSON{Table: c.tableURL(), InputRows: res.InputRows}
 		for _, p := range res.Partitions {
 			pj := mergePartJSON{Partition: p.Partition, RunID: p.RunID, Upserts: p.Upserts, Deletes: p.Deletes,
-				Kept: p.Kept, Removed: p.Removed, Rebases: p.Rebases}
+				Kept: p.Kept, Removed: p.Removed, Rebases: p.Rebases, FilledColumns: p.Filled, InputDiffers: p.InputDiffers}
+			c.noteFilled(p.Filled, p.Partition)
+			if p.InputDiffers {
+				fmt.Fprintf(c.stderr, "pswap: warning: run %q already merged %s, and this input would change it: "+
+					"this retry is a no-op that keeps what the run merged; to merge the new input pass --force (or use a new --run-id)\n", p.RunID, p.Partition)
+			}
 			if p.Err != nil {
 				pj.Outcome, pj.Error, pj.Exit = "failed", p.Err.Error(), exitCode(&cmdError{p.Err})
 				doc.Failed++

@@ -113,6 +113,8 @@ type stageJSON struct {
 	Bytes           int64  `json:"bytes"`
 	Files           int    `json:"files"`
 	ContentChecksum string `json:"content_checksum"`
+	// FilledColumns: as commit's (--fill-missing-nullable).
+	FilledColumns []string `json:"filled_columns,omitempty"`
 }
 
 func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
@@ -139,10 +141,12 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 		c.noteCreated(w)
+		c.warnFilled(w, "")
 		if c.json {
 			return printJSON(c.stdout, stageJSON{
 				Table: c.tableURL(), Partition: p.key, Generation: gen, Rows: content.Rows,
 				Bytes: content.Bytes, Files: len(content.Files), ContentChecksum: content.ContentChecksum,
+				FilledColumns: c.filled,
 			})
 		}
 		// The id alone on stdout, so that GEN=$(pswap stage ...) works.

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/zeebo/xxh3"
 
 	"github.com/pswap/pswap/internal/errkind"
@@ -23,11 +25,84 @@ type Hash = xxh3.Uint128
 // Hasher hashes the key columns of record batches of one schema.
 type Hasher struct {
 	names []string
+	types []arrow.DataType // the table's, per key column (nil: as they are)
 	buf   []byte
 }
 
-// NewHasher hashes the named key columns.
-func NewHasher(keys []string) *Hasher { return &Hasher{names: keys} }
+// NewHasher hashes the named key columns. types, when given, are the
+// table's Arrow types of the key columns, one per key (nil: as it is):
+// Keys converts a column of another type to its table type before it is
+// hashed, so that the input's keys and the table's rows compare as the
+// table's values (a time in ms or ns as the table's µs).
+func NewHasher(keys []string, types ...arrow.DataType) *Hasher {
+	return &Hasher{names: keys, types: types}
+}
+
+// Keys are the key columns of one record batch, converted to the table's
+// types: what the hasher hashes.
+type Keys struct {
+	h    *Hasher
+	cols []arrow.Array
+	idx  []int
+	own  []arrow.Array // converted columns, released by Release
+}
+
+// Keys converts the key columns cols (from Columns) of rec to the
+// table's types (Arrow's safe casts: a value the table's type cannot hold
+// exactly, a time in ns that is not a whole µs, is an ErrBadKey naming
+// the column); the caller releases the result.
+func (h *Hasher) Keys(ctx context.Context, rec arrow.RecordBatch, cols []int) (*Keys, error) {
+	k := &Keys{h: h, cols: make([]arrow.Array, len(cols)), idx: make([]int, len(cols))}
+	for j, c := range cols {
+		col := rec.Column(c)
+		k.cols[j] = col
+		if j >= len(h.types) || h.types[j] == nil || sameValues(col.DataType(), h.types[j]) {
+			continue
+		}
+		out, err := compute.CastArray(ctx, col, compute.SafeCastOptions(h.types[j]))
+		if err != nil {
+			k.Release()
+			return nil, fmt.Errorf("%w: key column %q is %s, the table's is %s: %v", ErrBadKey, h.names[j], col.DataType(), h.types[j], err)
+		}
+		k.own = append(k.own, out)
+		k.cols[j] = out
+	}
+	for j := range k.idx {
+		k.idx[j] = j
+	}
+	return k, nil
+}
+
+// sameValues reports whether a column of type dt holds values of type
+// want as they are (a dictionary of them included).
+func sameValues(dt, want arrow.DataType) bool {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		dt = d.ValueType
+	}
+	return arrow.TypeEqual(dt, want)
+}
+
+// Row hashes row i (see Hasher.Row).
+func (k *Keys) Row(i int) (sum Hash, null bool) {
+	b := k.h.buf[:0]
+	for _, c := range k.cols {
+		var ok bool
+		b, ok = AppendValue(b, c, i)
+		if !ok {
+			return Hash{}, true
+		}
+	}
+	k.h.buf = b
+	return xxh3.Hash128(b), false
+}
+
+// Release releases the converted columns.
+func (k *Keys) Release() {
+	for _, c := range k.own {
+		c.Release()
+	}
+	k.own = nil
+}
 
 // Columns returns the indexes of the key columns in sc, or an ErrBadKey
 // naming the first one missing.
@@ -80,8 +155,10 @@ func (h *Hasher) Describe(rec arrow.RecordBatch, cols []int, i int) string {
 // equal exactly when their values are: integers of every width as int64
 // (uint64 above 2^63-1 apart), float32 and float64 as float64, strings and
 // binaries as their bytes, dates as days, timestamps in microseconds (a
-// finer value apart), anything else as Arrow's text of it. ok is false for
-// a null.
+// finer value apart), times of day in nanoseconds, anything else as
+// Arrow's text of it. ok is false for a null. Values of two table types
+// may encode alike (a long and an int): Hasher.Keys converts both sides
+// to the table's type first.
 func AppendValue(b []byte, arr arrow.Array, i int) (_ []byte, ok bool) {
 	if arr.IsNull(i) {
 		return b, false
@@ -147,6 +224,21 @@ func AppendValue(b []byte, arr arrow.Array, i int) (_ []byte, ok bool) {
 			v /= 1_000
 		}
 		return binary.BigEndian.AppendUint64(append(b, 't'), uint64(v)), true
+	case *array.Time32:
+		v := int64(a.Value(i))
+		switch a.DataType().(*arrow.Time32Type).Unit {
+		case arrow.Second:
+			v *= 1_000_000_000
+		case arrow.Millisecond:
+			v *= 1_000_000
+		}
+		return binary.BigEndian.AppendUint64(append(b, 'h'), uint64(v)), true
+	case *array.Time64:
+		v := int64(a.Value(i))
+		if a.DataType().(*arrow.Time64Type).Unit == arrow.Microsecond {
+			v *= 1_000
+		}
+		return binary.BigEndian.AppendUint64(append(b, 'h'), uint64(v)), true
 	case *array.Dictionary:
 		return AppendValue(b, a.Dictionary(), a.GetValueIndex(i))
 	}

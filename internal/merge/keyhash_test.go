@@ -2,6 +2,8 @@ package merge
 
 import (
 	"bytes"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -103,5 +105,56 @@ func TestKeyTuples(t *testing.T) {
 	}
 	if _, err := NewHasher([]string{"missing"}).Columns(sc, "the input"); err == nil {
 		t.Error("a missing key column was accepted")
+	}
+}
+
+// TestKeysAsTableType: a key in another unit or width than the table's
+// hashes as the table's value once Keys converts it (a time in ms or ns
+// as the table's µs: issue 39, item 3), and a value the table's type
+// cannot hold exactly is ErrBadKey.
+func TestKeysAsTableType(t *testing.T) {
+	ctx := t.Context()
+	mem := memory.DefaultAllocator
+	hashOf := func(typ, table arrow.DataType, json string) (Hash, error) {
+		t.Helper()
+		arr, _, err := array.FromJSON(mem, typ, strings.NewReader(json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer arr.Release()
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "k", Type: typ}}, nil), []arrow.Array{arr}, 1)
+		defer rec.Release()
+		h := NewHasher([]string{"k"}, table)
+		keys, err := h.Keys(ctx, rec, []int{0})
+		if err != nil {
+			return Hash{}, err
+		}
+		defer keys.Release()
+		sum, _ := keys.Row(0)
+		return sum, nil
+	}
+	us := arrow.FixedWidthTypes.Time64us
+	want, err := hashOf(us, us, `[7200000000]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		typ  arrow.DataType
+		json string
+	}{
+		{arrow.FixedWidthTypes.Time32s, `[7200]`},
+		{arrow.FixedWidthTypes.Time32ms, `[7200000]`},
+		{arrow.FixedWidthTypes.Time64ns, `[7200000000000]`},
+	} {
+		got, err := hashOf(c.typ, us, c.json)
+		if err != nil || got != want {
+			t.Errorf("%s %s: hash %v (%v), want the table's %v", c.typ, c.json, got, err, want)
+		}
+		if untyped, _ := hashOf(c.typ, nil, c.json); untyped != want {
+			t.Errorf("%s %s without a table type: hash %v, want %v (times of day are canonical in ns)", c.typ, c.json, untyped, want)
+		}
+	}
+	if _, err := hashOf(arrow.FixedWidthTypes.Time64ns, us, `[7200000000001]`); !errors.Is(err, ErrBadKey) {
+		t.Errorf("a time in ns that is not a whole µs: %v, want ErrBadKey", err)
 	}
 }

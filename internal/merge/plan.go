@@ -57,10 +57,14 @@ func (d Dedupe) String() string {
 
 // PlanOptions describe a merge's input handling.
 type PlanOptions struct {
-	Keys   []string
-	Delete DeleteWhen
-	Dedupe Dedupe
-	Route  RouteOptions
+	Keys []string
+	// KeyTypes are the table's Arrow types of the key columns (nil: no
+	// table yet): the input's keys are hashed as the table's values
+	// (NewHasher).
+	KeyTypes []arrow.DataType
+	Delete   DeleteWhen
+	Dedupe   Dedupe
+	Route    RouteOptions
 }
 
 // Planner reads the input's record batches (all of one schema), in order,
@@ -90,7 +94,7 @@ func NewPlanner(sc *arrow.Schema, o PlanOptions) (*Planner, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Planner{opts: o, router: r, hasher: NewHasher(o.Keys), delCol: -1, index: map[string]int32{}}
+	p := &Planner{opts: o, router: r, hasher: NewHasher(o.Keys, o.KeyTypes...), delCol: -1, index: map[string]int32{}}
 	if p.keyCols, err = p.hasher.Columns(sc, "the input"); err != nil {
 		return nil, err
 	}
@@ -116,7 +120,12 @@ func NewPlanner(sc *arrow.Schema, o PlanOptions) (*Planner, error) {
 func (p *Planner) Router() *Router { return p.router }
 
 // Add plans the rows of rec, the next batch of the input.
-func (p *Planner) Add(rec arrow.RecordBatch) error {
+func (p *Planner) Add(ctx context.Context, rec arrow.RecordBatch) error {
+	keys, err := p.hasher.Keys(ctx, rec, p.keyCols)
+	if err != nil {
+		return err
+	}
+	defer keys.Release()
 	n := int(rec.NumRows())
 	for i := range n {
 		row := p.rows + 1
@@ -131,7 +140,7 @@ func (p *Planner) Add(rec arrow.RecordBatch) error {
 			p.names = append(p.names, key)
 			p.sets = append(p.sets, map[Hash]int64{})
 		}
-		h, null := p.hasher.Row(rec, p.keyCols, i)
+		h, null := keys.Row(i)
 		if null {
 			return fmt.Errorf("%w: row %d has a null key column (%s)", ErrBadKey, row, p.hasher.Describe(rec, p.keyCols, i))
 		}
@@ -167,6 +176,10 @@ type Plan struct {
 	counts []PartCounts
 	Drop   []string // input columns not written (routing, delete marker)
 	Rows   int64    // input rows
+	// KeyTypes are the types the input's keys were hashed as (the
+	// table's; nil: as they are): the current rows' keys must be hashed
+	// the same (NewHasher).
+	KeyTypes []arrow.DataType
 }
 
 // PartCounts count what the input holds for one partition.
@@ -180,7 +193,8 @@ type PartCounts struct {
 // columns that are not written besides the routing ones (a delete marker
 // that is no column of the table).
 func (p *Planner) Finish(dropDelete bool) *Plan {
-	pl := &Plan{names: p.names, sets: p.sets, part: p.part, keep: make([]bool, p.rows), counts: make([]PartCounts, len(p.names)), Rows: p.rows}
+	pl := &Plan{names: p.names, sets: p.sets, part: p.part, keep: make([]bool, p.rows), counts: make([]PartCounts, len(p.names)), Rows: p.rows,
+		KeyTypes: p.opts.KeyTypes}
 	for pi, set := range p.sets {
 		c := &pl.counts[pi]
 		c.Keys = int64(len(set))
@@ -237,14 +251,19 @@ func (pl *Plan) InputMask(rec arrow.RecordBatch, first int64, key string) ([]boo
 }
 
 // CurrentMask returns, for a batch rec of the partition's current rows
-// (key columns keyCols, hashed by h), which rows are kept: those whose key
-// the input does not hold (a row with a null key is always kept), and how
-// many.
-func CurrentMask(rec arrow.RecordBatch, h *Hasher, keyCols []int, set map[Hash]int64) ([]bool, int) {
+// (key columns keyCols, hashed by h as the table's values), which rows are
+// kept: those whose key the input does not hold (a row with a null key is
+// always kept), and how many.
+func CurrentMask(ctx context.Context, rec arrow.RecordBatch, h *Hasher, keyCols []int, set map[Hash]int64) ([]bool, int, error) {
+	keys, err := h.Keys(ctx, rec, keyCols)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer keys.Release()
 	mask := make([]bool, rec.NumRows())
 	n := 0
 	for i := range mask {
-		sum, null := h.Row(rec, keyCols, i)
+		sum, null := keys.Row(i)
 		if null {
 			mask[i] = true
 			n++
@@ -255,7 +274,7 @@ func CurrentMask(rec arrow.RecordBatch, h *Hasher, keyCols []int, set map[Hash]i
 			n++
 		}
 	}
-	return mask, n
+	return mask, n, nil
 }
 
 // Select returns the rows of rec where mask is true, without the columns

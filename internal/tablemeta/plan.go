@@ -14,6 +14,11 @@ type PlanOptions struct {
 	// inferred types, so an integer column may go into a double column
 	// (its values were integers only by chance).
 	Text bool
+	// FillMissing: a nullable column of the table that the data lacks is
+	// accepted (Plan's schema has it; the data is stored with NULL in
+	// it), as TableOptions.FillMissingNullable asks. A NOT NULL column
+	// the data lacks is still ErrSchemaMismatch.
+	FillMissing bool
 }
 
 // Plan checks data's schema (as staging derives it) against the table's
@@ -44,10 +49,13 @@ func (t *Table) Plan(data *arrow.Schema, opts PlanOptions) (*arrow.Schema, error
 	for _, f := range data.Fields() {
 		byName[f.Name] = f
 	}
-	var missing, extra []string
+	var missing, extra, required []string
 	for _, f := range t.Schema.Fields {
 		if _, ok := byName[f.Name]; !ok {
 			missing = append(missing, f.Name)
+			if !f.Nullable {
+				required = append(required, f.Name)
+			}
 		}
 	}
 	for _, f := range data.Fields() {
@@ -55,12 +63,24 @@ func (t *Table) Plan(data *arrow.Schema, opts PlanOptions) (*arrow.Schema, error
 			extra = append(extra, f.Name)
 		}
 	}
-	if len(missing) > 0 || len(extra) > 0 {
-		return nil, columnsError(missing, extra)
+	if len(extra) > 0 || len(missing) > 0 && (!opts.FillMissing || len(required) > 0) {
+		if opts.FillMissing && len(extra) == 0 { // required columns missing
+			return nil, fmt.Errorf("%w: column %s of the table is missing from the data, and it is NOT NULL: only nullable columns are filled with NULL", ErrSchemaMismatch, quoted(required))
+		}
+		err := columnsError(missing, extra)
+		if len(extra) == 0 && len(required) == 0 {
+			err = fmt.Errorf("%w; to write NULL in a nullable column that an input lacks, --fill-missing-nullable (TableOptions.FillMissingNullable)", err)
+		}
+		return nil, err
 	}
 	out := make([]arrow.Field, len(t.Schema.Fields))
 	for i, f := range t.Schema.Fields {
-		d := byName[f.Name]
+		d, ok := byName[f.Name]
+		if !ok { // FillMissing: a nullable column, all NULL
+			out[i] = f.Arrow()
+			out[i].Nullable = true
+			continue
+		}
 		if err := compatible(f.Name, d.Type, f.Type, opts); err != nil {
 			return nil, err
 		}
@@ -73,15 +93,28 @@ func (t *Table) Plan(data *arrow.Schema, opts PlanOptions) (*arrow.Schema, error
 	return arrow.NewSchema(out, nil), nil
 }
 
+// Missing returns the columns of the table that data lacks.
+func (t *Table) Missing(data *arrow.Schema) []string {
+	var out []string
+	for _, f := range t.Schema.Fields {
+		if !data.HasField(f.Name) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+func quoted(names []string) string {
+	qs := make([]string, len(names))
+	for i, n := range names {
+		qs[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(qs, ", ")
+}
+
 // columnsError describes dropped, renamed and added columns.
 func columnsError(missing, extra []string) error {
-	q := func(names []string) string {
-		qs := make([]string, len(names))
-		for i, n := range names {
-			qs[i] = fmt.Sprintf("%q", n)
-		}
-		return strings.Join(qs, ", ")
-	}
+	q := quoted
 	switch {
 	case len(missing) > 0 && len(extra) > 0:
 		return fmt.Errorf("%w: column %s of the table is missing from the data, which has column %s that the table lacks (renamed? a table's columns are never renamed or dropped)", ErrSchemaMismatch, q(missing), q(extra))

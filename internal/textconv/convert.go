@@ -53,9 +53,22 @@ func (st *inferState) observeText(v string) {
 	st.observeString(v)
 }
 
+// hasLeadingZeroOrSign reports whether v is spelled as an identifier
+// rather than a number: a leading "+", or a leading zero before an
+// integer part ("007", a zip code or an account number). A zero-padded
+// number with a fraction ("0012.50", a fixed-width export's amount) is a
+// number: its fraction says it is a quantity, and the same column
+// unpadded ("12.50") is one.
 func hasLeadingZeroOrSign(v string) bool {
 	d := strings.TrimPrefix(v, "-")
-	return strings.HasPrefix(v, "+") || len(d) > 1 && d[0] == '0' && d[1] != '.'
+	if strings.HasPrefix(v, "+") {
+		return true
+	}
+	if len(d) < 2 || d[0] != '0' || d[1] == '.' {
+		return false
+	}
+	i := strings.IndexByte(d, '.')
+	return i < 0 || i == len(d)-1 || strings.Trim(d[:i], "0123456789") != "" || strings.Trim(d[i+1:], "0123456789") != ""
 }
 
 func isFloatText(v string) bool {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -20,10 +21,17 @@ import (
 // The schema is opts.Schema, else inferred from the first
 // DefaultInferRows lines (int64, float64, bool, date32, timestamp[us] and
 // string; a key seen only with null is a string). A line that is not one
-// JSON object, a key not in the schema, a value of the wrong type, or a
-// null in a non-nullable column fails with ErrBadInput naming the input
-// and the line. Blank lines are skipped. Binary columns are base64
-// strings, as in Arrow's JSON reader.
+// JSON object, a value of the wrong type, or a null in a non-nullable
+// column fails with ErrBadInput naming the input and the line. Blank
+// lines are skipped. Binary columns are base64 strings, as in Arrow's
+// JSON reader.
+//
+// With a schema given, the input's columns are its keys, as a CSV input's
+// are its header's names: a key not in the schema is a *ColumnsError
+// (Extra) at its line, and a column of the schema that no line of a
+// non-empty input has as a key (not even with null) is a *ColumnsError
+// (Missing) once the input is read, after every row went to the sink. A
+// key absent from some lines only is null there.
 //
 // Nested values convert to nested columns: a JSON array to a list, a JSON
 // object to a struct (inferred: the fields seen in the first lines, in
@@ -47,10 +55,13 @@ func JSONL(ctx context.Context, r io.Reader, name string, opts Options, sink Sin
 	}
 	defer batch.release()
 	set := make([]bool, len(batch.cols))
+	seen := make([]bool, len(batch.cols)) // a column some line has as a key
+	rows := 0
 	for i := range buffered {
-		if err := in.add(batch, set, &buffered[i]); err != nil {
+		if err := in.add(batch, set, seen, &buffered[i]); err != nil {
 			return err
 		}
+		rows++
 	}
 	buffered = nil
 	var row jsonRow
@@ -62,12 +73,57 @@ func JSONL(ctx context.Context, r io.Reader, name string, opts Options, sink Sin
 		if err != nil {
 			return err
 		}
-		if err := in.add(batch, set, &row); err != nil {
+		if err := in.add(batch, set, seen, &row); err != nil {
 			return err
 		}
+		rows++
 	}
-	return batch.flush()
+	if err := batch.flush(); err != nil {
+		return err
+	}
+	if rows == 0 {
+		return nil // no line: nothing says which columns the input has
+	}
+	var missing []string
+	for i, f := range schema.Fields() {
+		if !seen[i] {
+			missing = append(missing, f.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return &ColumnsError{Name: name, Missing: missing}
+	}
+	return nil
 }
+
+// ColumnsError: a JSON Lines input read with a given schema whose keys are
+// not the schema's columns. It is ErrBadInput; the caller, which knows
+// where the schema came from (a table's, a generation's), may say more.
+type ColumnsError struct {
+	// Name names the input.
+	Name string
+	// Missing are the schema's columns that no line has as a key.
+	Missing []string
+	// Extra is a key the schema lacks, first seen on line Line (then the
+	// input was read no further).
+	Extra string
+	Line  int
+	// Value is the Extra key's value on Line (its JSON kind types it).
+	Value any
+}
+
+func (e *ColumnsError) Error() string {
+	if e.Extra != "" {
+		return fmt.Sprintf("%v: %s: line %d: key %q is not in the schema", ErrBadInput, e.Name, e.Line, e.Extra)
+	}
+	q := make([]string, len(e.Missing))
+	for i, n := range e.Missing {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return fmt.Sprintf("%v: %s: column %s of the schema is a key of no line", ErrBadInput, e.Name, strings.Join(q, ", "))
+}
+
+func (e *ColumnsError) Unwrap() error { return ErrBadInput }
 
 // maxJSONLine bounds one line of JSON Lines input.
 const maxJSONLine = 64 << 20
@@ -251,17 +307,19 @@ func (inf *jsonlInference) observe(in *jsonlInput, row *jsonRow) error {
 }
 
 // add converts one row into the batch's columns: keys by name, a missing
-// key null. set is scratch space of one flag per column.
-func (in *jsonlInput) add(batch *batcher, set []bool, row *jsonRow) error {
+// key null. set is scratch space of one flag per column; seen flags the
+// columns the row has as keys.
+func (in *jsonlInput) add(batch *batcher, set, seen []bool, row *jsonRow) error {
 	clear(set)
 	cols := batch.cols
 	for i, k := range row.keys {
 		idx := batch.schema.FieldIndices(k)
 		if len(idx) != 1 {
-			return in.bad(row.line, "key %q is not in the schema", k)
+			return &ColumnsError{Name: in.name, Extra: k, Line: row.line, Value: row.values[i]}
 		}
 		c := cols[idx[0]]
 		set[idx[0]] = true
+		seen[idx[0]] = true
 		var err error
 		if row.values[i] == nil {
 			err = c.appendNull()
