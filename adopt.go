@@ -144,6 +144,9 @@ func checkAsIs(ctx context.Context, st store.Store, key string, opts CommitOptio
 		return nil
 	}
 	g, err := beginSchema(readTable(ctx, st, opts.swap()), st, key, WriteOptions{Commit: opts}, &staging.Options{})
+	if err == nil && g.create {
+		err = checkNewTable(ctx, st, false) // tableguard.go: never inside another table
+	}
 	if err != nil {
 		return err
 	}

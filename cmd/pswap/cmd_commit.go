@@ -86,7 +86,7 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
 	cmd.Flags().StringVar(&f.schema, "schema", "", "declare column types up front: amount=double,qty=int, or a JSON file ({\"amount\": \"double\"}, a list of {name, type}, or a table.json); the first commit records them, later ones must match")
-	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless something is already stored under the table URL, so that a typo in --table cannot start a new table (also: $"+envCreate+"=0)")
+	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless a table is at the URL (its _pswap/table.json, or a partition of a table written before table.json existed), so that a typo in --table cannot start a new table (also: $"+envCreate+"=0)")
 	cmd.Flags().StringVar(&f.check, "check", "full", "how Parquet inputs are checked: full (every page decoded, rows hashed: the same rows in any encoding are a no-op) or footer (footer and page CRCs only, nothing decoded: about the cost of a plain upload; only the same bytes are a no-op)")
 }
 
@@ -353,19 +353,25 @@ func (a *app) withWriteTable(ctx context.Context, mustExist bool, key string, f 
 	})
 }
 
-// requireTable fails with errNoTable when must is set and nothing is stored
-// under the table root: the write would create a new table, most often
-// because of a typo in the URL. It costs one listing request, only when
-// asked for.
+// requireTable fails with errNoTable when must is set and the table's own
+// marker is not there (pswap.Table.Exists: its _pswap/table.json, or an old
+// table's partition pointer; other objects under the URL are no table):
+// the write would create a new table, most often because of a typo in the
+// URL. It costs one GET of table.json, only when asked for.
 func (a *app) requireTable(ctx context.Context, t *pswap.Table, must bool) error {
 	if !must {
 		return nil
 	}
-	if err := a.checkTable(ctx, t); err != nil {
-		if errors.Is(err, errNoTable) {
-			return fmt.Errorf("%w; --must-exist (or %s=0) refuses to create a table", err, envCreate)
-		}
+	ok, err := t.Exists(ctx)
+	if err != nil {
 		return err
+	}
+	if !ok {
+		if err := t.CheckNewTable(ctx, false); err != nil {
+			return err // a wrong URL (inside a table, above tables): exit 2
+		}
+		return fmt.Errorf("%w at %s: no _pswap/table.json and no partition under it; --must-exist (or %s=0) refuses to create a table",
+			errNoTable, a.tableURL(), envCreate)
 	}
 	return nil
 }

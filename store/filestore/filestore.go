@@ -795,3 +795,12 @@ func (s *Store) AbortUpload(ctx context.Context, u store.Upload) error {
 	s.pruneDirs(filepath.Dir(p))
 	return nil
 }
+
+// Outer returns a store rooted at the file system's root and s's root in
+// it (without leading slash): pswap looks there for a table that would
+// enclose a new one (pswap.OuterStore).
+func (s *Store) Outer() (store.Store, string) {
+	vol := filepath.VolumeName(s.root)
+	top := vol + string(filepath.Separator)
+	return &Store{root: top}, strings.Trim(filepath.ToSlash(strings.TrimPrefix(s.root, vol)), "/")
+}
