@@ -376,6 +376,14 @@ func (a *app) requireTable(ctx context.Context, t *pswap.Table, must bool) error
 	return nil
 }
 
+// committer names the run that committed a generation, for messages.
+func committer(runID string) string {
+	if runID == "" {
+		return "a commit without a run id"
+	}
+	return fmt.Sprintf("run %q", runID)
+}
+
 // noteCreated says on stderr that a write created the table, which is
 // what a typo in --table does: the data went somewhere new. --quiet
 // silences it.
@@ -471,15 +479,19 @@ var testHookBeforeCommit func(ctx context.Context, part *pswap.Partition) error
 
 // resultJSON is the --json document of commit and rollback.
 type resultJSON struct {
-	Table          string `json:"table"`
-	Partition      string `json:"partition"`
-	Generation     string `json:"generation"`
-	Changed        bool   `json:"changed"`
-	Outcome        string `json:"outcome"`
-	Rows           int64  `json:"rows"`
-	Bytes          int64  `json:"bytes"`
-	Files          int    `json:"files"`
-	RunID          string `json:"run_id"`
+	Table      string `json:"table"`
+	Partition  string `json:"partition"`
+	Generation string `json:"generation"`
+	Changed    bool   `json:"changed"`
+	Outcome    string `json:"outcome"`
+	Rows       int64  `json:"rows"`
+	Bytes      int64  `json:"bytes"`
+	Files      int    `json:"files"`
+	RunID      string `json:"run_id"`
+	// CommittedBy is the run id of Generation; RunGeneration, for a
+	// same-run no-op, the generation RunID committed (issue 40 item 4).
+	CommittedBy    string `json:"committed_by"`
+	RunGeneration  string `json:"run_generation"`
 	IdempotencyKey string `json:"idempotency_key"`
 	Seq            int64  `json:"seq"`
 	Staged         string `json:"staged_generation"`
@@ -503,7 +515,8 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 		return printJSON(a.stdout, resultJSON{
 			Table: a.tableURL(), Partition: res.Partition, Generation: res.Generation,
 			Changed: res.Changed, Outcome: string(res.Outcome), Rows: res.Rows, Bytes: res.Bytes,
-			Files: res.Files, RunID: res.RunID, IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
+			Files: res.Files, RunID: res.RunID, CommittedBy: res.CommittedBy, RunGeneration: res.RunGeneration,
+			IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
 			Staged: res.Staged, Published: pub.Published, MetadataLocation: pub.MetadataLocation,
 			PublishError: perr, deltaJSON: deltaDoc(a.deltaPub),
 		})
@@ -516,7 +529,14 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 	case swap.Superseded:
 		line = fmt.Sprintf("%s %s: generation %s, since replaced by a later commit", verb, res.Partition, res.Staged)
 	case swap.SameRun:
-		line = fmt.Sprintf("unchanged %s: run %q already committed generation %s (no-op); %s", res.Partition, res.RunID, res.Generation, facts)
+		line = fmt.Sprintf("unchanged %s: run %q already committed generation %s (no-op); ", res.Partition, res.RunID, res.Generation)
+		if res.RunGeneration != "" && res.RunGeneration != res.Generation {
+			// Other runs committed since (a backfill): the current
+			// generation is theirs, not this run's.
+			line = fmt.Sprintf("unchanged %s: run %q already committed generation %s (no-op); the current generation %s was committed since by %s; ",
+				res.Partition, res.RunID, res.RunGeneration, res.Generation, committer(res.CommittedBy))
+		}
+		line += facts
 	case swap.AlreadyCommitted:
 		line = fmt.Sprintf("unchanged %s: staged generation %s was already committed (no-op); current generation %s; %s", res.Partition, res.Staged, res.Generation, facts)
 	case swap.Identical:
