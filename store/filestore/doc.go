@@ -17,4 +17,8 @@
 // lists such files as unfinished uploads (store.UploadLister, like S3's
 // multipart uploads), so that garbage collection removes them once they are
 // older than its orphan age.
+//
+// A full disk (ENOSPC, or EDQUOT for a quota) is ErrNoSpace: permanent, so
+// no retry loop retries it and a commit never calls it an unknown outcome;
+// the temporary file is removed and the object is as it was.
 package filestore
