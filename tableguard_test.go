@@ -222,3 +222,35 @@ func TestNewTableGuardCost(t *testing.T) {
 	}
 	t.Logf("first commit: 1 list of the root + %d HEADs above it (one round trip); a commit to the table: 0", depth)
 }
+
+// TestNoReservationInsideATable: stage --reserve (Partition.Reserve) is
+// refused where a commit would be, and leaves no staged record.
+func TestNoReservationInsideATable(t *testing.T) {
+	dir := t.TempDir()
+	sales := filepath.Join(dir, "sales")
+	tb, _ := openCounting(t, sales)
+	if _, err := writeTo(tb, "dt=2026-11-29", pswap.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inner := filepath.Join(sales, "dt=2026-11-29")
+	before := filesUnder(t, inner)
+	ib, _ := openCounting(t, inner)
+	p, err := ib.Partition("dt=2026-12-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Reserve(ctx, pswap.CommitOptions{}); !errors.Is(err, pswap.ErrNestedTable) {
+		t.Fatalf("reserve inside a table: %v, want ErrNestedTable", err)
+	}
+	if after := filesUnder(t, inner); len(after) != len(before) {
+		t.Errorf("refused reservation left %d files", len(after)-len(before))
+	}
+	// In the table itself, a reservation of a new partition goes through.
+	p, err = tb.Partition("dt=2026-12-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Reserve(ctx, pswap.CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
