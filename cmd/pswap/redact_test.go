@@ -200,3 +200,31 @@ func TestOutputSameWithCatalogVariable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRedactURLPassword: the password of a catalog URL among the
+// arguments never survives redaction, and its user name always does.
+func FuzzRedactURLPassword(f *testing.F) {
+	f.Add("pswap", "hunter22", "sql+postgres")
+	f.Add("lake", "Pa55word", "rest+https")
+	f.Add("daily", "s3cr3tToken", "https")
+	alnum := func(s string) bool {
+		return s != "" && strings.TrimFunc(s, func(r rune) bool {
+			return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		}) == ""
+	}
+	f.Fuzz(func(t *testing.T, user, pass, scheme string) {
+		if !alnum(user) || !alnum(pass) || len(pass) < minSecret || strings.Contains(user, pass) || strings.Contains(pass, user) ||
+			!isURLScheme(scheme) || !hasUsers(scheme) {
+			return
+		}
+		red := newRedactor(func(string) string { return "" }, []string{"--catalog", scheme + "://" + user + ":" + pass + "@db.internal/lake"})
+		for _, msg := range []string{"password " + pass + " refused", scheme + "://" + user + ":" + pass + "@h/x", "x" + pass + "y"} {
+			if out := red.String(msg); strings.Contains(out, pass) {
+				t.Fatalf("redact(%q) = %q: the password survived", msg, out)
+			}
+		}
+		if msg := "user " + user + " at " + scheme + "://" + user + "@h/" + user; red.String(msg) != msg {
+			t.Fatalf("redact(%q) = %q: a user name was replaced", msg, red.String(msg))
+		}
+	})
+}
