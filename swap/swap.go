@@ -157,6 +157,10 @@ type Result struct {
 	Changed    bool   // true when this call swapped in a new generation
 	Outcome    Outcome
 	RunID      string
+	Seq        int64 // the pointer's sequence number after the commit
+	Rows       int64
+	Bytes      int64
+	Files      int
 	// CommittedBy is the run id that committed Generation ("" for none):
 	// after a backfill, a retry of an earlier run is a SameRun no-op whose
 	// Generation is the backfill's.
@@ -165,10 +169,6 @@ type Result struct {
 	// pointer's history names it); it is Generation unless other runs
 	// committed since.
 	RunGeneration string
-	Seq           int64 // the pointer's sequence number after the commit
-	Rows          int64
-	Bytes         int64
-	Files         int
 	// IdempotencyKey identifies the committed generation for downstream side
 	// effects (webhooks, notifications): "<partition>@<generation>". Fire a
 	// side effect only when Changed, and let the receiver deduplicate on it.

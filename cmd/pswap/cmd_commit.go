@@ -479,19 +479,17 @@ var testHookBeforeCommit func(ctx context.Context, part *pswap.Partition) error
 
 // resultJSON is the --json document of commit and rollback.
 type resultJSON struct {
-	Table      string `json:"table"`
-	Partition  string `json:"partition"`
-	Generation string `json:"generation"`
-	Changed    bool   `json:"changed"`
-	Outcome    string `json:"outcome"`
-	Rows       int64  `json:"rows"`
-	Bytes      int64  `json:"bytes"`
-	Files      int    `json:"files"`
-	RunID      string `json:"run_id"`
-	// CommittedBy is the run id of Generation; RunGeneration, for a
-	// same-run no-op, the generation RunID committed (issue 40 item 4).
-	CommittedBy    string `json:"committed_by"`
-	RunGeneration  string `json:"run_generation"`
+	Table          string `json:"table"`
+	Partition      string `json:"partition"`
+	Generation     string `json:"generation"`
+	Changed        bool   `json:"changed"`
+	Outcome        string `json:"outcome"`
+	Rows           int64  `json:"rows"`
+	Bytes          int64  `json:"bytes"`
+	Files          int    `json:"files"`
+	RunID          string `json:"run_id"`
+	CommittedBy    string `json:"committed_by"`   // the run id of Generation
+	RunGeneration  string `json:"run_generation"` // same-run: the generation RunID committed
 	IdempotencyKey string `json:"idempotency_key"`
 	Seq            int64  `json:"seq"`
 	Staged         string `json:"staged_generation"`
