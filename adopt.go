@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -66,8 +67,26 @@ const AdoptedChecksumAlgo = checksum.Adopted
 // engine: it returns the generation id and the data prefix to write into
 // (Prefix is a store key; Table.Store().URI(Prefix) is its URI). The
 // reservation is fenced on the current pointer, like Stage.
+//
+// A reservation that would start a table where none can be (inside another
+// table, above tables: ErrNestedTable) is withdrawn. That check costs the
+// first reservation of a partition one HEAD of the table's table.json, and
+// of a new table the guard's listing (tableguard.go); a partition with
+// commits none.
 func (p *Partition) Reserve(ctx context.Context, opts CommitOptions) (swap.Reservation, error) {
-	return swap.Reserve(ctx, p.t.st, p.key, opts.swap())
+	r, err := swap.Reserve(ctx, p.t.st, p.key, opts.swap())
+	if err != nil || r.Base.Pointer != nil {
+		return r, err
+	}
+	_, err = p.t.st.Stat(ctx, tablemeta.Key)
+	if errors.Is(err, store.ErrNotFound) {
+		err = checkNewTable(ctx, p.t.st, false)
+	}
+	if err != nil {
+		_ = p.t.st.Delete(context.WithoutCancel(ctx), layout.StagedKey(p.key, r.Generation))
+		return swap.Reservation{}, err
+	}
+	return r, nil
 }
 
 // adopter returns the swap.AdoptFunc that describes a reservation's files
@@ -144,6 +163,9 @@ func checkAsIs(ctx context.Context, st store.Store, key string, opts CommitOptio
 		return nil
 	}
 	g, err := beginSchema(readTable(ctx, st, opts.swap()), st, key, WriteOptions{Commit: opts}, &staging.Options{})
+	if err == nil && g.create {
+		err = checkNewTable(ctx, st, false) // tableguard.go: never inside another table
+	}
 	if err != nil {
 		return err
 	}

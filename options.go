@@ -31,11 +31,18 @@ type CommitOptions struct {
 	GracePeriod time.Duration
 	// MaxAttempts bounds the attempts of one request and of the pointer
 	// swap (default 10).
+	//
+	// The library's retry defaults (10 attempts, backoff capped at 5s,
+	// within MaxElapsed) are not the CLI's (5 attempts, capped at 2s): a
+	// program that embeds pswap usually runs on, and may wait out a
+	// throttling burst, while the CLI runs under a scheduler that retries
+	// the task itself and wants a dead endpoint reported in seconds. Set
+	// MaxAttempts: 5 and MaxDelay: 2*time.Second for the CLI's behaviour.
 	MaxAttempts int
 	// MaxElapsed bounds the time spent retrying one commit (default 2m).
 	MaxElapsed time.Duration
 	// BaseDelay and MaxDelay shape the exponential backoff with full
-	// jitter (defaults 50ms and 5s).
+	// jitter (defaults 50ms and 5s; the CLI uses 2s, see MaxAttempts).
 	BaseDelay, MaxDelay time.Duration
 }
 

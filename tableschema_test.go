@@ -593,9 +593,11 @@ func TestTableSchemaRequests(t *testing.T) {
 	cs := storetest.NewCounting(memstore.New())
 	tb := pswap.NewTable(cs)
 	for i, want := range []map[string]int{
-		// GETs: pointer, table.json; the data file; PUTs: table.json
-		// (created), manifest, pointer (created).
-		{"get": 2, "writer": 1, "put-if-none-match": 3},
+		// GETs: pointer, table.json; the list of the new table's root
+		// (nothing inside another table or above tables: tableguard.go);
+		// the data file; PUTs: table.json (created), manifest, pointer
+		// (created).
+		{"get": 2, "list": 1, "writer": 1, "put-if-none-match": 3},
 		// The same, table.json only read; the pointer replaced.
 		{"get": 2, "writer": 1, "put-if-none-match": 1, "put-if-match": 1},
 	} {

@@ -40,6 +40,13 @@ type WriteOptions struct {
 	// are the publish's (its MaxElapsed counts here); the zero
 	// PublishOptions work. Nil: Publish reads them after the commit.
 	Prefetch *PublishOptions
+	// MustExist refuses to create a table: Begin fails with ErrNoTable
+	// unless the table's own marker is there (Table.Exists), so that a
+	// wrong URL cannot start a new table. It costs no request when the
+	// table has its _pswap/table.json (read by Begin anyway). Whatever it
+	// says, a table is never created inside another or at a prefix that
+	// holds tables (ErrNestedTable).
+	MustExist bool
 
 	kind string // the manifest's kind (manifest.KindMerge); "" for a commit
 }
@@ -105,6 +112,12 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		opts.Staging.LegacyChecksum = true
 	}
 	guard, err := beginSchema(table, p.t.st, p.key, opts, &opts.Staging) // tableschema.go
+	if err == nil && guard.create && txn.Base().Pointer == nil {
+		// This write would create the table: not inside another, nor
+		// above others (tableguard.go). A write to a table makes no
+		// request for it.
+		err = checkNewTable(ctx, p.t.st, opts.MustExist)
+	}
 	if err != nil {
 		txn.Abort(context.WithoutCancel(ctx))
 		return nil, err

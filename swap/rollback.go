@@ -2,6 +2,7 @@ package swap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -64,7 +65,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 		check()
 	}
 	if checkErr != nil {
-		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, checkErr)
+		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, missingTarget(t.base.Pointer, part, to, checkErr))
 	}
 	if cur := t.base.Pointer; cur != nil && (cur.Generation == to || currentDataGen(cur) == old.DataGen()) {
 		// The target, or its data: a rollback to G repeated, or to the
@@ -111,4 +112,35 @@ func currentDataGen(p *manifest.Pointer) string {
 		return p.History[0].DataGeneration
 	}
 	return p.Generation
+}
+
+// missingTarget explains a rollback target that is gone (err matches
+// ErrGenerationNotFound) from the pointer's history: a generation it
+// names was committed and has since been collected by gc, which the
+// message says with when it was committed and replaced (gc records no
+// time of its deletions); one it does not name never was committed to the
+// partition, or is older than the commits the history keeps. Other
+// errors are returned as they are.
+func missingTarget(p *manifest.Pointer, part, to string, err error) error {
+	if !errors.Is(err, ErrGenerationNotFound) || p == nil || !p.HasHistory() {
+		return err
+	}
+	hint := fmt.Sprintf("'pswap history --partition %s' lists the generations that can still be restored", part)
+	for i, e := range p.History {
+		if e.Generation != to {
+			continue
+		}
+		when := "committed " + e.CommittedAt.UTC().Format(time.RFC3339)
+		if e.RunID != "" {
+			when += fmt.Sprintf(" by run %q", e.RunID)
+		}
+		if i > 0 {
+			next := p.History[i-1]
+			when += fmt.Sprintf(", replaced %s by generation %s", next.CommittedAt.UTC().Format(time.RFC3339), next.Generation)
+		}
+		return fmt.Errorf("gc removed generation %s (%s; gc deletes a generation once it is beyond --keep and was replaced longer than --min-age ago, "+
+			"and records no time of the deletion); %s: %w", to, when, hint, err)
+	}
+	return fmt.Errorf("no generation %s in the history of %s (its last %d commits at most): never committed to this partition, or older than its history; %s: %w",
+		to, part, manifest.MaxHistory, hint, err)
 }

@@ -161,6 +161,14 @@ type Result struct {
 	Rows       int64
 	Bytes      int64
 	Files      int
+	// CommittedBy is the run id that committed Generation ("" for none):
+	// after a backfill, a retry of an earlier run is a SameRun no-op whose
+	// Generation is the backfill's.
+	CommittedBy string
+	// RunGeneration, for SameRun, is the generation RunID committed (the
+	// pointer's history names it); it is Generation unless other runs
+	// committed since.
+	RunGeneration string
 	// IdempotencyKey identifies the committed generation for downstream side
 	// effects (webhooks, notifications): "<partition>@<generation>". Fire a
 	// side effect only when Changed, and let the receiver deduplicate on it.
@@ -528,6 +536,12 @@ func (t *Txn) result(p *manifest.Pointer, staged string, changed bool, outcome O
 	r := Result{Partition: t.partition, Staged: staged, Changed: changed, Outcome: outcome, RunID: t.opts.RunID}
 	if p != nil {
 		r.Generation = p.Generation
+		r.CommittedBy = p.RunID
+		if outcome == SameRun {
+			if e, ok := p.FindRun(t.opts.RunID); ok {
+				r.RunGeneration = e.Generation
+			}
+		}
 		r.Seq = p.Seq
 		r.Rows = p.Rows
 		r.Bytes = p.Bytes

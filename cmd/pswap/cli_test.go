@@ -91,7 +91,7 @@ func TestRedact(t *testing.T) {
 		{"key wJalrXUtnFEMI/K7MDENG leaked", "key [REDACTED] leaked"},
 		{"token=FwoGZXIvYXdzEJr;", "token=[REDACTED];"},
 		{"open s3://AKIA:secret@bucket/x", "open s3://[REDACTED]@bucket/x"},
-		{"GET https://u:p@host/b?X-Amz-Signature=abcdef&X-Amz-Credential=AKIA%2F", "GET https://[REDACTED]@host/b?X-Amz-Signature=[REDACTED]&X-Amz-Credential=[REDACTED]"},
+		{"GET https://u:p@host/b?X-Amz-Signature=abcdef&X-Amz-Credential=AKIA%2F", "GET https://u:[REDACTED]@host/b?X-Amz-Signature=[REDACTED]&X-Amz-Credential=[REDACTED]"},
 		{"abc stays", "abc stays"},
 		{"s3://bucket/a@b is no userinfo", "s3://bucket/a@b is no userinfo"},
 	}

@@ -88,7 +88,7 @@ func (f *writeFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")
 	cmd.Flags().BoolVar(&f.fillMissing, fillMissingFlag, false, fillMissingUsage)
 	cmd.Flags().StringVar(&f.schema, "schema", "", "declare column types up front: amount=double,qty=int, or a JSON file ({\"amount\": \"double\"}, a list of {name, type}, or a table.json); the first commit records them, later ones must match")
-	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless something is already stored under the table URL, so that a typo in --table cannot start a new table (also: $"+envCreate+"=0)")
+	cmd.Flags().BoolVar(&f.mustExist, "must-exist", false, "refuse to create a table: fail (exit 1, no_table) unless a table is at the URL (its _pswap/table.json, or a partition of a table written before table.json existed), so that a typo in --table cannot start a new table (also: $"+envCreate+"=0)")
 	cmd.Flags().StringVar(&f.check, "check", "full", "how Parquet inputs are checked: full (every page decoded, rows hashed: the same rows in any encoding are a no-op) or footer (footer and page CRCs only, nothing decoded: about the cost of a plain upload; only the same bytes are a no-op)")
 }
 
@@ -357,21 +357,35 @@ func (a *app) withWriteTable(ctx context.Context, mustExist bool, key string, f 
 	})
 }
 
-// requireTable fails with errNoTable when must is set and nothing is stored
-// under the table root: the write would create a new table, most often
-// because of a typo in the URL. It costs one listing request, only when
-// asked for.
+// requireTable fails with errNoTable when must is set and the table's own
+// marker is not there (pswap.Table.Exists: its _pswap/table.json, or an old
+// table's partition pointer; other objects under the URL are no table):
+// the write would create a new table, most often because of a typo in the
+// URL. It costs one GET of table.json, only when asked for.
 func (a *app) requireTable(ctx context.Context, t *pswap.Table, must bool) error {
 	if !must {
 		return nil
 	}
-	if err := a.checkTable(ctx, t); err != nil {
-		if errors.Is(err, errNoTable) {
-			return fmt.Errorf("%w; --must-exist (or %s=0) refuses to create a table", err, envCreate)
-		}
+	ok, err := t.Exists(ctx)
+	if err != nil {
 		return err
 	}
+	if !ok {
+		if err := t.CheckNewTable(ctx, false); err != nil {
+			return err // a wrong URL (inside a table, above tables): exit 2
+		}
+		return fmt.Errorf("%w at %s: no _pswap/table.json and no partition under it; --must-exist (or %s=0) refuses to create a table",
+			errNoTable, a.tableURL(), envCreate)
+	}
 	return nil
+}
+
+// committer names the run that committed a generation, for messages.
+func committer(runID string) string {
+	if runID == "" {
+		return "a commit without a run id"
+	}
+	return fmt.Sprintf("run %q", runID)
 }
 
 // noteCreated says on stderr that a write created the table, which is
@@ -478,6 +492,8 @@ type resultJSON struct {
 	Bytes          int64  `json:"bytes"`
 	Files          int    `json:"files"`
 	RunID          string `json:"run_id"`
+	CommittedBy    string `json:"committed_by"`   // the run id of Generation
+	RunGeneration  string `json:"run_generation"` // same-run: the generation RunID committed
 	IdempotencyKey string `json:"idempotency_key"`
 	Seq            int64  `json:"seq"`
 	Staged         string `json:"staged_generation"`
@@ -504,7 +520,8 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 		return printJSON(a.stdout, resultJSON{
 			Table: a.tableURL(), Partition: res.Partition, Generation: res.Generation,
 			Changed: res.Changed, Outcome: string(res.Outcome), Rows: res.Rows, Bytes: res.Bytes,
-			Files: res.Files, RunID: res.RunID, IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
+			Files: res.Files, RunID: res.RunID, CommittedBy: res.CommittedBy, RunGeneration: res.RunGeneration,
+			IdempotencyKey: res.IdempotencyKey, Seq: res.Seq,
 			Staged: res.Staged, Published: pub.Published, MetadataLocation: pub.MetadataLocation,
 			PublishError: perr, viewsJSON: viewsDoc(pub.Views), FilledColumns: a.filled,
 		})
@@ -517,7 +534,14 @@ func (a *app) printResult(res pswap.Result, verb string, pub pswap.Publication) 
 	case swap.Superseded:
 		line = fmt.Sprintf("%s %s: generation %s, since replaced by a later commit", verb, res.Partition, res.Staged)
 	case swap.SameRun:
-		line = fmt.Sprintf("unchanged %s: run %q already committed generation %s (no-op); %s", res.Partition, res.RunID, res.Generation, facts)
+		line = fmt.Sprintf("unchanged %s: run %q already committed generation %s (no-op); ", res.Partition, res.RunID, res.Generation)
+		if res.RunGeneration != "" && res.RunGeneration != res.Generation {
+			// Other runs committed since (a backfill): the current
+			// generation is theirs, not this run's.
+			line = fmt.Sprintf("unchanged %s: run %q already committed generation %s (no-op); the current generation %s was committed since by %s; ",
+				res.Partition, res.RunID, res.RunGeneration, res.Generation, committer(res.CommittedBy))
+		}
+		line += facts
 	case swap.AlreadyCommitted:
 		line = fmt.Sprintf("unchanged %s: staged generation %s was already committed (no-op); current generation %s; %s", res.Partition, res.Staged, res.Generation, facts)
 	case swap.Identical:

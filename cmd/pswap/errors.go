@@ -15,6 +15,7 @@ import (
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/filestore"
 )
 
 // Exit statuses: the CLI contract scripts depend on.
@@ -151,6 +152,8 @@ func errorCode(err error) string {
 		return "corrupt"
 	case errors.Is(err, pswap.ErrNoData):
 		return "no_data"
+	case errors.Is(err, filestore.ErrNoSpace):
+		return "disk_full"
 	case errors.Is(err, pswap.ErrStaleGeneration):
 		return "stale_generation"
 	case errors.Is(err, pswap.ErrGenerationNotFound):
@@ -201,6 +204,9 @@ func errorHint(err error) string {
 		return "re-run the same command with the same --run-id: it commits if the first attempt did not land, and is a no-op if it did"
 	case errors.Is(err, pswap.ErrConflict):
 		return "another run committed this partition since this one began; re-run to replace it, or pass --on-conflict overwrite"
+	case errors.Is(err, filestore.ErrNoSpace):
+		return "the disk that holds the table is full: free space on it (or point --table elsewhere), then re-run the same command " +
+			"(with the same --run-id); nothing was half-written: every object goes to a temporary file first, and the partition still shows what it showed before"
 	case errors.As(err, new(*corruptPointers)):
 		return "a pointer (KEY/_pswap/pointer.json) was damaged outside pswap, which never overwrites one it cannot read; " +
 			"restore that object from the store's versioning or a backup (S3: copy its previous version back), " +

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,13 +14,21 @@ import (
 // The redactor is the one place that removes credentials from what pswap
 // prints. run() wraps stdout and stderr in it, so every error, warning,
 // debug line and progress frame passes it; nothing needs to remember to
-// call it. It knows:
-//   - the values of the secret AWS variables (secret key, session token),
-//     and any secret the S3 client signs with (from profiles, SSO, ...);
-//   - the userinfo of URLs given on the command line or in $PSWAP_TABLE,
-//     also where a message quotes it without its scheme;
-//   - the shape of credentials in text: URL userinfo, presigned-URL
+// call it. It removes secrets only, never user names, ordinary words or
+// machine-readable fields (a table URL, a run id with an @, a key):
+//   - the values of the secret variables (AWS secret key and session
+//     token, PGPASSWORD, the catalog's token and credential), and any
+//     secret the S3 client signs with (from profiles, SSO, ...);
+//   - the password of a URL given on the command line or in $PSWAP_TABLE
+//     or $PSWAP_CATALOG, also where a message quotes it alone; for the
+//     schemes that have no users (s3://, file://, ...), where userinfo can
+//     only be a pasted access key and secret, the whole userinfo;
+//   - the shape of credentials in text: a URL's password, presigned-URL
 //     signatures and security tokens, Authorization header signatures.
+//
+// What the user part of a sql+postgres:// or https:// URL names is a user,
+// and what precedes an @ elsewhere (a run id "backfill@2026-11-28") is
+// data: neither is ever replaced.
 
 // redacted replaces every secret in output.
 const redacted = "[REDACTED]"
@@ -28,13 +37,22 @@ const redacted = "[REDACTED]"
 // mangle ordinary words.
 const minSecret = 4
 
+// minGuessedSecret is the shortest userinfo of a scheme without users
+// (s3://KEY@bucket) taken as a secret: an access key id or secret key is
+// 16 characters or more, and a shorter word there is more likely a typo
+// than a credential, which must not mangle every occurrence of the word.
+const minGuessedSecret = 8
+
 var (
-	// userinfo in URLs (s3://key:secret@bucket, https://user:pass@host).
-	urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s"']+@`)
+	// userinfo in URLs: scheme://user@, scheme://user:password@.
+	urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*)://([^/@\s"':]*)(:[^/@\s"']*)?@`)
 	// Signed query parameters of presigned URLs, and signed headers.
 	signedParam = regexp.MustCompile(`(?i)((?:X-Amz-(?:Security-Token|Signature|Credential)|Signature)=)[^&\s"',]+`)
 	// An Authorization or token header, as a debug line might show it.
 	authHeader = regexp.MustCompile(`(?i)((?:Authorization|X-Amz-Security-Token)["']?\s*[:=]\s*["']?)[^"'\n]+`)
+	// A scheme pswap or a user would write, at the start of a word,
+	// followed by its colon: where a URL-like argument begins.
+	urlStart = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9+.-])([a-z][a-z0-9+.-]*):`)
 )
 
 // secretEnv are variables whose values must never be printed.
@@ -49,7 +67,8 @@ type redactor struct {
 }
 
 // newRedactor returns a redactor that knows the secret variables of getenv
-// and the userinfo of the URLs among args.
+// and the passwords in the URLs among args, $PSWAP_TABLE and
+// $PSWAP_CATALOG.
 func newRedactor(getenv func(string) string, args []string) *redactor {
 	r := &redactor{}
 	for _, name := range secretEnv {
@@ -60,15 +79,18 @@ func newRedactor(getenv func(string) string, args []string) *redactor {
 		r.add(secret)
 	}
 	for _, a := range append(args, getenv(envTable), getenv(envCatalog)) {
-		r.addUserinfo(a)
+		r.addURLSecrets(a)
 	}
 	return r
 }
 
 // add makes r replace the literal value s.
-func (r *redactor) add(s string) {
+func (r *redactor) add(s string) { r.addMin(s, minSecret) }
+
+// addMin makes r replace the literal value s if it has at least min bytes.
+func (r *redactor) addMin(s string, min int) {
 	s = strings.TrimSpace(s)
-	if len(s) < minSecret {
+	if len(s) < min {
 		return
 	}
 	r.mu.Lock()
@@ -85,38 +107,63 @@ func (r *redactor) add(s string) {
 	}
 }
 
-// addUserinfo makes r replace the userinfo of a URL-like argument (whole,
-// and its user and password), wherever a message quotes it: in
-// s3://user:pass@bucket, and in mistyped forms such as s3:/user:pass@bucket.
-func (r *redactor) addUserinfo(s string) {
-	for {
-		at := strings.Index(s, "@")
+// addURLSecrets makes r replace the secrets of the URLs in an argument,
+// wherever a message quotes them: the password of each URL's userinfo, and
+// for a scheme without users the whole userinfo, also in mistyped forms
+// such as s3:/key:secret@bucket. Only text that follows a URL scheme is
+// looked at: the part before an @ of anything else (a run id, an e-mail
+// address in a comment) is data, not a credential.
+func (r *redactor) addURLSecrets(s string) {
+	for _, m := range urlStart.FindAllStringSubmatchIndex(s, -1) {
+		scheme := s[m[2]:m[3]]
+		if !isURLScheme(scheme) {
+			continue
+		}
+		// The authority: after the colon and any slashes, up to the next
+		// slash (a userinfo holds none unescaped).
+		rest := strings.TrimLeft(s[m[3]+1:], "/")
+		if end := strings.IndexAny(rest, "/?# \t\n"); end >= 0 {
+			rest = rest[:end]
+		}
+		at := strings.LastIndex(rest, "@")
 		if at < 0 {
-			return
+			continue
 		}
-		info := s[:at]
-		if slash := strings.LastIndex(info, "/"); slash >= 0 {
-			info = info[slash+1:]
+		user, pass, hasPass := strings.Cut(rest[:at], ":")
+		if hasPass {
+			r.add(pass)
+			if u, err := url.PathUnescape(pass); err == nil {
+				r.add(u)
+			}
 		}
-		parts := strings.Split(info, ":")
-		if len(parts) > 1 && isURLScheme(parts[0]) {
-			parts = parts[1:] // s3:user:pass@bucket
+		if !hasUsers(scheme) {
+			// s3://KEY:SECRET@bucket: an access key pair pasted into
+			// the URL, never a user name.
+			r.addMin(rest[:at], minGuessedSecret)
+			r.addMin(user, minGuessedSecret)
 		}
-		r.add(strings.Join(parts, ":"))
-		for _, p := range parts {
-			r.add(p)
-		}
-		s = s[at+1:]
 	}
 }
 
 // isURLScheme reports whether w is a scheme pswap or a user would write.
 func isURLScheme(w string) bool {
 	switch strings.ToLower(w) {
-	case "s3", "s3a", "s3n", "file", "mem", "http", "https", "sql+postgres", "sql+postgresql", "rest+http", "rest+https":
+	case "s3", "s3a", "s3n", "file", "mem", "http", "https", "sql+postgres", "sql+postgresql", "postgres", "postgresql",
+		"sql+sqlite", "rest+http", "rest+https":
 		return true
 	}
 	return false
+}
+
+// hasUsers reports whether a URL scheme names a user in its userinfo (a
+// database or web login), as opposed to the schemes of stores, whose
+// userinfo can only be credentials.
+func hasUsers(scheme string) bool {
+	switch strings.ToLower(scheme) {
+	case "s3", "s3a", "s3n", "file", "mem", "sql+sqlite":
+		return false
+	}
+	return true
 }
 
 // String returns s with every credential replaced by [REDACTED].
@@ -127,13 +174,27 @@ func (r *redactor) String(s string) string {
 	for _, v := range secrets {
 		s = strings.ReplaceAll(s, v, redacted)
 	}
-	s = urlUserinfo.ReplaceAllString(s, "${1}"+redacted+"@")
+	s = redactURL(s)
 	s = authHeader.ReplaceAllString(s, "${1}"+redacted)
 	return signedParam.ReplaceAllString(s, "${1}"+redacted)
 }
 
-// redactURL removes userinfo from a URL for display.
-func redactURL(u string) string { return urlUserinfo.ReplaceAllString(u, "${1}"+redacted+"@") }
+// redactURL removes the password from the userinfo of the URLs in u (the
+// whole userinfo for the schemes without users) for display; user names
+// stay.
+func redactURL(u string) string {
+	return urlUserinfo.ReplaceAllStringFunc(u, func(m string) string {
+		sm := urlUserinfo.FindStringSubmatch(m)
+		scheme, user, pass := sm[1], sm[2], sm[3]
+		switch {
+		case !hasUsers(scheme):
+			return scheme + "://" + redacted + "@"
+		case pass != "" && pass != ":"+redacted:
+			return scheme + "://" + user + ":" + redacted + "@"
+		}
+		return m
+	})
+}
 
 // redactWriter passes whole lines (ended by \n or \r, the progress bar's
 // redraw) through the redactor, so that no secret is split across two

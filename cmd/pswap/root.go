@@ -102,7 +102,7 @@ func newRoot(a *app) *cobra.Command {
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print nothing on success (no result line, no progress) but the ids that scripts capture (stage); errors still go to stderr")
 	pf.BoolVar(&a.debug, "debug", false, "log every store request (method, path, status, attempt) on stderr, credentials redacted")
 	pf.DurationVar(&a.timeout, "timeout", 0, "give up after this long, e.g. 30s or 10m (default $"+envTimeout+", else no limit)")
-	pf.IntVar(&a.maxAttempts, "max-attempts", defaultMaxAttempts, "attempts at each store request before giving up, 1 to 100 ($"+envMaxAttempts+" sets the default)")
+	pf.IntVar(&a.maxAttempts, "max-attempts", defaultMaxAttempts, "attempts at each store request before giving up, 1 to 100, with backoff capped at 2s ($"+envMaxAttempts+" sets the default; the Go library's defaults are 10 attempts and a 5s cap)")
 	root.Version = versionLine()
 	root.SetVersionTemplate("{{.Version}}\n")
 	for _, newCmd := range commandConstructors {

@@ -22,6 +22,10 @@ var sweepSecrets = []string{
 	"envSecret-0123456789abcd",  // AWS_SECRET_ACCESS_KEY
 	"sessTok-ABCDEFGHIJKLMNOP",  // AWS_SESSION_TOKEN
 	"deadbeefcafe0123456789ff",  // a presigned URL's signature
+	"pgUrlPw-Sweep-7788",        // password in a catalog URL's userinfo
+	"pgPass-Sweep-0451",         // PGPASSWORD
+	"catTok-Sweep-ABCDEF",       // PSWAP_CATALOG_TOKEN
+	"catCredSecret-Sweep-1234",  // the secret of PSWAP_CATALOG_CREDENTIAL
 }
 
 // sweepInput is one bad input: extra environment and a table URL ("" for
@@ -64,6 +68,17 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 		{name: "dead endpoint, --json", table: "s3://bucket/sales", env: secretEnv, extra: []string{"--json"}},
 		{name: "presigned URL as input", table: "file://" + filepath.ToSlash(filepath.Join(dir, "t")), extra: []string{presigned}},
 		{name: "mistyped scheme with userinfo", table: "s3:/" + userinfo + "bucket/sales", env: secretEnv},
+		// A catalog nobody answers for (port 1), with its password in the
+		// URL and in PGPASSWORD; the user "pswap" is no secret.
+		{name: "postgres catalog password", table: "file://" + filepath.ToSlash(filepath.Join(dir, "t")), env: []string{
+			"PSWAP_CATALOG=sql+postgres://pswap:" + sweepSecrets[5] + "@127.0.0.1:1/lake?catalog=lake&namespace=daily&table=sales",
+			"PGPASSWORD=" + sweepSecrets[6]}},
+		{name: "postgres catalog, PGPASSWORD", table: "file://" + filepath.ToSlash(filepath.Join(dir, "t")), env: []string{
+			"PSWAP_CATALOG=sql+postgres://pswap@127.0.0.1:1/lake?catalog=lake&namespace=daily&table=sales",
+			"PGPASSWORD=" + sweepSecrets[6]}, extra: []string{"--debug"}},
+		{name: "REST catalog token and credential", table: "file://" + filepath.ToSlash(filepath.Join(dir, "t")), env: []string{
+			"PSWAP_CATALOG=rest+http://127.0.0.1:1/cat?warehouse=w&namespace=daily&table=sales",
+			"PSWAP_CATALOG_TOKEN=" + sweepSecrets[7], "PSWAP_CATALOG_CREDENTIAL=client-id:" + sweepSecrets[8]}, extra: []string{"--json"}},
 	}
 	if testenv.S3Enabled() {
 		// A real server, wrong secret: access denied on every request.

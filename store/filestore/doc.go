@@ -20,4 +20,8 @@
 // writer's Abort, and every Delete, removes the folders it leaves empty;
 // PruneEmptyFolders (store.FolderPruner) removes those that a process killed
 // between making a folder and writing to it left, for garbage collection.
+//
+// A full disk (ENOSPC, or EDQUOT for a quota) is ErrNoSpace: permanent, so
+// no retry loop retries it and a commit never calls it an unknown outcome;
+// the temporary file is removed and the object is as it was.
 package filestore

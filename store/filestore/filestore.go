@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
 )
 
@@ -102,6 +103,18 @@ func (s *Store) Close() error { return nil }
 // machine's clock.
 func (s *Store) Now(ctx context.Context) (time.Time, error) { return time.Now().UTC(), ctx.Err() }
 
+// ErrNoSpace: the local disk (or the user's quota on it) is full: ENOSPC or
+// EDQUOT from a write, an fsync, a link or a rename. It is neither
+// transient nor an unknown outcome: the write did not happen (every object
+// is written to a temporary file first, which is removed), retrying it
+// before space is freed fails the same way, and the caller stops at once.
+var ErrNoSpace = errkind.New("no space left on the local disk", errkind.ErrPermanent)
+
+// testHookIO, when set (only by tests), runs before each write(2) and
+// fsync(2) of an object's temporary file, with the object's final path:
+// an error it returns stands for the system call's (an injected ENOSPC).
+var testHookIO func(op, path string) error
+
 func mapErr(op, uri string, err error) error {
 	switch {
 	case err == nil:
@@ -112,6 +125,8 @@ func mapErr(op, uri string, err error) error {
 		return fmt.Errorf("%s %s: %w: %v", op, uri, store.ErrAccessDenied, err)
 	case errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("%s %s: %w", op, uri, store.ErrNotFound)
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+		return fmt.Errorf("%s %s: %w (%v)", op, uri, ErrNoSpace, err)
 	}
 	return fmt.Errorf("%s %s: %w", op, uri, err)
 }
@@ -312,7 +327,16 @@ func (w *writer) Write(p []byte) (int, error) {
 		w.err = err
 		return 0, err
 	}
-	n, err := w.f.Write(p)
+	var n int
+	var err error
+	if h := testHookIO; h != nil {
+		if herr := h("write", w.path); herr != nil {
+			err = &fs.PathError{Op: "write", Path: w.f.Name(), Err: herr}
+		}
+	}
+	if err == nil {
+		n, err = w.f.Write(p)
+	}
 	w.h.Write(p[:n])
 	w.n += int64(n)
 	if err != nil {
@@ -351,7 +375,7 @@ func (w *writer) Commit() (store.Attrs, error) {
 		return store.Attrs{}, err
 	}
 	tmp := w.f.Name()
-	if err := w.f.Sync(); err != nil {
+	if err := syncFile(w.f, w.path); err != nil {
 		w.Abort()
 		return store.Attrs{}, mapErr("sync", w.s.URI(w.key), err)
 	}
@@ -457,6 +481,16 @@ func lock(p string, create bool) (release func(remove bool), err error) {
 			f.Close()
 		}, nil
 	}
+}
+
+// syncFile is fsync(2) of an object's temporary file (path: the object's).
+func syncFile(f *os.File, path string) error {
+	if h := testHookIO; h != nil {
+		if err := h("sync", path); err != nil {
+			return &fs.PathError{Op: "sync", Path: f.Name(), Err: err}
+		}
+	}
+	return f.Sync()
 }
 
 func syncDir(dir string) {
@@ -843,4 +877,13 @@ func (s *Store) AbortUpload(ctx context.Context, u store.Upload) error {
 	}
 	s.pruneDirs(filepath.Dir(p))
 	return nil
+}
+
+// Outer returns a store rooted at the file system's root and s's root in
+// it (without leading slash): pswap looks there for a table that would
+// enclose a new one (pswap.OuterStore).
+func (s *Store) Outer() (store.Store, string) {
+	vol := filepath.VolumeName(s.root)
+	top := vol + string(filepath.Separator)
+	return &Store{root: top}, strings.Trim(filepath.ToSlash(strings.TrimPrefix(s.root, vol)), "/")
 }

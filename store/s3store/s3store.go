@@ -603,3 +603,11 @@ func (s *Store) AbortUpload(ctx context.Context, u store.Upload) error {
 	}
 	return nil
 }
+
+// Outer returns a store on the whole bucket, sharing s's client, and s's
+// root prefix in it (without trailing slash): pswap looks there for a
+// table that would enclose a new one (pswap.OuterStore).
+func (s *Store) Outer() (store.Store, string) {
+	return &Store{client: s.client, bucket: s.bucket, partSize: s.partSize, concurrency: s.concurrency, whenRequired: s.whenRequired},
+		strings.TrimSuffix(s.root, "/")
+}

@@ -54,12 +54,12 @@ var planted = []struct {
 	plant Plant
 	seeds []uint64
 }{
-	{PlantRollbackSkipReread, []uint64{401, 86, 52}},
+	{PlantRollbackSkipReread, []uint64{692, 1089, 1473, 401, 86, 52}},
 	{PlantGCSkipRelist, []uint64{571, 546, 95}},
 	{PlantWriterSkipGrace, []uint64{4, 56, 290}},
-	{PlantGCIgnoresIceberg, []uint64{41, 38, 71, 84, 109}},
+	{PlantGCIgnoresIceberg, []uint64{233, 41, 38, 71, 84, 109}},
 	{PlantPublisherSkipSeqCheck, []uint64{14, 95, 97}},
-	{PlantPublisherProbesFromV1, []uint64{23, 127, 242}},
+	{PlantPublisherProbesFromV1, []uint64{13, 23, 127, 242}},
 	{PlantReconcileKeepsMissingManifest, []uint64{12, 13, 21}},
 }
 
