@@ -167,7 +167,6 @@ func (p *publisher) maintenanceOf(ctx context.Context, loc string) (base int, ok
 	return base, true, nil
 }
 
-
 // settle decides a write whose outcome err leaves unknown (a lost reply):
 // it landed (nil) if the catalog now names loc, else it failed with err.
 func (p *publisher) settle(ctx context.Context, loc string, err error) error {

@@ -217,6 +217,7 @@ func TestCatalogAhead(t *testing.T) {
 		t.Fatalf("CommitLatest: %v, catalog at %s", err, cat.loc)
 	}
 }
+
 // TestCatalogNamesMissingVersion: the metadata folder is deleted outside
 // pswap (Spark's Delta VACUUM RETAIN 0 HOURS and delta-rs's full vacuum
 // list it as garbage), so the next publish starts the history again at
