@@ -481,6 +481,10 @@ type TableSchema struct {
 	// Version counts the schema's evolutions: 0 as created, one more for
 	// each write that added columns (TableOptions.EvolveSchema).
 	Version int
+	// TimeLayout is the layout of the keys' time columns (dt=2006-01-02,
+	// and hr=15 for hourly partitions), nil when the partition columns
+	// have none: what the table's intervals map to.
+	TimeLayout *partition.Layout
 }
 
 // PartitionColumn is one column of a table's partition keys.
@@ -501,7 +505,7 @@ func (t *Table) Schema(ctx context.Context) (*TableSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &TableSchema{Data: m.Schema.Arrow(), Version: m.SchemaID}
+	s := &TableSchema{Data: m.Schema.Arrow(), Version: m.SchemaID, TimeLayout: m.TimeLayout()}
 	for _, c := range m.PartitionColumns {
 		s.PartitionColumns = append(s.PartitionColumns, PartitionColumn{Name: c.Name, Type: c.Type.String(), Layout: c.Layout})
 	}

@@ -262,8 +262,18 @@ func TestCatalogViewFollowsTheTable(t *testing.T) {
 	if r, err := tb.Publish(ctx, pswap.PublishOptions{OpenCatalog: open}); err != nil {
 		t.Fatalf("publish: %+v %v", r, err)
 	}
-	if loc, _ := cat.Current(ctx); loc != ice.Location {
+	loc, _ := cat.Current(ctx)
+	if loc != ice.Location {
 		t.Fatalf("the catalog names %q after the publish, want %q", loc, ice.Location)
+	}
+	// A file the catalog names deleted from outside (a peer's VACUUM): the
+	// catalog view is not current, whatever version it names.
+	if err := st.Delete(ctx, "metadata/"+loc[strings.LastIndex(loc, "/")+1:]); err != nil {
+		t.Fatal(err)
+	}
+	states, err = tb.ViewStates(ctx, nil, pswap.PublishOptions{OpenCatalog: open})
+	if err != nil || len(states) != 2 || states[1].Current() || !strings.Contains(states[1].Lag, "no longer has") {
+		t.Fatalf("states with the catalog's file gone: %+v %v", states, err)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/swap"
 )
@@ -202,14 +201,14 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 // table.json (written before pswap kept one, or with other partition
 // columns) takes the one given, or the default.
 func (c *statusCmd) tableLayout(ctx context.Context, t *pswap.Table, given partition.Layout) (partition.Layout, error) {
-	meta, err := tablemeta.Load(ctx, t.Store())
+	schema, err := t.Schema(ctx)
 	switch {
 	case errors.Is(err, pswap.ErrNotFound):
 		return given, nil
 	case err != nil:
 		return partition.Layout{}, err
 	}
-	tl := meta.TimeLayout()
+	tl := schema.TimeLayout
 	if tl == nil {
 		return given, nil
 	}

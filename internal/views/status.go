@@ -2,9 +2,11 @@ package views
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/pswap/pswap/catalog"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -57,7 +59,7 @@ func Status(ctx context.Context, st store.Store, set Set, current map[string]int
 		}
 	}
 	for j, c := range set.Catalogs {
-		out[len(set.Drivers)+j] = catalogStatus(ctx, c, ice)
+		out[len(set.Drivers)+j] = catalogStatus(ctx, st, c, ice)
 	}
 	return out
 }
@@ -94,8 +96,9 @@ func driverStatus(ctx context.Context, st store.Store, view string, parts []stri
 }
 
 // catalogStatus is a catalog's state: the version it names, behind the
-// latest Iceberg version ice or not.
-func catalogStatus(ctx context.Context, c catalog.Catalog, ice State) State {
+// latest Iceberg version ice or not, and whether the file it names exists
+// (a peer's VACUUM may have deleted it: one HEAD).
+func catalogStatus(ctx context.Context, st store.Store, c catalog.Catalog, ice State) State {
 	s := State{View: Catalog, Name: c.String(), Version: -1}
 	loc, err := c.Current(ctx)
 	if err != nil {
@@ -110,6 +113,15 @@ func catalogStatus(ctx context.Context, c catalog.Catalog, ice State) State {
 	}
 	if ice.Version > 0 && s.Version < ice.Version {
 		s.Lag = fmt.Sprintf("it names version %d, the latest is %d", s.Version, ice.Version)
+	}
+	if s.Lag == "" && ice.Location != "" && path.Dir(loc) == path.Dir(ice.Location) {
+		_, err := st.Stat(ctx, lakehouse.MetadataDir+"/"+path.Base(loc))
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			s.Lag = fmt.Sprintf("it names %s, which the store no longer has", path.Base(loc))
+		case err != nil:
+			s.Err = err
+		}
 	}
 	return s
 }
