@@ -3,6 +3,7 @@ package sim
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -101,4 +102,57 @@ func TestRegressions(t *testing.T) {
 			t.Errorf("seed %d (%s): %v\n%s", rg.seed, rg.note, r.Violation, r.Format())
 		}
 	}
+}
+
+// TestSeedsWithViews runs PSWAP_SIM_VIEWS_SEEDS seeds (default 150, 40
+// with -short) from PSWAP_SIM_SEED (default 1) of Scenario with a views
+// actor added (WithViews): the Delta view turned on, off and on again
+// while the others commit, publish and collect, and for half the seeds a
+// writer that evolves the schema (I10-views, besides every other check).
+func TestSeedsWithViews(t *testing.T) {
+	n := envInt(t, "PSWAP_SIM_VIEWS_SEEDS", 150)
+	if testing.Short() && os.Getenv("PSWAP_SIM_VIEWS_SEEDS") == "" {
+		n = 40
+	}
+	first := envInt(t, "PSWAP_SIM_SEED", 1)
+	start := time.Now()
+	var runs, steps, faults, failed, switched, evolved, deltaOn, switches, versions int
+	for seed := first; seed < first+n; seed++ {
+		cfg := WithViews(Scenario(seed))
+		if len(cfg.Views) == 0 {
+			continue
+		}
+		runs++
+		r := Run(cfg)
+		steps += r.Steps
+		faults += r.FaultCount()
+		for _, o := range r.Outcomes {
+			switch {
+			case strings.HasPrefix(o, "views") && strings.Contains(o, ": done"):
+				switched++
+			}
+		}
+		for i, ws := range cfg.Writers {
+			if ws.Evolve && i < len(r.Outcomes) && strings.Contains(r.Outcomes[i], "committed") {
+				evolved++
+			}
+		}
+		if r.DeltaOn {
+			deltaOn++
+		}
+		switches += r.ViewSwitches
+		versions += r.DeltaVersions
+		if r.Violation == nil {
+			continue
+		}
+		failed++
+		if failed > 3 {
+			t.Errorf("seed %d: %v", seed, r.Violation)
+			continue
+		}
+		_, small := Shrink(cfg, 150)
+		t.Errorf("seed %d: %v\nshrunk trace:\n%s", seed, r.Violation, small.Format())
+	}
+	t.Logf("%d seeds from %d (%d with a views actor) in %s: %d steps, %d faults, %d views changes recorded (%d switches reported done), %d Delta versions written, %d evolving commits, %d runs ended with Delta on, %d failed",
+		n, first, runs, time.Since(start).Round(time.Millisecond), steps, faults, switches, switched, versions, evolved, deltaOn, failed)
 }

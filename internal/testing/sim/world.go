@@ -51,6 +51,7 @@ type actor struct {
 	rng     *rand.Rand
 	env     *env.Env // what its code sees of the world: actorEnv
 	state   int
+	started int // the step at which it started
 	req     *request
 	killed  bool
 	cancel  context.CancelFunc
@@ -164,6 +165,10 @@ type World struct {
 	// since, which no version may name any more.
 	lost     map[string]lostObject
 	repaired map[string]bool
+
+	// views: what the simulation knows of table.json and the Delta log
+	// (views.go).
+	views viewsTruth
 }
 
 // newWorld returns an empty world for cfg.
@@ -187,6 +192,7 @@ func newWorld(cfg Config) *World {
 		memos:    map[string]any{},
 		lost:     map[string]lostObject{},
 		repaired: map[string]bool{},
+		views:    viewsTruth{deltaOff: -1},
 	}
 	if w.pageSize <= 0 {
 		w.pageSize = DefaultPageSize
@@ -321,6 +327,7 @@ func (w *World) fail(inv, format string, args ...any) {
 // spawn starts an actor's goroutine. The lock is held.
 func (w *World) spawn(a *actor) {
 	a.state = running
+	a.started = w.step
 	ctx, cancel := context.WithCancel(env.With(context.Background(), a.env))
 	a.cancel = cancel
 	w.record(Event{Actor: a.name, Outcome: "start"})
