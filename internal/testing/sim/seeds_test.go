@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -133,8 +134,10 @@ func TestSeedsWithViews(t *testing.T) {
 			}
 		}
 		for i, ws := range cfg.Writers {
-			if ws.Evolve && i < len(r.Outcomes) && strings.Contains(r.Outcomes[i], "committed") {
-				evolved++
+			for _, o := range r.Outcomes {
+				if ws.Evolve && strings.HasPrefix(o, fmt.Sprintf("w%d(", i+1)) && strings.Contains(o, "committed") {
+					evolved++
+				}
 			}
 		}
 		if r.DeltaOn {

@@ -426,7 +426,7 @@ type Result struct {
 	// ended with the Delta view on.
 	ViewSwitches, DeltaVersions int
 	DeltaOn                     bool
-	decisions int      // fault decisions made (Config.Suppressed's range)
+	decisions                   int // fault decisions made (Config.Suppressed's range)
 }
 
 // FaultCount is the number of injected faults (kills included).

@@ -15,6 +15,7 @@ import (
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/swap"
 )
 
 // The table's views are recorded in its table.json (tablemeta.Views), a
@@ -70,42 +71,60 @@ func WithViews(c Config) Config {
 	r := rand.New(rand.NewPCG(c.Seed, 0x71e3))
 	// Early, while the writers commit (they start within 120 steps) and
 	// their publishers follow them.
-	vs := ViewsSpec{Start: r.IntN(40)}
+	vs := ViewsSpec{Start: r.IntN(20)}
 	n := 1 + r.IntN(3) // on; on, off; on, off, on
 	for i := range n {
 		pause := 20 + r.IntN(80)
 		if i == 0 {
-			pause = 1 + r.IntN(30)
+			pause = 1 + r.IntN(10)
 		}
 		vs.Switches = append(vs.Switches, ViewSwitch{Pause: pause, Delta: i%2 == 0})
 	}
 	c.Views = []ViewsSpec{vs}
-	// Most facade writers' commits are published (Writer.Publish: every
-	// view the table records, the Delta log among them while it is on).
-	pub := map[int]bool{}
-	maps.Copy(pub, c.Publish)
-	ordinal := 0
-	for _, ws := range c.Writers {
-		ordinal++
-		if ws.Staged {
-			ordinal += ws.Committers
-			continue
-		}
-		if ws.Facade && r.IntN(4) != 0 {
-			pub[ordinal] = true
-		}
-	}
-	c.Publish = pub
-	if r.IntN(2) == 0 {
+	evolve := r.IntN(2) == 0
+	if evolve {
 		var cands []int
 		for i, ws := range c.Writers {
 			if ws.Facade && !ws.Staged && ws.After == 0 {
 				cands = append(cands, i)
 			}
 		}
+		c.Writers = slices.Clone(c.Writers)
 		if len(cands) > 0 {
-			c.Writers = slices.Clone(c.Writers)
 			c.Writers[cands[r.IntN(len(cands))]].Evolve = true
+		}
+	}
+	// The Scenario's writers mostly start before the first switch: 2-4
+	// facade writers of runs of their own commit later, while the views
+	// change (evolved rows when the run evolves the schema, since a
+	// table's columns are never dropped). The publishers are numbered
+	// writers first, then rollbacks: theirs move up.
+	ordinal := 0
+	for _, ws := range c.Writers {
+		ordinal += 1 + ws.Committers
+	}
+	k := 2 + r.IntN(3)
+	shift := func(m map[int]bool) map[int]bool {
+		out := map[int]bool{}
+		for id, v := range m {
+			if id > ordinal {
+				id += k
+			}
+			out[id] = v
+		}
+		return out
+	}
+	c.Publish, c.PrefetchPublish, c.StallPublish = shift(c.Publish), shift(c.PrefetchPublish), shift(c.StallPublish)
+	for i := range k {
+		c.Writers = append(c.Writers, WriterSpec{
+			ActorSpec: ActorSpec{Partition: c.Partitions[0], Start: 40 + r.IntN(300)},
+			RunID:     fmt.Sprintf("run-v%d", i+1), Policy: swap.Policy(r.IntN(2)), Facade: true,
+			Content: 10 + i, Files: 1 + r.IntN(2), Evolve: evolve,
+		})
+		// Most of them are published (Writer.Publish: every view the
+		// table records, the Delta log among them while it is on).
+		if r.IntN(4) != 0 {
+			c.Publish[ordinal+i+1] = true
 		}
 	}
 	return c
@@ -136,7 +155,7 @@ type viewsTruth struct {
 	// (-1: it is on, or was never turned off).
 	deltaOff int
 	// switches counts the views' changes table.json recorded;
-	// deltaVersions the Delta log versions written.
+	// deltaVersions the Delta log versions the actors wrote.
 	switches, deltaVersions int
 }
 
@@ -148,7 +167,7 @@ func (w *World) observeViews(r *request) bool {
 		w.observeTable(r.data)
 		return true
 	case strings.HasPrefix(r.key, deltalog.LogDir):
-		if strings.HasSuffix(r.key, ".json") && !strings.Contains(r.key, "checkpoint") {
+		if w.cur != nil && strings.HasSuffix(r.key, ".json") && !strings.Contains(r.key, "checkpoint") {
 			w.views.deltaVersions++
 		}
 		if w.views.deltaOff < 0 || w.cur == nil {
@@ -243,7 +262,7 @@ func (w *World) viewsBody(vs ViewsSpec) func(context.Context, *actor) string {
 				return "killed"
 			}
 			out, done := "gave up", false
-			for try := 0; try < 8 && !done; try++ {
+			for try := 0; try < 12 && !done; try++ {
 				if try > 0 {
 					if err := w.pause(ctx, 1+a.rng.IntN(10)); err != nil {
 						return "killed"
@@ -261,7 +280,7 @@ func (w *World) viewsBody(vs ViewsSpec) func(context.Context, *actor) string {
 					out = "failed: " + errSummary(err)
 					if errors.Is(err, pswap.ErrNoData) {
 						out = "no table.json yet"
-						if err := w.pause(ctx, 20); err != nil {
+						if err := w.pause(ctx, 5+a.rng.IntN(10)); err != nil {
 							return "killed"
 						}
 					}
