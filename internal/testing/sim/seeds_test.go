@@ -105,13 +105,13 @@ func TestRegressions(t *testing.T) {
 	}
 }
 
-// TestSeedsWithViews runs PSWAP_SIM_VIEWS_SEEDS seeds (default 150, 40
+// TestSeedsWithViews runs PSWAP_SIM_VIEWS_SEEDS seeds (default 100, 40
 // with -short) from PSWAP_SIM_SEED (default 1) of Scenario with a views
 // actor added (WithViews): the Delta view turned on, off and on again
 // while the others commit, publish and collect, and for half the seeds a
 // writer that evolves the schema (I10-views, besides every other check).
 func TestSeedsWithViews(t *testing.T) {
-	n := envInt(t, "PSWAP_SIM_VIEWS_SEEDS", 150)
+	n := envInt(t, "PSWAP_SIM_VIEWS_SEEDS", 100)
 	if testing.Short() && os.Getenv("PSWAP_SIM_VIEWS_SEEDS") == "" {
 		n = 40
 	}

@@ -271,10 +271,18 @@ func (w *World) now(ctx context.Context) time.Time {
 
 // newGenerationID returns a UUIDv7 made from the simulated clock and a
 // counter: unique, time-ordered, and the same on every run of a seed.
-func (w *World) newGenerationID() string {
+func (w *World) newGenerationID() string { return w.generationIDOf(nil) }
+
+// generationIDOf is newGenerationID for actor a's code (nil: outside any
+// actor, or the running one): an actor killed between two requests goes
+// on running its own code beside the others, and its ids must come from
+// its own sequence, not the one of the actor the scheduler let run.
+func (w *World) generationIDOf(a *actor) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	a := w.runningActor()
+	if a == nil {
+		a = w.runningActor()
+	}
 	var n uint64
 	if a != nil && a.killed {
 		// A killed actor's ids never reach the store; keep them out of
