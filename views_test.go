@@ -312,3 +312,20 @@ func TestViewsChangedDuringAnEvolution(t *testing.T) {
 		t.Fatalf("publish: %+v", pub)
 	}
 }
+
+// TestViewsUnknownSaySo: a publish that cannot read table.json (here a
+// corrupt one) does not know the table's views: it publishes what the
+// store shows and says so, instead of leaving a view behind silently.
+func TestViewsUnknownSaySo(t *testing.T) {
+	st := memstore.New()
+	tb := pswap.NewTable(st)
+	res, _ := commitAndPublish(t, tb, "dt=2026-11-27", []int64{1}, pswap.PublishOptions{})
+	if _, err := st.Put(ctx, tablemeta.Key, []byte("{not json"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tb.Partition("dt=2026-11-27")
+	pub := p.Publish(ctx, res, pswap.PublishOptions{})
+	if pub.ViewsRecorded == nil || !errors.Is(pub.ViewsRecorded, pswap.ErrCorrupt) || !strings.Contains(pub.ViewsRecorded.Error(), "read the table's views") {
+		t.Fatalf("a publish with table.json unreadable: %+v", pub)
+	}
+}
