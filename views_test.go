@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/deltalog"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
@@ -182,43 +181,6 @@ func TestViewPublishRetried(t *testing.T) {
 	t.Logf("%d faults injected; the Delta view took %d attempts", failed, d.Attempts)
 }
 
-// memCatalog is an Iceberg catalog in memory, for the catalog view.
-type memCatalog struct {
-	mu  sync.Mutex
-	loc string
-}
-
-func (c *memCatalog) Current(context.Context) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.loc == "" {
-		return "", catalog.ErrNotRegistered
-	}
-	return c.loc, nil
-}
-
-func (c *memCatalog) Register(_ context.Context, loc string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.loc != "" {
-		return catalog.ErrCatalogConflict
-	}
-	c.loc = loc
-	return nil
-}
-
-func (c *memCatalog) Swap(_ context.Context, prev, loc string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.loc != prev {
-		return catalog.ErrCatalogConflict
-	}
-	c.loc = loc
-	return nil
-}
-
-func (c *memCatalog) String() string { return "memory catalog" }
-
 // TestCatalogViewFollowsTheTable: a catalog recorded as one of the
 // table's views is moved by every writer's publish, with no catalog in
 // its options; one that cannot be opened is a view that says why, and the
@@ -226,7 +188,7 @@ func (c *memCatalog) String() string { return "memory catalog" }
 func TestCatalogViewFollowsTheTable(t *testing.T) {
 	st := memstore.New()
 	tb := pswap.NewTable(st)
-	cat := &memCatalog{}
+	cat := &lagCatalog{} // collect_test.go
 	const url = "sql+postgres://pswap:secret@db:5432/lake?catalog=lake&namespace=db&table=sales"
 	opened := map[string]int{}
 	open := func(_ context.Context, u string) (pswap.Catalog, error) {
