@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pswap/pswap/store"
 	"io"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/views"
 	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
 )
 
 // PublishOptions tune a publish of a table's views. The zero value works:
