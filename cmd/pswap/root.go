@@ -33,14 +33,25 @@ AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...);
 a custom endpoint implies path-style addressing.
 
 Environment:
-  PSWAP_TABLE      default for --table
-  PSWAP_RUN_ID     default for commit --run-id; when unset and Airflow's
-                   AIRFLOW_CTX_DAG_ID and AIRFLOW_CTX_DAG_RUN_ID are set,
-                   the run id is "<dag_id>/<dag_run_id>"
-
-  PSWAP_CREATE=0   commit and stage refuse to create a table (--must-exist)
-  PSWAP_TIMEOUT    default for --timeout
+  PSWAP_TABLE        default for --table
+  PSWAP_RUN_ID       default for commit --run-id; when unset and Airflow's
+                     AIRFLOW_CTX_DAG_ID and AIRFLOW_CTX_DAG_RUN_ID are set,
+                     the run id is "<dag_id>/<dag_run_id>"
+  PSWAP_CREATE=0     commit and stage refuse to create a table (--must-exist)
+  PSWAP_PUBLISH=0    writes do not publish the table's views (--publish=false)
+  PSWAP_DELTA=1      turn the table's Delta Lake log on (--delta)
+  PSWAP_CATALOG      default for --catalog: an Iceberg catalog URL
+  PSWAP_CATALOG_TOKEN       a REST catalog's bearer token
+  PSWAP_CATALOG_CREDENTIAL  a REST catalog's OAuth2 client_id:client_secret
+  PSWAP_TIMEOUT      default for --timeout
   PSWAP_MAX_ATTEMPTS default for --max-attempts
+  PSWAP_DEBUG_FASTSCAN=1  report on stderr each Parquet row group that the
+                     fast checksum scan hands to the Arrow reader (debugging)
+  AWS_*              the S3 client's settings and credentials (above)
+  PG*                a PostgreSQL catalog's settings: PGPASSWORD, PGSSLMODE, ...
+  Never printed: the values of AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+  AWS_SECURITY_TOKEN, MINIO_ROOT_PASSWORD, PGPASSWORD, PSWAP_CATALOG_TOKEN
+  and PSWAP_CATALOG_CREDENTIAL.
 
 Output: human-readable text, or with --json exactly one JSON document on
 stdout. Errors go to stderr: as text, or with --json as one JSON document
