@@ -89,8 +89,10 @@ def pswap_sales():
 
     @task(trigger_rule=TriggerRule.ALL_DONE, retries=0)
     def gap_check(data_interval_end=None):
-        return pswap("status", "--from", START.date().isoformat(), "--to", data_interval_end.date().isoformat(),
-                     "--require-complete")
+        # From the table's first partition, not START: a table begins on its first load (catchup=False
+        # runs no earlier day), and the days before it are no gaps.
+        first = min(p["partition"] for p in pswap("ls")["partitions"]).split("=", 1)[1]
+        return pswap("status", "--from", first, "--to", data_interval_end.date().isoformat(), "--require-complete")
 
     notify(load()) >> gap_check()
 
