@@ -233,15 +233,10 @@ func TestReadmeCatalogSnippets(t *testing.T) {
 	if out, err := sh.CombinedOutput(); err != nil {
 		t.Fatalf("the README's shell snippet: %v\n%s", err, out)
 	}
-	dir, err := enginesDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jars := engineJars(dir)
+	folder := snippetFolder(t)
 	for _, name := range []string{"pyiceberg", "spark"} {
 		t.Run(name, func(t *testing.T) {
-			py := filepath.Join(dir, "venv", "bin", "python")
-			if got := runPython(t, py, fmt.Sprintf("jars = %q\n", strings.Join(jars, ","))+snippets[name]); got != want {
+			if got := runSnippet(t, folder, snippets[name]); got != want {
 				t.Errorf("the README's %s snippet printed %q, want %s (the rows of the committed CSV)", name, got, want)
 			}
 		})

@@ -1,7 +1,6 @@
 package engines
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,47 +35,6 @@ func TestEngineVersions(t *testing.T) {
 	t.Logf("engines: %v", v)
 }
 
-// TestReadmeSnippets runs the README's engine snippets (each a python block
-// after a "<!-- snippet: NAME -->" line) as a user would, each in a Python
-// process of its own, on the CSV table of the quick start: each prints the
-// rows of dt=2026-11-28, which must be what pswap says.
-func TestReadmeSnippets(t *testing.T) {
-	snippets := readmeSnippets(t, "snippet")
-	if len(snippets) != 3 {
-		t.Fatalf("README has %d engine snippets, want pyiceberg, duckdb and spark", len(snippets))
-	}
-	dir, err := enginesDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb := &table{t: t, store: "file", dir: t.TempDir()}
-	tb.url = filepath.Join(tb.dir, "sales")
-	tb.root = tb.url
-	data := filepath.Join(repoRoot(), "examples", "data")
-	for _, d := range []string{"2026-11-27", "2026-11-28"} {
-		tb.run("commit", "--partition", "dt="+d, filepath.Join(data, "sales", d+".csv"))
-	}
-	tb.run("commit", "--partition", "dt=2026-11-28", filepath.Join(data, "sales-corrected"))
-	cur := tb.record("load")
-	var want int64
-	for _, f := range cur.files {
-		if f.Partition == "dt=2026-11-28" {
-			want += f.Rows
-		}
-	}
-	home := duckHome(t)
-	py := filepath.Join(dir, "venv", "bin", "python")
-	jars := engineJars(dir)
-	for _, name := range []string{"pyiceberg", "duckdb", "spark"} {
-		t.Run(name, func(t *testing.T) {
-			prelude := fmt.Sprintf("table = %q\nmetadata = %q\njars = %q\n", tb.root, cur.metadata, strings.Join(jars, ","))
-			if got := runPython(t, py, prelude+snippets[name], "HOME="+home); got != fmt.Sprint(want) {
-				t.Errorf("the README's %s snippet printed %q, want %d (the rows pswap lists for dt=2026-11-28)", name, got, want)
-			}
-		})
-	}
-}
-
 // duckHome returns a home folder in which DuckDB finds the extensions of
 // the engines' packages as if INSTALLed (~/.duckdb/extensions/<version>/
 // <platform>), so that a user's SQL (INSTALL httpfs; LOAD httpfs; LOAD
@@ -105,16 +63,6 @@ for name in ("iceberg", "avro", "httpfs", "aws", "delta"):
 	return home
 }
 
-// engineJars lists the jars of the engines folder dir (Spark's spark.jars).
-func engineJars(dir string) []string {
-	var jars []string
-	entries, _ := os.ReadDir(filepath.Join(dir, "jars"))
-	for _, e := range entries {
-		jars = append(jars, filepath.Join(dir, "jars", e.Name()))
-	}
-	return jars
-}
-
 // readmeSnippets returns the README's code blocks that follow a
 // "<!-- KIND: NAME -->" line, by name.
 func readmeSnippets(t *testing.T, kind string) map[string]string {
@@ -135,20 +83,4 @@ func readmeSnippets(t *testing.T, kind string) map[string]string {
 		snippets[name] = code
 	}
 	return snippets
-}
-
-// runPython runs code with the engines' Python (py), in the environment
-// plus env, and returns the last line it printed; a failure fails the test.
-func runPython(t *testing.T, py, code string, env ...string) string {
-	t.Helper()
-	cmd := exec.Command(py, "-c", code)
-	cmd.Env = append(append(os.Environ(), "TZ=UTC"), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, tail(stderr.String(), 3000))
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1]
 }

@@ -1,7 +1,9 @@
 package orchestrators
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,4 +36,91 @@ func TestReadmeExamples(t *testing.T) {
 			t.Errorf("README's block for %s is not in it:\n%s", file, code)
 		}
 	}
+}
+
+// readmeBlock returns the code block that follows the README's line
+// "<!-- MARKER -->", the only one so marked.
+func readmeBlock(t *testing.T, marker string) string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(string(readme), "<!-- "+marker+" -->\n")
+	if len(parts) != 2 {
+		t.Fatalf("README has %d blocks marked %q, want 1", len(parts)-1, marker)
+	}
+	_, code, ok := strings.Cut(parts[1], "```sh\n")
+	code, _, ok2 := strings.Cut(code, "```")
+	if !ok || !ok2 {
+		t.Fatalf("README: %s has no sh block", marker)
+	}
+	return code
+}
+
+// TestReadmeRunsTheExamples runs the README's "Running the orchestrator
+// examples" as written: its install line must be the pinned file the
+// orchestrators' environment (scripts/orchestrators.sh) is built from, so
+// the block that runs the examples runs in that environment (cached, as
+// for every test here, instead of a pip install per run), from a folder
+// laid out as the repository's root (examples/, bin/pswap). Dagster loads
+// one day and Airflow the next; the table holds both days' rows and the
+// notification log one line per day.
+func TestReadmeRunsTheExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: Airflow and Dagster take a minute or two")
+	}
+	t.Parallel()
+	setup := readmeBlock(t, "orchestrators-setup")
+	var pips []string
+	for _, line := range strings.Split(setup, "\n") {
+		if strings.Contains(line, "pip install") {
+			pips = append(pips, strings.TrimSpace(line))
+		}
+	}
+	if want := "pip install -r integration/orchestrators/requirements.txt"; len(pips) != 1 || pips[0] != want {
+		t.Fatalf("the README installs the orchestrators with %q, want %q only (the environment the tests run)", pips, want)
+	}
+	run := readmeBlock(t, "orchestrators-run")
+	root := t.TempDir()
+	if err := os.Symlink(filepath.Join(repoRoot(), "examples"), filepath.Join(root, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(pswapDir(t), filepath.Join(root, "bin")); err != nil {
+		t.Fatal(err)
+	}
+	venv := filepath.Dir(filepath.Dir(orchPython(t)))
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", run)
+	cmd.Dir = root
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "AIRFLOW") && !strings.HasPrefix(name, "DAGSTER") && !strings.HasPrefix(name, "SALES_") && name != "PATH" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	// What ". .cache/orchestrators/bin/activate" does.
+	cmd.Env = append(cmd.Env, "VIRTUAL_ENV="+venv, "PATH="+filepath.Join(venv, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's orchestrator block: %v\n%s", err, tail(string(out), 6000))
+	}
+	notes := readNotifications(t, filepath.Join(root, "lake", "notifications.jsonl"))
+	var got []string
+	for _, n := range notes {
+		got = append(got, fmt.Sprintf("%s:%d", n.Partition, n.Rows))
+	}
+	want := []string{"dt=2026-11-28:" + fmt.Sprint(csvRows(t, "2026-11-28")), "dt=2026-11-29:" + fmt.Sprint(csvRows(t, "2026-11-29"))}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("notifications %v, want %v (Dagster's day, then Airflow's)", got, want)
+	}
+}
+
+// csvRows counts the rows of a day of the quick start's sales.
+func csvRows(t *testing.T, day string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "examples", "data", "sales", day+".csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(strings.TrimSpace(string(b)), "\n")
 }
