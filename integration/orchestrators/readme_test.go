@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -123,4 +125,67 @@ func csvRows(t *testing.T, day string) int {
 		t.Fatal(err)
 	}
 	return strings.Count(strings.TrimSpace(string(b)), "\n")
+}
+
+// TestReadmeLinks: every relative link of README.md and docs/*.md names a
+// file that exists and, with a #fragment, a heading of that file (GitHub's
+// anchors), so that the reference moved out of the README stays reachable.
+func TestReadmeLinks(t *testing.T) {
+	files := []string{"README.md"}
+	docs, err := filepath.Glob(filepath.Join(repoRoot(), "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("docs/*.md: %v", err)
+	}
+	for _, d := range docs {
+		files = append(files, filepath.Join("docs", filepath.Base(d)))
+	}
+	fence := regexp.MustCompile("(?s)```.*?```")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	checked := 0
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(repoRoot(), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(fence.ReplaceAllString(string(b), ""), -1) {
+			target, frag, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") {
+				continue
+			}
+			path := filepath.Join(repoRoot(), f)
+			if target != "" {
+				path = filepath.Join(filepath.Dir(path), target)
+			}
+			checked++
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, m[1])
+				continue
+			}
+			if frag != "" && !slices.Contains(anchors(t, path), frag) {
+				t.Errorf("%s links to %s: no such heading", f, m[1])
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked %d links, want the README's and docs' (the link pattern is broken)", checked)
+	}
+}
+
+// anchors returns the GitHub anchors of a markdown file's headings.
+func anchors(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := regexp.MustCompile(`[^\p{L}\p{N}\- _]`)
+	var out []string
+	text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(string(b), "") // "# comments" in code are no headings
+	for _, line := range strings.Split(text, "\n") {
+		if h := strings.TrimLeft(line, "#"); h != line && strings.HasPrefix(h, " ") {
+			a := strings.ToLower(drop.ReplaceAllString(strings.TrimSpace(h), ""))
+			out = append(out, strings.ReplaceAll(a, " ", "-"))
+		}
+	}
+	return out
 }
