@@ -16,10 +16,8 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/inputfiles"
-	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
-	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
 )
 
@@ -428,8 +426,8 @@ func checkLayout(ctx context.Context, t *pswap.Table, keys []string) error {
 			return fmt.Errorf("%w: partition folders %s and %s have different columns", pswap.ErrBadInput, keys[0], k)
 		}
 	}
-	meta, _, err := tablemeta.Read(ctx, t.Store())
-	if errors.Is(err, store.ErrNotFound) {
+	schema, err := t.Schema(ctx)
+	if errors.Is(err, pswap.ErrNotFound) {
 		// No table document yet: the committed partitions show the layout.
 		existing, err := t.Partitions(ctx, "")
 		if err != nil {
@@ -444,7 +442,7 @@ func checkLayout(ctx context.Context, t *pswap.Table, keys []string) error {
 		return err
 	}
 	for _, k := range keys {
-		if err := meta.CheckKey(k); err != nil {
+		if err := schema.CheckKey(k); err != nil {
 			return fmt.Errorf("%w: partition folder %s: %w", pswap.ErrBadInput, k, err)
 		}
 	}
