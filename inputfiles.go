@@ -77,6 +77,14 @@ func InputFiles(path string, format Format) ([]InputFile, error) {
 	return out, nil
 }
 
+// IsEngineMarker reports whether a path relative to a partition's folder
+// or prefix is an engine's bookkeeping rather than data: any segment
+// hidden or _-prefixed (_SUCCESS, _committed_*, _started_*, _temporary/,
+// .name.crc), or a name ending in .crc. Hive-style readers skip the same
+// names, and so do InputFiles (for a folder) and Partition.CommitObjects
+// (for a prefix).
+func IsEngineMarker(rel string) bool { return inputfiles.IsEngineMarker(rel) }
+
 // footerRows reads a Parquet file's footer for its row count, as staging
 // reads it; -1 when it cannot.
 func footerRows(path string, size int64) int64 {

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/s3store"
@@ -31,7 +30,12 @@ func (c *commitCmd) addRemoteFlags(fl *pflag.FlagSet) {
 }
 
 // hasStoreURI reports whether any input is an s3:// URI.
-func hasStoreURI(args []string) bool { return slices.ContainsFunc(args, inputfiles.IsStoreURI) }
+func hasStoreURI(args []string) bool { return slices.ContainsFunc(args, isStoreURI) }
+
+// isStoreURI reports whether an input names objects in S3 (s3://…), which
+// Partition.CommitObjects copies server-side, rather than a local file for
+// Writer.AddPath.
+func isStoreURI(s string) bool { return strings.HasPrefix(strings.ToLower(s), "s3://") }
 
 func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 	if c.staged != "" || c.dryRun {
@@ -41,7 +45,7 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		return c.runPartitioned(cmd, args)
 	}
 	for _, a := range args {
-		if !inputfiles.IsStoreURI(a) {
+		if !isStoreURI(a) {
 			return usagef("input %s is local but others are s3:// objects: commit them separately", a)
 		}
 	}
@@ -115,7 +119,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 		return usagef("--parallel must be at least 1")
 	}
 	base := strings.TrimRight(c.partitioned, "/")
-	remote := inputfiles.IsStoreURI(base)
+	remote := isStoreURI(base)
 	opts, err := c.commitOptions(cmd)
 	if err != nil {
 		return err
@@ -388,7 +392,7 @@ func remotePartitions(ctx context.Context, t *pswap.Table, base string) (map[str
 			return nil, fmt.Errorf("--partitioned %s: %w", redactURL(base), err)
 		}
 		rel := strings.TrimPrefix(a.Key, prefix)
-		if inputfiles.IsEngineMarker(rel) {
+		if pswap.IsEngineMarker(rel) {
 			continue
 		}
 		i := strings.LastIndexByte(rel, '/')
