@@ -12,7 +12,8 @@ import (
 //   - A name clash (the catalog's table of that name is another table)
 //     leaves the commit and its Iceberg metadata standing: the warning says
 //     the metadata was written, and does not send the user to `pswap
-//     publish`, which cannot fix a clash, but says what can.
+//     publish`, which cannot fix a clash, but says what can; `pswap views`
+//     says the catalog names another table's metadata, not that it lags.
 //   - `pswap publish` with a catalog whose namespace is missing exits 2
 //     without saying "up to date" first.
 //   - `pswap publish` that moves a lagging catalog from version 1 to
@@ -53,6 +54,13 @@ func TestCatalogMessages(t *testing.T) {
 	if strings.Contains(errOut, "pswap publish") || strings.Contains(errOut, "Iceberg metadata was not published") ||
 		!strings.Contains(errOut, "Iceberg metadata was written") || !strings.Contains(errOut, "rename") {
 		t.Errorf("the clash's warning sends the user to pswap publish, or does not say the Iceberg metadata was written and what fixes it:\n%s", errOut)
+	}
+
+	// The views of the clashing table say whose metadata the catalog
+	// names, not that it lags at the other table's version.
+	code, out, errOut = invoke(t, nil, "", "views", "--table", other)
+	if code != exitOK || strings.Contains(out, "the latest is") || !strings.Contains(out, "another table's metadata") {
+		t.Errorf("views of the clashing table: exit %d\n%s%s", code, out, errOut)
 	}
 
 	// A missing namespace: exit 2, and never "up to date" first.
