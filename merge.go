@@ -205,7 +205,8 @@ type mergeSpec struct {
 // this order: Keys (at least one column, none empty or given twice; each
 // is trimmed of spaces, so strings.Split of "tenant, order_id" on ","
 // works), DeleteWhen (column=value), Dedupe ("", "first" or "last"),
-// Commit.RunID and Partition. Its errors match ErrBadInput.
+// Commit.RunID (manifest.ValidateRunID) and Partition. The errors of
+// Keys, DeleteWhen, Dedupe and Partition match ErrBadInput.
 func (o MergeOptions) Validate() error {
 	_, err := mergeSpecOf(o)
 	return err
