@@ -11,7 +11,7 @@ import (
 // and what fixes it (issue 40 item 6).
 //   - A name clash (the catalog's table of that name is another table)
 //     leaves the commit and its Iceberg metadata standing: the warning says
-//     the metadata was written, and does not send the user to `pswap
+//     the metadata reflects it, and does not send the user to `pswap
 //     publish`, which cannot fix a clash, but says what can; `pswap views`
 //     says the catalog names another table's metadata, not that it lags.
 //   - `pswap publish` with a catalog whose namespace is missing exits 2
@@ -52,8 +52,8 @@ func TestCatalogMessages(t *testing.T) {
 		t.Errorf("the clash's commit does not show its Iceberg metadata:\n%s", out)
 	}
 	if strings.Contains(errOut, "pswap publish") || strings.Contains(errOut, "Iceberg metadata was not published") ||
-		!strings.Contains(errOut, "Iceberg metadata was written") || !strings.Contains(errOut, "rename") {
-		t.Errorf("the clash's warning sends the user to pswap publish, or does not say the Iceberg metadata was written and what fixes it:\n%s", errOut)
+		!strings.Contains(errOut, "Iceberg metadata reflects it") || !strings.Contains(errOut, "rename") {
+		t.Errorf("the clash's warning sends the user to pswap publish, or does not say the Iceberg metadata reflects the commit and what fixes it:\n%s", errOut)
 	}
 
 	// The views of the clashing table say whose metadata the catalog

@@ -140,7 +140,7 @@ func (a *app) warnViews(what string, vs []pswap.ViewPublication, recorded error)
 			// opened: no publish fixes it, so say what does.
 			written := ""
 			if iceberg {
-				written = " and its Iceberg metadata was written"
+				written = " and the Iceberg metadata reflects it"
 			}
 			fmt.Fprintf(a.stderr, "pswap: warning: the %s stands%s, but %s did not take it: %s\nhint: %s\n", what, written, viewName(v), v.Err, catalogRemedy(v.Err))
 		default:
