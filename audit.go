@@ -2,8 +2,10 @@ package pswap
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path"
 	"slices"
@@ -73,7 +75,7 @@ type AuditOptions struct {
 // the pointer, and one GET per manifest and staged record. Rows are by
 // partition; within one, the committed generations newest first, then
 // the attempts that never committed, oldest first.
-func (t *Table) Audit(ctx context.Context, opts AuditOptions) ([]AuditRow, error) {
+func (t *Table) Audit(ctx context.Context, opts AuditOptions) (AuditRows, error) {
 	for _, p := range opts.Partitions {
 		if err := partition.Validate(p); err != nil {
 			return nil, err
@@ -82,6 +84,27 @@ func (t *Table) Audit(ctx context.Context, opts AuditOptions) ([]AuditRow, error
 	rows, err := audit.Table(ctx, t.st, opts.Partitions, audit.CollectOptions{Concurrency: opts.Concurrency},
 		audit.Options{GracePeriod: opts.GracePeriod})
 	return audit.RowsAs[AuditRow](rows), err
+}
+
+// AuditRows are the rows of an audit (Table.Audit), with the file formats
+// `pswap audit --format` writes them in.
+type AuditRows []AuditRow
+
+// WriteCSV writes the rows as CSV, a header of AuditColumns first: strings
+// as they are, unknown numbers and times empty, times in RFC 3339 (UTC,
+// with microseconds when not whole seconds).
+func (r AuditRows) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.WriteAll(audit.CSVRecords(audit.Rows(r))); err != nil {
+		return err
+	}
+	return cw.Error()
+}
+
+// WriteParquet writes the rows as one Parquet file (zstd), in the audit
+// table's schema (AuditColumns; unknown values null).
+func (r AuditRows) WriteParquet(w io.Writer) error {
+	return audit.WriteParquet(w, audit.Rows(r))
 }
 
 // AuditSuffix names the audit table beside a table: <table>__audit.

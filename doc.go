@@ -41,6 +41,12 @@
 // Table.Merge upserts and deletes rows by key; Table.Audit lists every
 // attempt; Table.GC deletes what no reader can still reach.
 //
+// The pswap command uses this package and the public ones below only, so
+// whatever it does a program can do: Partition.DryRun is `commit
+// --dry-run`, Table.Schema `show --json`'s columns, AuditRows.WriteCSV and
+// WriteParquet `audit --format`, MergeOptions.Validate `merge`'s checks
+// of its flags, InputFiles the listing of a commit's local inputs.
+//
 // The packages below it, for what this one does not cover: store (object
 // stores with conditional writes, and the memstore, filestore and s3store
 // backends), partition (Hive-style keys, layouts and intervals), manifest

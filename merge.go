@@ -23,6 +23,7 @@ import (
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
@@ -200,8 +201,31 @@ type mergeSpec struct {
 	dedupe merge.Dedupe
 }
 
+// Validate checks the options as Merge does before its first request, in
+// this order: Keys (at least one column, none empty or given twice; each
+// is trimmed of spaces, so strings.Split of "tenant, order_id" on ","
+// works), DeleteWhen (column=value), Dedupe ("", "first" or "last"),
+// Commit.RunID (manifest.ValidateRunID) and Partition. The errors of
+// Keys, DeleteWhen, Dedupe and Partition match ErrBadInput.
+func (o MergeOptions) Validate() error {
+	_, err := mergeSpecOf(o)
+	return err
+}
+
 // mergeSpec parses and checks a merge's options before any request.
 func (t *Table) mergeSpec(inputs []string, opts MergeOptions) (mergeSpec, error) {
+	spec, err := mergeSpecOf(opts)
+	if err != nil {
+		return spec, err
+	}
+	if len(inputs) == 0 {
+		return spec, fmt.Errorf("%w: merge: no input", ErrBadInput)
+	}
+	return spec, nil
+}
+
+// mergeSpecOf parses and checks a merge's options (MergeOptions.Validate).
+func mergeSpecOf(opts MergeOptions) (mergeSpec, error) {
 	var spec mergeSpec
 	keys, err := merge.ParseKeys(strings.Join(opts.Keys, ","))
 	if err != nil {
@@ -220,12 +244,9 @@ func (t *Table) mergeSpec(inputs []string, opts MergeOptions) (mergeSpec, error)
 		return spec, err
 	}
 	if opts.Partition != "" {
-		if _, err := t.Partition(opts.Partition); err != nil {
+		if err := partition.Validate(opts.Partition); err != nil {
 			return spec, err
 		}
-	}
-	if len(inputs) == 0 {
-		return spec, fmt.Errorf("%w: merge: no input", ErrBadInput)
 	}
 	return spec, nil
 }

@@ -109,12 +109,16 @@ type ViewPublication struct {
 	// Published: the view reflects the commit (a table's publish: every
 	// pointer).
 	Published bool
-	// Changed: this publish wrote a new version of the view.
+	// Changed: this publish wrote a new version of the view (a catalog:
+	// moved its table to Version, or registered it).
 	Changed bool
 	// Version is the view's version: Iceberg's N of vN.metadata.json,
 	// the Delta log's version, the Iceberg version a catalog names; -1:
 	// none.
 	Version int64
+	// From is the version a catalog named before this publish moved it
+	// (Changed), 0 when the publish registered the table.
+	From int64
 	// Location is the Iceberg metadata location (Iceberg and catalogs).
 	Location string
 	// Rebases counts the versions lost to concurrent publishers.
@@ -131,7 +135,7 @@ func viewPublications(rs []views.Result) []ViewPublication {
 	out := make([]ViewPublication, len(rs))
 	for i, r := range rs {
 		out[i] = ViewPublication{View: r.View, Name: r.Name, Published: r.Published, Changed: r.Changed, Version: r.Version,
-			Location: r.Location, Rebases: r.Rebases, Attempts: r.Attempts, Err: r.Err}
+			From: r.From, Location: r.Location, Rebases: r.Rebases, Attempts: r.Attempts, Err: r.Err}
 	}
 	return out
 }

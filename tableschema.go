@@ -2,6 +2,7 @@ package pswap
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -485,6 +486,35 @@ type TableSchema struct {
 	// and hr=15 for hourly partitions), nil when the partition columns
 	// have none: what the table's intervals map to.
 	TimeLayout *partition.Layout
+	// Columns are the data columns as table.json records them (the
+	// columns of Data, in its order), with their field ids and Iceberg
+	// types: what `pswap show --json` prints.
+	Columns []Column
+
+	meta *tablemeta.Table
+}
+
+// Column is one data column of a table's schema (TableSchema.Columns).
+type Column struct {
+	// ID is the column's stable field id.
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+	// Type is the column's Iceberg type in Iceberg's JSON form: a string
+	// for a primitive type ("long", "decimal(10,2)", "timestamptz"), an
+	// object for a list, map or struct (with the ids of its fields).
+	Type     json.RawMessage `json:"type"`
+	Nullable bool            `json:"nullable"`
+}
+
+// CheckKey checks a partition key against the table's partition columns,
+// as a write does before it stages anything: the same columns in the same
+// order, and every value in its column's layout. The error matches
+// ErrPartitionMismatch and shows a key that fits.
+func (s *TableSchema) CheckKey(key string) error {
+	if s.meta == nil {
+		return nil
+	}
+	return s.meta.CheckKey(key)
 }
 
 // PartitionColumn is one column of a table's partition keys.
@@ -505,9 +535,17 @@ func (t *Table) Schema(ctx context.Context) (*TableSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &TableSchema{Data: m.Schema.Arrow(), Version: m.SchemaID, TimeLayout: m.TimeLayout()}
+	s := &TableSchema{Data: m.Schema.Arrow(), Version: m.SchemaID, TimeLayout: m.TimeLayout(), meta: m}
 	for _, c := range m.PartitionColumns {
 		s.PartitionColumns = append(s.PartitionColumns, PartitionColumn{Name: c.Name, Type: c.Type.String(), Layout: c.Layout})
+	}
+	s.Columns = make([]Column, 0, len(m.Schema.Fields))
+	for _, f := range m.Schema.Fields {
+		typ, err := f.Type.MarshalJSON() // not json.Marshal: it would escape <, > and & in names
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %s: %w", ErrCorrupt, f.Name, err)
+		}
+		s.Columns = append(s.Columns, Column{ID: f.ID, Name: f.Name, Type: typ, Nullable: f.Nullable})
 	}
 	return s, nil
 }

@@ -196,8 +196,8 @@ func TestCatalogViewFollowsTheTable(t *testing.T) {
 		return cat, nil
 	}
 	_, pub := commitAndPublish(t, tb, "dt=2026-11-27", []int64{1}, pswap.PublishOptions{Enable: pswap.Views{Catalogs: []string{url}}, OpenCatalog: open})
-	if c, ok := pub.View(pswap.ViewCatalog); !pub.Published || !ok || c.Location != pub.MetadataLocation {
-		t.Fatalf("first publish: %+v", pub)
+	if c, ok := pub.View(pswap.ViewCatalog); !pub.Published || !ok || c.Location != pub.MetadataLocation || !c.Changed || c.From != 0 {
+		t.Fatalf("first publish: %+v (want the catalog registered: changed, from 0)", pub)
 	}
 	v, err := tb.Views(ctx)
 	const public = "sql+postgres://pswap@db:5432/lake?catalog=lake&namespace=db&table=sales"
@@ -207,6 +207,9 @@ func TestCatalogViewFollowsTheTable(t *testing.T) {
 	_, pub = commitAndPublish(t, tb, "dt=2026-11-28", []int64{2}, pswap.PublishOptions{OpenCatalog: open})
 	if loc, _ := cat.Current(ctx); !pub.Published || loc != pub.MetadataLocation || opened[public] != 2 {
 		t.Fatalf("second publish: %+v; the catalog names %q (opened %v)", pub, loc, opened)
+	}
+	if c, _ := pub.View(pswap.ViewCatalog); !c.Changed || c.From != 1 || c.Version != 2 {
+		t.Fatalf("second publish's catalog: %+v, want moved from version 1 to 2", c)
 	}
 	// A catalog that cannot be opened (no driver, no credentials): the
 	// commit stands, the view says why, the Iceberg metadata is published.
@@ -221,8 +224,18 @@ func TestCatalogViewFollowsTheTable(t *testing.T) {
 	if err != nil || len(states) != 2 || states[1].Current() || states[1].Lag == "" {
 		t.Fatalf("states with the catalog behind: %+v %v", states, err)
 	}
-	if r, err := tb.Publish(ctx, pswap.PublishOptions{OpenCatalog: open}); err != nil {
+	r, err := tb.Publish(ctx, pswap.PublishOptions{OpenCatalog: open})
+	if err != nil {
 		t.Fatalf("publish: %+v %v", r, err)
+	}
+	if c, _ := r.View(pswap.ViewCatalog); r.Changed || !c.Changed || c.From != 2 || c.Version != 3 {
+		t.Fatalf("publish of the lagging catalog: %+v, catalog %+v: want the Iceberg metadata unchanged, the catalog moved from version 2 to 3", r, c)
+	}
+	if r, err = tb.Publish(ctx, pswap.PublishOptions{OpenCatalog: open}); err != nil {
+		t.Fatalf("publish: %+v %v", r, err)
+	}
+	if c, _ := r.View(pswap.ViewCatalog); c.Changed || c.Version != 3 {
+		t.Fatalf("publish with nothing to do: catalog %+v, want unchanged at version 3", c)
 	}
 	loc, _ := cat.Current(ctx)
 	if loc != ice.Location {

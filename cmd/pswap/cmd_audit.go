@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/audit"
-	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 )
 
@@ -182,10 +179,10 @@ func (c *auditCmd) partitions(ctx context.Context, t *pswap.Table) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	meta, err := tablemeta.Load(ctx, t.Store())
+	schema, err := t.Schema(ctx)
 	switch {
 	case err == nil:
-		if tl := meta.TimeLayout(); tl != nil {
+		if tl := schema.TimeLayout; tl != nil {
 			l = *tl
 		}
 	case !errors.Is(err, pswap.ErrNotFound):
@@ -223,13 +220,9 @@ func (c *auditCmd) print(rows []pswap.AuditRow) (err error) {
 	case "json":
 		return printJSON(w, auditJSON{Table: c.tableURL(), Rows: rows})
 	case "csv":
-		cw := csv.NewWriter(w)
-		if err := cw.WriteAll(audit.CSVRecords(audit.Rows(rows))); err != nil {
-			return err
-		}
-		return cw.Error()
+		return pswap.AuditRows(rows).WriteCSV(w)
 	case "parquet":
-		return audit.WriteParquet(w, audit.Rows(rows))
+		return pswap.AuditRows(rows).WriteParquet(w)
 	}
 	return printAuditTable(w, rows)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/merge"
 	"github.com/pswap/pswap/manifest"
 )
 
@@ -146,22 +145,29 @@ type mergeJSON struct {
 
 func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 	ctx := cmd.Context()
-	keys, err := merge.ParseKeys(c.key)
-	if err != nil {
+	// The library's checks, one flag at a time so that the error names it.
+	var o pswap.MergeOptions
+	for _, k := range strings.Split(c.key, ",") {
+		o.Keys = append(o.Keys, strings.TrimSpace(k))
+	}
+	if err := o.Validate(); err != nil {
 		return usagef("--key: %w", err)
 	}
-	if c.deleteWhen != "" {
-		if _, err := merge.ParseDeleteWhen(c.deleteWhen); err != nil {
-			return usagef("--delete-when: %w", err)
-		}
+	o.DeleteWhen = c.deleteWhen
+	if err := o.Validate(); err != nil {
+		return usagef("--delete-when: %w", err)
 	}
-	if _, err := merge.ParseDedupe(c.dedupe); err != nil {
+	o.Dedupe = c.dedupe
+	if err := o.Validate(); err != nil {
 		return usagef("%w", err)
 	}
 	if c.maxRebases < 0 || c.parallel < 1 {
 		return usagef("--max-rebases must be at least 0 and --parallel at least 1")
 	}
-	var key string
+	var (
+		key string
+		err error
+	)
 	if c.sel.given() {
 		if key, err = c.sel.one(); err != nil {
 			return err
@@ -175,7 +181,6 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	var o pswap.MergeOptions
 	c.retryOptions(&o.Commit)
 	o.Commit.RunID = c.runID
 	if !cmd.Flags().Changed("run-id") {
@@ -184,7 +189,7 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 	if err := manifest.ValidateRunID(o.Commit.RunID); err != nil {
 		return usagef("--run-id: %w", err)
 	}
-	o.Keys, o.DeleteWhen, o.Dedupe, o.TimeColumn, o.Partition = keys, c.deleteWhen, c.dedupe, c.timeColumn, key
+	o.TimeColumn, o.Partition = c.timeColumn, key
 	o.Format, o.Staging.Compression = format, comp
 	o.MaxRebases, o.Parallel = c.maxRebases, c.parallel
 	o.Table.EvolveSchema, o.Table.FillMissingNullable = c.evolve, c.fillMissing

@@ -15,11 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/inputfiles"
-	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
-	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/s3store"
 )
 
@@ -33,7 +30,12 @@ func (c *commitCmd) addRemoteFlags(fl *pflag.FlagSet) {
 }
 
 // hasStoreURI reports whether any input is an s3:// URI.
-func hasStoreURI(args []string) bool { return slices.ContainsFunc(args, inputfiles.IsStoreURI) }
+func hasStoreURI(args []string) bool { return slices.ContainsFunc(args, isStoreURI) }
+
+// isStoreURI reports whether an input names objects in S3 (s3://…), which
+// Partition.CommitObjects copies server-side, rather than a local file for
+// Writer.AddPath.
+func isStoreURI(s string) bool { return strings.HasPrefix(strings.ToLower(s), "s3://") }
 
 func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 	if c.staged != "" || c.dryRun {
@@ -43,7 +45,7 @@ func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 		return c.runPartitioned(cmd, args)
 	}
 	for _, a := range args {
-		if !inputfiles.IsStoreURI(a) {
+		if !isStoreURI(a) {
 			return usagef("input %s is local but others are s3:// objects: commit them separately", a)
 		}
 	}
@@ -117,7 +119,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 		return usagef("--parallel must be at least 1")
 	}
 	base := strings.TrimRight(c.partitioned, "/")
-	remote := inputfiles.IsStoreURI(base)
+	remote := isStoreURI(base)
 	opts, err := c.commitOptions(cmd)
 	if err != nil {
 		return err
@@ -390,7 +392,7 @@ func remotePartitions(ctx context.Context, t *pswap.Table, base string) (map[str
 			return nil, fmt.Errorf("--partitioned %s: %w", redactURL(base), err)
 		}
 		rel := strings.TrimPrefix(a.Key, prefix)
-		if inputfiles.IsEngineMarker(rel) {
+		if pswap.IsEngineMarker(rel) {
 			continue
 		}
 		i := strings.LastIndexByte(rel, '/')
@@ -428,8 +430,8 @@ func checkLayout(ctx context.Context, t *pswap.Table, keys []string) error {
 			return fmt.Errorf("%w: partition folders %s and %s have different columns", pswap.ErrBadInput, keys[0], k)
 		}
 	}
-	meta, _, err := tablemeta.Read(ctx, t.Store())
-	if errors.Is(err, store.ErrNotFound) {
+	schema, err := t.Schema(ctx)
+	if errors.Is(err, pswap.ErrNotFound) {
 		// No table document yet: the committed partitions show the layout.
 		existing, err := t.Partitions(ctx, "")
 		if err != nil {
@@ -444,7 +446,7 @@ func checkLayout(ctx context.Context, t *pswap.Table, keys []string) error {
 		return err
 	}
 	for _, k := range keys {
-		if err := meta.CheckKey(k); err != nil {
+		if err := schema.CheckKey(k); err != nil {
 			return fmt.Errorf("%w: partition folder %s: %w", pswap.ErrBadInput, k, err)
 		}
 	}

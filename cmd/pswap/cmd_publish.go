@@ -117,7 +117,14 @@ func (c *publishCmd) printPublish(r pswap.PublishResult) {
 			}
 			fmt.Fprintf(c.stdout, "%s: version %d\n", verb, v.Version)
 		case pswap.ViewCatalog:
-			fmt.Fprintf(c.stdout, "catalog %s: version %d\n", v.Name, v.Version)
+			switch {
+			case v.Changed && v.From > 0:
+				fmt.Fprintf(c.stdout, "catalog %s: moved from version %d to version %d\n", v.Name, v.From, v.Version)
+			case v.Changed:
+				fmt.Fprintf(c.stdout, "catalog %s: registered at version %d\n", v.Name, v.Version)
+			default:
+				fmt.Fprintf(c.stdout, "catalog %s: version %d\n", v.Name, v.Version)
+			}
 		}
 	}
 	ice, ok := r.View(pswap.ViewIceberg)
@@ -140,7 +147,15 @@ func (c *publishCmd) printPublish(r pswap.PublishResult) {
 	}
 	verb := "published"
 	if !r.Changed {
+		// "up to date" only when the publish found every view so: not
+		// when it moved another view, nor when one was not published
+		// (the error follows).
 		verb = "up to date"
+		for _, v := range r.Views {
+			if v.Changed || v.Err != nil {
+				verb = "Iceberg metadata unchanged"
+			}
+		}
 	}
 	fmt.Fprintf(c.stdout, "%s: %s (%s)\n", verb, r.MetadataLocation, plural(int64(r.Partitions), "partition"))
 }

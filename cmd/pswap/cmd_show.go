@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/tablemeta"
 )
 
 func init() { registerCommand(newShowCmd) }
@@ -58,29 +57,19 @@ type showJSON struct {
 	// Schema is the generation's columns as the table's metadata
 	// (table.json) types them: null for a table without one (written
 	// before pswap kept it); SchemaText is the manifest's textual form.
-	Schema     []columnJSON `json:"schema"`
-	SchemaText string       `json:"schema_text"`
-	Writer     string       `json:"writer"`
+	Schema     []pswap.Column `json:"schema"`
+	SchemaText string         `json:"schema_text"`
+	Writer     string         `json:"writer"`
 	// Views is what each view of the table reflects of this partition.
 	Views []viewStateJSON `json:"views"`
-}
-
-// columnJSON is one column in show --json, as in table.json: its stable
-// field id, name, Iceberg type (a string for primitives, an object for
-// nested types) and nullability.
-type columnJSON struct {
-	ID       int            `json:"id"`
-	Name     string         `json:"name"`
-	Type     tablemeta.Type `json:"type"`
-	Nullable bool           `json:"nullable"`
 }
 
 // generationSchema returns the columns of a generation: the table's
 // columns that its manifest's schema names (a generation from before a
 // schema evolution lacks the columns added since), in the table's order;
 // nil when the table has no table.json.
-func generationSchema(meta *tablemeta.Table, text string) []columnJSON {
-	if meta == nil {
+func generationSchema(schema *pswap.TableSchema, text string) []pswap.Column {
+	if schema == nil {
 		return nil
 	}
 	names := map[string]bool{}
@@ -92,10 +81,10 @@ func generationSchema(meta *tablemeta.Table, text string) []columnJSON {
 			}
 		}
 	}
-	cols := []columnJSON{}
-	for _, f := range meta.Schema.Fields {
+	cols := []pswap.Column{}
+	for _, f := range schema.Columns {
 		if len(names) == 0 || names[f.Name] {
-			cols = append(cols, columnJSON{ID: f.ID, Name: f.Name, Type: f.Type, Nullable: f.Nullable})
+			cols = append(cols, f)
 		}
 	}
 	return cols
@@ -129,7 +118,7 @@ func (c *showCmd) run(cmd *cobra.Command, _ []string) error {
 			Files: len(m.Files), ContentChecksum: m.ContentChecksum, SchemaText: m.Schema, Writer: m.Writer,
 		}
 		if c.json {
-			meta, err := tablemeta.Load(ctx, t.Store())
+			schema, err := t.Schema(ctx)
 			switch {
 			case errors.Is(err, pswap.ErrCorrupt):
 				// The partition is still shown: the damage is table.json's.
@@ -137,7 +126,7 @@ func (c *showCmd) run(cmd *cobra.Command, _ []string) error {
 			case err != nil && !errors.Is(err, pswap.ErrNotFound):
 				return err
 			}
-			doc.Schema = generationSchema(meta, m.Schema)
+			doc.Schema = generationSchema(schema, m.Schema)
 			return printJSON(c.stdout, doc)
 		}
 		tw := newTable(c.stdout)

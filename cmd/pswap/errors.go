@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -80,9 +79,8 @@ var badInput = []error{
 	staging.ErrBadInput,
 	staging.ErrCorrupt,
 	staging.ErrUnsupported,
-	tablemeta.ErrSchemaMismatch,
-	tablemeta.ErrPartitionMismatch,
-	tablemeta.ErrUnsupportedType,
+	pswap.ErrSchemaMismatch,
+	pswap.ErrPartitionMismatch, // both, like every type the table cannot hold, also match pswap.ErrBadInput
 	store.ErrInvalidKey,
 }
 

@@ -13,8 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/inputfiles"
-	"github.com/pswap/pswap/internal/pqscan"
 )
 
 // stdinArg names standard input among the input paths.
@@ -25,6 +23,7 @@ type input struct {
 	path   string // stdinArg for standard input
 	size   int64  // bytes, or -1 for stdin
 	format pswap.Format
+	rows   int64 // a Parquet file's footer's row count; -1: unknown (pswap.InputFile.Rows)
 }
 
 // parseInputFormat parses --input-format.
@@ -61,65 +60,21 @@ func expandInputs(args []string, format pswap.Format) ([]input, error) {
 				return nil, usagef("reading stdin needs --input-format csv, jsonl or parquet")
 			}
 			stdin = true
-			out = append(out, input{path: stdinArg, size: -1, format: format})
+			out = append(out, input{path: stdinArg, size: -1, format: format, rows: -1})
 			continue
 		}
-		fi, err := os.Stat(arg)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
-		}
-		if !fi.IsDir() {
-			f := format
-			if f == pswap.FormatAuto {
-				if f, err = formatOf(arg); err != nil {
-					return nil, err
-				}
-			}
-			if !fi.Mode().IsRegular() {
-				return nil, fmt.Errorf("%w: %s is not a regular file", pswap.ErrBadInput, arg)
-			}
-			if f == pswap.FormatParquet {
-				if err := checkParquetMagic(arg, fi.Size()); err != nil {
-					return nil, err
-				}
-			}
-			out = append(out, input{path: arg, size: fi.Size(), format: f})
-			continue
-		}
-		files, err := folderInputs(arg, format)
+		files, err := pswap.InputFiles(arg, format)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, files...)
-	}
-	return out, nil
-}
-
-// folderInputs lists the data files of a folder: exactly those that
-// Writer.AddPath stages (inputfiles.DataFiles), with their sizes and formats.
-func folderInputs(dir string, format pswap.Format) ([]input, error) {
-	files, err := inputfiles.DataFiles(dir, format != pswap.FormatAuto)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]input, 0, len(files))
-	for _, p := range files {
-		f := format
-		if f == pswap.FormatAuto {
-			if f, err = formatOf(p); err != nil {
-				return nil, err
+		for _, f := range files {
+			if f.Format == pswap.FormatParquet {
+				if err := checkParquetMagic(f.Path, f.Size); err != nil {
+					return nil, err
+				}
 			}
+			out = append(out, input{path: f.Path, size: f.Size, format: f.Format, rows: f.Rows})
 		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", pswap.ErrBadInput, err)
-		}
-		if f == pswap.FormatParquet {
-			if err := checkParquetMagic(p, fi.Size()); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, input{path: p, size: fi.Size(), format: f})
 	}
 	return out, nil
 }
@@ -139,7 +94,7 @@ func addInputs(ctx context.Context, w adder, inputs []input, stdin io.Reader, ba
 		}
 		var rows bool
 		if in.format == pswap.FormatParquet && in.path != stdinArg {
-			rows = parquetHasRows(in.path)
+			rows = in.rows != 0 // unknown counts as rows: staging says what is wrong
 			err = w.AddPath(ctx, in.path, in.format)
 			if bar != nil && err == nil {
 				_ = bar.Add64(in.size)
@@ -211,28 +166,6 @@ func (s *rowSniffer) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// parquetHasRows reads a Parquet file's footer for its row count. A file
-// that cannot be read counts as having rows: staging reports what is wrong
-// with it.
-func parquetHasRows(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return true
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return true
-	}
-	// The footer as staging reads it (parquet-go's reader refuses some
-	// files that staging accepts, and an unreadable footer counted as rows).
-	ft, err := pqscan.ReadFooter(f, fi.Size())
-	if err != nil {
-		return true
-	}
-	return ft.Rows > 0
 }
 
 // isTerminal reports whether w is a terminal.
@@ -406,6 +339,5 @@ func looksLikeText(b []byte) bool {
 
 // formatOf guesses an input's format from its name.
 func formatOf(name string) (pswap.Format, error) {
-	f, err := inputfiles.FormatOf(name)
-	return pswap.Format(f), err
+	return pswap.FormatAuto.For(name)
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/catalog"
 )
 
 // envDelta turns the Delta view on when "1", "true", "yes" or "on" (the
@@ -40,8 +42,11 @@ type viewJSON struct {
 	Published bool   `json:"published"`
 	Changed   bool   `json:"changed"`
 	Version   *int64 `json:"version,omitempty"`
-	Location  string `json:"location,omitempty"`
-	Error     string `json:"error,omitempty"`
+	// From is the version a catalog named before this command moved it
+	// (changed; 0: it registered the table).
+	From     *int64 `json:"from,omitempty"`
+	Location string `json:"location,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // viewsJSON are the fields of a command's --json document that report the
@@ -63,6 +68,9 @@ func viewsDoc(vs []pswap.ViewPublication) viewsJSON {
 		}
 		if v.Version >= 0 {
 			j.Version = &v.Version
+		}
+		if v.View == pswap.ViewCatalog && v.Changed {
+			j.From = &v.From
 		}
 		if v.Err != nil {
 			j.Error = v.Err.Error()
@@ -92,6 +100,18 @@ func viewLines(vs []pswap.ViewPublication) []string {
 	return out
 }
 
+// catalogRemedy is what fixes a catalog's refusal that no publish can
+// fix (catalog.ErrCatalogForeign, ErrNoNamespace, a bad URL): until then
+// every publish is refused the same way.
+func catalogRemedy(err error) string {
+	if errors.Is(err, catalog.ErrCatalogForeign) {
+		return "a publish cannot fix a name clash: drop or rename the catalog's table of that name, " +
+			"or give this table another name in the catalog ('pswap views disable catalog URL', then " +
+			"'pswap views enable catalog' with another table= in the URL)"
+	}
+	return "a publish cannot fix this: fix the catalog or its URL as the error says; the next commit or 'pswap publish' then updates the catalog"
+}
+
 // viewName names a view in messages.
 func viewName(v pswap.ViewPublication) string {
 	switch v.View {
@@ -108,8 +128,22 @@ func viewName(v pswap.ViewPublication) string {
 // "commit", "commits", "merge") could not bring up to date: the write
 // stands, and the next publish converges them.
 func (a *app) warnViews(what string, vs []pswap.ViewPublication, recorded error) {
+	iceberg := false
 	for _, v := range vs {
-		if v.Err != nil {
+		iceberg = iceberg || v.View == pswap.ViewIceberg && v.Published
+	}
+	for _, v := range vs {
+		switch {
+		case v.Err == nil:
+		case v.View == pswap.ViewCatalog && errors.Is(v.Err, pswap.ErrBadInput):
+			// A name clash, a missing namespace, a catalog that cannot be
+			// opened: no publish fixes it, so say what does.
+			written := ""
+			if iceberg {
+				written = " and the Iceberg metadata reflects it"
+			}
+			fmt.Fprintf(a.stderr, "pswap: warning: the %s stands%s, but %s did not take it: %s\nhint: %s\n", what, written, viewName(v), v.Err, catalogRemedy(v.Err))
+		default:
 			fmt.Fprintf(a.stderr, "pswap: warning: the %s stands, but %s was not published: %s\nhint: run 'pswap publish' to bring it up to date\n", what, viewName(v), v.Err)
 		}
 	}

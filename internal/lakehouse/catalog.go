@@ -25,6 +25,10 @@ import (
 // commit lost a race) is brought to the latest version by the next
 // publish.
 
+// NotMoved is the version CommitVersion reports when it left the catalog
+// as it was (it already named that version, or a later one).
+const NotMoved = -1
+
 // maxCatalogTries bounds the compare-and-swaps a publish makes on a
 // catalog whose table keeps changing (other publishers advancing it).
 const maxCatalogTries = 20
@@ -36,8 +40,10 @@ const maxCatalogTries = 20
 // repaired (the catalog is moved to v); a file of another table's uuid is
 // refused (catalog.ErrCatalogForeign). A lost swap is read again; a swap whose
 // reply was lost is settled by reading the table back, never sent blindly
-// again.
-func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *tableMetadata) error {
+// again. It returns the version the catalog named before it moved it: 0
+// when it registered the table, NotMoved when it left the catalog as it
+// was.
+func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *tableMetadata) (from int, _ error) {
 	c := p.opts.Catalog
 	fail := func(err error) error {
 		return fmt.Errorf("%w: %s: %w", catalog.ErrCatalog, c, err)
@@ -51,28 +57,28 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *
 				continue
 			}
 			if err != nil {
-				return p.settle(ctx, loc, fail(err))
+				return 0, p.settle(ctx, loc, fail(err))
 			}
-			return nil
+			return 0, nil
 		}
 		if err != nil {
-			return fail(err)
+			return NotMoved, fail(err)
 		}
 		curV, ours := p.catalogVersion(cur)
 		maintained := false
 		if !ours {
 			base, ok, err := p.maintenanceOf(ctx, cur)
 			if err != nil {
-				return fail(err)
+				return NotMoved, fail(err)
 			}
 			if !ok {
-				return fail(fmt.Errorf("%w: it names %s, not a version of %s (drop or rename it, or pick another table name)",
+				return NotMoved, fail(fmt.Errorf("%w: it names %s, not a version of %s (drop or rename it, or pick another table name)",
 					catalog.ErrCatalogForeign, cur, p.tableURI))
 			}
 			curV, maintained = base, true
 		}
 		if curV == v || curV > v && maintained {
-			return nil // the same rows as version v, or a later publish's
+			return NotMoved, nil // the same rows as version v, or a later publish's
 		}
 		if curV > v {
 			// A later publish's version, or a row that names a version
@@ -80,17 +86,17 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *
 			// deleted and created again here): only the file tells.
 			later, err := p.laterVersion(ctx, v, meta, curV)
 			if err != nil {
-				return fail(err)
+				return NotMoved, fail(err)
 			}
 			if later {
-				return nil
+				return NotMoved, nil
 			}
 			// Missing: repaired below, moved to version v.
 		}
 		if dc, ok := c.(catalog.DocumentCatalog); ok {
 			if doc == nil {
 				if doc, err = p.readBack(ctx, MetadataKey(v)); err != nil {
-					return fail(err)
+					return NotMoved, fail(err)
 				}
 			}
 			err = dc.SwapDocument(ctx, cur, loc, doc)
@@ -99,16 +105,16 @@ func (p *publisher) commitCatalog(ctx context.Context, v int, loc string, meta *
 		}
 		if errors.Is(err, catalog.ErrCatalogConflict) {
 			if berr := p.backoff(ctx, min(try, 4)); berr != nil {
-				return fail(berr)
+				return NotMoved, fail(berr)
 			}
 			continue
 		}
 		if err != nil {
-			return p.settle(ctx, loc, fail(err))
+			return curV, p.settle(ctx, loc, fail(err))
 		}
-		return nil
+		return curV, nil
 	}
-	return fail(fmt.Errorf("%w %d times", catalog.ErrCatalogConflict, maxCatalogTries))
+	return NotMoved, fail(fmt.Errorf("%w %d times", catalog.ErrCatalogConflict, maxCatalogTries))
 }
 
 // maintenanceOf decides whether loc, a metadata file the catalog names
@@ -194,7 +200,8 @@ func (p *publisher) withCatalog(ctx context.Context, r Result, meta *tableMetada
 	if p.opts.Catalog == nil || r.Version == 0 {
 		return r, nil
 	}
-	return r, p.commitCatalog(ctx, r.Version, r.MetadataLocation, meta)
+	_, err := p.commitCatalog(ctx, r.Version, r.MetadataLocation, meta)
+	return r, err
 }
 
 // CommitLatest points cat at the table's latest published version (as a
@@ -213,21 +220,27 @@ func CommitLatest(ctx context.Context, st store.Store, cat catalog.Catalog) (str
 }
 
 // CommitVersion points cat at version v of the table's metadata (one a
-// publish just wrote or found latest) and returns its location, unless
-// the catalog already names v or a later version of this table. It is
+// publish just wrote or found latest) unless the catalog already names v
+// or a later version of this table, and returns v's location and the
+// version the catalog named before (0: it registered the table;
+// NotMoved: it left the catalog as it was). It is
 // the catalog step of a publish, for a catalog beside Options.Catalog
 // (internal/views publishes every catalog a table has this way).
-func CommitVersion(ctx context.Context, st store.Store, cat catalog.Catalog, v int) (string, error) {
+func CommitVersion(ctx context.Context, st store.Store, cat catalog.Catalog, v int) (loc string, from int, _ error) {
 	if v <= 0 {
-		return "", fmt.Errorf("lakehouse: CommitVersion needs a published version, not %d", v)
+		return "", NotMoved, fmt.Errorf("lakehouse: CommitVersion needs a published version, not %d", v)
 	}
-	return newLoader(ctx, st, Options{Catalog: cat}).commitAt(ctx, v)
+	p := newLoader(ctx, st, Options{Catalog: cat})
+	loc = p.loc(MetadataKey(v))
+	from, err := p.commitCatalog(ctx, v, loc, nil)
+	return loc, from, err
 }
 
 // commitAt commits version v to Options.Catalog and returns its location.
 func (p *publisher) commitAt(ctx context.Context, v int) (string, error) {
 	loc := p.loc(MetadataKey(v))
-	return loc, p.commitCatalog(ctx, v, loc, nil)
+	_, err := p.commitCatalog(ctx, v, loc, nil)
+	return loc, err
 }
 
 // laterVersion reports whether version curV, which a catalog names while

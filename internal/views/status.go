@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -86,6 +87,15 @@ func driverStatus(ctx context.Context, st store.Store, d Driver, parts []string,
 	return s
 }
 
+// metadataDir is the folder of a metadata location, its escapes decoded
+// (a catalog may hold the table's URI percent-encoded or not).
+func metadataDir(loc string) string {
+	if u, err := url.PathUnescape(loc); err == nil {
+		loc = u
+	}
+	return path.Dir(loc)
+}
+
 // catalogStatus is a catalog's state: the version it names, behind the
 // latest Iceberg version ice or not, and whether the file it names exists
 // (a peer's VACUUM may have deleted it: one HEAD).
@@ -101,6 +111,13 @@ func catalogStatus(ctx context.Context, st store.Store, c catalog.Catalog, ice S
 		if v, ok := lakehouse.VersionOfKey(lakehouse.MetadataDir + "/" + loc[i+1:]); ok {
 			s.Version = int64(v)
 		}
+	}
+	if ice.Location != "" && metadataDir(loc) != metadataDir(ice.Location) {
+		// Not this table's metadata: a name clash, which no publish
+		// fixes (the publish refuses it: catalog.ErrCatalogForeign).
+		s.Version = -1
+		s.Lag = fmt.Sprintf("it names %s, another table's metadata: drop or rename that table in the catalog, or give this one another name", loc)
+		return s
 	}
 	if ice.Version > 0 && s.Version < ice.Version {
 		s.Lag = fmt.Sprintf("it names version %d, the latest is %d", s.Version, ice.Version)

@@ -59,6 +59,9 @@ type Result struct {
 	Version int64
 	// Location is the Iceberg metadata location (Iceberg and catalogs).
 	Location string
+	// From is, for a catalog this publish moved (Changed), the version it
+	// named before (0: the publish registered the table).
+	From int64
 	// Rebases counts the versions lost to concurrent publishers.
 	Rebases int
 	// Attempts is how many times the pipeline ran the view's publish (more
@@ -194,8 +197,8 @@ func publishCatalog(ctx context.Context, st store.Store, cat catalog.Catalog, ic
 		return Result{View: Catalog, Name: name, Version: -1, Err: fmt.Errorf("%w: %s", ErrNotPublished, why)}
 	}
 	r := retried(ctx, o, Catalog, name, func(ctx context.Context) (Result, error) {
-		loc, err := lakehouse.CommitVersion(ctx, st, cat, int(ice.Version))
-		return Result{Version: ice.Version, Location: loc}, err
+		loc, from, err := lakehouse.CommitVersion(ctx, st, cat, int(ice.Version))
+		return Result{Version: ice.Version, Location: loc, Changed: from != lakehouse.NotMoved, From: int64(from)}, err
 	})
 	if r.Err != nil {
 		r.Version = -1
