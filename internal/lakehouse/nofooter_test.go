@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -208,4 +209,35 @@ func liveFiles(t *testing.T, st store.Store, part string) (*table.Table, []icebe
 	}
 	slices.SortFunc(out, func(x, y iceberg.DataFile) int { return strings.Compare(x.FilePath(), y.FilePath()) })
 	return tbl, out
+}
+
+// BenchmarkPublishFiles measures the publish after a commit of n files on
+// a store whose every request is a round trip of rtt (20 ms):
+// requests/op and round-trips/op (the wall time in round trips) against
+// the number of files.
+//
+//	go test -run '^$' -bench PublishFiles -benchtime 5x ./internal/lakehouse/
+func BenchmarkPublishFiles(b *testing.B) {
+	for _, n := range []int{1, 3, 10, 100} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			var reqs, trips float64
+			k := 0
+			for b.Loop() {
+				b.StopTimer()
+				mem := publishedTable(b, 3)
+				c := commitFiles(b, mem, "dt=2026-01-01", n, true)
+				cs := storetest.NewCounting(storetest.NewLatency(mem, rtt))
+				b.StartTimer()
+				start := time.Now()
+				if _, err := lakehouse.PublishCommit(ctx, cs, c, lakehouse.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				trips += float64(time.Since(start)) / float64(rtt)
+				reqs += float64(cs.Total())
+				k++
+			}
+			b.ReportMetric(reqs/float64(k), "requests/op")
+			b.ReportMetric(trips/float64(k), "round-trips/op")
+		})
+	}
 }

@@ -108,7 +108,7 @@ func TestRequestsPerPublish(t *testing.T) {
 
 // publishedTable is a table of parts partitions of 3 rows each, all
 // published.
-func publishedTable(t *testing.T, parts int) *memstore.Store {
+func publishedTable(t testing.TB, parts int) *memstore.Store {
 	t.Helper()
 	mem := memstore.New(memstore.Options{})
 	for i := range parts {
