@@ -2,6 +2,7 @@ package pqscan
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -31,8 +32,9 @@ import (
 // unsigned integers, nanosecond and INT96 timestamps get none: a missing
 // bound costs pruning, a wrong one costs rows. A column whose statistics
 // break the manifest's rules (a writer's bug) is left out, and a footer
-// Arrow cannot decode gives nil (unknown), never a panic. The result is
-// never nil otherwise.
+// Arrow cannot decode gives nil (unknown), never a panic, and columns that
+// share their name with another get none. The result is never nil
+// otherwise.
 func ColumnStats(md *metadata.FileMetaData) (cols []manifest.ColumnStats) {
 	defer func() {
 		if recover() != nil {
@@ -56,7 +58,13 @@ func ColumnStats(md *metadata.FileMetaData) (cols []manifest.ColumnStats) {
 	if len(cols) > manifest.MaxStatsColumns {
 		return nil
 	}
-	return cols
+	// Two top-level columns of one name (which Parquet allows): a reader
+	// maps statistics by name, so neither gets any.
+	seen := make(map[string]int, len(cols))
+	for _, c := range cols {
+		seen[c.Name]++
+	}
+	return slices.DeleteFunc(cols, func(c manifest.ColumnStats) bool { return seen[c.Name] > 1 })
 }
 
 // columnStats sums column c's statistics over the row groups.

@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/pswap/pswap/internal/pqscan"
@@ -62,4 +65,31 @@ func FuzzColumnStatsOfTail(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Two top-level columns of one name get no statistics (readers map them by
+// name), and the others keep theirs: the manifest, which refuses duplicate
+// names, still encodes.
+func TestColumnStatsDuplicateNames(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "b", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := range 3 {
+		b.Field(i).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	data := pqfiles.ArrowParquet(t, rec, nil)
+	r, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pqscan.ColumnStats(r.MetaData())
+	if len(got) != 1 || got[0].Name != "b" || got[0].Min != "1" || got[0].Max != "2" {
+		t.Fatalf("statistics %+v, want b's only", got)
+	}
 }
