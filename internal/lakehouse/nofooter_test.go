@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,12 +77,16 @@ func commitFiles(t testing.TB, st store.Store, part string, n int, stats bool) l
 	return lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: m}
 }
 
-// dataReads counts the requests that touch a data file (a key under a
-// generation's data prefix).
+// dataReads records in calls the requests that touch a data file (a key
+// under a generation's data prefix); calls is read once the publish
+// returned.
 func dataReads(c *storetest.Counting, calls *[]string) store.Store {
+	var mu sync.Mutex
 	return storetest.NewFaulty(c, func(call storetest.Call) storetest.Fault {
 		if strings.Contains(call.Key, "/_pswap/gen/") {
+			mu.Lock()
 			*calls = append(*calls, call.Op+" "+call.Key)
+			mu.Unlock()
 		}
 		return storetest.Fault{}
 	})
