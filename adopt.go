@@ -271,6 +271,7 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 		}
 	}
 	c.Schema = schema
+	c.LimitStats(manifest.StatsBudget)
 	if c.Rows == 0 && !o.AllowEmpty {
 		return manifest.Content{}, time.Time{}, asIs{}, fmt.Errorf("%w: %w: the %d file(s) under %s hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files), st.URI(prefix))
 	}
@@ -339,7 +340,7 @@ func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs
 	if mod.IsZero() {
 		mod = r.ModTime()
 	}
-	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum}, schema: f.Schema, arrow: f.Arrow, nullFree: f.NullFree, ids: f.IDs, mod: mod}
+	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum, Columns: f.Columns}, schema: f.Schema, arrow: f.Arrow, nullFree: f.NullFree, ids: f.IDs, mod: mod}
 }
 
 // errChanged: an object changed between two reads of one adoption. It is

@@ -199,6 +199,7 @@ func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []
 		c.Add(r.file)
 	}
 	c.Schema = schema
+	c.LimitStats(manifest.StatsBudget) // each file's, from the footer its adoption read
 	if c.Rows == 0 && !o.AllowEmpty {
 		return manifest.Content{}, asIs{}, fmt.Errorf("%w: %w: the %d input object(s) hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files))
 	}

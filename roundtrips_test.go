@@ -118,14 +118,14 @@ func BenchmarkCommitPublishLatency(b *testing.B) {
 }
 
 // TestCommitPublishRoundTrips: a library commit of a small record and its
-// publish make 15 requests (GET pointer and table.json, the data, the
+// publish make 14 requests (GET pointer and table.json, the data, the
 // manifest, the pointer; the publish's hint, version, manifest list,
-// pointer, the group's manifest it replaces, the new file's footer,
-// manifest, manifest list, version, hint), but not one after another:
-// Begin's two reads at once, the publish's pointer, the group's manifest
-// (its members are carried, the replaced files recorded as deleted) and
-// footer (column statistics) at once, its manifest and manifest list at
-// once (11 in a row), and with WriteOptions.Prefetch the publish's first
+// pointer, the group's manifest it replaces, manifest, manifest list,
+// version, hint; no footer: the manifest carries the new file's column
+// statistics), but not one after another: Begin's two reads at once, the
+// publish's pointer and the group's manifest (its members are carried, the
+// replaced files recorded as deleted) at once, its manifest and manifest
+// list at once (11 in a row), and with WriteOptions.Prefetch the publish's first
 // four reads while the data uploads (8 in a row: the publish waits for
 // the group's manifest only beside the pointer).
 func TestCommitPublishRoundTrips(t *testing.T) {
@@ -146,7 +146,7 @@ func TestCommitPublishRoundTrips(t *testing.T) {
 		}, func(m rttMeasure) bool { return m.sequential <= tc.seq })
 		t.Logf("prefetch %v: %d requests %v, %.1f round trips (%s), %d one after another:\n%s",
 			tc.opts.Prefetch != nil, m.requests, m.counts, m.trips(), m.wall.Round(time.Millisecond), m.sequential, m.timeline)
-		want := map[string]int{"get": 7, "get-range": 1, "writer": 1, "put-if-none-match": 4, "put-if-match": 2}
+		want := map[string]int{"get": 7, "writer": 1, "put-if-none-match": 4, "put-if-match": 2}
 		if !maps.Equal(m.counts, want) {
 			t.Errorf("prefetch %v: requests %v, want %v", tc.opts.Prefetch != nil, m.counts, want)
 		}
@@ -226,11 +226,11 @@ func TestWriterPrefetchRenewed(t *testing.T) {
 		if pub := w.Publish(sctx, popts); !pub.Published {
 			t.Fatalf("publish: %v", pub.Err)
 		}
-		// The pointer, the new file's footer, then the group's manifest,
-		// the list, the version and the hint: the group's manifest it
-		// replaces came with the prefetch.
-		if cs.Total() != 6 {
-			t.Fatalf("%s after Begin: the publish made %d requests %v, want 6 (it starts from the prefetch)", tc.wait, cs.Total(), cs.Counts())
+		// The pointer, then the group's manifest, the list, the version
+		// and the hint: the group's manifest it replaces came with the
+		// prefetch, the new file's statistics with the commit's manifest.
+		if cs.Total() != 5 {
+			t.Fatalf("%s after Begin: the publish made %d requests %v, want 5 (it starts from the prefetch)", tc.wait, cs.Total(), cs.Counts())
 		}
 	}
 }
@@ -368,9 +368,9 @@ func TestRollbackPublishRequests(t *testing.T) {
 		if pub := p.Publish(ctx, res, pswap.PublishOptions{Prefetch: pf}); !pub.Published {
 			t.Fatalf("publish: %v", pub.Err)
 		}
-		want := 11 // with the replaced manifest and the footer, read beside the pointer, and table.json
+		want := 10 // with the replaced manifest, read beside the pointer, and table.json (no footer: the manifest has the statistics)
 		if prefetch {
-			want = 8
+			want = 7
 		}
 		if cs.Total() != want {
 			t.Fatalf("prefetch %v: the publish of a rollback made %d requests %v, want %d", prefetch, cs.Total(), cs.Counts(), want)

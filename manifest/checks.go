@@ -231,7 +231,11 @@ func checkTime(t time.Time) string {
 }
 
 var (
-	ourMajor, ourMinor, _ = strictjson.ParseVersion(Version)
+	ourMajor, _, _ = strictjson.ParseVersion(Version)
+	// ourMinor is the highest minor version of a manifest this package
+	// knows (and writes, for a manifest with column statistics): a
+	// document of a higher one may have fields it does not know.
+	_, ourMinor, _        = strictjson.ParseVersion(StatsVersion)
 	_, ourPointerMinor, _ = strictjson.ParseVersion(PointerVersion)
 )
 

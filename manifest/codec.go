@@ -28,10 +28,7 @@ func Encode(m *Manifest) ([]byte, error) {
 		return nil, err
 	}
 	c := *m
-	c.Format, c.Version = FormatManifest, Version
-	if c.Kind != "" {
-		c.Version = KindVersion
-	}
+	c.Format, c.Version = FormatManifest, m.EncodedVersion()
 	c.CreatedAt, c.CommittedAt = c.CreatedAt.UTC(), c.CommittedAt.UTC()
 	w := newObjWriter()
 	w.str("format", c.Format)
@@ -67,6 +64,9 @@ func Encode(m *Manifest) ([]byte, error) {
 			w.buf.WriteString(strconv.FormatInt(f.Rows, 10))
 			w.buf.WriteString(", \"checksum\": ")
 			w.quote(f.Checksum)
+			if f.Columns != nil {
+				w.writeColumns(f.Columns)
+			}
 			w.buf.WriteString("}")
 		}
 		w.buf.WriteString("\n  ]")
@@ -240,7 +240,8 @@ func decodeManifest(data []byte) (*Manifest, *Error) {
 	m.Bytes = r.Int("bytes", 64)
 	m.ContentChecksum = r.Str("content_checksum", true)
 	m.Schema = r.Str("schema", false)
-	m.Files = readFiles(r, "files")
+	_, minor, _ := strictjson.ParseVersion(m.Version)
+	m.Files = readFiles(r, "files", minor >= 2)
 	if p := r.Err(); p != nil {
 		return nil, fromProblem(doc, p)
 	}
@@ -345,21 +346,30 @@ func fromProblem(doc string, p *strictjson.Problem) *Error {
 	return invalid(doc, p.Field, nil, "%s", p.Msg)
 }
 
-// readFiles reads a manifest's file list (required).
-func readFiles(r *strictjson.Reader, name string) []File {
+// readFiles reads a manifest's file list (required), with their column
+// statistics when the document's version has them (stats: 1.2 or later).
+func readFiles(r *strictjson.Reader, name string, stats bool) []File {
 	objs := r.Objects(name, MaxFiles, "files")
 	if objs == nil {
 		return nil
 	}
 	files := make([]File, 0, len(objs))
 	for _, o := range objs {
-		o.Known("path", "size", "rows", "checksum")
-		files = append(files, File{
+		known := []string{"path", "size", "rows", "checksum"}
+		if stats {
+			known = append(known, "columns")
+		}
+		o.Known(known...)
+		f := File{
 			Path:     o.Str("path", true),
 			Size:     o.Int("size", 64),
 			Rows:     o.Int("rows", 64),
 			Checksum: o.Str("checksum", true),
-		})
+		}
+		if stats {
+			f.Columns = readColumns(o)
+		}
+		files = append(files, f)
 	}
 	if r.Err() != nil {
 		return nil

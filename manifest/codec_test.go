@@ -428,7 +428,7 @@ func TestDecodeTooLarge(t *testing.T) {
 func TestForwardCompatibility(t *testing.T) {
 	golden := mustEncode(t, validManifest())
 	newer := mutateJSON(t, golden, func(m map[string]any) {
-		m["version"] = "1.1"
+		m["version"] = "1.3"
 		m["compression"] = map[string]any{"codec": "zstd", "level": []any{1, 2}}
 		file(m, 0)["min_dt"] = "2026-11-29"
 	})
@@ -436,8 +436,8 @@ func TestForwardCompatibility(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a document of a newer minor version with extra fields was rejected: %v", err)
 	}
-	if m.Version != "1.1" {
-		t.Errorf("Version = %q, want the document's 1.1", m.Version)
+	if m.Version != "1.3" {
+		t.Errorf("Version = %q, want the document's 1.3", m.Version)
 	}
 	m.Version = Version
 	if !reflect.DeepEqual(m, validManifest()) {
@@ -456,9 +456,8 @@ func TestForwardCompatibility(t *testing.T) {
 	broken := mutateJSON(t, newer, func(m map[string]any) { file(m, 0)["path"] = "../x" })
 	_, err = Decode(broken)
 	checkInvalid(t, err, "escapes the generation prefix")
-	// A lower minor version than ours (there is none below 1.0) and a high
-	// one parse.
-	for _, v := range []string{"1.0", "1.999999999"} {
+	// Lower minor versions than ours and a high one parse.
+	for _, v := range []string{"1.0", "1.1", "1.2", "1.999999999"} {
 		if _, err := Decode(mutateJSON(t, golden, func(m map[string]any) { m["version"] = v })); err != nil {
 			t.Errorf("version %s: %v", v, err)
 		}
@@ -668,7 +667,7 @@ func TestLargeObjects(t *testing.T) {
 	for i := range 50_000 {
 		fmt.Fprintf(&extra, `"k%d": %d, `, i, i)
 	}
-	base := strings.Replace(string(golden), `"version": "1.0",`, `"version": "1.1", "x": {`+extra.String()+`"last": 0},`, 1)
+	base := strings.Replace(string(golden), `"version": "1.0",`, `"version": "1.3", "x": {`+extra.String()+`"last": 0},`, 1)
 	if _, err := Decode([]byte(base)); err != nil {
 		t.Fatalf("many distinct keys: %v", err)
 	}

@@ -39,7 +39,8 @@
 // Fields, in the order they are written:
 //
 //	format            string, required: "pswap-manifest".
-//	version           string, required: "1.0" for this package.
+//	version           string, required: "1.0", "1.1" (with a kind) or
+//	                  "1.2" (with columns) for this package.
 //	partition         string, required: the partition's Hive-style key in
 //	                  canonical form, e.g. "dt=2026-11-29/hr=13" (see the
 //	                  partition package).
@@ -95,6 +96,30 @@
 //	  rows            integer: the number of rows in the file, >= 0.
 //	  checksum        string: "sha256:" and the 64 lowercase hex digits of the
 //	                  SHA-256 of the file's bytes.
+//	  columns         array, optional (version 1.2): the statistics of the
+//	                  file's flat top-level columns, as its Parquet footer
+//	                  gives them, so that a publisher of the table's views
+//	                  (Iceberg's column statistics) need not read the footer
+//	                  again. Omitted: not recorded (read the footer). At
+//	                  most 10000 entries, names unique. Each is an object:
+//	    name          string: the column's name, 1 to 1024 bytes of UTF-8.
+//	    size          integer: compressed bytes of its column chunks, >= 0.
+//	    values        integer: its values, nulls included, >= 0.
+//	    nulls         integer, optional: its null values, 0 to values;
+//	                  omitted when the footer does not say.
+//	    type          string, optional: the type of min and max: "boolean"
+//	                  ("false"/"true"), "int" (32-bit), "long" (64-bit),
+//	                  "date" (days since 1970-01-01, 32-bit), "timestamp"
+//	                  (microseconds since 1970-01-01T00:00, 64-bit), each a
+//	                  canonical decimal, or "string" (UTF-8, at most 256
+//	                  bytes, ordered byte by byte). Omitted: no bounds
+//	                  (floating point, decimal, binary, INT96, ...).
+//	    min, max      string, optional (each only with type): bounds of the
+//	                  column's non-null values, min <= max; omitted when
+//	                  unknown, never empty. A string bound may be a prefix
+//	                  of 16 code points (min) or such a prefix with its
+//	                  last code point incremented (max).
+//	                  A manifest with columns is written as version 1.2.
 //
 // A manifest is written once (create-if-absent) and never modified.
 //

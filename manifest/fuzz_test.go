@@ -19,13 +19,17 @@ func seedManifests(t testing.TB) map[string][]byte {
 	g := string(golden)
 	rollback := validManifest()
 	rollback.DataGeneration, rollback.RollbackOf = genC, genC
+	withStats := statsManifest()
 	empty := validManifest()
 	empty.Files, empty.Rows, empty.Bytes, empty.Schema = nil, 0, 0, ""
 	return map[string][]byte{
-		"valid":          golden,
-		"valid-rollback": mustEncode(t, rollback),
-		"valid-empty":    mustEncode(t, empty),
-		"valid-compact":  mutateJSON(t, golden, func(map[string]any) {}),
+		"valid":            golden,
+		"valid-rollback":   mustEncode(t, rollback),
+		"valid-empty":      mustEncode(t, empty),
+		"valid-compact":    mutateJSON(t, golden, func(map[string]any) {}),
+		"valid-stats":      mustEncode(t, withStats),
+		"bad-stats-1.1":    []byte(strings.Replace(string(mustEncode(t, withStats)), `"version": "1.2"`, `"version": "1.1"`, 1)),
+		"bad-stats-bounds": []byte(strings.Replace(string(mustEncode(t, withStats)), `"min": "-5"`, `"min": "500"`, 1)),
 		"valid-newer-minor": mutateJSON(t, golden, func(m map[string]any) {
 			m["version"] = "1.3"
 			m["extra"] = map[string]any{"a": []any{1, "b", nil, true}}
@@ -150,7 +154,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an encoded manifest does not decode: %v\n%s", err, b)
 		}
-		m.Version = Version // re-encoding writes our version
+		m.Version = m.EncodedVersion() // re-encoding writes our version
 		if !reflect.DeepEqual(m, m2) {
 			t.Fatalf("round trip changed the manifest:\n%+v\n%+v", m, m2)
 		}

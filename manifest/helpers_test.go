@@ -123,3 +123,20 @@ func checkInvalid(t *testing.T, err error, want string) {
 		t.Errorf("error %q does not contain %q", err, want)
 	}
 }
+
+// statsManifest is validManifest with column statistics (version 1.2): the
+// first file has every kind of bound, the second an empty list (recorded:
+// no flat column).
+func statsManifest() *Manifest {
+	m := validManifest()
+	m.Files[0].Columns = []ColumnStats{
+		{Name: "id", Size: 1000, Values: 25000, Nulls: 0, Type: BoundLong, Min: "-5", Max: "99"},
+		{Name: "name", Size: 2000, Values: 25000, Nulls: 3, Type: BoundString, Min: "Ann", Max: "Zoë"},
+		{Name: "ok", Size: 10, Values: 25000, Nulls: -1, Type: BoundBoolean, Min: "false", Max: "true"},
+		{Name: "day", Size: 10, Values: 25000, Nulls: 0, Type: BoundDate, Min: "20000"},
+		{Name: "ts", Size: 10, Values: 25000, Nulls: 25000},
+		{Name: "t96", Size: 10, Values: 25000, Nulls: 7},
+	}
+	m.Files[1].Columns = []ColumnStats{}
+	return m
+}

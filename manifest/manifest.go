@@ -57,6 +57,12 @@ type File struct {
 	Size     int64  `json:"size"`     // bytes
 	Rows     int64  `json:"rows"`     // rows in the file
 	Checksum string `json:"checksum"` // "sha256:<64 lowercase hex>" of the file's bytes
+	// Columns (version 1.2) are the statistics of the file's flat
+	// top-level columns, as its footer gives them; nil when not recorded
+	// (a manifest of an older version, a file whose footer the writer did
+	// not have): a reader that needs them reads the footer. Only the
+	// manifest's own encoding carries them (encoding/json skips them).
+	Columns []ColumnStats `json:"-"`
 }
 
 // Content is what staging produces and a manifest records.
@@ -125,6 +131,19 @@ type Manifest struct {
 	CreatedAt      time.Time `json:"created_at"`   // when the attempt began (UTC)
 	CommittedAt    time.Time `json:"committed_at"` // when the manifest was written (UTC)
 	Writer         string    `json:"writer"`       // e.g. "pswap/0.1.0"
+}
+
+// EncodedVersion is the version Encode writes for m: the lowest that has
+// every field m uses (StatsVersion with column statistics, KindVersion
+// with a kind, else Version).
+func (m *Manifest) EncodedVersion() string {
+	switch {
+	case m.HasStats():
+		return StatsVersion
+	case m.Kind != "":
+		return KindVersion
+	}
+	return Version
 }
 
 // DataGen returns the generation whose data prefix holds the files:
@@ -289,6 +308,9 @@ func (c *Content) validate(doc string) *Error {
 		}
 		if p := checkFileChecksum(f.Checksum); p != "" {
 			return invalid(doc, field+".checksum", f.Checksum, "%s", p)
+		}
+		if err := validateColumns(doc, field+".columns", f.Columns); err != nil {
+			return err
 		}
 		if rows > math.MaxInt64-f.Rows {
 			return invalid(doc, field+".rows", f.Rows, "total rows overflow a 64-bit integer")

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/pswap/pswap/internal/checksum"
@@ -182,6 +183,15 @@ type arrowFileEncoder struct {
 }
 
 func (e *arrowFileEncoder) close() error { return e.w.Close() }
+
+// footer is the footer Close wrote.
+func (e *arrowFileEncoder) footer() *metadata.FileMetaData {
+	md, err := e.w.FileMetadata()
+	if err != nil {
+		return nil
+	}
+	return md
+}
 
 // size counts the open row group at its uncompressed size, so files roll
 // over somewhat early rather than late.

@@ -115,6 +115,11 @@
 //     path also writes page indexes (parquet-go always does); the Arrow path,
 //     like DuckDB, does not.
 //
+// The content Finish returns records each file's column statistics
+// (manifest.File.Columns: sizes, value and null counts, bounds), taken from
+// the footer staging wrote (or read, for an existing file), so that the
+// publish of the table's views reads no data file back.
+//
 // A struct tag that names an encoding (`parquet:"amount,split"` for
 // BYTE_STREAM_SPLIT, `parquet:"id,plain"`) overrides the default for its
 // column; [Options.RowGroupRows] and [Options.Compression] tune the rest.

@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
 // AddParquetFile adds an existing local Parquet file to the generation as
@@ -104,7 +106,7 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	if err := s.closePart(); err != nil {
 		return err
 	}
-	if err := s.openPart(func(io.Writer) (encoder, error) { return copyEncoder{}, nil }); err != nil {
+	if err := s.openPart(func(io.Writer) (encoder, error) { return copyEncoder{md: pr.MetaData()}, nil }); err != nil {
 		return err
 	}
 	p := s.cur
@@ -163,8 +165,10 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	return s.closePart()
 }
 
-// copyEncoder is the encoder of a file copied as is.
-type copyEncoder struct{}
+// copyEncoder is the encoder of a file copied as is, whose footer was read
+// before.
+type copyEncoder struct{ md *metadata.FileMetaData }
 
-func (copyEncoder) close() error             { return nil }
-func (copyEncoder) size(written int64) int64 { return written }
+func (copyEncoder) close() error                     { return nil }
+func (copyEncoder) size(written int64) int64         { return written }
+func (e copyEncoder) footer() *metadata.FileMetaData { return e.md }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -134,7 +135,7 @@ func TestAddParquetFileRoundTrip(t *testing.T) {
 				t.Errorf("re-ingested checksum %s, written %s", c.ContentChecksum, c0.ContentChecksum)
 			}
 			for i := range c.Files {
-				if c.Files[i] != c0.Files[i] {
+				if !reflect.DeepEqual(c.Files[i], c0.Files[i]) {
 					t.Errorf("file %d: %+v, want %+v", i, c.Files[i], c0.Files[i])
 				}
 			}

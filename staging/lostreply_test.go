@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/pswap/pswap/store"
@@ -71,7 +72,7 @@ func TestCommitLostReply(t *testing.T) {
 				t.Errorf("content differs from a clean run")
 			}
 			for i := range c.Files {
-				if c.Files[i] != want.Files[i] {
+				if !reflect.DeepEqual(c.Files[i], want.Files[i]) {
 					t.Errorf("file %d: %+v, want %+v", i, c.Files[i], want.Files[i])
 				}
 			}

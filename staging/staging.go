@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/pswap/pswap/internal/retry"
@@ -214,6 +215,7 @@ func (s *Stager) Finish(ctx context.Context) (manifest.Content, error) {
 	for _, f := range s.files {
 		c.Add(f)
 	}
+	c.LimitStats(manifest.StatsBudget)
 	if s.schema != nil {
 		c.Schema = s.schema.Text
 	}
@@ -276,18 +278,55 @@ type encoder interface {
 	size(written int64) int64
 }
 
-// hashSink counts and hashes the bytes on their way to the store.
-type hashSink struct {
-	w io.Writer
-	h hash.Hash
-	n int64
+// footerEncoder is an encoder that hands out the footer it wrote (after
+// close): its column statistics go into the manifest (File.Columns).
+type footerEncoder interface {
+	footer() *metadata.FileMetaData
 }
+
+// hashSink counts and hashes the bytes on their way to the store, and
+// keeps the last ones once asked to (keepTail: the footer of an encoder
+// that does not hand it out).
+type hashSink struct {
+	w    io.Writer
+	h    hash.Hash
+	n    int64
+	tail []byte // with keepTail: the last bytes written, at least maxTail of them when there were
+	keep bool
+}
+
+// maxTail bounds the footer staging reads back from the bytes it wrote:
+// a longer one is left for the publisher to read (manifest statistics
+// not recorded).
+const maxTail = 1 << 20
 
 func (h *hashSink) Write(p []byte) (int, error) {
 	n, err := h.w.Write(p)
 	h.h.Write(p[:n])
 	h.n += int64(n)
+	if h.keep {
+		if n >= maxTail {
+			h.tail = append(h.tail[:0], p[n-maxTail:n]...)
+		} else {
+			h.tail = append(h.tail, p[:n]...)
+			if len(h.tail) > 2*maxTail {
+				h.tail = append(h.tail[:0], h.tail[len(h.tail)-maxTail:]...)
+			}
+		}
+	}
 	return n, err
+}
+
+// columnStats are the statistics of a closed part's columns, from its
+// encoder's footer or the bytes it ended with; nil when unknown.
+func (p *part) columnStats() []manifest.ColumnStats {
+	if fe, ok := p.enc.(footerEncoder); ok {
+		if md := fe.footer(); md != nil {
+			return pqscan.ColumnStats(md)
+		}
+		return nil
+	}
+	return pqscan.ColumnStatsOfTail(p.sink.tail)
 }
 
 // partBufferSize is the write buffer between an encoder and the store.
@@ -348,6 +387,9 @@ func (s *Stager) closeFile() error {
 	if p == nil {
 		return nil
 	}
+	if _, ok := p.enc.(footerEncoder); !ok {
+		p.sink.keep = true // the footer goes out now: keep it for its statistics
+	}
 	if err := p.enc.close(); err != nil {
 		return fmt.Errorf("staging: close %s: %w", p.key, err)
 	}
@@ -383,6 +425,7 @@ func (s *Stager) closeFile() error {
 		Size:     p.sink.n,
 		Rows:     p.rows,
 		Checksum: manifest.SHA256Checksum(sum),
+		Columns:  p.columnStats(),
 	})
 	s.rows += p.rows
 	s.sum.Add(p.sum)

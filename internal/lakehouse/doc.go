@@ -87,7 +87,11 @@
 // a struct's fields), whose ids the table assigns and keeps by name. The
 // schema is table.json's (its types and, in tables first published since,
 // its ids: a field the metadata already has keeps its published id), or,
-// for a table without table.json, its data files' footers'. The
+// for a table without table.json, its data files' footers'. Each data
+// file's entry carries its column statistics (stats.go): those its
+// manifest records (manifest version 1.2: the writer had the footer in
+// hand), else, for a generation written before, its footer's, read with a
+// ranged GET; so the publish of a commit reads no data file. The
 // locations it writes are paths as they are on the store, never
 // percent-encoded (Java Iceberg, PyIceberg and DuckDB open them as
 // written); older percent-encoded ones are still read.

@@ -18,8 +18,9 @@ import (
 )
 
 // A publish that starts from a prefetch reads only the pointer and, beside
-// it, the manifest it replaces and the new file's footer before it writes:
-// 7 requests, 4 one after another, and the same result. (The first of
+// it, the manifest it replaces before it writes (the new file's column
+// statistics are in its manifest): 6 requests, 4 one after another, and
+// the same result. (The first of
 // three attempts that shows it: storetest.FirstShown.)
 func TestPublishFromPrefetch(t *testing.T) {
 	got := storetest.FirstShown(func() rttRun {
@@ -39,10 +40,10 @@ func TestPublishFromPrefetch(t *testing.T) {
 			t.Fatalf("publish: %+v %v", r, err)
 		}
 		return rttRun{mem, lat, r}
-	}, func(x rttRun) bool { return x.shows(7, 4) })
+	}, func(x rttRun) bool { return x.shows(6, 4) })
 	mem, lat := got.mem, got.lat
-	if n, seq := len(lat.Spans()), lat.Sequential(); n != 7 || seq != 4 {
-		t.Fatalf("%d requests, %d one after another; want 7, 4:\n%s", n, seq, lat.Timeline())
+	if n, seq := len(lat.Spans()), lat.Sequential(); n != 6 || seq != 4 {
+		t.Fatalf("%d requests, %d one after another; want 6, 4:\n%s", n, seq, lat.Timeline())
 	}
 	if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 {
 		t.Fatalf("rows %v", got)
@@ -51,7 +52,7 @@ func TestPublishFromPrefetch(t *testing.T) {
 
 // A prefetch the publish may not use is as if there were none: older than
 // MaxElapsed/2, of another table, failed, stopped. The publish reads for
-// itself (8 requests) and lands.
+// itself (9 requests) and lands.
 func TestPrefetchNotUsed(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -103,8 +104,8 @@ func TestPrefetchNotUsed(t *testing.T) {
 			if err != nil || !r.Changed || r.Partitions != 3 {
 				t.Fatalf("publish: %+v %v", r, err)
 			}
-			if cs.Total() != 10 {
-				t.Fatalf("%d requests %v, want the 10 of a publish that reads for itself", cs.Total(), cs.Counts())
+			if cs.Total() != 9 {
+				t.Fatalf("%d requests %v, want the 9 of a publish that reads for itself", cs.Total(), cs.Counts())
 			}
 			checkReaders(t, mem)
 		})
@@ -117,7 +118,7 @@ func TestPrefetchNotUsed(t *testing.T) {
 	lakehouse.WaitPrefetch(f)
 	clock.Add(30 * time.Second)
 	cs := storetest.NewCounting(mem)
-	if r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{MaxElapsed: time.Minute, Prefetch: f}); err != nil || !r.Changed || cs.Total() != 7 {
+	if r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{MaxElapsed: time.Minute, Prefetch: f}); err != nil || !r.Changed || cs.Total() != 6 {
 		t.Fatalf("publish from a prefetch MaxElapsed/2 old: %+v %v, %d requests %v", r, err, cs.Total(), cs.Counts())
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
@@ -200,8 +199,9 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		})
 		p.readReplaced(gctx, g, s, c.Partition)
 		if c.Manifest != nil {
-			// The generation's footers too (their statistics go into its
-			// entries), unless the pointer has moved on from it.
+			// The footers of its files whose manifest does not record
+			// their statistics (one written before manifest version
+			// 1.2) too, unless the pointer has moved on from it.
 			p.readFooters(gctx, g, swap.Files(st, c.Manifest))
 		}
 		if err = g.Wait(); err != nil {
@@ -353,7 +353,7 @@ type publisher struct {
 	// prefetched is the prefetch the publish started from, whose group
 	// manifests it takes once they are read (pendingGroups).
 	prefetched *Prefetch
-	footers    map[string]*metadata.FileMetaData // by data file key: footer
+	footers    map[string][]manifest.ColumnStats // by data file key: the statistics of a footer read (columns)
 	rebases    int
 	floor      int // a version known to exist (the one we lost to)
 	// firstWrite is when (env's clock) the first manifest under the current
@@ -408,7 +408,7 @@ func newLoader(ctx context.Context, st store.Store, opts Options) *publisher {
 		manifests:  map[string]*manifest.Manifest{},
 		live:       map[string][]iceberg.ManifestEntry{},
 		groups:     map[string]*groupContent{},
-		footers:    map[string]*metadata.FileMetaData{},
+		footers:    map[string][]manifest.ColumnStats{},
 	}
 }
 
@@ -826,15 +826,15 @@ func (p *publisher) addedEntries(ctx context.Context, sc *iceberg.Schema, spec *
 	files := swap.Files(p.st, u.m)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.opts.Concurrency)
-	p.readFooters(gctx, g, files)
-	_ = g.Wait() // a footer that does not read leaves its file without statistics
+	p.readFooters(gctx, g, files) // those of files without statistics in the manifest
+	_ = g.Wait()                  // a footer that does not read leaves its file without statistics
 	entries := make([]iceberg.ManifestEntry, 0, len(u.m.Files))
 	for _, f := range files {
 		db, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentData, p.loc(f.Key), iceberg.ParquetFile, vals, nil, nil, f.Rows, f.Size)
 		if err != nil {
 			return nil, fmt.Errorf("%s: data file %s: %w", u.part, f.URI, err)
 		}
-		withStats(db, p.footer(ctx, f), sc)
+		withStats(db, p.columns(ctx, f), sc)
 		snap := p.snapshot
 		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snap, nil, nil, sortedStats(db.Build())))
 	}

@@ -3,9 +3,11 @@ package lakehouse
 import (
 	"bytes"
 	"encoding/binary"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,6 +17,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
+
+	"github.com/pswap/pswap/internal/pqscan"
+	"github.com/pswap/pswap/manifest"
 )
 
 // statsRows is the data of TestStatsOf: row groups of 3 rows, the second of
@@ -191,8 +196,10 @@ func TestStatsOf(t *testing.T) {
 	lo, hi = minMax(mss)
 	check(5, le64(lo*1000), le64(hi*1000)) // millisecond bounds in microseconds
 	// The greatest string is cut to its first 16 code points (16 'z'), the
-	// last of which is incremented: 15 'z' and '{'.
-	check(6, []byte(""), []byte("zzzzzzzzzzzzzzz{"))
+	// last of which is incremented: 15 'z' and '{'. The least is the empty
+	// string, which bounds nothing: no lower bound (every string is at
+	// least "", so it would prune nothing).
+	check(6, nil, []byte("zzzzzzzzzzzzzzz{"))
 	check(7, []byte{1}, []byte{1})
 	for _, id := range []int{8, 9, 10} {
 		if st.lower[id] != nil || st.upper[id] != nil {
@@ -201,53 +208,81 @@ func TestStatsOf(t *testing.T) {
 	}
 }
 
-// TestTruncateBounds: string bounds cut to 16 code points still bound the
-// values: the lower one a prefix, the upper one sorts after every string
-// that starts like the value.
-func TestTruncateBounds(t *testing.T) {
-	for _, tc := range []struct{ in, lower, upper string }{
-		{"short", "short", "short"},
-		{"abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnop", "abcdefghijklmnoq"},
-		{strings.Repeat("ä", 18), strings.Repeat("ä", 16), strings.Repeat("ä", 15) + "å"},
-		{"aaaaaaaaaaaaaaa\U0010FFFFb", "aaaaaaaaaaaaaaa\U0010FFFF", "aaaaaaaaaaaaaab"},
-		{"aaaaaaaaaaaaaaa\ud7ffb", "aaaaaaaaaaaaaaa\ud7ff", "aaaaaaaaaaaaaaa\ue000"},
-	} {
-		l, _ := truncateLower([]byte(tc.in))
-		u, ok := truncateUpper([]byte(tc.in))
-		if string(l) != tc.lower || !ok || string(u) != tc.upper {
-			t.Errorf("%q: %q..%q (%v), want %q..%q", tc.in, l, u, ok, tc.lower, tc.upper)
-		}
+// The statistics a manifest records (pqscan.ColumnStats, as the writer
+// computes them from the footer in hand, through the manifest's encoding)
+// give the Iceberg entry exactly what reading the footer back gives.
+func TestStatsFromManifestEqualFooter(t *testing.T) {
+	md, sc := statsFile(t)
+	m := &manifest.Manifest{
+		Partition: "dt=2026-12-05", Generation: "0193a1b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
+		Content:   manifest.Content{ContentChecksum: "colsum128:00112233445566778899aabbccddeeff"},
+		CreatedAt: time.Unix(1, 0), CommittedAt: time.Unix(2, 0),
 	}
-	if u, ok := truncateUpper([]byte(string([]rune{0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 0x10FFFF, 'a'}))); ok {
-		t.Errorf("16 highest code points and more: upper bound %q, want none", u)
+	m.Add(manifest.File{Path: "part-00000.parquet", Size: 100, Rows: md.NumRows,
+		Checksum: "sha256:" + strings.Repeat("0", 64), Columns: pqscan.ColumnStats(md)})
+	doc, err := manifest.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := manifest.Decode(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := statsFrom(back.Files[0].Columns, sc), statsOf(md, sc); !reflect.DeepEqual(got, want) {
+		t.Fatalf("statistics from the manifest:\n%+v\nfrom the footer:\n%+v", got, want)
 	}
 }
 
-// FuzzTruncateBounds: for any valid UTF-8 value, the truncated lower bound
-// sorts at or before it and the upper bound (when there is one) after it
-// and after anything that starts with its first 16 code points; both are
-// valid UTF-8 of at most 16 code points.
-func FuzzTruncateBounds(f *testing.F) {
-	for _, s := range []string{"", "a", "abcdefghijklmnopqrstuvwxyz", "\U0010FFFF\U0010FFFF", "ééééééééééééééééé"} {
-		f.Add(s)
+// An INT96 timestamp column (Spark's default) has value counts and null
+// counts in the Iceberg entry: Spark's footer records its null count,
+// which Arrow's reader ignores with the rest of INT96 statistics (INT96
+// has no defined order). No bounds: INT96 has none that are exact. The
+// file is parquet-testing's int96_from_spark.parquet (parquet-mr 1.13.1);
+// the nulls are counted by reading its rows.
+func TestInt96NullCounts(t *testing.T) {
+	path := filepath.Join("..", "..", "staging", "testdata", "parquet-testing", "int96_from_spark.parquet")
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if !utf8.ValidString(s) {
-			return
+	defer r.Close()
+	md := r.MetaData()
+	if pt := md.Schema.Column(0).PhysicalType(); pt != parquet.Types.Int96 {
+		t.Fatalf("column a stored as %s, want INT96", pt)
+	}
+	// Count the nulls from the definition levels (Arrow's reader refuses
+	// these instants: outside its nanosecond range).
+	var nulls, rows int64
+	for g := 0; g < r.NumRowGroups(); g++ {
+		cr, err := r.RowGroup(g).Column(0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		l, _ := truncateLower([]byte(s))
-		if string(l) > s || !utf8.Valid(l) || utf8.RuneCount(l) > truncateLength {
-			t.Fatalf("%q: lower bound %q", s, l)
+		n := r.RowGroup(g).NumRows()
+		vals, defs := make([]parquet.Int96, n), make([]int16, n)
+		total, _, err := cr.(*file.Int96ColumnChunkReader).ReadBatch(n, vals, defs, nil)
+		if err != nil || total != n {
+			t.Fatalf("row group %d: read %d of %d levels: %v", g, total, n, err)
 		}
-		u, ok := truncateUpper([]byte(s))
-		if !ok {
-			return
+		for _, d := range defs {
+			if d == 0 {
+				nulls++
+			}
 		}
-		if string(u) < s || !utf8.Valid(u) || utf8.RuneCount(u) > truncateLength && string(u) != s {
-			t.Fatalf("%q: upper bound %q", s, u)
-		}
-		if string(u) != s && string(u) < string(l)+"\U0010FFFF" {
-			t.Fatalf("%q: upper bound %q does not follow every string starting with %q", s, u, l)
-		}
-	})
+		rows += n
+	}
+	if nulls == 0 {
+		t.Fatal("the file has no nulls: the test proves nothing")
+	}
+	isc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Timestamp})
+	st := statsOf(md, isc)
+	if st.values[1] != rows {
+		t.Errorf("a: value count %d, want %d", st.values[1], rows)
+	}
+	if got, ok := st.nulls[1]; !ok || got != nulls {
+		t.Errorf("a: null count %d (recorded %v), want %d", got, ok, nulls)
+	}
+	if st.lower[1] != nil || st.upper[1] != nil {
+		t.Errorf("a: bounds %x..%x, want none for INT96", st.lower[1], st.upper[1])
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/pswap/pswap/manifest"
 )
 
 // Footer is what a Parquet file's footer says, checked: the footer parses,
@@ -36,6 +38,9 @@ type Footer struct {
 	// IDs are the Parquet field ids the file carries (an Iceberg engine's
 	// data files have them): readers that find them read the file by them.
 	IDs FieldIDs
+	// Columns are the footer's column statistics (ColumnStats), what the
+	// file's manifest entry records.
+	Columns []manifest.ColumnStats
 }
 
 // ReadFooter reads and checks the footer of the Parquet file r of size
@@ -55,13 +60,14 @@ func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
 	if err == nil && canon != nil {
 		ft.Arrow, ft.IDs = canon.Arrow, canon.IDs
 		ft.NullFree = nullFree(pr)
+		ft.Columns = ColumnStats(pr.MetaData())
 	}
 	return ft, err
 }
 
 // CheckFooter checks what the footer of pr (a file of size bytes) says
-// and derives the canonical schema; the Footer's Arrow, NullFree and IDs
-// are left unset (ReadFooter sets them).
+// and derives the canonical schema; the Footer's Arrow, NullFree, IDs and
+// Columns are left unset (ReadFooter sets them).
 func CheckFooter(pr *file.Reader, size int64) (Footer, *Schema, error) {
 	return checkFooterAs(pr, size, false)
 }
