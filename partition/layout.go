@@ -537,8 +537,8 @@ func (l Layout) zoneRemedy(iv Interval, t time.Time) string {
 		return ""
 	}
 	return fmt.Sprintf(" (a table's %ss begin at midnight UTC unless it has a time zone: for %ss that begin at local midnight, "+
-		"create the table with its zone, --time-zone Europe/Berlin (Layout.Zone in the library); "+
-		"a table's zone is fixed when its first commit creates it)", l.Grain, l.Grain)
+		"give the table's zone, e.g. --time-zone Europe/Berlin (Layout.Zone in the library); "+
+		"the commit that creates a table records its zone)", l.Grain, l.Grain)
 }
 
 // span describes the length of an aligned interval in grains.
