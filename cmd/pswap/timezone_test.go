@@ -49,6 +49,11 @@ func TestCommitTimeZone(t *testing.T) {
 		!strings.Contains(out, `"present": 1`) || !strings.Contains(out, `"interval": "2026-03-27T23:00:00Z/2026-03-30T22:00:00Z"`) {
 		t.Fatalf("status: exit %d, %s, %s", code, out, stderr)
 	}
+	// So does audit.
+	code, out, stderr = invoke(t, env, "", "audit", "--json", "--from", "2026-03-29", "--to", "2026-03-30")
+	if code != 0 || !strings.Contains(out, `"partition": "dt=2026-03-29"`) || strings.Contains(out, `"partition": "dt=2026-03-28"`) {
+		t.Fatalf("audit: exit %d, %s, %s", code, out, stderr)
+	}
 	// Without the zone (mapped in UTC), or with another, a commit is refused.
 	for _, args := range [][]string{
 		{"--interval", "2026-12-07/P1D"},
