@@ -72,8 +72,11 @@ func (s *selector) check() error {
 	if s.partition != "" && s.interval != "" {
 		return usagef("--partition and --interval are mutually exclusive")
 	}
-	if s.interval == "" && (s.grain != "" || s.layout != "" || s.zone != "") {
-		return usagef("--grain, --layout and --time-zone apply to --interval (or status --from/--to)")
+	if s.interval == "" && (s.grain != "" || s.layout != "") {
+		return usagef("--grain and --layout apply to --interval (or status --from/--to)")
+	}
+	if s.interval == "" && s.zone != "" {
+		return usagef("--time-zone applies to --interval: it maps the interval to the key of a local day (with --partition, the key is the local date already)")
 	}
 	return nil
 }
