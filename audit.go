@@ -339,8 +339,9 @@ func (t *Table) publishAuditRound(ctx context.Context, dst *Table, opts AuditPub
 }
 
 // auditDays maps each data partition of parts to the day (2006-01-02,
-// UTC) it starts on, by the table's layout (table.json), else by the
-// layout its keys imply (a table written before pswap kept table.json).
+// UTC, or local in the table's time zone) it starts on, by the table's
+// layout (table.json), else by the layout its keys imply (a table written
+// before pswap kept table.json).
 func (t *Table) auditDays(ctx context.Context, parts []string) (map[string]string, error) {
 	var layout *partition.Layout
 	meta, err := tablemeta.Load(ctx, t.st)
@@ -373,7 +374,13 @@ func (t *Table) auditDays(ctx context.Context, parts []string) (map[string]strin
 		if err != nil {
 			return nil, fmt.Errorf("%w: partition %s: %w", ErrBadInput, part, err)
 		}
-		out[part] = iv.Start.UTC().Format("2006-01-02")
+		start := iv.Start.UTC()
+		if l.Zone != "" {
+			if loc, err := time.LoadLocation(l.Zone); err == nil {
+				start = iv.Start.In(loc) // dt=2026-03-29 of Europe/Berlin starts on 2026-03-29 there
+			}
+		}
+		out[part] = start.Format("2006-01-02")
 	}
 	return out, nil
 }

@@ -41,7 +41,13 @@ type TableOptions struct {
 	EvolveSchema bool
 	// Layout is the partition layout recorded when this write creates the
 	// table (the one an interval was mapped with); nil infers it from the
-	// key (dt=2026-11-29 gives dt=2006-01-02).
+	// key (dt=2026-11-29 gives dt=2006-01-02). Its Zone, the IANA time
+	// zone the key's interval was mapped in (Layout.ParseInterval,
+	// Layout.Key), becomes the table's time zone when this write creates
+	// it: the table's days then begin at local midnight. Against an
+	// existing table, a Layout whose Zone is not the table's is
+	// ErrPartitionMismatch (its key would name another day), and nothing
+	// is written; a nil Layout is not checked.
 	Layout *partition.Layout
 	// Declare types columns up front (ParseColumnTypes,
 	// DecodeColumnTypes: "amount=double,qty=int"), so that the
@@ -163,6 +169,9 @@ func beginSchema(r tableRead, st store.Store, key string, wo WriteOptions, so *s
 		if err := t.CheckKey(key); err != nil {
 			return nil, err
 		}
+		if err := checkZone(t, opts.Layout); err != nil {
+			return nil, err
+		}
 		if err := checkDeclared(t, opts, "the table's schema"); err != nil {
 			return nil, err
 		}
@@ -183,6 +192,34 @@ func beginSchema(r tableRead, st store.Store, key string, wo WriteOptions, so *s
 	return g, nil
 }
 
+// checkZone refuses a write whose key was mapped from an interval in
+// another time zone than the table's (TableOptions.Layout): a Berlin day's
+// key on a UTC table, or the reverse, names the wrong day.
+func checkZone(t *tablemeta.Table, l *partition.Layout) error {
+	if l == nil {
+		return nil
+	}
+	z, err := partition.ParseZone(l.Zone)
+	if err != nil {
+		return err
+	}
+	if z == t.TimeZone {
+		return nil
+	}
+	if t.TimeZone == "" {
+		return fmt.Errorf("%w: the interval was mapped in the time zone %s, but the table has none: its partitions begin at midnight UTC "+
+			"(a table's zone is set only by the commit that creates it): map the interval in UTC (no --time-zone), or write a new table in %s",
+			ErrPartitionMismatch, z, z)
+	}
+	in := "UTC"
+	if z != "" {
+		in = z
+	}
+	return fmt.Errorf("%w: the table's partitions begin at local midnight in its time zone %s, but the interval was mapped in %s: "+
+		"map it in the table's zone (--time-zone %s; TableOptions.Layout.Zone in the library)",
+		ErrPartitionMismatch, t.TimeZone, in, t.TimeZone)
+}
+
 // conform is the staging.ConformFunc of a write.
 func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema, error) {
 	g.mu.Lock()
@@ -196,6 +233,14 @@ func (g *schemaGuard) conform(in staging.Input, s *arrow.Schema) (*arrow.Schema,
 		t, err := tablemeta.New(cols, s)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		if l := g.opts.Layout; l != nil && l.Zone != "" {
+			if t.TimeZone, err = partition.ParseZone(l.Zone); err != nil {
+				return nil, err
+			}
+			if err := t.Validate(); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+			}
 		}
 		// The table this write creates must have the declared types.
 		o := g.opts

@@ -18,4 +18,16 @@
 // interval of exactly one [Grain] (hour, day or month), aligned to that
 // grain, to its key with [Layout.Key]; [Layout.Keys] splits a longer aligned
 // range into its partitions and [Layout.Interval] inverts the mapping.
+//
+// A layout's partitions begin in UTC unless it has a Zone (an IANA name,
+// checked by [ParseZone]): then a day is the local calendar day, from local
+// midnight to local midnight (23 or 25 hours on the days daylight saving
+// time begins or ends), and its key is the local date; [Layout.ParseInterval]
+// and [ParseIntervalIn] read dates and calendar durations in the zone, so
+// Airflow's "2026-03-29T00:00:00+01:00/P1D" and Dagster's
+// "2026-03-29T00:00:00+01:00/2026-03-30T00:00:00+02:00" both name
+// dt=2026-03-29 in Europe/Berlin. Hourly layouts in a zone need a fixed UTC
+// offset (since 1970): where DST repeats a local hour, its two partitions
+// would share a key, so such a layout is refused. Zones come from the
+// database embedded in the binary (time/tzdata) when the machine has none.
 package partition

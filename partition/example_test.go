@@ -66,7 +66,7 @@ func ExampleLayout_Key() {
 	// dt=2026-11-29/hr=13 <nil>
 	// year=2026/month=11/day=29 <nil>
 	// true
-	// interval not aligned to the partition grain: start 2026-11-29T13:00:00Z of interval 2026-11-29T13:00:00Z/2026-11-29T14:00:00Z is not on a day boundary
+	// interval not aligned to the partition grain: start 2026-11-29T13:00:00Z of interval 2026-11-29T13:00:00Z/2026-11-29T14:00:00Z is not on a day boundary in UTC
 }
 
 func ExampleLayout_Keys() {

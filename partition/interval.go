@@ -60,7 +60,21 @@ func (iv Interval) check() error {
 // zone. A duration is P[nY][nM][nW][nD][T[nH][nM][nS]] with whole numbers;
 // years, months, weeks and days are calendar units added in UTC. End must be
 // after start. Errors wrap ErrInvalidInterval and quote the input.
-func ParseInterval(s string) (Interval, error) {
+func ParseInterval(s string) (Interval, error) { return ParseIntervalIn(s, time.UTC) }
+
+// ParseIntervalIn is ParseInterval in the time zone loc (nil is UTC), the
+// zone of a table whose partitions begin at local midnight: a date or
+// month without an offset means its local midnight in loc, and a
+// duration's years, months, weeks and days are calendar units of loc's
+// wall clock (as ISO 8601 nominal durations, and as Airflow and Dagster
+// add them), so "2026-03-29/P1D" in Europe/Berlin is the 23 hours from
+// 2026-03-29T00:00:00+01:00 to 2026-03-30T00:00:00+02:00. Hours, minutes
+// and seconds are elapsed time. Times with an offset mean the same instant
+// in every zone. The interval is returned in UTC.
+func ParseIntervalIn(s string, loc *time.Location) (Interval, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
 	bad := func(problem string) (Interval, error) {
 		return Interval{}, fmt.Errorf("%w %q: %s", ErrInvalidInterval, clip(s), problem)
 	}
@@ -76,7 +90,7 @@ func ParseInterval(s string) (Interval, error) {
 	case aDur && bDur:
 		return bad("both sides are durations")
 	case bDur:
-		start, err := parseTime(a)
+		start, err := parseTime(a, loc)
 		if err != nil {
 			return bad(err.Error())
 		}
@@ -84,9 +98,9 @@ func ParseInterval(s string) (Interval, error) {
 		if err != nil {
 			return bad(err.Error())
 		}
-		iv = Interval{Start: start, End: d.addTo(start, 1)}
+		iv = Interval{Start: start, End: d.addTo(start, 1, loc)}
 	case aDur:
-		end, err := parseTime(b)
+		end, err := parseTime(b, loc)
 		if err != nil {
 			return bad(err.Error())
 		}
@@ -94,13 +108,13 @@ func ParseInterval(s string) (Interval, error) {
 		if err != nil {
 			return bad(err.Error())
 		}
-		iv = Interval{Start: d.addTo(end, -1), End: end}
+		iv = Interval{Start: d.addTo(end, -1, loc), End: end}
 	default:
-		start, err := parseTime(a)
+		start, err := parseTime(a, loc)
 		if err != nil {
 			return bad(err.Error())
 		}
-		end, err := parseTime(b)
+		end, err := parseTime(b, loc)
 		if err != nil {
 			return bad(err.Error())
 		}
@@ -159,22 +173,23 @@ func isMidnight(t time.Time) bool {
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// parseTime parses a date or a date-time with a UTC offset and returns it in UTC.
-func parseTime(s string) (time.Time, error) {
+// parseTime parses a date (midnight in loc) or a date-time with a UTC
+// offset and returns it in UTC.
+func parseTime(s string, loc *time.Location) (time.Time, error) {
 	if len(s) == len("2006-01") && !strings.ContainsAny(s, "PT") {
-		// A month (ISO 8601's reduced precision): its first day, midnight UTC.
+		// A month (ISO 8601's reduced precision): its first day, midnight in loc.
 		t, err := time.Parse("2006-01", s)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("bad month %q: want YYYY-MM", s)
 		}
-		return t, nil
+		return midnight(t.Year(), t.Month(), 1, loc).UTC(), nil
 	}
 	if len(s) == len(time.DateOnly) {
 		t, err := time.Parse(time.DateOnly, s)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("bad date %q: want YYYY-MM-DD", s)
 		}
-		return t, nil
+		return midnight(t.Year(), t.Month(), t.Day(), loc).UTC(), nil
 	}
 	date, clock, ok := strings.Cut(s, "T")
 	if !ok || len(date) != len(time.DateOnly) {
@@ -299,11 +314,11 @@ func parseDuration(s string) (isoDuration, error) {
 }
 
 // addTo adds the duration to t (sign 1) or subtracts it (sign -1), calendar
-// units first, in UTC.
-func (d isoDuration) addTo(t time.Time, sign int) time.Time {
+// units first (on the wall clock of loc), and returns the result in UTC.
+func (d isoDuration) addTo(t time.Time, sign int, loc *time.Location) time.Time {
 	clock := time.Duration(d.seconds) * time.Second
 	if sign < 0 {
-		return t.Add(-clock).AddDate(-d.years, -d.months, -d.days)
+		return t.Add(-clock).In(loc).AddDate(-d.years, -d.months, -d.days).UTC()
 	}
-	return t.AddDate(d.years, d.months, d.days).Add(clock)
+	return t.In(loc).AddDate(d.years, d.months, d.days).Add(clock).UTC()
 }

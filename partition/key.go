@@ -92,8 +92,9 @@ func MustParse(s string) Key {
 // segment ("//"); a segment that is not name=value, including "." and "..";
 // a column name that does not match [a-z][a-z0-9_]* (uppercase, a leading
 // "_" or "." and other characters are rejected); an empty value; a
-// duplicate column name; a value that is "." or "..", contains "/" (after
-// unescaping) or ends in a suffix the store reserves; invalid %-escapes;
+// duplicate column name; a value that is "." or ".." or ends in a suffix
+// the store reserves (a "/" in a value is fine: its canonical form escapes
+// it as %2F, as Hive and Spark do, so it never splits a path); invalid %-escapes;
 // control characters, raw or escaped; invalid UTF-8, raw or escaped; more
 // than MaxColumns columns; more than MaxLen bytes.
 // Errors wrap ErrInvalidKey and quote the input.
@@ -279,8 +280,6 @@ func valueProblem(v string) string {
 		return "not valid UTF-8"
 	case strings.IndexFunc(v, unicode.IsControl) >= 0:
 		return "contains a control character"
-	case strings.Contains(v, "/"):
-		return "contains /"
 	}
 	for _, suf := range reservedSuffixes {
 		if strings.HasSuffix(v, suf) {

@@ -97,7 +97,8 @@ func (g Grain) count(start, end time.Time) int64 {
 }
 
 // LayoutColumn is one column of a Layout: its name and a Go time format
-// (see time.Layout) applied to the start of the interval, in UTC.
+// (see time.Layout) applied to the start of the interval, in the layout's
+// zone (UTC by default).
 type LayoutColumn struct {
 	Name, Format string
 }
@@ -113,9 +114,20 @@ type LayoutColumn struct {
 // hour, and together they must identify the grain uniquely, so that a key
 // parses back to its interval; the grain is inferred from them and Grain,
 // if set, must agree.
+//
+// Zone is the IANA time zone the partitions begin in ("Europe/Berlin"; ""
+// is UTC, see ParseZone). In a zone, a day is the local calendar day: it
+// begins at local midnight, lasts 23 or 25 hours on the days daylight
+// saving time begins or ends, and its key is the local date; a month begins
+// at local midnight of its first day. Hourly partitions in a zone are
+// local hours and need a zone whose UTC offset has not changed since 1970
+// (Asia/Kolkata, Asia/Tokyo): in a zone with daylight saving time a local
+// hour repeats once a year, and its two partitions would have the same
+// key, so such a layout is refused; an hourly table keeps UTC hours.
 type Layout struct {
 	Grain   Grain
 	Columns []LayoutColumn
+	Zone    string
 }
 
 // ParseLayout parses a layout flag: a grain name ("hour", "day", "month")
@@ -149,7 +161,8 @@ func ParseLayout(s string) (Layout, error) {
 }
 
 // String returns the layout's columns as name=format separated by "/"
-// (defaults filled in), the form ParseLayout reads.
+// (defaults filled in), the form ParseLayout reads. The zone is not part
+// of it.
 func (l Layout) String() string {
 	n, err := l.Normalize()
 	if err != nil {
@@ -165,7 +178,7 @@ func (l Layout) String() string {
 	return b.String()
 }
 
-// MarshalText returns the String form.
+// MarshalText returns the String form (without the zone).
 func (l Layout) MarshalText() ([]byte, error) {
 	if _, err := l.Normalize(); err != nil {
 		return nil, err
@@ -186,6 +199,33 @@ func (l *Layout) UnmarshalText(b []byte) error {
 // Normalize validates the layout and returns it with its Grain and Columns
 // filled in. Errors wrap ErrInvalidLayout.
 func (l Layout) Normalize() (Layout, error) {
+	zone, err := ParseZone(l.Zone)
+	if err != nil {
+		return Layout{}, err
+	}
+	n, err := l.normalizeColumns()
+	if err != nil {
+		return Layout{}, err
+	}
+	if zone == "" {
+		return n, nil
+	}
+	n.Zone = zone
+	if n.Grain == Hour {
+		loc, _ := loadZone(zone)
+		if _, err := hourZone(zone, loc); err != nil {
+			return Layout{}, err
+		}
+	}
+	if err := n.checkRoundTrip(); err != nil {
+		return Layout{}, err
+	}
+	return n, nil
+}
+
+// normalizeColumns is Normalize without the zone: the columns and grain in
+// UTC.
+func (l Layout) normalizeColumns() (Layout, error) {
 	if len(l.Columns) == 0 {
 		g := l.Grain
 		switch g {
@@ -245,21 +285,32 @@ func (l Layout) Normalize() (Layout, error) {
 	if l.Grain != 0 && l.Grain != n.Grain {
 		return Layout{}, fmt.Errorf("%w: %s: the formats make %v partitions, but the grain is %v", ErrInvalidLayout, n.describe(), n.Grain, l.Grain)
 	}
-	// Every partition must have a valid key that parses back to it.
+	if err := n.checkRoundTrip(); err != nil {
+		return Layout{}, err
+	}
+	return n, nil
+}
+
+// checkRoundTrip checks that every partition has a valid key that parses
+// back to it (in the layout's zone).
+func (n Layout) checkRoundTrip() error {
 	for _, t := range samples {
-		iv := Interval{Start: n.Grain.Truncate(t)}
-		iv.End = n.Grain.Add(iv.Start, 1)
+		iv := Interval{Start: n.truncate(t)}
+		iv.End = n.add(iv.Start, 1)
+		if iv.check() != nil || n.outOfYears(iv) {
+			continue // a zone's offset moves the sample out of the years 0001 to 9999
+		}
 		k, err := n.key(iv.Start)
 		if err != nil {
-			return Layout{}, fmt.Errorf("%w: %s: the partition %v has no valid key: %w", ErrInvalidLayout, n.describe(), iv, err)
+			return fmt.Errorf("%w: %s: the partition %v has no valid key: %w", ErrInvalidLayout, n.describe(), iv, err)
 		}
 		back, err := n.parse(k)
 		if err != nil || !back.Equal(iv) {
-			return Layout{}, fmt.Errorf("%w: %s: the key %q does not identify the %v partition %v (the formats must determine the year, month%s)",
+			return fmt.Errorf("%w: %s: the key %q does not identify the %v partition %v (the formats must determine the year, month%s)",
 				ErrInvalidLayout, n.describe(), k, n.Grain, iv, map[Grain]string{Hour: ", day and hour", Day: " and day", Month: ""}[n.Grain])
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // samples are times used to check a layout: every field differs from its
@@ -300,11 +351,25 @@ func (l Layout) format(t time.Time) string {
 	return b.String()
 }
 
-// key returns the key of the partition starting at start (normalized layout).
+// outOfYears reports whether a partition's local start or end lies outside
+// the years 0001 to 9999 (near the ends of the range, in a zone).
+func (l Layout) outOfYears(iv Interval) bool {
+	loc := l.loc()
+	for _, t := range []time.Time{iv.Start.In(loc), iv.End.Add(-time.Nanosecond).In(loc)} {
+		if y := t.Year(); y < 1 || y > 9999 {
+			return true
+		}
+	}
+	return false
+}
+
+// key returns the key of the partition starting at start (normalized
+// layout): the start formatted in the layout's zone.
 func (l Layout) key(start time.Time) (Key, error) {
+	local := start.In(l.loc())
 	cols := make([]Column, len(l.Columns))
 	for i, c := range l.Columns {
-		cols[i] = Column{Name: c.Name, Value: start.UTC().Format(c.Format)}
+		cols[i] = Column{Name: c.Name, Value: local.Format(c.Format)}
 	}
 	return New(cols...)
 }
@@ -328,12 +393,39 @@ func (l Layout) parse(k Key) (Interval, error) {
 	if err != nil {
 		return Interval{}, fmt.Errorf("%w %q: does not match the layout %s", ErrInvalidKey, k, l.describe())
 	}
+	if loc := l.loc(); loc != time.UTC {
+		// The values are the local wall clock: the partition begins at
+		// its local start.
+		y, m, d := t.Date()
+		switch l.Grain {
+		case Hour:
+			t = time.Date(y, m, d, t.Hour(), 0, 0, 0, loc)
+		case Day:
+			t = midnight(y, m, d, loc)
+		default:
+			t = midnight(y, m, 1, loc)
+		}
+	}
 	t = t.UTC()
-	return Interval{Start: t, End: l.Grain.Add(t, 1)}, nil
+	return Interval{Start: t, End: l.add(t, 1)}, nil
+}
+
+// ParseInterval parses an interval as ParseIntervalIn does in the layout's
+// zone: "2026-03-29/P1D" is the local day 2026-03-29 of a layout in
+// Europe/Berlin. Errors wrap ErrInvalidInterval, or ErrInvalidLayout for an
+// unknown zone.
+func (l Layout) ParseInterval(s string) (Interval, error) {
+	loc, err := loadZone(l.Zone)
+	if err != nil {
+		return Interval{}, err
+	}
+	return ParseIntervalIn(s, loc)
 }
 
 // Key returns the key of the partition iv covers. iv must be exactly one
-// grain long and start on a grain boundary (in UTC), otherwise the error
+// grain long and start on a grain boundary (in the layout's zone: local
+// midnight for a day in Europe/Berlin, midnight UTC without a zone; a day
+// in a zone may last 23 or 25 hours), otherwise the error
 // wraps ErrUnaligned (or ErrInvalidInterval for an empty or reversed
 // interval, ErrInvalidLayout for a bad layout).
 func (l Layout) Key(iv Interval) (Key, error) {
@@ -345,7 +437,7 @@ func (l Layout) Key(iv Interval) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	if want := n.Grain.Add(iv.Start, 1); !iv.End.Equal(want) {
+	if want := n.add(iv.Start, 1); !iv.End.Equal(want) {
 		return Key{}, fmt.Errorf("%w: interval %v spans %s; a key covers exactly one %v (use Keys to split it)",
 			ErrUnaligned, iv, n.span(iv), n.Grain)
 	}
@@ -353,7 +445,7 @@ func (l Layout) Key(iv Interval) (Key, error) {
 }
 
 // Keys returns the keys of the partitions iv covers, in time order. Both
-// ends of iv must be on grain boundaries (in UTC), otherwise the error
+// ends of iv must be on grain boundaries (in the layout's zone), otherwise the error
 // wraps ErrUnaligned. At most MaxKeys keys are returned; a longer interval
 // is an error wrapping ErrInvalidInterval.
 func (l Layout) Keys(iv Interval) ([]Key, error) {
@@ -365,17 +457,23 @@ func (l Layout) Keys(iv Interval) ([]Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	count := n.Grain.count(iv.Start, iv.End)
+	count := n.count(iv.Start, iv.End)
 	if count > MaxKeys {
 		return nil, fmt.Errorf("%w: interval %v has %d %v partitions, more than the limit of %d", ErrInvalidInterval, iv, count, n.Grain, MaxKeys)
 	}
 	keys := make([]Key, 0, count)
-	for t := iv.Start; t.Before(iv.End); t = n.Grain.Add(t, 1) {
+	for t := iv.Start; t.Before(iv.End); {
 		k, err := n.key(t)
 		if err != nil {
 			return nil, err
 		}
 		keys = append(keys, k)
+		next := n.add(t, 1)
+		if !next.After(t) || len(keys) > MaxKeys {
+			// Cannot happen in a zone of the IANA database; guards the loop.
+			return nil, fmt.Errorf("%w: the %v partition after %s%s does not begin later", ErrInvalidLayout, n.Grain, formatTime(t), n.zoneNote())
+		}
+		t = next
 	}
 	return keys, nil
 }
@@ -406,7 +504,7 @@ func (l Layout) Interval(k Key) (Interval, error) {
 }
 
 // alignedInterval checks that iv is valid and both ends are on grain
-// boundaries, and returns it in UTC.
+// boundaries in the layout's zone, and returns it in UTC.
 func (l Layout) alignedInterval(iv Interval) (Interval, error) {
 	iv = Interval{Start: iv.Start.UTC(), End: iv.End.UTC()}
 	if err := iv.check(); err != nil {
@@ -416,17 +514,36 @@ func (l Layout) alignedInterval(iv Interval) (Interval, error) {
 		name string
 		t    time.Time
 	}{{"start", iv.Start}, {"end", iv.End}} {
-		if !l.Grain.Truncate(e.t).Equal(e.t) {
-			return Interval{}, fmt.Errorf("%w: %s %s of interval %v is not on %s boundary",
-				ErrUnaligned, e.name, formatTime(e.t), iv, map[Grain]string{Hour: "an hour", Day: "a day", Month: "a month"}[l.Grain])
+		if !l.truncate(e.t).Equal(e.t) {
+			return Interval{}, fmt.Errorf("%w: %s %s of interval %v is not on %s boundary%s%s",
+				ErrUnaligned, e.name, formatTime(e.t), iv, map[Grain]string{Hour: "an hour", Day: "a day", Month: "a month"}[l.Grain],
+				l.zoneNote(), l.zoneRemedy(iv, e.t))
 		}
 	}
 	return iv, nil
 }
 
+// zoneRemedy explains, for a UTC layout of days or months and an interval
+// that looks like local days (whole hours, about a whole number of days
+// long, as a local midnight schedule renders), that a table whose
+// partitions begin at local midnight needs its zone.
+func (l Layout) zoneRemedy(iv Interval, t time.Time) string {
+	d := iv.Duration()
+	if l.Zone != "" || l.Grain == Hour || t.Minute()%15 != 0 || t.Second() != 0 || t.Nanosecond() != 0 ||
+		d < 23*time.Hour || d%(15*time.Minute) != 0 {
+		return ""
+	}
+	if h := d % (24 * time.Hour); h > time.Hour && h < 23*time.Hour {
+		return ""
+	}
+	return fmt.Sprintf(" (a table's %ss begin at midnight UTC unless it has a time zone: for %ss that begin at local midnight, "+
+		"give the table's zone, e.g. --time-zone Europe/Berlin (Layout.Zone in the library); "+
+		"the commit that creates a table records its zone)", l.Grain, l.Grain)
+}
+
 // span describes the length of an aligned interval in grains.
 func (l Layout) span(iv Interval) string {
-	n := l.Grain.count(iv.Start, iv.End)
+	n := l.count(iv.Start, iv.End)
 	if n == 1 {
 		return "1 " + l.Grain.String()
 	}

@@ -171,9 +171,9 @@ func (c *auditCmd) partitions(ctx context.Context, t *pswap.Table) ([]string, er
 	if strings.Contains(c.from, "/") || strings.Contains(c.to, "/") {
 		return nil, usagef("--from and --to take one time each")
 	}
-	iv, err := partition.ParseInterval(strings.TrimSpace(c.from) + "/" + strings.TrimSpace(c.to))
-	if err != nil {
-		return nil, err
+	span := strings.TrimSpace(c.from) + "/" + strings.TrimSpace(c.to)
+	if _, err := partition.ParseInterval(span); err != nil {
+		return nil, err // refused before the table is read
 	}
 	l, err := parseLayout("", "")
 	if err != nil {
@@ -186,6 +186,10 @@ func (c *auditCmd) partitions(ctx context.Context, t *pswap.Table) ([]string, er
 			l = *tl
 		}
 	case !errors.Is(err, pswap.ErrNotFound):
+		return nil, err
+	}
+	iv, err := l.ParseInterval(span) // a date is the table's local day
+	if err != nil {
 		return nil, err
 	}
 	ks, err := l.Keys(iv)

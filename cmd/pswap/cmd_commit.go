@@ -27,7 +27,10 @@ standard input (with --input-format). All inputs must share one schema.
 
 The partition comes from --partition KEY, or from --interval START/END (the
 run's data interval) with --grain/--layout; an interval must cover exactly
-one partition.
+one partition. Days begin at midnight UTC unless the table has a time zone:
+--time-zone Europe/Berlin on the commit that creates the table makes its
+days begin at local midnight (23 or 25 hours on DST days; keys are local
+dates), and every later --interval commit must give the same zone.
 
 A commit replaces the partition as a whole and is idempotent:
   - with a run id, re-running the same run is a no-op (changed=false) and
@@ -56,6 +59,10 @@ const commitExample = `  # One day from a folder of Parquet files
   # retries and replays no-ops
   pswap commit --table s3://lake/sales --interval 2026-11-29/2026-11-30 \
       --run-id "scheduled__2026-11-29" out/
+
+  # Days that begin at local midnight (an Airflow DAG in Europe/Berlin)
+  pswap commit --table s3://lake/sales --time-zone Europe/Berlin \
+      --interval 2026-12-06T00:00:00+01:00/P1D out/
 
   # Hourly partitions (dt=2026-11-29/hr=13)
   pswap commit --table s3://lake/events --interval 2026-11-29T13:00:00Z/PT1H --grain hour events.jsonl
@@ -170,7 +177,7 @@ func (f *writeFlags) prepare(args []string, needInputs bool) (prepared, error) {
 	if f.sel.interval != "" {
 		// A table created by this commit records the layout the interval
 		// was mapped with (checked by f.sel.one above).
-		if l, err := parseLayout(f.sel.grain, f.sel.layout); err == nil {
+		if l, err := f.sel.parsedLayout(); err == nil {
 			p.wopts.Table.Layout = &l
 		}
 	}

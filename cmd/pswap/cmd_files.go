@@ -33,7 +33,9 @@ whole table. The list comes from the manifests, never from listing data
 prefixes, so it is exactly one complete generation per partition.
 
 Formats:
-  uris    one URI per line (default)
+  uris    one location per line (default), as engines open it: s3://bucket/key
+          and file:///path with the key as stored (a partition folder such
+          as region=eu%2Fwest is not encoded a second time)
   json    a JSON document (the same as --json)
   duckdb  a DuckDB query over the files, ready to pipe into the duckdb CLI:
           SELECT * FROM read_parquet([...], hive_partitioning = true,
@@ -144,10 +146,22 @@ func (c *filesCmd) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		for _, f := range doc.Files {
-			fmt.Fprintln(c.stdout, f.URI)
+			fmt.Fprintln(c.stdout, engineLocation(f.URI))
 		}
 		return nil
 	})
+}
+
+// engineLocation returns the location a query engine opens for a file's
+// URI: a file:// URI's path behind "file://", not percent-encoded, which is
+// what DuckDB, Spark and PyArrow open (DuckDB finds no file at the encoded
+// form: region=eu%252Fwest for the folder region=eu%2Fwest), and the form
+// of an s3:// location, which is the bucket and key as stored.
+func engineLocation(uri string) string {
+	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" {
+		return "file://" + u.Path
+	}
+	return uri
 }
 
 // duckdbQuery returns a DuckDB query over the files. Local files are given

@@ -83,10 +83,13 @@ type statusEntry struct {
 
 // statusJSON is the --json document of status.
 type statusJSON struct {
-	Table      string        `json:"table"`
-	Interval   string        `json:"interval"`
-	Grain      string        `json:"grain"`
-	Layout     string        `json:"layout"`
+	Table    string `json:"table"`
+	Interval string `json:"interval"`
+	Grain    string `json:"grain"`
+	Layout   string `json:"layout"`
+	// TimeZone is the table's time zone ("" for UTC): its days begin at
+	// local midnight, and a date in --from/--to is a local day.
+	TimeZone   string        `json:"time_zone,omitempty"`
 	Expected   int           `json:"expected"`
 	Present    int           `json:"present"`
 	Missing    int           `json:"missing"`
@@ -99,26 +102,26 @@ type statusJSON struct {
 	viewsLine string
 }
 
-// rangeInterval returns the range of --from/--to or --interval.
-func (c *statusCmd) rangeInterval() (partition.Interval, error) {
+// rangeInterval returns the range of --from/--to or --interval, parsed in
+// the layout's time zone (a date is the table's local day).
+func (c *statusCmd) rangeInterval(l partition.Layout) (partition.Interval, error) {
 	switch {
 	case c.interval != "" && (c.from != "" || c.to != ""):
 		return partition.Interval{}, usagef("give --from/--to or --interval, not both")
 	case c.interval != "":
-		return partition.ParseInterval(strings.TrimSpace(c.interval))
+		return l.ParseInterval(strings.TrimSpace(c.interval))
 	case c.from == "" || c.to == "":
 		return partition.Interval{}, usagef("status needs --from START and --to END (or --interval START/END)")
 	case strings.Contains(c.from, "/") || strings.Contains(c.to, "/"):
 		return partition.Interval{}, usagef("--from and --to take one time each")
 	}
-	return partition.ParseInterval(strings.TrimSpace(c.from) + "/" + strings.TrimSpace(c.to))
+	return l.ParseInterval(strings.TrimSpace(c.from) + "/" + strings.TrimSpace(c.to))
 }
 
 func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
-	iv, err := c.rangeInterval()
-	if err != nil {
-		return err
+	if _, err := c.rangeInterval(partition.Layout{}); err != nil {
+		return err // refused before the table is read
 	}
 	l, err := parseLayout(c.grain, c.layout)
 	if err != nil {
@@ -126,6 +129,10 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 	}
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		l, err := c.tableLayout(ctx, t, l)
+		if err != nil {
+			return err
+		}
+		iv, err := c.rangeInterval(l) // in the table's time zone
 		if err != nil {
 			return err
 		}
@@ -139,7 +146,7 @@ func (c *statusCmd) run(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			return err
 		}
-		doc := statusJSON{Table: c.tableURL(), Interval: iv.String(), Grain: l.Grain.String(), Layout: l.String(),
+		doc := statusJSON{Table: c.tableURL(), Interval: iv.String(), Grain: l.Grain.String(), Layout: l.String(), TimeZone: l.Zone,
 			Expected: len(entries), Partitions: entries}
 		var missing []string
 		for _, e := range entries {
@@ -223,6 +230,7 @@ func (c *statusCmd) tableLayout(ctx context.Context, t *pswap.Table, given parti
 		return partition.Layout{}, usagef("%s does not fit the table, whose partitions are %s (%s grain): "+
 			"drop --grain and --layout to use the table's", what, tl, tl.Grain)
 	}
+	given.Zone = tl.Zone
 	return given, nil
 }
 

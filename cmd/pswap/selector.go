@@ -17,6 +17,7 @@ type selector struct {
 	interval  string
 	grain     string
 	layout    string
+	zone      string
 }
 
 // addFlags registers the selector's flags on fs.
@@ -25,6 +26,20 @@ func (s *selector) addFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&s.interval, "interval", "i", "", "ISO 8601 interval START/END or START/DURATION (2026-11-29/2026-11-30, 2026-11-29T13:00:00Z/PT1H), mapped to a key by --grain/--layout")
 	fs.StringVar(&s.grain, "grain", "", "partition grain for --interval: hour, day or month (default day, or the one --layout implies)")
 	fs.StringVar(&s.layout, "layout", "", `partition layout for --interval: a grain name or columns such as "year=2006/month=01/day=02" (Go time formats; default dt=2006-01-02, dt=2006-01-02/hr=15 for hour, month=2006-01 for month)`)
+	fs.StringVar(&s.zone, "time-zone", "", "IANA time zone of --interval's partitions (Europe/Berlin): days begin at local midnight and keys are local dates; "+
+		"a commit that creates the table records it, and later commits must give the table's zone (default UTC)")
+}
+
+// parsedLayout returns the layout of --grain, --layout and --time-zone.
+func (s *selector) parsedLayout() (partition.Layout, error) {
+	l, err := parseLayout(s.grain, s.layout)
+	if err != nil || s.zone == "" {
+		return l, err
+	}
+	if l.Zone, err = partition.ParseZone(strings.TrimSpace(s.zone)); err != nil {
+		return l, err
+	}
+	return l.Normalize()
 }
 
 // parseLayout returns the layout of --grain and --layout.
@@ -60,6 +75,9 @@ func (s *selector) check() error {
 	if s.interval == "" && (s.grain != "" || s.layout != "") {
 		return usagef("--grain and --layout apply to --interval (or status --from/--to)")
 	}
+	if s.interval == "" && s.zone != "" {
+		return usagef("--time-zone applies to --interval: it maps the interval to the key of a local day (with --partition, the key is the local date already)")
+	}
 	return nil
 }
 
@@ -79,11 +97,11 @@ func (s *selector) keys() ([]string, error) {
 	if s.interval == "" {
 		return nil, nil
 	}
-	l, err := parseLayout(s.grain, s.layout)
+	l, err := s.parsedLayout()
 	if err != nil {
 		return nil, err
 	}
-	iv, err := partition.ParseInterval(strings.TrimSpace(s.interval))
+	iv, err := l.ParseInterval(strings.TrimSpace(s.interval))
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +128,11 @@ func (s *selector) one() (string, error) {
 	if s.partition != "" {
 		return s.keys1()
 	}
-	l, err := parseLayout(s.grain, s.layout)
+	l, err := s.parsedLayout()
 	if err != nil {
 		return "", err
 	}
-	iv, err := partition.ParseInterval(strings.TrimSpace(s.interval))
+	iv, err := l.ParseInterval(strings.TrimSpace(s.interval))
 	if err != nil {
 		return "", err
 	}
@@ -124,13 +142,25 @@ func (s *selector) one() (string, error) {
 			return "", fmt.Errorf("%w: --interval %s covers %d %s partitions (%s ... %s), and a commit writes exactly one: run one commit per %s",
 				partition.ErrUnaligned, iv, len(ks), l.Grain, ks[0], ks[len(ks)-1], l.Grain)
 		}
-		return "", fmt.Errorf("%w: --interval %s does not cover exactly one %s partition: give the partition's start and end, e.g. 2026-11-29/2026-11-30 for a day",
-			partition.ErrUnaligned, iv, l.Grain)
+		hint := ""
+		if _, remedy, ok := strings.Cut(err.Error(), " (a table's "); ok && l.Zone == "" {
+			hint = " (a table's " + remedy // a day that begins at local midnight: name --time-zone
+		}
+		return "", fmt.Errorf("%w: --interval %s does not cover exactly one %s partition%s: give the partition's start and end, e.g. 2026-11-29/2026-11-30 for a day%s",
+			partition.ErrUnaligned, iv, l.Grain, zoneIn(l), hint)
 	}
 	if err != nil {
 		return "", err
 	}
 	return k.String(), nil
+}
+
+// zoneIn names a zoned layout's zone for messages: " in Europe/Berlin".
+func zoneIn(l partition.Layout) string {
+	if l.Zone == "" {
+		return ""
+	}
+	return " in " + l.Zone
 }
 
 // layoutError explains a --layout that does not parse in the user's words:

@@ -19,7 +19,7 @@ func Encode(t *Table) ([]byte, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	w := wireTable{Format: Format, Version: Version, SchemaID: t.SchemaID, LastColumnID: t.LastColumnID}
+	w := wireTable{Format: Format, Version: Version, TimeZone: t.TimeZone, SchemaID: t.SchemaID, LastColumnID: t.LastColumnID}
 	for _, c := range t.PartitionColumns {
 		w.PartitionColumns = append(w.PartitionColumns, wirePartCol(c))
 	}
@@ -44,6 +44,7 @@ type wireTable struct {
 	Format           string        `json:"format"`
 	Version          string        `json:"version"`
 	PartitionColumns []wirePartCol `json:"partition_columns"`
+	TimeZone         string        `json:"time_zone,omitempty"`
 	SchemaID         int           `json:"schema_id"`
 	LastColumnID     int           `json:"last_column_id"`
 	Schema           []wireField   `json:"schema"`
@@ -170,7 +171,7 @@ func decode(data []byte) (*Table, *Error) {
 		return nil, verr.(*Error)
 	}
 	r.SetLenient(newer)
-	r.Known("format", "version", "partition_columns", "schema_id", "last_column_id", "schema", "views")
+	r.Known("format", "version", "partition_columns", "time_zone", "schema_id", "last_column_id", "schema", "views")
 	t := &Table{Format: Format, Version: version}
 	for _, o := range r.Objects("partition_columns", MaxFields, "entries") {
 		o.Known("id", "name", "type", "layout")
@@ -178,6 +179,7 @@ func decode(data []byte) (*Table, *Error) {
 		c.Type = readType(o, "type", 0)
 		t.PartitionColumns = append(t.PartitionColumns, c)
 	}
+	t.TimeZone = r.Str("time_zone", false)
 	t.SchemaID = int(r.Int("schema_id", 32))
 	t.LastColumnID = int(r.Int("last_column_id", 32))
 	t.Schema.Fields = readFields(r, "schema", 0)

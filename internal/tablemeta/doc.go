@@ -34,6 +34,11 @@
 //	                   fits exactly ("2006-01-02", "15"); omitted for a
 //	                   free-form value. "date" needs a layout of whole days,
 //	                   "int" one of digits only.
+//	time_zone          string, optional: the IANA zone the time partitions
+//	                   begin in ("Europe/Berlin": days begin at local
+//	                   midnight, keys are local dates); absent for UTC.
+//	                   Needs partition columns of a time layout; an
+//	                   hourly layout only in a zone without DST.
 //	schema_id          integer: 0, plus one for every evolution.
 //	last_column_id     integer: the highest id ever assigned; ids are never
 //	                   reused.

@@ -18,6 +18,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(strings.Replace(g, `"long"`, `{"type": "struct", "fields": [{"id": 11, "name": "a", "type": "int", "nullable": true}]}`, 1)))
 	f.Add([]byte(strings.Replace(g, `"last_column_id": 10`, `"last_column_id": 11`, 1)))
 	f.Add([]byte(`{"format":"pswap-table","version":"1.0"}`))
+	f.Add([]byte(strings.Replace(g, `"schema_id"`, `"time_zone": "Europe/Berlin", "schema_id"`, 1)))
+	f.Add([]byte(strings.Replace(g, `"schema_id"`, `"time_zone": "UTC", "schema_id"`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tb, err := Decode(data)
 		if err != nil {
@@ -34,7 +36,7 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoded document does not decode: %v\n%s", err, enc)
 		}
-		if !back.Schema.Equal(tb.Schema) || back.LastColumnID != tb.LastColumnID || back.SchemaID != tb.SchemaID {
+		if !back.Schema.Equal(tb.Schema) || back.LastColumnID != tb.LastColumnID || back.SchemaID != tb.SchemaID || back.TimeZone != tb.TimeZone {
 			t.Fatalf("round trip changed the table")
 		}
 		enc2, _ := Encode(back)

@@ -122,8 +122,19 @@ func timeLayout(cols []PartitionColumn) *partition.Layout {
 // TimeLayout returns the partition.Layout of the table's keys when every
 // partition column has a time layout (dt=2006-01-02, dt=2006-01-02/hr=15,
 // month=2006-01, ...), or nil: the layout status and intervals map times
-// with.
-func (t *Table) TimeLayout() *partition.Layout { return timeLayout(t.PartitionColumns) }
+// with. Its Zone is the table's TimeZone.
+func (t *Table) TimeLayout() *partition.Layout {
+	l := timeLayout(t.PartitionColumns)
+	if l == nil || t.TimeZone == "" {
+		return l
+	}
+	l.Zone = t.TimeZone
+	n, err := l.Normalize()
+	if err != nil {
+		return nil // not a valid table (Validate refuses it)
+	}
+	return &n
+}
 
 // PartitionLayout describes the partition columns the way a key looks:
 // "dt=2006-01-02/hr=15" (a free-form column shows as name=*).
@@ -204,7 +215,7 @@ func (t *Table) CheckKey(key string) error {
 			}
 		}
 	}
-	if l := timeLayout(t.PartitionColumns); l != nil {
+	if l := t.TimeLayout(); l != nil {
 		if _, err := l.Interval(k); err != nil {
 			return fail("not a valid time under the layout")
 		}

@@ -77,6 +77,12 @@ type Table struct {
 	// Views are the views every writer publishes (nil: the document
 	// records none, see ViewsOf).
 	Views *Views
+	// TimeZone is the IANA time zone the table's time partitions begin in
+	// ("Europe/Berlin"; "" is UTC): its days begin at local midnight and
+	// its keys are local dates (partition.Layout's Zone). It needs
+	// partition columns of a time layout, is set when the table is created,
+	// and never changes.
+	TimeZone string
 }
 
 // PartitionColumn is one column of the table's partition keys.
@@ -156,6 +162,9 @@ func (t *Table) Validate() error {
 			return err
 		}
 	}
+	if err := t.validateZone(); err != nil {
+		return err
+	}
 	if len(t.Schema.Fields) == 0 {
 		return invalid("schema", "no columns")
 	}
@@ -164,6 +173,31 @@ func (t *Table) Validate() error {
 		return err
 	}
 	return t.Views.validate()
+}
+
+// validateZone checks TimeZone: a canonical zone name (UTC is written as
+// no zone) of a table whose partition columns form a time layout that the
+// zone admits (no hourly layout in a zone with daylight saving time).
+func (t *Table) validateZone() error {
+	if t.TimeZone == "" {
+		return nil
+	}
+	z, err := partition.ParseZone(t.TimeZone)
+	switch {
+	case err != nil:
+		return invalid("time_zone", "%v", err)
+	case z != t.TimeZone:
+		return invalid("time_zone", "%q: UTC is written as no time_zone", t.TimeZone)
+	}
+	l := timeLayout(t.PartitionColumns)
+	if l == nil {
+		return invalid("time_zone", "%q: a time zone needs partition columns of a time layout (such as dt=2006-01-02), not %s", t.TimeZone, t.PartitionLayout())
+	}
+	l.Zone = t.TimeZone
+	if _, err := l.Normalize(); err != nil {
+		return invalid("time_zone", "%v", err)
+	}
+	return nil
 }
 
 func (c PartitionColumn) validate(path string) error {
