@@ -525,7 +525,8 @@ const idRemedy = "write the file without Parquet field ids (pyarrow: no field_id
 // column has the id the table gives it and no nested field has one (the
 // table's nested ids are not the published ones yet); otherwise the error
 // names the column and the remedy. The commit then checks the ids against
-// the published schema too (publishedIDsAgree).
+// the published schema too, unless table.json holds the published ids
+// (publishedIDsAgree).
 func fieldIDsAgree(t *tablemeta.Table, s *arrow.Schema, in staging.Input) error {
 	if in.FieldIDs == nil && !in.NestedFieldIDs {
 		return nil
@@ -548,14 +549,19 @@ func fieldIDsAgree(t *tablemeta.Table, s *arrow.Schema, in staging.Input) error 
 
 // publishedIDsAgree checks the Parquet field ids of inputs (each already
 // agreeing with table.json: fieldIDsAgree) against the published Iceberg
-// schema, which is what readers resolve them with; it reads that schema
-// only when an input carries ids. The two differ for a table published
-// before table.json held ids (nested fields numbered first): a column
-// published has its published id, and a column not yet published gets
-// table.json's id only while no published field has it (else the next
-// free one, which no input can know).
+// schema, which is what readers resolve them with. A table.json marked
+// PublishedIDs holds the published ids (a publish wrote them back, and
+// last_column_id is above every published id, so a column not published
+// yet is published with its id here): table.json alone decides, and the
+// commit reads nothing under metadata/. An unmarked one (older, never
+// published since pswap writes the ids back, or rewritten by an older
+// pswap) may hold others: a table published before table.json held ids
+// numbered nested fields first. Then, when an input carries ids, it reads
+// the published schema: a column published has its published id, and a
+// column not yet published gets table.json's id only while no published
+// field has it (else the next free one, which no input can know).
 func publishedIDsAgree(ctx context.Context, st store.Store, t *tablemeta.Table, ins []staging.Input) error {
-	if len(ins) == 0 {
+	if len(ins) == 0 || t.PublishedIDs {
 		return nil
 	}
 	pub, err := lakehouse.ReadPublishedIDs(ctx, st)

@@ -27,6 +27,7 @@ func Encode(t *Table) ([]byte, error) {
 	if v := t.Views; v != nil {
 		w.Views = &wireViews{Iceberg: v.Iceberg, Delta: v.Delta, Catalogs: v.Catalogs}
 	}
+	w.PublishedIDs = t.PublishedIDs
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -48,6 +49,7 @@ type wireTable struct {
 	LastColumnID     int           `json:"last_column_id"`
 	Schema           []wireField   `json:"schema"`
 	Views            *wireViews    `json:"views,omitempty"`
+	PublishedIDs     bool          `json:"published_ids,omitempty"`
 }
 
 type wireViews struct {
@@ -170,7 +172,7 @@ func decode(data []byte) (*Table, *Error) {
 		return nil, verr.(*Error)
 	}
 	r.SetLenient(newer)
-	r.Known("format", "version", "partition_columns", "schema_id", "last_column_id", "schema", "views")
+	r.Known("format", "version", "partition_columns", "schema_id", "last_column_id", "schema", "views", "published_ids")
 	t := &Table{Format: Format, Version: version}
 	for _, o := range r.Objects("partition_columns", MaxFields, "entries") {
 		o.Known("id", "name", "type", "layout")
@@ -186,6 +188,9 @@ func decode(data []byte) (*Table, *Error) {
 			o.Known("iceberg", "delta", "catalogs")
 			t.Views = &Views{Iceberg: o.Bool("iceberg", true), Delta: o.Bool("delta", true), Catalogs: o.Strings("catalogs", MaxCatalogs)}
 		}
+	}
+	if r.Has("published_ids") {
+		t.PublishedIDs = r.Bool("published_ids", true)
 	}
 	if p := r.Err(); p != nil {
 		return nil, fromProblem(p)
