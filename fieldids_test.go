@@ -317,11 +317,9 @@ func TestPublishWritesThePublishedIDsBack(t *testing.T) {
 		t.Fatal("an unmarked table.json: the commit read nothing under metadata/")
 	}
 
-	// The next publish (of a new generation, without ids) writes back.
-	if _, err := commitRecord(t, tb, "dt=2026-11-03", idRecord(t, nil), pswap.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	publishTable(t, tb)
+	// The next publish (a commit's, of a new generation without ids)
+	// writes back.
+	commitIDRowsAndPublish(t, tb, "dt=2026-11-03")
 	doc, err := tablemeta.Load(ctx, mem)
 	if err != nil {
 		t.Fatal(err)
@@ -344,9 +342,7 @@ func TestPublishWritesThePublishedIDsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := commitRecord(t, tb, "dt=2026-11-04", idRecord(t, nil), pswap.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	commitIDRowsAndPublish(t, tb, "dt=2026-11-04")
 	publishTable(t, tb)
 	if again, a2, err := store.ReadAll(ctx, mem, tablemeta.Key); err != nil || !bytes.Equal(again, data) || a2.ETag != attrs.ETag {
 		t.Fatalf("a second publish rewrote table.json (%v):\n%s\nthen\n%s", err, data, again)
@@ -378,6 +374,32 @@ func TestPublishWritesThePublishedIDsBack(t *testing.T) {
 	publishTable(t, tb)
 	if got := publishedIDs(t, mem); !sameIDs(pub, got) {
 		t.Fatalf("published ids %v, want %v unchanged", got, pub)
+	}
+}
+
+// commitIDRowsAndPublish commits idRows without ids to part and publishes the
+// commit (Writer.Publish: it has table.json at hand).
+func commitIDRowsAndPublish(t *testing.T, tb *pswap.Table, part string) {
+	t.Helper()
+	p, err := tb.Partition(part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := p.Begin(ctx, pswap.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := idRecord(t, nil)
+	defer rec.Release()
+	if err := w.WriteRecord(rec); err != nil {
+		w.Abort(ctx)
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pub := w.Publish(ctx, pswap.PublishOptions{}); pub.Err != nil {
+		t.Fatal(pub.Err)
 	}
 }
 

@@ -25,20 +25,19 @@ const maxWriteBackTries = 4
 // document re-read, retried when another writer changed it meanwhile.
 // Only the ids, last_column_id and the marker change. It never fails the
 // publish: on any error table.json stays as it was and the next publish
-// tries again. A publish that has not read table.json (Publish, whose
-// generations' schemas the metadata had) reads it, one GET, only when it
-// wrote a version (wrote); one that wrote nothing and has no table.json
-// at hand leaves it alone, as does a publish of a table without one.
-func (p *publisher) writeBackIDs(ctx context.Context, md *tableMetadata, wrote bool) {
+// tries again. It needs table.json at hand (Commit.Table, or this
+// attempt's read of it) and reads it for nothing else, so that a publish
+// makes no more requests than before: the write-back costs a conditional
+// PUT (and a GET when the document came from the commit) once per table;
+// a publish without it (Publish of generations whose schemas the metadata
+// had) leaves table.json to a later one.
+func (p *publisher) writeBackIDs(ctx context.Context, md *tableMetadata) {
 	if md == nil {
 		return
 	}
-	doc := p.doc.given
-	if doc == nil && (p.doc.read || wrote) {
-		var err error
-		if doc, err = p.tableDoc(ctx); err != nil {
-			return
-		}
+	doc, tag := p.doc.given, ""
+	if doc == nil && p.doc.read {
+		doc, tag = p.doc.t, p.doc.tag
 	}
 	sc := md.currentSchema()
 	if doc == nil || sc == nil {
@@ -48,16 +47,19 @@ func (p *publisher) writeBackIDs(ctx context.Context, md *tableMetadata, wrote b
 		return
 	}
 	for range maxWriteBackTries {
-		t, etag, err := tablemeta.Read(ctx, p.st)
-		if err != nil {
-			return
+		t, etag := doc, tag
+		if etag == "" {
+			var err error
+			if t, etag, err = tablemeta.Read(ctx, p.st); err != nil {
+				return
+			}
 		}
+		tag = ""
 		n, changed := publishedIDsInto(t, sc, md.LastColumnID)
 		if !changed {
 			return
 		}
-		_, err = tablemeta.Update(ctx, p.st, n, etag)
-		if !errors.Is(err, tablemeta.ErrChanged) {
+		if _, err := tablemeta.Update(ctx, p.st, n, etag); !errors.Is(err, tablemeta.ErrChanged) {
 			return
 		}
 	}
