@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/pswap/pswap/internal/strictjson"
 )
@@ -190,6 +191,11 @@ func decode(data []byte) (*Table, *Error) {
 		}
 	}
 	if r.Has("published_ids") {
+		if _, minor, _ := strings.Cut(version, "."); minor == "0" || minor == "1" {
+			// Not a field of 1.0 or 1.1: a typo or tampering, and a
+			// mark no publish wrote must not be trusted.
+			return nil, invalid("published_ids", "not a field of version %s (added in 1.2)", version)
+		}
 		t.PublishedIDs = r.Bool("published_ids", true)
 	}
 	if p := r.Err(); p != nil {
