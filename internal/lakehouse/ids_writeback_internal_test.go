@@ -1,0 +1,64 @@
+package lakehouse
+
+import (
+	"testing"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/pswap/pswap/internal/tablemeta"
+)
+
+// publishedIDsInto gives every field the published schema has its
+// published id (nested ones and the partition column too, by name path),
+// keeps an unpublished field's id above the published last-column-id
+// (the next publish gives it that id), renumbers one at or below it above
+// every id (the next publish would not give it its id), raises
+// last_column_id and marks the document; a document already so is
+// unchanged.
+func TestPublishedIDsInto(t *testing.T) {
+	str := tablemeta.Type{Kind: tablemeta.String}
+	doc := &tablemeta.Table{
+		PartitionColumns: []tablemeta.PartitionColumn{{ID: 4, Name: "dt", Type: str}},
+		LastColumnID:     6,
+		Schema: tablemeta.Schema{Fields: []tablemeta.Field{
+			{ID: 1, Name: "a", Type: tablemeta.Type{Kind: tablemeta.Long}, Nullable: true},
+			{ID: 2, Name: "b", Type: tablemeta.Type{Kind: tablemeta.List, Element: &tablemeta.Field{ID: 3, Name: "element", Type: str, Nullable: true}}, Nullable: true},
+			{ID: 5, Name: "c", Type: str, Nullable: true}, // not published, 5 <= 7
+			{ID: 6, Name: "d", Type: str, Nullable: true}, // not published, 6 <= 7
+		}},
+	}
+	// Published nested fields first, plus a column table.json lacks.
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "b", Type: &iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.String}},
+		iceberg.NestedField{ID: 3, Name: "a", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 4, Name: "dt", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 7, Name: "legacy", Type: iceberg.PrimitiveTypes.String},
+	)
+	if _, err := tablemeta.Encode(doc); err != nil {
+		t.Fatal(err)
+	}
+	n, changed := publishedIDsInto(doc, sc, 7)
+	if !changed || !n.PublishedIDs {
+		t.Fatalf("changed %v, marked %v: want both", changed, n.PublishedIDs)
+	}
+	f := n.Schema.Fields
+	got := []int{f[0].ID, f[1].ID, f[1].Type.Element.ID, f[2].ID, f[3].ID, n.PartitionColumns[0].ID, n.LastColumnID}
+	want := []int{3, 1, 2, 8, 9, 4, 9}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("ids a, b, b.element, c, d, dt, last: %v, want %v", got, want)
+		}
+	}
+	if doc.Schema.Fields[0].ID != 1 || doc.PublishedIDs {
+		t.Fatal("the document read was changed")
+	}
+	if _, again := publishedIDsInto(n, sc, 7); again {
+		t.Fatal("a document holding the published ids changes again")
+	}
+	// A column added since (above every id) is kept.
+	n.Schema.Fields = append(n.Schema.Fields, tablemeta.Field{ID: 10, Name: "e", Type: str, Nullable: true})
+	n.LastColumnID = 10
+	if _, again := publishedIDsInto(n, sc, 7); again {
+		t.Fatal("a column added above every published id changes")
+	}
+}
