@@ -74,9 +74,14 @@ func (p *publisher) writeBackIDs(ctx context.Context, md *tableMetadata) {
 // would give it a fresh id anyway, which no input can know; an input
 // carrying the old id was refused, as a published field has it, or is
 // read as NULL either way). last_column_id becomes at least lastID, so
-// that a column added later gets an id above every published one, and
-// the marker is set. A result that does not validate (it cannot happen)
-// leaves t unchanged.
+// that a column added later gets an id above every published one. The
+// marker is set unless a field was renumbered: that happens only while
+// table.json and the published schema disagree (a table published before
+// table.json held ids, or a version that assigned fresh ids), and sc may
+// then be older than a version another publisher wrote meanwhile, which
+// may have given the field another fresh id; the commit keeps reading the
+// published schema until a publish that renumbers nothing marks it. A
+// result that does not validate (it cannot happen) leaves t unchanged.
 func publishedIDsInto(t *tablemeta.Table, sc *iceberg.Schema, lastID int) (*tablemeta.Table, bool) {
 	n := t.Clone()
 	var unpublished []*int
@@ -99,14 +104,15 @@ func publishedIDsInto(t *tablemeta.Table, sc *iceberg.Schema, lastID int) (*tabl
 		}
 	}
 	next := max(lastID, t.LastColumnID, sc.HighestFieldID())
+	renumbered := false
 	for _, id := range unpublished {
 		if *id <= lastID {
 			next++
-			*id = next
+			*id, renumbered = next, true
 		}
 	}
 	n.LastColumnID = max(next, n.LastColumnID)
-	n.PublishedIDs = true
+	n.PublishedIDs = !renumbered
 	before, err1 := tablemeta.Encode(t)
 	after, err2 := tablemeta.Encode(n)
 	if err1 != nil || err2 != nil {

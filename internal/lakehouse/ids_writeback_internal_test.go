@@ -12,9 +12,9 @@ import (
 // published id (nested ones and the partition column too, by name path),
 // keeps an unpublished field's id above the published last-column-id
 // (the next publish gives it that id), renumbers one at or below it above
-// every id (the next publish would not give it its id), raises
-// last_column_id and marks the document; a document already so is
-// unchanged.
+// every id (the next publish would not give it its id), and raises
+// last_column_id; it marks the document once no field needs renumbering.
+// A document already so is unchanged.
 func TestPublishedIDsInto(t *testing.T) {
 	str := tablemeta.Type{Kind: tablemeta.String}
 	doc := &tablemeta.Table{
@@ -38,8 +38,8 @@ func TestPublishedIDsInto(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, changed := publishedIDsInto(doc, sc, 7)
-	if !changed || !n.PublishedIDs {
-		t.Fatalf("changed %v, marked %v: want both", changed, n.PublishedIDs)
+	if !changed || n.PublishedIDs {
+		t.Fatalf("changed %v, marked %v: want changed, not marked (it renumbered)", changed, n.PublishedIDs)
 	}
 	f := n.Schema.Fields
 	got := []int{f[0].ID, f[1].ID, f[1].Type.Element.ID, f[2].ID, f[3].ID, n.PartitionColumns[0].ID, n.LastColumnID}
@@ -52,13 +52,20 @@ func TestPublishedIDsInto(t *testing.T) {
 	if doc.Schema.Fields[0].ID != 1 || doc.PublishedIDs {
 		t.Fatal("the document read was changed")
 	}
-	if _, again := publishedIDsInto(n, sc, 7); again {
+	// The next publish gives c and d their new ids: then it is marked.
+	sc = iceberg.NewSchema(1, append(sc.Fields(),
+		iceberg.NestedField{ID: 8, Name: "c", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 9, Name: "d", Type: iceberg.PrimitiveTypes.String})...)
+	if n, changed = publishedIDsInto(n, sc, 9); !changed || !n.PublishedIDs || n.Schema.Fields[2].ID != 8 || n.LastColumnID != 9 {
+		t.Fatalf("changed %v, marked %v, c %d, last %d: want marked, c 8, last 9", changed, n.PublishedIDs, n.Schema.Fields[2].ID, n.LastColumnID)
+	}
+	if _, again := publishedIDsInto(n, sc, 9); again {
 		t.Fatal("a document holding the published ids changes again")
 	}
 	// A column added since (above every id) is kept.
 	n.Schema.Fields = append(n.Schema.Fields, tablemeta.Field{ID: 10, Name: "e", Type: str, Nullable: true})
 	n.LastColumnID = 10
-	if _, again := publishedIDsInto(n, sc, 7); again {
+	if _, again := publishedIDsInto(n, sc, 9); again {
 		t.Fatal("a column added above every published id changes")
 	}
 }
