@@ -87,7 +87,11 @@
 // a struct's fields), whose ids the table assigns and keeps by name. The
 // schema is table.json's (its types and, in tables first published since,
 // its ids: a field the metadata already has keeps its published id), or,
-// for a table without table.json, its data files' footers'. The
+// for a table without table.json, its data files' footers'. A publish
+// that finds table.json's ids other than the published ones (a table
+// published before table.json held ids) writes the published ids back into
+// table.json once and marks it (published_ids), so that a commit checks
+// Parquet field ids against table.json alone (writeBackIDs). The
 // locations it writes are paths as they are on the store, never
 // percent-encoded (Java Iceberg, PyIceberg and DuckDB open them as
 // written); older percent-encoded ones are still read.
