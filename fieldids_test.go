@@ -316,6 +316,7 @@ func TestPublishWritesThePublishedIDsBack(t *testing.T) {
 	if mr.requests() == 0 {
 		t.Fatal("an unmarked table.json: the commit read nothing under metadata/")
 	}
+	t.Logf("unmarked: a commit with ids made %d requests under metadata/", mr.requests())
 
 	// The next publish (a commit's, of a new generation without ids)
 	// writes back.
