@@ -18,6 +18,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(strings.Replace(g, `"long"`, `{"type": "struct", "fields": [{"id": 11, "name": "a", "type": "int", "nullable": true}]}`, 1)))
 	f.Add([]byte(strings.Replace(g, `"last_column_id": 10`, `"last_column_id": 11`, 1)))
 	f.Add([]byte(`{"format":"pswap-table","version":"1.0"}`))
+	f.Add([]byte(strings.Replace(g, `"version": "1.2",`, `"version": "1.2", "published_ids": true,`, 1)))
+	f.Add([]byte(strings.Replace(g, `"version": "1.2",`, `"version": "1.1", "published_ids": true,`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tb, err := Decode(data)
 		if err != nil {
