@@ -148,6 +148,7 @@ func TestOutputSameWithCatalogVariable(t *testing.T) {
 		{"rollback", "--partition", "dt=2026-11-27", "--to", first.Generation, "--run-id", "daily@rollback", "--catalog", cat},
 		{"merge", "--key", "id", "--partition", "dt=2026-11-28", "--run-id", "lake@merge", "--catalog", cat, m},
 		{"stage", "--partition", "dt=2026-11-30", a},
+		{"views"},
 		{"version"},
 	}
 	// Every command is among the cases, so that a new one is compared too.

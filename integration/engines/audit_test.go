@@ -165,9 +165,10 @@ func (tb *table) killBackfill(args []string, part string) int {
 		tb.t.Fatalf("%s committed before the kill: the test needs the kill first (bigger inputs?)", part)
 	}
 	if tb.store == "file" {
-		// The objects the file store lists: not the temporary file of the
-		// upload the kill cut short.
-		m, _ := filepath.Glob(filepath.Join(tb.root, part, "_pswap", "gen", "*", "[^.]*"))
+		// The files of the attempt, the temporary file of the upload the
+		// kill cut short included: the audit counts an unfinished upload
+		// as one of the attempt's files.
+		m, _ := filepath.Glob(filepath.Join(tb.root, part, "_pswap", "gen", "*", "*"))
 		return len(m)
 	}
 	return 3

@@ -173,7 +173,7 @@ func (s *State) catchUp(ctx context.Context, st store.Store, pol retry.Policy) e
 	acts := make([][]Action, len(versions))
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
+	g.SetLimit(limit(ctx, 16))
 	for i, v := range versions {
 		g.Go(func() error {
 			a, err := readCommit(gctx, st, pol, v)

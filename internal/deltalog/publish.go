@@ -1,7 +1,9 @@
 package deltalog
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
@@ -232,7 +235,7 @@ func (p *publisher) reconcilePlan(ctx context.Context, s *State, parts map[strin
 		live = map[string]bool{}
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(p.opts.Concurrency)
+	g.SetLimit(limit(ctx, p.opts.Concurrency))
 	for _, l := range listed {
 		if l.Err != nil {
 			// A corrupt pointer: its partition stays as the log has it.
@@ -286,14 +289,12 @@ type planFunc func(ctx context.Context, s *State, parts map[string]*part) ([]upd
 // won and plans again on them.
 func (p *publisher) run(ctx context.Context, plan planFunc) (Result, error) {
 	res := Result{Version: -1}
-	var s *State
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		s, err = load(gctx, p.st, p.pol)
-		return err
-	})
-	g.Go(func() error { return p.readTable(gctx) })
-	if err := g.Wait(); err != nil {
+	var (
+		s          *State
+		lerr, terr error
+	)
+	overlap.Do(ctx, func() { s, lerr = load(ctx, p.st, p.pol) }, func() { terr = p.readTable(ctx) })
+	if err := cmp.Or(lerr, terr); err != nil {
 		return res, err
 	}
 	for attempt := 0; ; attempt++ {
@@ -486,7 +487,7 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 	case keepLog:
 	case s.Metadata == nil:
 		acts = append(acts, Action{Metadata: &Metadata{
-			ID: uuid.NewString(), Format: Format{Provider: "parquet", Options: map[string]string{}},
+			ID: p.newUUID(), Format: Format{Provider: "parquet", Options: map[string]string{}},
 			SchemaString: info.schemaString, PartitionColumns: info.partitionColumns,
 			Configuration: map[string]string{
 				"delta.checkpointInterval":           strconv.Itoa(p.checkpointInterval(s)),
@@ -578,4 +579,28 @@ func interval(d time.Duration) string {
 		return fmt.Sprintf("interval %d minutes", d/time.Minute)
 	}
 	return fmt.Sprintf("interval %d seconds", d/time.Second)
+}
+
+// newUUID is a random (version 4) UUID from the environment's injected
+// source (internal/env: the same on every run of a seed), or uuid.New.
+func (p *publisher) newUUID() string {
+	if !p.env.Seeded() {
+		return uuid.NewString()
+	}
+	var u uuid.UUID
+	binary.BigEndian.PutUint64(u[:8], p.env.Uint64())
+	binary.BigEndian.PutUint64(u[8:], p.env.Uint64())
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u.String()
+}
+
+// limit is n, or 1 under an environment that runs the overlapped parts of
+// an operation one at a time (internal/overlap, internal/env's Order): a
+// group limited to 1 runs its functions one after another, in order.
+func limit(ctx context.Context, n int) int {
+	if env.From(ctx).Order != nil {
+		return 1
+	}
+	return n
 }

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pswap/pswap/catalog"
-	"sync"
 	"time"
 
 	"github.com/pswap/pswap/internal/deltalog"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
@@ -127,13 +127,16 @@ func Reconcile(ctx context.Context, st store.Store, set Set, o Options) []Result
 
 func run(ctx context.Context, set Set, o Options, publish func(context.Context, Driver) (Result, error), st store.Store) []Result {
 	out := make([]Result, len(set.Drivers)+len(set.Catalogs))
-	var wg sync.WaitGroup
+	fns := make([]func(), len(set.Drivers))
 	for i, d := range set.Drivers {
-		wg.Go(func() {
+		fns[i] = func() {
 			out[i] = retried(ctx, o, d.Name(), d.Name(), func(ctx context.Context) (Result, error) { return publish(ctx, d) })
-		})
+		}
 	}
-	wg.Wait()
+	if len(fns) > 0 {
+		overlap.Do(ctx, fns...) // one at a time under internal/env's Order
+	}
+
 	var ice *Result
 	for i := range set.Drivers {
 		if out[i].View == Iceberg {

@@ -123,6 +123,9 @@ func (w *World) build() {
 		}
 		w.mergers = append(w.mergers, add(fmt.Sprintf("m%d(%s)", i+1, ms.RunID), "merger", ms.Start, after, true, true, w.mergerBody(ms)))
 	}
+	for i, vs := range w.cfg.Views {
+		add(fmt.Sprintf("views%d", i+1), "views", vs.Start, nil, true, false, w.viewsBody(vs))
+	}
 	w.iceberg = len(pubs) > 0 || len(w.cfg.Reconcilers) > 0 || len(w.cfg.LoseManifest) > 0 || slices.ContainsFunc(w.cfg.LoseHint, func(ls LossSpec) bool { return ls.Pause > 0 })
 }
 
@@ -304,6 +307,7 @@ func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts pswap.Comm
 	if ws.Prefetch {
 		wo.Prefetch = &pswap.PublishOptions{MaxElapsed: w.cfg.MaxElapsed}
 	}
+	wo.Table.EvolveSchema = ws.Evolve
 	wr, err := p.Begin(ctx, wo)
 	if err != nil {
 		return "", swap.Result{}, err
@@ -319,7 +323,13 @@ func (w *World) commitFacade(ctx context.Context, ws WriterSpec, opts pswap.Comm
 				return wr.Generation(), swap.Result{}, err
 			}
 		}
-		if err := pswap.Write(wr, rowsOf(ws.Content, f)...); err != nil {
+		var err error
+		if ws.Evolve {
+			err = pswap.Write(wr, evolvedRowsOf(ws.Content, f)...)
+		} else {
+			err = pswap.Write(wr, rowsOf(ws.Content, f)...)
+		}
+		if err != nil {
 			wr.Abort(context.WithoutCancel(ctx))
 			return wr.Generation(), swap.Result{}, err
 		}

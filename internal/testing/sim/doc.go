@@ -159,6 +159,34 @@
 //     metadata names exactly every partition's current generation: its
 //     files and its rows.
 //
+// # Views
+//
+// The table's views (Iceberg, Delta, catalogs) are recorded in its
+// table.json, which other writers replace too (the commit that creates the
+// table, an evolving commit). WithViews adds to a Scenario, from a stream
+// of its own, an actor of kind "views" that turns the Delta view on, and
+// perhaps off and on again, with pswap.Table.SetViews at chosen steps
+// (killable), 2-4 later facade writers (most of them published through
+// Writer.Publish, which publishes every view the table records: the Delta
+// log while it is on), and for half the seeds writers that evolve the
+// schema (a column the table lacks, TableOptions.EvolveSchema) while the
+// views change (views.go). Scenario leaves Config.Views empty, so its seeds
+// run as before; TestSeedsWithViews runs the seeds with one partition so
+// (a publish of a table without a Delta log lists the partitions, reading
+// several pointers at once with more). It checks (I10-views), besides
+// everything above: every table.json stored decodes, keeps every column
+// (and id) of the one before it, and changes only the views when the views
+// actor stores it and not the recorded views when another writer does (no
+// lost update of a switch); no Delta log object is written once the Delta
+// view is off, but by a publish whose writer started before the switch;
+// each switch the actor reports done is what table.json records; and after
+// a final `pswap publish` (Table.Publish, no faults), with the Delta view
+// on, the log reflects every pointer (deltalog.Reflected) and names
+// exactly the current generations' files, and with it off nothing was
+// written under _delta_log/. A Delta publish's overlapped reads run one at
+// a time (internal/overlap) and its metaData id comes from the actor's
+// random source, so that these runs repeat too (TestDeterministicWithViews).
+//
 // # Runs, traces and planted bugs
 //
 // Scenario derives a run from a seed (partitions, actors, their timing and

@@ -27,7 +27,7 @@ import (
 // knows which actor sent a request (actorOf): every actor has its own.
 func (w *World) actorEnv(a *actor) *env.Env {
 	e := &env.Env{
-		GenerationIDs: w.newGenerationID,
+		GenerationIDs: func() string { return w.generationIDOf(a) },
 		Order:         rand.New(rand.NewPCG(w.cfg.Seed, 0x0de<<32|uint64(a.id))).Perm,
 	}
 	pause := func(ctx context.Context, _ time.Duration) error { return w.pause(ctx, 1) }

@@ -30,6 +30,15 @@ type MergeSpec struct {
 	Rows  []Row
 }
 
+// runDeclared declares the rows' run column (the merge's delete marker).
+var runDeclared = func() pswap.ColumnTypes {
+	c, err := pswap.ParseColumnTypes("run=string")
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
 // MergeDelete marks a merger's row that deletes its key (--delete-when
 // run=DELETE).
 const MergeDelete = "DELETE"
@@ -50,8 +59,10 @@ func (w *World) mergerBody(ms MergeSpec) func(context.Context, *actor) string {
 		w.mu.Lock()
 		w.mergeIn[a] = ms.Rows
 		w.mu.Unlock()
+		// The marker column is one of the rows' own columns (Row.Run): it
+		// is declared, so that a merge that creates the table keeps it.
 		res, err := pswap.NewTable(w.st).Merge(ctx, []string{path}, pswap.MergeOptions{
-			Keys: []string{"id"}, DeleteWhen: "run=" + MergeDelete, Partition: ms.Partition,
+			Keys: []string{"id"}, DeleteWhen: "run=" + MergeDelete, Partition: ms.Partition, Table: pswap.TableOptions{Declare: runDeclared},
 			Commit: w.commitOptions(a, ms.RunID, swap.Fail), Parallel: 1, MaxRebases: 3, TempDir: dir,
 		})
 		return w.report(a, func() string { return w.mergeReport(a, ms.Partition, res, err) })
@@ -97,7 +108,7 @@ func (w *World) mergeReport(a *actor, part string, res pswap.MergeResult, err er
 			}
 		}
 		return fmt.Sprintf("%s (changed=false, %d rebases)", p.Result.Outcome, p.Rebases)
-	case errors.Is(p.Err, swap.ErrOutcomeUnknown):
+	case errors.Is(p.Err, pswap.ErrOutcomeUnknown):
 		return "outcome unknown: " + errSummary(p.Err)
 	default:
 		if len(mine) > 0 {

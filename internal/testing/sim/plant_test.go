@@ -55,7 +55,7 @@ var planted = []struct {
 	seeds []uint64
 }{
 	{PlantRollbackSkipReread, []uint64{692, 1089, 1473, 401, 86, 52}},
-	{PlantGCSkipRelist, []uint64{571, 546, 95}},
+	{PlantGCSkipRelist, []uint64{800, 1024, 1238, 571, 546, 95}},
 	{PlantWriterSkipGrace, []uint64{4, 56, 290}},
 	{PlantGCIgnoresIceberg, []uint64{233, 41, 38, 71, 84, 109}},
 	{PlantPublisherSkipSeqCheck, []uint64{14, 95, 97}},

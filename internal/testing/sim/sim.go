@@ -152,6 +152,10 @@ type Config struct {
 	Focus string
 	// Plant is the planted bug, if any.
 	Plant Plant
+	// Views are actors that turn the table's Delta view on and off
+	// (pswap.Table.SetViews: views.go). Scenario leaves it empty, so that
+	// its seeds run as they did; WithViews adds one.
+	Views []ViewsSpec
 	// Disabled actors (1-based, in the order writers, rollbacks, collectors,
 	// readers) never start; Suppressed faults (by their 0-based ordinal among
 	// the run's fault decisions) are not injected. Shrink sets them.
@@ -179,6 +183,10 @@ type WriterSpec struct {
 	// publish that follows its commit at Begin, and again at Commit if
 	// what it read is old (pswap.WriteOptions.Prefetch).
 	Prefetch bool
+	// Evolve: a facade writer whose rows have a column the table lacks
+	// (EvolvedRow), with pswap.TableOptions.EvolveSchema: its commit
+	// evolves table.json (views.go).
+	Evolve bool
 }
 
 // ActorSpec says where and when an actor runs.
@@ -413,7 +421,12 @@ type Result struct {
 	Violation *Violation
 	Trace     []Event
 	Outcomes  []string // each actor's name and how it ended
-	decisions int      // fault decisions made (Config.Suppressed's range)
+	// Views runs (Config.Views): the views' changes table.json recorded,
+	// the Delta log versions written during the run, and whether the run
+	// ended with the Delta view on.
+	ViewSwitches, DeltaVersions int
+	DeltaOn                     bool
+	decisions                   int // fault decisions made (Config.Suppressed's range)
 }
 
 // FaultCount is the number of injected faults (kills included).
@@ -431,8 +444,13 @@ func Run(cfg Config) *Result {
 	w.build()
 	w.run()
 	w.converge()
+	w.convergeViews()
 	res := &Result{Seed: cfg.Seed, Focus: cfg.Focus, Steps: w.step, Faults: w.faults, Checks: w.checks, IceChecks: w.iceChecks,
 		Metadata: w.metadataDigest(), Reports: w.reports, Violation: w.failure, Trace: w.trace, decisions: w.decisions}
+	res.ViewSwitches, res.DeltaVersions = w.views.switches, w.views.deltaVersions
+	if v, ok := w.views.doc.ViewsOf(); ok && w.views.doc != nil {
+		res.DeltaOn = v.Delta
+	}
 	for _, a := range w.actors {
 		out := a.outcome
 		if a.state == waiting || cfg.Disabled[a.id] {

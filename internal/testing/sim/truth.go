@@ -102,6 +102,9 @@ func (w *World) observePut(r *request) {
 		w.observeVersion(v, r.data)
 		return
 	}
+	if w.observeViews(r) { // views.go
+		return
+	}
 	part, kind, _ := classify(r.key)
 	if kind != kindPointer {
 		return

@@ -51,6 +51,7 @@ type actor struct {
 	rng     *rand.Rand
 	env     *env.Env // what its code sees of the world: actorEnv
 	state   int
+	started int // the step at which it started
 	req     *request
 	killed  bool
 	cancel  context.CancelFunc
@@ -164,6 +165,10 @@ type World struct {
 	// since, which no version may name any more.
 	lost     map[string]lostObject
 	repaired map[string]bool
+
+	// views: what the simulation knows of table.json and the Delta log
+	// (views.go).
+	views viewsTruth
 }
 
 // newWorld returns an empty world for cfg.
@@ -187,6 +192,7 @@ func newWorld(cfg Config) *World {
 		memos:    map[string]any{},
 		lost:     map[string]lostObject{},
 		repaired: map[string]bool{},
+		views:    viewsTruth{deltaOff: -1},
 	}
 	if w.pageSize <= 0 {
 		w.pageSize = DefaultPageSize
@@ -265,10 +271,18 @@ func (w *World) now(ctx context.Context) time.Time {
 
 // newGenerationID returns a UUIDv7 made from the simulated clock and a
 // counter: unique, time-ordered, and the same on every run of a seed.
-func (w *World) newGenerationID() string {
+func (w *World) newGenerationID() string { return w.generationIDOf(nil) }
+
+// generationIDOf is newGenerationID for actor a's code (nil: outside any
+// actor, or the running one): an actor killed between two requests goes
+// on running its own code beside the others, and its ids must come from
+// its own sequence, not the one of the actor the scheduler let run.
+func (w *World) generationIDOf(a *actor) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	a := w.runningActor()
+	if a == nil {
+		a = w.runningActor()
+	}
 	var n uint64
 	if a != nil && a.killed {
 		// A killed actor's ids never reach the store; keep them out of
@@ -321,6 +335,7 @@ func (w *World) fail(inv, format string, args ...any) {
 // spawn starts an actor's goroutine. The lock is held.
 func (w *World) spawn(a *actor) {
 	a.state = running
+	a.started = w.step
 	ctx, cancel := context.WithCancel(env.With(context.Background(), a.env))
 	a.cancel = cancel
 	w.record(Event{Actor: a.name, Outcome: "start"})
