@@ -1,17 +1,14 @@
 package pswap_test
 
 import (
-	"bytes"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/testing/testenv"
@@ -27,39 +24,9 @@ import (
 // generation -> state.
 func auditStates(t testing.TB, st store.Store, day string) map[string]map[string]string {
 	t.Helper()
-	snap, err := swap.Resolve(ctx, st, day)
-	if err != nil {
-		t.Fatalf("resolve %s: %v", day, err)
-	}
 	out := map[string]map[string]string{}
-	for _, f := range snap.Files {
-		data, _, err := store.ReadAll(ctx, st, f.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pr, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tb, err := fr.ReadTable(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		col := func(name string) *array.String {
-			idx := tb.Schema().FieldIndices(name)
-			if len(idx) != 1 {
-				t.Fatalf("%s: no column %s", f.Key, name)
-			}
-			c, err := array.Concatenate(tb.Column(idx[0]).Data().Chunks(), memory.DefaultAllocator)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c.(*array.String)
-		}
+	eachCurrentFile(t, st, day, func(file string, tb arrow.Table) {
+		col := func(name string) *array.String { return tableColumn(t, file, tb, name).(*array.String) }
 		parts, gens, states := col("partition"), col("generation"), col("state")
 		for i := range int(tb.NumRows()) {
 			if out[parts.Value(i)] == nil {
@@ -67,8 +34,7 @@ func auditStates(t testing.TB, st store.Store, day string) map[string]map[string
 			}
 			out[parts.Value(i)][gens.Value(i)] = states.Value(i)
 		}
-		tb.Release()
-	}
+	})
 	return out
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/pswap/pswap/internal/gc"
@@ -287,33 +286,16 @@ func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 // is an error: a catalog left naming an older version could lose files
 // it names.
 func (t *Table) gcCatalogs(ctx context.Context, opts GCOptions) ([]Catalog, func(), error) {
-	var (
-		cats    []Catalog
-		closers []io.Closer
-	)
-	closeAll := func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}
 	v, err := t.Views(ctx)
 	if err != nil {
-		return nil, closeAll, fmt.Errorf("nothing was deleted: %w", err)
+		return nil, func() {}, fmt.Errorf("nothing was deleted: %w", err)
 	}
-	open := opts.OpenCatalog
-	if open == nil {
-		open = openCatalog
-	}
-	for _, u := range v.Catalogs {
-		c, err := open(ctx, u)
+	cats, errs, closeAll := openCatalogs(ctx, v.Catalogs, opts.OpenCatalog)
+	for i, err := range errs {
 		if err != nil {
 			closeAll()
-			return nil, func() {}, fmt.Errorf("nothing was deleted: the table's catalog %s could not be opened: %w", u, err)
+			return nil, func() {}, fmt.Errorf("nothing was deleted: the table's catalog %s could not be opened: %w", v.Catalogs[i], err)
 		}
-		if cl, ok := c.(io.Closer); ok {
-			closers = append(closers, cl)
-		}
-		cats = append(cats, c)
 	}
 	if opts.Catalog != nil {
 		cats = append(cats, opts.Catalog)

@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pswap/pswap/internal/layout"
-
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"

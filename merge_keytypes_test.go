@@ -1,7 +1,6 @@
 package pswap_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -11,13 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
-	"github.com/pswap/pswap/swap"
 )
 
 // keyVariant is a merge input's key column: its Arrow type and the JSON
@@ -136,40 +132,13 @@ func columnValues(t testing.TB, st store.Store, key, name string) []string {
 // Arrow's Parquet reader, as text in file and row order.
 func readColumn(t testing.TB, st store.Store, key, name string) []string {
 	t.Helper()
-	ctx := context.Background()
-	snap, err := swap.Resolve(ctx, st, key)
-	if err != nil {
-		t.Fatalf("resolve %s: %v", key, err)
-	}
 	var out []string
-	for _, f := range snap.Files {
-		data, _, err := store.ReadAll(ctx, st, f.Key)
-		if err != nil {
-			t.Fatal(err)
+	eachCurrentFile(t, st, key, func(file string, tb arrow.Table) {
+		c := tableColumn(t, file, tb, name)
+		for i := range c.Len() {
+			out = append(out, c.ValueStr(i))
 		}
-		pr, err := file.NewParquetReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tb, err := fr.ReadTable(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		idx := tb.Schema().FieldIndices(name)
-		if len(idx) != 1 {
-			t.Fatalf("%s: no column %s", f.Key, name)
-		}
-		for _, c := range tb.Column(idx[0]).Data().Chunks() {
-			for i := range c.Len() {
-				out = append(out, c.ValueStr(i))
-			}
-		}
-		tb.Release()
-	}
+	})
 	return out
 }
 

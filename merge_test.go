@@ -84,19 +84,18 @@ func seedMergeTable(t testing.TB, tbl *pswap.Table) {
 	}
 }
 
-// readRows reads a partition's current rows back from the store with
-// Arrow's Parquet reader (not the merge's code), as sorted
-// "order_id|store|amount" strings.
-func readRows(t testing.TB, st store.Store, key string) []string {
+// eachCurrentFile reads each file of a partition's current generation
+// back from the store with Arrow's Parquet reader (not pswap's code) and
+// hands it to f as a table, released after.
+func eachCurrentFile(t testing.TB, st store.Store, key string, f func(file string, tb arrow.Table)) {
 	t.Helper()
 	ctx := context.Background()
 	snap, err := swap.Resolve(ctx, st, key)
 	if err != nil {
 		t.Fatalf("resolve %s: %v", key, err)
 	}
-	var rows []string
-	for _, f := range snap.Files {
-		data, _, err := store.ReadAll(ctx, st, f.Key)
+	for _, fr := range snap.Files {
+		data, _, err := store.ReadAll(ctx, st, fr.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,34 +103,51 @@ func readRows(t testing.TB, st store.Store, key string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+		r, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tb, err := fr.ReadTable(ctx)
+		tb, err := r.ReadTable(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
+		f(fr.Key, tb)
+		tb.Release()
+	}
+}
+
+// tableColumn is column name of tb (read from file) as one array.
+func tableColumn(t testing.TB, file string, tb arrow.Table, name string) arrow.Array {
+	t.Helper()
+	idx := tb.Schema().FieldIndices(name)
+	if len(idx) != 1 {
+		t.Fatalf("%s: no column %s", file, name)
+	}
+	col, err := array.Concatenate(tb.Column(idx[0]).Data().Chunks(), memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return col
+}
+
+// readRows reads a partition's current rows back from the store with
+// Arrow's Parquet reader (not the merge's code), as sorted
+// "order_id|store|amount" strings.
+func readRows(t testing.TB, st store.Store, key string) []string {
+	t.Helper()
+	var rows []string
+	eachCurrentFile(t, st, key, func(file string, tb arrow.Table) {
 		if tb.NumCols() != 3 {
-			t.Fatalf("%s: %d columns, want 3 (%s)", f.Key, tb.NumCols(), tb.Schema())
+			t.Fatalf("%s: %d columns, want 3 (%s)", file, tb.NumCols(), tb.Schema())
 		}
 		var cols []arrow.Array
 		for _, n := range []string{"order_id", "store", "amount"} {
-			idx := tb.Schema().FieldIndices(n)
-			if len(idx) != 1 {
-				t.Fatalf("%s: no column %s", f.Key, n)
-			}
-			col, err := array.Concatenate(tb.Column(idx[0]).Data().Chunks(), memory.DefaultAllocator)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cols = append(cols, col)
+			cols = append(cols, tableColumn(t, file, tb, n))
 		}
 		for i := range int(tb.NumRows()) {
 			rows = append(rows, cols[0].ValueStr(i)+"|"+cols[1].ValueStr(i)+"|"+cols[2].ValueStr(i))
 		}
-		tb.Release()
-	}
+	})
 	slices.Sort(rows)
 	return rows
 }

@@ -3,6 +3,7 @@ package pswap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/views"
 	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
 )
 
 // PublishOptions tune a publish of a table's views. The zero value works:
@@ -296,6 +298,11 @@ func (t *Table) publishViews(ctx context.Context, doc *tablemeta.Table, tag stri
 		var err error
 		if doc, tag, err = tablemeta.Read(ctx, t.st); err != nil {
 			doc, tag = nil, ""
+			if !errors.Is(err, store.ErrNotFound) {
+				// The views are unknown: say so, and publish what the
+				// store shows (Iceberg, and Delta if it has a log).
+				recErr = fmt.Errorf("read the table's views: %w", corruptIfInvalid(err))
+			}
 		}
 	}
 	cur, recorded, err := views.Resolve(ctx, t.st, doc)
@@ -320,28 +327,26 @@ func (t *Table) publishViews(ctx context.Context, doc *tablemeta.Table, tag stri
 			want = got
 		}
 	}
-	set, closers := t.viewSet(ctx, want, opts)
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
-	attempts := 4
-	switch {
-	case opts.Retries > 0:
-		attempts = opts.Retries + 1
-	case opts.Retries < 0:
-		attempts = 1
-	}
-	return run(set, views.Options{Retry: retry.Policy{MaxAttempts: attempts}}, doc), recErr
+	set, closeAll := t.viewSet(ctx, want, opts)
+	defer closeAll()
+	return run(set, views.Options{Retry: retry.Policy{MaxAttempts: opts.attempts()}}, doc), recErr
 }
 
-// viewSet is the drivers and opened catalogs of the views v.
-func (t *Table) viewSet(ctx context.Context, v tablemeta.Views, opts PublishOptions) (views.Set, []io.Closer) {
-	var (
-		set     views.Set
-		closers []io.Closer
-	)
+// attempts is the runs of a view's publish that Retries allows.
+func (o PublishOptions) attempts() int {
+	switch {
+	case o.Retries > 0:
+		return o.Retries + 1
+	case o.Retries < 0:
+		return 1
+	}
+	return 4
+}
+
+// viewSet is the drivers and opened catalogs of the views v (one that
+// cannot be opened is a view that says why), and what closes them.
+func (t *Table) viewSet(ctx context.Context, v tablemeta.Views, opts PublishOptions) (views.Set, func()) {
+	var set views.Set
 	if v.Iceberg {
 		set.Drivers = append(set.Drivers, &views.IcebergDriver{Options: opts.lib()})
 	} else if opts.Prefetch != nil {
@@ -350,29 +355,43 @@ func (t *Table) viewSet(ctx context.Context, v tablemeta.Views, opts PublishOpti
 	if v.Delta {
 		do := opts.Delta.lib()
 		if opts.Retries > 0 {
-			do.RequestAttempts = opts.Retries + 1 // --max-attempts, per request
+			do.RequestAttempts = opts.attempts() // --max-attempts, per request
 		}
 		set.Drivers = append(set.Drivers, &views.DeltaDriver{Options: do})
 	}
-	open := opts.OpenCatalog
-	if open == nil {
-		open = openCatalog
-	}
-	for _, u := range v.Catalogs {
-		c, err := open(ctx, u)
-		if err != nil {
-			set.Catalogs = append(set.Catalogs, views.Unavailable(u, err))
-			continue
-		}
-		if cl, ok := c.(io.Closer); ok {
-			closers = append(closers, cl)
+	cats, errs, closeAll := openCatalogs(ctx, v.Catalogs, opts.OpenCatalog)
+	for i, c := range cats {
+		if errs[i] != nil {
+			c = views.Unavailable(v.Catalogs[i], errs[i])
 		}
 		set.Catalogs = append(set.Catalogs, c)
 	}
 	if opts.Catalog != nil {
 		set.Catalogs = append(set.Catalogs, opts.Catalog)
 	}
-	return set, closers
+	return set, closeAll
+}
+
+// openCatalogs opens the catalogs of urls with open (nil: openCatalog):
+// cats[i] is urls[i]'s (nil when errs[i] says why it could not be
+// opened), and closeAll closes those that need it.
+func openCatalogs(ctx context.Context, urls []string, open func(context.Context, string) (Catalog, error)) (cats []Catalog, errs []error, closeAll func()) {
+	if open == nil {
+		open = openCatalog
+	}
+	var closers []io.Closer
+	cats, errs = make([]Catalog, len(urls)), make([]error, len(urls))
+	for i, u := range urls {
+		cats[i], errs[i] = open(ctx, u)
+		if cl, ok := cats[i].(io.Closer); ok && errs[i] == nil {
+			closers = append(closers, cl)
+		}
+	}
+	return cats, errs, func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}
 }
 
 // openCatalog is PublishOptions.OpenCatalog's default: package catalog's

@@ -10,6 +10,7 @@ import (
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/views"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
 )
 
 // Views are the views of a table that every writer keeps current with its
@@ -191,11 +192,7 @@ func (s ViewState) Current() bool { return s.Err == nil && len(s.Behind) == 0 &&
 // partitions that have files (nil: every partition, listed and read
 // here). It writes nothing; opts opens the catalogs (OpenCatalog).
 func (t *Table) ViewStates(ctx context.Context, current map[string]int64, opts PublishOptions) ([]ViewState, error) {
-	doc, _, err := tablemeta.Read(ctx, t.st)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("read the table's views: %w", corruptIfInvalid(err))
-	}
-	v, _, err := views.Resolve(ctx, t.st, doc)
+	v, err := t.Views(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -205,12 +202,8 @@ func (t *Table) ViewStates(ctx context.Context, current map[string]int64, opts P
 		}
 	}
 	opts.Catalog = nil
-	set, closers := t.viewSet(ctx, v, opts)
-	defer func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}()
+	set, closeAll := t.viewSet(ctx, v.doc(), opts)
+	defer closeAll()
 	ss := views.Status(ctx, t.st, set, current)
 	out := make([]ViewState, len(ss))
 	for i, s := range ss {
@@ -219,28 +212,22 @@ func (t *Table) ViewStates(ctx context.Context, current map[string]int64, opts P
 	return out, nil
 }
 
-// pointerSeqs reads every partition's pointer: the sequence numbers of
-// those whose generation has files.
+// pointerSeqs lists and reads every partition's pointer (swap's listing:
+// one GET per partition, concurrently): the sequence numbers of those
+// whose generation has files (a pointer written before it counted files
+// says so by its rows).
 func (t *Table) pointerSeqs(ctx context.Context) (map[string]int64, error) {
-	keys, err := t.Partitions(ctx, "")
+	listed, err := swap.ListPointers(ctx, t.st, "")
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int64{}
-	for _, k := range keys {
-		p, err := t.Partition(k)
-		if err != nil {
-			return nil, err
+	for _, l := range listed {
+		if l.Err != nil {
+			return nil, l.Err
 		}
-		s, err := p.Current(ctx)
-		if errors.Is(err, ErrNoData) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(s.Files) > 0 {
-			out[k] = s.Pointer.Seq
+		if p := l.Pointer; p.Files > 0 || p.Rows > 0 {
+			out[l.Partition] = p.Seq
 		}
 	}
 	return out, nil

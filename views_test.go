@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/deltalog"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
@@ -182,43 +181,6 @@ func TestViewPublishRetried(t *testing.T) {
 	t.Logf("%d faults injected; the Delta view took %d attempts", failed, d.Attempts)
 }
 
-// memCatalog is an Iceberg catalog in memory, for the catalog view.
-type memCatalog struct {
-	mu  sync.Mutex
-	loc string
-}
-
-func (c *memCatalog) Current(context.Context) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.loc == "" {
-		return "", catalog.ErrNotRegistered
-	}
-	return c.loc, nil
-}
-
-func (c *memCatalog) Register(_ context.Context, loc string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.loc != "" {
-		return catalog.ErrCatalogConflict
-	}
-	c.loc = loc
-	return nil
-}
-
-func (c *memCatalog) Swap(_ context.Context, prev, loc string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.loc != prev {
-		return catalog.ErrCatalogConflict
-	}
-	c.loc = loc
-	return nil
-}
-
-func (c *memCatalog) String() string { return "memory catalog" }
-
 // TestCatalogViewFollowsTheTable: a catalog recorded as one of the
 // table's views is moved by every writer's publish, with no catalog in
 // its options; one that cannot be opened is a view that says why, and the
@@ -226,7 +188,7 @@ func (c *memCatalog) String() string { return "memory catalog" }
 func TestCatalogViewFollowsTheTable(t *testing.T) {
 	st := memstore.New()
 	tb := pswap.NewTable(st)
-	cat := &memCatalog{}
+	cat := &lagCatalog{} // collect_test.go
 	const url = "sql+postgres://pswap:secret@db:5432/lake?catalog=lake&namespace=db&table=sales"
 	opened := map[string]int{}
 	open := func(_ context.Context, u string) (pswap.Catalog, error) {
@@ -310,5 +272,22 @@ func TestViewsChangedDuringAnEvolution(t *testing.T) {
 	}
 	if pub := w.Publish(ctx, pswap.PublishOptions{}); !pub.Published || len(pub.Views) != 2 {
 		t.Fatalf("publish: %+v", pub)
+	}
+}
+
+// TestViewsUnknownSaySo: a publish that cannot read table.json (here a
+// corrupt one) does not know the table's views: it publishes what the
+// store shows and says so, instead of leaving a view behind silently.
+func TestViewsUnknownSaySo(t *testing.T) {
+	st := memstore.New()
+	tb := pswap.NewTable(st)
+	res, _ := commitAndPublish(t, tb, "dt=2026-11-27", []int64{1}, pswap.PublishOptions{})
+	if _, err := st.Put(ctx, tablemeta.Key, []byte("{not json"), store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tb.Partition("dt=2026-11-27")
+	pub := p.Publish(ctx, res, pswap.PublishOptions{})
+	if pub.ViewsRecorded == nil || !errors.Is(pub.ViewsRecorded, pswap.ErrCorrupt) || !strings.Contains(pub.ViewsRecorded.Error(), "read the table's views") {
+		t.Fatalf("a publish with table.json unreadable: %+v", pub)
 	}
 }

@@ -76,7 +76,7 @@ func (a *app) closeCatalog() {
 // closed when the command ends, not by the publish.
 func (a *app) openTableCatalog(_ context.Context, u string) (pswap.Catalog, error) {
 	if a.catalog != nil && u == a.catalogPublic {
-		if d, ok := a.catalog.(documentCatalog); ok {
+		if d, ok := a.catalog.(catalog.DocumentCatalog); ok {
 			return keepOpenDocument{d}, nil
 		}
 		return keepOpen{a.catalog}, nil
@@ -91,12 +91,6 @@ func (a *app) openTableCatalog(_ context.Context, u string) (pswap.Catalog, erro
 // keepOpen hides a catalog's Close from the publish that uses it.
 type keepOpen struct{ pswap.Catalog }
 
-// documentCatalog is a catalog that moves its table by the metadata
-// document (a REST catalog's SwapDocument), which keepOpenDocument keeps.
-type documentCatalog interface {
-	pswap.Catalog
-	SwapDocument(ctx context.Context, prev, loc string, doc []byte) error
-}
-
-// keepOpenDocument is keepOpen for a documentCatalog.
-type keepOpenDocument struct{ documentCatalog }
+// keepOpenDocument is keepOpen for a catalog.DocumentCatalog (a REST
+// catalog, which the publish moves by the metadata document).
+type keepOpenDocument struct{ catalog.DocumentCatalog }

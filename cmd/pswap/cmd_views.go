@@ -162,16 +162,7 @@ func (c *viewsCmd) list(ctx context.Context, t *pswap.Table) error {
 	}
 	doc := viewsListJSON{Table: c.tableURL(), Recorded: v.Recorded, Current: true}
 	for _, s := range states {
-		j := viewStateJSON{View: s.View, Current: s.Current(), Location: s.Location, Behind: s.Behind, Lag: s.Lag}
-		if s.View == pswap.ViewCatalog {
-			j.Name = s.Name
-		}
-		if s.Version >= 0 {
-			j.Version = &s.Version
-		}
-		if s.Err != nil {
-			j.Error = s.Err.Error()
-		}
+		j := stateJSON(s)
 		doc.Current = doc.Current && j.Current
 		doc.Views = append(doc.Views, j)
 	}

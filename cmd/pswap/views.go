@@ -160,18 +160,15 @@ func (a *app) viewStates(ctx context.Context, t *pswap.Table, current map[string
 	out := make([]viewStateJSON, 0, len(states))
 	var parts []string
 	for _, s := range states {
-		j := viewStateJSON{View: s.View, Current: s.Current(), Location: s.Location, Behind: s.Behind, Lag: s.Lag}
+		j := stateJSON(s)
 		name := s.View
 		if s.View == pswap.ViewCatalog {
-			j.Name, name = s.Name, "catalog "+s.Name
-		}
-		if s.Version >= 0 {
-			j.Version = &s.Version
+			name = "catalog " + s.Name
 		}
 		state := "current"
 		switch {
 		case s.Err != nil:
-			j.Error, state = s.Err.Error(), "unknown ("+s.Err.Error()+")"
+			state = "unknown (" + j.Error + ")"
 		case !s.Current():
 			state = "behind (run 'pswap publish')"
 		}
@@ -194,4 +191,19 @@ func (a *app) viewStates(ctx context.Context, t *pswap.Table, current map[string
 		return out, ""
 	}
 	return out, "views: " + strings.Join(parts, "; ")
+}
+
+// stateJSON is a view's state in a --json document (views, status, show).
+func stateJSON(s pswap.ViewState) viewStateJSON {
+	j := viewStateJSON{View: s.View, Current: s.Current(), Location: s.Location, Behind: s.Behind, Lag: s.Lag}
+	if s.View == pswap.ViewCatalog {
+		j.Name = s.Name
+	}
+	if s.Version >= 0 {
+		j.Version = &s.Version
+	}
+	if s.Err != nil {
+		j.Error = s.Err.Error()
+	}
+	return j
 }

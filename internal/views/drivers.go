@@ -39,6 +39,16 @@ func (d *IcebergDriver) once() lakehouse.Options {
 	return o
 }
 
+// Reflected implements Driver.
+func (d *IcebergDriver) Reflected(ctx context.Context, st store.Store, parts []string) (Reflection, error) {
+	v, loc, seqs, err := lakehouse.Reflected(ctx, st, parts)
+	r := Reflection{Version: -1, Location: loc, Seqs: seqs}
+	if v > 0 {
+		r.Version = int64(v)
+	}
+	return r, err
+}
+
 func icebergResult(r lakehouse.Result) Result {
 	v := int64(r.Version)
 	if r.MetadataLocation == "" {
@@ -66,6 +76,12 @@ func (d *DeltaDriver) PublishCommit(ctx context.Context, st store.Store, c Commi
 func (d *DeltaDriver) Reconcile(ctx context.Context, st store.Store) (Result, error) {
 	r, err := deltalog.Publish(ctx, st, d.Options)
 	return deltaResult(r), err
+}
+
+// Reflected implements Driver.
+func (d *DeltaDriver) Reflected(ctx context.Context, st store.Store, _ []string) (Reflection, error) {
+	v, seqs, err := deltalog.Reflected(ctx, st)
+	return Reflection{Version: v, Seqs: seqs}, err
 }
 
 func deltaResult(r deltalog.Result) Result {

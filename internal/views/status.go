@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pswap/pswap/catalog"
 	"maps"
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
-	"github.com/pswap/pswap/internal/deltalog"
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/store"
 )
 
@@ -47,11 +46,13 @@ func (s State) Current() bool { return s.Err == nil && len(s.Behind) == 0 && s.L
 func Status(ctx context.Context, st store.Store, set Set, current map[string]int64) []State {
 	parts := slices.Sorted(maps.Keys(current))
 	out := make([]State, len(set.Drivers)+len(set.Catalogs))
-	var wg sync.WaitGroup
+	fns := make([]func(), len(set.Drivers))
 	for i, d := range set.Drivers {
-		wg.Go(func() { out[i] = driverStatus(ctx, st, d.Name(), parts, current) })
+		fns[i] = func() { out[i] = driverStatus(ctx, st, d, parts, current) }
 	}
-	wg.Wait()
+	if len(fns) > 0 {
+		overlap.Do(ctx, fns...) // one at a time under internal/env's Order, as run
+	}
 	ice := State{Version: -1}
 	for _, s := range out[:len(set.Drivers)] {
 		if s.View == Iceberg {
@@ -64,21 +65,11 @@ func Status(ctx context.Context, st store.Store, set Set, current map[string]int
 	return out
 }
 
-func driverStatus(ctx context.Context, st store.Store, view string, parts []string, current map[string]int64) State {
-	s := State{View: view, Name: view, Version: -1}
-	var seqs map[string]int64
-	switch view {
-	case Iceberg:
-		var v int
-		v, s.Location, seqs, s.Err = lakehouse.Reflected(ctx, st, parts)
-		if v > 0 {
-			s.Version = int64(v)
-		}
-	case Delta:
-		s.Version, seqs, s.Err = deltalog.Reflected(ctx, st)
-	default:
-		s.Err = fmt.Errorf("unknown view %q", view)
-	}
+func driverStatus(ctx context.Context, st store.Store, d Driver, parts []string, current map[string]int64) State {
+	s := State{View: d.Name(), Name: d.Name()}
+	r, err := d.Reflected(ctx, st, parts)
+	s.Version, s.Location, s.Err = r.Version, r.Location, err
+	seqs := r.Seqs
 	if s.Err != nil {
 		return s
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pswap/pswap/catalog"
 	"time"
 
+	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/deltalog"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/lakehouse"
@@ -80,6 +80,20 @@ type Driver interface {
 	PublishCommit(ctx context.Context, st store.Store, c Commit) (Result, error)
 	// Reconcile brings the view up to date with every pointer.
 	Reconcile(ctx context.Context, st store.Store) (Result, error)
+	// Reflected reads what the view's latest version reflects of the
+	// partitions parts (Status).
+	Reflected(ctx context.Context, st store.Store, parts []string) (Reflection, error)
+}
+
+// Reflection is what a view's latest version reflects of the pointers.
+type Reflection struct {
+	// Version is the view's latest version (-1: none).
+	Version int64
+	// Location is the Iceberg metadata location ("" for Delta).
+	Location string
+	// Seqs is the pointer sequence number the version reflects of each
+	// partition it has.
+	Seqs map[string]int64
 }
 
 // Set is the views one publish brings up to date: the drivers of the

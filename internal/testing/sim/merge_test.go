@@ -37,16 +37,7 @@ func TestMergeSeeds(t *testing.T) {
 				}
 			}
 		}
-		if r.Violation == nil {
-			continue
-		}
-		failed++
-		if failed > 3 {
-			t.Errorf("seed %d: %v", seed, r.Violation)
-			continue
-		}
-		_, small := Shrink(cfg, 150)
-		t.Errorf("seed %d: %v\nshrunk trace:\n%s", seed, r.Violation, small.Format())
+		failed += reportViolation(t, seed, cfg, r, failed)
 	}
 	t.Logf("%d merge seeds from %d in %s: %d steps, %d faults, %d checks, %d mergers: %v; %d failed",
 		n, first, time.Since(start).Round(time.Millisecond), steps, faults, checks, merges, outcomes, failed)

@@ -41,16 +41,7 @@ func TestSeeds(t *testing.T) {
 		checks += r.Checks
 		iceChecks += r.IceChecks
 		reports += r.Reports
-		if r.Violation == nil {
-			continue
-		}
-		failed++
-		if failed > 3 {
-			t.Errorf("seed %d: %v", seed, r.Violation)
-			continue
-		}
-		_, small := Shrink(cfg, 150)
-		t.Errorf("seed %d: %v\nshrunk trace:\n%s", seed, r.Violation, small.Format())
+		failed += reportViolation(t, seed, cfg, r, failed)
 	}
 	t.Logf("%d seeds from %d in %s: %d steps (%.0f/seed), %d faults (%.1f/seed), %d store checks, %d Iceberg checks, %d reports checked, %d failed",
 		n, first, time.Since(start).Round(time.Millisecond), steps, float64(steps)/float64(n), faults, float64(faults)/float64(n), checks, iceChecks, reports, failed)
@@ -145,16 +136,7 @@ func TestSeedsWithViews(t *testing.T) {
 		}
 		switches += r.ViewSwitches
 		versions += r.DeltaVersions
-		if r.Violation == nil {
-			continue
-		}
-		failed++
-		if failed > 3 {
-			t.Errorf("seed %d: %v", seed, r.Violation)
-			continue
-		}
-		_, small := Shrink(cfg, 150)
-		t.Errorf("seed %d: %v\nshrunk trace:\n%s", seed, r.Violation, small.Format())
+		failed += reportViolation(t, seed, cfg, r, failed)
 	}
 	t.Logf("%d seeds from %d (%d with a views actor) in %s: %d steps, %d faults, %d views changes recorded (%d switches reported done), %d Delta versions written, %d evolving commits, %d runs ended with Delta on, %d failed",
 		n, first, runs, time.Since(start).Round(time.Millisecond), steps, faults, switches, switched, versions, evolved, deltaOn, failed)
@@ -183,4 +165,22 @@ func TestViewsRegressions(t *testing.T) {
 			t.Errorf("seed %d (%s): %v\n%s", rg.seed, rg.note, r.Violation, r.Format())
 		}
 	}
+}
+
+// reportViolation fails the test with a run's violation, if it has one
+// (the first three with a shrunk trace, the rest by their message, as
+// shrinking takes time), and returns 1 for a violation, else 0; failed
+// is the count of earlier ones.
+func reportViolation(t *testing.T, seed uint64, cfg Config, r *Result, failed int) int {
+	t.Helper()
+	if r.Violation == nil {
+		return 0
+	}
+	if failed >= 3 {
+		t.Errorf("seed %d: %v", seed, r.Violation)
+		return 1
+	}
+	_, small := Shrink(cfg, 150)
+	t.Errorf("seed %d: %v\nshrunk trace:\n%s", seed, r.Violation, small.Format())
+	return 1
 }
