@@ -479,3 +479,70 @@ func docIDs(doc *tablemeta.Table) map[string]int {
 	}
 	return out
 }
+
+// writeBackFirst is a store whose first conditional update of table.json
+// is preceded by another writer's commit and publish of part (through the
+// store underneath), whose publish writes the published ids back into
+// table.json: the update then finds table.json changed since its read.
+type writeBackFirst struct {
+	store.Store
+	t    *testing.T
+	part string
+	once sync.Once
+}
+
+func (s *writeBackFirst) Put(ctx context.Context, key string, data []byte, o store.PutOptions) (store.Attrs, error) {
+	if key == tablemeta.Key && o.IfMatch != "" {
+		s.once.Do(func() { commitIDRowsAndPublish(s.t, pswap.NewTable(s.Store), s.part) })
+	}
+	return s.Store.Put(ctx, key, data, o)
+}
+
+// An evolving commit whose table.json gets the published ids written back
+// (another writer's publish) between its read and its update adds its
+// column over the written-back document, as it does over a views switch:
+// the column takes an id above every published one, the other columns keep
+// the published ids and table.json stays marked, and the next publish
+// publishes the new column with table.json's id. (Before, the evolving
+// commit failed: "the table's metadata was changed by another writer at
+// the same time", re-run.)
+func TestEvolvingCommitOverAnIDWriteBack(t *testing.T) {
+	mem, tb, _, pub := legacyIDTable(t)
+	hooked := pswap.NewTable(&writeBackFirst{Store: mem, t: t, part: "dt=2026-11-03"})
+
+	rows := `[{"tags": ["a"], "id": 1, "amount": 1.5, "note": "x"}]`
+	s := arrow.NewSchema(append(idColumns(nil), arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, s, strings.NewReader(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	evolve := pswap.WriteOptions{Table: pswap.TableOptions{EvolveSchema: true}}
+	if _, err := commitRecord(t, hooked, "dt=2026-11-04", rec, evolve); err != nil {
+		t.Fatalf("the evolving commit: %v", err)
+	}
+	doc, err := tablemeta.Load(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := docIDs(doc)
+	note, ok := ids["note"]
+	if !ok || !doc.PublishedIDs {
+		t.Fatalf("table.json after the evolving commit has ids %v (marked %v): want note, marked", ids, doc.PublishedIDs)
+	}
+	for name, id := range pub {
+		if ids[name] != id {
+			t.Errorf("%s: table.json's id %d, published %d", name, ids[name], id)
+		}
+		if id >= note {
+			t.Errorf("note's id %d is not above the published %s's %d", note, name, id)
+		}
+	}
+	if doc.LastColumnID != note {
+		t.Errorf("last_column_id %d, want note's %d", doc.LastColumnID, note)
+	}
+	publishTable(t, tb)
+	if got := publishedIDs(t, mem); got["note"] != note {
+		t.Fatalf("published ids %v: note's is not table.json's %d", got, note)
+	}
+}
