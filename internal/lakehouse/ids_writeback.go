@@ -75,13 +75,16 @@ func (p *publisher) writeBackIDs(ctx context.Context, md *tableMetadata) {
 // carrying the old id was refused, as a published field has it, or is
 // read as NULL either way). last_column_id becomes at least lastID, so
 // that a column added later gets an id above every published one. The
-// marker is set unless a field was renumbered: that happens only while
-// table.json and the published schema disagree (a table published before
-// table.json held ids, or a version that assigned fresh ids), and sc may
-// then be older than a version another publisher wrote meanwhile, which
-// may have given the field another fresh id; the commit keeps reading the
-// published schema until a publish that renumbers nothing marks it. A
-// result that does not validate (it cannot happen) leaves t unchanged.
+// marker is set only when sc has every field of t: sc may be older than a
+// version another publisher wrote meanwhile, which may have given a field
+// sc lacks another id than t's (a fresh one, when t's was at or below
+// that version's last-column-id: a table published before table.json
+// held ids, or a version that assigned fresh ids), so the commit keeps
+// reading the published schema until a publish of every column marks it.
+// A marked t stays marked (its ids are the published ones, and a column
+// added since has an id above every published one) unless a field was
+// renumbered (it cannot happen). A result that does not validate (it
+// cannot happen) leaves t unchanged.
 func publishedIDsInto(t *tablemeta.Table, sc *iceberg.Schema, lastID int) (*tablemeta.Table, bool) {
 	n := t.Clone()
 	var unpublished []*int
@@ -112,7 +115,7 @@ func publishedIDsInto(t *tablemeta.Table, sc *iceberg.Schema, lastID int) (*tabl
 		}
 	}
 	n.LastColumnID = max(next, n.LastColumnID)
-	n.PublishedIDs = !renumbered
+	n.PublishedIDs = len(unpublished) == 0 || (t.PublishedIDs && !renumbered)
 	before, err1 := tablemeta.Encode(t)
 	after, err2 := tablemeta.Encode(n)
 	if err1 != nil || err2 != nil {

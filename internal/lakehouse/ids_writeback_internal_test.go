@@ -69,3 +69,50 @@ func TestPublishedIDsInto(t *testing.T) {
 		t.Fatal("a column added above every published id changes")
 	}
 }
+
+// A write-back marks table.json only when the version it publishes has
+// every column of table.json: a version that lacks some may be older than
+// one another publisher wrote meanwhile, which gave those columns other
+// ids than table.json's (fresh ones, as their table.json ids were at or
+// below that version's last-column-id). Here table.json (an earlier
+// write-back renumbered y to 8, x kept 7) has x and y above version 2's
+// last-column-id, and version 4 published y as 7 and x as 8: a mark from
+// version 2 would say y is 8, and a commit would take a file whose id 8
+// readers resolve to x. (Before, version 2's write-back marked it.) The
+// version with every column gives them its ids and marks; a marked
+// document stays marked when a column added since is not published yet.
+func TestPublishedIDsIntoMarksOnlyWithEveryColumnPublished(t *testing.T) {
+	str := tablemeta.Type{Kind: tablemeta.String}
+	col := func(id int, name string) tablemeta.Field {
+		return tablemeta.Field{ID: id, Name: name, Type: str, Nullable: true}
+	}
+	doc := &tablemeta.Table{
+		PartitionColumns: []tablemeta.PartitionColumn{{ID: 4, Name: "dt", Type: str}},
+		LastColumnID:     8,
+		Schema:           tablemeta.Schema{Fields: []tablemeta.Field{col(1, "a"), col(6, "note"), col(8, "y"), col(7, "x")}},
+	}
+	pub := func(id int, name string) iceberg.NestedField {
+		return iceberg.NestedField{ID: id, Name: name, Type: iceberg.PrimitiveTypes.String}
+	}
+	v2 := iceberg.NewSchema(1, pub(1, "a"), pub(4, "dt"), pub(6, "note"))
+	if n, changed := publishedIDsInto(doc, v2, 6); changed || n.PublishedIDs {
+		t.Fatalf("version 2 (without x and y): changed %v, marked %v; want table.json left as it is", changed, n.PublishedIDs)
+	}
+	v4 := iceberg.NewSchema(3, pub(1, "a"), pub(4, "dt"), pub(6, "note"), pub(7, "y"), pub(8, "x"))
+	n, changed := publishedIDsInto(doc, v4, 8)
+	if f := n.Schema.Fields; !changed || !n.PublishedIDs || f[2].ID != 7 || f[3].ID != 8 || n.LastColumnID != 8 {
+		t.Fatalf("version 4: changed %v, marked %v, y %d, x %d, last %d; want marked, y 7, x 8, last 8", changed, n.PublishedIDs, f[2].ID, f[3].ID, n.LastColumnID)
+	}
+	// A column added since, above every id: still marked, nothing to write,
+	// with version 2's schema as with version 4's.
+	n.Schema.Fields = append(n.Schema.Fields, col(9, "z"))
+	n.LastColumnID = 9
+	for _, c := range []struct {
+		sc   *iceberg.Schema
+		last int
+	}{{v2, 6}, {v4, 8}} {
+		if again, changed := publishedIDsInto(n, c.sc, c.last); changed || !again.PublishedIDs {
+			t.Fatalf("a marked table.json with a column not published yet: changed %v, marked %v; want it as it is", changed, again.PublishedIDs)
+		}
+	}
+}
