@@ -1,24 +1,23 @@
 package pswap_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"iter"
-	"sync"
-
-	"bytes"
-	"errors"
-	"github.com/apache/iceberg-go"
 	"maps"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/lakehouse"
