@@ -90,7 +90,8 @@
 // for a table without table.json, its data files' footers'. A publish
 // that finds table.json's ids other than the published ones (a table
 // published before table.json held ids) writes the published ids back into
-// table.json once and marks it (published_ids), so that a commit checks
+// table.json once, and marks it (published_ids) once the version it
+// publishes has every column of table.json, so that a commit checks
 // Parquet field ids against table.json alone (writeBackIDs). The
 // locations it writes are paths as they are on the store, never
 // percent-encoded (Java Iceberg, PyIceberg and DuckDB open them as

@@ -23,7 +23,9 @@ const maxWriteBackTries = 4
 // memory with the table.json this publish used, and writes only when that
 // document lacks the marker or disagrees: a conditional Update of the
 // document re-read, retried when another writer changed it meanwhile.
-// Only the ids, last_column_id and the marker change. It never fails the
+// Each try changes only the ids, last_column_id and the marker of the
+// document it read, conditionally on that document's tag, never an older
+// document: a column an evolving commit added or a views switch stays. It never fails the
 // publish: on any error table.json stays as it was and the next publish
 // tries again. It needs table.json at hand (Commit.Table, or this
 // attempt's read of it) and reads it for nothing else, so that a publish

@@ -81,11 +81,12 @@ type Table struct {
 	// Iceberg metadata publishes (every field it has, by name path) and
 	// that LastColumnID is at least its last-column-id, so that a field
 	// not published yet will be published with its id here. A publish
-	// sets it when it writes the published ids back (version 1.2); a
-	// document without it (older, or rewritten by an older pswap, which
-	// drops it) may hold other ids than the published ones (a table
-	// published before table.json held ids), so a check of Parquet field
-	// ids must read the published schema instead.
+	// sets it when it writes the published ids back and its version has
+	// every field of the document (version 1.2); a document without it
+	// (older, or rewritten by an older pswap, which drops it) may hold
+	// other ids than the published ones (a table published before
+	// table.json held ids), so a check of Parquet field ids must read the
+	// published schema instead.
 	PublishedIDs bool
 }
 
