@@ -189,7 +189,8 @@ func checkAsIs(ctx context.Context, st store.Store, key string, opts CommitOptio
 
 // idsAsIs checks the Parquet field ids of files committed as they are (an
 // Iceberg engine's data files carry them) as a commit checks a staged
-// file's: against table.json, then the published schema.
+// file's: against table.json, then the published schema unless table.json
+// holds the published ids (publishedIDsAgree).
 func idsAsIs(ctx context.Context, st store.Store, t *tablemeta.Table, s *arrow.Schema, ins []staging.Input) error {
 	for _, in := range ins {
 		if err := fieldIDsAgree(t, s, in); err != nil {

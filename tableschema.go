@@ -343,13 +343,14 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 }
 
 // maxEvolveTries bounds the replaces of an evolution whose table.json
-// another writer changed only in its views meanwhile.
+// another writer changed only in its views or ids meanwhile.
 const maxEvolveTries = 10
 
 // evolve replaces table.json with the evolved schema, conditionally on
 // the document read. Another writer that changed only the views
-// meanwhile (Table.SetViews, a first publish recording them) is no
-// conflict: the evolution is written over its document, views kept. Any
+// meanwhile (Table.SetViews, a first publish recording them) or only the
+// field ids (a publish writing the published ids back) is no conflict:
+// the evolution is written over its document (rebaseEvolution). Any
 // other change is resolved by fits.
 func (g *schemaGuard) evolve(ctx context.Context, stored *arrow.Schema) error {
 	base := g.base
@@ -366,24 +367,118 @@ func (g *schemaGuard) evolve(ctx context.Context, stored *arrow.Schema) error {
 		if rerr != nil {
 			return fmt.Errorf("%w (read back: %w)", err, rerr)
 		}
-		if base != nil && sameButViews(cur, base) && try+1 < maxEvolveTries {
-			next := g.table.Clone()
-			next.Views = cur.Clone().Views
-			g.table, g.etag, base = next, tag, cur
-			continue
+		if base != nil && try+1 < maxEvolveTries {
+			if next, ok := rebaseEvolution(g.table, base, cur); ok {
+				if err := idsStillAgree(base, next, g.withIDs); err != nil {
+					return err
+				}
+				g.table, g.etag, base = next, tag, cur
+				continue
+			}
 		}
 		return g.adopt(cur, tag, fits(cur, g.key, stored, "was changed by another writer at the same time"))
 	}
 }
 
-// sameButViews reports whether a and b are the same document but for
-// their views.
-func sameButViews(a, b *tablemeta.Table) bool {
+// rebaseEvolution returns evolved (base with columns added) as an
+// evolution of cur, when cur is base but for its views or its field ids,
+// and false otherwise. A publish writes the published ids back into
+// table.json once (lakehouse's writeBackIDs: the ids, last_column_id and
+// the published_ids mark change, nothing else), and a views switch
+// changes only the views: both are cur's in the result, and the added
+// columns' ids move up by what cur's last_column_id is above base's, so
+// that they stay above every id of cur, in the order Evolve gave them.
+// Never an older document over a newer one: every column, id and view of
+// cur stays as it is.
+func rebaseEvolution(evolved, base, cur *tablemeta.Table) (*tablemeta.Table, bool) {
+	if cur.SchemaID != base.SchemaID || !sameButViewsAndIDs(cur, base) {
+		return nil, false
+	}
+	next := cur.Clone()
+	shift := cur.LastColumnID - base.LastColumnID
+	for _, f := range evolved.Clone().Schema.Fields {
+		if _, ok := base.Schema.Field(f.Name); ok {
+			continue
+		}
+		shiftIDs(&f, shift)
+		next.Schema.Fields = append(next.Schema.Fields, f)
+	}
+	next.LastColumnID, next.SchemaID = evolved.LastColumnID+shift, evolved.SchemaID
+	if next.Validate() != nil {
+		return nil, false
+	}
+	return next, true
+}
+
+// shiftIDs adds shift to the ids of f and of the fields nested in it.
+func shiftIDs(f *tablemeta.Field, shift int) {
+	f.ID += shift
+	for i := range f.Type.Fields {
+		shiftIDs(&f.Type.Fields[i], shift)
+	}
+	for _, g := range []*tablemeta.Field{f.Type.Element, f.Type.Key, f.Type.Value} {
+		if g != nil {
+			shiftIDs(g, shift)
+		}
+	}
+}
+
+// sameButViewsAndIDs reports whether a and b are the same document but
+// for their views and field ids (last_column_id and the published_ids
+// mark included): the same columns, in the same order, with the same
+// names, types, nullability and partition layouts.
+func sameButViewsAndIDs(a, b *tablemeta.Table) bool {
 	x, y := a.Clone(), b.Clone()
-	x.Views, y.Views = nil, nil
+	for _, t := range []*tablemeta.Table{x, y} {
+		t.Views, t.PublishedIDs = nil, false
+		last := 0 // every field's id becomes its place in the document
+		for i := range t.Schema.Fields {
+			placeIDs(&t.Schema.Fields[i], &last)
+		}
+		for i := range t.PartitionColumns {
+			last++
+			t.PartitionColumns[i].ID = last
+		}
+		t.LastColumnID = last
+	}
 	ex, err1 := tablemeta.Encode(x)
 	ey, err2 := tablemeta.Encode(y)
 	return err1 == nil && err2 == nil && string(ex) == string(ey)
+}
+
+// placeIDs gives f and the fields nested in it the ids after *last,
+// pre-order, and leaves *last at the highest.
+func placeIDs(f *tablemeta.Field, last *int) {
+	*last++
+	f.ID = *last
+	for i := range f.Type.Fields {
+		placeIDs(&f.Type.Fields[i], last)
+	}
+	for _, g := range []*tablemeta.Field{f.Type.Element, f.Type.Key, f.Type.Value} {
+		if g != nil {
+			placeIDs(g, last)
+		}
+	}
+}
+
+// idsStillAgree checks the Parquet field ids of inputs against t, an
+// evolution rebased over a document with other ids: each input agreed
+// with base, the document the write read (fieldIDsAgree), and a column of
+// base whose id changed meanwhile refuses the write, as it would have at
+// its start.
+func idsStillAgree(base, t *tablemeta.Table, ins []staging.Input) error {
+	for _, in := range ins {
+		for _, name := range slices.Sorted(maps.Keys(in.FieldIDs)) {
+			if _, known := base.Schema.Field(name); !known {
+				continue
+			}
+			if f, ok := t.Schema.Field(name); ok && f.ID != in.FieldIDs[name] {
+				return fmt.Errorf("%w: %s: column %q has Parquet field id %d, the table's is now %d (a publish wrote the published ids back meanwhile): engines would read another column's values; %s",
+					ErrSchemaMismatch, in.Name, name, in.FieldIDs[name], f.ID, idRemedy)
+			}
+		}
+	}
+	return nil
 }
 
 // adopt makes cur (tagged tag), the document another writer stored, the
@@ -608,7 +703,8 @@ const idRemedy = "write the file without Parquet field ids (pyarrow: no field_id
 // column has the id the table gives it and no nested field has one (the
 // table's nested ids are not the published ones yet); otherwise the error
 // names the column and the remedy. The commit then checks the ids against
-// the published schema too (publishedIDsAgree).
+// the published schema too, unless table.json holds the published ids
+// (publishedIDsAgree).
 func fieldIDsAgree(t *tablemeta.Table, s *arrow.Schema, in staging.Input) error {
 	if in.FieldIDs == nil && !in.NestedFieldIDs {
 		return nil
@@ -631,14 +727,19 @@ func fieldIDsAgree(t *tablemeta.Table, s *arrow.Schema, in staging.Input) error 
 
 // publishedIDsAgree checks the Parquet field ids of inputs (each already
 // agreeing with table.json: fieldIDsAgree) against the published Iceberg
-// schema, which is what readers resolve them with; it reads that schema
-// only when an input carries ids. The two differ for a table published
-// before table.json held ids (nested fields numbered first): a column
-// published has its published id, and a column not yet published gets
-// table.json's id only while no published field has it (else the next
-// free one, which no input can know).
+// schema, which is what readers resolve them with. A table.json marked
+// PublishedIDs holds the published ids (a publish wrote them back, and
+// last_column_id is above every published id, so a column not published
+// yet is published with its id here): table.json alone decides, and the
+// commit reads nothing under metadata/. An unmarked one (older, never
+// published since pswap writes the ids back, or rewritten by an older
+// pswap) may hold others: a table published before table.json held ids
+// numbered nested fields first. Then, when an input carries ids, it reads
+// the published schema: a column published has its published id, and a
+// column not yet published gets table.json's id only while no published
+// field has it (else the next free one, which no input can know).
 func publishedIDsAgree(ctx context.Context, st store.Store, t *tablemeta.Table, ins []staging.Input) error {
-	if len(ins) == 0 {
+	if len(ins) == 0 || t.PublishedIDs {
 		return nil
 	}
 	pub, err := lakehouse.ReadPublishedIDs(ctx, st)

@@ -91,7 +91,12 @@
 // file's entry carries its column statistics (stats.go): those its
 // manifest records (manifest version 1.2: the writer had the footer in
 // hand), else, for a generation written before, its footer's, read with a
-// ranged GET; so the publish of a commit reads no data file. The
+// ranged GET; so the publish of a commit reads no data file. A publish
+// that finds table.json's ids other than the published ones (a table
+// published before table.json held ids) writes the published ids back into
+// table.json once, and marks it (published_ids) once the version it
+// publishes has every column of table.json, so that a commit checks
+// Parquet field ids against table.json alone (writeBackIDs). The
 // locations it writes are paths as they are on the store, never
 // percent-encoded (Java Iceberg, PyIceberg and DuckDB open them as
 // written); older percent-encoded ones are still read.

@@ -549,6 +549,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 				r.HintWas = p.hinted
 				r.HintFixed = p.writeHint(ctx, s, s.version)
 			}
+			p.writeBackIDs(ctx, s.meta)
 			return p.withCatalog(ctx, r, s.meta)
 		}
 		next, err := p.write(ctx, s, ups, attempt)
@@ -578,6 +579,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			return Result{Rebases: p.rebases}, err
 		}
 		p.writeHint(ctx, s, next.version)
+		p.writeBackIDs(ctx, next.meta)
 		r := p.result(next, true)
 		r.Repairs = s.repairs
 		return p.withCatalog(ctx, r, next.meta)

@@ -1,6 +1,7 @@
 package lakehouse_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -155,11 +156,15 @@ func countingSchema(n *int) lakehouse.SchemaFunc {
 // its schema, every id (nested ones and the partition column's) table.json's,
 // its types (the partition column a date), without reading a footer: one
 // GET of table.json, or none when the commit hands it over (Commit.Table).
+// The table.json is marked (published_ids) here, as after its first
+// publish: that one marks it, a conditional PUT once (and a GET when the
+// commit handed the document over: TestFirstPublishMarksTableDoc).
 func TestTableSchemaIDsForNewTable(t *testing.T) {
 	for _, given := range []bool{false, true} {
 		mem := memstore.New()
 		res := commitJSON(t, mem, "dt=2026-11-01", nestedFields(), nestedJSON)
 		tj := newTableDoc(t, res.Partition, footerOf(t, mem, res))
+		tj.PublishedIDs = true
 		storeTableDoc(t, mem, tj)
 		c := lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}
 		if given {
@@ -197,6 +202,69 @@ func TestTableSchemaIDsForNewTable(t *testing.T) {
 			t.Errorf("given %v: partition column %v", given, f)
 		}
 	}
+}
+
+// TestFirstPublishMarksTableDoc: a new table's first publish publishes
+// table.json's ids and marks it (published_ids) without changing anything
+// else: a conditional PUT, plus a GET when the commit handed the document
+// over (its version tag is needed); the next publish writes nothing to it.
+func TestFirstPublishMarksTableDoc(t *testing.T) {
+	for _, given := range []bool{false, true} {
+		mem := memstore.New()
+		res := commitJSON(t, mem, "dt=2026-11-01", nestedFields(), nestedJSON)
+		tj := newTableDoc(t, res.Partition, footerOf(t, mem, res))
+		storeTableDoc(t, mem, tj)
+		c := lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq}
+		if given {
+			c.Table = tj
+		}
+		docReads, docPuts := 0, 0
+		st := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+			switch {
+			case c.Op == "get" && c.Key == tablemeta.Key:
+				docReads++
+			case c.Op == "put" && c.Key == tablemeta.Key:
+				docPuts++
+			}
+			return storetest.Fault{}
+		})
+		if _, err := lakehouse.PublishCommit(ctx, st, c, lakehouse.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if docReads != 1 || docPuts != 1 {
+			t.Errorf("given %v: %d reads and %d writes of table.json, want 1 and 1", given, docReads, docPuts)
+		}
+		got, err := tablemeta.Load(ctx, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tj.Clone()
+		want.PublishedIDs = true
+		if a, b := mustEncode(t, got), mustEncode(t, want); !bytes.Equal(a, b) {
+			t.Fatalf("given %v: table.json after the first publish\n%s\nwant\n%s", given, a, b)
+		}
+		next := commitJSON(t, mem, "dt=2026-11-02", nestedFields(), nestedJSON)
+		docReads, docPuts = 0, 0
+		c = lakehouse.Commit{Partition: next.Partition, Generation: next.Generation, Seq: next.Seq}
+		if given {
+			c.Table = got
+		}
+		if _, err := lakehouse.PublishCommit(ctx, st, c, lakehouse.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if docPuts != 0 || docReads > map[bool]int{false: 1, true: 0}[given] {
+			t.Errorf("given %v: the next publish read table.json %d times, wrote it %d times", given, docReads, docPuts)
+		}
+	}
+}
+
+func mustEncode(t *testing.T, tj *tablemeta.Table) []byte {
+	t.Helper()
+	b, err := tablemeta.Encode(tj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestTableSchemaKeepsPublishedIDs: a table published before it had

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -68,14 +69,16 @@ func (p *publisher) tableDoc(ctx context.Context) (*tablemeta.Table, error) {
 	if p.doc.read {
 		return p.doc.t, nil
 	}
-	t, err := tablemeta.Load(ctx, p.st)
+	t, tag, err := tablemeta.Read(ctx, p.st)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		t = nil
+		t, tag = nil, ""
+	case errors.Is(err, tablemeta.ErrInvalid):
+		return nil, fmt.Errorf("read the table's schema: %w: %w", errkind.ErrCorrupt, err)
 	case err != nil:
 		return nil, fmt.Errorf("read the table's schema: %w", err)
 	}
-	p.doc.t, p.doc.read = t, true
+	p.doc.t, p.doc.tag, p.doc.read = t, tag, true
 	return t, nil
 }
 
@@ -83,7 +86,8 @@ func (p *publisher) tableDoc(ctx context.Context) (*tablemeta.Table, error) {
 type docState struct {
 	given *tablemeta.Table // Commit.Table, while it describes what is published
 	t     *tablemeta.Table
-	read  bool // t is this attempt's read
+	tag   string // t's version tag, for writeBackIDs's conditional update
+	read  bool   // t is this attempt's read
 }
 
 // tableSource is the source of a table with table.json: its columns and

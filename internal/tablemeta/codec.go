@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/pswap/pswap/internal/strictjson"
 )
@@ -27,6 +28,7 @@ func Encode(t *Table) ([]byte, error) {
 	if v := t.Views; v != nil {
 		w.Views = &wireViews{Iceberg: v.Iceberg, Delta: v.Delta, Catalogs: v.Catalogs}
 	}
+	w.PublishedIDs = t.PublishedIDs
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -49,6 +51,7 @@ type wireTable struct {
 	LastColumnID     int           `json:"last_column_id"`
 	Schema           []wireField   `json:"schema"`
 	Views            *wireViews    `json:"views,omitempty"`
+	PublishedIDs     bool          `json:"published_ids,omitempty"`
 }
 
 type wireViews struct {
@@ -171,7 +174,7 @@ func decode(data []byte) (*Table, *Error) {
 		return nil, verr.(*Error)
 	}
 	r.SetLenient(newer)
-	r.Known("format", "version", "partition_columns", "time_zone", "schema_id", "last_column_id", "schema", "views")
+	r.Known("format", "version", "partition_columns", "time_zone", "schema_id", "last_column_id", "schema", "views", "published_ids")
 	t := &Table{Format: Format, Version: version}
 	for _, o := range r.Objects("partition_columns", MaxFields, "entries") {
 		o.Known("id", "name", "type", "layout")
@@ -188,6 +191,14 @@ func decode(data []byte) (*Table, *Error) {
 			o.Known("iceberg", "delta", "catalogs")
 			t.Views = &Views{Iceberg: o.Bool("iceberg", true), Delta: o.Bool("delta", true), Catalogs: o.Strings("catalogs", MaxCatalogs)}
 		}
+	}
+	if r.Has("published_ids") {
+		if _, minor, _ := strings.Cut(version, "."); minor == "0" || minor == "1" {
+			// Not a field of 1.0 or 1.1: a typo or tampering, and a
+			// mark no publish wrote must not be trusted.
+			return nil, invalid("published_ids", "not a field of version %s (added in 1.2)", version)
+		}
+		t.PublishedIDs = r.Bool("published_ids", true)
 	}
 	if p := r.Err(); p != nil {
 		return nil, fromProblem(p)

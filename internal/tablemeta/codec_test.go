@@ -52,7 +52,7 @@ func TestDecodeGoldenRoundTrip(t *testing.T) {
 }
 
 func TestDecodeNewerMinorIgnoresAdditions(t *testing.T) {
-	g := strings.Replace(string(golden(t)), `"version": "1.1",`, `"version": "1.4", "retention": {"days": 3},`, 1)
+	g := strings.Replace(string(golden(t)), `"version": "1.2",`, `"version": "1.4", "retention": {"days": 3},`, 1)
 	g = strings.Replace(g, `"nullable": false`, `"nullable": false, "initial_default": 0`, 1)
 	tb, err := Decode([]byte(g))
 	if err != nil {
@@ -85,8 +85,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"unknown nested field", rep(`"element_nullable": true`, `"element_nullable": true, "x": 1`), "schema[3].type.x: unknown field"},
 		{"null", rep(`"schema_id": 0`, `"schema_id": null`), "schema_id: null is not allowed"},
 		{"wrong format", rep(`"pswap-table"`, `"pswap-manifest"`), `format: "pswap-manifest", want "pswap-table"`},
-		{"major", rep(`"1.1"`, `"2.0"`), "this pswap reads version 1.x"},
-		{"bad version", rep(`"1.1"`, `"1.a"`), "not major.minor"},
+		{"major", rep(`"1.2"`, `"2.0"`), "this pswap reads version 1.x"},
+		{"bad version", rep(`"1.2"`, `"1.a"`), "not major.minor"},
 		{"missing schema", g[:strings.Index(g, `,
   "schema": [`)] + "\n}\n", "schema: missing"},
 		{"unknown type", rep(`"type": "long"`, `"type": "int64"`), `schema[0].type: "int64": unknown type`},
@@ -126,7 +126,7 @@ func TestDecodeRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Decode([]byte(rep(`"1.1"`, `"2.0"`))); !errors.Is(err, ErrUnsupportedVersion) {
+	if _, err := Decode([]byte(rep(`"1.2"`, `"2.0"`))); !errors.Is(err, ErrUnsupportedVersion) {
 		t.Fatalf("major: %v", err)
 	}
 }

@@ -21,8 +21,9 @@
 // testdata/valid_table.json is a complete example. Fields:
 //
 //	format             string: "pswap-table".
-//	version            string: "major.minor", "1.1" for this package (1.1 added views). A
-//	                   reader rejects another major (ErrUnsupportedVersion);
+//	version            string: "major.minor", "1.2" for this package (1.1
+//	                   added views, 1.2 published_ids). A reader rejects
+//	                   another major (ErrUnsupportedVersion);
 //	                   a higher minor may only add fields, which a reader
 //	                   ignores; in a document of its own minor an unknown
 //	                   field is an error (a typo or tampering).
@@ -51,6 +52,12 @@
 //	  catalogs         array of strings, optional, at most MaxCatalogs,
 //	                   sorted and unique: Iceberg catalog URLs, never with
 //	                   a password (credentials come from the environment).
+//	published_ids      boolean, optional (true or absent): the ids are the
+//	                   ones the Iceberg metadata publishes and
+//	                   last_column_id is at least its last-column-id (a
+//	                   publish writes them back once, see
+//	                   Table.PublishedIDs); absent, a table published
+//	                   before table.json held ids may publish others.
 //
 // A field is an object:
 //

@@ -35,7 +35,7 @@ func ExampleEncode() {
 	// Output:
 	// {
 	//   "format": "pswap-table",
-	//   "version": "1.1",
+	//   "version": "1.2",
 	//   "partition_columns": [
 	//     {
 	//       "id": 3,

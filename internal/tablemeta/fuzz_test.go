@@ -14,12 +14,14 @@ func FuzzDecode(f *testing.F) {
 	g := string(golden(f))
 	f.Add([]byte(g))
 	f.Add([]byte(g[:len(g)/2]))
-	f.Add([]byte(strings.Replace(g, `"version": "1.1"`, `"version": "1.9", "x": [1]`, 1)))
+	f.Add([]byte(strings.Replace(g, `"version": "1.2"`, `"version": "1.9", "x": [1]`, 1)))
 	f.Add([]byte(strings.Replace(g, `"long"`, `{"type": "struct", "fields": [{"id": 11, "name": "a", "type": "int", "nullable": true}]}`, 1)))
 	f.Add([]byte(strings.Replace(g, `"last_column_id": 10`, `"last_column_id": 11`, 1)))
 	f.Add([]byte(`{"format":"pswap-table","version":"1.0"}`))
 	f.Add([]byte(strings.Replace(g, `"schema_id"`, `"time_zone": "Europe/Berlin", "schema_id"`, 1)))
 	f.Add([]byte(strings.Replace(g, `"schema_id"`, `"time_zone": "UTC", "schema_id"`, 1)))
+	f.Add([]byte(strings.Replace(g, `"version": "1.2",`, `"version": "1.2", "published_ids": true,`, 1)))
+	f.Add([]byte(strings.Replace(g, `"version": "1.2",`, `"version": "1.1", "published_ids": true,`, 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tb, err := Decode(data)
 		if err != nil {

@@ -19,7 +19,7 @@ const (
 	// Format is the value of the "format" field.
 	Format = "pswap-table"
 	// Version is the "major.minor" version this package writes and reads.
-	Version = "1.1"
+	Version = "1.2"
 	// Key is where a table keeps the document, relative to the table root.
 	Key = "_pswap/table.json"
 	// MaxDocumentBytes bounds a document.
@@ -83,6 +83,17 @@ type Table struct {
 	// partition columns of a time layout, is set when the table is created,
 	// and never changes.
 	TimeZone string
+	// PublishedIDs says that the field ids are the ones the table's
+	// Iceberg metadata publishes (every field it has, by name path) and
+	// that LastColumnID is at least its last-column-id, so that a field
+	// not published yet will be published with its id here. A publish
+	// sets it when it writes the published ids back and its version has
+	// every field of the document (version 1.2); a document without it
+	// (older, or rewritten by an older pswap, which drops it) may hold
+	// other ids than the published ones (a table published before
+	// table.json held ids), so a check of Parquet field ids must read the
+	// published schema instead.
+	PublishedIDs bool
 }
 
 // PartitionColumn is one column of the table's partition keys.

@@ -45,7 +45,7 @@ func TestViewsAbsentAreDefault(t *testing.T) {
 		t.Fatalf("a table without recorded views encodes them:\n%s", enc)
 	}
 	// A document of version 1.0 (before views) reads as it always did.
-	old := strings.Replace(doc, `"version": "1.1"`, `"version": "1.0"`, 1)
+	old := strings.Replace(doc, `"version": "1.2"`, `"version": "1.0"`, 1)
 	if _, err := Decode([]byte(old)); err != nil {
 		t.Fatalf("1.0 document: %v", err)
 	}

@@ -50,6 +50,10 @@ type iceVersion struct {
 	err     error
 	current int64
 	snaps   []iceSnap
+	// ids are its current schema's top-level field ids by name, last its
+	// last-column-id (checkMark).
+	ids  map[string]int
+	last int
 }
 
 // iceManifest is one manifest of a manifest list: its key, what its name
@@ -129,6 +133,28 @@ func parseVersion(data []byte) (v iceVersion) {
 	}
 	for _, s := range meta.Snapshots() {
 		v.snaps = append(v.snaps, iceSnap{id: s.SnapshotID, ts: time.UnixMilli(s.TimestampMs), list: keyOfLoc(s.ManifestList)})
+	}
+	var schemas struct {
+		Current int `json:"current-schema-id"`
+		Last    int `json:"last-column-id"`
+		Schemas []struct {
+			ID     int `json:"schema-id"`
+			Fields []struct {
+				ID   int    `json:"id"`
+				Name string `json:"name"`
+			} `json:"fields"`
+		} `json:"schemas"`
+	}
+	if v.err = json.Unmarshal(data, &schemas); v.err != nil {
+		return v
+	}
+	v.ids, v.last = map[string]int{}, schemas.Last
+	for _, sc := range schemas.Schemas {
+		if sc.ID == schemas.Current {
+			for _, f := range sc.Fields {
+				v.ids[f.Name] = f.ID
+			}
+		}
 	}
 	return v
 }
@@ -285,6 +311,8 @@ func (w *World) observeVersion(v int, data []byte) {
 		}
 	}
 	w.iceGens = gens
+	w.iceIDs, w.iceLast = nv.ids, nv.last
+	w.checkMark(w.views.doc, fmt.Sprintf("version %d", v))
 	for _, part := range w.partNames() {
 		ph := partHash(part)
 		old, now := prev[ph], gens[ph]

@@ -157,6 +157,12 @@ var viewsRegressions = []struct {
 	// A new Delta log's metaData id came from uuid.NewString, not the
 	// environment's source: two runs of a seed wrote other bytes.
 	{22, "a Delta log's version 0 differed between two runs of the seed (TestDeterministicWithViews)"},
+	// Not a bug: a publish wrote the published field ids back into a
+	// table.json created after the table's first publish, which had given
+	// its partition column the id table.json gave a column ("note" 4 to
+	// 6, "dt" 5 to 4), and the check took a column with another id for a
+	// column lost (sim's checker: a column is its name).
+	{85, "a publish's id write-back renumbered a column (checker)"},
 }
 
 func TestViewsRegressions(t *testing.T) {

@@ -26,11 +26,17 @@ import (
 // publishers (Writer.Publish) then publish the Delta log beside the
 // Iceberg metadata while it is on. The checks (I10-views):
 //   - at every PUT of table.json: it decodes; it keeps every column of the
-//     document before it, with its id (a column an evolving commit added
+//     document before it, by name (a column an evolving commit added
 //     stays), its partition columns, and neither SchemaID nor
-//     LastColumnID goes down; a views actor's PUT changes nothing but the
-//     views; any other writer's PUT keeps the views recorded before it
-//     (no lost update of a switch: the sim's publishers enable nothing);
+//     LastColumnID goes down; a column's id changes only in a publish's
+//     write-back of the published ids, never in a document marked
+//     published_ids; a views actor's PUT changes nothing but the views;
+//     any other writer's PUT keeps the views recorded before it (no lost
+//     update of a switch: the sim's publishers enable nothing);
+//   - at every PUT of table.json or of a metadata version: a table.json
+//     marked published_ids gives each column the newest version has its
+//     published id, and its last_column_id is at least the version's
+//     (checkMark);
 //   - at every PUT under _delta_log/: the Delta view is on, or the actor
 //     (a publisher: the writer it follows) started before the switch-off
 //     was applied (a publish in flight, from the document its writer
@@ -202,16 +208,26 @@ func (w *World) observeTable(data []byte) {
 		}
 		return
 	}
-	ids := map[int]string{}
-	for _, f := range doc.Schema.Fields {
-		ids[f.ID] = f.Name
-	}
-	for _, f := range prev.Schema.Fields {
-		if ids[f.ID] != f.Name {
-			w.fail("I10-views", "%s wrote a table.json without column %q (id %d), which the one before it had", w.curName(), f.Name, f.ID)
+	// A column is its name: a publish writes the published field ids back
+	// into table.json (lakehouse's writeBackIDs), which gives a column
+	// another id while the document is not marked published_ids.
+	now := columnIDs(doc)
+	for name, id := range columnIDs(prev) {
+		nid, ok := now[name]
+		switch {
+		case !ok:
+			w.fail("I10-views", "%s wrote a table.json without column %q (id %d), which the one before it had", w.curName(), name, id)
+			return
+		case nid == id:
+		case prev.PublishedIDs:
+			w.fail("I10-views", "%s gave column %q id %d in table.json, which had it as %d marked published_ids (the published ids, final)", w.curName(), name, nid, id)
+			return
+		case w.cur != nil && (w.cur.kind == "writer" || w.cur.kind == "merger" || w.cur.kind == "views"):
+			w.fail("I10-views", "%s gave column %q id %d in table.json, which had it as %d: only a publish's write-back of the published ids changes ids", w.curName(), name, nid, id)
 			return
 		}
 	}
+	w.checkMark(doc, "table.json")
 	if doc.SchemaID < prev.SchemaID || doc.LastColumnID < prev.LastColumnID || len(doc.PartitionColumns) != len(prev.PartitionColumns) {
 		w.fail("I10-views", "%s wrote a table.json with schema %d (last column %d, %d partition columns) over schema %d (%d, %d)", w.curName(),
 			doc.SchemaID, doc.LastColumnID, len(doc.PartitionColumns), prev.SchemaID, prev.LastColumnID, len(prev.PartitionColumns))
@@ -237,6 +253,41 @@ func (w *World) observeTable(data []byte) {
 		w.views.deltaOff = -1
 	case pv.Delta || w.views.deltaOff < 0:
 		w.views.deltaOff = w.step
+	}
+}
+
+// columnIDs are a table.json's top-level and partition columns' ids by name.
+func columnIDs(t *tablemeta.Table) map[string]int {
+	ids := map[string]int{}
+	for _, f := range t.Schema.Fields {
+		ids[f.Name] = f.ID
+	}
+	for _, c := range t.PartitionColumns {
+		ids[c.Name] = c.ID
+	}
+	return ids
+}
+
+// checkMark checks that a table.json marked published_ids holds what the
+// mark says (tablemeta.Table.PublishedIDs), against the newest Iceberg
+// metadata version: each column the version has has its published id, and
+// last_column_id is at least the version's, so that a column published
+// later gets its id in table.json; what names the PUT just applied. The
+// lock is held.
+func (w *World) checkMark(doc *tablemeta.Table, what string) {
+	if doc == nil || !doc.PublishedIDs || w.iceIDs == nil {
+		return
+	}
+	for name, id := range columnIDs(doc) {
+		if pid, ok := w.iceIDs[name]; ok && pid != id {
+			w.fail("I10-views", "%s wrote %s, and the table.json marked published_ids gives column %q id %d, which the newest version (%d) publishes as %d",
+				w.curName(), what, name, id, w.iceLatest, pid)
+			return
+		}
+	}
+	if doc.LastColumnID < w.iceLast {
+		w.fail("I10-views", "%s wrote %s, and the table.json marked published_ids has last_column_id %d, below the newest version's (%d) %d",
+			w.curName(), what, doc.LastColumnID, w.iceLatest, w.iceLast)
 	}
 }
 

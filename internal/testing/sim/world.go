@@ -158,6 +158,10 @@ type World struct {
 	// current snapshot names per partition hash (the generation).
 	iceLatest int
 	iceGens   map[string]string
+	// iceIDs and iceLast are its current schema's top-level field ids by
+	// name and its last-column-id (checkMark).
+	iceIDs    map[string]int
+	iceLast   int
 	iceChecks int
 	memos     map[string]any // decoded objects by kind and ETag (checkStore)
 	// lost: the Iceberg objects an operator deleted (faults.go); repaired:
