@@ -329,7 +329,10 @@ func (c *mergeCmd) mergeInputs(args []string, format pswap.Format) ([]string, fu
 			paths = append(paths, in.path)
 			continue
 		}
-		dir, err := os.MkdirTemp("", "pswap-merge-stdin-*")
+		// Named as the library names a merge's scratch folder
+		// (pswap-merge-<pid>-*), so that the next merge removes it when a
+		// kill left it behind.
+		dir, err := os.MkdirTemp("", fmt.Sprintf("pswap-merge-%d-stdin-*", os.Getpid()))
 		if err != nil {
 			return nil, noop, err
 		}
