@@ -191,6 +191,14 @@ type Base struct {
 	ETag    string            // the object's version: the swap is conditional on it
 	ModTime time.Time         // the store's timestamp of the pointer's last write
 	Raw     []byte            // the bytes read
+	// Legacy: the pointer was read at the partition's legacy key (a
+	// partition not yet migrated to the table-level layout, see Migrate).
+	// A writer migrates the partition before it swaps.
+	Legacy bool
+	// Moved: the pointer's content was read from the moved record at the
+	// legacy key (a migration stopped before it created the new pointer);
+	// ETag is empty. A writer finishes the move before it swaps.
+	Moved bool
 }
 
 // Txn is one attempt to replace a partition: Begin, stage files under
@@ -214,6 +222,10 @@ type Txn struct {
 	afterManifest func(ctx context.Context, m *manifest.Manifest, deadline time.Time) error
 	// stats counts what this transaction did beyond the happy path.
 	stats Stats
+	// dataLayout is where the generation's data lies
+	// (manifest.Manifest.DataLayout): the table-level layout for a new
+	// generation, the recorded one for a staged generation.
+	dataLayout int
 }
 
 // Begin reads the partition's pointer (the base of the swap) and allocates a
@@ -226,14 +238,24 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 		return nil, err
 	}
 	opts.defaults()
-	t := &Txn{st: st, partition: part, generation: env.From(ctx).NewGenerationID(), opts: opts}
+	t := &Txn{st: st, partition: part, generation: env.From(ctx).NewGenerationID(), opts: opts, dataLayout: manifest.DataLayoutTable}
 	// The pointer first: its response sets an S3 store's clock, so reading
 	// the clock after it costs no request of its own (3 requests a commit,
 	// even in a fresh process). Nothing is staged before Begin returns, so
 	// the generation's age still counts from before its first file.
-	b, err := t.readPointer(ctx, env.From(ctx).Now().Add(opts.MaxElapsed))
+	deadline := env.From(ctx).Now().Add(opts.MaxElapsed)
+	b, err := t.readPointer(ctx, deadline)
 	if err != nil {
 		return nil, err
+	}
+	if b.Legacy || b.Moved {
+		// A partition of the legacy layout: every swap is of the pointer
+		// at its new key, so move it there first (once per partition).
+		mr, err := migrateFrom(ctx, st, part, b, &t.opts, deadline, &t.stats)
+		if err != nil {
+			return nil, err
+		}
+		b = mr.Base
 	}
 	t.base = b
 	if t.began, err = storeNow(ctx, st); err != nil {
@@ -249,7 +271,7 @@ func (t *Txn) Partition() string { return t.partition }
 func (t *Txn) Generation() string { return t.generation }
 
 // DataPrefix is where the generation's files must be written.
-func (t *Txn) DataPrefix() string { return layout.DataPrefix(t.partition, t.generation) }
+func (t *Txn) DataPrefix() string { return layout.DataPrefixIn(t.partition, t.generation, t.dataLayout) }
 
 // Store returns the store of the table.
 func (t *Txn) Store() store.Store { return t.st }
@@ -292,7 +314,7 @@ func (t *Txn) Abort(ctx context.Context) error {
 func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 	var keys []string
 	if dataGen != "" {
-		for a, err := range t.st.List(ctx, layout.DataPrefix(t.partition, dataGen)) {
+		for a, err := range t.st.List(ctx, layout.DataPrefixIn(t.partition, dataGen, t.dataLayout)) {
 			if err != nil {
 				return err
 			}
@@ -321,6 +343,7 @@ func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
 		RunID:      t.opts.RunID,
 		Kind:       t.opts.Kind,
 		Content:    c,
+		DataLayout: t.dataLayout,
 	}
 	return t.commit(ctx, m)
 }
