@@ -126,25 +126,25 @@ func (c *Content) Validate() error {
 // Manifest is the immutable, write-once description of one generation of a
 // partition. See the package documentation for the meaning of each field.
 type Manifest struct {
-	Format         string    `json:"format"`                    // FormatManifest; Encode writes it
-	Version        string    `json:"version"`                   // Encode writes Version; Decode reports the document's
-	Partition      string    `json:"partition"`                 // Hive-style key, e.g. "dt=2026-11-29/hr=13"
-	Generation     string    `json:"generation"`                // UUIDv7, lowercase canonical
-	DataGeneration string    `json:"data_generation,omitempty"` // whose gen/<id>/ prefix holds the files; empty = Generation (a rollback points at an older generation's files)
-	Parent         string    `json:"parent,omitempty"`          // generation that was current when this one began ("" = first)
-	RunID          string    `json:"run_id,omitempty"`
-	RollbackOf     string    `json:"rollback_of,omitempty"`
-	Kind           string    `json:"kind,omitempty"` // how the generation was derived: "" (a replacing commit) or KindMerge
+	Format         string `json:"format"`                    // FormatManifest; Encode writes it
+	Version        string `json:"version"`                   // Encode writes Version; Decode reports the document's
+	Partition      string `json:"partition"`                 // Hive-style key, e.g. "dt=2026-11-29/hr=13"
+	Generation     string `json:"generation"`                // UUIDv7, lowercase canonical
+	DataGeneration string `json:"data_generation,omitempty"` // whose gen/<id>/ prefix holds the files; empty = Generation (a rollback points at an older generation's files)
+	Parent         string `json:"parent,omitempty"`          // generation that was current when this one began ("" = first)
+	RunID          string `json:"run_id,omitempty"`
+	RollbackOf     string `json:"rollback_of,omitempty"`
+	Kind           string `json:"kind,omitempty"` // how the generation was derived: "" (a replacing commit) or KindMerge
 	// DataLayout (1.2) says where the data generation's files lie: 0 in
 	// the partition's own _pswap folder, DataLayoutTable under the table's
 	// top-level _pswap/p/ folder (package internal/layout spells both). A
 	// manifest that reuses another generation's data (a rollback, a
 	// rebase) copies that generation's.
-	DataLayout int `json:"data_layout,omitempty"`
-	Content                  // embedded, fields flattened in JSON
-	CreatedAt      time.Time `json:"created_at"`   // when the attempt began (UTC)
-	CommittedAt    time.Time `json:"committed_at"` // when the manifest was written (UTC)
-	Writer         string    `json:"writer"`       // e.g. "pswap/0.1.0"
+	DataLayout  int       `json:"data_layout,omitempty"`
+	Content               // embedded, fields flattened in JSON
+	CreatedAt   time.Time `json:"created_at"`   // when the attempt began (UTC)
+	CommittedAt time.Time `json:"committed_at"` // when the manifest was written (UTC)
+	Writer      string    `json:"writer"`       // e.g. "pswap/0.1.0"
 }
 
 // DataGen returns the generation whose data prefix holds the files:

@@ -271,7 +271,9 @@ func (t *Txn) Partition() string { return t.partition }
 func (t *Txn) Generation() string { return t.generation }
 
 // DataPrefix is where the generation's files must be written.
-func (t *Txn) DataPrefix() string { return layout.DataPrefixIn(t.partition, t.generation, t.dataLayout) }
+func (t *Txn) DataPrefix() string {
+	return layout.DataPrefixIn(t.partition, t.generation, t.dataLayout)
+}
 
 // Store returns the store of the table.
 func (t *Txn) Store() store.Store { return t.st }
