@@ -112,12 +112,13 @@ func migrateFrom(ctx context.Context, st store.Store, part string, b Base, opts 
 			return res, fmt.Errorf("migrate %s: %w", part, err)
 		}
 		key := layout.LegacyPointerKey(part)
-		err = pol.Do(ctx, store.IsRetryable, func(int) error {
-			_, err := st.Put(ctx, key, data, store.PutOptions{IfMatch: b.ETag, ContentType: "application/json"})
+		fenced := b.ETag
+		putErr := pol.Do(ctx, store.IsRetryable, func(int) error {
+			_, err := st.Put(ctx, key, data, store.PutOptions{IfMatch: fenced, ContentType: "application/json"})
 			return err
 		})
-		if err != nil && !errors.Is(err, store.ErrPrecondition) && !store.IsRetryable(err) {
-			return res, fmt.Errorf("migrate %s: fence the legacy pointer: %w", part, err)
+		if putErr != nil && !errors.Is(putErr, store.ErrPrecondition) && !store.IsRetryable(putErr) {
+			return res, fmt.Errorf("migrate %s: fence the legacy pointer: %w", part, putErr)
 		}
 		// Landed, lost to another migrator or an older writer, or not
 		// known: the legacy key (or the new pointer) says which.
@@ -127,6 +128,11 @@ func migrateFrom(ctx context.Context, st store.Store, part string, b Base, opts 
 		})
 		if err != nil {
 			return res, fmt.Errorf("migrate %s: read back: %w", part, err)
+		}
+		if putErr != nil && !errors.Is(putErr, store.ErrPrecondition) && b.Legacy && b.ETag == fenced {
+			// Still the pointer we read: the fence did not land, and
+			// its retries ran out.
+			return res, fmt.Errorf("migrate %s: fence the legacy pointer: %w", part, putErr)
 		}
 	}
 }
@@ -153,11 +159,15 @@ func finishMove(ctx context.Context, st store.Store, part string, moved *manifes
 	if !errors.Is(err, store.ErrPrecondition) && !store.IsRetryable(err) {
 		return Base{}, fmt.Errorf("migrate %s: create the pointer: %w", part, err)
 	}
+	putErr := err
 	var b Base
 	err = opts.policy(deadline, 2, stats).Do(ctx, store.IsRetryable, func(int) (err error) {
 		b, err = readPointerAt(ctx, st, part, key)
 		return err
 	})
+	if errors.Is(err, ErrNoData) && !errors.Is(putErr, store.ErrPrecondition) {
+		return Base{}, fmt.Errorf("migrate %s: create the pointer: %w", part, putErr)
+	}
 	if err != nil {
 		return Base{}, fmt.Errorf("migrate %s: read the new pointer back: %w", part, err)
 	}
