@@ -10,7 +10,6 @@ import (
 
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/layout"
-	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -22,93 +21,6 @@ import (
 // errKilled stands for a process killed at a request: the request is
 // refused and nothing after it runs (not retryable).
 var errKilled = errkind.Mark(errors.New("killed"), errkind.ErrPermanent)
-
-// oldDecode is an older pswap's strict parse of a pointer (format 1.1):
-// a field its version does not know is an error. It is what an older
-// binary does with the moved record a migration leaves at the legacy key.
-func oldDecode(data []byte) error {
-	top, p := strictjson.Parse(data, strictjson.Limits{MaxBytes: manifest.MaxDocumentBytes})
-	if p != nil {
-		return fmt.Errorf("%v", p)
-	}
-	r := strictjson.NewReader(top, "1.1")
-	if v := r.Str("version", true); v != "1.0" && v != "1.1" {
-		return fmt.Errorf("version %s: a newer minor version would be read leniently", v)
-	}
-	r.Known("format", "version", "partition", "generation", "seq", "parent", "run_id",
-		"rows", "bytes", "content_checksum", "committed_at", "files", "history", "history_truncated")
-	if p := r.Err(); p != nil {
-		return fmt.Errorf("a pointer was damaged outside pswap: %v", p)
-	}
-	return nil
-}
-
-// legacyCommit commits one generation the way a pswap of the legacy layout
-// does (an older binary): data, manifest and pointer under the partition's
-// own _pswap folder, the pointer swapped If-Match the one it read. It
-// fails, as that binary does, on a pointer it cannot parse (a moved
-// record), and returns the store's error of a lost swap.
-func legacyCommit(t testing.TB, st store.Store, part, seed string) (*manifest.Manifest, error) {
-	t.Helper()
-	data, a, err := store.ReadAll(ctx, st, layout.LegacyPointerKey(part))
-	var base *manifest.Pointer
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return nil, err
-	default:
-		if err := oldDecode(data); err != nil {
-			return nil, err
-		}
-		if base, err = manifest.DecodePointer(data); err != nil {
-			return nil, err
-		}
-	}
-	return legacyCommitOn(t, st, part, seed, base, a.ETag)
-}
-
-// legacyCommitOn is legacyCommit on a base read earlier (etag "" for none).
-func legacyCommitOn(t testing.TB, st store.Store, part, seed string, base *manifest.Pointer, etag string) (*manifest.Manifest, error) {
-	t.Helper()
-	gen := manifest.NewGenerationID()
-	c := swaptest.Stage(t, st, layout.LegacyDataPrefix(part, gen), 2, seed)
-	now := time.Now().UTC()
-	m := &manifest.Manifest{Partition: part, Generation: gen, Content: c, CreatedAt: now, CommittedAt: now, Writer: "pswap/0.0.9", RunID: "run-" + seed}
-	if base != nil {
-		m.Parent = base.Generation
-	}
-	md, err := manifest.Encode(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Put(ctx, layout.LegacyManifestKey(part, gen), md, store.PutOptions{IfNoneMatch: true}); err != nil {
-		t.Fatal(err)
-	}
-	pd, err := manifest.EncodePointer(m.PointerAfter(base))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := store.PutOptions{IfNoneMatch: true}
-	if base != nil {
-		opts = store.PutOptions{IfMatch: etag}
-	}
-	_, err = st.Put(ctx, layout.LegacyPointerKey(part), pd, opts)
-	return m, err
-}
-
-// legacyPartition commits n generations in the legacy layout.
-func legacyPartition(t testing.TB, st store.Store, part string, n int) []*manifest.Manifest {
-	t.Helper()
-	var ms []*manifest.Manifest
-	for i := range n {
-		m, err := legacyCommit(t, st, part, fmt.Sprintf("%s-%d", part, i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ms = append(ms, m)
-	}
-	return ms
-}
 
 // checkMigrated checks a migrated partition: the pointer at its new key
 // with the content the legacy one had (want), every manifest copied with
@@ -134,7 +46,7 @@ func checkMigrated(t testing.TB, st store.Store, part string, want *manifest.Poi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := oldDecode(raw); err == nil {
+	if err := swaptest.OldDecodePointer(raw); err == nil {
 		t.Fatalf("an older pswap would read the moved record as a live pointer:\n%s", raw)
 	}
 	moved, err := manifest.DecodePointer(raw)
@@ -150,7 +62,7 @@ func TestMigrateOnCommit(t *testing.T) {
 	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
 		st := newStore(t)
 		const part = "dt=2026-11-20"
-		ms := legacyPartition(t, st, part, 3)
+		ms := swaptest.LegacyPartition(t, st, part, 3)
 		legacy, err := swap.ReadPointer(ctx, st, part)
 		if err != nil || !legacy.Legacy || legacy.Pointer.Generation != ms[2].Generation {
 			t.Fatalf("legacy partition read: %+v %v", legacy, err)
@@ -207,7 +119,7 @@ func TestMigrateCrashPoints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := memstore.New()
-			ms := legacyPartition(t, mem, part, 3)
+			ms := swaptest.LegacyPartition(t, mem, part, 3)
 			want, _ := swap.ReadPointer(ctx, mem, part)
 			puts := 0
 			faulty := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
@@ -255,7 +167,7 @@ func TestMigrateRace(t *testing.T) {
 	backends(t, func(t *testing.T, newStore func(t *testing.T) store.Store) {
 		st := newStore(t)
 		const part = "dt=2026-11-22/hr=07"
-		ms := legacyPartition(t, st, part, 4)
+		ms := swaptest.LegacyPartition(t, st, part, 4)
 		want, _ := swap.ReadPointer(ctx, st, part)
 		var wg sync.WaitGroup
 		errs := make(chan error, 16)
@@ -299,12 +211,12 @@ func TestMigrateOldWriterRace(t *testing.T) {
 	const part = "dt=2026-11-23"
 	t.Run("old-commits-before-fence", func(t *testing.T) {
 		mem := memstore.New()
-		ms := legacyPartition(t, mem, part, 2)
+		ms := swaptest.LegacyPartition(t, mem, part, 2)
 		var late *manifest.Manifest
 		faulty := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
 			if c.Op == "put" && c.Key == layout.LegacyPointerKey(part) && c.Opts.IfMatch != "" && c.N == 1 {
 				// Just before the fence: the older binary commits.
-				m, err := legacyCommit(t, mem, part, "old-late")
+				m, err := swaptest.LegacyCommit(t, mem, part, "old-late")
 				if err != nil {
 					t.Error(err)
 				}
@@ -324,7 +236,7 @@ func TestMigrateOldWriterRace(t *testing.T) {
 	})
 	t.Run("old-swaps-after-fence", func(t *testing.T) {
 		mem := memstore.New()
-		ms := legacyPartition(t, mem, part, 2)
+		ms := swaptest.LegacyPartition(t, mem, part, 2)
 		data, a, err := store.ReadAll(ctx, mem, layout.LegacyPointerKey(part))
 		if err != nil {
 			t.Fatal(err)
@@ -335,11 +247,11 @@ func TestMigrateOldWriterRace(t *testing.T) {
 			t.Fatalf("migrate: %+v %v", r, err)
 		}
 		// The older binary's swap, If-Match what it read: lost.
-		if _, err := legacyCommitOn(t, mem, part, "old-stale", base, a.ETag); !errors.Is(err, store.ErrPrecondition) {
+		if _, err := swaptest.LegacyCommitOn(t, mem, part, "old-stale", base, a.ETag); !errors.Is(err, store.ErrPrecondition) {
 			t.Fatalf("old binary's swap after the fence: %v", err)
 		}
 		// Its retry reads the moved record and refuses it.
-		if _, err := legacyCommit(t, mem, part, "old-retry"); err == nil || !bytes.Contains([]byte(err.Error()), []byte("moved_to")) {
+		if _, err := swaptest.LegacyCommit(t, mem, part, "old-retry"); err == nil || !bytes.Contains([]byte(err.Error()), []byte("moved_to")) {
 			t.Fatalf("old binary's retry: %v", err)
 		}
 		checkMigrated(t, mem, part, base, ms)
@@ -356,7 +268,7 @@ func TestMigrateStagedBefore(t *testing.T) {
 	const part = "dt=2026-11-24"
 	for _, between := range []bool{false, true} {
 		mem := memstore.New()
-		legacyPartition(t, mem, part, 1)
+		swaptest.LegacyPartition(t, mem, part, 1)
 		// Staged by the older binary: a record at the legacy key, its
 		// data in the legacy layout, fenced on the legacy pointer.
 		pd, a, err := store.ReadAll(ctx, mem, layout.LegacyPointerKey(part))
@@ -406,9 +318,9 @@ func TestMigrateStagedBefore(t *testing.T) {
 // move stopped after its fence, and born in the new layout; each read once.
 func TestListPointersMixedLayouts(t *testing.T) {
 	mem := memstore.New()
-	legacyPartition(t, mem, "dt=2026-11-01", 2)
-	legacyPartition(t, mem, "dt=2026-11-02", 2)
-	legacyPartition(t, mem, "dt=2026-11-03", 1)
+	swaptest.LegacyPartition(t, mem, "dt=2026-11-01", 2)
+	swaptest.LegacyPartition(t, mem, "dt=2026-11-02", 2)
+	swaptest.LegacyPartition(t, mem, "dt=2026-11-03", 1)
 	if _, err := swap.Migrate(ctx, mem, "dt=2026-11-01", swap.Options{}); err != nil {
 		t.Fatal(err)
 	}

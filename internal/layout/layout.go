@@ -132,7 +132,7 @@ func LegacyGenerationsPrefix(part string) string { return LegacyMetaPrefix(part)
 
 // MetaPrefixes are both prefixes under which a partition's objects can lie:
 // this layout's first, then the legacy one.
-func MetaPrefixes(part string) [2]string { return [2]string{MetaPrefix(part), LegacyMetaPrefix(part)} }
+func MetaPrefixes(part string) []string { return []string{MetaPrefix(part), LegacyMetaPrefix(part)} }
 
 // PartitionOfPointerKey returns the partition of a pointer key (of either
 // layout), or false.
