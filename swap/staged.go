@@ -70,6 +70,8 @@ type StagedRecord struct {
 	DataLayout int `json:"data_layout,omitempty"`
 
 	legacy bool // decoded from an earlier version's record: no fence
+	// atLegacyKey: read at the partition's legacy key (layout.LegacyStagedKey).
+	atLegacyKey bool
 }
 
 // Validate reports the first problem of a staged record.
@@ -197,10 +199,12 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 		return nil, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
 	}
 	data, _, err := store.ReadAll(ctx, st, layout.StagedKey(part, gen))
+	atLegacy := false
 	if errors.Is(err, store.ErrNotFound) {
 		// Staged in the legacy layout (by an older pswap, or before the
 		// partition's migration copied it).
 		data, _, err = store.ReadAll(ctx, st, layout.LegacyStagedKey(part, gen))
+		atLegacy = true
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%s: staged generation %s: %w", part, gen, ErrGenerationNotFound)
@@ -215,6 +219,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 	if r.Partition != part || r.Generation != gen {
 		return nil, fmt.Errorf("%s: staged generation %s records %s/%s: %w", part, gen, r.Partition, r.Generation, ErrCorrupt)
 	}
+	r.atLegacyKey = atLegacy
 	return r, nil
 }
 
@@ -369,7 +374,18 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		}
 	}
 	if err == nil || errors.Is(err, ErrStaleGeneration) {
-		store.DeleteAll(context.WithoutCancel(ctx), st, []string{layout.StagedKey(part, gen), layout.LegacyStagedKey(part, gen)})
+		// The record where it was read, and its other copy (a record of
+		// the legacy layout copied by a migration since: read first, it
+		// hides the legacy one).
+		keys := []string{layout.StagedKey(part, gen)}
+		if rec.atLegacyKey || rec.DataLayout != manifest.DataLayoutTable {
+			keys = append(keys, layout.LegacyStagedKey(part, gen))
+		}
+		if len(keys) == 1 {
+			st.Delete(context.WithoutCancel(ctx), keys[0])
+		} else {
+			store.DeleteAll(context.WithoutCancel(ctx), st, keys)
+		}
 	}
 	return res, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -656,7 +657,7 @@ func (w *World) plantedServe(a *actor, r *request) (served, hit bool) {
 			}
 			return false, false
 		}
-		if !strings.HasSuffix(r.key, "/_pswap/manifests/") {
+		if part, ok := layout.PartitionOf(r.key); !ok || r.key != layout.ManifestsPrefix(part) {
 			return false, false
 		}
 		w.apply(r)

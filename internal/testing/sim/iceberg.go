@@ -453,7 +453,7 @@ func (w *World) converge() {
 			if mo, ok := w.objs[layout.ManifestKey(part, cur.gen)]; ok {
 				if m, err := manifest.Decode(mo.data); err == nil {
 					for _, f := range m.Files {
-						want[layout.DataPrefix(part, m.DataGen())+f.Path] = true
+						want[layout.DataPrefixOf(m)+f.Path] = true
 					}
 					wantRows = m.Rows
 				}

@@ -187,7 +187,7 @@ func (w *World) rowsOf(part, gen string) ([]Row, error) {
 	}
 	var rows []Row
 	for _, f := range m.Files {
-		o, ok := w.objs[layout.DataPrefix(part, m.DataGen())+f.Path]
+		o, ok := w.objs[layout.DataPrefixOf(m)+f.Path]
 		if !ok {
 			return nil, fmt.Errorf("file %s is missing", f.Path)
 		}

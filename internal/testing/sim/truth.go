@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/pswap/pswap/internal/layout"
@@ -55,21 +54,19 @@ func isPointerKey(key string) bool {
 	return ok
 }
 
-// classify returns a key's partition, kind and generation.
+// classify returns a key's partition, kind and generation (in either
+// layout of package layout).
 func classify(key string) (part string, kind int, gen string) {
-	if p, ok := layout.PartitionOfPointerKey(key); ok {
-		return p, kindPointer, ""
-	}
-	i := strings.Index(key, "/_pswap/")
-	if i <= 0 {
+	part, ok := layout.PartitionOf(key)
+	if !ok {
 		return "", kindOther, ""
 	}
-	part = key[:i]
-	switch rest := key[len(layout.MetaPrefix(part)):]; {
-	case strings.HasPrefix(rest, "manifests/") && strings.HasSuffix(rest, ".json"):
-		return part, kindManifest, strings.TrimSuffix(strings.TrimPrefix(rest, "manifests/"), ".json")
-	case strings.HasPrefix(rest, "gen/"):
-		g, _, _ := strings.Cut(strings.TrimPrefix(rest, "gen/"), "/")
+	switch k, g := layout.Classify(part, key); k {
+	case layout.KindPointer:
+		return part, kindPointer, ""
+	case layout.KindManifest:
+		return part, kindManifest, g
+	case layout.KindData:
 		return part, kindData, g
 	}
 	return part, kindOther, ""
@@ -293,7 +290,7 @@ func (w *World) checkStore() {
 			w.fail("I2", "manifest of current %s does not match its pointer", p.Generation)
 		}
 		for _, f := range m.Files {
-			key := layout.DataPrefix(part, m.DataGen()) + f.Path
+			key := layout.DataPrefixOf(m) + f.Path
 			o, ok := w.objs[key]
 			if !ok {
 				w.fail("I2", "file %s of current generation %s is missing", key, p.Generation)

@@ -369,7 +369,7 @@ func (w *World) convergeViews() {
 			continue // I2 says so
 		}
 		for _, f := range m.Files {
-			files[layout.DataPrefix(part, m.DataGen())+f.Path] = true
+			files[layout.DataPrefixOf(m)+f.Path] = true
 		}
 	}
 	if !maps.Equal(seqs, want) {
