@@ -160,6 +160,14 @@ func (t *Table) CheckNewTable(ctx context.Context, mustExist bool) error {
 // A HEAD that fails (a policy that denies reads above the table's prefix)
 // is taken as "no table there".
 func checkNewTable(ctx context.Context, st store.Store, mustExist bool) error {
+	_, err := checkNewTableFound(ctx, st, mustExist)
+	return err
+}
+
+// checkNewTableFound is checkNewTable that also reports whether a table
+// (a partition's pointer, of either layout) was found at the root: false
+// means that the write creates the table, in the table-level layout.
+func checkNewTableFound(ctx context.Context, st store.Store, mustExist bool) (bool, error) {
 	var (
 		wg        sync.WaitGroup
 		s         below
@@ -174,20 +182,20 @@ func checkNewTable(ctx context.Context, st store.Store, mustExist bool) error {
 	enclosing = enclosingTable(ctx, st)
 	wg.Wait()
 	if enclosing != "" {
-		return fmt.Errorf("%w: %s is inside the table %s; a table is never created inside another (check the table URL)",
+		return s.isTable, fmt.Errorf("%w: %s is inside the table %s; a table is never created inside another (check the table URL)",
 			ErrNestedTable, st.URI(""), enclosing)
 	}
 	if scanErr != nil {
-		return scanErr
+		return false, scanErr
 	}
 	if s.nested != "" {
-		return fmt.Errorf("%w: %s holds the table %s; a table is never created at a prefix that holds tables (check the table URL)",
+		return s.isTable, fmt.Errorf("%w: %s holds the table %s; a table is never created at a prefix that holds tables (check the table URL)",
 			ErrNestedTable, st.URI(""), st.URI(s.nested))
 	}
 	if mustExist && !s.isTable {
-		return fmt.Errorf("%w at %s: no _pswap/table.json and no partition under it", ErrNoTable, st.URI(""))
+		return s.isTable, fmt.Errorf("%w at %s: no _pswap/table.json and no partition under it", ErrNoTable, st.URI(""))
 	}
-	return nil
+	return s.isTable, nil
 }
 
 // enclosingTable returns the URI of a table that encloses st's root, or "".

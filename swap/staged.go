@@ -130,6 +130,9 @@ func (t *Txn) Stage(ctx context.Context, c manifest.Content) error {
 	if t.done {
 		return errors.New("swap: transaction already finished")
 	}
+	if err := t.SettleLegacy(ctx, false); err != nil {
+		return err
+	}
 	t.done = true
 	return t.putStaged(ctx, &c)
 }

@@ -93,6 +93,14 @@ type Options struct {
 	// Kind is recorded in the manifest of a commit (manifest.Kind, e.g.
 	// manifest.KindMerge); "" for a replacing commit.
 	Kind string
+	// DeferLegacy makes Begin read only the pointer's key: when it has no
+	// pointer, the partition's legacy key (a table of the legacy layout,
+	// see package layout) is read only by Txn.SettleLegacy, which the
+	// caller calls once it knows whether the table can have any (its
+	// table.json records that it was created in the table-level layout),
+	// or else by the commit. A table created in that layout so pays no
+	// request for the legacy key.
+	DeferLegacy bool
 }
 
 // Stats counts what a commit did beyond the happy path (Result.Stats).
@@ -222,6 +230,9 @@ type Txn struct {
 	afterManifest func(ctx context.Context, m *manifest.Manifest, deadline time.Time) error
 	// stats counts what this transaction did beyond the happy path.
 	stats Stats
+	// legacyPending: Begin found no pointer at the pointer's key and did
+	// not read the legacy key (Options.DeferLegacy): SettleLegacy does.
+	legacyPending bool
 	// dataLayout is where the generation's data lies
 	// (manifest.Manifest.DataLayout): the table-level layout for a new
 	// generation, the recorded one for a staged generation.
@@ -244,7 +255,22 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 	// even in a fresh process). Nothing is staged before Begin returns, so
 	// the generation's age still counts from before its first file.
 	deadline := env.From(ctx).Now().Add(opts.MaxElapsed)
-	b, err := t.readPointer(ctx, deadline)
+	var (
+		b   Base
+		err error
+	)
+	if opts.DeferLegacy {
+		err = t.policy(deadline, 2).Do(ctx, store.IsRetryable, func(int) (err error) {
+			b, err = readPointerAt(ctx, st, part, layout.PointerKey(part))
+			if errors.Is(err, ErrNoData) {
+				b, err = Base{}, nil
+				t.legacyPending = true
+			}
+			return err
+		})
+	} else {
+		b, err = t.readPointer(ctx, deadline)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +288,39 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 		return nil, err
 	}
 	return t, nil
+}
+
+// SettleLegacy completes a Begin made with Options.DeferLegacy that found
+// no pointer: unless noLegacy (the table records that it has no partition
+// of the legacy layout), it reads the partition's legacy key, and migrates
+// a partition found there (Migrate), whose pointer becomes the base. It
+// is a no-op otherwise, and when called again.
+func (t *Txn) SettleLegacy(ctx context.Context, noLegacy bool) error {
+	if !t.legacyPending {
+		return nil
+	}
+	t.legacyPending = false
+	if noLegacy {
+		return nil
+	}
+	deadline := env.From(ctx).Now().Add(t.opts.MaxElapsed)
+	var b Base
+	err := t.policy(deadline, 2).Do(ctx, store.IsRetryable, func(int) (err error) {
+		b, err = readLegacyPointer(ctx, t.st, t.partition)
+		if errors.Is(err, ErrNoData) {
+			b, err = Base{}, nil
+		}
+		return err
+	})
+	if err != nil || b.Pointer == nil {
+		return err
+	}
+	mr, err := migrateFrom(ctx, t.st, t.partition, b, &t.opts, deadline, &t.stats)
+	if err != nil {
+		return err
+	}
+	t.base = mr.Base
+	return nil
 }
 
 // Partition returns the partition key.
@@ -356,6 +415,9 @@ func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
 func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) {
 	if t.done {
 		return Result{}, errors.New("swap: transaction already finished")
+	}
+	if err := t.SettleLegacy(ctx, false); err != nil {
+		return Result{}, err
 	}
 	t.done = true
 	a := &attempt{t: t, m: m, staged: m.Generation, dataGen: m.DataGen(), deadline: env.From(ctx).Now().Add(t.opts.MaxElapsed)}
