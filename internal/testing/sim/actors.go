@@ -23,6 +23,7 @@ import (
 
 // build creates the actors of the world's configuration.
 func (w *World) build() {
+	w.seedLegacy() // legacy.go
 	add := func(name, kind string, start int, after *actor, killable, window bool, body func(context.Context, *actor) string) *actor {
 		a := &actor{w: w, id: len(w.actors) + 1, name: name, kind: kind, start: start, after: after,
 			killable: killable, window: window, body: body}
@@ -96,6 +97,9 @@ func (w *World) build() {
 	}
 	for i, rs := range w.cfg.Readers {
 		add(fmt.Sprintf("rd%d", i+1), "reader", rs.Start, nil, false, false, w.readerBody(rs))
+	}
+	for i, ms := range w.cfg.Migrators {
+		add(fmt.Sprintf("mg%d", i+1), "migrator", ms.Start, nil, true, true, w.migratorBody(ms)) // legacy.go
 	}
 	for _, p := range pubs {
 		pa := add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot, p.prefetch))

@@ -112,6 +112,9 @@ func (w *World) observePut(r *request) {
 		return
 	}
 	pt := w.truth(part)
+	if w.samePointerVersion(r.key, p, pt) { // legacy.go
+		return
+	}
 	prev := pt.current()
 	switch {
 	case prev == nil && p.Parent != "":
@@ -122,7 +125,7 @@ func (w *World) observePut(r *request) {
 		w.fail("I3", "%s swapped in %s with seq %d after %d swaps", w.curName(), p.Generation, p.Seq, len(pt.hist))
 	}
 	e := histEntry{gen: p.Generation, runID: p.RunID, actor: w.cur, step: w.step, at: w.clock}
-	mo, ok := w.objs[layout.ManifestKey(part, p.Generation)]
+	mo, ok := w.manifestObj(part, p.Generation)
 	if !ok {
 		w.fail("I2", "%s swapped in %s whose manifest does not exist", w.curName(), p.Generation)
 		e.dataGen = p.Generation
@@ -228,6 +231,9 @@ func (w *World) observeDelete(key string) {
 	case kindPointer:
 		w.fail("I5", "%s deleted the pointer of %s", w.curName(), part)
 	case kindManifest:
+		if w.otherCopy(key, part, gen) {
+			return // the manifest stays readable at its other key
+		}
 		gens, _ := w.protected(part)
 		if why, ok := gens[gen]; ok {
 			w.fail("I5", "%s deleted the manifest of %s (%s)", w.curName(), gen, why)
@@ -252,7 +258,7 @@ func (w *World) checkStore() {
 	sort.Strings(parts)
 	for _, part := range parts {
 		w.checks++
-		po, ok := w.objs[layout.PointerKey(part)]
+		po, ok := w.pointerObj(part)
 		if !ok {
 			if len(w.parts[part].hist) > 0 {
 				w.fail("I5", "the pointer of %s is gone", part)
@@ -272,7 +278,7 @@ func (w *World) checkStore() {
 			w.fail("I3", "the pointer of %s names %s, the history says otherwise", part, p.Generation)
 			continue
 		}
-		mo, ok := w.objs[layout.ManifestKey(part, p.Generation)]
+		mo, ok := w.manifestObj(part, p.Generation)
 		if !ok {
 			w.fail("I2", "the manifest of current %s of %s is missing", p.Generation, part)
 			continue

@@ -364,7 +364,7 @@ func (w *World) convergeViews() {
 			continue
 		}
 		want[part] = int64(len(pt.hist))
-		m, err := manifest.Decode(w.objs[layout.ManifestKey(part, cur.gen)].data)
+		m, err := manifest.Decode(w.manifestData(part, cur.gen))
 		if err != nil {
 			continue // I2 says so
 		}
