@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
