@@ -161,9 +161,12 @@ func (m *maintTable) files() map[string]bool {
 
 // objectKind says what an object of a pswap table is, by its path.
 func objectKind(rel string, current map[string]bool) string {
+	if strings.HasPrefix(rel, "metadata/") {
+		return "iceberg-metadata" // the hint's lock included
+	}
 	base := rel[strings.LastIndex(rel, "/")+1:]
 	if strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".pswap-lock") {
-		return "lock" // the file store's lock beside a pointer or the hint
+		return "lock" // the file store's lock beside a pointer
 	}
 	if part, ok := layout.PartitionOf(rel); ok {
 		switch k, _ := layout.Classify(part, rel); k {
