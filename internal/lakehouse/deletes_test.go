@@ -2,6 +2,7 @@ package lakehouse_test
 
 import (
 	"fmt"
+	"github.com/pswap/pswap/internal/layout"
 	"slices"
 	"testing"
 
@@ -218,7 +219,7 @@ func TestDroppedPartitionRecordsDeletions(t *testing.T) {
 	gone := commit(t, mem, "dt=2026-01-01", 5, "a", swap.Options{})
 	publish(t, mem, gone)
 	publish(t, mem, commit(t, mem, "dt=2026-01-02", 3, "b", swap.Options{}))
-	if err := mem.Delete(ctx, "dt=2026-01-01/_pswap/pointer.json"); err != nil {
+	if err := mem.Delete(ctx, layout.PointerKey("dt=2026-01-01")); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil || !r.Changed || r.Partitions != 1 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pswap/pswap/internal/layout"
 	"strings"
 	"testing"
 	"time"
@@ -165,7 +166,7 @@ func (icebergDriver) Check(ctx context.Context, st store.Store) error {
 		if !ok {
 			return fmt.Errorf("v%d names %s, outside the table %s", v, task.File.FilePath(), root)
 		}
-		part, _, _ := strings.Cut(k, "/_pswap/")
+		part, _ := layout.PartitionOf(k)
 		files[part] = append(files[part], k)
 	}
 	var cols []string
