@@ -2,7 +2,6 @@ package lakehouse_test
 
 import (
 	"fmt"
-	"github.com/pswap/pswap/internal/layout"
 	"slices"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"

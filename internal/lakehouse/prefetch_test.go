@@ -3,7 +3,6 @@ package lakehouse_test
 import (
 	"errors"
 	"fmt"
-	"github.com/pswap/pswap/internal/layout"
 	"path"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"

@@ -3,7 +3,6 @@ package lakehouse_test
 import (
 	"errors"
 	"fmt"
-	"github.com/pswap/pswap/internal/layout"
 	"maps"
 	"os"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
@@ -173,7 +173,7 @@ func TestRequestsPerReconcile(t *testing.T) {
 				t.Fatalf("pointer of %s read %d times, want once", part, n)
 			}
 		}
-		groups := (parts + 27) / 28                                             // publishedTable: 28 days a month
+		groups := (parts + 27) / 28 // publishedTable: 28 days a month
 		// + 1: the listing of the manifests (damagedManifests); + 1: the
 		// root's listing for partitions of the legacy layout (swap.ListPointers).
 		if want := 1 + parts + 3 + 1 + 1 + groups + 1 + 4 + 1; st.Total() != want {
