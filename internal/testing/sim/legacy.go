@@ -28,7 +28,7 @@ func (w *World) seedLegacy() {
 		var base *manifest.Pointer
 		etag := ""
 		for g := range w.cfg.LegacyGens {
-			gen := manifest.NewGenerationID()
+			gen := w.newGenerationID()
 			var c manifest.Content
 			sums := sha256.New()
 			for f := range 1 + g%2 {
