@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 )
@@ -22,7 +23,7 @@ func TestAuditShowsUnfinishedUploads(t *testing.T) {
 	const part = "dt=2026-11-28"
 	auditCommit(t, tb, part, "", 3, "a")
 	gen := manifest.NewGenerationID()
-	w, err := tb.Store().NewWriter(ctx, part+"/_pswap/gen/"+gen+"/part-00000.parquet", store.WriterOptions{})
+	w, err := tb.Store().NewWriter(ctx, layout.DataPrefix(part, gen)+"part-00000.parquet", store.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -139,7 +140,7 @@ func TestPublishAuditSupersededAfterMaxAttempts(t *testing.T) {
 	// per round, after its fence), the partition and its audit move on.
 	n := 0
 	dataA := storetest.NewFaulty(data, func(c storetest.Call) storetest.Fault {
-		if c.Op != "get" || c.Key != part+"/_pswap/pointer.json" {
+		if c.Op != "get" || c.Key != layout.PointerKey(part) {
 			return storetest.Fault{}
 		}
 		n++

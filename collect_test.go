@@ -69,7 +69,7 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	b := commit("b", 2)
 	filesOf := func(r pswap.Result) []string {
 		var keys []string
-		for k, err := range mem.List(ctx, "dt=2026-11-01/_pswap/gen/"+r.Generation+"/") {
+		for k, err := range mem.List(ctx, layout.DataPrefix("dt=2026-11-01", r.Generation)) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func TestGCKeepsAProtectedGenerationWhole(t *testing.T) {
 		return res
 	}
 	objectsOf := func(gen string) (keys []string) {
-		for a, err := range mem.List(ctx, part+"/_pswap/") {
+		for a, err := range mem.List(ctx, layout.MetaPrefix(part)) {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
@@ -172,7 +173,7 @@ func TestMergeUnknownOutcomeHonest(t *testing.T) {
 			var mu sync.Mutex
 			lost, failGets := false, 0
 			faulty := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
-				if !strings.HasPrefix(c.Key, "dt=2026-11-27/") || !strings.HasSuffix(c.Key, "pointer.json") {
+				if c.Key != layout.PointerKey("dt=2026-11-27") {
 					return storetest.Fault{}
 				}
 				mu.Lock()

@@ -251,7 +251,11 @@ func (p *Partition) Publish(ctx context.Context, res Result, opts PublishOptions
 func (w *Writer) Publish(ctx context.Context, opts PublishOptions) Publication {
 	var m *manifest.Manifest
 	if w.committed.Changed && w.committed.Staged == w.committed.Generation {
-		m = &manifest.Manifest{Partition: w.p.key, Generation: w.committed.Generation, RunID: w.committed.RunID, Content: w.content}
+		m = &manifest.Manifest{Partition: w.p.key, Generation: w.committed.Generation, RunID: w.committed.RunID, Content: w.content,
+			DataLayout: manifest.DataLayoutTable} // where the writer staged (swap.Txn.DataPrefix)
+		if cm := w.committed.Manifest; cm != nil {
+			m.DataLayout = cm.DataLayout
+		}
 	}
 	if opts.Prefetch == nil {
 		opts.Prefetch = &Prefetch{w.prefetch}

@@ -41,9 +41,10 @@ type OuterStore interface {
 const maxScanKeys = 1000
 
 // Exists reports whether a table exists at t's root: its own marker, the
-// table document _pswap/table.json, or for a table written before
-// table.json existed, a partition pointer (<key>/_pswap/pointer.json)
-// directly under the root. Other objects under the root (an engine's
+// table document _pswap/table.json, a partition pointer of the table-level
+// layout (_pswap/p/<key>/pointer.json), or for a table written before
+// table.json existed, a partition pointer of the legacy layout
+// (<key>/_pswap/pointer.json) directly under the root. Other objects under the root (an engine's
 // files, a folder of tables) are no table. It costs one GET when the
 // table has a table.json; else a listing of the root (its first 1000
 // keys) and one HEAD per partition folder seen in it.
@@ -64,8 +65,9 @@ type below struct {
 }
 
 // scanBelow lists the root's first maxScanKeys keys and stops at the first
-// that decides: a partition pointer (<k=v...>/_pswap/pointer.json: the
-// root is a table), or a _pswap folder below a folder that is not a
+// that decides: table.json or a partition pointer
+// (_pswap/p/<k=v...>/pointer.json, or <k=v...>/_pswap/pointer.json in the
+// legacy layout: the root is a table), or a _pswap folder below a folder that is not a
 // partition's (<prefix>/_pswap/... or <prefix>/<k=v...>/_pswap/...: a table
 // at prefix). The files a first commit staged before it was interrupted
 // (<k=v...>/_pswap/gen/...) decide nothing: for each partition folder seen,
@@ -80,13 +82,20 @@ func scanBelow(ctx context.Context, st store.Store) (below, error) {
 		if n++; n > maxScanKeys {
 			break
 		}
+		if strings.HasPrefix(a.Key, layout.MetaDir+"/") {
+			// The root's own _pswap folder: table.json, or a partition's
+			// state in the table-level layout (what a first commit staged
+			// before it was interrupted decides nothing).
+			if a.Key == tablemeta.Key {
+				return below{isTable: true}, nil
+			}
+			if part, ok := layout.PartitionOfPointerKey(a.Key); ok && a.Key == layout.PointerKey(part) {
+				return below{isTable: true}, nil
+			}
+			continue
+		}
 		dir, _, ok := strings.Cut(a.Key, "/"+layout.MetaDir+"/")
 		if !ok {
-			if strings.HasPrefix(a.Key, layout.MetaDir+"/") {
-				if a.Key == tablemeta.Key {
-					return below{isTable: true}, nil
-				}
-			}
 			continue
 		}
 		if tablePrefix := enclosingPrefix(dir); tablePrefix != "" {
@@ -97,10 +106,10 @@ func scanBelow(ctx context.Context, st store.Store) (below, error) {
 			continue
 		}
 		seen[dir] = true
-		if a.Key == layout.PointerKey(dir) {
+		if a.Key == layout.LegacyPointerKey(dir) {
 			return below{isTable: true}, nil
 		}
-		if _, err := st.Stat(ctx, layout.PointerKey(dir)); err == nil {
+		if _, err := st.Stat(ctx, layout.LegacyPointerKey(dir)); err == nil {
 			return below{isTable: true}, nil
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return below{}, err
@@ -151,6 +160,14 @@ func (t *Table) CheckNewTable(ctx context.Context, mustExist bool) error {
 // A HEAD that fails (a policy that denies reads above the table's prefix)
 // is taken as "no table there".
 func checkNewTable(ctx context.Context, st store.Store, mustExist bool) error {
+	_, err := checkNewTableFound(ctx, st, mustExist)
+	return err
+}
+
+// checkNewTableFound is checkNewTable that also reports whether a table
+// (a partition's pointer, of either layout) was found at the root: false
+// means that the write creates the table, in the table-level layout.
+func checkNewTableFound(ctx context.Context, st store.Store, mustExist bool) (bool, error) {
 	var (
 		wg        sync.WaitGroup
 		s         below
@@ -165,20 +182,20 @@ func checkNewTable(ctx context.Context, st store.Store, mustExist bool) error {
 	enclosing = enclosingTable(ctx, st)
 	wg.Wait()
 	if enclosing != "" {
-		return fmt.Errorf("%w: %s is inside the table %s; a table is never created inside another (check the table URL)",
+		return s.isTable, fmt.Errorf("%w: %s is inside the table %s; a table is never created inside another (check the table URL)",
 			ErrNestedTable, st.URI(""), enclosing)
 	}
 	if scanErr != nil {
-		return scanErr
+		return false, scanErr
 	}
 	if s.nested != "" {
-		return fmt.Errorf("%w: %s holds the table %s; a table is never created at a prefix that holds tables (check the table URL)",
+		return s.isTable, fmt.Errorf("%w: %s holds the table %s; a table is never created at a prefix that holds tables (check the table URL)",
 			ErrNestedTable, st.URI(""), st.URI(s.nested))
 	}
 	if mustExist && !s.isTable {
-		return fmt.Errorf("%w at %s: no _pswap/table.json and no partition under it", ErrNoTable, st.URI(""))
+		return s.isTable, fmt.Errorf("%w at %s: no _pswap/table.json and no partition under it", ErrNoTable, st.URI(""))
 	}
-	return nil
+	return s.isTable, nil
 }
 
 // enclosingTable returns the URI of a table that encloses st's root, or "".
@@ -208,7 +225,8 @@ func enclosingTable(ctx context.Context, st store.Store) string {
 		above := strings.Join(segs[:i], "/")
 		probes = append(probes, probe{above, join(above, tablemeta.Key)})
 		for j := i; j < len(segs) && isPartitionSegment(segs[j]); j++ {
-			probes = append(probes, probe{above, layout.PointerKey(strings.Join(segs[i:j+1], "/"))})
+			// (A table of the table-level layout has a table.json.)
+			probes = append(probes, probe{above, layout.LegacyPointerKey(strings.Join(segs[i:j+1], "/"))})
 			if above != "" {
 				probes[len(probes)-1].key = above + "/" + probes[len(probes)-1].key
 			}

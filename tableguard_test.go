@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/storetest"
@@ -88,15 +89,14 @@ func TestNoTableInsideATable(t *testing.T) {
 	if _, err := writeTo(tb, "dt=2026-11-29", pswap.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// An old table: partitions with pointers, no table.json.
+	// An old table: partitions with pointers of the legacy layout, no
+	// table.json.
 	old := filepath.Join(dir, "old", "orders")
-	ob, _ := openCounting(t, old)
-	if _, err := writeTo(ob, "dt=2026-11-29", pswap.WriteOptions{}); err != nil {
+	ofs, err := filestore.New(old)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(old, "_pswap", "table.json")); err != nil {
-		t.Fatal(err)
-	}
+	swaptest.LegacyPartition(t, ofs, "dt=2026-11-29", 1)
 	for _, tc := range []struct {
 		root, enclosing string
 		inside          bool // inside the enclosing table (else above it)

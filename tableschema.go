@@ -78,15 +78,18 @@ type schemaGuard struct {
 	key  string
 	opts TableOptions
 
-	mu      sync.Mutex
-	table   *tablemeta.Table // current or provisional; nil: absent and no input yet
-	base    *tablemeta.Table // as read at Begin (nil: absent)
-	etag    string           // of the document read; "" when absent
-	create  bool             // absent: create it at commit
-	created bool             // commit created it (this write made the table)
-	evolved []string         // columns this write adds
-	filled  []string         // nullable columns an input lacked, written as NULL (FillMissingNullable)
-	withIDs []staging.Input  // inputs that carry Parquet field ids (publishedIDsAgree)
+	mu     sync.Mutex
+	table  *tablemeta.Table // current or provisional; nil: absent and no input yet
+	base   *tablemeta.Table // as read at Begin (nil: absent)
+	etag   string           // of the document read; "" when absent
+	create bool             // absent: create it at commit
+	// newLayout: the write creates the table (no pointer under its root):
+	// table.json records the table-level layout (tablemeta.LayoutTable).
+	newLayout bool
+	created   bool            // commit created it (this write made the table)
+	evolved   []string        // columns this write adds
+	filled    []string        // nullable columns an input lacked, written as NULL (FillMissingNullable)
+	withIDs   []staging.Input // inputs that carry Parquet field ids (publishedIDsAgree)
 }
 
 // tableRead is the table's metadata as Begin read it.
@@ -324,6 +327,9 @@ func (g *schemaGuard) commit(ctx context.Context, stored *arrow.Schema) error {
 		if g.table.Views == nil {
 			v := tablemeta.DefaultViews() // a new table records its views
 			g.table.Views = &v
+		}
+		if g.newLayout {
+			g.table.Layout = tablemeta.LayoutTable
 		}
 		cur, tag, created, err := tablemeta.Create(ctx, g.st, g.table)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/overlap"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -93,6 +94,10 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		so     = opts.swapOptions()
 		reader = newTableReader(p.t.st, so) // tableschema.go
 	)
+	// The pointer's legacy key (package layout) is read, when the
+	// pointer's has none, only if table.json does not say that the table
+	// was created in the table-level layout (swap.Txn.SettleLegacy).
+	so.DeferLegacy = true
 	overlap.Do(ctx,
 		func() { txn, err = swap.Begin(ctx, p.t.st, p.key, so) },
 		func() { table = reader.read(ctx, 1) },
@@ -106,21 +111,30 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		// the retries of both.
 		table = reader.read(ctx, 0)
 	}
-	if base := txn.Base().Pointer; base != nil && checksum.Algo(base.ContentChecksum) == checksum.RowSum {
-		// The current generation was staged before colsum128: compute its
-		// algorithm as well, so that identical rows are still a no-op.
-		opts.Staging.LegacyChecksum = true
-	}
+	noLegacy := table.t != nil && table.t.Layout == tablemeta.LayoutTable
 	guard, err := beginSchema(table, p.t.st, p.key, opts, &opts.Staging) // tableschema.go
 	if err == nil && guard.create && txn.Base().Pointer == nil {
 		// This write would create the table: not inside another, nor
 		// above others (tableguard.go). A write to a table makes no
-		// request for it.
-		err = checkNewTable(ctx, p.t.st, opts.MustExist)
+		// request for it. A table it creates has no legacy partition.
+		var found bool
+		found, err = checkNewTableFound(ctx, p.t.st, opts.MustExist)
+		guard.newLayout = err == nil && !found
+		noLegacy = noLegacy || guard.newLayout
+	}
+	if err == nil {
+		// The pointer's legacy key (package layout) when the pointer's has
+		// none, unless the table cannot have legacy partitions.
+		err = txn.SettleLegacy(ctx, noLegacy)
 	}
 	if err != nil {
 		txn.Abort(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if base := txn.Base().Pointer; base != nil && checksum.Algo(base.ContentChecksum) == checksum.RowSum {
+		// The current generation was staged before colsum128: compute its
+		// algorithm as well, so that identical rows are still a no-op.
+		opts.Staging.LegacyChecksum = true
 	}
 	var pf *lakehouse.Prefetch
 	if opts.Prefetch != nil {

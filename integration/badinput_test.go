@@ -346,7 +346,7 @@ func corruptPages(t *testing.T) []byte {
 		if r := scratch.runCLI(t, "commit", "--table", scratch.url, "--partition", "dt=2000-01-01", filepath.Join(dir, "big.csv")); r.code != 0 {
 			t.Fatalf("%d %s", r.code, r.stderr)
 		}
-		matches, _ := filepath.Glob(filepath.Join(dir, "t", "dt=2000-01-01", "_pswap", "gen", "*", "part-00000.parquet"))
+		matches, _ := filepath.Glob(filepath.Join(dir, "t", filepath.FromSlash(layout.GenerationsPrefix("dt=2000-01-01")), "*", "part-00000.parquet"))
 		if len(matches) != 1 {
 			t.Fatalf("staged files: %v", matches)
 		}

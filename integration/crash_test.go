@@ -88,7 +88,7 @@ func (c *crash) slowUploads() {
 	if p := c.e.proxy; p != nil {
 		p.SetDelayRange(20*time.Millisecond, 60*time.Millisecond)
 		p.SetRule(func(r faultproxy.Request) faultproxy.Action {
-			if (r.IsPut() || r.IsPart()) && strings.Contains(r.Path, "/_pswap/gen/") {
+			if (r.IsPut() || r.IsPart()) && pathKind(r.Path) == layout.KindData {
 				return faultproxy.Delay
 			}
 			return faultproxy.Pass
@@ -177,7 +177,7 @@ func (c *crash) killCommit(i int, prev tableState, duck bool) tableState {
 			p.SetDelay(500 * time.Millisecond)
 			p.SetOnApplied(func(faultproxy.Request, faultproxy.Action, int) { notify(pointerHit) })
 			p.SetRule(func(r faultproxy.Request) faultproxy.Action {
-				if r.IsPut() && strings.HasSuffix(r.Path, "/_pswap/pointer.json") {
+				if r.IsPut() && pathKind(r.Path) == layout.KindPointer {
 					if act == faultproxy.Delay {
 						notify(pointerHit)
 					}

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -94,9 +93,8 @@ func TestGCUnderFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(a.Key, "/_pswap/gen/") {
-			p := a.Key[:strings.Index(a.Key, "/_pswap/")]
-			gen := strings.SplitN(strings.TrimPrefix(a.Key, layout.GenerationsPrefix(p)), "/", 2)[0]
+		if p, ok := layout.PartitionOf(a.Key); ok && pathKind(a.Key) == layout.KindData {
+			_, gen := layout.Classify(p, a.Key)
 			if !state[p].inHistory(gen) {
 				orphans++
 			}

@@ -20,7 +20,6 @@ import (
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/manifest"
-	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
 )
@@ -303,9 +302,9 @@ func (e *tableEnv) checkLayout(t testing.TB) {
 }
 
 // layoutKey reports whether key (relative to the table root) is something
-// pswap may write: <partition>/_pswap/{pointer.json, manifests/<gen>.json,
-// gen/<gen>/<file>, staged/<gen>.json}, plus the file store's temporary and
-// lock files.
+// pswap may write: a partition's pointer.json, manifests/<gen>.json,
+// gen/<gen>/<file>, staged/<gen>.json in either layout (package layout),
+// plus the file store's temporary and lock files.
 func (e *tableEnv) layoutKey(key string) bool {
 	if e.allowKey != nil && e.allowKey(key) {
 		return true
@@ -324,32 +323,23 @@ func (e *tableEnv) layoutKey(key string) bool {
 		(strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
 		return true
 	}
-	i := strings.Index(key, "/_pswap/")
-	if i <= 0 || partition.Validate(key[:i]) != nil {
+	part, ok := layout.PartitionOf(key)
+	if !ok {
 		return false
 	}
-	part, rest := key[:i], key[i+len("/_pswap/"):]
-	if e.kind == "file" {
-		base := path.Base(rest)
-		if strings.HasPrefix(base, ".") && (strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
-			return store.ValidateKey(path.Dir(key)) == nil
-		}
+	if base := path.Base(key); e.kind == "file" && strings.HasPrefix(base, ".") &&
+		(strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
+		return store.ValidateKey(path.Dir(key)) == nil
 	}
-	genJSON := func(s string) bool {
-		g, ok := strings.CutSuffix(s, ".json")
-		return ok && manifest.ValidateGenerationID(g) == nil
-	}
-	switch {
-	case rest == "pointer.json":
+	switch k, g := layout.Classify(part, key); k {
+	case layout.KindPointer, layout.KindManifest, layout.KindStaged:
 		return true
-	case strings.HasPrefix(rest, "manifests/"):
-		return genJSON(strings.TrimPrefix(rest, "manifests/"))
-	case strings.HasPrefix(rest, "staged/"):
-		return genJSON(strings.TrimPrefix(rest, "staged/"))
-	case strings.HasPrefix(rest, "gen/"):
-		g, f, ok := strings.Cut(strings.TrimPrefix(rest, "gen/"), "/")
-		return ok && manifest.ValidateGenerationID(g) == nil && manifest.ValidateFilePath(f) == nil &&
-			store.ValidateKey(layout.DataPrefix(part, g)+f) == nil
+	case layout.KindData:
+		f := strings.TrimPrefix(key, layout.DataPrefix(part, g))
+		if layout.IsLegacy(key) {
+			f = strings.TrimPrefix(key, layout.LegacyDataPrefix(part, g))
+		}
+		return manifest.ValidateFilePath(f) == nil && store.ValidateKey(key) == nil
 	}
 	return false
 }

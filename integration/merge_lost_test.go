@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/swap"
 )
@@ -32,10 +33,10 @@ func TestMergeLostReplies(t *testing.T) {
 			return r.IsPut() && strings.HasSuffix(r.Path, "/pointer.json")
 		}},
 		{"manifest/drop-reply", faultproxy.DropReply, func(r faultproxy.Request) bool {
-			return r.IsPut() && strings.Contains(r.Path, "/_pswap/manifests/")
+			return r.IsPut() && pathKind(r.Path) == layout.KindManifest
 		}},
 		{"current-data/503", faultproxy.SlowDown, func(r faultproxy.Request) bool {
-			return r.IsRead() && strings.Contains(r.Path, "/_pswap/gen/") && strings.HasSuffix(r.Path, ".parquet")
+			return r.IsRead() && pathKind(r.Path) == layout.KindData && strings.HasSuffix(r.Path, ".parquet")
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

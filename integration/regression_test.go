@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -35,7 +34,7 @@ func TestManifestReadBackFault(t *testing.T) {
 	st := e.viaProxy(t, 1) // no SDK retries: every fault reaches pswap
 	var putDropped, getFailed atomic.Bool
 	e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
-		if !strings.Contains(r.Path, "/_pswap/manifests/") {
+		if pathKind(r.Path) != layout.KindManifest {
 			return faultproxy.Pass
 		}
 		if r.IsPut() && putDropped.CompareAndSwap(false, true) {
@@ -72,7 +71,7 @@ func TestDataPutLostReplyIsNotAFailure(t *testing.T) {
 	st := e.viaProxy(t, 3) // the SDK retries the lost reply itself
 	var dropped atomic.Bool
 	e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
-		if r.IsPut() && strings.Contains(r.Path, "/_pswap/gen/") && dropped.CompareAndSwap(false, true) {
+		if r.IsPut() && pathKind(r.Path) == layout.KindData && dropped.CompareAndSwap(false, true) {
 			return faultproxy.DropReply
 		}
 		return faultproxy.Pass
@@ -102,7 +101,7 @@ func TestDataPutReadBackFault(t *testing.T) {
 	st := e.viaProxy(t, 3)
 	var dropped, getFailed atomic.Bool
 	e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
-		if !strings.Contains(r.Path, "/_pswap/gen/") {
+		if pathKind(r.Path) != layout.KindData {
 			return faultproxy.Pass
 		}
 		if r.IsPut() && dropped.CompareAndSwap(false, true) {
@@ -213,7 +212,7 @@ func TestRollbackRacingGCKeepsDataOfCurrent(t *testing.T) {
 			}}
 			rbStore := &hookStore{Store: e.st,
 				afterPut: func(key string) {
-					if strings.Contains(key, "/_pswap/manifests/") {
+					if pathKind(key) == layout.KindManifest {
 						written.Do(func() { close(rWritten) })
 						if order == "gc-first" {
 							<-gcDone // GC deletes G1 before the rollback looks again
@@ -301,7 +300,7 @@ func TestGCRemovesKilledWritersTempFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Write([]byte("half a parquet file"))
-		m, _ := filepath.Glob(filepath.Join(e.dir, part, "_pswap", "gen", gen, ".*.pswap-tmp"))
+		m, _ := filepath.Glob(filepath.Join(e.dir, filepath.FromSlash(layout.DataPrefix(part, gen)), ".*.pswap-tmp"))
 		if len(m) != 1 {
 			t.Fatalf("temporary files of %s: %v", gen, m)
 		}

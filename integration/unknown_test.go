@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 	"github.com/pswap/pswap/swap"
 )
@@ -21,7 +22,7 @@ import (
 func unknownRule(applied bool) func(faultproxy.Request) faultproxy.Action {
 	var swapped atomic.Bool
 	return func(r faultproxy.Request) faultproxy.Action {
-		if !strings.HasSuffix(r.Path, "/_pswap/pointer.json") {
+		if pathKind(r.Path) != layout.KindPointer {
 			return faultproxy.Pass
 		}
 		switch {
@@ -109,7 +110,7 @@ func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 		e.proxy.SetDelay(delay)
 		e.proxy.SetOnApplied(func(faultproxy.Request, faultproxy.Action, int) { notify(inFlight) })
 		e.proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
-			if r.IsPut() && strings.HasSuffix(r.Path, "/_pswap/pointer.json") {
+			if r.IsPut() && pathKind(r.Path) == layout.KindPointer {
 				if applied {
 					return faultproxy.SlowReply // applied, reply held
 				}

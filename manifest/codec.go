@@ -40,6 +40,9 @@ func Encode(m *Manifest) ([]byte, error) {
 	w.optStr("run_id", c.RunID)
 	w.optStr("rollback_of", c.RollbackOf)
 	w.optStr("kind", c.Kind)
+	if c.DataLayout != 0 {
+		w.int("data_layout", int64(c.DataLayout))
+	}
 	w.time("created_at", c.CreatedAt)
 	w.time("committed_at", c.CommittedAt)
 	w.str("writer", c.Writer)
@@ -135,6 +138,7 @@ func EncodePointer(p *Pointer) ([]byte, error) {
 		}
 		w.buf.WriteString("\n  ]")
 	}
+	w.optStr("moved_to", c.MovedTo)
 	return w.finish("pointer")
 }
 
@@ -222,7 +226,7 @@ func decodeManifest(data []byte) (*Manifest, *Error) {
 		return nil, err
 	}
 	r.Known("format", "version", "partition", "generation", "data_generation", "parent",
-		"run_id", "rollback_of", "kind", "created_at", "committed_at", "writer", "rows", "bytes",
+		"run_id", "rollback_of", "kind", "data_layout", "created_at", "committed_at", "writer", "rows", "bytes",
 		"content_checksum", "schema", "files")
 	m := &Manifest{Format: FormatManifest}
 	m.Version = r.Str("version", true)
@@ -233,6 +237,9 @@ func decodeManifest(data []byte) (*Manifest, *Error) {
 	m.RunID = r.Str("run_id", false)
 	m.RollbackOf = r.Str("rollback_of", false)
 	m.Kind = r.Str("kind", false)
+	if r.Has("data_layout") {
+		m.DataLayout = int(r.Int("data_layout", 8))
+	}
 	m.CreatedAt = r.Time("created_at")
 	m.CommittedAt = r.Time("committed_at")
 	m.Writer = r.Str("writer", true)
@@ -275,7 +282,7 @@ func decodePointer(data []byte) (*Pointer, *Error) {
 	_, minor, _ := strictjson.ParseVersion(p.Version)
 	v11 := minor >= 1
 	known := []string{"format", "version", "partition", "generation", "seq", "parent", "run_id",
-		"rows", "bytes", "content_checksum", "committed_at"}
+		"rows", "bytes", "content_checksum", "committed_at", "moved_to"}
 	if v11 {
 		known = append(known, "files", "history", "history_truncated")
 	}
@@ -289,6 +296,7 @@ func decodePointer(data []byte) (*Pointer, *Error) {
 	p.Bytes = r.Int("bytes", 64)
 	p.ContentChecksum = r.Str("content_checksum", true)
 	p.CommittedAt = r.Time("committed_at")
+	p.MovedTo = r.Str("moved_to", false)
 	if v11 {
 		files := r.Int("files", 64)
 		if r.Err() == nil && (files < 0 || files > MaxFiles) {

@@ -1,12 +1,16 @@
-// Package manifest defines the two JSON documents pswap keeps next to a
-// partition's data, and their strict, versioned encoding:
+// Package manifest defines the two JSON documents pswap keeps for each
+// partition, and their strict, versioned encoding:
 //
 //   - the manifest: the immutable, write-once description of one generation
 //     (one attempt's complete output for one partition), stored at
-//     <table>/<partition>/_pswap/manifests/<generation>.json;
+//     <table>/_pswap/p/<partition>/manifests/<generation>.json;
 //   - the pointer: the partition's only mutable object, naming the current
-//     generation, stored at <table>/<partition>/_pswap/pointer.json and
+//     generation, stored at <table>/_pswap/p/<partition>/pointer.json and
 //     replaced only by a conditional write.
+//
+// Tables written before that layout keep both under the partition's own
+// folder (<table>/<partition>/_pswap/...); package internal/layout spells
+// both layouts, and package swap moves a partition from the older one.
 //
 // Readers resolve pointer -> manifest -> files. Both documents are plain
 // JSON meant to be read by people and tools (jq) as well as by this package;
@@ -46,7 +50,9 @@
 //	                  partition package).
 //	generation        string, required: this generation's id (UUIDv7).
 //	data_generation   string, optional: the generation whose data prefix
-//	                  (<table>/<partition>/_pswap/gen/<id>/) holds the files.
+//	                  (<table>/_pswap/p/<partition>/gen/<id>/, or in the
+//	                  legacy layout <table>/<partition>/_pswap/gen/<id>/:
+//	                  see data_layout) holds the files.
 //	                  Omitted means the generation itself; a rollback names
 //	                  an older generation here and copies its file list.
 //	parent            string, optional: the generation that was current when
@@ -64,6 +70,14 @@
 //	                  parent's whose key the input did not hold, plus the
 //	                  input's). Omitted for a replacing commit. A manifest
 //	                  with a kind is written as version 1.1.
+//	data_layout       integer, optional (version 1.2): 2 when the data
+//	                  generation's files lie under the table-level layout's
+//	                  <table>/_pswap/p/<partition>/gen/<id>/ (DataLayoutTable);
+//	                  omitted for the legacy <table>/<partition>/_pswap/gen/<id>/,
+//	                  where every generation written before that layout lies.
+//	                  A manifest that reuses another generation's data (a
+//	                  rollback, a rebase) copies its data_layout. A manifest
+//	                  with it is written as version 1.2.
 //	created_at        string, required: when the attempt began (UTC).
 //	committed_at      string, required: when the manifest was written (UTC).
 //	writer            string, required (may be empty): the software that wrote
@@ -157,6 +171,14 @@
 //	  committed_at    string: its manifest's committed_at. An entry was
 //	                  current until the next newer entry's committed_at.
 //	  rows            integer: its total rows.
+//	moved_to          string, optional, never in a live pointer: set only in
+//	                  the record a layout migration leaves at a partition's
+//	                  legacy pointer key: the pointer's full content plus the
+//	                  key the pointer moved to. It is a field of no earlier
+//	                  version, and the record keeps version 1.0 or 1.1, so
+//	                  an older reader refuses it (an unknown field of its own
+//	                  minor version) instead of reading or swapping a pointer
+//	                  nobody reads any more.
 //
 // The history is what makes a run id idempotent across later commits: a
 // commit whose run id appears in it is a no-op, whatever committed since,

@@ -29,6 +29,21 @@ const PointerVersion = "1.1"
 // without a kind is written as 1.0.
 const KindVersion = "1.1"
 
+// DataLayoutVersion is the manifest format version written for a manifest
+// whose data lies in the table-level layout (Manifest.DataLayout set):
+// version 1.2 adds the optional field data_layout (beside files[].columns,
+// see StatsVersion: one version adds both). Such a manifest is only
+// ever reached through a pointer under the table's top-level _pswap/
+// folder, which no version before it reads.
+const DataLayoutVersion = "1.2"
+
+// DataLayoutTable is the value of Manifest.DataLayout (and of a staged
+// record's) for a generation whose data lies under the table's top-level
+// _pswap/p/<partition>/gen/<generation>/ folder; 0 (omitted) is the
+// partition's own <partition>/_pswap/gen/<generation>/ folder, where every
+// generation written before that layout lies.
+const DataLayoutTable = 2
+
 // Kinds of generation a manifest records in Manifest.Kind. A commit that
 // replaces the partition with its inputs records none; a rollback is told
 // by RollbackOf.
@@ -118,19 +133,25 @@ func (c *Content) Validate() error {
 // Manifest is the immutable, write-once description of one generation of a
 // partition. See the package documentation for the meaning of each field.
 type Manifest struct {
-	Format         string    `json:"format"`                    // FormatManifest; Encode writes it
-	Version        string    `json:"version"`                   // Encode writes Version; Decode reports the document's
-	Partition      string    `json:"partition"`                 // Hive-style key, e.g. "dt=2026-11-29/hr=13"
-	Generation     string    `json:"generation"`                // UUIDv7, lowercase canonical
-	DataGeneration string    `json:"data_generation,omitempty"` // whose gen/<id>/ prefix holds the files; empty = Generation (a rollback points at an older generation's files)
-	Parent         string    `json:"parent,omitempty"`          // generation that was current when this one began ("" = first)
-	RunID          string    `json:"run_id,omitempty"`
-	RollbackOf     string    `json:"rollback_of,omitempty"`
-	Kind           string    `json:"kind,omitempty"` // how the generation was derived: "" (a replacing commit) or KindMerge
-	Content                  // embedded, fields flattened in JSON
-	CreatedAt      time.Time `json:"created_at"`   // when the attempt began (UTC)
-	CommittedAt    time.Time `json:"committed_at"` // when the manifest was written (UTC)
-	Writer         string    `json:"writer"`       // e.g. "pswap/0.1.0"
+	Format         string `json:"format"`                    // FormatManifest; Encode writes it
+	Version        string `json:"version"`                   // Encode writes Version; Decode reports the document's
+	Partition      string `json:"partition"`                 // Hive-style key, e.g. "dt=2026-11-29/hr=13"
+	Generation     string `json:"generation"`                // UUIDv7, lowercase canonical
+	DataGeneration string `json:"data_generation,omitempty"` // whose gen/<id>/ prefix holds the files; empty = Generation (a rollback points at an older generation's files)
+	Parent         string `json:"parent,omitempty"`          // generation that was current when this one began ("" = first)
+	RunID          string `json:"run_id,omitempty"`
+	RollbackOf     string `json:"rollback_of,omitempty"`
+	Kind           string `json:"kind,omitempty"` // how the generation was derived: "" (a replacing commit) or KindMerge
+	// DataLayout (1.2) says where the data generation's files lie: 0 in
+	// the partition's own _pswap folder, DataLayoutTable under the table's
+	// top-level _pswap/p/ folder (package internal/layout spells both). A
+	// manifest that reuses another generation's data (a rollback, a
+	// rebase) copies that generation's.
+	DataLayout  int       `json:"data_layout,omitempty"`
+	Content               // embedded, fields flattened in JSON
+	CreatedAt   time.Time `json:"created_at"`   // when the attempt began (UTC)
+	CommittedAt time.Time `json:"committed_at"` // when the manifest was written (UTC)
+	Writer      string    `json:"writer"`       // e.g. "pswap/0.1.0"
 }
 
 // EncodedVersion is the version Encode writes for m: the lowest that has
@@ -138,8 +159,8 @@ type Manifest struct {
 // with a kind, else Version).
 func (m *Manifest) EncodedVersion() string {
 	switch {
-	case m.HasStats():
-		return StatsVersion
+	case m.HasStats() || m.DataLayout != 0:
+		return StatsVersion // = DataLayoutVersion: 1.2 adds both
 	case m.Kind != "":
 		return KindVersion
 	}
@@ -271,6 +292,9 @@ func (m *Manifest) validate() *Error {
 	if p := checkPrintable(m.Kind, MaxKindBytes); p != "" {
 		return invalid(doc, "kind", m.Kind, "%s", p)
 	}
+	if m.DataLayout != 0 && m.DataLayout != DataLayoutTable {
+		return invalid(doc, "data_layout", m.DataLayout, "must be %d or omitted", DataLayoutTable)
+	}
 	return nil
 }
 
@@ -384,6 +408,12 @@ type Pointer struct {
 	// entry of History (the bound was reached, or a writer of version 1.0
 	// replaced the pointer on the way and its history was lost).
 	HistoryTruncated bool `json:"history_truncated,omitempty"`
+	// MovedTo is set only in the record a layout migration leaves at a
+	// partition's old pointer key: the pointer's full content plus the key
+	// it moved to. No version before it knows the field, so an older
+	// reader or writer refuses the record instead of committing to a
+	// pointer nobody reads. Empty in every live pointer.
+	MovedTo string `json:"moved_to,omitempty"`
 }
 
 // HistoryEntry is one commit in a pointer's history.
@@ -486,6 +516,9 @@ func (p *Pointer) validate() *Error {
 	}
 	if prob := checkTime(p.CommittedAt); prob != "" {
 		return invalid(doc, "committed_at", nil, "%s", prob)
+	}
+	if prob := checkPrintable(p.MovedTo, 1024); prob != "" {
+		return invalid(doc, "moved_to", p.MovedTo, "%s", prob)
 	}
 	return p.validateHistory(doc)
 }

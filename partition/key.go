@@ -241,6 +241,10 @@ func clip(s string) string {
 	return s[:max] + "..."
 }
 
+// reservedDir is the table's top-level folder of pswap's own state
+// (package internal/layout): no column name may be a prefix of it.
+const reservedDir = "_pswap"
+
 // nameProblem returns why name is not a valid column name, or "".
 func nameProblem(name string) string {
 	if name == "" {
@@ -248,6 +252,12 @@ func nameProblem(name string) string {
 	}
 	switch name[0] {
 	case '_':
+		if strings.HasPrefix(reservedDir, name) {
+			// delta-rs's vacuum spares a top-level "_" folder unless its
+			// path starts with a partition column's name (a bare prefix
+			// match): such a column would expose pswap's own state.
+			return fmt.Sprintf("a leading _ is reserved, and %q is a prefix of %s, the folder that holds pswap's own state", name, reservedDir)
+		}
 		return "a leading _ is reserved"
 	case '.':
 		return "a leading . is not allowed"

@@ -244,6 +244,7 @@ func TestParseLayout(t *testing.T) {
 		{"=2006", "column name"},
 		{"DT=2006-01-02", "lowercase"},
 		{"_dt=2006-01-02", "leading _"},
+		{"_psw=2006-01-02", `column name "_psw": a leading _ is reserved, and "_psw" is a prefix of _pswap`},
 		{"dt=2006-01-02/dt=15", "duplicate"},
 		{"dt=2006-01-02/hr=15/", "not name=format"},
 		{"dt=2006-01-02T15:04", "minutes or seconds"},

@@ -46,6 +46,15 @@
 // The check that every file of a manifest is still in place
 // (one listing) is shared with rollback.
 //
+// Layouts (package layout; migrate.go): every key is under the table's
+// top-level _pswap/p/<partition>/. A partition of a table written before
+// that layout has them under <partition>/_pswap/: readers fall back to
+// those keys (ReadPointer, ReadManifest, ReadStaged, ListPointers), and
+// the first writer that swaps its pointer moves it first (Migrate:
+// copies, a fence that older binaries refuse, the new pointer), crash-safe
+// and idempotent. Data files never move: a manifest says where its data
+// lies (manifest.Manifest.DataLayout).
+//
 // Readers resolve pointer -> manifest -> files (Resolve, two GETs) and never
 // list data prefixes. History walks the manifests' parent chain; Rollback
 // makes an older generation current again with a new, fenced swap.

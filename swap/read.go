@@ -19,11 +19,43 @@ import (
 
 // ReadPointer reads a partition's pointer: one GET. A partition never
 // committed gives ErrNoData (with a zero Base).
+//
+// A partition of a table written before the table-level layout has its
+// pointer at the legacy key (layout.LegacyPointerKey): when the pointer's
+// key has none, the legacy key is read (one more GET), and its pointer is
+// returned with Base.Legacy set. A legacy key that holds a moved record (a
+// migration that stopped between its fence and the new pointer) gives the
+// record's content with Base.Moved set and no ETag: a reader follows it, a
+// writer finishes the move (Migrate) before it swaps.
 func ReadPointer(ctx context.Context, st store.Store, part string) (Base, error) {
 	if err := partition.Validate(part); err != nil {
 		return Base{}, err
 	}
-	data, a, err := store.ReadAll(ctx, st, layout.PointerKey(part))
+	b, err := readPointerAt(ctx, st, part, layout.PointerKey(part))
+	if !errors.Is(err, ErrNoData) {
+		return b, err
+	}
+	return readLegacyPointer(ctx, st, part)
+}
+
+// readLegacyPointer reads the pointer at a partition's legacy key (one GET).
+func readLegacyPointer(ctx context.Context, st store.Store, part string) (Base, error) {
+	b, err := readPointerAt(ctx, st, part, layout.LegacyPointerKey(part))
+	if err != nil {
+		return b, err
+	}
+	if b.Pointer.MovedTo != "" {
+		b.Moved = true
+		b.ETag = "" // the moved record's version fences nothing of ours
+	} else {
+		b.Legacy = true
+	}
+	return b, nil
+}
+
+// readPointerAt reads and decodes the pointer stored at key.
+func readPointerAt(ctx context.Context, st store.Store, part, key string) (Base, error) {
+	data, a, err := store.ReadAll(ctx, st, key)
 	if errors.Is(err, store.ErrNotFound) {
 		return Base{}, fmt.Errorf("%s: %w", part, ErrNoData)
 	}
@@ -32,10 +64,16 @@ func ReadPointer(ctx context.Context, st store.Store, part string) (Base, error)
 	}
 	p, err := manifest.DecodePointer(data)
 	if err != nil {
-		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(layout.PointerKey(part)), ErrCorrupt, err)
+		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(key), ErrCorrupt, err)
 	}
 	if p.Partition != part {
-		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(layout.PointerKey(part)), ErrCorrupt, p.Partition)
+		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(key), ErrCorrupt, p.Partition)
+	}
+	if p.MovedTo != "" && key != layout.LegacyPointerKey(part) {
+		return Base{}, fmt.Errorf("%s: %w: a live pointer carries moved_to", st.URI(key), ErrCorrupt)
+	}
+	if p.MovedTo != "" && p.MovedTo != layout.PointerKey(part) {
+		return Base{}, fmt.Errorf("%s: %w: moved to %q, not to %q", st.URI(key), ErrCorrupt, p.MovedTo, layout.PointerKey(part))
 	}
 	return Base{Pointer: p, ETag: a.ETag, ModTime: a.ModTime, Raw: data}, nil
 }
@@ -54,6 +92,12 @@ func ReadManifestAttrs(ctx context.Context, st store.Store, part, gen string) (*
 	}
 	key := layout.ManifestKey(part, gen)
 	data, a, err := store.ReadAll(ctx, st, key)
+	if errors.Is(err, store.ErrNotFound) {
+		// Not (or not yet) migrated: a legacy partition's manifests stay
+		// at their keys until its migration copies them.
+		key = layout.LegacyManifestKey(part, gen)
+		data, a, err = store.ReadAll(ctx, st, key)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, store.Attrs{}, fmt.Errorf("%s generation %s: %w", part, gen, ErrGenerationNotFound)
 	}
@@ -121,7 +165,7 @@ func Resolve(ctx context.Context, st store.Store, part string) (*Snapshot, error
 }
 
 func fileRefs(st store.Store, m *manifest.Manifest) []FileRef {
-	prefix := layout.DataPrefix(m.Partition, m.DataGen())
+	prefix := layout.DataPrefixOf(m)
 	out := make([]FileRef, len(m.Files))
 	for i, f := range m.Files {
 		k := prefix + f.Path
@@ -191,6 +235,13 @@ func ListPointers(ctx context.Context, st store.Store, prefix string) ([]Listed,
 // pointer read is retried on its own (bounded by opts.MaxAttempts): it
 // costs one more GET, not another listing; a failed listing page fails the
 // listing.
+//
+// Both layouts are walked (package layout): first the partitions under the
+// table's _pswap/p/ folder, then the legacy partition folders at the root,
+// where only a partition the first walk did not find costs its pointer's
+// GET (a partition not yet migrated, Base.Legacy, or one whose migration
+// stopped after its fence, Base.Moved). On a table without legacy
+// partitions the second walk is one listing of the root.
 func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts ListOptions) ([]Listed, error) {
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return nil, fmt.Errorf("list partitions: %w", err)
@@ -199,7 +250,41 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 	if attempts <= 0 {
 		attempts = defaultListReadAttempts
 	}
-	reads := retry.Policy{MaxAttempts: attempts}
+	w := &walker{st: st, reads: retry.Policy{MaxAttempts: attempts}}
+	out, err := w.walk(ctx, layout.PartitionsRoot, prefix, nil, func(ctx context.Context, part string) (Base, error) {
+		return readPointerAt(ctx, st, part, layout.PointerKey(part))
+	})
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string]bool, len(out))
+	for _, l := range out {
+		found[l.Partition] = true
+	}
+	legacy, err := w.walk(ctx, "", prefix, found, func(ctx context.Context, part string) (Base, error) {
+		return readLegacyPointer(ctx, st, part)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, legacy...)
+	slices.SortFunc(out, func(a, b Listed) int { return strings.Compare(a.Partition, b.Partition) })
+	return out, nil
+}
+
+// walker walks one layout's partition folders for ListPointersWith.
+type walker struct {
+	st    store.Store
+	reads retry.Policy
+}
+
+// walk finds the partitions under root+prefix whose pointer read gives a
+// pointer (or ErrCorrupt). root is layout.PartitionsRoot (keys
+// root+partition+"/pointer.json") or "" (the legacy layout, whose
+// partition folders hold a _pswap folder). A partition in skip is known
+// from another walk: neither read nor walked into.
+func (w *walker) walk(ctx context.Context, root, prefix string, skip map[string]bool, read func(context.Context, string) (Base, error)) ([]Listed, error) {
+	st, reads := w.st, w.reads
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -209,8 +294,9 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 		sem  = make(chan struct{}, listConcurrency)
 		fail = func(err error) { cancel(err) }
 	)
-	// visit lists one folder level; known is a partition already found to
-	// have no pointer (the folder being walked), not read again.
+	// visit lists one folder level (prefix relative to root); known is a
+	// partition already found to have no pointer (the folder being
+	// walked), not read again.
 	var visit func(prefix, known string)
 	visit = func(prefix, known string) {
 		type cand struct {
@@ -219,17 +305,23 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 		}
 		sem <- struct{}{}
 		var cands []cand
-		for e, err := range store.ListDelimited(ctx, st, prefix, "/") {
+		for e, err := range store.ListDelimited(ctx, st, root+prefix, "/") {
 			if err != nil {
 				<-sem
-				fail(fmt.Errorf("list partitions under %s: %w", st.URI(prefix), err))
+				fail(fmt.Errorf("list partitions under %s: %w", st.URI(root+prefix), err))
 				return
 			}
+			rel := strings.TrimPrefix(e.Key, root)
 			if !e.IsPrefix {
+				// The pointer of the level's own folder: the listing
+				// prefix reached inside a partition ("dt=X/").
+				if part, ok := layout.PartitionOfPointerKey(e.Key); ok && root != "" && part+"/" == prefix && part != known && partition.Validate(part) == nil {
+					cands = append(cands, cand{part, true})
+				}
 				continue
 			}
-			folder := strings.TrimSuffix(e.Key, "/")
-			if part, ok := strings.CutSuffix(folder, "/"+layout.MetaDir); ok || folder == layout.MetaDir {
+			folder := strings.TrimSuffix(rel, "/")
+			if part, ok := strings.CutSuffix(folder, "/"+layout.MetaDir); root == "" && (ok || folder == layout.MetaDir) {
 				// The pswap folder of the level's own folder: the listing
 				// prefix reached inside a partition ("dt=X/").
 				if ok && part != known && partition.Validate(part) == nil {
@@ -242,6 +334,9 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 		<-sem
 		for _, c := range cands {
 			part, leaf := c.part, c.leaf
+			if skip[part] {
+				continue
+			}
 			if partition.Validate(part) != nil {
 				if !leaf && strings.Contains(part[strings.LastIndex(part, "/")+1:], "=") {
 					wg.Add(1)
@@ -257,7 +352,7 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 				defer wg.Done()
 				var b Base
 				err := reads.Do(ctx, store.IsRetryable, func(int) (err error) {
-					b, err = ReadPointer(ctx, st, part)
+					b, err = read(ctx, part)
 					return err
 				})
 				<-sem
@@ -281,7 +376,6 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b Listed) int { return strings.Compare(a.Partition, b.Partition) })
 	return out, nil
 }
 

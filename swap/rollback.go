@@ -37,7 +37,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 	// its recorded size: one list (the check a staged commit makes too).
 	check := func() {
 		if old, checkErr = ReadManifest(ctx, st, part, to); checkErr == nil {
-			_, checkErr = checkFiles(ctx, st, part, old.DataGen(), old.Files)
+			_, checkErr = checkFiles(ctx, st, part, old.DataGen(), old.DataLayout, old.Files)
 		}
 	}
 	if opts.RunID == "" || opts.Force {
@@ -82,6 +82,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 		RunID:          opts.RunID,
 		RollbackOf:     to,
 		Content:        old.Content,
+		DataLayout:     old.DataLayout,
 	}
 	t.generation = m.Generation
 	t.restore = true // a rollback restores content on purpose, even if identical

@@ -64,8 +64,14 @@ type StagedRecord struct {
 	Equivalent []string `json:"equivalent,omitempty"`
 	// StagedAt is when staging began, by the store's clock.
 	StagedAt time.Time `json:"staged_at"`
+	// DataLayout is where the generation's data lies
+	// (manifest.Manifest.DataLayout); omitted in a record of the legacy
+	// layout.
+	DataLayout int `json:"data_layout,omitempty"`
 
 	legacy bool // decoded from an earlier version's record: no fence
+	// atLegacyKey: read at the partition's legacy key (layout.LegacyStagedKey).
+	atLegacyKey bool
 }
 
 // Validate reports the first problem of a staged record.
@@ -90,6 +96,8 @@ func (r *StagedRecord) Validate() error {
 		return bad("staged_at missing")
 	case len(r.Equivalent) > 4 || (len(r.Equivalent) > 0 && r.Content == nil):
 		return bad("at most 4 equivalent checksums, and only with content")
+	case r.DataLayout != 0 && r.DataLayout != manifest.DataLayoutTable:
+		return bad("data_layout %d, want %d or none", r.DataLayout, manifest.DataLayoutTable)
 	}
 	for _, e := range r.Equivalent {
 		if err := manifest.ValidateContentChecksum(e); err != nil {
@@ -122,13 +130,17 @@ func (t *Txn) Stage(ctx context.Context, c manifest.Content) error {
 	if t.done {
 		return errors.New("swap: transaction already finished")
 	}
+	if err := t.SettleLegacy(ctx, false); err != nil {
+		return err
+	}
 	t.done = true
 	return t.putStaged(ctx, &c)
 }
 
 func (t *Txn) putStaged(ctx context.Context, c *manifest.Content) error {
 	r := &StagedRecord{Format: formatStaged, Version: manifest.Version, Partition: t.partition,
-		Generation: t.generation, Reserved: c == nil, Base: t.base.Pointer, StagedAt: t.began.UTC(), Content: c}
+		Generation: t.generation, Reserved: c == nil, Base: t.base.Pointer, StagedAt: t.began.UTC(), Content: c,
+		DataLayout: t.dataLayout}
 	if r.Base != nil {
 		r.BaseETag = t.base.ETag
 	}
@@ -190,6 +202,13 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 		return nil, fmt.Errorf("%w: %w", ErrGenerationNotFound, err)
 	}
 	data, _, err := store.ReadAll(ctx, st, layout.StagedKey(part, gen))
+	atLegacy := false
+	if errors.Is(err, store.ErrNotFound) {
+		// Staged in the legacy layout (by an older pswap, or before the
+		// partition's migration copied it).
+		data, _, err = store.ReadAll(ctx, st, layout.LegacyStagedKey(part, gen))
+		atLegacy = true
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%s: staged generation %s: %w", part, gen, ErrGenerationNotFound)
 	}
@@ -203,6 +222,7 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 	if r.Partition != part || r.Generation != gen {
 		return nil, fmt.Errorf("%s: staged generation %s records %s/%s: %w", part, gen, r.Partition, r.Generation, ErrCorrupt)
 	}
+	r.atLegacyKey = atLegacy
 	return r, nil
 }
 
@@ -214,8 +234,8 @@ func ReadStaged(ctx context.Context, st store.Store, part, gen string) (*StagedR
 // the files found (zero for none), which dates the generation by the
 // store's clock, and an error matching ErrGenerationNotFound that names the
 // first file missing or changed.
-func checkFiles(ctx context.Context, st store.Store, part, dataGen string, files []manifest.File) (time.Time, error) {
-	prefix := layout.DataPrefix(part, dataGen)
+func checkFiles(ctx context.Context, st store.Store, part, dataGen string, dataLayout int, files []manifest.File) (time.Time, error) {
+	prefix := layout.DataPrefixIn(part, dataGen, dataLayout)
 	have := map[string]store.Attrs{}
 	var oldest time.Time
 	for a, err := range st.List(ctx, prefix) {
@@ -283,7 +303,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 			return Result{}, fmt.Errorf("%s: generation %s is a reservation and nothing can adopt its files", part, gen)
 		}
 		err = reads.Do(ctx, store.IsRetryable, func(int) (err error) {
-			content, oldest, err = adopt(ctx, st, layout.DataPrefix(part, gen))
+			content, oldest, err = adopt(ctx, st, layout.DataPrefixIn(part, gen, rec.DataLayout))
 			return err
 		})
 		if err != nil {
@@ -292,7 +312,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	} else {
 		content = *rec.Content
 		err = reads.Do(ctx, store.IsRetryable, func(int) (err error) {
-			oldest, err = checkFiles(ctx, st, part, gen, content.Files)
+			oldest, err = checkFiles(ctx, st, part, gen, rec.DataLayout, content.Files)
 			return err
 		})
 		if err != nil {
@@ -303,11 +323,29 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 	if !oldest.IsZero() && oldest.Before(began) {
 		began = oldest
 	}
-	t := &Txn{st: st, partition: part, generation: gen, opts: opts, began: began, keepData: true, stats: pre}
-	if rec.legacy {
-		// No fence recorded: fence on the pointer as it is now.
-		if t.base, err = t.readPointer(ctx, env.From(ctx).Now().Add(opts.MaxElapsed)); err != nil {
+	t := &Txn{st: st, partition: part, generation: gen, opts: opts, began: began, keepData: true, stats: pre, dataLayout: rec.DataLayout}
+	if rec.legacy || rec.DataLayout != manifest.DataLayoutTable {
+		// No fence recorded, or one on the pointer at its legacy key (staged
+		// before the partition moved): fence on the pointer as it is now,
+		// which must be the recorded one (same sequence number: a pointer's
+		// content never repeats) unless the policy is Overwrite.
+		deadline := env.From(ctx).Now().Add(opts.MaxElapsed)
+		if t.base, err = t.readPointer(ctx, deadline); err != nil {
 			return Result{}, err
+		}
+		if t.base.Legacy || t.base.Moved {
+			mr, err := migrateFrom(ctx, st, part, t.base, &t.opts, deadline, &t.stats)
+			if err != nil {
+				return Result{}, err
+			}
+			t.base = mr.Base
+		}
+		if !rec.legacy && !sameSeq(rec.Base, t.base.Pointer) {
+			if opts.OnConflict != Overwrite {
+				cur := t.base
+				t.base = Base{Pointer: rec.Base}
+				return Result{}, t.fenced(cur)
+			}
 		}
 	} else {
 		t.base = Base{Pointer: rec.Base, ETag: rec.BaseETag}
@@ -326,7 +364,7 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 			}
 		}
 	}
-	m := &manifest.Manifest{Partition: part, Generation: gen, RunID: opts.RunID, Content: content, CreatedAt: began.UTC()}
+	m := &manifest.Manifest{Partition: part, Generation: gen, RunID: opts.RunID, Content: content, CreatedAt: began.UTC(), DataLayout: rec.DataLayout}
 	res, err := t.commit(ctx, m)
 	if errors.Is(err, ErrCorrupt) {
 		// The manifest exists with other bytes: an earlier run of this
@@ -339,7 +377,18 @@ func CommitStaged(ctx context.Context, st store.Store, part, gen string, opts Op
 		}
 	}
 	if err == nil || errors.Is(err, ErrStaleGeneration) {
-		st.Delete(context.WithoutCancel(ctx), layout.StagedKey(part, gen))
+		// The record where it was read, and its other copy (a record of
+		// the legacy layout copied by a migration since: read first, it
+		// hides the legacy one).
+		keys := []string{layout.StagedKey(part, gen)}
+		if rec.atLegacyKey || rec.DataLayout != manifest.DataLayoutTable {
+			keys = append(keys, layout.LegacyStagedKey(part, gen))
+		}
+		if len(keys) == 1 {
+			st.Delete(context.WithoutCancel(ctx), keys[0])
+		} else {
+			store.DeleteAll(context.WithoutCancel(ctx), st, keys)
+		}
 	}
 	return res, err
 }
@@ -384,7 +433,7 @@ func settleEarlier(ctx context.Context, st store.Store, part, gen string, opts O
 	t.keepData = true
 	t.began = m.CreatedAt
 	m2 := &manifest.Manifest{Partition: part, Generation: env.From(ctx).NewGenerationID(), DataGeneration: gen,
-		RunID: opts.RunID, Content: m.Content, CreatedAt: m.CreatedAt}
+		RunID: opts.RunID, Content: m.Content, CreatedAt: m.CreatedAt, DataLayout: m.DataLayout}
 	t.generation = m2.Generation
 	r, err := t.commit(ctx, m2)
 	r.Staged = gen
@@ -439,4 +488,14 @@ func findCommitted(ctx context.Context, st store.Store, part, gen string, opts O
 		next = m.Parent
 	}
 	return Result{}, false, nil
+}
+
+// sameSeq reports whether two pointers are the same version of a
+// partition's pointer, wherever each was read: equal sequence numbers and
+// generations (a pointer's content never repeats), or both absent.
+func sameSeq(a, b *manifest.Pointer) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Seq == b.Seq && a.Generation == b.Generation
 }

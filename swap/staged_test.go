@@ -196,7 +196,7 @@ func TestCheckFiles(t *testing.T) {
 	etag, _ := manifest.ETagChecksum(a.ETag)
 	files := append([]manifest.File(nil), c.Files...)
 	files[0].Checksum = etag
-	oldest, err := swap.CheckFiles(ctx, st, spart, gen, files)
+	oldest, err := swap.CheckFiles(ctx, st, spart, gen, manifest.DataLayoutTable, files)
 	if err != nil || oldest.IsZero() || oldest.After(time.Now()) {
 		t.Fatalf("CheckFiles: %v, oldest %v", err, oldest)
 	}
@@ -204,12 +204,12 @@ func TestCheckFiles(t *testing.T) {
 	if _, err := st.Put(ctx, prefix+files[0].Path, []byte(strings.Repeat("y", int(files[0].Size))), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := swap.CheckFiles(ctx, st, spart, gen, files); !errors.Is(err, swap.ErrGenerationNotFound) || !strings.Contains(err.Error(), "replaced") {
+	if _, err := swap.CheckFiles(ctx, st, spart, gen, manifest.DataLayoutTable, files); !errors.Is(err, swap.ErrGenerationNotFound) || !strings.Contains(err.Error(), "replaced") {
 		t.Fatalf("replaced file: %v", err)
 	}
 	files[0].Checksum = c.Files[0].Checksum
 	files[1].Size++
-	if _, err := swap.CheckFiles(ctx, st, spart, gen, files); !errors.Is(err, swap.ErrGenerationNotFound) || !strings.Contains(err.Error(), "bytes") {
+	if _, err := swap.CheckFiles(ctx, st, spart, gen, manifest.DataLayoutTable, files); !errors.Is(err, swap.ErrGenerationNotFound) || !strings.Contains(err.Error(), "bytes") {
 		t.Fatalf("size changed: %v", err)
 	}
 }
@@ -285,14 +285,15 @@ func TestCommitStagedLegacyRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := stage(t, txn, 2, "legacy")
+	// Such a record, and its data, lie in the legacy layout.
+	c := swaptest.Stage(t, st, layout.LegacyDataPrefix(spart, txn.Generation()), 2, "legacy")
 	m := &manifest.Manifest{Partition: spart, Generation: txn.Generation(), Content: c,
 		CreatedAt: txn.Began(), CommittedAt: txn.Began(), Writer: "pswap/0.1.0"}
 	data, err := manifest.Encode(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Put(ctx, layout.StagedKey(spart, m.Generation), data, store.PutOptions{}); err != nil {
+	if _, err := st.Put(ctx, layout.LegacyStagedKey(spart, m.Generation), data, store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := swap.CommitStaged(ctx, st, spart, m.Generation, swap.Options{}, nil)

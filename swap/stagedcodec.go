@@ -65,7 +65,7 @@ func readStaged(rd *strictjson.Reader, format string) *StagedRecord {
 	_, ours, _ := strictjson.ParseVersion(manifest.Version)
 	rd.SetLenient(minor > ours) // a newer minor version's additions are ignored
 	rd.Known("format", "version", "partition", "generation", "reserved", "base", "base_etag",
-		"content", "equivalent", "staged_at")
+		"content", "equivalent", "staged_at", "data_layout")
 	r.Partition = rd.Str("partition", true)
 	r.Generation = rd.Str("generation", true)
 	r.Reserved = rd.Bool("reserved", false)
@@ -78,13 +78,16 @@ func readStaged(rd *strictjson.Reader, format string) *StagedRecord {
 	}
 	r.Equivalent = rd.Strings("equivalent", 4)
 	r.StagedAt = rd.Time("staged_at")
+	if rd.Has("data_layout") {
+		r.DataLayout = int(rd.Int("data_layout", 8))
+	}
 	return r
 }
 
 // readPointer reads a pointer as encoding/json writes manifest.Pointer.
 func readPointer(o *strictjson.Reader) *manifest.Pointer {
 	o.Known("format", "version", "partition", "generation", "seq", "parent", "run_id", "rows",
-		"bytes", "files", "content_checksum", "committed_at", "history", "history_truncated")
+		"bytes", "files", "content_checksum", "committed_at", "history", "history_truncated", "moved_to")
 	p := &manifest.Pointer{
 		Format: o.Str("format", true), Version: o.Str("version", true),
 		Partition: o.Str("partition", true), Generation: o.Str("generation", true),

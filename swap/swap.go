@@ -93,6 +93,14 @@ type Options struct {
 	// Kind is recorded in the manifest of a commit (manifest.Kind, e.g.
 	// manifest.KindMerge); "" for a replacing commit.
 	Kind string
+	// DeferLegacy makes Begin read only the pointer's key: when it has no
+	// pointer, the partition's legacy key (a table of the legacy layout,
+	// see package layout) is read only by Txn.SettleLegacy, which the
+	// caller calls once it knows whether the table can have any (its
+	// table.json records that it was created in the table-level layout),
+	// or else by the commit. A table created in that layout so pays no
+	// request for the legacy key.
+	DeferLegacy bool
 }
 
 // Stats counts what a commit did beyond the happy path (Result.Stats).
@@ -191,6 +199,14 @@ type Base struct {
 	ETag    string            // the object's version: the swap is conditional on it
 	ModTime time.Time         // the store's timestamp of the pointer's last write
 	Raw     []byte            // the bytes read
+	// Legacy: the pointer was read at the partition's legacy key (a
+	// partition not yet migrated to the table-level layout, see Migrate).
+	// A writer migrates the partition before it swaps.
+	Legacy bool
+	// Moved: the pointer's content was read from the moved record at the
+	// legacy key (a migration stopped before it created the new pointer);
+	// ETag is empty. A writer finishes the move before it swaps.
+	Moved bool
 }
 
 // Txn is one attempt to replace a partition: Begin, stage files under
@@ -214,6 +230,13 @@ type Txn struct {
 	afterManifest func(ctx context.Context, m *manifest.Manifest, deadline time.Time) error
 	// stats counts what this transaction did beyond the happy path.
 	stats Stats
+	// legacyPending: Begin found no pointer at the pointer's key and did
+	// not read the legacy key (Options.DeferLegacy): SettleLegacy does.
+	legacyPending bool
+	// dataLayout is where the generation's data lies
+	// (manifest.Manifest.DataLayout): the table-level layout for a new
+	// generation, the recorded one for a staged generation.
+	dataLayout int
 }
 
 // Begin reads the partition's pointer (the base of the swap) and allocates a
@@ -226,20 +249,78 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 		return nil, err
 	}
 	opts.defaults()
-	t := &Txn{st: st, partition: part, generation: env.From(ctx).NewGenerationID(), opts: opts}
+	t := &Txn{st: st, partition: part, generation: env.From(ctx).NewGenerationID(), opts: opts, dataLayout: manifest.DataLayoutTable}
 	// The pointer first: its response sets an S3 store's clock, so reading
 	// the clock after it costs no request of its own (3 requests a commit,
 	// even in a fresh process). Nothing is staged before Begin returns, so
 	// the generation's age still counts from before its first file.
-	b, err := t.readPointer(ctx, env.From(ctx).Now().Add(opts.MaxElapsed))
+	deadline := env.From(ctx).Now().Add(opts.MaxElapsed)
+	var (
+		b   Base
+		err error
+	)
+	if opts.DeferLegacy {
+		err = t.policy(deadline, 2).Do(ctx, store.IsRetryable, func(int) (err error) {
+			b, err = readPointerAt(ctx, st, part, layout.PointerKey(part))
+			if errors.Is(err, ErrNoData) {
+				b, err = Base{}, nil
+				t.legacyPending = true
+			}
+			return err
+		})
+	} else {
+		b, err = t.readPointer(ctx, deadline)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if b.Legacy || b.Moved {
+		// A partition of the legacy layout: every swap is of the pointer
+		// at its new key, so move it there first (once per partition).
+		mr, err := migrateFrom(ctx, st, part, b, &t.opts, deadline, &t.stats)
+		if err != nil {
+			return nil, err
+		}
+		b = mr.Base
 	}
 	t.base = b
 	if t.began, err = storeNow(ctx, st); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// SettleLegacy completes a Begin made with Options.DeferLegacy that found
+// no pointer: unless noLegacy (the table records that it has no partition
+// of the legacy layout), it reads the partition's legacy key, and migrates
+// a partition found there (Migrate), whose pointer becomes the base. It
+// is a no-op otherwise, and when called again.
+func (t *Txn) SettleLegacy(ctx context.Context, noLegacy bool) error {
+	if !t.legacyPending {
+		return nil
+	}
+	t.legacyPending = false
+	if noLegacy {
+		return nil
+	}
+	deadline := env.From(ctx).Now().Add(t.opts.MaxElapsed)
+	var b Base
+	err := t.policy(deadline, 2).Do(ctx, store.IsRetryable, func(int) (err error) {
+		b, err = readLegacyPointer(ctx, t.st, t.partition)
+		if errors.Is(err, ErrNoData) {
+			b, err = Base{}, nil
+		}
+		return err
+	})
+	if err != nil || b.Pointer == nil {
+		return err
+	}
+	mr, err := migrateFrom(ctx, t.st, t.partition, b, &t.opts, deadline, &t.stats)
+	if err != nil {
+		return err
+	}
+	t.base = mr.Base
+	return nil
 }
 
 // Partition returns the partition key.
@@ -249,7 +330,9 @@ func (t *Txn) Partition() string { return t.partition }
 func (t *Txn) Generation() string { return t.generation }
 
 // DataPrefix is where the generation's files must be written.
-func (t *Txn) DataPrefix() string { return layout.DataPrefix(t.partition, t.generation) }
+func (t *Txn) DataPrefix() string {
+	return layout.DataPrefixIn(t.partition, t.generation, t.dataLayout)
+}
 
 // Store returns the store of the table.
 func (t *Txn) Store() store.Store { return t.st }
@@ -292,7 +375,7 @@ func (t *Txn) Abort(ctx context.Context) error {
 func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 	var keys []string
 	if dataGen != "" {
-		for a, err := range t.st.List(ctx, layout.DataPrefix(t.partition, dataGen)) {
+		for a, err := range t.st.List(ctx, layout.DataPrefixIn(t.partition, dataGen, t.dataLayout)) {
 			if err != nil {
 				return err
 			}
@@ -321,6 +404,7 @@ func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
 		RunID:      t.opts.RunID,
 		Kind:       t.opts.Kind,
 		Content:    c,
+		DataLayout: t.dataLayout,
 	}
 	return t.commit(ctx, m)
 }
@@ -331,6 +415,9 @@ func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
 func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) {
 	if t.done {
 		return Result{}, errors.New("swap: transaction already finished")
+	}
+	if err := t.SettleLegacy(ctx, false); err != nil {
+		return Result{}, err
 	}
 	t.done = true
 	a := &attempt{t: t, m: m, staged: m.Generation, dataGen: m.DataGen(), deadline: env.From(ctx).Now().Add(t.opts.MaxElapsed)}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
@@ -29,7 +30,7 @@ func TestDryRunIdenticalOnLegacyChecksum(t *testing.T) {
 	if code, _, stderr := invoke(t, nil, "", "commit", "--table", scratch, "--partition", "dt=2026-11-29", csv); code != 0 {
 		t.Fatalf("scratch commit: %d %s", code, stderr)
 	}
-	files, err := filepath.Glob(filepath.Join(scratch, "dt=2026-11-29", "_pswap", "gen", "*", "*.parquet"))
+	files, err := filepath.Glob(filepath.Join(scratch, filepath.FromSlash(layout.GenerationsPrefix("dt=2026-11-29")), "*", "*.parquet"))
 	if err != nil || len(files) != 1 {
 		t.Fatalf("scratch files %v %v", files, err)
 	}

@@ -206,10 +206,11 @@ func errorHint(err error) string {
 		return "the disk that holds the table is full: free space on it (or point --table elsewhere), then re-run the same command " +
 			"(with the same --run-id); nothing was half-written: every object goes to a temporary file first, and the partition still shows what it showed before"
 	case errors.As(err, new(*corruptPointers)):
-		return "a pointer (KEY/_pswap/pointer.json) was damaged outside pswap, which never overwrites one it cannot read; " +
+		return "a pointer (_pswap/p/KEY/pointer.json, or KEY/_pswap/pointer.json in a table not yet moved to that layout) " +
+			"was damaged outside pswap, which never overwrites one it cannot read; " +
 			"restore that object from the store's versioning or a backup (S3: copy its previous version back), " +
 			"then 'pswap history --partition KEY' lists its generations for 'pswap rollback --to GEN'; " +
-			"the partition's data is untouched (one manifest per generation under KEY/_pswap/manifests/)"
+			"the partition's data is untouched (one manifest per generation under _pswap/p/KEY/manifests/)"
 	}
 	if ep := unreachableEndpoint(err); ep != "" {
 		return "nothing answers at " + ep + "; check AWS_ENDPOINT_URL (or the profile's endpoint_url) and that the server is running"

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/testing/faultproxy"
 )
 
@@ -123,7 +124,7 @@ func (tb *table) killBackfill(args []string, part string) int {
 		tb.t.Cleanup(func() { proxy.Close() })
 		proxy.SetDelay(5 * time.Minute)
 		proxy.SetRule(func(r faultproxy.Request) faultproxy.Action {
-			if r.IsPut() && strings.Contains(r.Path, "/"+part+"/_pswap/manifests/") {
+			if r.IsPut() && strings.Contains(r.Path, "/"+layout.ManifestsPrefix(part)) {
 				select {
 				case held <- struct{}{}:
 				default:
@@ -136,7 +137,7 @@ func (tb *table) killBackfill(args []string, part string) int {
 	} else {
 		go func() {
 			for {
-				if m, _ := filepath.Glob(filepath.Join(tb.root, part, "_pswap", "gen", "*", "*.parquet")); len(m) > 0 {
+				if m, _ := filepath.Glob(filepath.Join(tb.root, filepath.FromSlash(layout.GenerationsPrefix(part)), "*", "*.parquet")); len(m) > 0 {
 					held <- struct{}{}
 					return
 				}
@@ -168,7 +169,7 @@ func (tb *table) killBackfill(args []string, part string) int {
 		// The files of the attempt, the temporary file of the upload the
 		// kill cut short included: the audit counts an unfinished upload
 		// as one of the attempt's files.
-		m, _ := filepath.Glob(filepath.Join(tb.root, part, "_pswap", "gen", "*", "*"))
+		m, _ := filepath.Glob(filepath.Join(tb.root, filepath.FromSlash(layout.GenerationsPrefix(part)), "*", "*"))
 		return len(m)
 	}
 	return 3

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/partition"
 )
 
@@ -160,6 +161,28 @@ func (m *maintTable) files() map[string]bool {
 
 // objectKind says what an object of a pswap table is, by its path.
 func objectKind(rel string, current map[string]bool) string {
+	if strings.HasPrefix(rel, "metadata/") {
+		return "iceberg-metadata" // the hint's lock included
+	}
+	base := rel[strings.LastIndex(rel, "/")+1:]
+	if strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".pswap-lock") {
+		return "lock" // the file store's lock beside a pointer
+	}
+	if part, ok := layout.PartitionOf(rel); ok {
+		switch k, _ := layout.Classify(part, rel); k {
+		case layout.KindPointer:
+			return "pointer"
+		case layout.KindManifest:
+			return "manifest"
+		case layout.KindStaged:
+			return "staged"
+		case layout.KindData:
+			if current[rel] {
+				return "current-data"
+			}
+			return "superseded-data"
+		}
+	}
 	switch {
 	case strings.HasPrefix(rel, "_pswap/"):
 		return "table.json"
@@ -167,19 +190,6 @@ func objectKind(rel string, current map[string]bool) string {
 		return "delta-log"
 	case strings.HasPrefix(rel, "metadata/"):
 		return "iceberg-metadata"
-	case strings.HasSuffix(rel, "/_pswap/pointer.json"):
-		return "pointer"
-	case strings.Contains(rel, "/_pswap/manifests/"):
-		return "manifest"
-	case strings.Contains(rel, "/_pswap/staged/"):
-		return "staged"
-	case strings.Contains(rel, "/_pswap/gen/"):
-		if current[rel] {
-			return "current-data"
-		}
-		return "superseded-data"
-	case strings.Contains(rel, "/_pswap/."):
-		return "lock"
 	}
 	return "other"
 }
@@ -504,20 +514,21 @@ var maintMatrix = map[string]maintExpect{
 		broken:  map[string][]maintView{phaseTool: {viewDuckIce, viewPyIce, viewPyIceCat, viewSparkCat}},
 		deletes: []string{"iceberg-metadata"},
 	},
-	// Lite mode: the files the log removed (rollback targets; as gc).
-	"deltars-vacuum": {deletes: []string{"superseded-data"}},
-	// Full mode deletes pswap's own state: the pointers and manifests are
-	// gone, `pswap files` lists nothing, and the next publish drops every
-	// partition from every view (a partition without a pointer leaves the
-	// table). Only a layout with pswap's state under a top-level `_`
-	// folder avoids it (docs/design.md, "Peers' maintenance").
+	// Lite mode: the files the log removed, but only outside a top-level
+	// `_` folder: a generation's data lies under _pswap/p/, which it
+	// spares, so it deletes nothing (it deleted superseded data of the
+	// legacy layout, which a table keeps until gc collects it).
+	"deltars-vacuum": {},
+	// Full mode deletes every file outside a top-level `_` folder that
+	// the log does not name: of a pswap table, only the Iceberg metadata
+	// (pswap's own state lies under the top-level _pswap/, which it
+	// spares; docs/design.md, "Peers' maintenance"). The next publish
+	// writes the metadata again, as after Spark's VACUUM RETAIN 0 HOURS.
+	// Before that layout it deleted the pointers and manifests, and every
+	// view lost every partition.
 	"deltars-vacuum-full": {
-		broken: map[string][]maintView{
-			phaseTool:    {viewPswap, viewDuckIce, viewPyIce, viewPyIceCat, viewSparkCat},
-			phasePublish: maintViews,
-			phaseCommit:  maintViews,
-		},
-		deletes: []string{"iceberg-metadata", "lock", "manifest", "pointer", "superseded-data"},
+		broken:  map[string][]maintView{phaseTool: {viewDuckIce, viewPyIce, viewPyIceCat, viewSparkCat}},
+		deletes: []string{"iceberg-metadata"},
 	},
 	// Skips `_` folders; every metadata file is reachable.
 	"spark-remove-orphan-files": {},

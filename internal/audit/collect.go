@@ -43,7 +43,8 @@ func (o CollectOptions) policy() retry.Policy {
 }
 
 // Collect reads what the store holds of one partition: one listing of its
-// _pswap folder, the pointer, and every manifest and staged record listed
+// folder in each layout (package layout: _pswap/p/<partition>/ and, for a
+// partition written before it, <partition>/_pswap/), the pointer, and every manifest and staged record listed
 // (and every generation of the pointer's history that the listing missed:
 // a commit that landed after the listing). On a store with unfinished
 // uploads (store.UploadLister: S3's multipart uploads, a file system's
@@ -54,9 +55,13 @@ func Collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 	if err := partition.Validate(part); err != nil {
 		return Facts{Partition: part}, err
 	}
-	uploads, err := listUploads(ctx, st, layout.MetaPrefix(part), opts)
-	if err != nil {
-		return Facts{Partition: part}, err
+	uploads := map[string][]store.Upload{}
+	for _, prefix := range layout.MetaPrefixes(part) {
+		u, err := listUploads(ctx, st, prefix, opts)
+		if err != nil {
+			return Facts{Partition: part}, err
+		}
+		uploads[part] = append(uploads[part], u[part]...)
 	}
 	return collect(ctx, st, part, opts, uploads[part])
 }
@@ -103,29 +108,37 @@ func collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 		}
 		hasPointer, manifests, stg = false, nil, nil
 		clear(f.Data)
-		for a, err := range st.List(ctx, layout.MetaPrefix(part)) {
-			if err != nil {
-				return fmt.Errorf("list %s: %w", st.URI(layout.MetaPrefix(part)), err)
-			}
-			kind, gen := layout.Classify(part, a.Key)
-			switch kind {
-			case layout.KindPointer:
-				hasPointer = true
-			case layout.KindManifest:
-				manifests = append(manifests, gen)
-			case layout.KindStaged:
-				stg = append(stg, gen)
-			case layout.KindData:
-				d := f.Data[gen]
-				d.Files++
-				d.Bytes += a.Size
-				if d.Oldest.IsZero() || a.ModTime.Before(d.Oldest) {
-					d.Oldest = a.ModTime
+		for _, prefix := range layout.MetaPrefixes(part) {
+			for a, err := range st.List(ctx, prefix) {
+				if err != nil {
+					return fmt.Errorf("list %s: %w", st.URI(prefix), err)
 				}
-				if a.ModTime.After(d.Newest) {
-					d.Newest = a.ModTime
+				kind, gen := layout.Classify(part, a.Key)
+				switch kind {
+				case layout.KindPointer:
+					hasPointer = true
+				case layout.KindManifest:
+					// A migrated partition's manifests are listed in
+					// both layouts: read once.
+					if !slices.Contains(manifests, gen) {
+						manifests = append(manifests, gen)
+					}
+				case layout.KindStaged:
+					if !slices.Contains(stg, gen) {
+						stg = append(stg, gen)
+					}
+				case layout.KindData:
+					d := f.Data[gen]
+					d.Files++
+					d.Bytes += a.Size
+					if d.Oldest.IsZero() || a.ModTime.Before(d.Oldest) {
+						d.Oldest = a.ModTime
+					}
+					if a.ModTime.After(d.Newest) {
+						d.Newest = a.ModTime
+					}
+					f.Data[gen] = d
 				}
-				f.Data[gen] = d
 			}
 		}
 		return nil
@@ -220,10 +233,12 @@ func collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 }
 
 // Partitions returns the partitions under a key prefix ("" for the whole
-// table) that have a _pswap folder: committed ones, and those where an
-// attempt staged or uploaded something but nothing ever committed (which
-// swap.ListPointers, reading pointers, does not see). It walks the
-// key=value folders with delimited listings: one request per folder.
+// table) that have state of pswap's in either layout (package layout: a
+// folder under the table's _pswap/p/, or a legacy partition folder's
+// _pswap folder): committed ones, and those where an attempt staged or
+// uploaded something but nothing ever committed (which swap.ListPointers,
+// reading pointers, does not see). It walks the key=value folders of both
+// layouts with delimited listings: one request per folder.
 func Partitions(ctx context.Context, st store.Store, prefix string, opts CollectOptions) ([]string, error) {
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
@@ -236,8 +251,11 @@ func Partitions(ctx context.Context, st store.Store, prefix string, opts Collect
 		sem  = make(chan struct{}, opts.conc())
 		pol  = opts.policy()
 	)
-	var visit func(folder string)
-	visit = func(folder string) {
+	// root is "" for the legacy layout's partition folders (each holds a
+	// _pswap folder) or layout.PartitionsRoot for the table-level one
+	// (each holds manifests/, gen/, staged/ or its pointer).
+	var visit func(root, folder string)
+	visit = func(root, folder string) {
 		defer wg.Done()
 		sem <- struct{}{}
 		var children []string
@@ -248,12 +266,18 @@ func Partitions(ctx context.Context, st store.Store, prefix string, opts Collect
 				if err != nil {
 					return fmt.Errorf("list %s: %w", st.URI(folder), err)
 				}
+				name := strings.TrimSuffix(strings.TrimPrefix(e.Key, folder), "/")
 				if !e.IsPrefix {
+					if root != "" && e.Key == folder+"pointer.json" && layout.PointerKey(strings.TrimSuffix(strings.TrimPrefix(folder, root), "/")) == e.Key {
+						found = true
+					}
 					continue
 				}
-				name := strings.TrimSuffix(strings.TrimPrefix(e.Key, folder), "/")
 				switch {
-				case name == layout.MetaDir:
+				case root == "" && name == layout.MetaDir:
+					found = true
+				case root != "" && !strings.Contains(name, "=") && folder != root:
+					// manifests/, gen/, staged/: a partition's state.
 					found = true
 				case strings.Contains(name, "=") && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "."):
 					children = append(children, e.Key)
@@ -266,37 +290,39 @@ func Partitions(ctx context.Context, st store.Store, prefix string, opts Collect
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if part := strings.TrimSuffix(folder, "/"); found && partition.Validate(part) == nil {
+		if part := strings.TrimSuffix(strings.TrimPrefix(folder, root), "/"); found && partition.Validate(part) == nil && !slices.Contains(out, part) {
 			out = append(out, part)
 		}
 		mu.Unlock()
 		for _, c := range children {
 			wg.Add(1)
-			go visit(c)
+			go visit(root, c)
 		}
 	}
-	start := prefix
-	if start != "" && !strings.HasSuffix(start, "/") {
-		// A key prefix such as "dt=2026-11-": list its level and keep the
-		// folders that start with it.
-		i := strings.LastIndex(start, "/") + 1
-		level := start[:i]
-		var firsts []string
-		for e, err := range store.ListDelimited(ctx, st, level, "/") {
-			if err != nil {
-				return nil, fmt.Errorf("list %s: %w", st.URI(level), err)
+	for _, root := range []string{layout.PartitionsRoot, ""} {
+		start := root + prefix
+		if prefix != "" && !strings.HasSuffix(start, "/") {
+			// A key prefix such as "dt=2026-11-": list its level and keep the
+			// folders that start with it.
+			i := strings.LastIndex(start, "/") + 1
+			level := start[:i]
+			var firsts []string
+			for e, err := range store.ListDelimited(ctx, st, level, "/") {
+				if err != nil {
+					return nil, fmt.Errorf("list %s: %w", st.URI(level), err)
+				}
+				if e.IsPrefix && strings.HasPrefix(e.Key, start) && strings.Contains(e.Key[i:], "=") {
+					firsts = append(firsts, e.Key)
+				}
 			}
-			if e.IsPrefix && strings.HasPrefix(e.Key, start) && strings.Contains(e.Key[i:], "=") {
-				firsts = append(firsts, e.Key)
+			for _, f := range firsts {
+				wg.Add(1)
+				go visit(root, f)
 			}
-		}
-		for _, f := range firsts {
+		} else {
 			wg.Add(1)
-			go visit(f)
+			go visit(root, start)
 		}
-	} else {
-		wg.Add(1)
-		go visit(start)
 	}
 	wg.Wait()
 	slices.Sort(out)

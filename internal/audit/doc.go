@@ -3,10 +3,12 @@
 //
 // The rows come from the store only, never from a log: a partition's
 // pointer (its current generation and the history of its last commits),
-// the manifests under _pswap/manifests/ (one per generation that reached
-// its commit), the staged records under _pswap/staged/ (generations made
-// by stage or stage --reserve) and the data folders under _pswap/gen/
-// (every attempt that uploaded a file). Nothing is written on the commit
+// the manifests under manifests/ (one per generation that reached its
+// commit), the staged records under staged/ (generations made by stage or
+// stage --reserve) and the data folders under gen/ (every attempt that
+// uploaded a file), in the partition's folder of either layout (package
+// layout: _pswap/p/<partition>/, or <partition>/_pswap/ of a table
+// written before; a moved partition's copies are read once). Nothing is written on the commit
 // path for the audit.
 //
 //   - A committed generation (in the chain from the pointer through each
@@ -33,8 +35,8 @@
 // upload, a local temporary file: store.UploadLister), which counts as one
 // of its files (DataFolder.Unfinished): it is an uncommitted attempt too.
 //
-// Collect does the I/O for one partition (one listing of its _pswap
-// folder, one GET per manifest and staged record, the pointer's GET, and
+// Collect does the I/O for one partition (one listing of its folder in
+// each layout, one GET per manifest and staged record, the pointer's GET, and
 // on a store with unfinished uploads one listing of them; Table lists
 // those once for the whole table);
 // Derive turns what it read into rows, a pure function.

@@ -25,7 +25,8 @@
 // A schema evolution adds a metaData action with the new schema.
 //
 // Paths are relative to the table root, each segment percent-encoded:
-// dt=2026-11-29/_pswap/gen/<generation>/part-00000.parquet. Delta's
+// _pswap/p/dt=2026-11-29/gen/<generation>/part-00000.parquet (a generation
+// of the legacy layout: dt=2026-11-29/_pswap/gen/...). Delta's
 // hidden-folder rule is about what VACUUM lists, not what a log may name:
 // readers open any path an add names, and VACUUM never lists a folder
 // whose name starts with "_", so the generations, pointers and manifests

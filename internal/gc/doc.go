@@ -5,7 +5,10 @@
 //
 // # What is kept
 //
-// Per partition, GC lists the partition's _pswap folder once, reads the
+// Per partition, GC lists the partition's folder of each layout once
+// (package layout: _pswap/p/<partition>/, and <partition>/_pswap/ of a
+// table written before; a partition found in the legacy layout alone is
+// first moved, swap.Migrate, then listed again), reads the
 // pointer and walks the generation chain (current -> parent -> ...): through
 // the pointer's history (format 1.1: its recent generations with their
 // parents and data generations) for every listed manifest it names, and
@@ -27,15 +30,17 @@
 //     newest one of the chain that does, else the generation's own (a
 //     collected younger generation ended the chain before it).
 //
-// Everything else under the partition's _pswap folder that follows the layout
-// of package swap (layout.Classify: GC spells no key of its own) is deleted, in batches of 1,000 keys (DeleteObjects):
+// Everything else of the partition that follows either layout
+// (layout.Classify: GC spells no key of its own) is deleted, in batches of 1,000 keys (DeleteObjects):
 // manifests first, then the other objects. Keys that do not follow the layout
 // are never touched. Multipart uploads initiated before the same orphan
 // cutoff are aborted (on a file system, the temporary files of writes that
 // never finished: Report.UploadKind says which, UploadBytes their size where
 // the store knows it), and on a store whose folders exist apart from their
 // objects (store.FolderPruner: a file system) the empty generation folders
-// older than it are removed (Report.EmptyFolders).
+// older than it are removed (Report.EmptyFolders). In a moved partition,
+// the legacy copies of manifests and staged records whose copy at the new
+// key was listed are deleted too: every reader reads the new key first.
 //
 // # Ages come from the store
 //

@@ -67,7 +67,7 @@ func ExamplePartition() {
 	fmt.Println("rollback to a collected one:", err != nil)
 	// Output:
 	// dry run: would delete 2 generations, 4 objects
-	// first: dt=2026-11-29/_pswap/manifests
+	// first: _pswap/p/dt=2026-11-29/manifests
 	// kept 2, deleted 2 generations (4 objects)
 	// rollback to the kept one: <nil>
 	// rollback to a collected one: true

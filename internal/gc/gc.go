@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -79,7 +80,7 @@ func Partition(ctx context.Context, st store.Store, part string, opts Options) (
 	if err != nil {
 		return r, err
 	}
-	uploads, uerr := c.listUploads(ctx, layout.MetaPrefix(part))
+	uploads, uerr := c.listUploads(ctx, layout.MetaPrefixes(part)...)
 	r, err = c.collect(ctx, part, nil, time.Time{}, uploads[part])
 	err = errors.Join(err, uerr)
 	if err != nil && r.Error == "" {
@@ -111,7 +112,7 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 	if err != nil {
 		return tr, err
 	}
-	uploads, uerr := c.listUploads(ctx, prefix)
+	uploads, uerr := c.listUploads(ctx, layout.PartitionsRoot+prefix, prefix)
 	run := &tableRun{tr: &tr, errs: []error{uerr}, on: o.OnPartition}
 	listedAt, err := c.now(ctx)
 	if err != nil {
@@ -178,42 +179,115 @@ func (t *tableRun) finish(r Report, err error) {
 }
 
 // sendPartitions lists prefix and sends each partition's objects to jobs,
-// then closes it. The keys of one partition's _pswap folder are contiguous
-// in a lexical listing: each run is sent as soon as it ends, and marked in
-// seen. A run cut short by an error is dropped, never collected.
+// then closes it. A partition's objects lie in two contiguous runs of
+// keys, one per layout (package layout): _pswap/p/<partition>/... in the
+// listing of the table's _pswap/p/ folder, <partition>/_pswap/... in the
+// listing of the legacy partition folders (the root's key=value folders,
+// which a delimited listing finds: one request on a table without any).
+// Both listings order partitions alike, so their runs are merged as they
+// come; each partition is sent as soon as both its runs ended, and marked
+// in seen. A run cut short by an error is dropped, never collected.
 func sendPartitions(ctx context.Context, st store.Store, prefix string, jobs chan<- partJob, seen map[string]bool) error {
 	defer close(jobs)
-	var cur partJob
-	send := func() error {
-		if cur.part == "" {
-			return nil
-		}
-		seen[cur.part] = true
+	send := func(j partJob) error {
+		seen[j.part] = true
 		select {
-		case jobs <- cur:
-			cur = partJob{}
+		case jobs <- j:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	for a, err := range st.List(ctx, prefix) {
-		if err != nil {
-			return fmt.Errorf("gc: list %s: %w", st.URI(prefix), err)
-		}
-		part, ok := layout.PartitionOf(a.Key)
-		if !ok {
-			continue
-		}
-		if part != cur.part {
-			if err := send(); err != nil {
+	nextNew, stopNew := iter.Pull2(partitionRuns(ctx, st, func(yield func(string, error) bool) {
+		yield(layout.PartitionsRoot+prefix, nil)
+	}))
+	defer stopNew()
+	nextOld, stopOld := iter.Pull2(partitionRuns(ctx, st, legacyFolders(ctx, st, prefix)))
+	defer stopOld()
+	a, aerr, aok := nextNew()
+	b, berr, bok := nextOld()
+	for {
+		switch {
+		case aerr != nil:
+			return aerr
+		case berr != nil:
+			return berr
+		case !aok && !bok:
+			return nil
+		case aok && bok && a.part == b.part:
+			a.objs = append(a.objs, b.objs...)
+			if err := send(a); err != nil {
 				return err
 			}
-			cur.part = part
+			a, aerr, aok = nextNew()
+			b, berr, bok = nextOld()
+		case aok && (!bok || a.part+"/" < b.part+"/"):
+			if err := send(a); err != nil {
+				return err
+			}
+			a, aerr, aok = nextNew()
+		default:
+			if err := send(b); err != nil {
+				return err
+			}
+			b, berr, bok = nextOld()
 		}
-		cur.objs = append(cur.objs, a)
 	}
-	return send()
+}
+
+// legacyFolders yields the folders under prefix that can hold partitions
+// of the legacy layout: those whose first segment is a key=value one (not
+// the table's _pswap/, metadata/ or _delta_log/), in lexical order.
+func legacyFolders(ctx context.Context, st store.Store, prefix string) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for e, err := range store.ListDelimited(ctx, st, prefix, "/") {
+			if err != nil {
+				yield("", fmt.Errorf("gc: list %s: %w", st.URI(prefix), err))
+				return
+			}
+			first, _, _ := strings.Cut(e.Key, "/")
+			if !e.IsPrefix || !strings.Contains(first, "=") {
+				continue
+			}
+			if !yield(e.Key, nil) {
+				return
+			}
+		}
+	}
+}
+
+// partitionRuns lists each prefix that prefixes yields, in turn, and
+// yields each partition's run of objects (of one layout) when it ends.
+func partitionRuns(ctx context.Context, st store.Store, prefixes iter.Seq2[string, error]) iter.Seq2[partJob, error] {
+	return func(yield func(partJob, error) bool) {
+		var cur partJob
+		for prefix, err := range prefixes {
+			if err != nil {
+				yield(partJob{}, err)
+				return
+			}
+			for a, err := range st.List(ctx, prefix) {
+				if err != nil {
+					yield(partJob{}, fmt.Errorf("gc: list %s: %w", st.URI(prefix), err))
+					return
+				}
+				part, ok := layout.PartitionOf(a.Key)
+				if !ok {
+					continue
+				}
+				if part != cur.part {
+					if cur.part != "" && !yield(cur, nil) {
+						return
+					}
+					cur = partJob{part: part}
+				}
+				cur.objs = append(cur.objs, a)
+			}
+		}
+		if cur.part != "" {
+			yield(cur, nil)
+		}
+	}
 }
 
 // ValidatePrefix checks a key prefix for Table: a valid store prefix that
@@ -244,21 +318,122 @@ func (c *collector) orphanCutoff(now time.Time) time.Time {
 // the store's clock, or nil to list it now.
 func (c *collector) collect(ctx context.Context, part string, objs []store.Attrs, listedAt time.Time, uploads []store.Upload) (Report, error) {
 	r := Report{Partition: part, DryRun: c.o.DryRun, Kept: []string{}, KeptReasons: map[string]string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
+	if objs != nil && !c.o.DryRun && legacyOnly(part, objs) {
+		// A partition of the legacy layout: move it first (swap.Migrate),
+		// then list it again, copies included.
+		if _, err := swap.Migrate(ctx, c.st, part, swap.Options{}); err != nil {
+			return r, fmt.Errorf("migrate: %w", err)
+		}
+		objs = nil
+	}
 	if objs == nil {
 		var err error
 		if listedAt, err = c.now(ctx); err != nil {
 			return r, err
 		}
-		for a, err := range c.st.List(ctx, layout.MetaPrefix(part)) {
-			if err != nil {
-				return r, fmt.Errorf("list %s: %w", c.st.URI(layout.MetaPrefix(part)), err)
+		if objs, err = c.list(ctx, part); err != nil {
+			return r, err
+		}
+		if !c.o.DryRun && legacyOnly(part, objs) {
+			if _, err := swap.Migrate(ctx, c.st, part, swap.Options{}); err != nil {
+				return r, fmt.Errorf("migrate: %w", err)
 			}
-			objs = append(objs, a)
+			if objs, err = c.list(ctx, part); err != nil {
+				return r, err
+			}
 		}
 	}
 	// Manifests written before listedAt were there for the whole listing.
 	err := c.collectListed(ctx, &r, objs, listedAt.Add(-clockSlack))
+	if err == nil {
+		err = c.dropLegacyCopies(ctx, &r, objs)
+	}
 	return r, errors.Join(err, c.abortUploads(ctx, &r, uploads), c.pruneFolders(ctx, &r))
+}
+
+// dropLegacyCopies deletes, in a migrated partition (its pointer at the
+// new key), the legacy keys of the manifests and staged records whose copy
+// at the new key was listed with the same size: the migration's copies
+// make them redundant (every reader tries the new key first), and what
+// remains of pswap's state outside the table's _pswap folder is then the
+// moved record alone.
+func (c *collector) dropLegacyCopies(ctx context.Context, r *Report, objs []store.Attrs) error {
+	part := r.Partition
+	size := map[string]int64{}
+	for _, a := range objs {
+		size[a.Key] = a.Size
+	}
+	if _, moved := size[layout.PointerKey(part)]; !moved {
+		return nil
+	}
+	deleted := map[string]bool{}
+	for _, k := range r.Keys {
+		deleted[k] = true
+	}
+	var keys []string
+	for _, a := range objs {
+		if !layout.IsLegacy(a.Key) || deleted[a.Key] {
+			continue
+		}
+		var copyKey string
+		switch kd, gen := layout.Classify(part, a.Key); kd {
+		case layout.KindManifest:
+			copyKey = layout.ManifestKey(part, gen)
+		case layout.KindStaged:
+			copyKey = layout.StagedKey(part, gen)
+		default:
+			continue
+		}
+		if n, ok := size[copyKey]; ok && n == a.Size && !deleted[copyKey] {
+			keys = append(keys, a.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := checkKeys(part, keys); err != nil {
+		return err
+	}
+	if !c.o.DryRun {
+		if err := store.DeleteAll(ctx, c.st, keys); err != nil {
+			return fmt.Errorf("delete legacy copies: %w", err)
+		}
+	}
+	for _, k := range keys {
+		r.Keys = append(r.Keys, k)
+		r.Objects++
+		r.Bytes += size[k]
+	}
+	return nil
+}
+
+// list lists a partition's objects, in both layouts.
+func (c *collector) list(ctx context.Context, part string) ([]store.Attrs, error) {
+	var objs []store.Attrs
+	for _, prefix := range layout.MetaPrefixes(part) {
+		for a, err := range c.st.List(ctx, prefix) {
+			if err != nil {
+				return nil, fmt.Errorf("list %s: %w", c.st.URI(prefix), err)
+			}
+			objs = append(objs, a)
+		}
+	}
+	return objs, nil
+}
+
+// legacyOnly reports whether a partition's listing has its pointer at the
+// legacy key only (a partition GC migrates before it collects it).
+func legacyOnly(part string, objs []store.Attrs) bool {
+	legacy, moved := false, false
+	for _, a := range objs {
+		switch a.Key {
+		case layout.LegacyPointerKey(part):
+			legacy = true
+		case layout.PointerKey(part):
+			moved = true
+		}
+	}
+	return legacy && !moved
 }
 
 // pruneFolders removes the partition's empty generation folders older
@@ -274,10 +449,12 @@ func (c *collector) pruneFolders(ctx context.Context, r *Report) error {
 	if err != nil {
 		return err
 	}
-	folders, err := fp.PruneEmptyFolders(ctx, layout.GenerationsPrefix(r.Partition), c.orphanCutoff(now), c.o.DryRun)
-	r.EmptyFolders = append(r.EmptyFolders, folders...)
-	if err != nil {
-		return fmt.Errorf("remove empty folders: %w", err)
+	for _, prefix := range []string{layout.GenerationsPrefix(r.Partition), layout.LegacyGenerationsPrefix(r.Partition)} {
+		folders, err := fp.PruneEmptyFolders(ctx, prefix, c.orphanCutoff(now), c.o.DryRun)
+		r.EmptyFolders = append(r.EmptyFolders, folders...)
+		if err != nil {
+			return fmt.Errorf("remove empty folders: %w", err)
+		}
 	}
 	return nil
 }
@@ -650,20 +827,25 @@ func (c *collector) young(ctx context.Context, part string, objs []store.Attrs, 
 	return out, nil
 }
 
-// listUploads lists the multipart uploads under prefix, by partition. A
-// store without multipart uploads has none.
-func (c *collector) listUploads(ctx context.Context, prefix string) (map[string][]store.Upload, error) {
+// listUploads lists the multipart uploads under each prefix, by
+// partition. A store without multipart uploads has none.
+func (c *collector) listUploads(ctx context.Context, prefixes ...string) (map[string][]store.Upload, error) {
 	ul, ok := c.st.(store.UploadLister)
 	out := map[string][]store.Upload{}
 	if !ok {
 		return out, nil
 	}
-	for u, err := range ul.ListUploads(ctx, prefix) {
-		if err != nil {
-			return out, fmt.Errorf("gc: list multipart uploads: %w", err)
-		}
-		if part, ok := layout.PartitionOf(u.Key); ok {
-			out[part] = append(out[part], u)
+	for i, prefix := range prefixes {
+		for u, err := range ul.ListUploads(ctx, prefix) {
+			if err != nil {
+				return out, fmt.Errorf("gc: list multipart uploads: %w", err)
+			}
+			if i > 0 && strings.HasPrefix(u.Key, layout.PartitionsRoot) {
+				continue // listed under the first prefix already
+			}
+			if part, ok := layout.PartitionOf(u.Key); ok {
+				out[part] = append(out[part], u)
+			}
 		}
 	}
 	return out, nil
@@ -686,7 +868,8 @@ func (c *collector) abortUploads(ctx context.Context, r *Report, uploads []store
 	cutoff := c.orphanCutoff(now)
 	var errs []error
 	for _, u := range uploads {
-		if u.Initiated.IsZero() || !u.Initiated.Before(cutoff) || !strings.HasPrefix(u.Key, layout.MetaPrefix(r.Partition)) {
+		if u.Initiated.IsZero() || !u.Initiated.Before(cutoff) ||
+			!(strings.HasPrefix(u.Key, layout.MetaPrefix(r.Partition)) || strings.HasPrefix(u.Key, layout.LegacyMetaPrefix(r.Partition))) {
 			continue
 		}
 		if !c.o.DryRun {

@@ -221,7 +221,7 @@ func TestRollbackKeepsDataGenAlive(t *testing.T) {
 func writeOrphanManifest(t testing.TB, st store.Store, gen, dataGen, parent string, c manifest.Content) {
 	t.Helper()
 	now := time.Now().UTC()
-	m := &manifest.Manifest{Partition: part, Generation: gen, Parent: parent, Content: c, CreatedAt: now, CommittedAt: now, Writer: "test"}
+	m := &manifest.Manifest{Partition: part, Generation: gen, Parent: parent, Content: c, CreatedAt: now, CommittedAt: now, Writer: "test", DataLayout: manifest.DataLayoutTable}
 	if dataGen != gen {
 		m.DataGeneration = dataGen
 	}

@@ -301,9 +301,10 @@ func (pl *planner) orderKeys() {
 // checkKeys is the last line of defence: whatever the plan says, never the
 // pointer and never anything outside the partition's _pswap folder.
 func checkKeys(part string, keys []string) error {
-	meta := layout.MetaPrefix(part)
+	meta, legacy := layout.MetaPrefix(part), layout.LegacyMetaPrefix(part)
 	for _, k := range keys {
-		if k == layout.PointerKey(part) || !strings.HasPrefix(k, meta) {
+		if k == layout.PointerKey(part) || k == layout.LegacyPointerKey(part) ||
+			!(strings.HasPrefix(k, meta) || strings.HasPrefix(k, legacy)) {
 			return fmt.Errorf("gc %s: internal error: refusing to delete %s", part, k)
 		}
 	}

@@ -150,7 +150,9 @@ func (c *countingStore) total() int { return c.Total() + int(c.batches.Load()) }
 
 func (c *countingStore) reset() { c.Reset(); c.batches.Store(0) }
 
-// What one partition costs: one LIST and one GET of the pointer, whose
+// What one partition costs: one LIST of each layout's folder (package
+// layout: the table-level one and the legacy one) and one GET of the
+// pointer, whose
 // history (format 1.1) names the chain: no manifest is read. To delete: one
 // DeleteObjects for the manifests, one more LIST of the manifests and one
 // DeleteObjects per 1,000 other keys (each batch after the first after a
@@ -162,7 +164,7 @@ func TestRequestCount(t *testing.T) {
 	cs := newCounting(w)
 	r := mustGC(t, cs, part, gc.Options{})
 	got := cs.Counts()
-	if r.Objects != 8*3 || got["list"] != 2 || got["get"] != 1 || cs.batches.Load() != 2 || cs.total() != 5 {
+	if r.Objects != 8*3 || got["list"] != 3 || got["get"] != 1 || cs.batches.Load() != 2 || cs.total() != 6 {
 		t.Fatalf("first run: %v + %d batches, report %+v", got, cs.batches.Load(), r)
 	}
 	// Steady state: the chain ends at a collected manifest without a GET.
@@ -170,11 +172,12 @@ func TestRequestCount(t *testing.T) {
 	if r := mustGC(t, cs, part, gc.Options{}); r.Objects != 0 {
 		t.Fatalf("second run deleted %d", r.Objects)
 	}
-	if got := cs.Counts(); got["list"] != 1 || got["get"] != 1 || cs.total() != 2 {
+	if got := cs.Counts(); got["list"] != 2 || got["get"] != 1 || cs.total() != 3 {
 		t.Fatalf("second run: %v", got)
 	}
 	// Over 1,000 keys: one batch (and one pointer re-read) per 1,000; the
-	// listing of 2,503 objects is 3 pages, and the manifests' 1 more.
+	// listing of 2,503 objects is 3 pages, the legacy folder's 1, and the
+	// manifests' 1 more.
 	part2 := "dt=2026-11-30"
 	mustCommit(t, w, part2, "current")
 	for i := range 2500 {
@@ -187,7 +190,7 @@ func TestRequestCount(t *testing.T) {
 	if r := mustGC(t, cs, part2, gc.Options{}); r.Objects != 2500 || len(r.Orphans) != 2500 {
 		t.Fatalf("report: %d objects, %d orphans", r.Objects, len(r.Orphans))
 	}
-	if got := cs.Counts(); cs.batches.Load() != 3 || got["get"] != 1+2 || got["list"] != 3+1 || got["delete"] != 0 {
+	if got := cs.Counts(); cs.batches.Load() != 3 || got["get"] != 1+2 || got["list"] != 3+1+1 || got["delete"] != 0 {
 		t.Fatalf("2,500 orphans: %v + %d batches", got, cs.batches.Load())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
@@ -218,7 +219,7 @@ func TestDroppedPartitionRecordsDeletions(t *testing.T) {
 	gone := commit(t, mem, "dt=2026-01-01", 5, "a", swap.Options{})
 	publish(t, mem, gone)
 	publish(t, mem, commit(t, mem, "dt=2026-01-02", 3, "b", swap.Options{}))
-	if err := mem.Delete(ctx, "dt=2026-01-01/_pswap/pointer.json"); err != nil {
+	if err := mem.Delete(ctx, layout.PointerKey("dt=2026-01-01")); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil || !r.Changed || r.Partitions != 1 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
@@ -171,8 +172,8 @@ func TestPrefetchFailureAsWithout(t *testing.T) {
 					if i := strings.LastIndex(key, "/"); strings.HasPrefix(key, lakehouse.MetadataPrefix) && i >= 0 {
 						key = key[:i+1] + strings.SplitN(key[i+1:], "-", 2)[0] // names drawn at random
 					}
-					if i := strings.Index(key, "/_pswap/gen/"); i >= 0 {
-						key = key[:i] + "/_pswap/gen/G/" + path.Base(key) // a generation of each run's own
+					if part, ok := layout.PartitionOf(key); ok && strings.HasPrefix(key, layout.GenerationsPrefix(part)) {
+						key = layout.GenerationsPrefix(part) + "G/" + path.Base(key) // a generation of each run's own
 					}
 					calls = append(calls, cl.Op+" "+key)
 					if strings.HasSuffix(cl.Key, "pointer.json") && n < failures {

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
@@ -128,7 +128,7 @@ func pointerReads(mem store.Store) (*storetest.Counting, func() map[string]int) 
 		reads = map[string]int{}
 	)
 	f := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
-		if part, ok := strings.CutSuffix(c.Key, "/_pswap/pointer.json"); ok && c.Op == "get" {
+		if part, ok := layout.PartitionOfPointerKey(c.Key); ok && c.Key == layout.PointerKey(part) && c.Op == "get" {
 			mu.Lock()
 			reads[part]++
 			mu.Unlock()
@@ -173,8 +173,10 @@ func TestRequestsPerReconcile(t *testing.T) {
 				t.Fatalf("pointer of %s read %d times, want once", part, n)
 			}
 		}
-		groups := (parts + 27) / 28                                         // publishedTable: 28 days a month
-		if want := 1 + parts + 3 + 1 + 1 + groups + 4; st.Total() != want { // + 1: the listing of the manifests (damagedManifests)
+		groups := (parts + 27) / 28 // publishedTable: 28 days a month
+		// + 1: the listing of the manifests (damagedManifests); + 1: the
+		// root's listing for partitions of the legacy layout (swap.ListPointers).
+		if want := 1 + parts + 3 + 1 + 1 + groups + 1 + 4 + 1; st.Total() != want {
 			t.Fatalf("%d requests for a reconcile of %d partitions, want %d: %v", st.Total(), parts, want, st.Counts())
 		}
 		if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 {

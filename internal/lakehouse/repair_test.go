@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
@@ -348,7 +349,7 @@ func TestReconcileSkipsCorruptPointer(t *testing.T) {
 		publish(t, mem, commit(t, mem, part, 3+i, "a", swap.Options{}))
 	}
 	commit(t, mem, "dt=2026-01-03", 9, "b", swap.Options{OnConflict: swap.Overwrite}) // not published
-	if _, err := mem.Put(ctx, "dt=2026-01-02/_pswap/pointer.json", []byte("{not json"), store.PutOptions{}); err != nil {
+	if _, err := mem.Put(ctx, layout.PointerKey("dt=2026-01-02"), []byte("{not json"), store.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})

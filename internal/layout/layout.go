@@ -1,8 +1,31 @@
-// Package layout is the layout of a partition on the store: the keys of
-// its pointer, manifests, data generations and staged records, all under
-// its _pswap folder. It is the one place that spells them; every other
-// package (swap, the garbage collector, the Iceberg and Delta publishers,
-// the audit) uses these builders and Classify.
+// Package layout is the layout of pswap's own state on the store: the keys
+// of each partition's pointer, manifests, data generations and staged
+// records. It is the one place that spells them; every other package
+// (swap, the garbage collector, the Iceberg and Delta publishers, the
+// audit) uses these builders and Classify.
+//
+// Everything pswap owns for a partition lives under the table's top-level
+// _pswap/ folder (beside table.json), which every peer's maintenance
+// spares: delta-rs's vacuum spares a path relative to the root that starts
+// with "_", Spark's VACUUM and Iceberg's orphan-file removal a folder whose
+// name starts with "_":
+//
+//	_pswap/p/<partition>/pointer.json               the only mutable object
+//	_pswap/p/<partition>/manifests/<generation>.json write-once
+//	_pswap/p/<partition>/staged/<generation>.json    a staged (or reserved) generation's record
+//	_pswap/p/<partition>/gen/<generation>/<file>     write-once data files of new generations
+//
+// Tables written before that layout keep the same objects in each
+// partition's own _pswap folder (the Legacy* builders):
+//
+//	<partition>/_pswap/pointer.json, manifests/, staged/, gen/
+//
+// A partition moves from the legacy layout to this one by the migration in
+// package swap (swap.Migrate): manifests and staged records are copied,
+// the legacy pointer is replaced by a moved record (Pointer.MovedTo) and
+// the pointer is created at its new key. Data files never move: a manifest
+// says where its data generation lies (manifest.Manifest.DataLayout), and
+// DataPrefixOf resolves it.
 package layout
 
 import (
@@ -12,17 +35,14 @@ import (
 	"github.com/pswap/pswap/partition"
 )
 
-// Everything pswap owns lives under a "_pswap" folder, which Hive-style
-// engines skip:
-//
-//	<partition>/_pswap/pointer.json               the only mutable object
-//	<partition>/_pswap/manifests/<generation>.json write-once
-//	<partition>/_pswap/gen/<generation>/<file>     write-once data files
-//	<partition>/_pswap/staged/<generation>.json    a staged (or reserved) generation's record
-//
-// MetaDir is the name of the folder under each partition that holds
-// everything pswap owns.
+// MetaDir is the name of the folder that holds everything pswap owns: at
+// the table's root (table.json, and every partition's state under
+// PartitionsRoot), and, in the legacy layout, under each partition.
 const MetaDir = metaDir
+
+// PartitionsRoot is the key prefix under which every partition's state
+// lies in the current layout: "_pswap/p/".
+const PartitionsRoot = metaDir + "/p/"
 
 const (
 	metaDir      = "_pswap"
@@ -32,56 +52,131 @@ const (
 	stagedDir    = "staged"
 )
 
+// MetaPrefix is the key prefix of everything pswap keeps for a partition:
+// "_pswap/p/<partition>/".
+func MetaPrefix(part string) string { return PartitionsRoot + part + "/" }
+
 // PointerKey is the store key of a partition's pointer.
-func PointerKey(partition string) string {
-	return partition + "/" + metaDir + "/" + pointerName
-}
+func PointerKey(part string) string { return MetaPrefix(part) + pointerName }
 
 // ManifestKey is the store key of a generation's manifest.
-func ManifestKey(partition, generation string) string {
-	return partition + "/" + metaDir + "/" + manifestsDir + "/" + generation + ".json"
+func ManifestKey(part, generation string) string {
+	return ManifestsPrefix(part) + generation + ".json"
 }
 
 // ManifestsPrefix is the key prefix of all manifests of a partition.
-func ManifestsPrefix(partition string) string {
-	return partition + "/" + metaDir + "/" + manifestsDir + "/"
+func ManifestsPrefix(part string) string { return MetaPrefix(part) + manifestsDir + "/" }
+
+// DataPrefix is the key prefix (ending in "/") under which a new
+// generation's data files are written.
+func DataPrefix(part, generation string) string {
+	return GenerationsPrefix(part) + generation + "/"
 }
 
-// DataPrefix is the key prefix (ending in "/") under which a generation's
-// data files are written.
-func DataPrefix(partition, generation string) string {
-	return partition + "/" + metaDir + "/" + genDir + "/" + generation + "/"
-}
-
-// GenerationsPrefix is the key prefix of all data generations of a partition.
-func GenerationsPrefix(partition string) string {
-	return partition + "/" + metaDir + "/" + genDir + "/"
-}
-
-// MetaPrefix is the key prefix of everything pswap keeps for a partition.
-func MetaPrefix(partition string) string { return partition + "/" + metaDir + "/" }
-
-// PartitionOfPointerKey returns the partition of a pointer key, or false.
-func PartitionOfPointerKey(key string) (string, bool) {
-	return strings.CutSuffix(key, "/"+metaDir+"/"+pointerName)
-}
+// GenerationsPrefix is the key prefix of the data generations written in
+// this layout.
+func GenerationsPrefix(part string) string { return MetaPrefix(part) + genDir + "/" }
 
 // StagedKey is the store key of a staged generation's record.
-func StagedKey(part, gen string) string { return MetaPrefix(part) + stagedDir + "/" + gen + ".json" }
+func StagedKey(part, gen string) string { return StagedPrefix(part) + gen + ".json" }
 
 // StagedPrefix is the key prefix of all staged records of a partition.
 func StagedPrefix(part string) string { return MetaPrefix(part) + stagedDir + "/" }
 
-// metaSep separates a partition key from its _pswap folder in a store key.
+// DataPrefixIn is the data prefix of generation gen of partition part in
+// data layout dataLayout (manifest.Manifest.DataLayout: 0 for the legacy
+// layout, manifest.DataLayoutTable for this one).
+func DataPrefixIn(part, gen string, dataLayout int) string {
+	if dataLayout == manifest.DataLayoutTable {
+		return DataPrefix(part, gen)
+	}
+	return LegacyDataPrefix(part, gen)
+}
+
+// DataPrefixOf is the key prefix under which m's files lie (of its data
+// generation, in the layout the manifest records).
+func DataPrefixOf(m *manifest.Manifest) string {
+	return DataPrefixIn(m.Partition, m.DataGen(), m.DataLayout)
+}
+
+// LegacyMetaPrefix is the key prefix of what the legacy layout keeps for a
+// partition: "<partition>/_pswap/".
+func LegacyMetaPrefix(part string) string { return part + "/" + metaDir + "/" }
+
+// LegacyPointerKey is the key of a partition's pointer in the legacy
+// layout (after its migration, the moved record).
+func LegacyPointerKey(part string) string { return LegacyMetaPrefix(part) + pointerName }
+
+// LegacyManifestKey is the key of a generation's manifest in the legacy
+// layout.
+func LegacyManifestKey(part, gen string) string { return LegacyManifestsPrefix(part) + gen + ".json" }
+
+// LegacyManifestsPrefix is the key prefix of a partition's manifests in the
+// legacy layout.
+func LegacyManifestsPrefix(part string) string { return LegacyMetaPrefix(part) + manifestsDir + "/" }
+
+// LegacyStagedKey is the key of a staged record in the legacy layout.
+func LegacyStagedKey(part, gen string) string { return LegacyStagedPrefix(part) + gen + ".json" }
+
+// LegacyStagedPrefix is the key prefix of a partition's staged records in
+// the legacy layout.
+func LegacyStagedPrefix(part string) string { return LegacyMetaPrefix(part) + stagedDir + "/" }
+
+// LegacyDataPrefix is the data prefix of a generation written in the
+// legacy layout.
+func LegacyDataPrefix(part, gen string) string { return LegacyGenerationsPrefix(part) + gen + "/" }
+
+// LegacyGenerationsPrefix is the key prefix of a partition's data
+// generations in the legacy layout.
+func LegacyGenerationsPrefix(part string) string { return LegacyMetaPrefix(part) + genDir + "/" }
+
+// MetaPrefixes are both prefixes under which a partition's objects can lie:
+// this layout's first, then the legacy one.
+func MetaPrefixes(part string) []string { return []string{MetaPrefix(part), LegacyMetaPrefix(part)} }
+
+// PartitionOfPointerKey returns the partition of a pointer key (of either
+// layout), or false.
+func PartitionOfPointerKey(key string) (string, bool) {
+	if rest, ok := strings.CutPrefix(key, PartitionsRoot); ok {
+		return strings.CutSuffix(rest, "/"+pointerName)
+	}
+	return strings.CutSuffix(key, "/"+metaDir+"/"+pointerName)
+}
+
+// metaSep separates a partition key from its _pswap folder in a legacy key.
 const metaSep = "/" + metaDir + "/"
 
-// InsideMeta reports whether a key prefix reaches inside some partition's
-// _pswap folder (and so selects only part of a partition's objects).
-func InsideMeta(prefix string) bool { return strings.Contains("/"+prefix, metaSep) }
+// InsideMeta reports whether a key prefix reaches inside pswap's own
+// folders (a partition's legacy _pswap folder, or the table's top-level
+// one) and so selects only part of a partition's objects.
+func InsideMeta(prefix string) bool {
+	return strings.Contains("/"+prefix, metaSep) || prefix == metaDir
+}
 
-// PartitionOf returns the partition whose _pswap folder holds key (the
-// first "/_pswap/" in it), or false when key lies in no valid partition's.
+// PartitionOf returns the partition whose state holds key, in either
+// layout, or false when key lies in no valid partition's. In this layout
+// the partition is the run of key=value segments after "_pswap/p/"; in the
+// legacy one, what precedes the first "/_pswap/".
 func PartitionOf(key string) (string, bool) {
+	if rest, ok := strings.CutPrefix(key, PartitionsRoot); ok {
+		i, n := 0, 0
+		for {
+			j := strings.IndexByte(rest[i:], '/')
+			if j < 0 || !strings.Contains(rest[i:i+j], "=") {
+				break
+			}
+			i += j + 1
+			n++
+		}
+		if n == 0 {
+			return "", false
+		}
+		part := rest[:i-1]
+		return part, partition.Validate(part) == nil
+	}
+	if strings.HasPrefix(key, metaDir+"/") {
+		return "", false
+	}
 	i := strings.Index(key, metaSep)
 	if i <= 0 {
 		return "", false
@@ -90,12 +185,12 @@ func PartitionOf(key string) (string, bool) {
 	return part, partition.Validate(part) == nil
 }
 
-// Kind is what an object under a partition's _pswap folder is.
+// Kind is what an object of a partition's state is.
 type Kind int
 
 const (
 	KindOther    Kind = iota // not pswap's layout: never touched
-	KindPointer              // pointer.json: never touched by GC
+	KindPointer              // pointer.json (or a legacy moved record): never touched by GC
 	KindManifest             // manifests/<gen>.json
 	KindData                 // gen/<gen>/<file>
 	KindStaged               // staged/<gen>.json
@@ -105,28 +200,45 @@ func (k Kind) String() string {
 	return [...]string{"other", "pointer", "manifest", "data", "staged"}[k]
 }
 
-// Classify parses a key of partition part by this layout and returns its
+// Classify parses a key of partition part by either layout and returns its
 // kind and the generation id it belongs to ("" for the pointer and for
-// KindOther). A key whose generation id is not canonical is KindOther.
+// KindOther). A key whose generation id is not canonical is KindOther. A
+// manifest or staged record copied by a migration has a key in each
+// layout, both of the same kind and generation.
 func Classify(part, key string) (Kind, string) {
-	if key == PointerKey(part) {
+	for _, meta := range MetaPrefixes(part) {
+		if rest, ok := strings.CutPrefix(key, meta); ok {
+			return classifyRest(rest)
+		}
+	}
+	return KindOther, ""
+}
+
+// IsLegacy reports whether key lies in the legacy layout (under some
+// partition's own _pswap folder).
+func IsLegacy(key string) bool {
+	return !strings.HasPrefix(key, metaDir+"/") && strings.Contains(key, metaSep)
+}
+
+func classifyRest(rest string) (Kind, string) {
+	if rest == pointerName {
 		return KindPointer, ""
 	}
-	if rest, ok := strings.CutPrefix(key, ManifestsPrefix(part)); ok {
-		if gen, ok := strings.CutSuffix(rest, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
+	if r, ok := strings.CutPrefix(rest, manifestsDir+"/"); ok {
+		if gen, ok := strings.CutSuffix(r, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
 			return KindManifest, gen
 		}
 		return KindOther, ""
 	}
-	if rest, ok := strings.CutPrefix(key, GenerationsPrefix(part)); ok {
-		gen, file, ok := strings.Cut(rest, "/")
+	if r, ok := strings.CutPrefix(rest, genDir+"/"); ok {
+		gen, file, ok := strings.Cut(r, "/")
 		if ok && file != "" && manifest.ValidateGenerationID(gen) == nil {
 			return KindData, gen
 		}
 		return KindOther, ""
 	}
-	if rest, ok := strings.CutPrefix(key, StagedPrefix(part)); ok {
-		if gen, ok := strings.CutSuffix(rest, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
+	if r, ok := strings.CutPrefix(rest, stagedDir+"/"); ok {
+		if gen, ok := strings.CutSuffix(r, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
 			return KindStaged, gen
 		}
 	}

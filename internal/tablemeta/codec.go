@@ -29,6 +29,7 @@ func Encode(t *Table) ([]byte, error) {
 		w.Views = &wireViews{Iceberg: v.Iceberg, Delta: v.Delta, Catalogs: v.Catalogs}
 	}
 	w.PublishedIDs = t.PublishedIDs
+	w.Layout = t.Layout
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -52,6 +53,7 @@ type wireTable struct {
 	Schema           []wireField   `json:"schema"`
 	Views            *wireViews    `json:"views,omitempty"`
 	PublishedIDs     bool          `json:"published_ids,omitempty"`
+	Layout           int           `json:"layout,omitempty"`
 }
 
 type wireViews struct {
@@ -174,7 +176,7 @@ func decode(data []byte) (*Table, *Error) {
 		return nil, verr.(*Error)
 	}
 	r.SetLenient(newer)
-	r.Known("format", "version", "partition_columns", "time_zone", "schema_id", "last_column_id", "schema", "views", "published_ids")
+	r.Known("format", "version", "partition_columns", "time_zone", "schema_id", "last_column_id", "schema", "views", "published_ids", "layout")
 	t := &Table{Format: Format, Version: version}
 	for _, o := range r.Objects("partition_columns", MaxFields, "entries") {
 		o.Known("id", "name", "type", "layout")
@@ -186,6 +188,9 @@ func decode(data []byte) (*Table, *Error) {
 	t.SchemaID = int(r.Int("schema_id", 32))
 	t.LastColumnID = int(r.Int("last_column_id", 32))
 	t.Schema.Fields = readFields(r, "schema", 0)
+	if r.Has("layout") {
+		t.Layout = int(r.Int("layout", 8))
+	}
 	if r.Has("views") {
 		if o := r.Object("views", true); o != nil {
 			o.Known("iceberg", "delta", "catalogs")

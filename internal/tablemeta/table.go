@@ -94,7 +94,16 @@ type Table struct {
 	// table.json held ids), so a check of Parquet field ids must read the
 	// published schema instead.
 	PublishedIDs bool
+	// Layout is LayoutTable when the table was created in the table-level
+	// layout (package internal/layout): it has no partition of the legacy
+	// one, so a writer never looks for a legacy pointer. Optional (0: the
+	// table may have legacy partitions; an older pswap that rewrites the
+	// document drops the field, which only costs that look again).
+	Layout int
 }
+
+// LayoutTable is Table.Layout of a table created in the table-level layout.
+const LayoutTable = 2
 
 // PartitionColumn is one column of the table's partition keys.
 type PartitionColumn struct {
@@ -127,6 +136,9 @@ func (t *Table) Clone() *Table {
 func (t *Table) Validate() error {
 	if t == nil {
 		return invalid("document", "nil table")
+	}
+	if t.Layout != 0 && t.Layout != LayoutTable {
+		return invalid("layout", "%d, want %d or none", t.Layout, LayoutTable)
 	}
 	if t.Format != "" && t.Format != Format {
 		return invalid("format", "%q, want %q", t.Format, Format)

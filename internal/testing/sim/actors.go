@@ -14,6 +14,7 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/gc"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
@@ -22,6 +23,7 @@ import (
 
 // build creates the actors of the world's configuration.
 func (w *World) build() {
+	w.seedLegacy() // legacy.go
 	add := func(name, kind string, start int, after *actor, killable, window bool, body func(context.Context, *actor) string) *actor {
 		a := &actor{w: w, id: len(w.actors) + 1, name: name, kind: kind, start: start, after: after,
 			killable: killable, window: window, body: body}
@@ -95,6 +97,9 @@ func (w *World) build() {
 	}
 	for i, rs := range w.cfg.Readers {
 		add(fmt.Sprintf("rd%d", i+1), "reader", rs.Start, nil, false, false, w.readerBody(rs))
+	}
+	for i, ms := range w.cfg.Migrators {
+		add(fmt.Sprintf("mg%d", i+1), "migrator", ms.Start, nil, true, true, w.migratorBody(ms)) // legacy.go
 	}
 	for _, p := range pubs {
 		pa := add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot, p.prefetch))
@@ -656,7 +661,7 @@ func (w *World) plantedServe(a *actor, r *request) (served, hit bool) {
 			}
 			return false, false
 		}
-		if !strings.HasSuffix(r.key, "/_pswap/manifests/") {
+		if part, ok := layout.PartitionOf(r.key); !ok || r.key != layout.ManifestsPrefix(part) {
 			return false, false
 		}
 		w.apply(r)

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pswap/pswap/internal/layout"
-
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -214,7 +212,7 @@ func (w *World) startReconcile() reconcileStart {
 // hasFiles reports whether a generation's manifest names files (a
 // generation without any has no Iceberg manifest).
 func (w *World) hasFiles(part, gen string) bool {
-	mo, ok := w.objs[layout.ManifestKey(part, gen)]
+	mo, ok := w.manifestObj(part, gen)
 	if !ok {
 		return false
 	}

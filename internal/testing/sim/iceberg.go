@@ -478,10 +478,10 @@ func (w *World) converge() {
 	for _, part := range w.partNames() {
 		want, wantRows := map[string]bool{}, int64(0)
 		if cur := w.truth(part).current(); cur != nil {
-			if mo, ok := w.objs[layout.ManifestKey(part, cur.gen)]; ok {
+			if mo, ok := w.manifestObj(part, cur.gen); ok {
 				if m, err := manifest.Decode(mo.data); err == nil {
 					for _, f := range m.Files {
-						want[layout.DataPrefix(part, m.DataGen())+f.Path] = true
+						want[layout.DataPrefixOf(m)+f.Path] = true
 					}
 					wantRows = m.Rows
 				}

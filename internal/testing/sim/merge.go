@@ -177,7 +177,7 @@ func sortRows(rs []Row) {
 // rowsOf reads a generation's rows from the store's objects (no request),
 // with parquet-go, which shares no code with the merge's Arrow reader.
 func (w *World) rowsOf(part, gen string) ([]Row, error) {
-	mo, ok := w.objs[layout.ManifestKey(part, gen)]
+	mo, ok := w.manifestObj(part, gen)
 	if !ok {
 		return nil, fmt.Errorf("no manifest")
 	}
@@ -187,7 +187,7 @@ func (w *World) rowsOf(part, gen string) ([]Row, error) {
 	}
 	var rows []Row
 	for _, f := range m.Files {
-		o, ok := w.objs[layout.DataPrefix(part, m.DataGen())+f.Path]
+		o, ok := w.objs[layout.DataPrefixOf(m)+f.Path]
 		if !ok {
 			return nil, fmt.Errorf("file %s is missing", f.Path)
 		}

@@ -142,6 +142,14 @@ type Config struct {
 	CommitWindow time.Duration
 	// GC is the collectors' options (Concurrency 1; ages in simulated time).
 	GC gc.Options
+	// LegacyGens: every partition starts with this many generations
+	// committed in the legacy layout (package layout), as a pswap of that
+	// layout wrote them, so that the writers, GC and the Migrators move
+	// them (swap.Migrate) while the others run.
+	LegacyGens int
+	// Migrators run swap.Migrate on a partition (the first writer of the
+	// new layout does the same before its swap).
+	Migrators []ActorSpec
 	// StrictRunIDs: a run id commits at most once per partition across the
 	// whole history (issue 12). Without it, only while it is current.
 	StrictRunIDs bool
@@ -292,6 +300,14 @@ func Scenario(seed uint64) Config {
 			rs.Sleep = time.Duration(r.IntN(5)) * time.Second
 		}
 		c.Readers = append(c.Readers, rs)
+	}
+	// A quarter of the seeds start from a table of the legacy layout, with
+	// a migrator or two beside the writers: a stream of their own.
+	if lg := rand.New(rand.NewPCG(seed, 0x1e6a)); lg.IntN(4) == 0 {
+		c.LegacyGens = 1 + lg.IntN(3)
+		for range 1 + lg.IntN(2) {
+			c.Migrators = append(c.Migrators, ActorSpec{Partition: c.Partitions[lg.IntN(len(c.Partitions))], Start: lg.IntN(40)})
+		}
 	}
 	// A third of the seeds focus on one race, drawn from a stream of their
 	// own so that the others stay as they were.

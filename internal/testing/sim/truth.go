@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/pswap/pswap/internal/layout"
@@ -55,21 +54,19 @@ func isPointerKey(key string) bool {
 	return ok
 }
 
-// classify returns a key's partition, kind and generation.
+// classify returns a key's partition, kind and generation (in either
+// layout of package layout).
 func classify(key string) (part string, kind int, gen string) {
-	if p, ok := layout.PartitionOfPointerKey(key); ok {
-		return p, kindPointer, ""
-	}
-	i := strings.Index(key, "/_pswap/")
-	if i <= 0 {
+	part, ok := layout.PartitionOf(key)
+	if !ok {
 		return "", kindOther, ""
 	}
-	part = key[:i]
-	switch rest := key[len(layout.MetaPrefix(part)):]; {
-	case strings.HasPrefix(rest, "manifests/") && strings.HasSuffix(rest, ".json"):
-		return part, kindManifest, strings.TrimSuffix(strings.TrimPrefix(rest, "manifests/"), ".json")
-	case strings.HasPrefix(rest, "gen/"):
-		g, _, _ := strings.Cut(strings.TrimPrefix(rest, "gen/"), "/")
+	switch k, g := layout.Classify(part, key); k {
+	case layout.KindPointer:
+		return part, kindPointer, ""
+	case layout.KindManifest:
+		return part, kindManifest, g
+	case layout.KindData:
 		return part, kindData, g
 	}
 	return part, kindOther, ""
@@ -115,6 +112,9 @@ func (w *World) observePut(r *request) {
 		return
 	}
 	pt := w.truth(part)
+	if w.samePointerVersion(r.key, p, pt) { // legacy.go
+		return
+	}
 	prev := pt.current()
 	switch {
 	case prev == nil && p.Parent != "":
@@ -125,7 +125,7 @@ func (w *World) observePut(r *request) {
 		w.fail("I3", "%s swapped in %s with seq %d after %d swaps", w.curName(), p.Generation, p.Seq, len(pt.hist))
 	}
 	e := histEntry{gen: p.Generation, runID: p.RunID, actor: w.cur, step: w.step, at: w.clock}
-	mo, ok := w.objs[layout.ManifestKey(part, p.Generation)]
+	mo, ok := w.manifestObj(part, p.Generation)
 	if !ok {
 		w.fail("I2", "%s swapped in %s whose manifest does not exist", w.curName(), p.Generation)
 		e.dataGen = p.Generation
@@ -231,6 +231,9 @@ func (w *World) observeDelete(key string) {
 	case kindPointer:
 		w.fail("I5", "%s deleted the pointer of %s", w.curName(), part)
 	case kindManifest:
+		if w.otherCopy(key, part, gen) {
+			return // the manifest stays readable at its other key
+		}
 		gens, _ := w.protected(part)
 		if why, ok := gens[gen]; ok {
 			w.fail("I5", "%s deleted the manifest of %s (%s)", w.curName(), gen, why)
@@ -255,7 +258,7 @@ func (w *World) checkStore() {
 	sort.Strings(parts)
 	for _, part := range parts {
 		w.checks++
-		po, ok := w.objs[layout.PointerKey(part)]
+		po, ok := w.pointerObj(part)
 		if !ok {
 			if len(w.parts[part].hist) > 0 {
 				w.fail("I5", "the pointer of %s is gone", part)
@@ -275,7 +278,7 @@ func (w *World) checkStore() {
 			w.fail("I3", "the pointer of %s names %s, the history says otherwise", part, p.Generation)
 			continue
 		}
-		mo, ok := w.objs[layout.ManifestKey(part, p.Generation)]
+		mo, ok := w.manifestObj(part, p.Generation)
 		if !ok {
 			w.fail("I2", "the manifest of current %s of %s is missing", p.Generation, part)
 			continue
@@ -293,7 +296,7 @@ func (w *World) checkStore() {
 			w.fail("I2", "manifest of current %s does not match its pointer", p.Generation)
 		}
 		for _, f := range m.Files {
-			key := layout.DataPrefix(part, m.DataGen()) + f.Path
+			key := layout.DataPrefixOf(m) + f.Path
 			o, ok := w.objs[key]
 			if !ok {
 				w.fail("I2", "file %s of current generation %s is missing", key, p.Generation)

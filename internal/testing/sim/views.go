@@ -415,12 +415,12 @@ func (w *World) convergeViews() {
 			continue
 		}
 		want[part] = int64(len(pt.hist))
-		m, err := manifest.Decode(w.objs[layout.ManifestKey(part, cur.gen)].data)
+		m, err := manifest.Decode(w.manifestData(part, cur.gen))
 		if err != nil {
 			continue // I2 says so
 		}
 		for _, f := range m.Files {
-			files[layout.DataPrefix(part, m.DataGen())+f.Path] = true
+			files[layout.DataPrefixOf(m)+f.Path] = true
 		}
 	}
 	if !maps.Equal(seqs, want) {

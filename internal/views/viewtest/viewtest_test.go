@@ -16,6 +16,7 @@ import (
 
 	"github.com/pswap/pswap/internal/deltalog"
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/views/viewtest"
 	"github.com/pswap/pswap/store"
 )
@@ -165,7 +166,7 @@ func (icebergDriver) Check(ctx context.Context, st store.Store) error {
 		if !ok {
 			return fmt.Errorf("v%d names %s, outside the table %s", v, task.File.FilePath(), root)
 		}
-		part, _, _ := strings.Cut(k, "/_pswap/")
+		part, _ := layout.PartitionOf(k)
 		files[part] = append(files[part], k)
 	}
 	var cols []string
