@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/storetest"
@@ -83,7 +84,8 @@ func commitFiles(t testing.TB, st store.Store, part string, n int, stats bool) l
 func dataReads(c *storetest.Counting, calls *[]string) store.Store {
 	var mu sync.Mutex
 	return storetest.NewFaulty(c, func(call storetest.Call) storetest.Fault {
-		if strings.Contains(call.Key, "/_pswap/gen/") {
+		part, ok := layout.PartitionOf(call.Key)
+		if kind, _ := layout.Classify(part, call.Key); ok && kind == layout.KindData {
 			mu.Lock()
 			*calls = append(*calls, call.Op+" "+call.Key)
 			mu.Unlock()

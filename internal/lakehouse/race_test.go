@@ -176,7 +176,7 @@ func TestRequestsPerReconcile(t *testing.T) {
 		groups := (parts + 27) / 28 // publishedTable: 28 days a month
 		// + 1: the listing of the manifests (damagedManifests); + 1: the
 		// root's listing for partitions of the legacy layout (swap.ListPointers).
-		if want := 1 + parts + 3 + 1 + 1 + groups + 1 + 4 + 1; st.Total() != want {
+		if want := 1 + parts + 3 + 1 + 1 + groups + 4 + 1; st.Total() != want {
 			t.Fatalf("%d requests for a reconcile of %d partitions, want %d: %v", st.Total(), parts, want, st.Counts())
 		}
 		if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 {
