@@ -41,6 +41,7 @@ pgenv=""
 restenv=""
 bgdir="$(mktemp -d)"
 declare -A bgpid=()
+awaited=0
 cleanup() {
 	local name
 	# Background installs still running (an early exit): stop them, each
@@ -76,12 +77,33 @@ report() {
 		((rc != 0)) || rc=$2
 	fi
 }
+# cpu_now sets CPU to the CPU time (user + system, whole seconds) of the
+# shell's finished children so far: bash's times, run in this shell (a
+# command substitution would report its own subshell's children).
+cpu_now() {
+	local f="$bgdir/times.$BASHPID"
+	times >"$f"
+	CPU="$(awk 'NR == 2 {
+		n = 0
+		for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
+		printf "%d\n", n + 0.5
+	}' "$f")"
+}
+# step NAME CMD... runs a step in the foreground. Once no background step
+# is left (whose CPU would count where the shell collects it), its closing
+# line also gives the CPU time it took, to compare with two cores' worth.
 step() {
-	local name="$1" start=$SECONDS status=0
+	local name="$1" start=$SECONDS cpu status=0 note=""
 	shift
 	echo "==> $name"
+	cpu_now
+	cpu=$CPU
 	"$@" || status=$?
-	report "$name" "$status" "$((SECONDS - start))"
+	if ((${#bgpid[@]} == awaited)); then
+		cpu_now
+		note=", CPU $((CPU - cpu))s"
+	fi
+	report "$name" "$status" "$((SECONDS - start))" "$note"
 }
 
 # background NAME CMD... starts CMD now, in a process group of its own (so
@@ -94,7 +116,8 @@ background() {
 	(
 		start=$SECONDS status=0
 		"$@" >"$bgdir/$name.out" 2>"$bgdir/$name.log" </dev/null || status=$?
-		echo "$status $((SECONDS - start)) $SECONDS" >"$bgdir/$name.rc"
+		cpu_now
+		echo "$status $((SECONDS - start)) $SECONDS $CPU" >"$bgdir/$name.rc"
 	) &
 	bgpid[$name]=$!
 	set +m
@@ -110,14 +133,15 @@ running() {
 # await NAME waits for a background step, shows its log and closing line,
 # and returns its status; its output is in $bgdir/NAME.out.
 await() {
-	local name="$1" status secs at
+	local name="$1" status secs at cpu
 	echo "==> $name"
 	wait "${bgpid[$name]}" || true
+	awaited=$((awaited + 1))
 	sed 's/^/    /' "$bgdir/$name.log"
-	if ! read -r status secs at <"$bgdir/$name.rc" 2>/dev/null; then
-		status=1 secs=? at=$SECONDS
+	if ! read -r status secs at cpu <"$bgdir/$name.rc" 2>/dev/null; then
+		status=1 secs=? at=$SECONDS cpu=?
 	fi
-	report "$name" "$status" "$secs" ", in the background, done ${at}s after the start"
+	report "$name" "$status" "$secs" ", CPU ${cpu}s, in the background, done ${at}s after the start"
 	return "$status"
 }
 
