@@ -256,9 +256,22 @@ if await "orchestrators"; then
 	PSWAP_ORCHESTRATORS="$(cat "$bgdir/orchestrators.out")" && export PSWAP_ORCHESTRATORS
 fi
 
+# go test starts the packages' binaries in the order it is given them, two
+# at a time. In ./...'s alphabetical order the slowest (the engines and the
+# orchestrators, which start Spark and Airflow, then the CLI's scripts and
+# the integration suite) started last and ran on alone at the end; they go
+# first, so the short ones fill the other core beside them.
+testpkgs=("${pkgs[@]}")
+if (($# == 0)); then
+	testpkgs=()
+	for dir in integration/engines integration/orchestrators cmd/pswap integration . catalog; do
+		[[ ! -d "$dir" ]] || testpkgs+=("./$dir")
+	done
+	testpkgs+=(./...)
+fi
 testlog="$(mktemp)"
 go_test() {
-	go test -race -count=1 -timeout "$TIMEOUT" "${pkgs[@]}" 2>&1 | tee "$testlog"
+	go test -race -count=1 -timeout "$TIMEOUT" "${testpkgs[@]}" 2>&1 | tee "$testlog"
 }
 step "go test" go_test
 if await "staticcheck build"; then
