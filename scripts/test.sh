@@ -257,10 +257,11 @@ if await "orchestrators"; then
 fi
 
 # go test starts the packages' binaries in the order it is given them, two
-# at a time. In ./...'s alphabetical order the slowest (the engines and the
-# orchestrators, which start Spark and Airflow, then the CLI's scripts and
-# the integration suite) started last and ran on alone at the end; they go
-# first, so the short ones fill the other core beside them.
+# at a time. The slowest (the engines and the orchestrators, which start
+# Spark and Airflow, then the CLI's scripts and the integration suite) go
+# first, so that none of them can start last and run on alone at the end
+# (with the per-package times of a run in ./...'s order, the two orders
+# pack the same today: a guard, not a gain).
 testpkgs=("${pkgs[@]}")
 if (($# == 0)); then
 	testpkgs=()
