@@ -255,6 +255,12 @@ fi
 if await "orchestrators"; then
 	PSWAP_ORCHESTRATORS="$(cat "$bgdir/orchestrators.out")" && export PSWAP_ORCHESTRATORS
 fi
+# The last background step, awaited here so that the steps below give
+# their CPU time.
+staticcheck=""
+if await "staticcheck build"; then
+	staticcheck="$(cat "$bgdir/staticcheck build.out")"
+fi
 
 # go test starts the packages' binaries in the order it is given them, two
 # at a time. The slowest (the engines and the orchestrators, which start
@@ -275,8 +281,8 @@ go_test() {
 	go test -race -count=1 -timeout "$TIMEOUT" "${testpkgs[@]}" 2>&1 | tee "$testlog"
 }
 step "go test" go_test
-if await "staticcheck build"; then
-	step staticcheck "$(cat "$bgdir/staticcheck build.out")" "${pkgs[@]}"
+if [[ -n "$staticcheck" ]]; then
+	step staticcheck "$staticcheck" "${pkgs[@]}"
 fi
 step fuzz env PSWAP_FUZZ_TIME="${PSWAP_FUZZ_TIME:-5s}" scripts/fuzz.sh "${pkgs[@]}"
 # One closing line that counts the test packages, for people and CI alike.
