@@ -58,7 +58,7 @@ install() {
 	log "fetching the Iceberg jars"
 	local jar
 	for jar in "${JARS[@]}"; do
-		mvn -q -B -Dstyle.color=never --no-transfer-progress dependency:copy -Dartifact="$jar" -DoutputDirectory="$dir/jars" -Dtransitive=false >&2 ||
+		maven -q -B -Dstyle.color=never --no-transfer-progress dependency:copy -Dartifact="$jar" -DoutputDirectory="$dir/jars" -Dtransitive=false >&2 ||
 			die "could not fetch $jar from Maven"
 	done
 }

@@ -45,3 +45,13 @@ free_port() {
 	done
 	die "no free port found"
 }
+
+# maven runs mvn with the machine's local Maven repository to itself:
+# scripts/test.sh runs the installs at once, and two mvn processes fetching
+# the same artifact into one repository can leave it half-written.
+maven() {
+	local root
+	root="$(cache_root)"
+	mkdir -p "$root"
+	flock "$root/.maven.lock" mvn "$@"
+}

@@ -44,7 +44,7 @@ install() {
 	command -v mvn >/dev/null || die "mvn not found: the server's jars come from Maven"
 	[[ -x "$bin/javac" ]] || die "javac not found: the server is compiled here (a JDK 17 or newer)"
 	log "fetching the Iceberg catalog jars"
-	mvn -q -B -Dstyle.color=never --no-transfer-progress -f "$SRC/pom.xml" dependency:copy-dependencies \
+	maven -q -B -Dstyle.color=never --no-transfer-progress -f "$SRC/pom.xml" dependency:copy-dependencies \
 		-DoutputDirectory="$dir/jars" -DincludeScope=runtime >&2 || die "could not fetch the jars from Maven"
 	"$bin/javac" -d "$dir/classes" -cp "$dir/jars/*" "$SRC/RestCatalog.java" >&2 || die "javac failed"
 }

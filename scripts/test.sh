@@ -1,33 +1,56 @@
 #!/usr/bin/env bash
-# pswap's test suite, as CI runs it: builds MinIO (cached after the first
-# time), starts it with fresh credentials, installs the npm packages of the
-# DuckDB/hyparquet cross-checks if missing, PostgreSQL (scripts/postgres.sh,
-# for the catalog tests), an Iceberg REST catalog server
-# (scripts/restcatalog.sh), the engines (Spark, PyIceberg, DuckDB:
+# pswap's test suite, as CI runs it. It starts, at once and in the
+# background, everything the tests need that a machine may lack: the MinIO
+# build (scripts/minio.sh, cached after the first time; CPU), and the
+# network-bound installs: PostgreSQL's Debian package (scripts/postgres.sh,
+# for the catalog tests), the Iceberg REST catalog server's jars
+# (scripts/restcatalog.sh), the npm packages of the DuckDB/hyparquet
+# cross-checks where missing, the engines (Spark, PyIceberg, DuckDB:
 # scripts/engines.sh) and the orchestrators (Airflow, Dagster:
-# scripts/orchestrators.sh), then runs gofmt, go mod tidy
-# -diff, go vet, the tests with the race detector, staticcheck and the fuzz
-# targets (briefly), against it. MinIO is stopped and its data removed on
-# exit, whatever happens.
+# scripts/orchestrators.sh). Beside them it runs gofmt, go mod tidy -diff
+# and go vet (and, on a machine where the installs are still going, it
+# compiles the race-instrumented packages the tests need). Then it starts
+# MinIO with fresh credentials, PostgreSQL and the REST catalog, and runs
+# the tests with the race detector, staticcheck and the fuzz targets
+# (briefly), against them. The servers are stopped and their data removed
+# on exit, whatever happens.
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh ./store/...     # some packages
 #
 # PSWAP_TEST_TIMEOUT (default 20m) bounds each test binary. The exit status
-# is that of the first failing step (0 when all pass).
+# is that of the first failing step (0 when all pass). Each step's closing
+# line gives its time (a background step's also when it finished, counted
+# from the script's start).
 # shellcheck disable=SC2317 # functions called through trap and step
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK_VERSION=v0.8.2
+STATICCHECK=honnef.co/go/tools/cmd/staticcheck
 TIMEOUT="${PSWAP_TEST_TIMEOUT:-20m}"
 if (($# > 0)); then pkgs=("$@"); else pkgs=(./...); fi
 
-scripts/minio.sh build >/dev/null
+log() { printf 'test.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+
 envfile=""
 pgenv=""
 restenv=""
+bgdir="$(mktemp -d)"
+declare -A bgpid=()
+awaited=0
 cleanup() {
+	local name
+	# Background installs still running (an early exit): stop them, each
+	# with its process group.
+	for name in "${!bgpid[@]}"; do
+		if [[ ! -f "$bgdir/$name.rc" ]] && kill -0 "${bgpid[$name]}" 2>/dev/null; then
+			kill -TERM -- "-${bgpid[$name]}" 2>/dev/null || true
+		fi
+	done
 	if [[ -n "$restenv" ]]; then
 		scripts/restcatalog.sh stop "$restenv" || true
 	fi
@@ -37,30 +60,129 @@ cleanup() {
 	if [[ -n "$pgenv" ]]; then
 		scripts/postgres.sh stop "$pgenv" || true
 	fi
+	rm -rf "$bgdir"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-envfile="$(scripts/minio.sh start)"
-# The env file holds the per-run credentials: export them, never print them.
-set -a
-# shellcheck disable=SC1090
-. "$envfile"
-set +a
 
 rc=0
-step() {
-	local name="$1" start=$SECONDS status=0
-	shift
-	echo "==> $name"
-	"$@" || status=$?
-	if ((status == 0)); then
-		echo "==> $name: ok ($((SECONDS - start))s)"
+# report NAME STATUS SECONDS [NOTE] prints a step's closing line and keeps
+# the first failure's status.
+report() {
+	if (($2 == 0)); then
+		echo "==> $1: ok ($3s${4:-})"
 	else
-		echo "==> $name: FAILED with exit status $status ($((SECONDS - start))s)"
-		((rc != 0)) || rc=$status
+		echo "==> $1: FAILED with exit status $2 ($3s${4:-})"
+		((rc != 0)) || rc=$2
 	fi
 }
+# cpu_now sets CPU to the CPU time (user + system, whole seconds) of the
+# shell's finished children so far: bash's times, run in this shell (a
+# command substitution would report its own subshell's children).
+cpu_now() {
+	local f="$bgdir/times.$BASHPID"
+	times >"$f"
+	CPU="$(awk 'NR == 2 {
+		n = 0
+		for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
+		printf "%d\n", n + 0.5
+	}' "$f")"
+}
+# step NAME CMD... runs a step in the foreground. Once no background step
+# is left (whose CPU would count where the shell collects it), its closing
+# line also gives the CPU time it took, to compare with two cores' worth.
+step() {
+	local name="$1" start=$SECONDS cpu status=0 note=""
+	shift
+	echo "==> $name"
+	cpu_now
+	cpu=$CPU
+	"$@" || status=$?
+	if ((${#bgpid[@]} == awaited)); then
+		cpu_now
+		note=", CPU $((CPU - cpu))s"
+	fi
+	report "$name" "$status" "$((SECONDS - start))" "$note"
+}
+
+# background NAME CMD... starts CMD now, in a process group of its own (so
+# an early exit can stop it whole), its standard output to a file that
+# await prints nothing of, its log kept until await shows it.
+background() {
+	local name="$1"
+	shift
+	set -m
+	(
+		start=$SECONDS status=0
+		"$@" >"$bgdir/$name.out" 2>"$bgdir/$name.log" </dev/null || status=$?
+		cpu_now
+		echo "$status $((SECONDS - start)) $SECONDS $CPU" >"$bgdir/$name.rc"
+	) &
+	bgpid[$name]=$!
+	set +m
+}
+# running reports whether any background step has not finished.
+running() {
+	local name
+	for name in "${!bgpid[@]}"; do
+		[[ -f "$bgdir/$name.rc" ]] || return 0
+	done
+	return 1
+}
+# await NAME waits for a background step, shows its log and closing line,
+# and returns its status; its output is in $bgdir/NAME.out.
+await() {
+	local name="$1" status secs at cpu
+	echo "==> $name"
+	wait "${bgpid[$name]}" || true
+	awaited=$((awaited + 1))
+	sed 's/^/    /' "$bgdir/$name.log"
+	if ! read -r status secs at cpu <"$bgdir/$name.rc" 2>/dev/null; then
+		status=1 secs=? at=$SECONDS cpu=?
+	fi
+	report "$name" "$status" "$secs" ", CPU ${cpu}s, in the background, done ${at}s after the start"
+	return "$status"
+}
+
+# The DuckDB and hyparquet cross-checks need their npm packages: install
+# them where a committed package-lock.json has no node_modules yet.
+npm_ci() {
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "npm not found: the DuckDB/hyparquet cross-checks will skip" >&2
+		return 0
+	fi
+	git ls-files -- '*package-lock.json' | while read -r lock; do
+		dir="$(dirname "$lock")"
+		if [[ ! -d "$dir/node_modules" ]]; then
+			echo "npm ci in $dir" >&2
+			(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) >&2
+		fi
+	done
+}
+
+# staticcheck, built once per machine and version (go run would check and
+# link it again on every run).
+staticcheck_build() {
+	local dir
+	dir="$(cache_root)/staticcheck/$STATICCHECK_VERSION-$(go env GOVERSION)"
+	if [[ ! -x "$dir/staticcheck" ]]; then
+		mkdir -p "$dir"
+		GOBIN="$dir" GOFLAGS="" GOWORK=off go install "$STATICCHECK@$STATICCHECK_VERSION"
+	fi
+	echo "$dir/staticcheck"
+}
+
+# The MinIO build (minutes of CPU on a new machine) first, then the
+# installs that mostly wait on the network, all at once. Maven runs one at
+# a time (lib.sh's maven); pip and apt each have their own folders.
+background "minio build" scripts/minio.sh build
+background "postgres install" scripts/postgres.sh install
+background "rest catalog install" scripts/restcatalog.sh install
+background "npm ci" npm_ci
+background "engines" scripts/engines.sh
+background "orchestrators" scripts/orchestrators.sh
+background "staticcheck build" staticcheck_build
 
 gofmt_check() {
 	local files
@@ -71,26 +193,36 @@ gofmt_check() {
 		return 1
 	fi
 }
-
-# The DuckDB and hyparquet cross-checks need their npm packages: install
-# them where a committed package-lock.json has no node_modules yet.
-npm_ci() {
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "npm not found: the DuckDB/hyparquet cross-checks will skip"
-		return 0
-	fi
-	git ls-files -- '*package-lock.json' | while read -r lock; do
-		dir="$(dirname "$lock")"
-		if [[ ! -d "$dir/node_modules" ]]; then
-			echo "npm ci in $dir"
-			(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-		fi
-	done
+step "go mod download" go mod download
+step gofmt gofmt_check
+# go.mod and go.sum say exactly what the code imports.
+step "go mod tidy" go mod tidy -diff
+step "go vet" go vet "${pkgs[@]}"
+# While installs still wait on the network, compile what the race-enabled
+# tests will need (cached for go test below); on a machine where they are
+# done this costs nothing, so it is skipped.
+# (Every non-main package the test binaries import, the standard library's
+# included; go build of a main package would link it for nothing.)
+race_build() {
+	go list -deps -test -f '{{if and (not .ForTest) (ne .Name "main")}}{{.ImportPath}}{{end}}' "${pkgs[@]}" |
+		sort -u | xargs go build -race
 }
+if running; then
+	step "race build (while installs run)" race_build
+fi
 
-# PostgreSQL for the SQL catalog tests (the Debian package, installed by
-# apt-get if missing): its env file holds the run's password, exported,
-# never printed.
+# MinIO, started with fresh credentials. The env file holds them: export
+# them, never print them.
+minio() {
+	envfile="$(scripts/minio.sh start)" || return 1
+	set -a
+	# shellcheck disable=SC1090
+	. "$envfile"
+	set +a
+}
+await "minio build" && step "minio" minio
+# PostgreSQL for the SQL catalog tests: its env file holds the run's
+# password, exported, never printed.
 postgres() {
 	pgenv="$(scripts/postgres.sh start)" || return 1
 	set -a
@@ -98,11 +230,10 @@ postgres() {
 	. "$pgenv"
 	set +a
 }
-step "postgres" postgres
-# The Iceberg REST catalog server for the REST catalog tests
-# (scripts/restcatalog.sh: Iceberg's catalog handlers, jars from Maven,
-# cached), on the MinIO above: its env file holds its token and client
-# secret, exported, never printed.
+await "postgres install" && step "postgres" postgres
+# The Iceberg REST catalog server for the REST catalog tests (Iceberg's
+# catalog handlers, jars from Maven, cached), on the MinIO above: its env
+# file holds its token and client secret, exported, never printed.
 restcatalog() {
 	restenv="$(scripts/restcatalog.sh start)" || return 1
 	set -a
@@ -110,31 +241,49 @@ restcatalog() {
 	. "$restenv"
 	set +a
 }
-step "rest catalog" restcatalog
-step "npm ci" npm_ci
+if await "rest catalog install" && [[ -n "$envfile" ]]; then
+	step "rest catalog" restcatalog
+fi
+await "npm ci" || true
 # The engines that read pswap's tables in integration/engines (Spark,
-# PyIceberg, DuckDB): installed once per machine, then reused.
-engines() {
-	PSWAP_ENGINES="$(scripts/engines.sh)" && export PSWAP_ENGINES
-}
-step "engines" engines
-# The orchestrators that run the examples in integration/orchestrators
-# (Airflow 3, Dagster), in a virtual environment of their own: installed
-# once per machine, then reused.
-orchestrators() {
-	PSWAP_ORCHESTRATORS="$(scripts/orchestrators.sh)" && export PSWAP_ORCHESTRATORS
-}
-step "orchestrators" orchestrators
-step gofmt gofmt_check
-# go.mod and go.sum say exactly what the code imports.
-step "go mod tidy" go mod tidy -diff
-step "go vet" go vet "${pkgs[@]}"
+# PyIceberg, DuckDB) and the orchestrators that run the examples in
+# integration/orchestrators (Airflow 3, Dagster): installed once per
+# machine, then reused.
+if await "engines"; then
+	PSWAP_ENGINES="$(cat "$bgdir/engines.out")" && export PSWAP_ENGINES
+fi
+if await "orchestrators"; then
+	PSWAP_ORCHESTRATORS="$(cat "$bgdir/orchestrators.out")" && export PSWAP_ORCHESTRATORS
+fi
+# The last background step, awaited here so that the steps below give
+# their CPU time.
+staticcheck=""
+if await "staticcheck build"; then
+	staticcheck="$(cat "$bgdir/staticcheck build.out")"
+fi
+
+# go test starts the packages' binaries in the order it is given them, two
+# at a time. The slowest (the engines and the orchestrators, which start
+# Spark and Airflow, then the CLI's scripts and the integration suite) go
+# first, so that none of them can start last and run on alone at the end
+# (with the per-package times of a run in ./...'s order, the two orders
+# pack the same today: a guard, not a gain).
+testpkgs=("${pkgs[@]}")
+if (($# == 0)); then
+	testpkgs=()
+	for dir in integration/engines integration/orchestrators cmd/pswap integration . catalog; do
+		[[ ! -d "$dir" ]] || testpkgs+=("./$dir")
+	done
+	testpkgs+=(./...)
+fi
 testlog="$(mktemp)"
 go_test() {
-	go test -race -count=1 -timeout "$TIMEOUT" "${pkgs[@]}" 2>&1 | tee "$testlog"
+	go test -race -count=1 -timeout "$TIMEOUT" "${testpkgs[@]}" 2>&1 | tee "$testlog"
 }
 step "go test" go_test
-step staticcheck go run "$STATICCHECK" "${pkgs[@]}"
+if [[ -n "$staticcheck" ]]; then
+	step staticcheck "$staticcheck" "${pkgs[@]}"
+fi
 step fuzz env PSWAP_FUZZ_TIME="${PSWAP_FUZZ_TIME:-5s}" scripts/fuzz.sh "${pkgs[@]}"
 # One closing line that counts the test packages, for people and CI alike.
 passed="$(grep -c '^ok ' "$testlog" || true)"
