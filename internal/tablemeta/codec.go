@@ -30,6 +30,9 @@ func Encode(t *Table) ([]byte, error) {
 	}
 	w.PublishedIDs = t.PublishedIDs
 	w.Layout = t.Layout
+	if t.Layout == LayoutTable {
+		w.Version = VersionLayout
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -191,6 +194,9 @@ func decode(data []byte) (*Table, *Error) {
 	if r.Has("layout") {
 		t.Layout = int(r.Int("layout", 8))
 	}
+	if strings.HasPrefix(version, "2.") {
+		t.Layout = LayoutTable // what version 2 means, written or not
+	}
 	if r.Has("views") {
 		if o := r.Object("views", true); o != nil {
 			o.Known("iceberg", "delta", "catalogs")
@@ -198,7 +204,7 @@ func decode(data []byte) (*Table, *Error) {
 		}
 	}
 	if r.Has("published_ids") {
-		if _, minor, _ := strings.Cut(version, "."); minor == "0" || minor == "1" {
+		if version == "1.0" || version == "1.1" {
 			// Not a field of 1.0 or 1.1: a typo or tampering, and a
 			// mark no publish wrote must not be trusted.
 			return nil, invalid("published_ids", "not a field of version %s (added in 1.2)", version)

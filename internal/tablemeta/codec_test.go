@@ -85,7 +85,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"unknown nested field", rep(`"element_nullable": true`, `"element_nullable": true, "x": 1`), "schema[3].type.x: unknown field"},
 		{"null", rep(`"schema_id": 0`, `"schema_id": null`), "schema_id: null is not allowed"},
 		{"wrong format", rep(`"pswap-table"`, `"pswap-manifest"`), `format: "pswap-manifest", want "pswap-table"`},
-		{"major", rep(`"1.2"`, `"2.0"`), "this pswap reads version 1.x"},
+		{"major", rep(`"1.2"`, `"3.0"`), "this pswap reads versions 1.x and 2.x"},
 		{"bad version", rep(`"1.2"`, `"1.a"`), "not major.minor"},
 		{"missing schema", g[:strings.Index(g, `,
   "schema": [`)] + "\n}\n", "schema: missing"},
@@ -126,7 +126,7 @@ func TestDecodeRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Decode([]byte(rep(`"1.2"`, `"2.0"`))); !errors.Is(err, ErrUnsupportedVersion) {
+	if _, err := Decode([]byte(rep(`"1.2"`, `"3.0"`))); !errors.Is(err, ErrUnsupportedVersion) {
 		t.Fatalf("major: %v", err)
 	}
 }

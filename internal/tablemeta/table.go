@@ -18,8 +18,16 @@ import (
 const (
 	// Format is the value of the "format" field.
 	Format = "pswap-table"
-	// Version is the "major.minor" version this package writes and reads.
+	// Version is the "major.minor" version this package writes and reads
+	// for a table of the legacy (per-partition) layout.
 	Version = "1.2"
+	// VersionLayout is the version it writes and reads for a table created
+	// in the table-level layout (Layout is LayoutTable): another major
+	// version, so that a pswap that knows only the per-partition layout
+	// (1.x) refuses the table instead of writing partitions where this
+	// version never looks, or publishing views without the partitions it
+	// cannot see.
+	VersionLayout = "2.0"
 	// Key is where a table keeps the document, relative to the table root.
 	Key = "_pswap/table.json"
 	// MaxDocumentBytes bounds a document.
@@ -96,9 +104,9 @@ type Table struct {
 	PublishedIDs bool
 	// Layout is LayoutTable when the table was created in the table-level
 	// layout (package internal/layout): it has no partition of the legacy
-	// one, so a writer never looks for a legacy pointer. Optional (0: the
-	// table may have legacy partitions; an older pswap that rewrites the
-	// document drops the field, which only costs that look again).
+	// one, so a writer never looks for a legacy pointer. Such a document is
+	// version 2.x (VersionLayout), which a pswap of the legacy layout
+	// refuses. 0: the table may have legacy partitions (version 1.x).
 	Layout int
 }
 
@@ -427,13 +435,15 @@ func checkVersion(v string) (newer bool, err error) {
 	if !ok || err1 != nil || err2 != nil || mj < 0 || mn < 0 || strconv.Itoa(mj) != major || strconv.Itoa(mn) != minor {
 		return false, invalid("version", "%q is not major.minor", v)
 	}
-	ourMajor, ourMinor, _ := strings.Cut(Version, ".")
-	om, _ := strconv.Atoi(ourMajor)
-	on, _ := strconv.Atoi(ourMinor)
-	if mj != om {
-		return false, &Error{Field: "version", Problem: fmt.Sprintf("%q: this pswap reads version %d.x", v, om), Err: ErrUnsupportedVersion}
+	for _, ours := range []string{Version, VersionLayout} {
+		ourMajor, ourMinor, _ := strings.Cut(ours, ".")
+		om, _ := strconv.Atoi(ourMajor)
+		on, _ := strconv.Atoi(ourMinor)
+		if mj == om {
+			return mn > on, nil
+		}
 	}
-	return mn > on, nil
+	return false, &Error{Field: "version", Problem: fmt.Sprintf("%q: this pswap reads versions 1.x and 2.x", v), Err: ErrUnsupportedVersion}
 }
 
 // Error is one problem with one field of a table document:
