@@ -74,7 +74,10 @@ type AuditOptions struct {
 // from the store alone: per partition one listing of its _pswap folder,
 // the pointer, and one GET per manifest and staged record. Rows are by
 // partition; within one, the committed generations newest first, then
-// the attempts that never committed, oldest first.
+// the attempts that never committed, oldest first. A partition whose
+// pointer cannot be read does not stop it: that partition gets one row of
+// kind pointer and state corrupt, and Audit returns every partition's
+// rows with an error matching ErrCorrupt that names those partitions.
 func (t *Table) Audit(ctx context.Context, opts AuditOptions) (AuditRows, error) {
 	for _, p := range opts.Partitions {
 		if err := partition.Validate(p); err != nil {
@@ -160,8 +163,15 @@ type AuditPublication struct {
 	// run's audit, never an older one than before; a later run brings it
 	// up to date.
 	Superseded int
+	// Corrupt counts the partitions of t whose pointer cannot be read: each
+	// is in the audit table as one row of state corrupt, and PublishAudit
+	// returns an error matching ErrCorrupt after publishing every other
+	// row.
+	Corrupt int
 	// Publish is the audit table's Iceberg publish.
 	Publish PublishResult
+
+	corrupt error // the audit's ErrCorrupt, returned once the rest is published
 }
 
 // AuditPartitionColumn is the partition column of the audit table: the
@@ -214,7 +224,7 @@ func (t *Table) PublishAudit(ctx context.Context, dst *Table, opts AuditPublishO
 	if err != nil {
 		return pub, fmt.Errorf("publish the audit table %s: %w", dst.URL(), err)
 	}
-	return pub, nil
+	return pub, pub.corrupt
 }
 
 // publishAuditRound reads the audit table's fence, then the audit of t
@@ -249,7 +259,19 @@ func (t *Table) publishAuditRound(ctx context.Context, dst *Table, opts AuditPub
 		}
 	}
 	rows, err := t.Audit(ctx, aopts)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrCorrupt) && rows != nil:
+		// Published with the rest, as one row of state corrupt each.
+		pub.corrupt = fmt.Errorf("the audit table holds every other partition's rows: %w", err)
+		if pending == nil { // the first round reads every partition
+			pub.Corrupt = 0
+			for _, r := range rows {
+				if r.State == audit.StateCorrupt {
+					pub.Corrupt++
+				}
+			}
+		}
+	case err != nil:
 		return nil, err
 	}
 	parts := make([]string, 0, len(rows))

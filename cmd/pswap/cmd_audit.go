@@ -40,6 +40,7 @@ Each row's kind says what the attempt was:
   merge        a merge (upsert by key) into the partition
   rollback     a rollback to an earlier generation
   staged       an attempt that staged and never committed
+  pointer      a partition whose pointer cannot be read (state corrupt)
 and its state where it ended, as the store tells it now:
   current      the partition's current generation
   superseded   committed, then replaced by a later commit (superseded_by, superseded_at)
@@ -49,6 +50,9 @@ and its state where it ended, as the store tells it now:
   uncommitted  uploaded files without a manifest: killed or failed, or still running
   abandoned    never committed and past the 24 h grace period: never will be
   unknown      a manifest behind a garbage-collected generation
+  corrupt      the partition's pointer cannot be read: its attempts cannot be
+               told apart until it is repaired (every other partition is
+               audited; the command then exits 1)
 
 Nothing but the store is read: per partition one listing of its _pswap
 folder and one GET per manifest and staged record.
@@ -141,7 +145,8 @@ func (c *auditCmd) run(cmd *cobra.Command, _ []string) error {
 			return err
 		}
 		rows, err := t.Audit(ctx, pswap.AuditOptions{Partitions: parts})
-		if err != nil {
+		corrupt := errors.Is(err, pswap.ErrCorrupt) && rows != nil
+		if err != nil && !corrupt {
 			return err
 		}
 		if len(rows) == 0 && parts == nil {
@@ -149,7 +154,12 @@ func (c *auditCmd) run(cmd *cobra.Command, _ []string) error {
 				return err
 			}
 		}
-		return c.print(rows)
+		if perr := c.print(rows); perr != nil {
+			return perr
+		}
+		// A partition whose pointer cannot be read has its row of state
+		// corrupt in the report, printed in full: then exit 1, as ls does.
+		return err
 	})
 }
 
@@ -272,7 +282,8 @@ func (c *auditCmd) runPublish(ctx context.Context) error {
 		}
 		defer dst.Close()
 		pub, err := t.PublishAudit(ctx, dst, pswap.AuditPublishOptions{})
-		if err != nil {
+		corrupt := errors.Is(err, pswap.ErrCorrupt) && pub.Corrupt > 0
+		if err != nil && !corrupt {
 			if errors.Is(err, pswap.ErrNoData) {
 				if nt := c.checkTable(ctx, t); nt != nil {
 					return nt
@@ -289,10 +300,13 @@ func (c *auditCmd) runPublish(ctx context.Context) error {
 				plural(int64(doc.Superseded), "day"))
 		}
 		if c.json {
-			return printJSON(c.stdout, doc)
+			if perr := printJSON(c.stdout, doc); perr != nil {
+				return perr
+			}
+			return err // a corrupt partition's row was published; exit 1 after the report
 		}
 		fmt.Fprintf(c.stdout, "audit of %s: %s in %s (%d changed) at %s\nIceberg metadata: %s\n", doc.Table,
 			plural(int64(doc.Rows), "row"), plural(int64(doc.Partitions), "day"), doc.Changed, doc.AuditTable, doc.MetadataLocation)
-		return nil
+		return err
 	})
 }

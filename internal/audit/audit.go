@@ -20,6 +20,7 @@ const (
 	KindRollback Kind = "rollback" // a rollback --to an earlier generation
 	KindMerge    Kind = "merge"    // a merge (upsert by key) into the partition
 	KindStaged   Kind = "staged"   // an attempt that staged and never committed
+	KindPointer  Kind = "pointer"  // a partition whose pointer cannot be read (StateCorrupt)
 )
 
 // State is where an attempt ended, as the store tells it now (a string,
@@ -36,6 +37,7 @@ const (
 	StateUncommitted State = "uncommitted" // uploaded files, no manifest: died, or still running
 	StateAbandoned   State = "abandoned"   // never committed and past the grace period: never will be
 	StateUnknown     State = "unknown"     // a manifest behind a garbage-collected generation
+	StateCorrupt     State = "corrupt"     // the partition's pointer cannot be read: its attempts cannot be told apart
 )
 
 // Row is one attempt. Unknown numbers and times are nil (null in JSON),
@@ -106,6 +108,11 @@ type Facts struct {
 	Staged    map[string]*swap.StagedRecord // by generation
 	Data      map[string]DataFolder         // by data generation
 	Now       time.Time                     // the store's clock when the listing began
+	// Corrupt is why the partition's pointer cannot be read (it matches
+	// swap.ErrCorrupt), nil when it can. Which generation is current, and
+	// so where each attempt ended, is then unknown: Derive gives the
+	// partition one row saying so, and Collect reads no manifest.
+	Corrupt error
 }
 
 // Options tune Derive. The zero value works.
@@ -139,6 +146,11 @@ func KindOf(m *manifest.Manifest) Kind {
 // Derive returns the rows of one partition: the committed generations
 // newest first, then the attempts that never committed, oldest first.
 func Derive(f Facts, opts Options) []Row {
+	if f.Corrupt != nil {
+		return []Row{{Partition: f.Partition, Kind: KindPointer, State: StateCorrupt,
+			Why: fmt.Sprintf("its pointer cannot be read (%v): which generation is current, and so where each attempt ended, "+
+				"is unknown until it is repaired; its manifests and data are untouched", f.Corrupt)}}
+	}
 	var rows []Row
 	inChain := map[string]bool{}
 	usedData := map[string]bool{}

@@ -171,6 +171,9 @@ func collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 		})
 		switch {
 		case errors.Is(err, swap.ErrNoData): // removed since the listing
+		case errors.Is(err, swap.ErrCorrupt):
+			f.Corrupt = err
+			return f, nil
 		case err != nil:
 			return f, err
 		default:
@@ -346,6 +349,7 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 	}
 	per := make([][]Row, len(parts))
 	errs := make([]error, len(parts))
+	corrupt := make([]string, len(parts))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, opts.conc())
 	for i, p := range parts {
@@ -359,6 +363,9 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 				return
 			}
 			per[i] = Derive(f, dopts)
+			if f.Corrupt != nil {
+				corrupt[i] = f.Corrupt.Error()
+			}
 		}()
 	}
 	wg.Wait()
@@ -369,5 +376,29 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 	for _, r := range per {
 		rows = append(rows, r...)
 	}
-	return rows, nil
+	return rows, corruptError(corrupt)
+}
+
+// corruptError is the error of an audit that found partitions whose
+// pointer cannot be read (nil when it found none), naming each (at most
+// ten): it matches swap.ErrCorrupt, and comes with every partition's rows.
+func corruptError(corrupt []string) error {
+	var lines []string
+	n := 0
+	for _, c := range corrupt {
+		if c == "" {
+			continue
+		}
+		if n++; n <= 10 {
+			lines = append(lines, "  "+c)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if n > 10 {
+		lines = append(lines, fmt.Sprintf("  and %d more", n-10))
+	}
+	return fmt.Errorf("%w: %d partition(s) with a pointer that cannot be read (every other partition was audited; each has a row of state corrupt):\n%s",
+		swap.ErrCorrupt, n, strings.Join(lines, "\n"))
 }
