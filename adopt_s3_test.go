@@ -164,8 +164,11 @@ func TestCommitObjectsServerSide(t *testing.T) {
 	}
 	c := w.take()
 	t.Logf("committing 3 objects by server-side copy: %d requests: %s", total(c), show(c))
-	if c["get"] > 2 || c["upload-part"] != 0 || c["upload-part-copy"] != 3 {
-		t.Fatalf("server-side commit: %s; want no data downloaded (get<=2: the pointer, table.json) or uploaded", show(c))
+	// get<=3: the pointer, table.json, and (the table has no table.json
+	// yet, so it may be one written before table.json existed) the
+	// partition's pointer at its legacy key.
+	if c["get"] > 3 || c["upload-part"] != 0 || c["upload-part-copy"] != 3 {
+		t.Fatalf("server-side commit: %s; want no data downloaded (get<=3: the pointer at both keys, table.json) or uploaded", show(c))
 	}
 	snap, err := p.Current(ctx)
 	if err != nil {
