@@ -77,6 +77,10 @@ func FuzzResolveConfined(f *testing.F) {
 		{`"partition": "` + part + `"`, `"partition": "dt=2026-11-29/../x"`},
 		{`"version": "1.0"`, `"version": "1.9"`},
 		{`"version": "1.0"`, `"version": "2.0"`},
+		// The manifest (1.2 since it carries column statistics and its
+		// data layout); the two above reach the pointer (1.0).
+		{`"version": "1.2"`, `"version": "1.9"`},
+		{`"version": "1.2"`, `"version": "2.0"`},
 		{`"format": "pswap-manifest",`, `"format": "pswap-manifest", "data_generation": "../../x",`},
 		{`"format": "pswap-manifest",`, `"format": "pswap-manifest", "data_generation": "` + first.Generation + `",`},
 		{`"format": "pswap-manifest",`, `"format": "pswap-manifest", "parent": "` + cur + `",`},
