@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/pswap/pswap/internal/strictjson"
 )
@@ -174,7 +173,7 @@ func decode(data []byte) (*Table, *Error) {
 	if format != Format {
 		return nil, invalid("format", "%q, want %q", format, Format)
 	}
-	newer, verr := checkVersion(version)
+	major, minor, newer, verr := checkVersion(version)
 	if verr != nil {
 		return nil, verr.(*Error)
 	}
@@ -194,7 +193,7 @@ func decode(data []byte) (*Table, *Error) {
 	if r.Has("layout") {
 		t.Layout = int(r.Int("layout", 8))
 	}
-	if strings.HasPrefix(version, "2.") {
+	if major == 2 {
 		t.Layout = LayoutTable // what version 2 means, written or not
 	}
 	if r.Has("views") {
@@ -204,7 +203,7 @@ func decode(data []byte) (*Table, *Error) {
 		}
 	}
 	if r.Has("published_ids") {
-		if version == "1.0" || version == "1.1" {
+		if major == 1 && minor < 2 {
 			// Not a field of 1.0 or 1.1: a typo or tampering, and a
 			// mark no publish wrote must not be trusted.
 			return nil, invalid("published_ids", "not a field of version %s (added in 1.2)", version)

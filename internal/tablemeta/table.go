@@ -152,7 +152,7 @@ func (t *Table) Validate() error {
 		return invalid("format", "%q, want %q", t.Format, Format)
 	}
 	if t.Version != "" {
-		if _, err := checkVersion(t.Version); err != nil {
+		if _, _, _, err := checkVersion(t.Version); err != nil {
 			return err
 		}
 	}
@@ -426,24 +426,25 @@ func nameProblem(name string) string {
 	return ""
 }
 
-// checkVersion accepts "1.x"; it reports whether the minor is newer than
-// ours.
-func checkVersion(v string) (newer bool, err error) {
+// checkVersion accepts "1.x" (Version's major) and "2.x" (VersionLayout's);
+// it returns the major and minor, and whether the minor is newer than the
+// one this package knows of that major.
+func checkVersion(v string) (mj, mn int, newer bool, err error) {
 	major, minor, ok := strings.Cut(v, ".")
 	mj, err1 := strconv.Atoi(major)
 	mn, err2 := strconv.Atoi(minor)
 	if !ok || err1 != nil || err2 != nil || mj < 0 || mn < 0 || strconv.Itoa(mj) != major || strconv.Itoa(mn) != minor {
-		return false, invalid("version", "%q is not major.minor", v)
+		return 0, 0, false, invalid("version", "%q is not major.minor", v)
 	}
 	for _, ours := range []string{Version, VersionLayout} {
 		ourMajor, ourMinor, _ := strings.Cut(ours, ".")
 		om, _ := strconv.Atoi(ourMajor)
 		on, _ := strconv.Atoi(ourMinor)
 		if mj == om {
-			return mn > on, nil
+			return mj, mn, mn > on, nil
 		}
 	}
-	return false, &Error{Field: "version", Problem: fmt.Sprintf("%q: this pswap reads versions 1.x and 2.x", v), Err: ErrUnsupportedVersion}
+	return 0, 0, false, &Error{Field: "version", Problem: fmt.Sprintf("%q: this pswap reads versions 1.x and 2.x", v), Err: ErrUnsupportedVersion}
 }
 
 // Error is one problem with one field of a table document:
