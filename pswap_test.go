@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -230,6 +231,18 @@ func TestStageThenCommitStaged(t *testing.T) {
 	}
 	if len(left) != 0 {
 		t.Fatalf("staged record left after commit: %q", left)
+	}
+	// The column statistics staging computed reach the manifest through
+	// the staged record, so that the publish after it reads no footer.
+	if !content.HasStats() {
+		t.Fatal("staging computed no column statistics")
+	}
+	m, err := swap.ReadManifest(ctx, st, "dt=2026-11-29", gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.HasStats() || !reflect.DeepEqual(m.Files[0].Columns, content.Files[0].Columns) {
+		t.Fatalf("manifest of a staged commit: columns %+v, staged %+v", m.Files[0].Columns, content.Files[0].Columns)
 	}
 }
 

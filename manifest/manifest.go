@@ -76,7 +76,8 @@ type File struct {
 	// top-level columns, as its footer gives them; nil when not recorded
 	// (a manifest of an older version, a file whose footer the writer did
 	// not have): a reader that needs them reads the footer. Only the
-	// manifest's own encoding carries them (encoding/json skips them).
+	// manifest's own encoding and EncodeColumns carry them (encoding/json
+	// skips them).
 	Columns []ColumnStats `json:"-"`
 }
 

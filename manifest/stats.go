@@ -1,8 +1,10 @@
 package manifest
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/pswap/pswap/internal/strictjson"
@@ -226,7 +228,47 @@ func validateColumns(doc, field string, cols []ColumnStats) *Error {
 
 // writeColumns writes a file's statistics (after its other fields).
 func (w *objWriter) writeColumns(cols []ColumnStats) {
-	w.buf.WriteString(", \"columns\": [")
+	w.buf.WriteString(", \"columns\": ")
+	w.writeColumnsArray(cols)
+}
+
+// EncodeColumns returns a file's column statistics as the JSON array
+// that a manifest's files[].columns holds, for the one other document that
+// records a file list before its manifest exists (swap's staged record).
+func EncodeColumns(cols []ColumnStats) []byte {
+	w := newObjWriter()
+	w.buf.Reset()
+	w.writeColumnsArray(cols)
+	return bytes.Clone(w.buf.Bytes())
+}
+
+// DecodeColumns parses and validates what EncodeColumns wrote, as strictly
+// as Decode reads files[].columns. Errors are *Error (matching ErrInvalid)
+// naming doc and, as the JSON path of the array, field.
+func DecodeColumns(doc, field string, data []byte) ([]ColumnStats, error) {
+	wrapped := make([]byte, 0, len(data)+13)
+	wrapped = append(append(append(wrapped, `{"columns": `...), data...), '}')
+	top, p := strictjson.Parse(wrapped, strictjson.Limits{MaxBytes: MaxDocumentBytes + 13, MaxDepth: maxDepth})
+	if p != nil {
+		return nil, invalid(doc, field, nil, "%s", p.Msg)
+	}
+	r := strictjson.NewReader(top, StatsVersion)
+	cols := readColumns(r)
+	if p := r.Err(); p != nil {
+		return nil, invalid(doc, field+strings.TrimPrefix(p.Field, "columns"), nil, "%s", p.Msg)
+	}
+	if cols == nil {
+		cols = []ColumnStats{}
+	}
+	if err := validateColumns(doc, field, cols); err != nil {
+		return nil, err
+	}
+	return cols, nil
+}
+
+// writeColumnsArray writes statistics as a JSON array.
+func (w *objWriter) writeColumnsArray(cols []ColumnStats) {
+	w.buf.WriteString("[")
 	for i, s := range cols {
 		if i > 0 {
 			w.buf.WriteString(", ")

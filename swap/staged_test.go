@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -348,6 +349,12 @@ func FuzzDecodeStaged(f *testing.F) {
 	good, _ := swap.EncodeStaged(&swap.StagedRecord{Format: swap.FormatStaged, Version: manifest.Version,
 		Partition: spart, Generation: manifest.NewGenerationID(), Reserved: true, StagedAt: time.Now().UTC()})
 	f.Add(good)
+	withStats, _ := swap.EncodeStaged(&swap.StagedRecord{Format: swap.FormatStaged, Version: manifest.Version,
+		Partition: spart, Generation: manifest.NewGenerationID(), StagedAt: time.Now().UTC(),
+		Content: &manifest.Content{Rows: 2, Bytes: 10, ContentChecksum: "x:0011223344556677",
+			Files: []manifest.File{{Path: "a.parquet", Size: 10, Rows: 2, Checksum: "sha256:" + strings.Repeat("b", 64),
+				Columns: []manifest.ColumnStats{{Name: "id", Size: 5, Values: 2, Nulls: 0, Type: "long", Min: "1", Max: "2"}}}}}})
+	f.Add(withStats)
 	f.Add([]byte(`{"format":"pswap-manifest"}`))
 	f.Add([]byte(`{"format":"pswap-staged","version":"1.0","partition":"dt=x","generation":"0","content":{"files":[{"path":"../a"}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -419,5 +426,63 @@ func TestDecodeStagedStrict(t *testing.T) {
 		if !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrInvalid saying %q", name, err, c.want)
 		}
+	}
+}
+
+// TestStagedRecordCarriesColumnStats: a staged record keeps its files'
+// column statistics (version 1.2), so that the manifest of its commit
+// records them and the publish after it reads no footer; a record of 1.0
+// still refuses files[].columns as unknown, and a tampered statistic is
+// refused naming the field.
+func TestStagedRecordCarriesColumnStats(t *testing.T) {
+	cols := []manifest.ColumnStats{
+		{Name: "id", Size: 52, Values: 2, Nulls: 0, Type: "long", Min: "1", Max: "2"},
+		{Name: "note", Size: 70, Values: 2, Nulls: -1},
+	}
+	rec := &swap.StagedRecord{Format: swap.FormatStaged, Version: manifest.Version, Partition: spart,
+		Generation: manifest.NewGenerationID(), StagedAt: time.Now().UTC(),
+		Content: &manifest.Content{Rows: 2, Bytes: 10, ContentChecksum: "x:0011223344556677",
+			Files: []manifest.File{{Path: "part-0.parquet", Size: 10, Rows: 2, Checksum: "sha256:" + strings.Repeat("a", 64), Columns: cols}}}}
+	data, err := swap.EncodeStaged(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := string(data)
+	if !strings.Contains(g, `"version": "1.2"`) {
+		t.Fatalf("a record with statistics is not version 1.2:\n%s", g)
+	}
+	r, err := swap.DecodeStaged(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Content.Files[0].Columns; !reflect.DeepEqual(got, cols) {
+		t.Fatalf("columns after a round trip: %+v, want %+v", got, cols)
+	}
+	if rec.Version != manifest.Version {
+		t.Fatalf("encoding changed the record's version to %q", rec.Version)
+	}
+	// Without statistics the record stays 1.0, as earlier versions read it.
+	rec.Content.Files[0].Columns = nil
+	plain, err := swap.EncodeStaged(rec)
+	if err != nil || !strings.Contains(string(plain), `"version": "1.0"`) || strings.Contains(string(plain), "columns") {
+		t.Fatalf("a record without statistics:\n%s %v", plain, err)
+	}
+	for name, c := range map[string]struct{ doc, want string }{
+		"columns in 1.0":   {strings.Replace(g, `"version": "1.2"`, `"version": "1.0"`, 1), "columns: unknown field"},
+		"duplicate column": {strings.Replace(g, `"name": "note"`, `"name": "id"`, 1), "duplicates"},
+		"negative nulls":   {strings.Replace(g, `"nulls": 0`, `"nulls": -3`, 1), "nulls: negative"},
+		"empty bound":      {strings.Replace(g, `"min": "1"`, `"min": ""`, 1), "min: empty"},
+	} {
+		if c.doc == g {
+			t.Fatalf("%s: the encoding changed; this test needs new seeds:\n%s", name, g)
+		}
+		_, err := swap.DecodeStaged([]byte(c.doc))
+		if !errors.Is(err, manifest.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrInvalid saying %q", name, err, c.want)
+		}
+	}
+	// A newer minor's additions inside a file are ignored.
+	if _, err := swap.DecodeStaged([]byte(strings.Replace(strings.Replace(g, `"version": "1.2"`, `"version": "1.9"`, 1), `"columns": [`, `"lease": 1, "columns": [`, 1))); err != nil {
+		t.Errorf("a newer minor version: %v", err)
 	}
 }
