@@ -288,13 +288,13 @@ func isS3URI(s string) bool { return strings.HasPrefix(strings.ToLower(s), "s3:/
 // null partition key under.
 const hiveNullPartition = "__HIVE_DEFAULT_PARTITION__"
 
-// PartitionKeyOf turns a folder path relative to a partitioned output's
+// partitionKeyOf turns a folder path relative to a partitioned output's
 // root ("dt=2026-11-29", "dt=2026-11-29/hr=07") into a partition key: every
 // segment must be key=value. Values are read with their %XX escapes
 // decoded, as the engines that wrote them escape (Spark and Hive escape
 // ':' and '=', others also a space, a comma or in lower case hex), and the
 // key is their canonical form. Spark's folder of null values is refused.
-func PartitionKeyOf(rel string) (string, error) {
+func partitionKeyOf(rel string) (string, error) {
 	for _, seg := range strings.Split(rel, "/") {
 		k, v, ok := strings.Cut(seg, "=")
 		if !ok || k == "" || v == "" {
@@ -355,7 +355,7 @@ func localPartitions(root string) (map[string]string, error) {
 		if dir == "." {
 			return fmt.Errorf("%w: %s lies directly in %s, outside any key=value partition folder", ErrBadInput, p, root)
 		}
-		key, err := PartitionKeyOf(filepath.ToSlash(dir))
+		key, err := partitionKeyOf(filepath.ToSlash(dir))
 		if err != nil {
 			return err
 		}
@@ -405,7 +405,7 @@ func remotePartitions(ctx context.Context, t *Table, base string) (map[string]st
 		if i < 0 {
 			return nil, fmt.Errorf("%w: %s lies directly under %s, outside any key=value partition folder", ErrBadInput, src.URI(a.Key), src.URI(prefix))
 		}
-		k, err := PartitionKeyOf(rel[:i])
+		k, err := partitionKeyOf(rel[:i])
 		if err != nil {
 			return nil, err
 		}
