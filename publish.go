@@ -51,10 +51,15 @@ type PublishOptions struct {
 	// it (Table.StartPrefetch); Writer.Publish uses its writer's own
 	// (WriteOptions.Prefetch) when this is nil.
 	Prefetch *Prefetch
+
+	// manifests: the manifests the commits before this publish wrote
+	// (Table.CommitPartitioned), which the Iceberg publish then does not
+	// read back (lakehouse.Options.Manifests).
+	manifests []*manifest.Manifest
 }
 
 func (o PublishOptions) lib() lakehouse.Options {
-	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed}
+	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed, Manifests: o.manifests}
 	if o.Prefetch != nil {
 		lo.Prefetch = o.Prefetch.pf
 	}

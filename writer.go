@@ -50,6 +50,13 @@ type WriteOptions struct {
 	MustExist bool
 
 	kind string // the manifest's kind (manifest.KindMerge); "" for a commit
+
+	// Set by Table.CommitPartitioned (partitioned.go) for each partition
+	// of a run: table.json as the run read it once (nil: Begin reads it),
+	// and that a listing found no state of the partition, so Begin reads
+	// no pointer (swap.Options.AssumeAbsent).
+	table  *tableRead
+	absent bool
 }
 
 // swapOptions are the protocol's options of this write.
@@ -98,9 +105,16 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 	// pointer's has none, only if table.json does not say that the table
 	// was created in the table-level layout (swap.Txn.SettleLegacy).
 	so.DeferLegacy = true
+	so.AssumeAbsent = opts.absent
 	overlap.Do(ctx,
 		func() { txn, err = swap.Begin(ctx, p.t.st, p.key, so) },
-		func() { table = reader.read(ctx, 1) },
+		func() {
+			if opts.table != nil {
+				table = *opts.table // read once for the whole run
+			} else {
+				table = reader.read(ctx, 1)
+			}
+		},
 	)
 	if err != nil {
 		return nil, err

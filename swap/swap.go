@@ -101,6 +101,15 @@ type Options struct {
 	// or else by the commit. A table created in that layout so pays no
 	// request for the legacy key.
 	DeferLegacy bool
+	// AssumeAbsent makes Begin read no pointer: the caller knows, from a
+	// listing it made, that the partition has none (a backfill of new
+	// partitions). The commit then creates the pointer only if it is still
+	// absent (the conditional create of every first commit), so a
+	// partition created since is a lost race like any other, and the run
+	// id and no-op checks, which need a current generation, have none to
+	// compare with. It takes effect only with DeferLegacy: the legacy key
+	// is then read by SettleLegacy, as for a pointer found missing.
+	AssumeAbsent bool
 }
 
 // Stats counts what a commit did beyond the happy path (Result.Stats).
@@ -259,7 +268,9 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 		b   Base
 		err error
 	)
-	if opts.DeferLegacy {
+	if opts.AssumeAbsent && opts.DeferLegacy {
+		t.legacyPending = true // as for a pointer read and found missing
+	} else if opts.DeferLegacy {
 		err = t.policy(deadline, 2).Do(ctx, store.IsRetryable, func(int) (err error) {
 			b, err = readPointerAt(ctx, st, part, layout.PointerKey(part))
 			if errors.Is(err, ErrNoData) {

@@ -336,8 +336,3 @@ func looksLikeText(b []byte) bool {
 	}
 	return true
 }
-
-// formatOf guesses an input's format from its name.
-func formatOf(name string) (pswap.Format, error) {
-	return pswap.FormatAuto.For(name)
-}

@@ -92,6 +92,12 @@ type Options struct {
 	// catalog.Catalog). Its failure is a catalog.ErrCatalog error that
 	// comes with the Result of the published files.
 	Catalog catalog.Catalog
+	// Manifests are generations' manifests the caller has (those its
+	// commits just wrote): a publish that needs one of them takes it from
+	// here instead of a GET. A manifest is written once under its
+	// generation's id, so it is what the GET would return; the pointers
+	// are still read, and decide which generation is published.
+	Manifests []*manifest.Manifest
 }
 
 // DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
@@ -400,7 +406,7 @@ func newPublisher(ctx context.Context, st store.Store, opts Options) *publisher 
 // newLoader is a publisher that only reads (a Prefetch's, an expiry's): it
 // draws no snapshot id.
 func newLoader(ctx context.Context, st store.Store, opts Options) *publisher {
-	return &publisher{
+	p := &publisher{
 		st: st, opts: opts.withDefaults(), env: env.From(ctx),
 		tableURI:   tableLocation(st),
 		escapedURI: strings.TrimSuffix(st.URI(""), "/"),
@@ -410,6 +416,12 @@ func newLoader(ctx context.Context, st store.Store, opts Options) *publisher {
 		groups:     map[string]*groupContent{},
 		footers:    map[string][]manifest.ColumnStats{},
 	}
+	for _, m := range opts.Manifests {
+		if m != nil && m.Generation != "" {
+			p.manifests[m.Generation] = m
+		}
+	}
+	return p
 }
 
 // int64N draws from the environment's source.

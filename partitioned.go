@@ -1,0 +1,463 @@
+package pswap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pswap/pswap/internal/inputfiles"
+	"github.com/pswap/pswap/internal/layout"
+	"github.com/pswap/pswap/internal/tablemeta"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/s3store"
+)
+
+// PartitionedOptions tune Table.CommitPartitioned. The zero value works.
+type PartitionedOptions struct {
+	// Write are the options of every partition's commit. A Commit.RunID
+	// becomes RUN/<partition> for each partition, so that running the same
+	// backfill again after a crash is a no-op for the partitions that
+	// landed.
+	Write WriteOptions
+	// Parallel bounds the partitions committed at once (default 4).
+	Parallel int
+	// Publish, when not nil, publishes the table's views once after the
+	// commits (Table.Publish, with these options): every partition's
+	// pointer, those unchanged or failed included, is then in every view.
+	// It reads the pointers but not the manifests the commits just wrote.
+	// Nil: nothing is published.
+	Publish *PublishOptions
+}
+
+// PartitionOutcome is one partition's outcome in a CommitPartitioned run.
+type PartitionOutcome struct {
+	// Partition is the canonical key ("dt=2026-11-29").
+	Partition string
+	// Source is the local folder or s3:// prefix its files came from.
+	Source string
+	// RunID is the run id its commit was made with (RUN/<partition>).
+	RunID string
+	// Result is the commit's result when Err is nil.
+	Result Result
+	// Err is why the partition was not committed (nil: committed or a
+	// no-op). The other partitions are committed regardless.
+	Err error
+}
+
+// PartitionedResult is what CommitPartitioned did.
+type PartitionedResult struct {
+	// Partitions are the partitions found, in key order.
+	Partitions []PartitionOutcome
+	// Committed, Unchanged and Failed count them by outcome.
+	Committed, Unchanged, Failed int
+	// Published is the publish's result when PartitionedOptions.Publish
+	// asked for one; PublishErr says what of it failed.
+	Published  *PublishResult
+	PublishErr error
+}
+
+// defaultPartitionedParallel is PartitionedOptions.Parallel's default.
+const defaultPartitionedParallel = 4
+
+// CommitPartitioned commits every key=value folder of source as its own
+// partition, each atomically (a partition's commit is the one pointer
+// swap of a Begin and Commit): source is a local folder or an s3:// prefix
+// (the output of an engine's PARTITION_BY or partitionBy). A local
+// partition's files are staged as Writer.AddPath stages a folder; an s3://
+// partition's are copied server-side (Partition.CommitObjects, which needs
+// an s3:// table).
+//
+// The folders are checked before anything is committed: every one must be
+// key=value segments with the same columns, and fit the table's partition
+// columns; a folder of Spark's null partition (__HIVE_DEFAULT_PARTITION__)
+// or two spellings of one value are refused. Such an error (ErrBadInput,
+// partition.ErrInvalidKey) is returned with nothing committed. Once the
+// commits start, each partition's failure is its PartitionOutcome.Err and
+// the others go on; the error returned is then nil.
+//
+// The run's requests: table.json is read once for all partitions (not by
+// each Begin), and one delimited listing of the partitions' state (a page
+// per 1,000 partitions) finds those that have none, whose Begin then
+// reads no pointer: their commit creates the pointer only if it is still
+// absent, so a partition another writer created meanwhile is a lost race
+// like any other (ErrConflict under the default policy). A new partition
+// of a local folder thus costs its data files' PUTs, its manifest and its
+// pointer, and, with Publish, one GET of its pointer. A table this run
+// creates is created by the first partition's commit, alone, before the
+// others start.
+func (t *Table) CommitPartitioned(ctx context.Context, source string, opts PartitionedOptions) (PartitionedResult, error) {
+	if opts.Parallel <= 0 {
+		opts.Parallel = defaultPartitionedParallel
+	}
+	if err := manifest.ValidateRunID(opts.Write.Commit.RunID); err != nil {
+		return PartitionedResult{}, err
+	}
+	base := strings.TrimRight(source, "/")
+	remote := isS3URI(base)
+	var (
+		parts map[string]string // key -> local folder or s3:// prefix
+		err   error
+	)
+	if remote {
+		parts, err = remotePartitions(ctx, t, base)
+	} else {
+		parts, err = localPartitions(base)
+	}
+	if err != nil {
+		return PartitionedResult{}, err
+	}
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range parts {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	tr := readTable(ctx, t.st, opts.Write.swapOptions())
+	existing, err := checkPartitionLayout(ctx, t, keys, tr)
+	if err != nil {
+		return PartitionedResult{}, err
+	}
+	var absent map[string]bool
+	switch {
+	case remote:
+	case errors.Is(tr.err, store.ErrNotFound):
+		// No table.json: the listing of the layout's check found every
+		// committed partition, of either layout.
+		absent = absentFrom(keys, existing)
+	case tr.err == nil && tr.t.Layout == tablemeta.LayoutTable:
+		// No legacy partitions: a partition whose folder under
+		// _pswap/p/ does not exist has no pointer.
+		if absent, err = absentPartitions(ctx, t.st, keys); err != nil {
+			absent = nil // read each pointer, as Begin does
+		}
+	}
+	wo := opts.Write
+	if !remote && (tr.err == nil || errors.Is(tr.err, store.ErrNotFound)) {
+		wo.table = &tr
+	}
+	out := make([]PartitionOutcome, len(keys))
+	rest := keys
+	if errors.Is(tr.err, store.ErrNotFound) && !remote {
+		// The first commit creates table.json (the table's layout and
+		// schema): made alone, and its document serves the others, which
+		// would otherwise race to create it.
+		o := wo
+		o.absent = absent[keys[0]]
+		var doc tableRead
+		out[0], doc = t.commitPartition(ctx, keys[0], parts[keys[0]], remote, o)
+		if doc.t == nil {
+			doc = readTable(ctx, t.st, opts.Write.swapOptions())
+		}
+		wo.table = nil
+		if doc.err == nil {
+			wo.table = &doc
+		}
+		rest = keys[1:]
+	}
+	off := len(keys) - len(rest)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, opts.Parallel)
+	for i, key := range rest {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			o := wo
+			o.absent = absent[key]
+			out[off+i], _ = t.commitPartition(ctx, key, parts[key], remote, o)
+		})
+	}
+	wg.Wait()
+	res := PartitionedResult{Partitions: out}
+	var written []*manifest.Manifest
+	for _, p := range out {
+		switch {
+		case p.Err != nil:
+			res.Failed++
+		case p.Result.Changed:
+			res.Committed++
+			if p.Result.Manifest != nil {
+				written = append(written, p.Result.Manifest)
+			}
+		default:
+			res.Unchanged++
+		}
+	}
+	if opts.Publish != nil {
+		po := *opts.Publish
+		po.manifests = written
+		r, err := t.Publish(ctx, po)
+		res.Published, res.PublishErr = &r, err
+	}
+	return res, nil
+}
+
+// commitPartition commits one partition's folder (local) or prefix (S3)
+// with the run id RUN/<partition>. It also returns table.json as the
+// commit left it, when it knows it (a local partition's commit).
+func (t *Table) commitPartition(ctx context.Context, key, src string, remote bool, wo WriteOptions) (PartitionOutcome, tableRead) {
+	if wo.Commit.RunID != "" {
+		wo.Commit.RunID += "/" + key
+	}
+	out := PartitionOutcome{Partition: key, Source: src, RunID: wo.Commit.RunID}
+	var doc tableRead
+	out.Result, doc, out.Err = t.commitOne(ctx, key, src, remote, wo)
+	return out, doc
+}
+
+func (t *Table) commitOne(ctx context.Context, key, src string, remote bool, wo WriteOptions) (Result, tableRead, error) {
+	part, err := t.Partition(key)
+	if err != nil {
+		return Result{}, tableRead{}, err
+	}
+	if remote {
+		res, err := part.CommitObjects(ctx, []string{src + "/"}, wo)
+		return res, tableRead{}, err
+	}
+	w, err := part.Begin(ctx, wo)
+	if err != nil {
+		return Result{}, tableRead{}, err
+	}
+	if !w.AlreadyCommitted() {
+		if err := w.AddPath(ctx, src, FormatAuto); err != nil {
+			w.Abort(context.WithoutCancel(ctx))
+			return Result{}, tableRead{}, err
+		}
+	} // else our run id committed here before: nothing to upload, and the
+	// commit is the SameRun no-op describing the current generation.
+	res, err := w.Commit(ctx)
+	var doc tableRead
+	if d, tag := w.schema.document(); err == nil && d != nil && tag != "" {
+		doc = tableRead{t: d, etag: tag}
+	}
+	return res, doc, err
+}
+
+// absentPartitions lists the table's partition folders (_pswap/p/, one
+// delimited listing: a page per 1,000 folders) and returns the keys whose
+// first segment's folder is not there: they have no pointer.
+func absentPartitions(ctx context.Context, st store.Store, keys []string) (map[string]bool, error) {
+	present := map[string]bool{}
+	for e, err := range store.ListDelimited(ctx, st, layout.PartitionsRoot, "/") {
+		if err != nil {
+			return nil, err
+		}
+		if e.IsPrefix {
+			present[strings.TrimSuffix(strings.TrimPrefix(e.Key, layout.PartitionsRoot), "/")] = true
+		}
+	}
+	absent := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		first, _, _ := strings.Cut(k, "/")
+		if !present[first] {
+			absent[k] = true
+		}
+	}
+	return absent, nil
+}
+
+// absentFrom returns the keys whose first segment is no committed
+// partition's of existing.
+func absentFrom(keys, existing []string) map[string]bool {
+	present := map[string]bool{}
+	for _, k := range existing {
+		first, _, _ := strings.Cut(k, "/")
+		present[first] = true
+	}
+	absent := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if first, _, _ := strings.Cut(k, "/"); !present[first] {
+			absent[k] = true
+		}
+	}
+	return absent
+}
+
+// isS3URI reports whether a source names objects in S3 (s3://…).
+func isS3URI(s string) bool { return strings.HasPrefix(strings.ToLower(s), "s3://") }
+
+// hiveNullPartition is the folder value Spark and Hive write the rows of a
+// null partition key under.
+const hiveNullPartition = "__HIVE_DEFAULT_PARTITION__"
+
+// partitionKeyOf turns a folder path relative to a partitioned output's
+// root ("dt=2026-11-29", "dt=2026-11-29/hr=07") into a partition key: every
+// segment must be key=value. Values are read with their %XX escapes
+// decoded, as the engines that wrote them escape (Spark and Hive escape
+// ':' and '=', others also a space, a comma or in lower case hex), and the
+// key is their canonical form. Spark's folder of null values is refused.
+func partitionKeyOf(rel string) (string, error) {
+	for _, seg := range strings.Split(rel, "/") {
+		k, v, ok := strings.Cut(seg, "=")
+		if !ok || k == "" || v == "" {
+			return "", fmt.Errorf("%w: folder %s is not a key=value partition folder (%q)", ErrBadInput, rel, seg)
+		}
+		if v == hiveNullPartition {
+			return "", fmt.Errorf("%w: folder %s holds the rows whose %s is null (%s is Spark's and Hive's folder for a null partition value), and a partition key cannot be null: "+
+				"fill or filter the nulls before writing (Spark: df.na.fill or df.where(\"%s IS NOT NULL\")), or remove the folder to commit the others; nothing was committed",
+				ErrBadInput, rel, k, hiveNullPartition, k)
+		}
+	}
+	k, err := partition.Parse(rel)
+	if err != nil {
+		return "", fmt.Errorf("folder %s: %w", rel, err)
+	}
+	return k.String(), nil
+}
+
+// addPartition records that folder holds partition key, refusing a second
+// folder of the same partition (two spellings of one value, such as a%3Ab
+// and a%3ab): committing one would drop the other's rows.
+func addPartition(parts map[string]string, key, folder string) error {
+	if prev, ok := parts[key]; ok && prev != folder {
+		return fmt.Errorf("%w: folders %s and %s are the same partition %s (their values differ only in how they are escaped): merge them, nothing was committed",
+			ErrBadInput, prev, folder, key)
+	}
+	parts[key] = folder
+	return nil
+}
+
+// localPartitions finds the partition folders of a local folder: the
+// folders that directly hold data files (hidden and _-prefixed entries
+// skipped, as the engines' markers are).
+func localPartitions(root string) (map[string]string, error) {
+	fi, err := os.Stat(root)
+	if err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: partitioned source %s: not a folder", ErrBadInput, root)
+	}
+	parts := map[string]string{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if p != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		if _, ferr := inputfiles.FormatOf(name); ferr != nil {
+			return nil
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(p))
+		if dir == "." {
+			return fmt.Errorf("%w: %s lies directly in %s, outside any key=value partition folder", ErrBadInput, p, root)
+		}
+		key, err := partitionKeyOf(filepath.ToSlash(dir))
+		if err != nil {
+			return err
+		}
+		return addPartition(parts, key, filepath.Dir(p))
+	})
+	if err != nil {
+		if !errors.Is(err, ErrBadInput) && !errors.Is(err, partition.ErrInvalidKey) {
+			err = fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: partitioned source %s holds no key=value folder with data files", ErrBadInput, root)
+	}
+	return parts, nil
+}
+
+// remotePartitions lists an s3:// prefix once and groups its data objects
+// by folder.
+func remotePartitions(ctx context.Context, t *Table, base string) (map[string]string, error) {
+	st, ok := t.st.(*s3store.Store)
+	if !ok {
+		return nil, fmt.Errorf("%w: an s3:// partitioned source is copied server-side, which needs an s3:// table", ErrBadInput)
+	}
+	bucket, key, err := s3store.ParseURL(base + "/")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	src, err := st.Sibling(bucket, "")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	prefix := strings.TrimSuffix(key, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	parts := map[string]string{}
+	for a, err := range src.List(ctx, prefix) {
+		if err != nil {
+			return nil, fmt.Errorf("partitioned source %s: %w", src.URI(prefix), err)
+		}
+		rel := strings.TrimPrefix(a.Key, prefix)
+		if IsEngineMarker(rel) {
+			continue
+		}
+		i := strings.LastIndexByte(rel, '/')
+		if i < 0 {
+			return nil, fmt.Errorf("%w: %s lies directly under %s, outside any key=value partition folder", ErrBadInput, src.URI(a.Key), src.URI(prefix))
+		}
+		k, err := partitionKeyOf(rel[:i])
+		if err != nil {
+			return nil, err
+		}
+		if err := addPartition(parts, k, base+"/"+rel[:i]); err != nil {
+			return nil, err
+		}
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w: partitioned source %s holds no key=value folder with data objects", ErrBadInput, src.URI(prefix))
+	}
+	return parts, nil
+}
+
+// checkPartitionLayout checks the partition folders against each other
+// (the same columns, in the same order) and against the table's layout
+// (tr: its table.json as read) when it has one, before anything is
+// committed. A table without table.json is checked against its committed
+// partitions (one listing).
+func checkPartitionLayout(ctx context.Context, t *Table, keys []string, tr tableRead) (existing []string, err error) {
+	cols := func(k string) string {
+		var names []string
+		for _, seg := range strings.Split(k, "/") {
+			n, _, _ := strings.Cut(seg, "=")
+			names = append(names, n)
+		}
+		return strings.Join(names, "/")
+	}
+	for _, k := range keys[1:] {
+		if cols(k) != cols(keys[0]) {
+			return nil, fmt.Errorf("%w: partition folders %s and %s have different columns", ErrBadInput, keys[0], k)
+		}
+	}
+	switch {
+	case errors.Is(tr.err, store.ErrNotFound):
+		// No table document yet: the committed partitions show the layout.
+		existing, err := t.Partitions(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		if len(existing) > 0 && cols(existing[0]) != cols(keys[0]) {
+			return nil, fmt.Errorf("%w: partition folder %s does not fit the table's layout (it has partitions such as %s)", ErrBadInput, keys[0], existing[0])
+		}
+		return existing, nil
+	case errors.Is(tr.err, tablemeta.ErrInvalid):
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, tr.err)
+	case tr.err != nil:
+		return nil, fmt.Errorf("read table metadata: %w", tr.err)
+	}
+	for _, k := range keys {
+		if err := tr.t.CheckKey(k); err != nil {
+			return nil, fmt.Errorf("%w: partition folder %s: %w", ErrBadInput, k, err)
+		}
+	}
+	return nil, nil
+}
