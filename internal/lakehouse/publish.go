@@ -137,6 +137,13 @@ type Result struct {
 	// publish pointed it at Version.
 	HintFixed bool
 	HintWas   int
+	// Folded: a PublishCommit whose commit another publisher's version
+	// (Version) carried, after this one lost the race for a version
+	// (see fold.go): it wrote nothing of its own.
+	Folded bool
+	// FoldedOthers is how many other partitions' commits the version this
+	// PublishCommit wrote carried besides its own.
+	FoldedOthers int
 }
 
 // Commit describes a committed generation to publish.
@@ -176,7 +183,10 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
 		c.Manifest = nil
 	}
-	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+	p.fold = &folding{part: c.Partition, seq: c.Seq}
+	folded := false // reflected by a version another publisher wrote after we lost a race
+	plan := func(ctx context.Context, s *state) ([]partUpdate, error) {
+		folded = p.rebases > 0
 		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
 		}
@@ -224,10 +234,35 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		}
 		c.Manifest = m
 		if len(m.Files) == 0 && !have {
+			folded = false
 			return nil, nil
 		}
-		return []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}, nil
-	})
+		folded = false
+		ups := []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}
+		if more := p.fold.pending(ctx, p, s); len(more) > 0 {
+			// Other commits' generations, perhaps of an evolved schema:
+			// this attempt reads table.json (after their pointers).
+			p.doc.given = nil
+			ups = append(ups, more...)
+		}
+		return ups, nil
+	}
+	r, err := p.run(ctx, plan)
+	if err != nil && p.fold.folded > 0 && ctx.Err() == nil && !errors.Is(err, ErrContention) {
+		// Perhaps another commit's generation failed the version (its
+		// schema, its manifest): publish this commit on its own, as
+		// without folding, so that it never fails for another's.
+		p.fold.off, p.fold.folded = true, 0
+		r, err = p.run(ctx, plan)
+	}
+	if err == nil {
+		p.fold.done(ctx, p)
+		r.Folded = folded && !r.Changed
+		if r.Changed {
+			r.FoldedOthers = p.fold.folded
+		}
+	}
+	return r, err
 }
 
 // recordedByName is recorded without reading a group's manifest: what a
@@ -367,6 +402,8 @@ type publisher struct {
 	// oldRoot is the state's oldRoot of the latest load: keysOf reads
 	// locations under it as the table's.
 	oldRoot string
+	// fold: a PublishCommit's folding (fold.go); nil for the others.
+	fold *folding
 	// repair: a reconcile (Publish), which rebuilds from the pointers what
 	// it cannot read of the latest version instead of failing on it.
 	repair bool
@@ -563,6 +600,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			continue
 		}
 		if errors.Is(err, errLostRace) {
+			p.fold.announce(ctx, p) // the next version's writer may carry this commit
 			p.rebases++
 			p.floor = s.version + 1 // exists now: probe on from there
 			if attempt >= p.opts.MaxAttempts {

@@ -1,0 +1,136 @@
+package lakehouse_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/layout"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
+	"github.com/pswap/pswap/swap"
+)
+
+// burst publishes n commits of distinct partitions at once on a table of
+// 4 partitions, on a store of 20 ms round trips (synctest's clock), and
+// returns the results, the versions the burst wrote and its time.
+func burst(t *testing.T, n int) (*memstore.Store, []lakehouse.Result, int, time.Duration) {
+	t.Helper()
+	return burstOn(t, publishedTable(t, 4), n)
+}
+
+// TestFoldBurst: 32 publishers of distinct partitions at once. Those that
+// lose the race for a version announce their commit and are carried by the
+// next version's writer, so the burst writes far fewer versions than
+// commits; every publish that returns has its commit in the version it
+// reports, and the final version holds every partition with no marker
+// left behind.
+func TestFoldBurst(t *testing.T) {
+	const n = 32
+	mem, rs, versions, wall := burst(t, n)
+	folded, others, rebases := 0, 0, 0
+	for _, r := range rs {
+		rebases += r.Rebases
+		if r.Folded {
+			folded++
+		}
+		others += r.FoldedOthers
+		if r.Changed == r.Folded {
+			t.Errorf("result %+v: a publish either wrote its version or was folded", r)
+		}
+	}
+	t.Logf("%d publishers: %d versions written, %d folded into another's version, %d commits carried by others' versions, %d rebases, %v on a 20 ms store",
+		n, versions, folded, others, rebases, wall)
+	checkReaders(t, mem)
+	if versions > n/2 {
+		t.Errorf("the burst wrote %d versions for %d commits: publishers did not fold", versions, n)
+	}
+	if folded == 0 || others < folded {
+		t.Errorf("%d publishes folded, %d commits carried: want some, carried at least as many as folded", folded, others)
+	}
+	for a, err := range mem.List(ctx, layout.FoldPrefix) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("fold marker %s left behind", a.Key)
+	}
+	// Each publish's reported version holds its commit (or a newer one).
+	for i, r := range rs {
+		if r.Version <= 0 {
+			t.Errorf("publish %d reported no version", i)
+		}
+	}
+}
+
+// TestFoldPassesOverStaleMarkers: a marker whose commit a version already
+// reflects (its owner killed before deleting it), and one whose partition
+// has no pointer, fold nothing and fail nothing.
+func TestFoldPassesOverStaleMarkers(t *testing.T) {
+	mem := publishedTable(t, 3)
+	for _, k := range []string{
+		layout.FoldKey("dt=2026-01-01", 1),    // reflected
+		layout.FoldKey("dt=2026-09-09", 7),    // no pointer
+		layout.FoldPrefix + "not-a-partition", // not a marker
+	} {
+		if _, err := mem.Put(ctx, k, nil, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, rs, versions, _ := burstOn(t, mem, 8)
+	checkReaders(t, mem)
+	for _, r := range rs {
+		if r.FoldedOthers > 8 {
+			t.Errorf("a version folded %d commits, more than the burst's", r.FoldedOthers)
+		}
+	}
+	if versions > 8 {
+		t.Errorf("%d versions for 8 commits", versions)
+	}
+}
+
+// burstOn is burst on a given table, of partitions from dt=2026-03-01 on.
+func burstOn(t *testing.T, mem *memstore.Store, n int) (*memstore.Store, []lakehouse.Result, int, time.Duration) {
+	t.Helper()
+	cs := make([]lakehouse.Commit, n)
+	for i := range n {
+		part := fmt.Sprintf("dt=2026-%02d-%02d", i/28+3, i%28+1)
+		res := commit(t, mem, part, 3+i%5, "f", swap.Options{})
+		m, err := swap.ReadManifest(ctx, mem, res.Partition, res.Generation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs[i] = lakehouse.Commit{Partition: part, Generation: res.Generation, Seq: res.Seq, Manifest: m}
+	}
+	_, before, err := lakehouse.Latest(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := make([]lakehouse.Result, n)
+	var wall time.Duration
+	synctest.Test(t, func(t *testing.T) {
+		st := storetest.NewLatency(mem, 20*time.Millisecond)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				r, err := lakehouse.PublishCommit(context.Background(), st, cs[i], lakehouse.Options{})
+				if err != nil {
+					t.Errorf("publish %s: %v", cs[i].Partition, err)
+				}
+				rs[i] = r
+			})
+		}
+		wg.Wait()
+		wall = time.Since(start)
+	})
+	_, after, err := lakehouse.Latest(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem, rs, after - before, wall
+}
