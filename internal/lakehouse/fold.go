@@ -2,7 +2,10 @@ package lakehouse
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +59,11 @@ type folding struct {
 	folded int
 	// off: fold nothing more (a version with folded commits failed).
 	off bool
+	// listed, listedParts: the markers lead listed for this attempt.
+	listed      map[string]*marker
+	listedParts []string
+	// timeouts counts the waits for a leader that ended without a version.
+	timeouts int
 }
 
 // announce writes the commit's marker, once, after a lost race. A failure
@@ -79,29 +87,30 @@ func (f *folding) done(ctx context.Context, p *publisher) {
 	f.marked = false
 }
 
-// pending lists the markers of other partitions' commits that s does not
-// reflect yet and returns their updates, for an attempt of a publisher
-// that announced its own commit (so it is one of a burst): their pointers,
-// read now (after the attempt's start), and their generations' manifests.
-// Nothing of it fails the publish: a partition whose reads fail is left
-// to its own publisher.
-func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpdate {
-	if f == nil || !f.marked || f.off {
-		return nil
-	}
-	f.folded = 0
-	type marker struct {
-		part string
-		seq  int64
-		keys []store.Attrs
-	}
+// marker is one listed commit's marker (the newest of its partition).
+type marker struct {
+	part string
+	seq  int64
+	key  string
+	mod  time.Time
+	keys []store.Attrs // every marker of the partition
+}
+
+// list reads the markers of the other partitions (one LIST): by partition,
+// the newest sequence number, and the partitions in key order.
+func (f *folding) list(ctx context.Context, p *publisher) (map[string]*marker, []string, bool) {
 	byPart := map[string]*marker{}
+	ownListed := false
 	for a, err := range p.st.List(ctx, layout.FoldPrefix) {
 		if err != nil {
-			return nil
+			return nil, nil, false
 		}
 		part, seq, ok := layout.ParseFoldKey(a.Key)
-		if !ok || part == f.part {
+		if !ok {
+			continue
+		}
+		if part == f.part {
+			ownListed = true
 			continue
 		}
 		m := byPart[part]
@@ -109,7 +118,9 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 			m = &marker{part: part}
 			byPart[part] = m
 		}
-		m.seq = max(m.seq, seq)
+		if seq > m.seq {
+			m.seq, m.key, m.mod = seq, a.Key, a.ModTime
+		}
 		m.keys = append(m.keys, a)
 	}
 	parts := make([]string, 0, len(byPart))
@@ -117,6 +128,103 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 		parts = append(parts, part)
 	}
 	slices.Sort(parts)
+	return byPart, parts, ownListed
+}
+
+// errFollow: a new version appeared while this publisher waited for the
+// leader of its burst: load it, and see whether it carries this commit.
+var errFollow = errors.New("a newer version to read: it may carry this commit")
+
+// lead decides, for an attempt of a publisher that announced its commit
+// and found it not yet reflected by s, whether it writes the next version
+// itself (true: it leads, or the leader it waited for wrote nothing in
+// time) or waits for the leader's (errFollow once a version past s
+// exists). The leader of a burst is the announced commit with the least
+// marker key, among the markers written within leaderWindow of the newest
+// one (a killed owner's marker stops leading) whose commits s does not
+// reflect. One leader folds the burst; the others read the one version
+// it writes instead of each folding every commit into versions of which
+// all but one lose.
+func (f *folding) lead(ctx context.Context, p *publisher, s *state) (bool, error) {
+	byPart, parts, ownListed := f.list(ctx, p)
+	f.listed, f.listedParts = byPart, parts
+	if byPart == nil || !ownListed {
+		return true, nil // a failed listing, or our marker not there: fold what is known
+	}
+	var newest time.Time
+	for _, m := range byPart {
+		if m.mod.After(newest) {
+			newest = m.mod
+		}
+	}
+	own := layout.FoldKey(f.part, f.seq)
+	for _, part := range parts {
+		m := byPart[part]
+		if m.key > own {
+			break // ours is the least of the live markers: lead
+		}
+		if !m.mod.IsZero() && newest.Sub(m.mod) > leaderWindow {
+			continue
+		}
+		if r, have, err := p.recorded(ctx, s, part); err != nil || (have && r.seq >= m.seq) {
+			continue // reflected (its owner is done), or unknown: not a leader to wait for
+		}
+		return false, f.follow(ctx, p, s)
+	}
+	return true, nil
+}
+
+// leaderWindow is how much older than the newest marker a marker may be
+// and still lead its burst.
+const leaderWindow = 30 * time.Second
+
+// followLimit bounds how long a publisher waits for its burst's leader to
+// write a version before it writes one itself.
+const followLimit = 3 * time.Second
+
+// follow waits until a version past s exists (errFollow) or followLimit
+// has passed (nil: write one itself), checking with a HEAD at growing
+// intervals.
+func (f *folding) follow(ctx context.Context, p *publisher, s *state) error {
+	start := p.env.Now()
+	wait := 10 * time.Millisecond
+	for p.env.Now().Sub(start) < followLimit {
+		d := wait/2 + time.Duration(p.int64N(int64(wait)))
+		if err := p.env.Sleep(ctx, d); err != nil {
+			return err
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+		_, err := p.st.Stat(ctx, MetadataKey(s.version+1))
+		if err == nil {
+			p.floor = max(p.floor, s.version+1)
+			return errFollow
+		}
+		if !errors.Is(err, store.ErrNotFound) && !store.IsRetryable(err) {
+			return nil // write one ourselves
+		}
+	}
+	f.timeouts++
+	return nil
+}
+
+// pending returns the updates of the other partitions' commits that s
+// does not reflect yet, for an attempt of a publisher that announced its
+// own commit and leads (lead listed the markers): their pointers, read
+// now (after the attempt's start), and their generations' manifests.
+// Nothing of it fails the publish: a partition whose reads fail is left
+// to its own publisher.
+func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpdate {
+	if f == nil || !f.marked || f.off {
+		return nil
+	}
+	f.folded = 0
+	byPart, parts := f.listed, f.listedParts
+	f.listed, f.listedParts = nil, nil
+	if byPart == nil {
+		if byPart, parts, _ = f.list(ctx, p); byPart == nil {
+			return nil
+		}
+	}
 	if len(parts) > maxFold {
 		parts = parts[:maxFold]
 	}
@@ -168,15 +276,54 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 	if ctx.Err() != nil {
 		return nil
 	}
-	slices.SortFunc(ups, func(a, b partUpdate) int {
-		switch {
-		case a.part < b.part:
-			return -1
-		case a.part > b.part:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
 	f.folded = len(ups)
 	return ups
+}
+
+// RecordedSeq returns the pointer sequence number at which version v of
+// the table's Iceberg metadata records partition part, false when it has
+// no files of it: whether the version a commit's publish reported holds
+// that commit (at its sequence number or past it). It reads the version,
+// its manifest list and the manifest of part's group.
+func RecordedSeq(ctx context.Context, st store.Store, v int, part string) (int64, bool, error) {
+	p := newLoader(ctx, st, Options{})
+	key := MetadataKey(v)
+	data, _, err := store.ReadAll(ctx, st, key)
+	if err != nil {
+		return 0, false, fmt.Errorf("read %s: %w", key, err)
+	}
+	meta, err := parseMetadata(data)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", st.URI(key), err)
+	}
+	s := &state{version: v, meta: meta, loc: p.loc(key)}
+	p.oldRoot = p.relocatedFrom(meta)
+	cs := meta.currentSnapshot()
+	if cs == nil {
+		return 0, false, nil
+	}
+	lk, err := p.keyOf(cs.ManifestList)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w: manifest list: %w", s.loc, ErrCorrupt, err)
+	}
+	ld, _, err := store.ReadAll(ctx, st, lk)
+	if err != nil {
+		return 0, false, fmt.Errorf("read %s: %w", lk, err)
+	}
+	if s.list, err = readManifestList(ld); err != nil {
+		return 0, false, fmt.Errorf("%s: %w: %v", cs.ManifestList, ErrCorrupt, err)
+	}
+	s.refs = make([]manifestRef, len(s.list))
+	for i, mf := range s.list {
+		var ours bool
+		if s.refs[i], ours = parseManifestPath(mf.FilePath()); !ours {
+			return 0, false, foreignSnapshot(s.loc, meta, cs, mf.FilePath())
+		}
+	}
+	r, have, err := p.recorded(ctx, s, part)
+	if err != nil || !have {
+		return 0, false, err
+	}
+	return r.seq, true, nil
 }

@@ -237,6 +237,13 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			folded = false
 			return nil, nil
 		}
+		if p.fold.marked && !p.fold.off {
+			// One of a burst: write the next version if this publisher
+			// leads it, else wait for the leader's (fold.go).
+			if lead, err := p.fold.lead(ctx, p, s); err != nil || !lead {
+				return nil, err
+			}
+		}
 		folded = false
 		ups := []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}
 		if more := p.fold.pending(ctx, p, s); len(more) > 0 {
@@ -559,6 +566,10 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		var ups []partUpdate
 		if err == nil {
 			ups, err = plan(ctx, s)
+		}
+		if errors.Is(err, errFollow) {
+			probe = true // a newer version exists (fold.go): read it
+			continue
 		}
 		if err != nil {
 			// The reads of an attempt (the hint, the metadata, the
