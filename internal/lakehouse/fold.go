@@ -169,7 +169,10 @@ func (f *folding) lead(ctx context.Context, p *publisher, s *state) (bool, error
 		if r, have, err := p.recorded(ctx, s, part); err != nil || (have && r.seq >= m.seq) {
 			continue // reflected (its owner is done), or unknown: not a leader to wait for
 		}
-		return false, f.follow(ctx, p, s)
+		if err := f.follow(ctx, p, s); err != nil {
+			return false, err // errFollow: read the new version
+		}
+		return true, nil // the leader wrote nothing in time
 	}
 	return true, nil
 }

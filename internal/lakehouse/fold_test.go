@@ -3,6 +3,7 @@ package lakehouse_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -133,4 +134,42 @@ func burstOn(t *testing.T, mem *memstore.Store, n int) (*memstore.Store, []lakeh
 		t.Fatal(err)
 	}
 	return mem, rs, after - before, wall
+}
+
+// TestFoldLeaderGone: a publisher that lost a race finds a commit it must
+// wait for (a marker with a lower key whose commit no version reflects:
+// its publisher was killed after announcing it). When no version comes
+// within the wait, it writes its own, folding that commit too; it never
+// reports a version without its commit.
+func TestFoldLeaderGone(t *testing.T) {
+	mem := publishedTable(t, 2)
+	a := commit(t, mem, "dt=2026-03-01", 3, "a", swap.Options{}) // the killed publisher's commit
+	b := commit(t, mem, "dt=2026-03-02", 4, "b", swap.Options{})
+	if _, err := mem.Put(ctx, layout.FoldKey(a.Partition, a.Seq), nil, store.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// b's first version PUT is refused as if another publisher had won.
+	st := storetest.NewFaulty(mem, func(c storetest.Call) storetest.Fault {
+		if c.Op == "put" && strings.HasSuffix(c.Key, ".metadata.json") && c.N == 1 {
+			return storetest.Fault{Before: store.ErrPrecondition}
+		}
+		return storetest.Fault{}
+	})
+	var r lakehouse.Result
+	var err error
+	synctest.Test(t, func(t *testing.T) {
+		r, err = lakehouse.PublishCommit(context.Background(), st, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Changed || r.FoldedOthers != 1 {
+		t.Errorf("result %+v: want a version of its own that folded the killed publisher's commit", r)
+	}
+	for _, part := range []string{a.Partition, b.Partition} {
+		if _, ok, err := lakehouse.RecordedSeq(ctx, mem, r.Version, part); err != nil || !ok {
+			t.Errorf("version %d does not hold %s (%v)", r.Version, part, err)
+		}
+	}
+	checkReaders(t, mem)
 }
