@@ -64,6 +64,10 @@ type folding struct {
 	listedParts []string
 	// timeouts counts the waits for a leader that ended without a version.
 	timeouts int
+	// ownListed: the listing had this commit's own marker.
+	ownListed bool
+	// exact is the version a wait saw appear, to read next (0: none).
+	exact int
 }
 
 // announce writes the commit's marker, once, after a lost race. A failure
@@ -76,6 +80,31 @@ func (f *folding) announce(ctx context.Context, p *publisher) {
 	if _, err := p.st.Put(ctx, layout.FoldKey(f.part, f.seq), nil, store.PutOptions{}); err == nil {
 		f.marked = true
 	}
+}
+
+// lost is announce after a race lost to version v: with the marker
+// written, the next attempt reads v itself (loadExact), not the hint and
+// the versions past it: it only needs to know whether v carries this
+// commit, and who leads the burst.
+func (f *folding) lost(ctx context.Context, p *publisher, v int) {
+	if f == nil {
+		return
+	}
+	f.announce(ctx, p)
+	if f.marked && !f.off {
+		f.exact = v
+	}
+}
+
+// reflected reports, for a publisher that announced its commit, whether
+// s already carries it: read from its group's manifest before its pointer,
+// which a follower (the most of a burst) then never needs.
+func (f *folding) reflected(ctx context.Context, p *publisher, s *state) bool {
+	if f == nil || !f.marked {
+		return false
+	}
+	r, have, err := p.recorded(ctx, s, f.part)
+	return err == nil && have && r.seq >= f.seq
 }
 
 // done deletes the commit's marker once a version reflects the commit.
@@ -146,10 +175,13 @@ var errFollow = errors.New("a newer version to read: it may carry this commit")
 // it writes instead of each folding every commit into versions of which
 // all but one lose.
 func (f *folding) lead(ctx context.Context, p *publisher, s *state) (bool, error) {
-	byPart, parts, ownListed := f.list(ctx, p)
-	f.listed, f.listedParts = byPart, parts
+	byPart, parts, ownListed := f.listed, f.listedParts, f.ownListed
+	if byPart == nil {
+		byPart, parts, ownListed = f.list(ctx, p)
+		f.listed, f.listedParts, f.ownListed = byPart, parts, ownListed
+	}
 	if byPart == nil || !ownListed {
-		return true, nil // a failed listing, or our marker not there: fold what is known
+		return true, f.probe(ctx, p, s) // a failed listing, or our marker not there: fold what is known
 	}
 	var newest time.Time
 	for _, m := range byPart {
@@ -174,7 +206,22 @@ func (f *folding) lead(ctx context.Context, p *publisher, s *state) (bool, error
 		}
 		return true, nil // the leader wrote nothing in time
 	}
-	return true, nil
+	return true, f.probe(ctx, p, s)
+}
+
+// probe checks, before a leader writes on a version read without the
+// hint (loadExact), that no version past it exists (one HEAD): if one
+// does, it is read (errFollow) instead of losing the race again.
+func (f *folding) probe(ctx context.Context, p *publisher, s *state) error {
+	if !s.hintUnread {
+		return nil
+	}
+	if _, err := p.st.Stat(ctx, MetadataKey(s.version+1)); err == nil {
+		p.floor = max(p.floor, s.version+1)
+		f.exact = s.version + 1
+		return errFollow
+	}
+	return nil
 }
 
 // leaderWindow is how much older than the newest marker a marker may be
@@ -190,16 +237,17 @@ const followLimit = 3 * time.Second
 // intervals.
 func (f *folding) follow(ctx context.Context, p *publisher, s *state) error {
 	start := p.env.Now()
-	wait := 10 * time.Millisecond
+	wait := 40 * time.Millisecond
 	for p.env.Now().Sub(start) < followLimit {
 		d := wait/2 + time.Duration(p.int64N(int64(wait)))
 		if err := p.env.Sleep(ctx, d); err != nil {
 			return err
 		}
-		wait = min(2*wait, 200*time.Millisecond)
+		wait = min(2*wait, 400*time.Millisecond)
 		_, err := p.st.Stat(ctx, MetadataKey(s.version+1))
 		if err == nil {
 			p.floor = max(p.floor, s.version+1)
+			f.exact = s.version + 1
 			return errFollow
 		}
 		if !errors.Is(err, store.ErrNotFound) && !store.IsRetryable(err) {
@@ -291,42 +339,78 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 // its manifest list and the manifest of part's group.
 func RecordedSeq(ctx context.Context, st store.Store, v int, part string) (int64, bool, error) {
 	p := newLoader(ctx, st, Options{})
-	key := MetadataKey(v)
-	data, _, err := store.ReadAll(ctx, st, key)
+	s, err := p.readVersion(ctx, v)
 	if err != nil {
-		return 0, false, fmt.Errorf("read %s: %w", key, err)
-	}
-	meta, err := parseMetadata(data)
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w", st.URI(key), err)
-	}
-	s := &state{version: v, meta: meta, loc: p.loc(key)}
-	p.oldRoot = p.relocatedFrom(meta)
-	cs := meta.currentSnapshot()
-	if cs == nil {
-		return 0, false, nil
-	}
-	lk, err := p.keyOf(cs.ManifestList)
-	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w: manifest list: %w", s.loc, ErrCorrupt, err)
-	}
-	ld, _, err := store.ReadAll(ctx, st, lk)
-	if err != nil {
-		return 0, false, fmt.Errorf("read %s: %w", lk, err)
-	}
-	if s.list, err = readManifestList(ld); err != nil {
-		return 0, false, fmt.Errorf("%s: %w: %v", cs.ManifestList, ErrCorrupt, err)
-	}
-	s.refs = make([]manifestRef, len(s.list))
-	for i, mf := range s.list {
-		var ours bool
-		if s.refs[i], ours = parseManifestPath(mf.FilePath()); !ours {
-			return 0, false, foreignSnapshot(s.loc, meta, cs, mf.FilePath())
-		}
+		return 0, false, err
 	}
 	r, have, err := p.recorded(ctx, s, part)
 	if err != nil || !have {
 		return 0, false, err
 	}
 	return r.seq, true, nil
+}
+
+// readVersion reads version v, its metadata file and manifest list, as
+// load reads the latest (without its repairs), but not the hint.
+func (p *publisher) readVersion(ctx context.Context, v int) (*state, error) {
+	key := MetadataKey(v)
+	data, _, err := store.ReadAll(ctx, p.st, key)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	meta, err := parseMetadata(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.st.URI(key), err)
+	}
+	s := &state{version: v, meta: meta, loc: p.loc(key), hintUnread: true}
+	s.oldRoot = p.relocatedFrom(meta)
+	p.oldRoot = s.oldRoot
+	cs := meta.currentSnapshot()
+	if cs == nil {
+		return s, nil
+	}
+	lk, err := p.keyOf(cs.ManifestList)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: manifest list: %w", s.loc, ErrCorrupt, err)
+	}
+	ld, _, err := store.ReadAll(ctx, p.st, lk)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", lk, err)
+	}
+	if s.list, err = readManifestList(ld); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", cs.ManifestList, ErrCorrupt, err)
+	}
+	s.refs = make([]manifestRef, len(s.list))
+	for i, mf := range s.list {
+		var ours bool
+		if s.refs[i], ours = parseManifestPath(mf.FilePath()); !ours {
+			return nil, foreignSnapshot(s.loc, meta, cs, mf.FilePath())
+		}
+	}
+	return s, nil
+}
+
+// loadExact reads the version a follower saw appear (exact), nil if that
+// fails: the attempt then loads the latest as any other.
+func (f *folding) loadExact(ctx context.Context, p *publisher) *state {
+	v := f.exact
+	f.exact = 0
+	s, err := p.readVersion(ctx, v)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// prelist lists the markers beside the attempt's own pointer read (g),
+// for lead, when this publisher announced its commit.
+func (f *folding) prelist(ctx context.Context, g *errgroup.Group, p *publisher) {
+	if f == nil || !f.marked || f.off {
+		return
+	}
+	f.listed, f.listedParts, f.ownListed = nil, nil, false
+	g.Go(func() error {
+		f.listed, f.listedParts, f.ownListed = f.list(ctx, p)
+		return nil
+	})
 }

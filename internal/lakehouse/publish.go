@@ -190,6 +190,9 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
 		}
+		if p.fold.reflected(ctx, p, s) {
+			return nil, nil // one of a burst, carried by another's version (fold.go)
+		}
 		// About to write: the pointer says what is current now, so that a
 		// slow publisher never brings older data back, and an attempt's
 		// version lands within MaxElapsed of this read (see
@@ -208,6 +211,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			})
 		})
 		p.readReplaced(gctx, g, s, c.Partition)
+		p.fold.prelist(gctx, g, p) // the markers, when this publisher is one of a burst
 		if c.Manifest != nil {
 			// The footers of its files whose manifest does not record
 			// their statistics (one written before manifest version
@@ -375,6 +379,9 @@ type state struct {
 	// damaged is the manifests (manifestRef.id) a reconcile found missing
 	// or truncated: written anew from the pointers, never read.
 	damaged map[string]bool
+	// hintUnread: read without the version hint (a follower's, fold.go),
+	// which it leaves to the leader.
+	hintUnread bool
 }
 
 type publisher struct {
@@ -556,6 +563,11 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			s, err = pre.state(ctx, p)
 			pre = nil
 		}
+		if s == nil && err == nil && p.fold != nil && p.fold.exact > 0 {
+			// A follower saw the version it waited for: read that one,
+			// without the hint and the probe (fold.go).
+			s = p.fold.loadExact(ctx, p)
+		}
 		if s == nil && err == nil {
 			s, err = p.load(ctx, probe)
 		}
@@ -590,7 +602,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		}
 		if len(ups) == 0 && len(s.repairs) == 0 {
 			r := p.result(s, false)
-			if s.version > 0 && (!s.hintFound || p.hinted != s.version) {
+			if s.version > 0 && !s.hintUnread && (!s.hintFound || p.hinted != s.version) {
 				// Up to date, but the hint lags (a lost hint PUT, a
 				// publisher killed after its version): readers that trust
 				// it see an older version. Point it at the latest.
@@ -611,7 +623,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			continue
 		}
 		if errors.Is(err, errLostRace) {
-			p.fold.announce(ctx, p) // the next version's writer may carry this commit
+			p.fold.lost(ctx, p, s.version+1) // the next version's writer may carry this commit
 			p.rebases++
 			p.floor = s.version + 1 // exists now: probe on from there
 			if attempt >= p.opts.MaxAttempts {
