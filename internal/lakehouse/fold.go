@@ -285,7 +285,13 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 	)
 	now := p.env.Now()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(p.opts.Concurrency)
+	// Small reads, one pointer and one manifest a commit: all at once
+	// (bounded by maxFold), unless the caller asked for one at a time.
+	lim := p.opts.Concurrency
+	if lim > 1 {
+		lim = max(lim, maxFold)
+	}
+	g.SetLimit(lim)
 	for _, part := range parts {
 		mk := byPart[part]
 		g.Go(func() error {

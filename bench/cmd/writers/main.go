@@ -59,6 +59,7 @@ type outcome struct {
 }
 
 type measure struct {
+	mode     string
 	writers  int
 	publish  bool
 	wall     time.Duration
@@ -75,6 +76,7 @@ type measure struct {
 
 func run(ctx context.Context) error {
 	bin := flag.String("pswap", "", "the pswap binary")
+	base := flag.String("base", "", "a baseline pswap binary (optional): also measured with the publish, in the same rounds")
 	counter := flag.String("s3count", "", "the s3count binary (optional: requests per commit)")
 	table := flag.String("table", "", "s3://bucket/prefix under which each measurement makes a table")
 	writersF := flag.String("writers", "8,32,64", "writers at once")
@@ -119,19 +121,29 @@ func run(ctx context.Context) error {
 	var all []measure
 	for r := range *rounds {
 		for _, n := range ns {
-			order := []bool{true, false}
-			if r%2 == 1 {
-				order = []bool{false, true}
+			type mode struct {
+				name string
+				bin  string
+				pub  bool
 			}
-			for _, pub := range order {
-				t := fmt.Sprintf("%s/r%d-w%d-%s-%d", strings.TrimSuffix(*table, "/"), r, n, map[bool]string{true: "pub", false: "nopub"}[pub], time.Now().UnixNano())
-				m, err := measureOnce(ctx, *bin, env, t, input, n, pub)
+			order := []mode{{"publish", *bin, true}, {"no-publish", *bin, false}}
+			if *base != "" {
+				order = append(order, mode{"base-publish", *base, true})
+			}
+			if r%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, md := range order {
+				pub := md.pub
+				t := fmt.Sprintf("%s/r%d-w%d-%s-%d", strings.TrimSuffix(*table, "/"), r, n, md.name, time.Now().UnixNano())
+				m, err := measureOnce(ctx, md.bin, env, t, input, n, pub)
 				if err != nil {
 					return err
 				}
+				m.mode = md.name
 				all = append(all, m)
-				fmt.Printf("round %d writers %2d publish=%-5v wall %6.2f s  commits/s %6.2f  ok %d/%d  req/commit %5.1f  cpu/commit %.3f s  in view on return %d  final exact %v  versions %d  load %s\n",
-					r, n, pub, m.wall.Seconds(), float64(m.ok)/m.wall.Seconds(), m.ok, n, float64(m.requests)/float64(n), m.cpu.Seconds()/float64(n), m.inView, m.final, m.versions, m.load)
+				fmt.Printf("round %d writers %2d %-12s wall %6.2f s  commits/s %6.2f  ok %d/%d  req/commit %5.1f  cpu/commit %.3f s  in view on return %d  final exact %v  versions %d  load %s\n",
+					r, n, md.name, m.wall.Seconds(), float64(m.ok)/m.wall.Seconds(), m.ok, n, float64(m.requests)/float64(n), m.cpu.Seconds()/float64(n), m.inView, m.final, m.versions, m.load)
 				if *verbose {
 					fmt.Printf("    requests by operation: %v\n", m.ops)
 					slices.Sort(m.ends)
@@ -141,15 +153,24 @@ func run(ctx context.Context) error {
 			}
 		}
 	}
-	fmt.Println("\nratio publish / --publish=false (commits/s), per round and writers:")
-	for i := 0; i+1 < len(all); i += 2 {
-		a, b := all[i], all[i+1]
-		if !a.publish {
-			a, b = b, a
+	fmt.Println("\nratio to --publish=false of the same round (commits/s):")
+	k := 2
+	if *base != "" {
+		k = 3
+	}
+	rate := func(m measure) float64 { return float64(m.ok) / m.wall.Seconds() }
+	for i := 0; i+k <= len(all); i += k {
+		var nopub measure
+		for _, m := range all[i : i+k] {
+			if m.mode == "no-publish" {
+				nopub = m
+			}
 		}
-		fmt.Printf("  writers %2d: %.2f / %.2f = %.2fx  (load %s)\n", a.writers,
-			float64(a.ok)/a.wall.Seconds(), float64(b.ok)/b.wall.Seconds(),
-			(float64(a.ok)/a.wall.Seconds())/(float64(b.ok)/b.wall.Seconds()), a.load)
+		for _, m := range all[i : i+k] {
+			if m.mode != "no-publish" {
+				fmt.Printf("  writers %2d %-12s %6.2f / %6.2f = %.2fx  (load %s)\n", m.writers, m.mode, rate(m), rate(nopub), rate(m)/rate(nopub), m.load)
+			}
+		}
 	}
 	return nil
 }
