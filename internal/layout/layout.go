@@ -14,6 +14,7 @@
 //	_pswap/p/<partition>/manifests/<generation>.json write-once
 //	_pswap/p/<partition>/staged/<generation>.json    a staged (or reserved) generation's record
 //	_pswap/p/<partition>/gen/<generation>/<file>     write-once data files of new generations
+//	_pswap/fold/<partition>/<seq>                    an Iceberg publish's fold marker (FoldKey), empty
 //
 // Tables written before that layout keep the same objects in each
 // partition's own _pswap folder (the Legacy* builders):
