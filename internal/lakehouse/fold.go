@@ -324,7 +324,7 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				return nil
 			}
 			mu.Lock()
-			ups = append(ups, partUpdate{part: part, seq: b.Pointer.Seq, m: m})
+			ups = append(ups, partUpdate{part: part, seq: b.Pointer.Seq, m: m, folded: true})
 			mu.Unlock()
 			return nil
 		})

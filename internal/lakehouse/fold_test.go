@@ -173,3 +173,33 @@ func TestFoldLeaderGone(t *testing.T) {
 	}
 	checkReaders(t, mem)
 }
+
+// TestFoldSnapshotSummary: a version that folded other commits says so in
+// its snapshot's summary, with the commit of the publisher that wrote it
+// and every partition it carried.
+func TestFoldSnapshotSummary(t *testing.T) {
+	mem, rs, _, _ := burst(t, 6)
+	loc, _, err := lakehouse.Latest(ctx, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rs {
+		if r.FoldedOthers == 0 {
+			continue
+		}
+		found = true
+		data, _, err := store.ReadAll(ctx, mem, strings.TrimPrefix(r.MetadataLocation, mem.URI("")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"pswap.operation":"fold"`, `"pswap.generation":`, `"pswap.partitions":`} {
+			if !strings.Contains(strings.ReplaceAll(string(data), " ", ""), want) {
+				t.Errorf("%s: the snapshot's summary lacks %s", r.MetadataLocation, want)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no version folded others (latest %s)", loc)
+	}
+}

@@ -351,6 +351,8 @@ type partUpdate struct {
 	seq  int64              // its pointer's sequence number
 	m    *manifest.Manifest // its current generation (no files: drop its manifest)
 	drop string             // partHash of a manifest to drop without replacement
+	// folded: another publisher's commit this one carries (fold.go).
+	folded bool
 }
 
 func (u partUpdate) hash() string {
