@@ -35,7 +35,7 @@ import (
 // A marker is only a hint. A lost one, or one that a folding publisher
 // does not see yet, costs a rebase, as before; one left by a killed
 // process is passed over once its partition is reflected, and deleted by
-// the next folding publisher that finds it older than foldStaleAge. A
+// the next leader that finds it older than foldStaleAge. A
 // publish that never lost a race writes and lists no marker: one writer
 // alone makes the same requests as without folding.
 
@@ -44,9 +44,10 @@ import (
 // table's size.
 const maxFold = 128
 
-// foldStaleAge is the age (the store's timestamp against the local
-// clock) after which a folding publisher deletes a marker whose commit a
-// version already reflects: its owner was killed before deleting it.
+// foldStaleAge is the age (on the store's clock: against the newest
+// marker listed) after which a leader deletes a marker whose commit a
+// version already reflects, or whose partition is gone: its owner was
+// killed before deleting it.
 const foldStaleAge = 10 * time.Minute
 
 // folding is a PublishCommit's part in folding.
@@ -68,6 +69,10 @@ type folding struct {
 	ownListed bool
 	// exact is the version a wait saw appear, to read next (0: none).
 	exact int
+	// storeNow is the newest marker's time in the latest listing (its
+	// own among them): the store's clock, by which markers' ages are
+	// judged.
+	storeNow time.Time
 }
 
 // announce writes the commit's marker, once, after a lost race. A failure
@@ -130,6 +135,7 @@ type marker struct {
 func (f *folding) list(ctx context.Context, p *publisher) (map[string]*marker, []string, bool) {
 	byPart := map[string]*marker{}
 	ownListed := false
+	f.storeNow = time.Time{}
 	for a, err := range p.st.List(ctx, layout.FoldPrefix) {
 		if err != nil {
 			return nil, nil, false
@@ -137,6 +143,9 @@ func (f *folding) list(ctx context.Context, p *publisher) (map[string]*marker, [
 		part, seq, ok := layout.ParseFoldKey(a.Key)
 		if !ok {
 			continue
+		}
+		if a.ModTime.After(f.storeNow) {
+			f.storeNow = a.ModTime
 		}
 		if part == f.part {
 			ownListed = true
@@ -283,7 +292,7 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 		mu  sync.Mutex
 		ups []partUpdate
 	)
-	now := p.env.Now()
+	now := f.storeNow
 	g, gctx := errgroup.WithContext(ctx)
 	// Small reads, one pointer and one manifest a commit: all at once
 	// (bounded by maxFold), unless the caller asked for one at a time.
@@ -299,13 +308,16 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 			if err != nil {
 				return nil
 			}
-			if have && r.seq >= mk.seq {
-				// Reflected: its owner deletes it, or was killed before.
+			stale := func() {
+				// Its owner deletes it, or was killed before.
 				for _, a := range mk.keys {
 					if !a.ModTime.IsZero() && now.Sub(a.ModTime) > foldStaleAge {
 						_ = p.st.Delete(gctx, a.Key)
 					}
 				}
+			}
+			if have && r.seq >= mk.seq {
+				stale() // reflected
 				return nil
 			}
 			var b swap.Base
@@ -313,6 +325,10 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				b, err = swap.ReadPointer(gctx, p.st, part)
 				return err
 			})
+			if errors.Is(err, swap.ErrNoData) {
+				stale() // the partition is gone
+				return nil
+			}
 			if err != nil || (have && r.seq >= b.Pointer.Seq) {
 				return nil // unreadable (left to its publisher), gone, or reflected after all
 			}

@@ -70,9 +70,18 @@ func TestFoldBurst(t *testing.T) {
 
 // TestFoldPassesOverStaleMarkers: a marker whose commit a version already
 // reflects (its owner killed before deleting it), and one whose partition
-// has no pointer, fold nothing and fail nothing.
+// has no pointer, fold nothing and fail nothing; once older than 10
+// minutes on the store's clock, a leader deletes them.
 func TestFoldPassesOverStaleMarkers(t *testing.T) {
-	mem := publishedTable(t, 3)
+	var mu sync.Mutex
+	clock := time.Now().Add(-time.Hour)
+	mem := memstore.New(memstore.Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }})
+	for i := range 3 {
+		commit(t, mem, fmt.Sprintf("dt=2026-01-%02d", i+1), 3, "x", swap.Options{})
+	}
+	if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	for _, k := range []string{
 		layout.FoldKey("dt=2026-01-01", 1),    // reflected
 		layout.FoldKey("dt=2026-09-09", 7),    // no pointer
@@ -82,8 +91,19 @@ func TestFoldPassesOverStaleMarkers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	mu.Lock()
+	clock = clock.Add(11 * time.Minute) // the burst's markers are that much newer
+	mu.Unlock()
 	_, rs, versions, _ := burstOn(t, mem, 8)
 	checkReaders(t, mem)
+	for a, err := range mem.List(ctx, layout.FoldPrefix) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Key != layout.FoldPrefix+"not-a-partition" {
+			t.Errorf("marker %s left behind", a.Key)
+		}
+	}
 	for _, r := range rs {
 		if r.FoldedOthers > 8 {
 			t.Errorf("a version folded %d commits, more than the burst's", r.FoldedOthers)
