@@ -143,6 +143,13 @@ type Result struct {
 	// publish pointed it at Version.
 	HintFixed bool
 	HintWas   int
+	// Folded: a PublishCommit whose commit another publisher's version
+	// (Version) carried, after this one lost the race for a version
+	// (see fold.go): it wrote nothing of its own.
+	Folded bool
+	// FoldedOthers is how many other partitions' commits the version this
+	// PublishCommit wrote carried besides its own.
+	FoldedOthers int
 }
 
 // Commit describes a committed generation to publish.
@@ -182,9 +189,15 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
 		c.Manifest = nil
 	}
-	return p.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+	p.fold = &folding{part: c.Partition, seq: c.Seq}
+	folded := false // reflected by a version another publisher wrote after we lost a race
+	plan := func(ctx context.Context, s *state) ([]partUpdate, error) {
+		folded = p.rebases > 0
 		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
+		}
+		if p.fold.reflected(ctx, p, s) {
+			return nil, nil // one of a burst, carried by another's version (fold.go)
 		}
 		// About to write: the pointer says what is current now, so that a
 		// slow publisher never brings older data back, and an attempt's
@@ -204,6 +217,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			})
 		})
 		p.readReplaced(gctx, g, s, c.Partition)
+		p.fold.prelist(gctx, g, p) // the markers, when this publisher is one of a burst
 		if c.Manifest != nil {
 			// The footers of its files whose manifest does not record
 			// their statistics (one written before manifest version
@@ -230,10 +244,42 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		}
 		c.Manifest = m
 		if len(m.Files) == 0 && !have {
+			folded = false
 			return nil, nil
 		}
-		return []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}, nil
-	})
+		if p.fold.marked && !p.fold.off {
+			// One of a burst: write the next version if this publisher
+			// leads it, else wait for the leader's (fold.go).
+			if lead, err := p.fold.lead(ctx, p, s); err != nil || !lead {
+				return nil, err
+			}
+		}
+		folded = false
+		ups := []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}
+		if more := p.fold.pending(ctx, p, s); len(more) > 0 {
+			// Other commits' generations, perhaps of an evolved schema:
+			// this attempt reads table.json (after their pointers).
+			p.doc.given = nil
+			ups = append(ups, more...)
+		}
+		return ups, nil
+	}
+	r, err := p.run(ctx, plan)
+	if err != nil && p.fold.folded > 0 && ctx.Err() == nil && !errors.Is(err, ErrContention) {
+		// Perhaps another commit's generation failed the version (its
+		// schema, its manifest): publish this commit on its own, as
+		// without folding, so that it never fails for another's.
+		p.fold.off, p.fold.folded = true, 0
+		r, err = p.run(ctx, plan)
+	}
+	if err == nil {
+		p.fold.done(ctx, p)
+		r.Folded = folded && !r.Changed
+		if r.Changed {
+			r.FoldedOthers = p.fold.folded
+		}
+	}
+	return r, err
 }
 
 // recordedByName is recorded without reading a group's manifest: what a
@@ -311,6 +357,8 @@ type partUpdate struct {
 	seq  int64              // its pointer's sequence number
 	m    *manifest.Manifest // its current generation (no files: drop its manifest)
 	drop string             // partHash of a manifest to drop without replacement
+	// folded: another publisher's commit this one carries (fold.go).
+	folded bool
 }
 
 func (u partUpdate) hash() string {
@@ -339,6 +387,9 @@ type state struct {
 	// damaged is the manifests (manifestRef.id) a reconcile found missing
 	// or truncated: written anew from the pointers, never read.
 	damaged map[string]bool
+	// hintUnread: read without the version hint (a follower's, fold.go),
+	// which it leaves to the leader.
+	hintUnread bool
 }
 
 type publisher struct {
@@ -373,6 +424,8 @@ type publisher struct {
 	// oldRoot is the state's oldRoot of the latest load: keysOf reads
 	// locations under it as the table's.
 	oldRoot string
+	// fold: a PublishCommit's folding (fold.go); nil for the others.
+	fold *folding
 	// repair: a reconcile (Publish), which rebuilds from the pointers what
 	// it cannot read of the latest version instead of failing on it.
 	repair bool
@@ -524,6 +577,11 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			s, err = pre.state(ctx, p)
 			pre = nil
 		}
+		if s == nil && err == nil && p.fold != nil && p.fold.exact > 0 {
+			// A follower saw the version it waited for: read that one,
+			// without the hint and the probe (fold.go).
+			s = p.fold.loadExact(ctx, p)
+		}
 		if s == nil && err == nil {
 			s, err = p.load(ctx, probe)
 		}
@@ -534,6 +592,10 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		var ups []partUpdate
 		if err == nil {
 			ups, err = plan(ctx, s)
+		}
+		if errors.Is(err, errFollow) {
+			probe = true // a newer version exists (fold.go): read it
+			continue
 		}
 		if err != nil {
 			// The reads of an attempt (the hint, the metadata, the
@@ -554,7 +616,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		}
 		if len(ups) == 0 && len(s.repairs) == 0 {
 			r := p.result(s, false)
-			if s.version > 0 && (!s.hintFound || p.hinted != s.version) {
+			if s.version > 0 && !s.hintUnread && (!s.hintFound || p.hinted != s.version) {
 				// Up to date, but the hint lags (a lost hint PUT, a
 				// publisher killed after its version): readers that trust
 				// it see an older version. Point it at the latest.
@@ -575,6 +637,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			continue
 		}
 		if errors.Is(err, errLostRace) {
+			p.fold.lost(ctx, p, s.version+1) // the next version's writer may carry this commit
 			p.rebases++
 			p.floor = s.version + 1 // exists now: probe on from there
 			if attempt >= p.opts.MaxAttempts {

@@ -286,7 +286,8 @@ func (p *publisher) putList(ctx context.Context, puts []*manifestPut, listKey st
 
 // summary is the snapshot's summary: Iceberg's counts, and pswap's
 // partition, generation, sequence number, run id and rows for a commit's
-// publish (one update), the partitions for a reconcile.
+// publish (one update), the partitions for a reconcile, and both (without
+// rows) for a commit's publish that folded others.
 func (lc listChange) summary(ups []partUpdate) map[string]string {
 	var totalFiles, totalRows int64
 	for _, mf := range lc.list {
@@ -321,6 +322,13 @@ func (lc listChange) summary(ups []partUpdate) map[string]string {
 		return sum
 	}
 	sum["pswap.operation"] = "reconcile"
+	if len(ups) > 1 && ups[len(ups)-1].folded && ups[0].m != nil {
+		// A commit's publish that carried other commits (fold.go): its
+		// own commit, and every partition in pswap.partitions.
+		sum["pswap.operation"] = "fold"
+		sum["pswap.partition"], sum["pswap.generation"] = ups[0].part, ups[0].m.Generation
+		sum["pswap.seq"], sum["pswap.run-id"] = strconv.FormatInt(ups[0].seq, 10), ups[0].m.RunID
+	}
 	var names []string
 	for _, u := range ups {
 		if u.part != "" && len(names) < 20 {

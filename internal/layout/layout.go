@@ -14,6 +14,7 @@
 //	_pswap/p/<partition>/manifests/<generation>.json write-once
 //	_pswap/p/<partition>/staged/<generation>.json    a staged (or reserved) generation's record
 //	_pswap/p/<partition>/gen/<generation>/<file>     write-once data files of new generations
+//	_pswap/fold/<partition>/<seq>                    an Iceberg publish's fold marker (FoldKey), empty
 //
 // Tables written before that layout keep the same objects in each
 // partition's own _pswap folder (the Legacy* builders):
@@ -29,6 +30,7 @@
 package layout
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/pswap/pswap/manifest"
@@ -243,4 +245,41 @@ func classifyRest(rest string) (Kind, string) {
 		}
 	}
 	return KindOther, ""
+}
+
+// FoldPrefix is the key prefix of the fold markers: "_pswap/fold/". An
+// Iceberg publish that lost the race for the next metadata version leaves
+// one (FoldKey) so that the publisher that writes the next version folds
+// its partition in; it deletes it once a version reflects its commit. A
+// marker is only a hint: the partition's pointer says what is current, and
+// a lost or stale marker costs at most a rebase. Garbage collection never
+// touches them (KindOther).
+const FoldPrefix = metaDir + "/fold/"
+
+// FoldKey is the store key of the fold marker of a partition's commit of
+// pointer sequence number seq: "_pswap/fold/<partition>/<seq>".
+func FoldKey(part string, seq int64) string {
+	return FoldPrefix + part + "/" + strconv.FormatInt(seq, 10)
+}
+
+// ParseFoldKey returns the partition and sequence number of a fold
+// marker's key, or false for a key that is not one.
+func ParseFoldKey(key string) (part string, seq int64, ok bool) {
+	rest, ok := strings.CutPrefix(key, FoldPrefix)
+	if !ok {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseInt(rest[i+1:], 10, 64)
+	if err != nil || seq <= 0 || strconv.FormatInt(seq, 10) != rest[i+1:] {
+		return "", 0, false
+	}
+	part = rest[:i]
+	if partition.Validate(part) != nil {
+		return "", 0, false
+	}
+	return part, seq, true
 }

@@ -198,7 +198,9 @@
 // reconcilers, 0-2 Iceberg readers, and the expiry's metadata min-age); a
 // third of
 // the seeds focus on one race (rollbacks to what GC is collecting, slow
-// tasks while GC collects orphans). A failing
+// tasks while GC collects orphans). FoldScenario (TestFoldSeeds) runs
+// bursts of publishers of distinct partitions, the folding publisher of
+// lakehouse's fold.go, with GC, readers, faults and kills. A failing
 // run's Format prints its trace: every request with its actor, fault and
 // outcome, generation ids shortened to g1, g2... in order of appearance.
 // Failing seeds go into the regression table of the tests.

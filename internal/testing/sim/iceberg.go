@@ -586,6 +586,7 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 			}
 		}
 		var pub pswap.Publication
+		folded := "" // how the folding publisher (lakehouse fold.go) went, when it shows
 		switch {
 		case w.cfg.Plant == PlantPublisherSkipSeqCheck:
 			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: w.plantedSeq(a, s.part, s.res.Seq)}
@@ -597,6 +598,7 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: s.res.Seq, Manifest: s.res.Manifest}
 			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
 			pub = pswap.Publication{Published: err == nil, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases, Err: err}
+			folded = foldNote(r)
 		}
 		return w.report(a, func() string {
 			if !pub.Published {
@@ -608,7 +610,7 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 			if w.cfg.Plant == PlantNone && w.genIndex(s.part, got) < w.genIndex(s.part, s.res.Generation) {
 				w.fail("I6-ice", "%s reported %s of %s published, the latest version %d names %s", a, s.res.Generation, s.part, w.iceLatest, got)
 			}
-			return fmt.Sprintf("published %s (version %d, %d rebases)", s.res.Generation, pub.Version, pub.Rebases)
+			return fmt.Sprintf("published %s (version %d, %d rebases%s)", s.res.Generation, pub.Version, pub.Rebases, folded)
 		})
 	}
 }
