@@ -50,8 +50,27 @@ type AuditRow struct {
 	DataGeneration string `json:"data_generation"`
 	RollbackOf     string `json:"rollback_of"`
 	// Why explains a state other than a commit's (failed, staged,
-	// uncommitted, abandoned, unknown).
+	// uncommitted, abandoned, unknown, no-op).
 	Why string `json:"why"`
+	// Status is where the attempt ended, in the orchestrator's words:
+	// started (running, or died without a trace of its end yet),
+	// succeeded, failed, abandoned (never ended, past the grace period) or
+	// no-op (its run had committed, or its content was current).
+	Status string `json:"status"`
+	// Job, Task, LogicalDate and JobRunID are the orchestrator's identity
+	// of the attempt (Identity), from its attempt record.
+	Job         string `json:"job"`
+	Task        string `json:"task"`
+	LogicalDate string `json:"logical_date"`
+	JobRunID    string `json:"job_run_id"`
+	// StartedAt is when the attempt began (its record's; else its
+	// created_at); FinishedAt when it ended (a commit's committed_at, a
+	// no-op's or failure's end; nil while started).
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	// NoOpOf is the generation a no-op found: its run's commit, or the
+	// current generation with the same content.
+	NoOpOf string `json:"noop_of"`
 }
 
 // AuditColumns are the audit's columns in order (the JSON fields of
