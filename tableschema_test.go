@@ -596,10 +596,10 @@ func TestTableSchemaRequests(t *testing.T) {
 		// GETs: pointer, table.json; the list of the new table's root
 		// (nothing inside another table or above tables: tableguard.go);
 		// the data file; PUTs: table.json (created), manifest, pointer
-		// (created).
-		{"get": 2, "list": 1, "writer": 1, "put-if-none-match": 3},
+		// (created), and the attempt record (put).
+		{"get": 2, "list": 1, "writer": 1, "put": 1, "put-if-none-match": 3},
 		// The same, table.json only read; the pointer replaced.
-		{"get": 2, "writer": 1, "put-if-none-match": 1, "put-if-match": 1},
+		{"get": 2, "writer": 1, "put": 1, "put-if-none-match": 1, "put-if-match": 1},
 	} {
 		cs.Reset()
 		if _, err := commitRecord(t, tb, "dt=2026-11-27", record(t, "id", []int64{int64(i)}), pswap.WriteOptions{}); err != nil {
@@ -614,7 +614,7 @@ func TestTableSchemaRequests(t *testing.T) {
 	if _, err := commitRecord(t, tb, "dt=2026-11-28", record(t, "id", []int64{1}, "x", []int64{1}), evolve); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cs.Counts(), map[string]int{"get": 2, "writer": 1, "put-if-none-match": 2, "put-if-match": 1}; !maps.Equal(got, want) {
+	if got, want := cs.Counts(), map[string]int{"get": 2, "writer": 1, "put": 1, "put-if-none-match": 2, "put-if-match": 1}; !maps.Equal(got, want) {
 		t.Errorf("evolving commit: requests %v, want %v", got, want)
 	}
 }

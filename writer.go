@@ -357,7 +357,11 @@ func (w *Writer) endAttempt(ctx context.Context, res Result, err error, always b
 		if res.Outcome == SameRun && res.RunGeneration != "" {
 			found = res.RunGeneration
 		}
-		w.attempt.end(ctx, audit.StatusNoOp, found, string(res.Outcome), always)
+		why := "its content was the current generation's (identical): nothing to commit"
+		if res.Outcome == SameRun {
+			why = "its run had committed (same-run): nothing to commit"
+		}
+		w.attempt.end(ctx, audit.StatusNoOp, found, why, always)
 	}
 }
 

@@ -269,7 +269,7 @@ func Derive(f Facts, opts Options) []Row {
 		r := Row{Partition: f.Partition, Generation: gen, Kind: KindCommit, CreatedAt: &at}
 		switch a.Status {
 		case StatusNoOp:
-			r.State, r.Why = StateNoOp, joinWhy("ended without a change", a.Why)
+			r.State, r.Why = StateNoOp, cmp.Or(a.Why, "ended without a change")
 		case StatusFailed:
 			r.State, r.Why = StateFailed, joinWhy("ended with an error before its commit (it removed what it wrote)", a.Why)
 		default:
