@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pswap/pswap/manifest"
@@ -351,7 +352,8 @@ func withAttempts(f Facts, rows []Row) {
 				continue
 			}
 			r.Status = StatusFailed
-			r.Why = joinWhy(r.Why, fmt.Sprintf("a later attempt of its run ended (%s, %s): this one died", o.Generation, o.Status))
+			r.Why = joinWhy(strings.Replace(r.Why, ", or is still running", "", 1),
+				fmt.Sprintf("a later attempt of its run ended (%s, %s): this one died", o.Generation, o.Status))
 			break
 		}
 	}
