@@ -21,9 +21,10 @@ import (
 
 // AuditRow is one attempt of the audit: a committed generation (kind
 // commit, rollback or merge; state current, superseded or rolled-back), a
-// manifest that never became current (state failed), or an attempt that
-// staged and never committed (kind staged; state staged, uncommitted or
-// abandoned). See Table.Audit. Unknown numbers and times are nil (null in
+// manifest that never became current (state failed), an attempt that
+// ended without a commit (kind commit; state no-op or failed, from its
+// attempt record), or an attempt that staged and never committed (kind
+// staged; state staged, uncommitted or abandoned). See Table.Audit. Unknown numbers and times are nil (null in
 // JSON), unknown strings empty.
 type AuditRow struct {
 	Partition  string `json:"partition"`
@@ -31,7 +32,7 @@ type AuditRow struct {
 	RunID      string `json:"run_id"`
 	// Kind is commit, rollback, merge or staged.
 	Kind string `json:"kind"`
-	// State is current, superseded, rolled-back, failed, staged,
+	// State is current, superseded, rolled-back, failed, no-op, staged,
 	// uncommitted, abandoned or unknown (a manifest behind a
 	// garbage-collected generation).
 	State       string     `json:"state"`
@@ -91,7 +92,10 @@ type AuditOptions struct {
 
 // Audit returns every attempt the store tells of, one row each, derived
 // from the store alone: per partition one listing of its _pswap folder,
-// the pointer, and one GET per manifest and staged record. Rows are by
+// the pointer, and one GET per manifest, staged record and attempt record
+// (the record each Writer writes beside its first upload: run id,
+// CommitOptions.Identity, start; and its end when it ends without a
+// commit). Rows are by
 // partition; within one, the committed generations newest first, then
 // the attempts that never committed, oldest first. A partition whose
 // pointer cannot be read does not stop it: that partition gets one row of
