@@ -9,6 +9,7 @@ import (
 
 	"github.com/pswap/pswap/internal/audit"
 	"github.com/pswap/pswap/internal/env"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/store"
@@ -120,6 +121,23 @@ func (a *attemptRecord) end(ctx context.Context, status, found, why string, alwa
 		rec.FinishedAt = rec.StartedAt
 	}
 	a.put(context.WithoutCancel(ctx), rec)
+}
+
+// remove waits for the started record, then deletes it: an attempt that
+// failed on a table that does not exist leaves nothing behind (a wrong URL
+// and bad input make no table).
+func (a *attemptRecord) remove(ctx context.Context) {
+	if !a.started() {
+		return
+	}
+	a.wait()
+	ctx = context.WithoutCancel(ctx)
+	err := retry.Policy{MaxAttempts: 3}.Do(ctx, store.IsRetryable, func(int) error {
+		return a.st.Delete(ctx, layout.AttemptKey(a.rec.Partition, a.rec.Generation))
+	})
+	a.mu.Lock()
+	a.err = errors.Join(a.err, err)
+	a.mu.Unlock()
 }
 
 // finish waits for the started record (a commit ends with it as it is).

@@ -349,7 +349,7 @@ func (w *Writer) Commit(ctx context.Context) (Result, error) {
 func (w *Writer) endAttempt(ctx context.Context, res Result, err error, always bool) {
 	switch {
 	case err != nil:
-		w.attempt.end(ctx, audit.StatusFailed, "", err.Error(), always)
+		w.failAttempt(ctx, err.Error(), always)
 	case res.Changed:
 		w.attempt.finish()
 	default:
@@ -399,8 +399,19 @@ func (w *Writer) Abort(ctx context.Context) error {
 	if w.lastErr != nil {
 		why = "aborted: " + w.lastErr.Error()
 	}
-	w.attempt.end(ctx, audit.StatusFailed, "", why, false)
+	w.failAttempt(ctx, why, false)
 	return err
+}
+
+// failAttempt rewrites the attempt record as failed, with why; or, when
+// the table does not exist (this write would have created it and did
+// not), deletes it: a failed write to a new table leaves nothing.
+func (w *Writer) failAttempt(ctx context.Context, why string, always bool) {
+	if w.schema != nil && w.schema.create && !w.CreatedTable() {
+		w.attempt.remove(ctx)
+		return
+	}
+	w.attempt.end(ctx, audit.StatusFailed, "", why, always)
 }
 
 // Stage finishes the files without committing, records what was staged and
@@ -416,7 +427,7 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 	w.startAttempt()
 	gen, content, err := w.stage(ctx)
 	if err != nil {
-		w.attempt.end(ctx, audit.StatusFailed, "", err.Error(), false)
+		w.failAttempt(ctx, err.Error(), false)
 	} else {
 		w.attempt.finish()
 	}
