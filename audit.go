@@ -21,9 +21,10 @@ import (
 
 // AuditRow is one attempt of the audit: a committed generation (kind
 // commit, rollback or merge; state current, superseded or rolled-back), a
-// manifest that never became current (state failed), or an attempt that
-// staged and never committed (kind staged; state staged, uncommitted or
-// abandoned). See Table.Audit. Unknown numbers and times are nil (null in
+// manifest that never became current (state failed), an attempt that
+// ended without a commit (kind commit; state no-op or failed, from its
+// attempt record), or an attempt that staged and never committed (kind
+// staged; state staged, uncommitted or abandoned). See Table.Audit. Unknown numbers and times are nil (null in
 // JSON), unknown strings empty.
 type AuditRow struct {
 	Partition  string `json:"partition"`
@@ -31,7 +32,7 @@ type AuditRow struct {
 	RunID      string `json:"run_id"`
 	// Kind is commit, rollback, merge or staged.
 	Kind string `json:"kind"`
-	// State is current, superseded, rolled-back, failed, staged,
+	// State is current, superseded, rolled-back, failed, no-op, staged,
 	// uncommitted, abandoned or unknown (a manifest behind a
 	// garbage-collected generation).
 	State       string     `json:"state"`
@@ -50,8 +51,27 @@ type AuditRow struct {
 	DataGeneration string `json:"data_generation"`
 	RollbackOf     string `json:"rollback_of"`
 	// Why explains a state other than a commit's (failed, staged,
-	// uncommitted, abandoned, unknown).
+	// uncommitted, abandoned, unknown, no-op).
 	Why string `json:"why"`
+	// Status is where the attempt ended, in the orchestrator's words:
+	// started (running, or died without a trace of its end yet),
+	// succeeded, failed, abandoned (never ended, past the grace period) or
+	// no-op (its run had committed, or its content was current).
+	Status string `json:"status"`
+	// Job, Task, LogicalDate and JobRunID are the orchestrator's identity
+	// of the attempt (Identity), from its attempt record.
+	Job         string `json:"job"`
+	Task        string `json:"task"`
+	LogicalDate string `json:"logical_date"`
+	JobRunID    string `json:"job_run_id"`
+	// StartedAt is when the attempt began (its record's; else its
+	// created_at); FinishedAt when it ended (a commit's committed_at, a
+	// no-op's or failure's end; nil while started).
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	// NoOpOf is the generation a no-op found: its run's commit, or the
+	// current generation with the same content.
+	NoOpOf string `json:"noop_of"`
 }
 
 // AuditColumns are the audit's columns in order (the JSON fields of
@@ -72,7 +92,10 @@ type AuditOptions struct {
 
 // Audit returns every attempt the store tells of, one row each, derived
 // from the store alone: per partition one listing of its _pswap folder,
-// the pointer, and one GET per manifest and staged record. Rows are by
+// the pointer, and one GET per manifest, staged record and attempt record
+// (the record each Writer writes beside its first upload: run id,
+// CommitOptions.Identity, start; and its end when it ends without a
+// commit). Rows are by
 // partition; within one, the committed generations newest first, then
 // the attempts that never committed, oldest first. A partition whose
 // pointer cannot be read does not stop it: that partition gets one row of

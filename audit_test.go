@@ -21,6 +21,14 @@ import (
 // result.
 func auditCommit(t *testing.T, tb *pswap.Table, part, runID string, n int, tag string) pswap.Result {
 	t.Helper()
+	res, _ := auditAttempt(t, tb, part, runID, n, tag)
+	return res
+}
+
+// auditAttempt is auditCommit that also returns the attempt's generation
+// (Writer.Generation: a no-op's row's).
+func auditAttempt(t *testing.T, tb *pswap.Table, part, runID string, n int, tag string) (pswap.Result, string) {
+	t.Helper()
 	p, err := tb.Partition(part)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +50,7 @@ func auditCommit(t *testing.T, tb *pswap.Table, part, runID string, n int, tag s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res
+	return res, w.Generation()
 }
 
 // auditScenario writes every kind of attempt into tb and returns what it
@@ -54,7 +62,12 @@ func auditScenario(t *testing.T, tb *pswap.Table) map[string][2]string {
 	// Three days, a retry (a no-op), a backfill, a rollback of the backfill.
 	first := auditCommit(t, tb, "dt=2026-11-27", "daily/2026-11-27", 10, "a")
 	auditCommit(t, tb, "dt=2026-11-28", "daily/2026-11-28", 20, "b")
-	auditCommit(t, tb, "dt=2026-11-28", "daily/2026-11-28", 20, "b")
+	// The retry is a row of its own: a no-op (its attempt record).
+	if res, gen := auditAttempt(t, tb, "dt=2026-11-28", "daily/2026-11-28", 20, "b"); res.Outcome != pswap.SameRun {
+		t.Fatalf("the retry: %+v, want a same-run no-op", res)
+	} else {
+		want[gen] = [2]string{"commit", "no-op"}
+	}
 	auditCommit(t, tb, "dt=2026-11-28", "backfill/2026-11-28", 21, "c")
 	p28, _ := tb.Partition("dt=2026-11-28")
 	hist, err := p28.History(ctx, 0)
@@ -263,15 +276,15 @@ func TestPublishAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pub.Partitions != 4 || pub.Changed != 4 || pub.Rows != 8 || pub.Publish.MetadataLocation == "" {
-		t.Fatalf("first publish: %+v, want 8 rows in 4 days, all changed", pub)
+	if pub.Partitions != 4 || pub.Changed != 4 || pub.Rows != 9 || pub.Publish.MetadataLocation == "" {
+		t.Fatalf("first publish: %+v, want 9 rows in 4 days, all changed", pub)
 	}
 	if pub, err = tb.PublishAudit(ctx, dst, pswap.AuditPublishOptions{}); err != nil || pub.Changed != 0 {
 		t.Fatalf("second publish: %+v, %v: want nothing changed", pub, err)
 	}
 	auditCommit(t, tb, "dt=2026-11-29", "daily/2026-11-29", 5, "d")
-	if pub, err = tb.PublishAudit(ctx, dst, pswap.AuditPublishOptions{}); err != nil || pub.Changed != 1 || pub.Rows != 9 {
-		t.Fatalf("after a commit: %+v, %v: want 1 day changed, 9 rows", pub, err)
+	if pub, err = tb.PublishAudit(ctx, dst, pswap.AuditPublishOptions{}); err != nil || pub.Changed != 1 || pub.Rows != 10 {
+		t.Fatalf("after a commit: %+v, %v: want 1 day changed, 10 rows", pub, err)
 	}
 	// gc removed the dead attempt of dt=2026-11-30, a day with nothing else.
 	for _, prefix := range layout.MetaPrefixes("dt=2026-11-30") {

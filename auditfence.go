@@ -76,7 +76,11 @@ func commitAuditDay(ctx context.Context, dst *Table, key string, rows []AuditRow
 	if err != nil {
 		return res, err
 	}
-	w, err := p.Begin(ctx, WriteOptions{Commit: CommitOptions{AllowEmpty: len(rows) == 0, OnConflict: swap.Fail}})
+	// The audit table's own commits are no attempts of the data table's:
+	// no attempt record. EvolveSchema: an audit table of an older pswap
+	// gains the columns it lacks.
+	w, err := p.Begin(ctx, WriteOptions{Commit: CommitOptions{AllowEmpty: len(rows) == 0, OnConflict: swap.Fail},
+		Table: TableOptions{EvolveSchema: true}, noAttempt: true})
 	if err != nil {
 		return res, fmt.Errorf("audit table %s: %w", dst.URL(), err)
 	}

@@ -111,8 +111,8 @@ func TestGCKeepsWhatIcebergNames(t *testing.T) {
 	if got := filesOf(a); len(got) != 0 {
 		t.Fatalf("the files of %s survived their snapshot's retention: %v", a.Generation, got)
 	}
-	if len(rep.ExpiredSnapshots) != 1 || rep.Totals.Objects != len(aFiles)+1 {
-		t.Fatalf("expired %v, deleted %d objects; want 1 snapshot and %d (a's files and manifest)", rep.ExpiredSnapshots, rep.Totals.Objects, len(aFiles)+1)
+	if len(rep.ExpiredSnapshots) != 1 || rep.Totals.Objects != len(aFiles)+2 {
+		t.Fatalf("expired %v, deleted %d objects; want 1 snapshot and %d (a's files, manifest and attempt record)", rep.ExpiredSnapshots, rep.Totals.Objects, len(aFiles)+2)
 	}
 	// What the metadata names is there, and is b's.
 	keys, err := lakehouse.Referenced(ctx, mem, lakehouse.ExpireOptions{Now: clock.Now, Retention: time.Hour})

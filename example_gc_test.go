@@ -42,6 +42,8 @@ func ExampleTable_GC() {
 	if err != nil {
 		panic(err)
 	}
+	// Deleted: the collected generation's data file, manifest and attempt
+	// record (the audit's).
 	fmt.Println("partitions:", rep.Totals.Partitions, "generations kept:", rep.Totals.Kept, "collected:", rep.Totals.Collected, "objects deleted:", rep.Totals.Objects)
 	snap, err := day.Current(ctx)
 	if err != nil {
@@ -50,6 +52,6 @@ func ExampleTable_GC() {
 	p := rep.Partitions[0]
 	fmt.Println("the current one is kept:", p.Kept[0] == snap.Manifest.Generation, "rows:", snap.Manifest.Rows)
 	// Output:
-	// partitions: 1 generations kept: 2 collected: 1 objects deleted: 2
+	// partitions: 1 generations kept: 2 collected: 1 objects deleted: 3
 	// the current one is kept: true rows: 1
 }

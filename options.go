@@ -44,6 +44,10 @@ type CommitOptions struct {
 	// BaseDelay and MaxDelay shape the exponential backoff with full
 	// jitter (defaults 50ms and 5s; the CLI uses 2s, see MaxAttempts).
 	BaseDelay, MaxDelay time.Duration
+	// Identity is the orchestrator's name for the attempt (job, task,
+	// logical date), which a Writer records with its run id when it
+	// starts, for the audit (identity.go).
+	Identity Identity
 }
 
 // swap is the protocol's options for these.

@@ -214,8 +214,20 @@ func assertUnchanged(t *testing.T, tb *pswap.Table, want error, say string, writ
 	if !strings.Contains(err.Error(), say) {
 		t.Fatalf("error %q does not say %q", err, say)
 	}
-	if after := keys(t, tb.Store()); !slices.Equal(before, after) {
-		t.Fatalf("a failed write changed the store:\nbefore %q\nafter  %q", before, after)
+	// Nothing but the attempt's record (the audit's failed row), which
+	// says it failed.
+	after := keys(t, tb.Store())
+	isRecord := func(k string) bool { return strings.Contains(k, "/attempts/") }
+	for _, k := range after {
+		if isRecord(k) && !slices.Contains(before, k) {
+			data, _, err := store.ReadAll(ctx, tb.Store(), k)
+			if err != nil || !strings.Contains(string(data), `"status":"failed"`) {
+				t.Fatalf("a failed write's attempt record %s: %s %v, want status failed", k, data, err)
+			}
+		}
+	}
+	if b, a := slices.DeleteFunc(slices.Clone(before), isRecord), slices.DeleteFunc(slices.Clone(after), isRecord); !slices.Equal(b, a) {
+		t.Fatalf("a failed write changed the store:\nbefore %q\nafter  %q", b, a)
 	}
 	if m, _, _ := store.ReadAll(ctx, tb.Store(), tablemeta.Key); string(m) != string(meta) {
 		t.Fatal("a failed write changed table.json")
@@ -596,10 +608,10 @@ func TestTableSchemaRequests(t *testing.T) {
 		// GETs: pointer, table.json; the list of the new table's root
 		// (nothing inside another table or above tables: tableguard.go);
 		// the data file; PUTs: table.json (created), manifest, pointer
-		// (created).
-		{"get": 2, "list": 1, "writer": 1, "put-if-none-match": 3},
+		// (created), and the attempt record (put).
+		{"get": 2, "list": 1, "writer": 1, "put": 1, "put-if-none-match": 3},
 		// The same, table.json only read; the pointer replaced.
-		{"get": 2, "writer": 1, "put-if-none-match": 1, "put-if-match": 1},
+		{"get": 2, "writer": 1, "put": 1, "put-if-none-match": 1, "put-if-match": 1},
 	} {
 		cs.Reset()
 		if _, err := commitRecord(t, tb, "dt=2026-11-27", record(t, "id", []int64{int64(i)}), pswap.WriteOptions{}); err != nil {
@@ -614,7 +626,7 @@ func TestTableSchemaRequests(t *testing.T) {
 	if _, err := commitRecord(t, tb, "dt=2026-11-28", record(t, "id", []int64{1}, "x", []int64{1}), evolve); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cs.Counts(), map[string]int{"get": 2, "writer": 1, "put-if-none-match": 2, "put-if-match": 1}; !maps.Equal(got, want) {
+	if got, want := cs.Counts(), map[string]int{"get": 2, "writer": 1, "put": 1, "put-if-none-match": 2, "put-if-match": 1}; !maps.Equal(got, want) {
 		t.Errorf("evolving commit: requests %v, want %v", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/pswap/pswap/internal/audit"
 	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/lakehouse"
@@ -57,6 +58,8 @@ type WriteOptions struct {
 	// no pointer (swap.Options.AssumeAbsent).
 	table  *tableRead
 	absent bool
+	// noAttempt writes no attempt record (the audit table's own commits).
+	noAttempt bool
 }
 
 // swapOptions are the protocol's options of this write.
@@ -78,6 +81,12 @@ type Writer struct {
 	committed Result           // set by a successful Commit, for Publish
 	content   manifest.Content // what that commit staged
 	prefetch  *lakehouse.Prefetch
+
+	// ctx is Begin's, for the attempt record's write that the first
+	// upload starts (identity.go); nil attempt: none is written.
+	ctx     context.Context
+	attempt *attemptRecord
+	lastErr error // the last error of an Add or Write, for the record of an Abort
 }
 
 // Begin starts a new generation of the partition: one GET of the pointer.
@@ -157,7 +166,35 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		// reads then overlap with the upload and the commit's.
 		pf = lakehouse.StartPrefetch(ctx, p.t.st, opts.Prefetch.lib(), p.key)
 	}
-	return &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts, prefetch: pf}, nil
+	w := &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts, prefetch: pf, ctx: ctx}
+	if !opts.noAttempt {
+		// The attempt's record (run id, identity, start) is written with
+		// its first upload, at the same time: see startAttempt.
+		w.attempt = &attemptRecord{st: p.t.st, rec: audit.Attempt{Partition: p.key, Generation: txn.Generation(),
+			RunID: opts.Commit.RunID, Identity: opts.Commit.Identity.audit()}}
+	}
+	return w, nil
+}
+
+// startAttempt issues the attempt's record in the background (once), as
+// the attempt's first upload begins: its round trip overlaps the data's,
+// and an attempt killed while it uploads leaves its run id, identity and
+// start time on the store (the audit's started, then failed or abandoned,
+// rows).
+func (w *Writer) startAttempt() { w.attempt.start(w.ctx) }
+
+// AttemptErr returns the error of writing the attempt's record (nil when
+// written, or not yet). It never fails the attempt: only the audit loses
+// the attempt's identity, start time and (without a commit) its end.
+func (w *Writer) AttemptErr() error { return w.attempt.errorOf() }
+
+// keep records err, the last error of an Add or Write, for the attempt
+// record of an Abort that follows.
+func (w *Writer) keep(err error) error {
+	if err != nil {
+		w.lastErr = err
+	}
+	return err
 }
 
 // renewPrefetch reads the publish's metadata again if what the prefetch
@@ -198,10 +235,16 @@ func (w *Writer) CreatedTable() bool {
 func (w *Writer) Rows() int64 { return w.stager.Rows() }
 
 // Write appends Go structs (one schema per generation) through parquet-go.
-func Write[T any](w *Writer, rows ...T) error { return staging.Write(w.stager, rows...) }
+func Write[T any](w *Writer, rows ...T) error {
+	w.startAttempt()
+	return w.keep(staging.Write(w.stager, rows...))
+}
 
 // WriteRecord appends an Arrow record batch.
-func (w *Writer) WriteRecord(rec arrow.RecordBatch) error { return w.stager.WriteRecord(rec) }
+func (w *Writer) WriteRecord(rec arrow.RecordBatch) error {
+	w.startAttempt()
+	return w.keep(w.stager.WriteRecord(rec))
+}
 
 // Format is an input file format.
 type Format string
@@ -222,6 +265,11 @@ func formatOf(name string) (Format, error) {
 // AddPath stages a local file, or every data file of a folder (sorted by
 // name, hidden and _-prefixed entries skipped), by format.
 func (w *Writer) AddPath(ctx context.Context, path string, format Format) error {
+	return w.keep(w.addPath(ctx, path, format))
+}
+
+func (w *Writer) addPath(ctx context.Context, path string, format Format) error {
+	w.startAttempt()
 	fi, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
@@ -257,12 +305,17 @@ func (w *Writer) addFile(ctx context.Context, path string, format Format) error 
 		return fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	defer f.Close()
-	return w.AddReader(ctx, f, filepath.Base(path), format)
+	return w.addReader(ctx, f, filepath.Base(path), format)
 }
 
 // AddReader stages CSV or JSON Lines from a stream (e.g. stdin); name is
 // used in error messages.
 func (w *Writer) AddReader(ctx context.Context, r io.Reader, name string, format Format) error {
+	w.startAttempt()
+	return w.keep(w.addReader(ctx, r, name, format))
+}
+
+func (w *Writer) addReader(ctx context.Context, r io.Reader, name string, format Format) error {
 	switch format {
 	case FormatCSV:
 		return w.stager.AddCSV(ctx, r, name, staging.CSVOptions{})
@@ -293,6 +346,40 @@ func (w *Writer) Commit(ctx context.Context) (Result, error) {
 		return Result{}, errors.New("pswap: writer already finished")
 	}
 	w.done = true
+	if !w.attempt.started() && w.AlreadyCommitted() && !w.opts.Commit.Force {
+		// A retry of a run that committed: its only record is the no-op's.
+		res, err := w.commit(ctx)
+		w.endAttempt(ctx, res, err, true)
+		return res, err
+	}
+	w.startAttempt()
+	res, err := w.commit(ctx)
+	w.endAttempt(ctx, res, err, false)
+	return res, err
+}
+
+// endAttempt writes the attempt's end to its record when it ended without
+// a commit (no-op, failed); a commit only waits for the started record.
+func (w *Writer) endAttempt(ctx context.Context, res Result, err error, always bool) {
+	switch {
+	case err != nil:
+		w.failAttempt(ctx, err.Error(), always)
+	case res.Changed:
+		w.attempt.finish()
+	default:
+		found := res.Generation
+		if res.Outcome == SameRun && res.RunGeneration != "" {
+			found = res.RunGeneration
+		}
+		why := "its content was the current generation's (identical): nothing to commit"
+		if res.Outcome == SameRun {
+			why = "its run had committed (same-run): nothing to commit"
+		}
+		w.attempt.end(ctx, audit.StatusNoOp, found, why, always)
+	}
+}
+
+func (w *Writer) commit(ctx context.Context) (Result, error) {
 	content, err := w.stager.Finish(ctx)
 	if err == nil {
 		err = w.schema.commit(ctx, w.stager.Schema()) // tableschema.go
@@ -321,7 +408,24 @@ func (w *Writer) Abort(ctx context.Context) error {
 	w.done = true
 	w.stopPrefetch()
 	err := w.stager.Abort(ctx)
-	return errors.Join(err, w.txn.Abort(ctx))
+	err = errors.Join(err, w.txn.Abort(ctx))
+	why := "aborted"
+	if w.lastErr != nil {
+		why = "aborted: " + w.lastErr.Error()
+	}
+	w.failAttempt(ctx, why, false)
+	return err
+}
+
+// failAttempt rewrites the attempt record as failed, with why; or, when
+// the table does not exist (this write would have created it and did
+// not), deletes it: a failed write to a new table leaves nothing.
+func (w *Writer) failAttempt(ctx context.Context, why string, always bool) {
+	if w.schema != nil && w.schema.create && !w.CreatedTable() {
+		w.attempt.remove(ctx)
+		return
+	}
+	w.attempt.end(ctx, audit.StatusFailed, "", why, always)
 }
 
 // Stage finishes the files without committing, records what was staged and
@@ -334,6 +438,17 @@ func (w *Writer) Stage(ctx context.Context) (string, manifest.Content, error) {
 	}
 	w.done = true
 	w.stopPrefetch() // no publish follows a stage
+	w.startAttempt()
+	gen, content, err := w.stage(ctx)
+	if err != nil {
+		w.failAttempt(ctx, err.Error(), false)
+	} else {
+		w.attempt.finish()
+	}
+	return gen, content, err
+}
+
+func (w *Writer) stage(ctx context.Context) (string, manifest.Content, error) {
 	content, err := w.stager.Finish(ctx)
 	if err == nil {
 		err = w.schema.commit(ctx, w.stager.Schema()) // tableschema.go

@@ -45,17 +45,30 @@ and its state where it ended, as the store tells it now:
   current      the partition's current generation
   superseded   committed, then replaced by a later commit (superseded_by, superseded_at)
   rolled-back  committed, then replaced by a rollback
-  failed       wrote its manifest, never became current
+  failed       wrote its manifest, never became current; or ended with an
+               error before its commit (its attempt record says which)
+  no-op        ended without a change: its run had committed, or its
+               content was the current one (noop_of: the generation it found)
   staged       staged or reserved, may still be committed
-  uncommitted  uploaded files without a manifest: killed or failed, or still running
+  uncommitted  started (files uploaded, or its attempt record alone) without
+               a manifest: killed or failed, or still running
   abandoned    never committed and past the 24 h grace period: never will be
   unknown      a manifest behind a garbage-collected generation
   corrupt      the partition's pointer cannot be read: its attempts cannot be
                told apart until it is repaired (every other partition is
                audited; the command then exits 1)
+Its status says the same in the orchestrator's words: started, succeeded,
+failed, abandoned or no-op. An attempt that never ended is failed once a
+later attempt of its run ended (the retry of a killed task).
+
+Every attempt of pswap commit (and stage, merge) writes a small record
+beside its first upload: its run id, its orchestrator identity (--job,
+--task, --logical-date; by default Airflow's or Dagster's environment) and
+its start. The audit reads it, so that an attempt killed before its
+manifest still has its run id, job, task and start time.
 
 Nothing but the store is read: per partition one listing of its _pswap
-folder and one GET per manifest and staged record.
+folder and one GET per manifest, staged record and attempt record.
 
 --from/--to (or --interval with a range) audits the table's partitions
 of that range, --partition one partition; without them, every partition
@@ -243,7 +256,7 @@ func (c *auditCmd) print(rows []pswap.AuditRow) (err error) {
 
 func printAuditTable(w io.Writer, rows []pswap.AuditRow) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "PARTITION\tGENERATION\tKIND\tSTATE\tRUN ID\tROWS\tFILES\tCREATED\tCOMMITTED\tSUPERSEDED BY\tWHY")
+	fmt.Fprintln(tw, "PARTITION\tGENERATION\tKIND\tSTATE\tSTATUS\tRUN ID\tJOB/TASK\tROWS\tFILES\tCREATED\tCOMMITTED\tSUPERSEDED BY\tWHY")
 	num := func(p *int64) string {
 		if p == nil {
 			return "-"
@@ -258,8 +271,12 @@ func printAuditTable(w io.Writer, rows []pswap.AuditRow) error {
 		if r.CommittedAt != nil {
 			committed = timeText(*r.CommittedAt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Partition, r.Generation, r.Kind, r.State,
-			orDash(r.RunID), num(r.Rows), num(r.Files), created, committed, orDash(r.SupersededBy), orDash(r.Why))
+		job := r.Job
+		if r.Task != "" {
+			job += "/" + r.Task
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Partition, r.Generation, r.Kind, r.State,
+			orDash(r.Status), orDash(r.RunID), orDash(job), num(r.Rows), num(r.Files), created, committed, orDash(r.SupersededBy), orDash(r.Why))
 	}
 	return tw.Flush()
 }

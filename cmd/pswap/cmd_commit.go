@@ -202,6 +202,9 @@ type commitCmd struct {
 	partitioned string
 	parallel    int
 	publish     bool
+	// The orchestrator's identity of the attempt, for the audit
+	// (pswap.Identity; defaults from Airflow's or Dagster's environment).
+	job, task, logicalDate string
 }
 
 func newCommitCmd(a *app) *cobra.Command {
@@ -223,6 +226,9 @@ func newCommitCmd(a *app) *cobra.Command {
 	c.addRemoteFlags(fl) // cmd_objects.go
 	fl.BoolVar(&c.verifyRows, "verify-rows", false, "with --staged on a reservation: read the adopted files in full and compare rows, not store checksums, to decide whether the content is identical")
 	addPublishFlag(a, cmd, &c.publish)
+	fl.StringVar(&c.job, "job", "", "the orchestrator's job or DAG, for the audit (default $AIRFLOW_CTX_DAG_ID, else $DAGSTER_JOB_NAME)")
+	fl.StringVar(&c.task, "task", "", "the orchestrator's task, op or asset, for the audit (default $AIRFLOW_CTX_TASK_ID)")
+	fl.StringVar(&c.logicalDate, "logical-date", "", "the run's logical date, for the audit (default $AIRFLOW_CTX_LOGICAL_DATE, else $AIRFLOW_CTX_EXECUTION_DATE)")
 	return cmd
 }
 
@@ -255,6 +261,19 @@ func (c *commitCmd) commitOptions(cmd *cobra.Command) (pswap.CommitOptions, erro
 	}
 	if err := manifest.ValidateRunID(o.RunID); err != nil {
 		return o, usagef("--run-id: %w", err)
+	}
+	o.Identity = pswap.IdentityFromEnv(c.getenv)
+	for _, f := range []struct {
+		name string
+		val  string
+		dst  *string
+	}{{"job", c.job, &o.Identity.Job}, {"task", c.task, &o.Identity.Task}, {"logical-date", c.logicalDate, &o.Identity.LogicalDate}} {
+		if cmd.Flags().Changed(f.name) {
+			*f.dst = f.val
+		}
+		if err := manifest.ValidateRunID(*f.dst); err != nil {
+			return o, usagef("--%s: %w", f.name, err)
+		}
 	}
 	return o, nil
 }

@@ -37,6 +37,11 @@ Environment:
   PSWAP_RUN_ID       default for commit --run-id; when unset and Airflow's
                      AIRFLOW_CTX_DAG_ID and AIRFLOW_CTX_DAG_RUN_ID are set,
                      the run id is "<dag_id>/<dag_run_id>"
+  AIRFLOW_CTX_DAG_ID, AIRFLOW_CTX_TASK_ID, AIRFLOW_CTX_LOGICAL_DATE (else
+  AIRFLOW_CTX_EXECUTION_DATE), AIRFLOW_CTX_DAG_RUN_ID; else DAGSTER_JOB_NAME,
+  DAGSTER_RUN_ID     the attempt's identity in the audit (job, task,
+                     logical_date, job_run_id): defaults of commit --job,
+                     --task, --logical-date
   PSWAP_CREATE=0     commit and stage refuse to create a table (--must-exist)
   PSWAP_PUBLISH=0    writes do not publish the table's views (--publish=false)
   PSWAP_DELTA=1      turn the table's Delta Lake log on (--delta)

@@ -17,7 +17,8 @@ var tsType = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 
 // Columns are the audit's columns, in order: the JSON fields of Row.
 var Columns = []string{"partition", "generation", "run_id", "kind", "state", "rows", "bytes", "files",
-	"created_at", "committed_at", "superseded_by", "superseded_at", "parent", "data_generation", "rollback_of", "why"}
+	"created_at", "committed_at", "superseded_by", "superseded_at", "parent", "data_generation", "rollback_of", "why",
+	"status", "job", "task", "logical_date", "job_run_id", "started_at", "finished_at", "noop_of"}
 
 // Schema is the Arrow schema of the audit's rows: strings are never null
 // (empty when unknown), numbers and times are null when unknown; times
@@ -28,7 +29,7 @@ func Schema() *arrow.Schema {
 		switch c {
 		case "rows", "bytes", "files":
 			fs[i] = arrow.Field{Name: c, Type: arrow.PrimitiveTypes.Int64, Nullable: true}
-		case "created_at", "committed_at", "superseded_at":
+		case "created_at", "committed_at", "superseded_at", "started_at", "finished_at":
 			fs[i] = arrow.Field{Name: c, Type: tsType, Nullable: true}
 		default:
 			fs[i] = arrow.Field{Name: c, Type: arrow.BinaryTypes.String}
@@ -41,7 +42,8 @@ func Schema() *arrow.Schema {
 func (r Row) Strings() map[string]string {
 	return map[string]string{"partition": r.Partition, "generation": r.Generation, "run_id": r.RunID,
 		"kind": string(r.Kind), "state": string(r.State), "superseded_by": r.SupersededBy, "parent": r.Parent,
-		"data_generation": r.DataGeneration, "rollback_of": r.RollbackOf, "why": r.Why}
+		"data_generation": r.DataGeneration, "rollback_of": r.RollbackOf, "why": r.Why,
+		"status": r.Status, "job": r.Job, "task": r.Task, "logical_date": r.LogicalDate, "job_run_id": r.JobRunID, "noop_of": r.NoOpOf}
 }
 
 // Numbers returns the numeric columns of r (nil: unknown).
@@ -51,7 +53,8 @@ func (r Row) Numbers() map[string]*int64 {
 
 // Times returns the time columns of r (nil: unknown).
 func (r Row) Times() map[string]*time.Time {
-	return map[string]*time.Time{"created_at": r.CreatedAt, "committed_at": r.CommittedAt, "superseded_at": r.SupersededAt}
+	return map[string]*time.Time{"created_at": r.CreatedAt, "committed_at": r.CommittedAt, "superseded_at": r.SupersededAt,
+		"started_at": r.StartedAt, "finished_at": r.FinishedAt}
 }
 
 // Record returns rows as one Arrow record of Schema. The caller releases it.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pswap/pswap/manifest"
@@ -32,7 +33,8 @@ const (
 	StateCurrent     State = "current"     // the partition's current generation
 	StateSuperseded  State = "superseded"  // committed, then replaced by a later commit
 	StateRolledBack  State = "rolled-back" // committed, then replaced by a rollback
-	StateFailed      State = "failed"      // wrote its manifest, never became current
+	StateFailed      State = "failed"      // wrote its manifest, never became current; or (an attempt record) ended with an error
+	StateNoOp        State = "no-op"       // an attempt record: ended without a change (its run had committed, or the content was current)
 	StateStaged      State = "staged"      // staged or reserved, may still be committed
 	StateUncommitted State = "uncommitted" // uploaded files, no manifest: died, or still running
 	StateAbandoned   State = "abandoned"   // never committed and past the grace period: never will be
@@ -63,6 +65,14 @@ type rowFields = struct {
 	DataGeneration string     `json:"data_generation"`
 	RollbackOf     string     `json:"rollback_of"`
 	Why            string     `json:"why"`
+	Status         string     `json:"status"`
+	Job            string     `json:"job"`
+	Task           string     `json:"task"`
+	LogicalDate    string     `json:"logical_date"`
+	JobRunID       string     `json:"job_run_id"`
+	StartedAt      *time.Time `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+	NoOpOf         string     `json:"noop_of"`
 }
 
 // Rows converts rows of a struct type with Row's fields (the facade's
@@ -108,6 +118,10 @@ type Facts struct {
 	Staged    map[string]*swap.StagedRecord // by generation
 	Data      map[string]DataFolder         // by data generation
 	Now       time.Time                     // the store's clock when the listing began
+	// Attempts are the attempt records (layout.AttemptKey), by
+	// generation; BadAttempts why each record that cannot be read cannot.
+	Attempts    map[string]*Attempt
+	BadAttempts map[string]string
 	// Corrupt is why the partition's pointer cannot be read (it matches
 	// swap.ErrCorrupt), nil when it can. Which generation is current, and
 	// so where each attempt ended, is then unknown: Derive gives the
@@ -242,10 +256,107 @@ func Derive(f Facts, opts Options) []Row {
 		}
 		rest = append(rest, r)
 	}
+	// Attempt records with nothing else on the store: an attempt that
+	// ended without a commit (no-op, failed: it removed its files), or
+	// one that died (or still runs) before its first file landed.
+	for gen, a := range f.Attempts {
+		if usedData[gen] || f.Manifests[gen] != nil || f.Staged[gen] != nil || inChain[gen] {
+			continue
+		}
+		if _, ok := f.Data[gen]; ok {
+			continue
+		}
+		at := utc(a.StartedAt)
+		r := Row{Partition: f.Partition, Generation: gen, Kind: KindCommit, CreatedAt: &at}
+		switch a.Status {
+		case StatusNoOp:
+			r.State, r.Why = StateNoOp, cmp.Or(a.Why, "ended without a change")
+		case StatusFailed:
+			r.State, r.Why = StateFailed, joinWhy("ended with an error before its commit (it removed what it wrote)", a.Why)
+		default:
+			r.Kind, r.State = KindStaged, StateUncommitted
+			r.Why = "no file uploaded, no manifest: the attempt died (killed or failed) before its commit, or is still running"
+			if !f.Now.IsZero() && f.Now.Sub(at) > grace {
+				r.State = StateAbandoned
+				r.Why = fmt.Sprintf("no file uploaded, no manifest, older than the %s grace period: the attempt died (killed or failed) before its commit and can no longer commit (gc removes its record)", grace)
+			}
+		}
+		rest = append(rest, r)
+	}
 	slices.SortFunc(rest, func(a, b Row) int {
 		return cmp.Or(a.CreatedAt.Compare(*b.CreatedAt), cmp.Compare(a.Generation, b.Generation))
 	})
-	return append(rows, rest...)
+	rows = append(rows, rest...)
+	withAttempts(f, rows)
+	return rows
+}
+
+// withAttempts fills in what the attempt records tell of each row (run
+// id, identity, start and end) and each row's status. An attempt that
+// never ended (status started) is failed once a later attempt of the same
+// run (started after it) ended: the orchestrator retried it, so it died.
+func withAttempts(f Facts, rows []Row) {
+	for i := range rows {
+		r := &rows[i]
+		a := f.Attempts[r.Generation]
+		if a != nil {
+			if r.RunID == "" {
+				r.RunID = a.RunID
+			}
+			r.Job, r.Task, r.LogicalDate, r.JobRunID = a.Identity.Job, a.Identity.Task, a.Identity.LogicalDate, a.Identity.JobRunID
+			at := utc(a.StartedAt)
+			r.StartedAt = &at
+			if !a.FinishedAt.IsZero() {
+				end := utc(a.FinishedAt)
+				r.FinishedAt = &end
+			}
+			if a.Status == StatusNoOp {
+				r.NoOpOf = a.Found
+			}
+		} else if why, bad := f.BadAttempts[r.Generation]; bad {
+			r.Why = joinWhy(r.Why, "its attempt record cannot be read ("+why+")")
+		}
+		if r.StartedAt == nil && r.CreatedAt != nil {
+			at := *r.CreatedAt
+			r.StartedAt = &at
+		}
+		switch r.State {
+		case StateCurrent, StateSuperseded, StateRolledBack:
+			r.Status, r.FinishedAt = StatusSucceeded, r.CommittedAt
+		case StateFailed:
+			r.Status = StatusFailed
+		case StateNoOp:
+			r.Status = StatusNoOp
+		case StateStaged, StateUncommitted:
+			r.Status = StatusStarted
+		case StateAbandoned:
+			r.Status = StatusAbandoned
+		}
+		if a != nil && r.Status != StatusSucceeded && a.Status != StatusStarted {
+			// It ended (no-op, failed) and something of it is left
+			// (its cleanup was cut short): what it said stands.
+			r.Status = a.Status
+			if a.Status == StatusFailed {
+				r.Why = joinWhy(r.Why, "it ended with an error: "+a.Why)
+			}
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		if (r.Status != StatusStarted && r.Status != StatusAbandoned) || r.RunID == "" || r.StartedAt == nil || r.Kind == KindStaged && f.Staged[r.Generation] != nil {
+			continue
+		}
+		for _, o := range rows {
+			if o.Generation == r.Generation || o.RunID != r.RunID || o.StartedAt == nil || !o.StartedAt.After(*r.StartedAt) ||
+				(o.Status != StatusSucceeded && o.Status != StatusNoOp && o.Status != StatusFailed) {
+				continue
+			}
+			r.Status = StatusFailed
+			r.Why = joinWhy(strings.Replace(r.Why, ", or is still running", "", 1),
+				fmt.Sprintf("a later attempt of its run ended (%s, %s): this one died", o.Generation, o.Status))
+			break
+		}
+	}
 }
 
 // chain returns the committed generations, newest first: from the pointer

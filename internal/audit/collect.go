@@ -92,21 +92,21 @@ func listUploads(ctx context.Context, st store.Store, prefix string, opts Collec
 // collect is Collect with the partition's unfinished uploads listed.
 func collect(ctx context.Context, st store.Store, part string, opts CollectOptions, uploads []store.Upload) (Facts, error) {
 	f := Facts{Partition: part, Manifests: map[string]*manifest.Manifest{}, Staged: map[string]*swap.StagedRecord{},
-		Data: map[string]DataFolder{}}
+		Data: map[string]DataFolder{}, Attempts: map[string]*Attempt{}, BadAttempts: map[string]string{}}
 	if err := partition.Validate(part); err != nil {
 		return f, err
 	}
 	pol := opts.policy()
 	var (
-		hasPointer     bool
-		manifests, stg []string
+		hasPointer           bool
+		manifests, stg, atts []string
 	)
 	err := pol.Do(ctx, store.IsRetryable, func(int) error {
 		var err error
 		if f.Now, err = store.Now(ctx, st); err != nil {
 			return err
 		}
-		hasPointer, manifests, stg = false, nil, nil
+		hasPointer, manifests, stg, atts = false, nil, nil, nil
 		clear(f.Data)
 		for _, prefix := range layout.MetaPrefixes(part) {
 			for a, err := range st.List(ctx, prefix) {
@@ -127,6 +127,8 @@ func collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 					if !slices.Contains(stg, gen) {
 						stg = append(stg, gen)
 					}
+				case layout.KindAttempt:
+					atts = append(atts, gen)
 				case layout.KindData:
 					d := f.Data[gen]
 					d.Files++
@@ -194,18 +196,27 @@ func collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 		wg   sync.WaitGroup
 		sem  = make(chan struct{}, opts.conc())
 	)
-	read := func(gen string, staged bool) {
+	const (
+		readManifest = iota
+		readStaged
+		readAttempt
+	)
+	read := func(gen string, what int) {
 		defer wg.Done()
 		sem <- struct{}{}
 		defer func() { <-sem }()
 		var (
 			m *manifest.Manifest
 			s *swap.StagedRecord
+			a *Attempt
 		)
 		err := pol.Do(ctx, store.IsRetryable, func(int) (err error) {
-			if staged {
+			switch what {
+			case readStaged:
 				s, err = swap.ReadStaged(ctx, st, part, gen)
-			} else {
+			case readAttempt:
+				a, err = ReadAttempt(ctx, st, part, gen)
+			default:
 				m, err = swap.ReadManifest(ctx, st, part, gen)
 			}
 			return err
@@ -215,21 +226,31 @@ func collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 		switch {
 		case errors.Is(err, swap.ErrGenerationNotFound) || errors.Is(err, store.ErrNotFound):
 			// Collected or committed since the listing: not there.
+		case errors.Is(err, errBadAttempt):
+			// An audit record that cannot be read does not stop the
+			// audit: its row says so.
+			f.BadAttempts[gen] = err.Error()
 		case err != nil:
 			errs = append(errs, err)
-		case staged:
+		case what == readStaged:
 			f.Staged[gen] = s
+		case what == readAttempt:
+			f.Attempts[gen] = a
 		default:
 			f.Manifests[gen] = m
 		}
 	}
 	for _, g := range manifests {
 		wg.Add(1)
-		go read(g, false)
+		go read(g, readManifest)
 	}
 	for _, g := range stg {
 		wg.Add(1)
-		go read(g, true)
+		go read(g, readStaged)
+	}
+	for _, g := range atts {
+		wg.Add(1)
+		go read(g, readAttempt)
 	}
 	wg.Wait()
 	return f, errors.Join(errs...)

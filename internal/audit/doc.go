@@ -8,8 +8,11 @@
 // stage --reserve) and the data folders under gen/ (every attempt that
 // uploaded a file), in the partition's folder of either layout (package
 // layout: _pswap/p/<partition>/, or <partition>/_pswap/ of a table
-// written before; a moved partition's copies are read once). Nothing is written on the commit
-// path for the audit.
+// written before; a moved partition's copies are read once), and the
+// attempt records under attempts/ (Attempt, layout.AttemptKey): the one
+// thing a writer writes for the audit, one small PUT issued beside its
+// first upload (its run id, orchestrator identity and start), written
+// again when the attempt ends without a commit (no-op, failed).
 //
 //   - A committed generation (in the chain from the pointer through each
 //     manifest's parent, as `pswap history` walks it, continued through the
@@ -26,8 +29,20 @@
 //   - A data folder without a manifest or staged record is an attempt that
 //     uploaded files and died before its commit (killed, failed), or one
 //     still running: kind staged, state uncommitted, then abandoned past
-//     the grace period. Its rows and run id are unknown (nothing records
-//     them before the manifest); its files and bytes come from the listing.
+//     the grace period. Its rows are unknown; its run id and identity are
+//     its attempt record's (unknown without one: a writer before them);
+//     its files and bytes come from the listing.
+//   - An attempt record alone is an attempt that ended without a commit
+//     and removed its files (state no-op, with the generation it found;
+//     state failed, with its error), or one that died (or runs) before its
+//     first file landed (kind staged, state uncommitted or abandoned).
+//
+// Every row also has a status, the state in the orchestrator's words:
+// started, succeeded, failed, abandoned or no-op. An attempt that never
+// ended (started, abandoned) is failed once a later attempt of its run id
+// ended: the orchestrator retried it, so it died. Its identity (job,
+// task, logical date, the orchestrator's run id) and start are its
+// attempt record's.
 //
 // A failed commit that ended normally (a conflict, bad input) removes what
 // it wrote, so it leaves no row. A killed attempt that had not finished
@@ -36,7 +51,7 @@
 // of its files (DataFolder.Unfinished): it is an uncommitted attempt too.
 //
 // Collect does the I/O for one partition (one listing of its folder in
-// each layout, one GET per manifest and staged record, the pointer's GET, and
+// each layout, one GET per manifest, staged record and attempt record, the pointer's GET, and
 // on a store with unfinished uploads one listing of them; Table lists
 // those once for the whole table);
 // Derive turns what it read into rows, a pure function.

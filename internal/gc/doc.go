@@ -21,9 +21,12 @@
 //     generation's prefix, so data liveness goes by DataGen, never by id);
 //   - every data generation named by an uncommitted manifest that is not
 //     yet old (a rollback or a rebase whose pointer swap may be in flight);
-//   - every uncommitted object (data file, manifest, `pswap stage` record)
-//     of a generation any object of which is younger than Options.OrphanAge
-//     plus Options.CommitWindow;
+//   - every uncommitted object (data file, manifest, `pswap stage` record,
+//     attempt record) of a generation any object of which is younger than
+//     Options.OrphanAge plus Options.CommitWindow;
+//   - the attempt record (layout.AttemptKey: the audit's run id, identity
+//     and start of an attempt) of every kept committed generation: it goes
+//     with its manifest;
 //   - every data file that Options.Protect names (the Iceberg snapshots),
 //     its generation's `pswap stage` record, and a manifest that names it,
 //     so that it stays a generation: a kept one (a rollback's), else the

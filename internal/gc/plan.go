@@ -238,7 +238,11 @@ func (pl *planner) sortObject(a store.Attrs) {
 		}
 	}
 	switch k {
-	case layout.KindManifest:
+	case layout.KindManifest, layout.KindAttempt:
+		// A committed generation's attempt record (the audit's identity
+		// of it) goes with its manifest; any other one with its
+		// generation's orphan group: when all of that is old (a no-op's
+		// or a failed attempt's record is all there is of it).
 		if inChain {
 			if pl.collected[gen] {
 				pl.remove(a, k)

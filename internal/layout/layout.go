@@ -15,6 +15,10 @@
 //	_pswap/p/<partition>/staged/<generation>.json    a staged (or reserved) generation's record
 //	_pswap/p/<partition>/gen/<generation>/<file>     write-once data files of new generations
 //	_pswap/fold/<partition>/<seq>                    an Iceberg publish's fold marker (FoldKey), empty
+//	_pswap/p/<partition>/attempts/<generation>.json  an attempt's record: written when it starts, rewritten when it ends without a commit
+//
+// An attempt record lies in this layout even for a partition of the
+// legacy one (nothing reads it but the audit and GC, which list both).
 //
 // Tables written before that layout keep the same objects in each
 // partition's own _pswap folder (the Legacy* builders):
@@ -52,6 +56,7 @@ const (
 	manifestsDir = "manifests"
 	genDir       = "gen"
 	stagedDir    = "staged"
+	attemptsDir  = "attempts"
 )
 
 // MetaPrefix is the key prefix of everything pswap keeps for a partition:
@@ -84,6 +89,14 @@ func StagedKey(part, gen string) string { return StagedPrefix(part) + gen + ".js
 
 // StagedPrefix is the key prefix of all staged records of a partition.
 func StagedPrefix(part string) string { return MetaPrefix(part) + stagedDir + "/" }
+
+// AttemptKey is the store key of the record of the attempt that writes
+// generation gen: its run id, identity and start time, written beside its
+// first upload (and its end, when it ends without a commit).
+func AttemptKey(part, gen string) string { return AttemptsPrefix(part) + gen + ".json" }
+
+// AttemptsPrefix is the key prefix of all attempt records of a partition.
+func AttemptsPrefix(part string) string { return MetaPrefix(part) + attemptsDir + "/" }
 
 // DataPrefixIn is the data prefix of generation gen of partition part in
 // data layout dataLayout (manifest.Manifest.DataLayout: 0 for the legacy
@@ -196,10 +209,11 @@ const (
 	KindManifest             // manifests/<gen>.json
 	KindData                 // gen/<gen>/<file>
 	KindStaged               // staged/<gen>.json
+	KindAttempt              // attempts/<gen>.json
 )
 
 func (k Kind) String() string {
-	return [...]string{"other", "pointer", "manifest", "data", "staged"}[k]
+	return [...]string{"other", "pointer", "manifest", "data", "staged", "attempt"}[k]
 }
 
 // Classify parses a key of partition part by either layout and returns its
@@ -208,9 +222,13 @@ func (k Kind) String() string {
 // manifest or staged record copied by a migration has a key in each
 // layout, both of the same kind and generation.
 func Classify(part, key string) (Kind, string) {
-	for _, meta := range MetaPrefixes(part) {
+	for i, meta := range MetaPrefixes(part) {
 		if rest, ok := strings.CutPrefix(key, meta); ok {
-			return classifyRest(rest)
+			k, gen := classifyRest(rest)
+			if k == KindAttempt && i > 0 {
+				return KindOther, "" // attempt records lie in this layout only
+			}
+			return k, gen
 		}
 	}
 	return KindOther, ""
@@ -242,6 +260,11 @@ func classifyRest(rest string) (Kind, string) {
 	if r, ok := strings.CutPrefix(rest, stagedDir+"/"); ok {
 		if gen, ok := strings.CutSuffix(r, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
 			return KindStaged, gen
+		}
+	}
+	if r, ok := strings.CutPrefix(rest, attemptsDir+"/"); ok {
+		if gen, ok := strings.CutSuffix(r, ".json"); ok && manifest.ValidateGenerationID(gen) == nil {
+			return KindAttempt, gen
 		}
 	}
 	return KindOther, ""

@@ -36,6 +36,7 @@ func TestClassify(t *testing.T) {
 			{meta + "gen/" + g + "/", layout.KindOther, ""},                                      // empty file name
 			{meta + "gen/not-a-uuid/f", layout.KindOther, ""},
 			{meta + "staged/" + g + ".txt", layout.KindOther, ""},
+			{meta + "attempts/" + g + ".txt", layout.KindOther, ""},
 			{meta + "notes.txt", layout.KindOther, ""},
 			{p + "/part-00000.parquet", layout.KindOther, ""},
 			{p + "/hr=13/_pswap/pointer.json", layout.KindOther, ""},        // another partition
@@ -110,7 +111,7 @@ func FuzzClassify(f *testing.F) {
 	g := genID(7)
 	for _, s := range []string{
 		"/_pswap/pointer.json", "/_pswap/manifests/" + g + ".json", "/_pswap/gen/" + g + "/a",
-		"/_pswap/staged/" + g + ".json", "/_pswap/gen//a", "/x", "",
+		"/_pswap/staged/" + g + ".json", "/_pswap/attempts/" + g + ".json", "/_pswap/gen//a", "/x", "",
 	} {
 		f.Add("dt=2026-11-29", "dt=2026-11-29"+s)
 		f.Add("dt=2026-11-29", "_pswap/p/dt=2026-11-29"+strings.TrimPrefix(s, "/_pswap"))
@@ -148,6 +149,29 @@ func FuzzClassify(f *testing.F) {
 			if key != layout.StagedKey(part, gen) && key != layout.LegacyStagedKey(part, gen) {
 				t.Fatalf("staged %q", key)
 			}
+		case layout.KindAttempt:
+			if key != layout.AttemptKey(part, gen) {
+				t.Fatalf("attempt %q is not AttemptKey(%q)", key, gen)
+			}
 		}
 	})
+}
+
+// An attempt record lies in the table-level layout only, for a partition
+// of either layout: the same name in a legacy _pswap folder is not one.
+func TestClassifyAttempt(t *testing.T) {
+	const p = "dt=2026-11-29/hr=13"
+	g := genID(3)
+	if got, want := layout.AttemptKey(p, g), "_pswap/p/"+p+"/attempts/"+g+".json"; got != want {
+		t.Fatalf("AttemptKey = %q, want %q", got, want)
+	}
+	if k, gen := layout.Classify(p, layout.AttemptKey(p, g)); k != layout.KindAttempt || gen != g {
+		t.Errorf("Classify(AttemptKey) = %v %q", k, gen)
+	}
+	if k, _ := layout.Classify(p, p+"/_pswap/attempts/"+g+".json"); k != layout.KindOther {
+		t.Errorf("a legacy folder's attempts/ record: %v, want other", k)
+	}
+	if k, _ := layout.Classify(p, layout.AttemptsPrefix(p)+"x.json"); k != layout.KindOther {
+		t.Errorf("attempts/x.json: %v, want other", k)
+	}
 }
