@@ -14,6 +14,7 @@
 //	_pswap/p/<partition>/manifests/<generation>.json write-once
 //	_pswap/p/<partition>/staged/<generation>.json    a staged (or reserved) generation's record
 //	_pswap/p/<partition>/gen/<generation>/<file>     write-once data files of new generations
+//	_pswap/p/<partition>/runs/<sha256 of run id>.json an append's run record
 //
 // Tables written before that layout keep the same objects in each
 // partition's own _pswap folder (the Legacy* builders):
@@ -50,6 +51,7 @@ const (
 	manifestsDir = "manifests"
 	genDir       = "gen"
 	stagedDir    = "staged"
+	runsDir      = "runs"
 )
 
 // MetaPrefix is the key prefix of everything pswap keeps for a partition:
@@ -79,6 +81,11 @@ func GenerationsPrefix(part string) string { return MetaPrefix(part) + genDir + 
 
 // StagedKey is the store key of a staged generation's record.
 func StagedKey(part, gen string) string { return StagedPrefix(part) + gen + ".json" }
+
+// RunsPrefix is the key prefix of a partition's run records (package
+// swap's appends: one small record per run id that appended,
+// never touched by garbage collection).
+func RunsPrefix(part string) string { return MetaPrefix(part) + runsDir + "/" }
 
 // StagedPrefix is the key prefix of all staged records of a partition.
 func StagedPrefix(part string) string { return MetaPrefix(part) + stagedDir + "/" }
