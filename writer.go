@@ -49,13 +49,15 @@ type WriteOptions struct {
 	// holds tables (ErrNestedTable).
 	MustExist bool
 
-	kind string // the manifest's kind (manifest.KindMerge); "" for a commit
+	kind   string // the manifest's kind (manifest.KindMerge); "" for a commit
+	append bool   // Partition.Append: the commit adds to the current files (append.go)
 }
 
 // swapOptions are the protocol's options of this write.
 func (o WriteOptions) swapOptions() swap.Options {
 	so := o.Commit.swap()
 	so.Kind = o.kind
+	so.Append = o.append
 	return so
 }
 
