@@ -3,12 +3,14 @@ package swap_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/pswap/pswap/internal/layout"
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -268,30 +270,53 @@ func TestAppendWithReplaceAndRollback(t *testing.T) {
 }
 
 // TestAppendCostFlat: the requests of the 1,000th append to a partition
-// are those of the 1st (the run's record is one GET, the base manifest
-// one GET, whatever came before).
+// are those of the 2nd (the run's record is one GET, the base manifest
+// one GET, whatever came before). It logs the times of appends 2-11 and
+// 991-1000 and the manifest's size; with PSWAP_APPEND_COST_S3=1 it also
+// runs on MinIO.
 func TestAppendCostFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 appends")
 	}
-	c := storetest.NewCounting(memstore.New())
-	part := "dt=2026-11-29"
-	var first, last map[string]int
-	var firstDur, lastDur time.Duration
-	for i := range 1000 {
-		c.Reset()
-		t0 := time.Now()
-		mustAppend(t, c, part, fmt.Sprintf("run-%d", i), fmt.Sprintf("s%d", i))
-		d := time.Since(t0)
-		switch i {
-		case 1: // the 1st append onto a generation (the 0th creates it)
-			first, firstDur = c.Counts(), d
-		case 999:
-			last, lastDur = c.Counts(), d
+	run := func(t *testing.T, st store.Store) {
+		c := storetest.NewCounting(st)
+		part := "dt=2026-11-29"
+		var first, last map[string]int
+		var early, late time.Duration
+		for i := range 1000 {
+			c.Reset()
+			t0 := time.Now()
+			mustAppend(t, c, part, fmt.Sprintf("run-%d", i), fmt.Sprintf("s%d", i))
+			d := time.Since(t0)
+			switch {
+			case i == 1: // the 1st append onto a generation (the 0th creates it)
+				first = c.Counts()
+			case i == 999:
+				last = c.Counts()
+			}
+			if i >= 1 && i <= 10 {
+				early += d
+			}
+			if i >= 990 {
+				late += d
+			}
+		}
+		snap := checkInvariants(t, st, part)
+		mb, _, err := store.ReadAll(ctx, st, layout.ManifestKey(part, snap.Pointer.Generation))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("append #2 requests %v; #1000 %v; mean time of #2-#11 %v, of #991-#1000 %v (x%.1f); the manifest of 1,000 appends (%d files) is %d bytes",
+			first, last, early/10, late/10, float64(late)/float64(early), len(snap.Files), len(mb))
+		if fmt.Sprint(first) != fmt.Sprint(last) {
+			t.Fatalf("requests of the 1,000th append %v, of the 2nd %v", last, first)
 		}
 	}
-	t.Logf("append #2 requests %v (%v); append #1000 requests %v (%v)", first, firstDur, last, lastDur)
-	if fmt.Sprint(first) != fmt.Sprint(last) {
-		t.Fatalf("requests of the 1,000th append %v, of the 2nd %v", last, first)
-	}
+	t.Run("mem", func(t *testing.T) { run(t, memstore.New()) })
+	t.Run("s3", func(t *testing.T) {
+		if !testenv.S3Enabled() || os.Getenv("PSWAP_APPEND_COST_S3") == "" {
+			t.Skip("PSWAP_APPEND_COST_S3=1 and MinIO")
+		}
+		run(t, testenv.S3(t))
+	})
 }
