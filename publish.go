@@ -255,7 +255,9 @@ func (p *Partition) Publish(ctx context.Context, res Result, opts PublishOptions
 // another prefetch).
 func (w *Writer) Publish(ctx context.Context, opts PublishOptions) Publication {
 	var m *manifest.Manifest
-	if w.committed.Changed && w.committed.Staged == w.committed.Generation {
+	if w.committed.Changed && w.committed.Staged == w.committed.Generation && !w.opts.append {
+		// (An append's generation holds more than it staged: its
+		// manifest, Result.Manifest, is the one to publish.)
 		m = &manifest.Manifest{Partition: w.p.key, Generation: w.committed.Generation, RunID: w.committed.RunID, Content: w.content,
 			DataLayout: manifest.DataLayoutTable} // where the writer staged (swap.Txn.DataPrefix)
 		if cm := w.committed.Manifest; cm != nil {

@@ -50,7 +50,8 @@ type WriteOptions struct {
 	// holds tables (ErrNestedTable).
 	MustExist bool
 
-	kind string // the manifest's kind (manifest.KindMerge); "" for a commit
+	kind   string // the manifest's kind (manifest.KindMerge); "" for a commit
+	append bool   // Partition.Append: the commit adds to the current files (append.go)
 
 	// Set by Table.CommitPartitioned (partitioned.go) for each partition
 	// of a run: table.json as the run read it once (nil: Begin reads it),
@@ -66,6 +67,7 @@ type WriteOptions struct {
 func (o WriteOptions) swapOptions() swap.Options {
 	so := o.Commit.swap()
 	so.Kind = o.kind
+	so.Append = o.append
 	return so
 }
 

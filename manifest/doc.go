@@ -68,7 +68,10 @@
 //	kind              string, optional (version 1.1): how the generation was
 //	                  derived; "merge" for a merge (its rows are the
 //	                  parent's whose key the input did not hold, plus the
-//	                  input's). Omitted for a replacing commit. A manifest
+//	                  input's); "append" for an append (its files are the
+//	                  parent's and one run's, all under one data generation:
+//	                  the run's in a folder named by the generation it
+//	                  staged). Omitted for a replacing commit. A manifest
 //	                  with a kind is written as version 1.1.
 //	data_layout       integer, optional (version 1.2): 2 when the data
 //	                  generation's files lie under the table-level layout's

@@ -51,6 +51,10 @@ const (
 	// KindMerge: the generation was derived by a merge (pswap merge): the
 	// parent's rows whose key the input did not hold, plus the input's.
 	KindMerge = "merge"
+	// KindAppend: the generation is its parent's files and one run's
+	// (pswap commit --append): the data generation's folder named by the
+	// run's staged generation holds the run's files.
+	KindAppend = "append"
 )
 
 // MaxKindBytes bounds Manifest.Kind.

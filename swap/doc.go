@@ -55,6 +55,18 @@
 // and idempotent. Data files never move: a manifest says where its data
 // lies (manifest.Manifest.DataLayout).
 //
+// Appends (append.go, Options.Append): a commit that adds the staged
+// files to the current generation's, fenced like any commit and rebased on
+// a lost swap (racing appends all land). The current files are carried,
+// never copied: an append stages into a folder of the base's data
+// generation, and its manifest (kind append) lists the base's files and
+// its own under that one data generation, which every reader and older
+// version already resolves. A run id is required; beyond the pointer's
+// 100-commit history a run record (runs/<sha256 of the run id>.json,
+// created before the run's first swap, completed after) keeps a re-run a
+// no-op (SameRun, RunGeneration naming the generation that took the run's
+// files) at the cost of one GET, however many appends landed since.
+//
 // Readers resolve pointer -> manifest -> files (Resolve, two GETs) and never
 // list data prefixes. History walks the manifests' parent chain; Rollback
 // makes an older generation current again with a new, fenced swap.

@@ -67,10 +67,12 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 	if checkErr != nil {
 		return Result{}, fmt.Errorf("rollback %s to %s: %w", part, to, missingTarget(t.base.Pointer, part, to, checkErr))
 	}
-	if cur := t.base.Pointer; cur != nil && (cur.Generation == to || currentDataGen(cur) == old.DataGen()) {
+	if cur := t.base.Pointer; cur != nil && (cur.Generation == to || currentDataGen(cur) == old.DataGen() && old.SameContent(cur.ContentChecksum, cur.Rows)) {
 		// The target, or its data: a rollback to G repeated, or to the
 		// generation a rollback already restored, would only add a
-		// generation with the same files.
+		// generation with the same files. (Generations of a chain of
+		// appends share their data generation and differ in files: their
+		// content tells them apart.)
 		r := t.result(t.base.Pointer, "", false, Identical)
 		r.Files = len(old.Files)
 		return r, nil

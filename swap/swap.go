@@ -11,6 +11,7 @@ import (
 
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
@@ -110,6 +111,15 @@ type Options struct {
 	// compare with. It takes effect only with DeferLegacy: the legacy key
 	// is then read by SettleLegacy, as for a pointer found missing.
 	AssumeAbsent bool
+	// Append makes the commit add the staged files to the partition's
+	// current files instead of replacing them (append.go): a new
+	// generation fenced on the one Begin read, rebased on a lost swap.
+	// It needs a RunID, which makes it exactly once: a re-run of the run
+	// is a no-op (SameRun, RunGeneration naming the generation that took
+	// its files) however many commits landed since. OnConflict does not
+	// apply (an append always rebases: it adds, it never overwrites), and
+	// neither does the identical-content no-op. DeferLegacy is ignored.
+	Append bool
 }
 
 // Stats counts what a commit did beyond the happy path (Result.Stats).
@@ -246,6 +256,8 @@ type Txn struct {
 	// (manifest.Manifest.DataLayout): the table-level layout for a new
 	// generation, the recorded one for a staged generation.
 	dataLayout int
+	// app is the state of an append (Options.Append); nil otherwise.
+	app *appendState
 }
 
 // Begin reads the partition's pointer (the base of the swap) and allocates a
@@ -268,6 +280,11 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 		b   Base
 		err error
 	)
+	if opts.Append {
+		// An append stages into its base's data generation: the base
+		// must be known at Begin, legacy key included.
+		opts.DeferLegacy, t.opts.DeferLegacy = false, false
+	}
 	if opts.AssumeAbsent && opts.DeferLegacy {
 		t.legacyPending = true // as for a pointer read and found missing
 	} else if opts.DeferLegacy {
@@ -297,6 +314,11 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 	t.base = b
 	if t.began, err = storeNow(ctx, st); err != nil {
 		return nil, err
+	}
+	if opts.Append {
+		if err := t.beginAppend(ctx, deadline); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -342,6 +364,9 @@ func (t *Txn) Generation() string { return t.generation }
 
 // DataPrefix is where the generation's files must be written.
 func (t *Txn) DataPrefix() string {
+	if t.app != nil {
+		return t.app.prefix(t.partition)
+	}
 	return layout.DataPrefixIn(t.partition, t.generation, t.dataLayout)
 }
 
@@ -358,6 +383,9 @@ func (t *Txn) Began() time.Time { return t.began }
 // partition (the base pointer's recent history names it), so that staging
 // can be skipped: Commit would be a no-op (SameRun). It costs no request.
 func (t *Txn) AlreadyCommitted() bool {
+	if t.app != nil && !t.opts.Force && t.app.took != "" {
+		return true
+	}
 	return !t.opts.Force && t.sameRun(t.base)
 }
 
@@ -386,7 +414,11 @@ func (t *Txn) Abort(ctx context.Context) error {
 func (t *Txn) discard(ctx context.Context, dataGen, manifestGen string) error {
 	var keys []string
 	if dataGen != "" {
-		for a, err := range t.st.List(ctx, layout.DataPrefixIn(t.partition, dataGen, t.dataLayout)) {
+		prefix := layout.DataPrefixIn(t.partition, dataGen, t.dataLayout)
+		if t.app != nil {
+			prefix = t.app.prefix(t.partition) // our folder only, never the root's files
+		}
+		for a, err := range t.st.List(ctx, prefix) {
 			if err != nil {
 				return err
 			}
@@ -417,6 +449,10 @@ func (t *Txn) Commit(ctx context.Context, c manifest.Content) (Result, error) {
 		Content:    c,
 		DataLayout: t.dataLayout,
 	}
+	if t.app != nil {
+		t.app.setOwn(c)
+		m.Kind = KindAppend
+	}
 	return t.commit(ctx, m)
 }
 
@@ -434,7 +470,7 @@ func (t *Txn) commit(ctx context.Context, m *manifest.Manifest) (Result, error) 
 	a := &attempt{t: t, m: m, staged: m.Generation, dataGen: m.DataGen(), deadline: env.From(ctx).Now().Add(t.opts.MaxElapsed)}
 	// A generation whose data we own (not a rollback to another's data) is
 	// deleted when our attempt turns out to be a no-op.
-	a.ownData = a.dataGen == a.staged
+	a.ownData = a.dataGen == a.staged || t.app != nil
 	r, err := a.run(ctx)
 	r.Stats = t.stats
 	return r, err
@@ -476,22 +512,39 @@ func (a *attempt) noop(ctx context.Context, outcome Outcome, p *manifest.Pointer
 		r.Staged = "" // nothing was staged (e.g. skipped after AlreadyCommitted)
 	}
 	a.t.noopFiles(ctx, &r, p, a.deadline)
+	if s := a.t.app; s != nil && outcome == SameRun {
+		a.t.appendSameRun(ctx, &r, a.deadline)
+	}
 	return r, nil
 }
 
 // won ends the attempt with our generation committed (current, or since
 // replaced: p is then ours as we wrote it).
-func (a *attempt) won(outcome Outcome, p *manifest.Pointer) (Result, error) {
+func (a *attempt) won(ctx context.Context, outcome Outcome, p *manifest.Pointer) (Result, error) {
 	r := a.t.result(p, a.staged, true, outcome)
 	r.Files = len(a.m.Files)
 	r.Manifest = a.m
+	if a.t.app != nil {
+		// Best effort: an incomplete record is resolved from the
+		// pointer's history (or the manifests') by the next attempt.
+		a.t.writeRecord(context.WithoutCancel(ctx), a.m.Generation, a.deadline)
+		r.RunGeneration = a.m.Generation
+	}
 	return r, nil
 }
 
 func (a *attempt) run(ctx context.Context) (Result, error) {
 	t, o, base := a.t, &a.t.opts, a.t.base
 	for rebase := 0; ; rebase++ {
-		if out := skip(base.Pointer, a.m.Content, o.RunID, o.Force, t.restore); out != "" {
+		if t.app != nil {
+			if out, err := a.appendSkip(ctx, base, rebase); err != nil || out != "" {
+				if err != nil {
+					a.cleanup(ctx)
+					return Result{}, err
+				}
+				return a.noop(ctx, out, base.Pointer)
+			}
+		} else if out := skip(base.Pointer, a.m.Content, o.RunID, o.Force, t.restore); out != "" {
 			return a.noop(ctx, out, base.Pointer)
 		}
 		p, err := a.write(ctx, base, rebase)
@@ -504,9 +557,9 @@ func (a *attempt) run(ctx context.Context) (Result, error) {
 		}
 		switch decide(cur.Pointer, a.m.Generation, baseGen(base), o.RunID) {
 		case decidedCommitted:
-			return a.won(Committed, cur.Pointer)
+			return a.won(ctx, Committed, cur.Pointer)
 		case decidedSuperseded:
-			return a.won(Superseded, p)
+			return a.won(ctx, Superseded, p)
 		case decidedSameRun:
 			return a.noop(ctx, SameRun, cur.Pointer)
 		case decidedWalk:
@@ -518,19 +571,19 @@ func (a *attempt) run(ctx context.Context) (Result, error) {
 				return Result{}, err
 			}
 			if found {
-				return a.won(Superseded, p)
+				return a.won(ctx, Superseded, p)
 			}
 		}
 		// decidedConflict, or a walk that did not find ours.
 		t.stats.Conflicts++
-		if cp := cur.Pointer; cp != nil && !o.Force && !t.restore && a.m.Content.SameContent(cp.ContentChecksum, cp.Rows) {
+		if cp := cur.Pointer; cp != nil && !o.Force && !t.restore && t.app == nil && a.m.Content.SameContent(cp.ContentChecksum, cp.Rows) {
 			// Another run won the race with the very content we staged:
 			// the partition already is what our commit would have made
 			// it, so the fence has nothing to protect. The same no-op as
 			// Identical before the swap (what a rebase would decide).
 			return a.noop(ctx, Identical, cp)
 		}
-		if o.OnConflict != Overwrite {
+		if o.OnConflict != Overwrite && t.app == nil {
 			a.ownData = a.ownData && !t.keepData
 			a.cleanup(ctx)
 			return Result{}, t.conflict(cur, base)
@@ -566,6 +619,12 @@ func (a *attempt) write(ctx context.Context, base Base, rebase int) (*manifest.P
 		m.DataGeneration = a.dataGen
 		a.manifestWritten = false
 	}
+	if t.app != nil {
+		if err := a.prepareAppend(ctx, base); err != nil {
+			a.cleanup(ctx)
+			return nil, err
+		}
+	}
 	now, err := storeNow(ctx, t.st)
 	if err != nil {
 		return nil, err
@@ -580,7 +639,21 @@ func (a *attempt) write(ctx context.Context, base Base, rebase int) (*manifest.P
 	}
 	m.CommittedAt = now.UTC()
 	m.Format, m.Version, m.Writer = "", "", o.Writer
-	if err := t.putManifest(ctx, m, a.deadline); err != nil {
+	if t.app != nil && t.app.record == nil {
+		// The run's record exists before the run's first pointer swap:
+		// created beside the manifest, it costs no round trip.
+		var recErr, manErr error
+		overlap.Do(ctx,
+			func() { recErr = t.writeRecord(ctx, "", a.deadline) },
+			func() { manErr = t.putManifest(ctx, m, a.deadline) })
+		if manErr == nil {
+			a.manifestWritten = true
+		}
+		if err := errors.Join(manErr, recErr); err != nil {
+			a.cleanup(ctx)
+			return nil, err
+		}
+	} else if err := t.putManifest(ctx, m, a.deadline); err != nil {
 		return nil, err
 	}
 	a.manifestWritten = true

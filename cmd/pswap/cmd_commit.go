@@ -198,6 +198,7 @@ type commitCmd struct {
 	staged     string
 	dryRun     bool
 	verifyRows bool
+	appendRun  bool // --append: add the inputs to the partition's rows, once per run id
 	// cmd_objects.go
 	partitioned string
 	parallel    int
@@ -223,6 +224,7 @@ func newCommitCmd(a *app) *cobra.Command {
 	fl.BoolVar(&c.force, "force", false, "commit even if the content is identical or this run id already committed")
 	fl.StringVar(&c.staged, "staged", "", "commit the generation GEN uploaded earlier by 'pswap stage', or adopt the files an engine wrote into it after 'pswap stage --reserve' (no inputs)")
 	fl.BoolVar(&c.dryRun, "dry-run", false, "report what the commit would do (would-commit, same-run or identical; rows, bytes) and write nothing")
+	fl.BoolVar(&c.appendRun, "append", false, "add the inputs to the partition's current rows instead of replacing them, exactly once per --run-id (a re-run is a no-op, however many appends landed since)")
 	c.addRemoteFlags(fl) // cmd_objects.go
 	fl.BoolVar(&c.verifyRows, "verify-rows", false, "with --staged on a reservation: read the adopted files in full and compare rows, not store checksums, to decide whether the content is identical")
 	addPublishFlag(a, cmd, &c.publish)
@@ -286,6 +288,9 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 	if c.staged != "" && c.dryRun {
 		return usagef("--dry-run needs inputs, not --staged")
 	}
+	if c.appendRun && (c.staged != "" || c.dryRun || c.partitioned != "" || hasStoreURI(args) || c.onConflict != "fail") {
+		return usagef("--append takes local inputs (or -) and none of --staged, --dry-run, --partitioned, s3:// inputs or --on-conflict (an append never overwrites)")
+	}
 	if c.staged != "" {
 		if err := manifest.ValidateGenerationID(c.staged); err != nil {
 			return usagef("--staged: %w", err)
@@ -305,6 +310,9 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
+	if c.appendRun && p.wopts.Commit.RunID == "" {
+		return usagef("--append needs a run id (--run-id, $%s or Airflow's): it is what makes a re-run a no-op", envRunID)
+	}
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		if c.dryRun {
 			return c.runDry(ctx, part, p)
@@ -337,7 +345,11 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		}
 		c.noteCreated(w)
 		c.warnFilled(w, "")
-		return c.printResult(res, "committed", c.publishAfter(ctx, c.publish, part, res, w, pf))
+		verb := "committed"
+		if c.appendRun {
+			verb = "appended"
+		}
+		return c.printResult(res, verb, c.publishAfter(ctx, c.publish, part, res, w, pf))
 	})
 }
 
@@ -426,7 +438,11 @@ func (a *app) noteCreated(w *pswap.Writer) {
 // write stages the inputs and commits them, or skips everything when the
 // run id already committed.
 func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared, gen *string) (pswap.Result, *pswap.Writer, error) {
-	w, err := part.Begin(ctx, p.wopts)
+	begin := part.Begin
+	if c.appendRun {
+		begin = part.Append
+	}
+	w, err := begin(ctx, p.wopts)
 	if err != nil {
 		return pswap.Result{}, nil, err
 	}
@@ -435,7 +451,7 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 		// Our run id already committed here: nothing to upload, and the
 		// commit is the SameRun no-op describing the current generation.
 		res, err := w.Commit(ctx)
-		if err == nil && res.Outcome == swap.SameRun {
+		if err == nil && res.Outcome == swap.SameRun && !c.appendRun {
 			c.warnRetryDiffers(ctx, part, p)
 		}
 		return res, w, err

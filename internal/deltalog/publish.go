@@ -505,9 +505,24 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 	}
 	var files []Action
 	runs := map[string]int64{}
+	appendOnly := true // every update an append that removes nothing: mode Append
 	for _, u := range ups {
 		cur := parts[u.part]
 		keep := map[string]bool{}
+		// An append's generation lists the partition's files and the
+		// run's: the files the log already has are neither removed nor
+		// added again, so that the version adds only the run's files and
+		// a streaming reader sees each row once.
+		var have map[string]bool
+		if u.m != nil && u.m.Kind == manifest.KindAppend && cur != nil {
+			have = make(map[string]bool, len(cur.files))
+			for _, a := range cur.files {
+				have[a.Path] = true
+			}
+		}
+		if u.m == nil || u.m.Kind != manifest.KindAppend {
+			appendOnly = false
+		}
 		var adds []Action
 		if u.m != nil {
 			pv, err := partitionValues(p.tbl, u.part)
@@ -522,6 +537,9 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 			for _, f := range swap.Files(p.st, u.m) {
 				path := EscapePath(f.Key)
 				keep[path] = true
+				if have[path] {
+					continue
+				}
 				adds = append(adds, Action{Add: &Add{
 					Path: path, PartitionValues: pv, Size: f.Size, ModificationTime: mod, DataChange: true,
 					Stats: fmt.Sprintf(`{"numRecords":%d}`, f.Rows),
@@ -537,6 +555,7 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 				if keep[a.Path] {
 					continue // the same file (a rollback to the current data)
 				}
+				appendOnly = false
 				files = append(files, Action{Remove: &Remove{Path: a.Path, DeletionTimestamp: ms, DataChange: true,
 					ExtendedFileMetadata: true, PartitionValues: a.PartitionValues, Size: a.Size, Tags: a.Tags}})
 			}
@@ -555,6 +574,9 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 		op = "CREATE TABLE"
 	}
 	params := map[string]string{"mode": "Overwrite"}
+	if appendOnly {
+		params["mode"] = "Append"
+	}
 	if len(ups) == 1 {
 		params["partition"] = ups[0].part
 		if ups[0].m != nil {

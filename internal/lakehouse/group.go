@@ -13,8 +13,10 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/pswap/pswap/internal/strictjson"
+	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/swap"
 )
 
 // Manifests are grouped: the partitions of one month (one day, for a
@@ -345,6 +347,10 @@ type groupOut struct {
 	mf                iceberg.ManifestFile
 	put               *manifestPut
 	delFiles, delRows int64
+	// keptFiles, keptRows and keptSize count the files of appends'
+	// generations that their partitions' old entries already listed:
+	// carried as existing, not added (appendCarry).
+	keptFiles, keptRows, keptSize int64
 }
 
 // encodeGroup encodes a group's new manifest: the members it carries
@@ -374,6 +380,7 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 		members []carried
 		dels    []iceberg.ManifestEntry
 	)
+	ac := p.appendCarry(un.ups)
 	for _, o := range un.olds {
 		digest = append(digest, o.mf.FilePath())
 		switch {
@@ -387,8 +394,9 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 			}
 			for i, m := range gc.members {
 				if changed[m.part] {
-					dels = append(dels, p.deleted(gc.entries[i])...)
-					for _, e := range gc.entries[i] {
+					gone := ac.keep(gc.entries[i])
+					dels = append(dels, p.deleted(gone)...)
+					for _, e := range gone {
 						out.delFiles, out.delRows = out.delFiles+1, out.delRows+e.DataFile().Count()
 					}
 					continue
@@ -396,18 +404,43 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 				members = append(members, carried{m: m, entries: existing(gc.entries[i])})
 			}
 		default:
-			out.delFiles += liveFiles(o.mf)
-			out.delRows += o.mf.AddedRows() + o.mf.ExistingRows()
-			d, err := p.deletedEntries(ctx, o.mf)
+			if len(ac.paths) == 0 {
+				out.delFiles += liveFiles(o.mf)
+				out.delRows += o.mf.AddedRows() + o.mf.ExistingRows()
+				d, err := p.deletedEntries(ctx, o.mf)
+				if err != nil {
+					return groupOut{}, err
+				}
+				dels = append(dels, d...)
+				break
+			}
+			var live []iceberg.ManifestEntry
+			err := p.retryRead(ctx, func() (err error) {
+				live, err = p.liveEntries(ctx, o.mf)
+				return err
+			})
 			if err != nil {
 				return groupOut{}, err
 			}
-			dels = append(dels, d...)
+			gone := ac.keep(live)
+			for _, e := range gone {
+				out.delFiles, out.delRows = out.delFiles+1, out.delRows+e.DataFile().Count()
+			}
+			dels = append(dels, p.deleted(gone)...)
 		}
 	}
 	for _, u := range un.ups {
 		if u.m != nil && len(u.m.Files) > 0 {
-			members = append(members, carried{m: member{part: u.part, seq: u.seq, gen: u.m.Generation, files: len(u.m.Files)}, u: u})
+			c := carried{m: member{part: u.part, seq: u.seq, gen: u.m.Generation, files: len(u.m.Files)}, u: u}
+			if ks := ac.kept[u.part]; len(ks) > 0 {
+				es, kf, kr, kb, err := p.appendEntries(ctx, sh, u, ks)
+				if err != nil {
+					return groupOut{}, err
+				}
+				c.entries = es
+				out.keptFiles, out.keptRows, out.keptSize = out.keptFiles+kf, out.keptRows+kr, out.keptSize+kb
+			}
+			members = append(members, c)
 		}
 	}
 	if len(members) == 0 && len(dels) == 0 {
@@ -479,4 +512,72 @@ func (p *publisher) writeManifest(key string, sh shape, entries []iceberg.Manife
 	data = p.deterministic(data)
 	mf, err := w.ToManifestFile(p.loc(key), int64(len(data)))
 	return data, mf, err
+}
+
+// appendCarried is what the files of appends' generations (manifest kind
+// append) carry over from their partitions' old entries.
+type appendCarried struct {
+	paths map[string]string                  // data file location -> partition, of the appends' files
+	kept  map[string][]iceberg.ManifestEntry // partition -> its old entries still listed, as existing
+}
+
+// appendCarry collects the data file locations of the updates that are
+// appends: their old entries for those files are carried as existing,
+// and only the rest of their files are added (appendEntries). An append
+// so publishes a snapshot that adds the run's files and deletes nothing.
+func (p *publisher) appendCarry(ups []partUpdate) *appendCarried {
+	ac := &appendCarried{paths: map[string]string{}, kept: map[string][]iceberg.ManifestEntry{}}
+	for _, u := range ups {
+		if u.m == nil || u.m.Kind != manifest.KindAppend {
+			continue
+		}
+		for _, f := range swap.Files(p.st, u.m) {
+			ac.paths[p.loc(f.Key)] = u.part
+		}
+	}
+	return ac
+}
+
+// keep records the entries an append still lists as carried, and returns
+// the others (replaced: to be recorded as deleted).
+func (ac *appendCarried) keep(entries []iceberg.ManifestEntry) []iceberg.ManifestEntry {
+	if len(ac.paths) == 0 {
+		return entries
+	}
+	var gone []iceberg.ManifestEntry
+	for _, e := range entries {
+		if part, ok := ac.paths[e.DataFile().FilePath()]; ok {
+			ac.kept[part] = append(ac.kept[part], existing([]iceberg.ManifestEntry{e})...)
+			continue
+		}
+		gone = append(gone, e)
+	}
+	return gone
+}
+
+// appendEntries are an append's entries: its old entries still listed
+// (kept, existing) and its other files, added. It returns the kept
+// files' count, rows and size.
+func (p *publisher) appendEntries(ctx context.Context, sh shape, u partUpdate, kept []iceberg.ManifestEntry) ([]iceberg.ManifestEntry, int64, int64, int64, error) {
+	have := make(map[string]bool, len(kept))
+	var rows, size int64
+	for _, e := range kept {
+		have[e.DataFile().FilePath()] = true
+		rows += e.DataFile().Count()
+		size += e.DataFile().FileSizeBytes()
+	}
+	nm := *u.m
+	nm.Files = nil
+	for i, f := range swap.Files(p.st, u.m) {
+		if !have[p.loc(f.Key)] {
+			nm.Files = append(nm.Files, u.m.Files[i])
+		}
+	}
+	nu := u
+	nu.m = &nm
+	added, err := p.addedEntries(ctx, sh.sc, sh.spec, nu)
+	if err != nil {
+		return nil, 0, 0, 0, err
+	}
+	return append(slices.Clip(kept), added...), int64(len(kept)), rows, size, nil
 }

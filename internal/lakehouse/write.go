@@ -251,6 +251,9 @@ func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partU
 	for _, o := range out {
 		lc.delFiles += o.delFiles
 		lc.delRows += o.delRows
+		lc.addFiles -= o.keptFiles // an append's carried files (appendCarry)
+		lc.addRows -= o.keptRows
+		lc.addSize -= o.keptSize
 		if o.mf != nil {
 			lc.list = append(lc.list, o.mf)
 			lc.puts = append(lc.puts, o.put)

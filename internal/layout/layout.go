@@ -16,6 +16,7 @@
 //	_pswap/p/<partition>/gen/<generation>/<file>     write-once data files of new generations
 //	_pswap/fold/<partition>/<seq>                    an Iceberg publish's fold marker (FoldKey), empty
 //	_pswap/p/<partition>/attempts/<generation>.json  an attempt's record: written when it starts, rewritten when it ends without a commit
+//	_pswap/p/<partition>/runs/<sha256 of run id>.json an append's run record
 //
 // An attempt record lies in this layout even for a partition of the
 // legacy one (nothing reads it but the audit and GC, which list both).
@@ -57,6 +58,7 @@ const (
 	genDir       = "gen"
 	stagedDir    = "staged"
 	attemptsDir  = "attempts"
+	runsDir      = "runs"
 )
 
 // MetaPrefix is the key prefix of everything pswap keeps for a partition:
@@ -86,6 +88,11 @@ func GenerationsPrefix(part string) string { return MetaPrefix(part) + genDir + 
 
 // StagedKey is the store key of a staged generation's record.
 func StagedKey(part, gen string) string { return StagedPrefix(part) + gen + ".json" }
+
+// RunsPrefix is the key prefix of a partition's run records (package
+// swap's appends: one small record per run id that appended,
+// never touched by garbage collection).
+func RunsPrefix(part string) string { return MetaPrefix(part) + runsDir + "/" }
 
 // StagedPrefix is the key prefix of all staged records of a partition.
 func StagedPrefix(part string) string { return MetaPrefix(part) + stagedDir + "/" }

@@ -128,6 +128,13 @@ func (w *World) build() {
 		}
 		w.mergers = append(w.mergers, add(fmt.Sprintf("m%d(%s)", i+1, ms.RunID), "merger", ms.Start, after, true, true, w.mergerBody(ms)))
 	}
+	for i, as := range w.cfg.Appenders {
+		var after *actor
+		if as.After > 0 {
+			after = w.appenders[as.After-1]
+		}
+		w.appenders = append(w.appenders, add(fmt.Sprintf("ap%d(%s)", i+1, as.RunID), "appender", as.Start, after, true, true, w.appenderBody(as)))
+	}
 	for i, vs := range w.cfg.Views {
 		add(fmt.Sprintf("views%d", i+1), "views", vs.Start, nil, true, false, w.viewsBody(vs))
 	}

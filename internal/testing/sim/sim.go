@@ -89,6 +89,9 @@ type Config struct {
 	Readers    []ReaderSpec
 	// Mergers run pswap.Table.Merge into one partition each (merge.go).
 	Mergers []MergeSpec
+	// Appenders run pswap.Partition.Append into one partition each
+	// (append.go).
+	Appenders []AppendSpec
 	// Publish: the commits and rollbacks of these actors (1-based, in the
 	// order writers (a staged writer's committers right after it),
 	// rollbacks) are followed by a publisher of the Iceberg metadata
@@ -459,6 +462,9 @@ func Run(cfg Config) *Result {
 	w := newWorld(cfg)
 	w.build()
 	w.run()
+	w.mu.Lock()
+	w.checkAppends() // append.go
+	w.mu.Unlock()
 	w.converge()
 	w.convergeViews()
 	res := &Result{Seed: cfg.Seed, Focus: cfg.Focus, Steps: w.step, Faults: w.faults, Checks: w.checks, IceChecks: w.iceChecks,

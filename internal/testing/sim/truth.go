@@ -133,8 +133,11 @@ func (w *World) observePut(r *request) {
 		w.fail("I2", "%s swapped in %s whose manifest is undecodable: %v", w.curName(), p.Generation, err)
 	} else {
 		e.dataGen, e.rollbackOf = m.DataGen(), m.RollbackOf
-		if m.Kind == manifest.KindMerge {
+		switch m.Kind {
+		case manifest.KindMerge:
 			w.observeMerge(part, prev, m) // merge.go
+		case manifest.KindAppend:
+			w.observeAppend(part, prev, m) // append.go
 		}
 	}
 	if p.RunID != "" {
@@ -240,7 +243,7 @@ func (w *World) observeDelete(key string) {
 		}
 	case kindData:
 		_, data := w.protected(part)
-		if why, ok := data[gen]; ok {
+		if why, ok := data[gen]; ok && w.referencedEver(part, gen, key) { // append.go
 			w.fail("I5", "%s deleted %s (%s)", w.curName(), key, why)
 		}
 	}

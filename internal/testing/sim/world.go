@@ -137,9 +137,15 @@ type World struct {
 	parts   map[string]*partTruth
 	mergeIn map[*actor][]Row // what each merger's input holds (merge.go)
 	mergers []*actor
-	readers map[*actor]*readState
-	checks  int
-	reports int
+	// appendIn is each appender's spec, appenders the appenders in
+	// Config.Appenders' order, ackedAppends the generation each
+	// acknowledged append run named (append.go).
+	appendIn     map[*actor]AppendSpec
+	appenders    []*actor
+	ackedAppends map[string]string
+	readers      map[*actor]*readState
+	checks       int
+	reports      int
 	// gcSeen: per GC actor, the pointer bytes it read first in its current
 	// collection (for the planted stale re-read).
 	gcSeen map[*actor]map[string]object
@@ -178,25 +184,27 @@ type World struct {
 // newWorld returns an empty world for cfg.
 func newWorld(cfg Config) *World {
 	w := &World{
-		cfg:      cfg,
-		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		clock:    Epoch,
-		objs:     map[string]object{},
-		pageSize: cfg.PageSize,
-		faults:   map[string]int{},
-		names:    map[string]string{},
-		byEnv:    map[*env.Env]*actor{},
-		parts:    map[string]*partTruth{},
-		mergeIn:  map[*actor][]Row{},
-		readers:  map[*actor]*readState{},
-		gcSeen:   map[*actor]map[string]object{},
-		gcKeys:   map[*actor]map[string]bool{},
-		rbSeen:   map[*actor]map[string]object{},
-		gcBlind:  map[*actor]bool{},
-		memos:    map[string]any{},
-		lost:     map[string]lostObject{},
-		repaired: map[string]bool{},
-		views:    viewsTruth{deltaOff: -1},
+		cfg:          cfg,
+		rng:          rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		clock:        Epoch,
+		objs:         map[string]object{},
+		pageSize:     cfg.PageSize,
+		faults:       map[string]int{},
+		names:        map[string]string{},
+		byEnv:        map[*env.Env]*actor{},
+		parts:        map[string]*partTruth{},
+		mergeIn:      map[*actor][]Row{},
+		appendIn:     map[*actor]AppendSpec{},
+		ackedAppends: map[string]string{},
+		readers:      map[*actor]*readState{},
+		gcSeen:       map[*actor]map[string]object{},
+		gcKeys:       map[*actor]map[string]bool{},
+		rbSeen:       map[*actor]map[string]object{},
+		gcBlind:      map[*actor]bool{},
+		memos:        map[string]any{},
+		lost:         map[string]lostObject{},
+		repaired:     map[string]bool{},
+		views:        viewsTruth{deltaOff: -1},
 	}
 	if w.pageSize <= 0 {
 		w.pageSize = DefaultPageSize
