@@ -110,6 +110,7 @@ type Store struct {
 	account     string
 	container   string
 	root        string // "" or a prefix ending in "/"
+	suffix      string // the cloud's endpoint suffix, core.windows.net
 	partSize    int64
 	concurrency int
 	sharedKey   bool // batches need a shared key or a token (not a SAS)
@@ -152,6 +153,12 @@ func New(ctx context.Context, containerName, prefix string, opts Options) (*Stor
 	}
 	if err := s.connect(opts); err != nil {
 		return nil, err
+	}
+	s.suffix = "core.windows.net"
+	if u, err := url.Parse(s.cc.URL()); err == nil {
+		if _, rest, ok := strings.Cut(u.Hostname(), ".blob."); ok && rest != "" {
+			s.suffix = rest // another cloud's (core.chinacloudapi.cn)
+		}
 	}
 	return s, nil
 }
@@ -315,12 +322,26 @@ func (s *Store) Prefix() string { return s.root }
 // Client returns the underlying container client.
 func (s *Store) Client() *container.Client { return s.cc }
 
-// URI returns az://container/prefix/key.
+// URI returns the location of a key in the form every engine reads
+// (Spark's and PyIceberg's file IO, delta-rs, DuckDB):
+// abfss://container@account.dfs.core.windows.net/prefix/key, or
+// az://container/prefix/key when the account is not known (a connection
+// string with a SAS and no account name). Iceberg metadata records these
+// locations, and ParseURL reads both forms back.
 func (s *Store) URI(key string) string {
+	base := s.base()
 	if key == "" {
-		return "az://" + s.container + "/" + strings.TrimSuffix(s.root, "/")
+		return base + strings.TrimSuffix(s.root, "/")
 	}
-	return "az://" + s.container + "/" + s.root + key
+	return base + s.root + key
+}
+
+// base is the location of the container, with a trailing slash.
+func (s *Store) base() string {
+	if s.account == "" {
+		return "az://" + s.container + "/"
+	}
+	return "abfss://" + s.container + "@" + s.account + ".dfs." + s.suffix + "/"
 }
 
 // Close releases nothing: the SDK client needs no closing.
