@@ -48,6 +48,9 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 	if azstore.IsURL(rawURL) && !strings.EqualFold(scheme, "az") {
 		// abfss://container@account...: the @ separates the container
 		// from the account; it holds no credential.
+		if _, err := azstore.ParseURL(rawURL); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadURL, err)
+		}
 		return azstore.Open(ctx, rawURL, opts.Azure)
 	}
 	if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
