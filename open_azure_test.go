@@ -19,7 +19,7 @@ func TestOpenStoreAzureURLs(t *testing.T) {
 	opts := pswap.Options{Azure: azstore.Options{Getenv: func(k string) string { return env[k] }}}
 	ctx := context.Background()
 	for url, want := range map[string]string{
-		"az://lake/sales":                                  "abfss://lake@acct01.dfs.core.windows.net/sales",
+		"az://lake/sales": "abfss://lake@acct01.dfs.core.windows.net/sales",
 		"abfss://lake@acct01.dfs.core.windows.net/sales/":  "abfss://lake@acct01.dfs.core.windows.net/sales",
 		"wasbs://lake@acct02.blob.core.windows.net/a/b":    "abfss://lake@acct02.dfs.core.windows.net/a/b",
 		"ABFSS://lake@acct03.dfs.core.chinacloudapi.cn/xy": "abfss://lake@acct03.dfs.core.chinacloudapi.cn/xy",
@@ -39,9 +39,9 @@ func TestOpenStoreAzureURLs(t *testing.T) {
 	for url, want := range map[string]string{
 		"abfs://lake@acct01.dfs.core.windows.net/sales": "abfss://",
 		"wasb://lake@acct01.blob.core.windows.net/s":    "az://CONTAINER",
-		"az://Lake/sales":                               "invalid container",
-		"az://SECRETKEY0123@lake/sales":                 "credentials in a table URL are refused",
-		"azz://lake/sales":                              `did you mean "az://lake/sales"`,
+		"az://Lake/sales":               "invalid container",
+		"az://SECRETKEY0123@lake/sales": "credentials in a table URL are refused",
+		"azz://lake/sales":              `did you mean "az://lake/sales"`,
 	} {
 		_, err := pswap.OpenStore(ctx, url, opts)
 		if err == nil || !strings.Contains(err.Error(), want) {
