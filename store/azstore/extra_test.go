@@ -93,6 +93,12 @@ func TestRequestLogHasNoSecrets(t *testing.T) {
 	if _, err := s.Put(ctx, "k", []byte("w"), store.PutOptions{IfMatch: a.ETag}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.Copy(ctx, "k2", "k", store.CopyOptions{IfNoneMatch: true}); err != nil {
+		t.Fatal(err)
+	}
+	if l.count("CopyBlob") != 1 {
+		t.Errorf("the copy is not logged as CopyBlob:\n%s", l)
+	}
 	out := l.String()
 	if l.count("PutBlob") != 3 || !strings.Contains(out, "status=409") && !strings.Contains(out, "status=412") {
 		t.Fatalf("request log:\n%s", out)

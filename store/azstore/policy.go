@@ -143,7 +143,7 @@ func operation(r *http.Request) string {
 		return "PutBlock"
 	case r.Method == http.MethodPut && comp == "blocklist":
 		return "PutBlockList"
-	case r.Method == http.MethodPut && r.Header.Get("x-ms-copy-source") != "":
+	case r.Method == http.MethodPut && hasHeader(r.Header, "x-ms-copy-source"):
 		return "CopyBlob"
 	case r.Method == http.MethodPut && comp == "":
 		return "PutBlob"
@@ -161,4 +161,15 @@ func operation(r *http.Request) string {
 		return "DeleteBlob"
 	}
 	return r.Method + " " + strings.TrimSpace(comp)
+}
+
+// hasHeader reports whether h has the header name: the SDK sets its x-ms-*
+// headers in lower case, which http.Header.Get (canonical keys) misses.
+func hasHeader(h http.Header, name string) bool {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }
