@@ -8,6 +8,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/testing/testenv"
+	"github.com/pswap/pswap/store"
 )
 
 // TestRequestsPerCommitByStore commits the same partitions on every
@@ -35,36 +36,49 @@ func TestRequestsPerCommitByStore(t *testing.T) {
 	if len(envs) == 0 {
 		t.Skip("needs MinIO or Azurite; scripts/test.sh starts both")
 	}
-	var results []result
-	for _, e := range envs {
-		st := e.viaProxy(t, 0)
-		r := result{kind: e.kind}
-		count := func(f func()) int64 {
-			e.proxy.ResetCounts()
-			f()
-			return e.proxy.Requests()
-		}
-		r.first = count(func() { mustCommitRows(t, st, "dt=2026-12-00", 100, "first", pswap.CommitOptions{RunID: "first"}) })
-		var times []time.Duration
-		const n = 8
-		for i := range n {
-			part := fmt.Sprintf("dt=2026-12-%02d", i+1)
+	// The stores' commits interleave (one on each in turn), so that the
+	// machine's load weighs on both alike.
+	results := make([]result, len(envs))
+	times := make([][]time.Duration, len(envs))
+	stores := make([]store.Store, len(envs))
+	count := func(e *tableEnv, f func()) int64 {
+		e.proxy.ResetCounts()
+		f()
+		return e.proxy.Requests()
+	}
+	for j, e := range envs {
+		stores[j] = e.viaProxy(t, 0)
+		results[j].kind = e.kind
+		results[j].first = count(e, func() {
+			mustCommitRows(t, stores[j], "dt=2026-12-00", 100, "first", pswap.CommitOptions{RunID: "first"})
+		})
+	}
+	const n = 8
+	for i := range n {
+		part := fmt.Sprintf("dt=2026-12-%02d", i+1)
+		for j, e := range envs {
 			start := time.Now()
-			got := count(func() { mustCommitRows(t, st, part, 100, part, pswap.CommitOptions{RunID: "new-" + part}) })
-			times = append(times, time.Since(start))
+			got := count(e, func() { mustCommitRows(t, stores[j], part, 100, part, pswap.CommitOptions{RunID: "new-" + part}) })
+			times[j] = append(times[j], time.Since(start))
 			if i == 0 {
-				r.next = got
-			}
-			start = time.Now()
-			got = count(func() { mustCommitRows(t, st, part, 100, part+"-v2", pswap.CommitOptions{RunID: "replace-" + part}) })
-			times = append(times, time.Since(start))
-			if i == 0 {
-				r.replace = got
+				results[j].next = got
 			}
 		}
-		slices.Sort(times)
-		r.median, r.commits = times[len(times)/2], len(times)
-		results = append(results, r)
+		for j, e := range envs {
+			start := time.Now()
+			got := count(e, func() {
+				mustCommitRows(t, stores[j], part, 100, part+"-v2", pswap.CommitOptions{RunID: "replace-" + part})
+			})
+			times[j] = append(times[j], time.Since(start))
+			if i == 0 {
+				results[j].replace = got
+			}
+		}
+	}
+	for j := range envs {
+		r := &results[j]
+		slices.Sort(times[j])
+		r.median, r.commits = times[j][len(times[j])/2], len(times[j])
 		t.Logf("%s: requests per commit: first %d, new partition %d, replacement %d; median commit %v over %d commits",
 			r.kind, r.first, r.next, r.replace, r.median.Round(time.Millisecond), r.commits)
 	}
