@@ -7,7 +7,13 @@ and prints what each engine sees, as one JSON object on stdout:
   deltalake  DeltaTable(abfss://...) through delta-rs's object store
              (use_emulator with AZURITE_BLOB_STORAGE_URL): rows, sum, files.
 
-  python azure_views.py METADATA_LOCATION TABLE_LOCATION SUM_COLUMN PART_COLUMN PART_VALUE
+  duckdb     read_parquet of the data files `pswap files` lists, as az://
+             URLs, through DuckDB's azure extension with the connection
+             string: rows and sum. (Its abfss:// reads go to the Data Lake
+             endpoint, which Azurite does not have, so iceberg_scan of the
+             metadata cannot be pointed at the emulator.)
+
+  python azure_views.py METADATA_LOCATION TABLE_LOCATION SUM_COLUMN PART_COLUMN PART_VALUE [FILE...]
 
 The account, key and connection string come from the environment
 (AZURE_STORAGE_*), the emulator's URL from AZURITE_BLOB_ENDPOINT; nothing
@@ -47,6 +53,18 @@ def main():
     d = dt.to_pyarrow_table()
     out["deltalake"] = {"rows": d.num_rows, "sum": sum(d.column(col).to_pylist()), "files": len(dt.file_uris()),
                         "version": dt.version()}
+    files = sys.argv[6:]
+    if files:
+        import duckdb
+
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from reader import extension_file
+
+        con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+        con.execute("LOAD '%s'" % extension_file("azure"))
+        con.execute("CREATE SECRET azurite (TYPE azure, CONNECTION_STRING ?)", [os.environ["AZURE_STORAGE_CONNECTION_STRING"]])
+        n, total = con.execute("SELECT count(*), sum(%s) FROM read_parquet(?)" % col, [files]).fetchone()
+        out["duckdb"] = {"rows": n, "sum": total, "files": len(files)}
     json.dump(out, sys.stdout)
 
 
