@@ -10,7 +10,9 @@
 // URLs: az://container/prefix, with the account from the environment;
 // abfss://container@account.dfs.core.windows.net/prefix and
 // wasbs://container@account.blob.core.windows.net/prefix name the account
-// too (see ParseURL). Credentials, as Azure's tools take them:
+// too (see ParseURL). Store.URI writes the abfss:// form, the one Spark,
+// PyIceberg (adlfs), delta-rs and DuckDB all read, so that is what the
+// Iceberg view records. Credentials, as Azure's tools take them:
 // AZURE_STORAGE_CONNECTION_STRING (which also names an emulator's
 // BlobEndpoint), or AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or
 // AZURE_STORAGE_SAS_TOKEN; an embedding program may pass any
