@@ -82,11 +82,12 @@ cmd_start() {
 
 	# --loose: accept the headers Azurite does not implement instead of
 	# failing the request; --skipApiVersionCheck: the Go SDK may ask for a
-	# service version newer than this Azurite knows. setsid: its own
+	# service version newer than this Azurite knows; --disableTelemetry:
+	# no usage data sent from test runs. setsid: its own
 	# process group, so a Ctrl-C aimed at the tests does not kill it first.
 	AZURITE_ACCOUNTS="$account:$key" setsid "$AZURITE_BIN" \
 		--blobHost 127.0.0.1 --blobPort "$port" --location "$data" \
-		--loose --skipApiVersionCheck --disableProductStyleUrl --silent \
+		--loose --skipApiVersionCheck --disableProductStyleUrl --disableTelemetry --silent \
 		>"$logf" 2>&1 </dev/null &
 	pid=$!
 
