@@ -13,6 +13,7 @@ import (
 	"github.com/pswap/pswap/internal/editdist"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/azstore"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/s3store"
@@ -24,6 +25,9 @@ var ErrBadURL = errkind.New("bad table URL", errkind.ErrBadInput)
 // OpenStore opens the store rooted at a table URL:
 //
 //	s3://bucket/prefix   AWS S3 or an S3-compatible server (AWS_ENDPOINT_URL)
+//	az://container/prefix Azure Blob Storage (AZURE_STORAGE_ACCOUNT, or
+//	                     abfss://container@account.dfs.core.windows.net/prefix,
+//	                     wasbs://container@account.blob.core.windows.net/prefix)
 //	file:///abs/path     a local directory
 //	/abs/path, rel/path  a local directory (the embedded default)
 //	mem://name           a process-local memory store (tests)
@@ -40,6 +44,14 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 			return nil, err
 		}
 		return filestore.New(rawURL)
+	}
+	if azstore.IsURL(rawURL) && !strings.EqualFold(scheme, "az") {
+		// abfss://container@account...: the @ separates the container
+		// from the account; it holds no credential.
+		if _, err := azstore.ParseURL(rawURL); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadURL, err)
+		}
+		return azstore.Open(ctx, rawURL, opts.Azure)
 	}
 	if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
 		// Never echo the URL: its userinfo is a credential.
@@ -67,6 +79,11 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 			return nil, fmt.Errorf("%w: %w", ErrBadURL, err)
 		}
 		return s3store.Open(ctx, rawURL, opts.S3)
+	case "az":
+		if _, err := azstore.ParseURL(rawURL); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadURL, err)
+		}
+		return azstore.Open(ctx, rawURL, opts.Azure)
 	case "mem":
 		return memstore.New(memstore.Options{Name: rest}), nil
 	}
@@ -77,7 +94,7 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 }
 
 // knownSchemes are the URL schemes OpenStore accepts.
-var knownSchemes = []string{"s3", "file", "mem"}
+var knownSchemes = []string{"s3", "az", "file", "mem"}
 
 // checkPath refuses a path that starts like a URL with a mistyped scheme
 // (s3:/bucket/sales, file:relative, s3:bucket): written as a path, it would

@@ -7,6 +7,7 @@ import (
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/azstore"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/swap"
 )
@@ -90,6 +91,10 @@ func IsRetryable(err error) bool { return errkind.Retryable(err) }
 // credentials chain, profiles).
 type Options struct {
 	S3 s3store.Options
+	// Azure configures az://, abfss:// and wasbs:// tables; the zero value
+	// reads AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with
+	// AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN.
+	Azure azstore.Options
 }
 
 // Table is a table root on a store: partitions live below it.

@@ -150,8 +150,11 @@ func TestCheckerCatchesTampering(t *testing.T) {
 
 // fresh returns a new environment of the same kind as e.
 func (e *tableEnv) fresh(t *testing.T) *tableEnv {
-	if e.kind == "file" {
+	switch e.kind {
+	case "file":
 		return newFileEnv(t)
+	case "azurite":
+		return newAzuriteEnv(t)
 	}
 	return newMinioEnv(t)
 }

@@ -44,6 +44,11 @@ type tableEnv struct {
 	s3c    *s3.Client
 	proxy  *faultproxy.Proxy // in front of MinIO; the CLI and viaProxy go through it
 
+	// azurite (bucket is the container, root the table's prefix, proxy
+	// in front of Azurite)
+	raw         store.Store // the whole container
+	azProxyConn string      // a connection string through the proxy
+
 	sentinels map[string][]byte // sibling objects (relative to the lake / bucket) and their content
 	// allowKey, when set, accepts keys under the root that are not pswap's
 	// layout (a test that planted them).
@@ -64,6 +69,14 @@ func forEachStore(t *testing.T, f func(t *testing.T, e *tableEnv)) {
 				t.Skip("MinIO not configured (" + testenv.EnvS3 + "); scripts/test.sh starts one")
 			}
 			f(t, newMinioEnv(t))
+		})
+	})
+	wg.Go(func() {
+		t.Run("azurite", func(t *testing.T) {
+			if !testenv.AzureEnabled() {
+				t.Skip("Azurite not configured (" + testenv.EnvAzure + "); scripts/test.sh starts one")
+			}
+			f(t, newAzuriteEnv(t))
 		})
 	})
 	wg.Wait()
@@ -153,6 +166,9 @@ func (e *tableEnv) viaProxy(t testing.TB, sdkAttempts int) store.Store {
 	if e.proxy == nil {
 		return e.st
 	}
+	if e.kind == "azurite" {
+		return e.azureViaProxy(t, sdkAttempts)
+	}
 	opts := testenv.S3Options(t)
 	opts.Endpoint = e.proxy.URL
 	opts.RetryMaxAttempts = sdkAttempts
@@ -174,14 +190,21 @@ func (e *tableEnv) cliEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "PSWAP_RUN_ID", "PSWAP_TABLE", "AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_DAG_RUN_ID":
+		case "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AZURE_STORAGE_CONNECTION_STRING", "PSWAP_RUN_ID", "PSWAP_TABLE", "AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_DAG_RUN_ID":
 			continue
 		}
 		env = append(env, kv)
 	}
 	env = append(env, "AWS_EC2_METADATA_DISABLED=true")
-	if e.proxy != nil {
+	switch {
+	case e.azProxyConn != "":
+		env = append(env, "AZURE_STORAGE_CONNECTION_STRING="+e.azProxyConn)
+	case e.proxy != nil:
 		env = append(env, "AWS_ENDPOINT_URL="+e.proxy.URL)
+	default:
+		if v, ok := os.LookupEnv("AZURE_STORAGE_CONNECTION_STRING"); ok {
+			env = append(env, "AZURE_STORAGE_CONNECTION_STRING="+v)
+		}
 	}
 	return append(env, e.extraEnv...)
 }
@@ -227,6 +250,9 @@ func (e *tableEnv) rawList(t testing.TB) []rawObject {
 		}
 		return out
 	}
+	if e.kind == "azurite" {
+		return e.azureRawList(t)
+	}
 	pg := s3.NewListObjectsV2Paginator(e.s3c, &s3.ListObjectsV2Input{Bucket: &e.bucket})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
@@ -249,6 +275,10 @@ func (e *tableEnv) rawList(t testing.TB) []rawObject {
 func (e *tableEnv) rawRead(key string) ([]byte, error) {
 	if e.kind == "file" {
 		return os.ReadFile(filepath.Join(e.lake, filepath.FromSlash(key)))
+	}
+	if e.kind == "azurite" {
+		b, _, err := store.ReadAll(ctx, e.raw, "lake/"+key)
+		return b, err
 	}
 	k := "lake/" + key
 	out, err := e.s3c.GetObject(ctx, &s3.GetObjectInput{Bucket: &e.bucket, Key: &k})
@@ -276,6 +306,12 @@ func (e *tableEnv) rawWrite(t testing.TB, key string, body []byte) {
 		return
 	}
 	k := path.Join(e.root, key)
+	if e.kind == "azurite" {
+		if _, err := e.raw.Put(ctx, k, body, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
 	if _, err := e.s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &e.bucket, Key: &k, Body: bytes.NewReader(body)}); err != nil {
 		t.Fatal(err)
 	}

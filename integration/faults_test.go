@@ -79,9 +79,9 @@ func reason(err error) string {
 //     that succeeded, once each.
 //
 // PSWAP_STRESS=1 runs thousands of commits.
-func TestFaultMix(t *testing.T) {
-	t.Parallel()
-	e := minioOnly(t)
+func TestFaultMix(t *testing.T) { forEachRemote(t, testFaultMix) }
+
+func testFaultMix(t *testing.T, e *tableEnv) {
 	rng := newRand(t)
 	faultMix(e, 0.15, rng.Uint64())
 	stores := []store.Store{e.viaProxy(t, 1), e.viaProxy(t, 3)} // without and with the SDK's own retries
@@ -224,9 +224,9 @@ func faultRun(t *testing.T, faulty, direct store.Store, part, runID string, i in
 // exit 0 means the run is current; exit 1 left the previous generation
 // current, or (outcome unknown) is resolved by running the same command
 // again; nothing else is acceptable with a single writer.
-func TestFaultMixCLI(t *testing.T) {
-	t.Parallel()
-	e := minioOnly(t)
+func TestFaultMixCLI(t *testing.T) { forEachRemote(t, testFaultMixCLI) }
+
+func testFaultMixCLI(t *testing.T, e *tableEnv) {
 	rng := newRand(t)
 	const part = "dt=2026-10-31"
 	dir := t.TempDir()

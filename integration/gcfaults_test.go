@@ -20,9 +20,9 @@ import (
 // generation lost a file. Repeated runs converge: once one succeeds,
 // exactly the current and one retired generation are left per partition,
 // and no orphan.
-func TestGCUnderFaults(t *testing.T) {
-	t.Parallel()
-	e := minioOnly(t)
+func TestGCUnderFaults(t *testing.T) { forEachRemote(t, testGCUnderFaults) }
+
+func testGCUnderFaults(t *testing.T, e *tableEnv) {
 	rng := newRand(t)
 	parts := []string{"dt=2026-09-01", "dt=2026-09-02", "dt=2026-09-03"}
 	gens := scale(4, 12)

@@ -23,9 +23,14 @@ func TestLostPointerReplyIsSuccess(t *testing.T) {
 		{"drop-reply/no-sdk-retry", faultproxy.DropReply, 1},
 		{"applied-then-503/sdk-retries", faultproxy.ReplyThen503, 3},
 		{"applied-then-503/no-sdk-retry", faultproxy.ReplyThen503, 1},
+		// The same on Azurite (remoteViaProxy reads the name).
+		{"azurite/drop-reply/sdk-retries", faultproxy.DropReply, 3},
+		{"azurite/drop-reply/no-sdk-retry", faultproxy.DropReply, 1},
+		{"azurite/applied-then-503/sdk-retries", faultproxy.ReplyThen503, 3},
+		{"azurite/applied-then-503/no-sdk-retry", faultproxy.ReplyThen503, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, proxy := s3ViaProxy(t, tc.sdkAttempts)
+			st, proxy := remoteViaProxy(t, tc.sdkAttempts)
 			part := "dt=2026-11-29"
 			first, err := commitSeed(t, st, part, "first", swap.Options{RunID: "r0"})
 			if err != nil {

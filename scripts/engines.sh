@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The engines that judge pswap's tables (integration/engines): a Python
 # virtual environment with PyIceberg, DuckDB and its iceberg/httpfs/avro/
-# delta extension packages, delta-rs (deltalake), Polars and PySpark, and
+# delta extension packages, delta-rs (deltalake), Polars, PySpark, adlfs, and
 # the Iceberg and Delta Lake jars Spark loads, all pinned, installed once
 # per machine and reused while their pins are unchanged.
 #
@@ -52,7 +52,7 @@ install() {
 	"$PYTHON" -m venv "$dir/venv"
 	"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS" >&2 ||
 		die "pip install -r $REQUIREMENTS failed"
-	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg, deltalake, polars, duckdb_extension_delta' ||
+	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg, deltalake, polars, duckdb_extension_delta, duckdb_extension_azure, adlfs' ||
 		die "the environment in $dir does not import its engines"
 
 	log "fetching the Iceberg jars"

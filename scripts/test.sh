@@ -10,7 +10,7 @@
 # scripts/orchestrators.sh). Beside them it runs gofmt, go mod tidy -diff
 # and go vet (and, on a machine where the installs are still going, it
 # compiles the race-instrumented packages the tests need). Then it starts
-# MinIO with fresh credentials, PostgreSQL and the REST catalog, and runs
+# MinIO and Azurite with fresh credentials, PostgreSQL and the REST catalog, and runs
 # the tests with the race detector, staticcheck and the fuzz targets
 # (briefly), against them. The servers are stopped and their data removed
 # on exit, whatever happens.
@@ -37,6 +37,7 @@ die() { log "$*"; exit 1; }
 . scripts/lib.sh
 
 envfile=""
+azenv=""
 pgenv=""
 restenv=""
 bgdir="$(mktemp -d)"
@@ -56,6 +57,9 @@ cleanup() {
 	fi
 	if [[ -n "$envfile" ]]; then
 		scripts/minio.sh stop "$envfile" || true
+	fi
+	if [[ -n "$azenv" ]]; then
+		scripts/azurite.sh stop "$azenv" || true
 	fi
 	if [[ -n "$pgenv" ]]; then
 		scripts/postgres.sh stop "$pgenv" || true
@@ -245,6 +249,18 @@ if await "rest catalog install" && [[ -n "$envfile" ]]; then
 	step "rest catalog" restcatalog
 fi
 await "npm ci" || true
+# Azurite (npm, installed by npm ci from scripts/azurite's lock) for the
+# az:// tests, with a fresh account and key: exported, never printed.
+azurite() {
+	azenv="$(scripts/azurite.sh start)" || return 1
+	set -a
+	# shellcheck disable=SC1090
+	. "$azenv"
+	set +a
+}
+if [[ -x scripts/azurite/node_modules/.bin/azurite-blob ]]; then
+	step "azurite" azurite
+fi
 # The engines that read pswap's tables in integration/engines (Spark,
 # PyIceberg, DuckDB) and the orchestrators that run the examples in
 # integration/orchestrators (Airflow 3, Dagster): installed once per

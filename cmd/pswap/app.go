@@ -16,6 +16,7 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/azstore"
 	"github.com/pswap/pswap/store/s3store"
 )
 
@@ -132,10 +133,12 @@ func (a *app) storeOptions() pswap.Options {
 	if a.swapRetries {
 		o.RetryMaxAttempts = 1
 	}
+	az := azstore.Options{RetryMaxAttempts: o.RetryMaxAttempts, RetryMaxBackoff: maxRetryDelay, Logger: a.logger, Getenv: a.getenv}
 	if a.red != nil {
 		o.OnSecret = a.red.add
+		az.OnSecret = a.red.add
 	}
-	return pswap.Options{S3: o}
+	return pswap.Options{S3: o, Azure: az}
 }
 
 // openTable opens --table (or $PSWAP_TABLE). A missing or malformed URL is

@@ -95,6 +95,8 @@ func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.P
 			switch cond {
 			case "s3":
 				return testenv.S3Enabled() && strings.Contains(t.Name(), "S3"), nil
+			case "azure":
+				return testenv.AzureEnabled() && strings.Contains(t.Name(), "Azure"), nil
 			case "bash":
 				_, err := exec.LookPath("bash")
 				return err == nil, nil

@@ -48,6 +48,9 @@ var (
 	urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*)://([^/@\s"':]*)(:[^/@\s"']*)?@`)
 	// Signed query parameters of presigned URLs, and signed headers.
 	signedParam = regexp.MustCompile(`(?i)((?:X-Amz-(?:Security-Token|Signature|Credential)|Signature)=)[^&\s"',]+`)
+	// Azure's SAS signature (sig=) in a URL's query or a connection
+	// string, and a connection string's account key.
+	azureSecret = regexp.MustCompile(`(?i)((?:[?&;]sig=)|(?:AccountKey=)|(?:SharedAccessSignature=))[^&\s"',;]+`)
 	// An Authorization or token header, as a debug line might show it.
 	authHeader = regexp.MustCompile(`(?i)((?:Authorization|X-Amz-Security-Token)["']?\s*[:=]\s*["']?)[^"'\n]+`)
 	// A scheme pswap or a user would write, at the start of a word,
@@ -57,7 +60,8 @@ var (
 
 // secretEnv are variables whose values must never be printed.
 var secretEnv = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "MINIO_ROOT_PASSWORD", "PGPASSWORD",
-	catalog.EnvToken, catalog.EnvCredential}
+	catalog.EnvToken, catalog.EnvCredential,
+	"AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_CLIENT_SECRET"}
 
 // redactor removes credentials from text. It is safe for concurrent use:
 // the S3 client may report a secret while another goroutine prints.
@@ -73,6 +77,21 @@ func newRedactor(getenv func(string) string, args []string) *redactor {
 	r := &redactor{}
 	for _, name := range secretEnv {
 		r.add(getenv(name))
+	}
+	// An Azure connection string's key or SAS, also where shown alone,
+	// and a SAS token's signature.
+	for _, part := range strings.Split(getenv("AZURE_STORAGE_CONNECTION_STRING"), ";") {
+		if k, v, ok := strings.Cut(part, "="); ok && (strings.EqualFold(k, "AccountKey") || strings.EqualFold(k, "SharedAccessSignature")) {
+			r.add(v)
+		}
+	}
+	for _, param := range strings.Split(strings.TrimPrefix(getenv("AZURE_STORAGE_SAS_TOKEN"), "?"), "&") {
+		if sig, ok := strings.CutPrefix(param, "sig="); ok {
+			r.add(sig) // as written, and decoded
+			if u, err := url.QueryUnescape(sig); err == nil {
+				r.add(u)
+			}
+		}
 	}
 	// A REST catalog's client_secret, also where it is shown alone.
 	if _, secret, ok := strings.Cut(getenv(catalog.EnvCredential), ":"); ok {
@@ -148,7 +167,7 @@ func (r *redactor) addURLSecrets(s string) {
 // isURLScheme reports whether w is a scheme pswap or a user would write.
 func isURLScheme(w string) bool {
 	switch strings.ToLower(w) {
-	case "s3", "s3a", "s3n", "file", "mem", "http", "https", "sql+postgres", "sql+postgresql", "postgres", "postgresql",
+	case "s3", "s3a", "s3n", "az", "abfss", "wasbs", "file", "mem", "http", "https", "sql+postgres", "sql+postgresql", "postgres", "postgresql",
 		"sql+sqlite", "rest+http", "rest+https":
 		return true
 	}
@@ -160,7 +179,7 @@ func isURLScheme(w string) bool {
 // userinfo can only be credentials.
 func hasUsers(scheme string) bool {
 	switch strings.ToLower(scheme) {
-	case "s3", "s3a", "s3n", "file", "mem", "sql+sqlite":
+	case "s3", "s3a", "s3n", "az", "file", "mem", "sql+sqlite":
 		return false
 	}
 	return true
@@ -176,6 +195,7 @@ func (r *redactor) String(s string) string {
 	}
 	s = redactURL(s)
 	s = authHeader.ReplaceAllString(s, "${1}"+redacted)
+	s = azureSecret.ReplaceAllString(s, "${1}"+redacted)
 	return signedParam.ReplaceAllString(s, "${1}"+redacted)
 }
 

@@ -47,14 +47,18 @@ type Request struct {
 }
 
 // IsPut reports a PUT of an object (not a multipart part).
-func (r Request) IsPut() bool { return r.Method == http.MethodPut && r.Query.Get("partNumber") == "" }
+func (r Request) IsPut() bool { return r.Method == http.MethodPut && !r.IsPart() }
 
-// IsPart reports the upload of one part of a multipart upload.
-func (r Request) IsPart() bool { return r.Method == http.MethodPut && r.Query.Get("partNumber") != "" }
+// IsPart reports the upload of one part of a multipart upload (on Azure,
+// a Put Block).
+func (r Request) IsPart() bool {
+	return r.Method == http.MethodPut && (r.Query.Get("partNumber") != "" || r.Query.Get("comp") == "block")
+}
 
-// IsDelete reports a DELETE of an object or a multi-object delete (POST ?delete).
+// IsDelete reports a DELETE of an object or a multi-object delete (POST
+// ?delete; on Azure, a blob batch).
 func (r Request) IsDelete() bool {
-	return r.Method == http.MethodDelete || (r.Method == http.MethodPost && r.Query.Has("delete"))
+	return r.Method == http.MethodDelete || (r.Method == http.MethodPost && (r.Query.Has("delete") || r.Query.Get("comp") == "batch"))
 }
 
 // IsRead reports a GET or HEAD.
@@ -77,7 +81,13 @@ type Proxy struct {
 
 	counts   [len(actionNames)]atomic.Int64
 	inFlight atomic.Int64
+	azure    atomic.Bool // answer faults as Azure Blob Storage does
 }
+
+// SetAzure makes the proxy answer its faults as Azure Blob Storage does
+// (an x-ms-error-code header): SlowDown and ReplyThen503 become 503
+// ServerBusy, Internal 500 InternalError; Conflict stays a 409.
+func (p *Proxy) SetAzure() { p.azure.Store(true) }
 
 // Start starts a proxy in front of target (e.g. the MinIO endpoint).
 func Start(target string) (*Proxy, error) {
@@ -243,11 +253,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p.rp.ServeHTTP(w, r)
 	case SlowDown:
-		s3Error(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
+		p.errorReply(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
 	case Internal:
-		s3Error(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
+		p.errorReply(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 	case Conflict:
-		s3Error(w, http.StatusConflict, "ConditionalRequestConflict", "A conflicting conditional operation is currently in progress against this resource.")
+		p.errorReply(w, http.StatusConflict, "ConditionalRequestConflict", "A conflicting conditional operation is currently in progress against this resource.")
 	case Reset:
 		io.Copy(io.Discard, r.Body)
 		hangUp(w)
@@ -276,8 +286,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			hangUp(w)
 			return
 		}
-		s3Error(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Reduce your request rate.")
+		p.errorReply(w, http.StatusServiceUnavailable, "ServiceUnavailable", "Reduce your request rate.")
 	}
+}
+
+// errorReply sends an error in S3's form, or in Azure's (SetAzure).
+func (p *Proxy) errorReply(w http.ResponseWriter, status int, code, msg string) {
+	if p.azure.Load() {
+		if status == http.StatusServiceUnavailable {
+			code, msg = "ServerBusy", "The server is currently unable to receive requests. Please retry your request."
+		}
+		w.Header().Set("x-ms-error-code", code)
+	}
+	s3Error(w, status, code, msg)
 }
 
 // receive reads r's whole body into memory, to forward later, and reports
