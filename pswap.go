@@ -7,6 +7,7 @@ import (
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/gcsstore"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/swap"
 )
@@ -90,6 +91,9 @@ func IsRetryable(err error) bool { return errkind.Retryable(err) }
 // credentials chain, profiles).
 type Options struct {
 	S3 s3store.Options
+	// GCS configures gs:// tables: STORAGE_EMULATOR_HOST or Application
+	// Default Credentials when zero.
+	GCS gcsstore.Options
 }
 
 // Table is a table root on a store: partitions live below it.

@@ -37,6 +37,7 @@ die() { log "$*"; exit 1; }
 . scripts/lib.sh
 
 envfile=""
+gcsenv=""
 pgenv=""
 restenv=""
 bgdir="$(mktemp -d)"
@@ -56,6 +57,9 @@ cleanup() {
 	fi
 	if [[ -n "$envfile" ]]; then
 		scripts/minio.sh stop "$envfile" || true
+	fi
+	if [[ -n "$gcsenv" ]]; then
+		scripts/fakegcs.sh stop "$gcsenv" || true
 	fi
 	if [[ -n "$pgenv" ]]; then
 		scripts/postgres.sh stop "$pgenv" || true
@@ -177,6 +181,7 @@ staticcheck_build() {
 # installs that mostly wait on the network, all at once. Maven runs one at
 # a time (lib.sh's maven); pip and apt each have their own folders.
 background "minio build" scripts/minio.sh build
+background "fake-gcs-server build" scripts/fakegcs.sh build
 background "postgres install" scripts/postgres.sh install
 background "rest catalog install" scripts/restcatalog.sh install
 background "npm ci" npm_ci
@@ -221,6 +226,16 @@ minio() {
 	set +a
 }
 await "minio build" && step "minio" minio
+# fake-gcs-server, the GCS emulator (no credentials): its env file sets
+# STORAGE_EMULATOR_HOST and PSWAP_TEST_GCS.
+fakegcs() {
+	gcsenv="$(scripts/fakegcs.sh start)" || return 1
+	set -a
+	# shellcheck disable=SC1090
+	. "$gcsenv"
+	set +a
+}
+await "fake-gcs-server build" && step "fake-gcs-server" fakegcs
 # PostgreSQL for the SQL catalog tests: its env file holds the run's
 # password, exported, never printed.
 postgres() {

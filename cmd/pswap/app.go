@@ -16,6 +16,7 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/gcsstore"
 	"github.com/pswap/pswap/store/s3store"
 )
 
@@ -135,7 +136,13 @@ func (a *app) storeOptions() pswap.Options {
 	if a.red != nil {
 		o.OnSecret = a.red.add
 	}
-	return pswap.Options{S3: o}
+	g := gcsstore.Options{
+		RetryMaxAttempts: o.RetryMaxAttempts,
+		RetryMaxBackoff:  maxRetryDelay,
+		Logger:           a.logger,
+		OnSecret:         o.OnSecret,
+	}
+	return pswap.Options{S3: o, GCS: g}
 }
 
 // openTable opens --table (or $PSWAP_TABLE). A missing or malformed URL is
