@@ -242,9 +242,9 @@ func TestRedactGCSCredentials(t *testing.T) {
 		"GET /lake/o?X-Goog-Signature=0a1b2c&X-Goog-Credential=sa%40p&x=1":    "GET /lake/o?X-Goog-Signature=[REDACTED]&X-Goog-Credential=[REDACTED]&x=1",
 		"PUT /upload/storage/v1/b/lake/o?uploadType=resumable&upload_id=ADPy": "PUT /upload/storage/v1/b/lake/o?uploadType=resumable&upload_id=[REDACTED]",
 		`{"type": "service_account", "private_key_id": "abc123", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"}`: `{"type": "service_account", "private_key_id": "[REDACTED]", "private_key": "[REDACTED]"}`,
-		"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----": "[REDACTED]",
-		"open gs://sa-key:Secret-0451@lake/sales":                             "open gs://[REDACTED]@lake/sales",
-		"password Secret-0451 quoted alone":                                   "password [REDACTED] quoted alone",
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----":                                                                     "[REDACTED]",
+		"open gs://sa-key:Secret-0451@lake/sales":                                                                                                  "open gs://[REDACTED]@lake/sales",
+		"password Secret-0451 quoted alone":                                                                                                        "password [REDACTED] quoted alone",
 	} {
 		if got := red.String(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
