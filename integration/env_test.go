@@ -42,7 +42,10 @@ type tableEnv struct {
 	bucket string
 	root   string // the table's key prefix in the bucket ("lake/sales")
 	s3c    *s3.Client
-	proxy  *faultproxy.Proxy // in front of MinIO; the CLI and viaProxy go through it
+	proxy  *faultproxy.Proxy // in front of MinIO (or fake-gcs-server); the CLI and viaProxy go through it
+	// gcs: a store on the whole bucket (kind "gcs", fake-gcs-server), for
+	// the raw reads and writes.
+	raw store.Store
 
 	sentinels map[string][]byte // sibling objects (relative to the lake / bucket) and their content
 	// allowKey, when set, accepts keys under the root that are not pswap's
@@ -64,6 +67,14 @@ func forEachStore(t *testing.T, f func(t *testing.T, e *tableEnv)) {
 				t.Skip("MinIO not configured (" + testenv.EnvS3 + "); scripts/test.sh starts one")
 			}
 			f(t, newMinioEnv(t))
+		})
+	})
+	wg.Go(func() {
+		t.Run("gcs", func(t *testing.T) {
+			if !testenv.GCSEnabled() {
+				t.Skip("fake-gcs-server not configured (" + testenv.EnvGCS + "); scripts/test.sh starts one")
+			}
+			f(t, newGCSEnv(t))
 		})
 	})
 	wg.Wait()
@@ -153,6 +164,9 @@ func (e *tableEnv) viaProxy(t testing.TB, sdkAttempts int) store.Store {
 	if e.proxy == nil {
 		return e.st
 	}
+	if e.kind == "gcs" {
+		return e.gcsViaProxy(t, sdkAttempts)
+	}
 	opts := testenv.S3Options(t)
 	opts.Endpoint = e.proxy.URL
 	opts.RetryMaxAttempts = sdkAttempts
@@ -174,13 +188,16 @@ func (e *tableEnv) cliEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "PSWAP_RUN_ID", "PSWAP_TABLE", "AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_DAG_RUN_ID":
+		case "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "STORAGE_EMULATOR_HOST", "PSWAP_RUN_ID", "PSWAP_TABLE", "AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_DAG_RUN_ID":
 			continue
 		}
 		env = append(env, kv)
 	}
 	env = append(env, "AWS_EC2_METADATA_DISABLED=true")
-	if e.proxy != nil {
+	switch {
+	case e.proxy != nil && e.kind == "gcs":
+		env = append(env, "STORAGE_EMULATOR_HOST="+e.proxy.URL)
+	case e.proxy != nil:
 		env = append(env, "AWS_ENDPOINT_URL="+e.proxy.URL)
 	}
 	return append(env, e.extraEnv...)
@@ -227,6 +244,9 @@ func (e *tableEnv) rawList(t testing.TB) []rawObject {
 		}
 		return out
 	}
+	if e.raw != nil {
+		return e.gcsRawList(t)
+	}
 	pg := s3.NewListObjectsV2Paginator(e.s3c, &s3.ListObjectsV2Input{Bucket: &e.bucket})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
@@ -249,6 +269,10 @@ func (e *tableEnv) rawList(t testing.TB) []rawObject {
 func (e *tableEnv) rawRead(key string) ([]byte, error) {
 	if e.kind == "file" {
 		return os.ReadFile(filepath.Join(e.lake, filepath.FromSlash(key)))
+	}
+	if e.raw != nil {
+		b, _, err := store.ReadAll(ctx, e.raw, "lake/"+key)
+		return b, err
 	}
 	k := "lake/" + key
 	out, err := e.s3c.GetObject(ctx, &s3.GetObjectInput{Bucket: &e.bucket, Key: &k})
@@ -276,6 +300,12 @@ func (e *tableEnv) rawWrite(t testing.TB, key string, body []byte) {
 		return
 	}
 	k := path.Join(e.root, key)
+	if e.raw != nil {
+		if _, err := e.raw.Put(ctx, k, body, store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
 	if _, err := e.s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: &e.bucket, Key: &k, Body: bytes.NewReader(body)}); err != nil {
 		t.Fatal(err)
 	}
