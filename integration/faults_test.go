@@ -81,7 +81,10 @@ func reason(err error) string {
 // PSWAP_STRESS=1 runs thousands of commits.
 func TestFaultMix(t *testing.T) {
 	t.Parallel()
-	e := minioOnly(t)
+	remoteEnvs(t, testFaultMix)
+}
+
+func testFaultMix(t *testing.T, e *tableEnv) {
 	rng := newRand(t)
 	faultMix(e, 0.15, rng.Uint64())
 	stores := []store.Store{e.viaProxy(t, 1), e.viaProxy(t, 3)} // without and with the SDK's own retries
@@ -226,7 +229,10 @@ func faultRun(t *testing.T, faulty, direct store.Store, part, runID string, i in
 // again; nothing else is acceptable with a single writer.
 func TestFaultMixCLI(t *testing.T) {
 	t.Parallel()
-	e := minioOnly(t)
+	remoteEnvs(t, testFaultMixCLI)
+}
+
+func testFaultMixCLI(t *testing.T, e *tableEnv) {
 	rng := newRand(t)
 	const part = "dt=2026-10-31"
 	dir := t.TempDir()

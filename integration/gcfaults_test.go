@@ -22,7 +22,10 @@ import (
 // and no orphan.
 func TestGCUnderFaults(t *testing.T) {
 	t.Parallel()
-	e := minioOnly(t)
+	remoteEnvs(t, testGCUnderFaults)
+}
+
+func testGCUnderFaults(t *testing.T, e *tableEnv) {
 	rng := newRand(t)
 	parts := []string{"dt=2026-09-01", "dt=2026-09-02", "dt=2026-09-03"}
 	gens := scale(4, 12)

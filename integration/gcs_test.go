@@ -126,3 +126,19 @@ func (e *tableEnv) gcsRawList(t testing.TB) []rawObject {
 	}
 	return out
 }
+
+// remoteEnvs runs f, in parallel, on a table on MinIO and on one on
+// fake-gcs-server, each behind its fault proxy, each when configured.
+func remoteEnvs(t *testing.T, f func(t *testing.T, e *tableEnv)) {
+	t.Run("minio", func(t *testing.T) {
+		t.Parallel()
+		f(t, minioOnly(t))
+	})
+	t.Run("gcs", func(t *testing.T) {
+		t.Parallel()
+		if !testenv.GCSEnabled() {
+			t.Skip("fake-gcs-server not configured (" + testenv.EnvGCS + "); scripts/test.sh starts one")
+		}
+		f(t, newGCSEnv(t))
+	})
+}
