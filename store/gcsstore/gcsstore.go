@@ -49,10 +49,6 @@ type Options struct {
 	// (an emulator, or a fault proxy in front of one: "http://host:port"),
 	// reached without authentication. It overrides STORAGE_EMULATOR_HOST.
 	Endpoint string
-	// CredentialsFile is a credentials JSON file (service account or
-	// external account) used instead of Application Default Credentials
-	// (which read GOOGLE_APPLICATION_CREDENTIALS themselves).
-	CredentialsFile string
 	// RetryMaxAttempts bounds the SDK's own attempts at one request (0: SDK
 	// default; 1: no retry, for callers that retry themselves).
 	RetryMaxAttempts int
@@ -162,13 +158,12 @@ func newClient(ctx context.Context, opts Options, clock *serverClock) (*storage.
 	return c, nil
 }
 
-// detectCredentials finds Application Default Credentials (or reads
-// opts.CredentialsFile), and reports every token they produce to
+// detectCredentials finds Application Default Credentials
+// (GOOGLE_APPLICATION_CREDENTIALS, gcloud's, the metadata server's), and reports every token they produce to
 // opts.OnSecret.
 func detectCredentials(opts Options) (*auth.Credentials, error) {
 	creds, err := credentials.DetectDefault(&credentials.DetectOptions{
-		Scopes:          []string{scopeFullControl},
-		CredentialsFile: opts.CredentialsFile,
+		Scopes: []string{scopeFullControl},
 	})
 	if err != nil {
 		// The SDK's message names where it looked, never a secret.
