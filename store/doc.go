@@ -9,8 +9,9 @@
 // and falls back to rolling up a full List.
 //
 // Backends live in subpackages: memstore (in memory, for tests), filestore
-// (a local directory, the embedded default) and s3store (AWS S3 and
-// S3-compatible servers such as MinIO). All of them pass the same
+// (a local directory, the embedded default), s3store (AWS S3 and
+// S3-compatible servers such as MinIO) and gcsstore (Google Cloud Storage,
+// generation numbers as version tokens). All of them pass the same
 // conformance suite, storetest.Run.
 //
 // Conditional writes are the foundation of pswap's commit: PutOptions.IfNoneMatch
