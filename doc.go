@@ -48,8 +48,8 @@
 // of its flags, InputFiles the listing of a commit's local inputs.
 //
 // The packages below it, for what this one does not cover: store (object
-// stores with conditional writes, and the memstore, filestore and s3store
-// backends), partition (Hive-style keys, layouts and intervals), manifest
+// stores with conditional writes, and the memstore, filestore, s3store and
+// gcsstore backends), partition (Hive-style keys, layouts and intervals), manifest
 // (the on-store JSON documents), staging (Parquet writing), swap (the
 // commit protocol and its readers) and catalog (Iceberg catalogs by URL).
 package pswap

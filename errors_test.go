@@ -85,7 +85,7 @@ func TestErrorKindsThroughFacade(t *testing.T) {
 		_, err = commit(t, p, pswap.CommitOptions{})
 		only(t, err, "bad input", pswap.ErrEmptyCommit)
 		// A bad table URL.
-		_, err = pswap.Open(ctx, "gs://bucket/x", pswap.Options{})
+		_, err = pswap.Open(ctx, "nosuch://bucket/x", pswap.Options{})
 		only(t, err, "bad input", pswap.ErrBadURL)
 		// An unknown conflict policy.
 		_, err = pswap.ParsePolicy("sometimes")

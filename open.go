@@ -15,6 +15,7 @@ import (
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/azstore"
 	"github.com/pswap/pswap/store/filestore"
+	"github.com/pswap/pswap/store/gcsstore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/s3store"
 )
@@ -28,6 +29,7 @@ var ErrBadURL = errkind.New("bad table URL", errkind.ErrBadInput)
 //	az://container/prefix Azure Blob Storage (AZURE_STORAGE_ACCOUNT, or
 //	                     abfss://container@account.dfs.core.windows.net/prefix,
 //	                     wasbs://container@account.blob.core.windows.net/prefix)
+//	gs://bucket/prefix   Google Cloud Storage (or STORAGE_EMULATOR_HOST)
 //	file:///abs/path     a local directory
 //	/abs/path, rel/path  a local directory (the embedded default)
 //	mem://name           a process-local memory store (tests)
@@ -55,6 +57,10 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 	}
 	if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
 		// Never echo the URL: its userinfo is a credential.
+		if strings.EqualFold(scheme, "gs") {
+			return nil, fmt.Errorf("%w: gs://[REDACTED]@...: credentials in a table URL are refused (the URL is not shown); "+
+				"use GOOGLE_APPLICATION_CREDENTIALS or another source of Application Default Credentials", ErrBadURL)
+		}
 		return nil, fmt.Errorf("%w: %s://[REDACTED]@...: credentials in a table URL are refused (the URL is not shown); "+
 			"use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or another source of the AWS credential chain", ErrBadURL, strings.ToLower(schemeText(scheme)))
 	}
@@ -84,17 +90,22 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 			return nil, fmt.Errorf("%w: %w", ErrBadURL, err)
 		}
 		return azstore.Open(ctx, rawURL, opts.Azure)
+	case "gs":
+		if _, _, err := gcsstore.ParseURL(rawURL); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadURL, err)
+		}
+		return gcsstore.Open(ctx, rawURL, opts.GCS)
 	case "mem":
 		return memstore.New(memstore.Options{Name: rest}), nil
 	}
 	if s := closestScheme(strings.ToLower(scheme)); s != "" {
 		return nil, fmt.Errorf("%w: %q: unknown scheme %q; did you mean %q?", ErrBadURL, rawURL, scheme, s+"://"+rest)
 	}
-	return nil, fmt.Errorf("%w: %q: unknown scheme %q (want s3://, file:// or a path)", ErrBadURL, rawURL, scheme)
+	return nil, fmt.Errorf("%w: %q: unknown scheme %q (want s3://, gs://, az://, file:// or a path)", ErrBadURL, rawURL, scheme)
 }
 
 // knownSchemes are the URL schemes OpenStore accepts.
-var knownSchemes = []string{"s3", "az", "file", "mem"}
+var knownSchemes = []string{"s3", "gs", "az", "file", "mem"}
 
 // checkPath refuses a path that starts like a URL with a mistyped scheme
 // (s3:/bucket/sales, file:relative, s3:bucket): written as a path, it would
@@ -137,7 +148,7 @@ func checkPath(p string) error {
 		return fmt.Errorf("%w: %q looks like a URL with a mistyped scheme; did you mean %q? "+
 			"A local folder whose name has a colon is written %q", ErrBadURL, p, guess, local)
 	}
-	return fmt.Errorf("%w: %q starts with an unknown scheme %q (want s3://, file:// or a path); "+
+	return fmt.Errorf("%w: %q starts with an unknown scheme %q (want s3://, gs://, az://, file:// or a path); "+
 		"a local folder whose name has a colon is written %q", ErrBadURL, p, word+":", local)
 }
 
@@ -194,6 +205,9 @@ func closestScheme(s string) string {
 	}
 	if s == "s3a" || s == "s3n" {
 		return "s3"
+	}
+	if s == "gcs" {
+		return "gs"
 	}
 	return ""
 }

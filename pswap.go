@@ -8,6 +8,7 @@ import (
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/azstore"
+	"github.com/pswap/pswap/store/gcsstore"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/swap"
 )
@@ -95,6 +96,9 @@ type Options struct {
 	// reads AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with
 	// AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN.
 	Azure azstore.Options
+	// GCS configures gs:// tables: STORAGE_EMULATOR_HOST or Application
+	// Default Credentials when zero.
+	GCS gcsstore.Options
 }
 
 // Table is a table root on a store: partitions live below it.

@@ -81,8 +81,8 @@ func (e *tableEnv) azureRawList(t testing.TB) []rawObject {
 }
 
 // forEachRemote runs f, in parallel, on a fresh table on each remote store
-// that is configured (MinIO, Azurite) behind its fault proxy, and skips
-// when none is.
+// that is configured (MinIO, Azurite, fake-gcs-server) behind its fault
+// proxy, and skips when none is.
 func forEachRemote(t *testing.T, f func(t *testing.T, e *tableEnv)) {
 	t.Parallel()
 	t.Run("minio", func(t *testing.T) {
@@ -96,16 +96,11 @@ func forEachRemote(t *testing.T, f func(t *testing.T, e *tableEnv)) {
 		}
 		f(t, newAzuriteEnv(t))
 	})
-}
-
-// remoteViaProxy is s3ViaProxy, or its Azurite form for a test whose name
-// has "azurite/": a store on a fresh table whose requests go through a
-// fault proxy.
-func remoteViaProxy(t *testing.T, sdkAttempts int) (store.Store, *faultproxy.Proxy) {
-	t.Helper()
-	if !strings.Contains(t.Name(), "/azurite/") {
-		return s3ViaProxy(t, sdkAttempts)
-	}
-	e := newAzuriteEnv(t)
-	return e.azureViaProxy(t, sdkAttempts), e.proxy
+	t.Run("gcs", func(t *testing.T) {
+		t.Parallel()
+		if !testenv.GCSEnabled() {
+			t.Skip("fake-gcs-server not configured (" + testenv.EnvGCS + "); scripts/test.sh starts one")
+		}
+		f(t, newGCSEnv(t))
+	})
 }

@@ -42,12 +42,12 @@ type tableEnv struct {
 	bucket string
 	root   string // the table's key prefix in the bucket ("lake/sales")
 	s3c    *s3.Client
-	proxy  *faultproxy.Proxy // in front of MinIO; the CLI and viaProxy go through it
-
-	// azurite (bucket is the container, root the table's prefix, proxy
-	// in front of Azurite)
-	raw         store.Store // the whole container
-	azProxyConn string      // a connection string through the proxy
+	proxy  *faultproxy.Proxy // in front of MinIO (or fake-gcs-server); the CLI and viaProxy go through it
+	// gcs and azurite: a store on the whole bucket (fake-gcs-server) or
+	// container (Azurite; bucket is the container, root the table's
+	// prefix, proxy in front of Azurite), for the raw reads and writes.
+	raw         store.Store
+	azProxyConn string // a connection string through the proxy
 
 	sentinels map[string][]byte // sibling objects (relative to the lake / bucket) and their content
 	// allowKey, when set, accepts keys under the root that are not pswap's
@@ -77,6 +77,12 @@ func forEachStore(t *testing.T, f func(t *testing.T, e *tableEnv)) {
 				t.Skip("Azurite not configured (" + testenv.EnvAzure + "); scripts/test.sh starts one")
 			}
 			f(t, newAzuriteEnv(t))
+		})
+		t.Run("gcs", func(t *testing.T) {
+			if !testenv.GCSEnabled() {
+				t.Skip("fake-gcs-server not configured (" + testenv.EnvGCS + "); scripts/test.sh starts one")
+			}
+			f(t, newGCSEnv(t))
 		})
 	})
 	wg.Wait()
@@ -169,6 +175,9 @@ func (e *tableEnv) viaProxy(t testing.TB, sdkAttempts int) store.Store {
 	if e.kind == "azurite" {
 		return e.azureViaProxy(t, sdkAttempts)
 	}
+	if e.kind == "gcs" {
+		return e.gcsViaProxy(t, sdkAttempts)
+	}
 	opts := testenv.S3Options(t)
 	opts.Endpoint = e.proxy.URL
 	opts.RetryMaxAttempts = sdkAttempts
@@ -190,7 +199,7 @@ func (e *tableEnv) cliEnv() []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AZURE_STORAGE_CONNECTION_STRING", "PSWAP_RUN_ID", "PSWAP_TABLE", "AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_DAG_RUN_ID":
+		case "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AZURE_STORAGE_CONNECTION_STRING", "STORAGE_EMULATOR_HOST", "PSWAP_RUN_ID", "PSWAP_TABLE", "AIRFLOW_CTX_DAG_ID", "AIRFLOW_CTX_DAG_RUN_ID":
 			continue
 		}
 		env = append(env, kv)
@@ -199,11 +208,15 @@ func (e *tableEnv) cliEnv() []string {
 	switch {
 	case e.azProxyConn != "":
 		env = append(env, "AZURE_STORAGE_CONNECTION_STRING="+e.azProxyConn)
+	case e.proxy != nil && e.kind == "gcs":
+		env = append(env, "STORAGE_EMULATOR_HOST="+e.proxy.URL)
 	case e.proxy != nil:
 		env = append(env, "AWS_ENDPOINT_URL="+e.proxy.URL)
 	default:
-		if v, ok := os.LookupEnv("AZURE_STORAGE_CONNECTION_STRING"); ok {
-			env = append(env, "AZURE_STORAGE_CONNECTION_STRING="+v)
+		for _, k := range []string{"AZURE_STORAGE_CONNECTION_STRING", "STORAGE_EMULATOR_HOST"} {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
 		}
 	}
 	return append(env, e.extraEnv...)
@@ -253,6 +266,9 @@ func (e *tableEnv) rawList(t testing.TB) []rawObject {
 	if e.kind == "azurite" {
 		return e.azureRawList(t)
 	}
+	if e.kind == "gcs" {
+		return e.gcsRawList(t)
+	}
 	pg := s3.NewListObjectsV2Paginator(e.s3c, &s3.ListObjectsV2Input{Bucket: &e.bucket})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
@@ -276,7 +292,7 @@ func (e *tableEnv) rawRead(key string) ([]byte, error) {
 	if e.kind == "file" {
 		return os.ReadFile(filepath.Join(e.lake, filepath.FromSlash(key)))
 	}
-	if e.kind == "azurite" {
+	if e.raw != nil {
 		b, _, err := store.ReadAll(ctx, e.raw, "lake/"+key)
 		return b, err
 	}
@@ -306,7 +322,7 @@ func (e *tableEnv) rawWrite(t testing.TB, key string, body []byte) {
 		return
 	}
 	k := path.Join(e.root, key)
-	if e.kind == "azurite" {
+	if e.raw != nil {
 		if _, err := e.raw.Put(ctx, k, body, store.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}

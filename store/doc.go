@@ -10,9 +10,10 @@
 //
 // Backends live in subpackages: memstore (in memory, for tests), filestore
 // (a local directory, the embedded default), s3store (AWS S3 and
-// S3-compatible servers such as MinIO) and azstore (Azure Blob Storage,
-// tested on Azurite). All of them pass the same conformance suite,
-// storetest.Run.
+// S3-compatible servers such as MinIO), gcsstore (Google Cloud Storage,
+// generation numbers as version tokens, tested on fake-gcs-server) and
+// azstore (Azure Blob Storage, tested on Azurite). All of them pass the
+// same conformance suite, storetest.Run.
 //
 // Conditional writes are the foundation of pswap's commit: PutOptions.IfNoneMatch
 // creates an object only if it is absent, PutOptions.IfMatch replaces it only

@@ -17,6 +17,7 @@ import (
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/azstore"
+	"github.com/pswap/pswap/store/gcsstore"
 	"github.com/pswap/pswap/store/s3store"
 )
 
@@ -138,7 +139,13 @@ func (a *app) storeOptions() pswap.Options {
 		o.OnSecret = a.red.add
 		az.OnSecret = a.red.add
 	}
-	return pswap.Options{S3: o, Azure: az}
+	g := gcsstore.Options{
+		RetryMaxAttempts: o.RetryMaxAttempts,
+		RetryMaxBackoff:  maxRetryDelay,
+		Logger:           a.logger,
+		OnSecret:         o.OnSecret,
+	}
+	return pswap.Options{S3: o, GCS: g, Azure: az}
 }
 
 // openTable opens --table (or $PSWAP_TABLE). A missing or malformed URL is

@@ -61,12 +61,26 @@ func TestScriptsS3(t *testing.T) {
 	}))
 }
 
+// TestScriptsGCS runs the same scripts against GCS (fake-gcs-server in
+// scripts/test.sh), each under its own prefix of a fresh bucket.
+func TestScriptsGCS(t *testing.T) {
+	if !testenv.GCSEnabled() {
+		t.Skip("GCS tests need fake-gcs-server: run scripts/test.sh, or set " + testenv.EnvGCS + "=1 and STORAGE_EMULATOR_HOST")
+	}
+	t.Parallel()
+	base := testenv.GCSURL(t)
+	testscript.Run(t, scriptParams(t, func(env *testscript.Env) string {
+		return base + "/" + strings.TrimPrefix(filepath.Base(env.WorkDir), "script-") + "/sales"
+	}))
+}
+
 // passEnv are the variables scripts inherit (the S3 settings; never
 // printed by the scripts).
 var passEnv = []string{
 	"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
 	"AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_REQUEST_CHECKSUM_CALCULATION",
 	"AWS_RESPONSE_CHECKSUM_VALIDATION", testenv.EnvS3,
+	"STORAGE_EMULATOR_HOST", testenv.EnvGCS,
 }
 
 func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.Params {
@@ -97,6 +111,8 @@ func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.P
 				return testenv.S3Enabled() && strings.Contains(t.Name(), "S3"), nil
 			case "azure":
 				return testenv.AzureEnabled() && strings.Contains(t.Name(), "Azure"), nil
+			case "gcs":
+				return testenv.GCSEnabled() && strings.Contains(t.Name(), "GCS"), nil
 			case "bash":
 				_, err := exec.LookPath("bash")
 				return err == nil, nil

@@ -53,6 +53,14 @@ var (
 	azureSecret = regexp.MustCompile(`(?i)((?:[?&;]sig=)|(?:AccountKey=)|(?:SharedAccessSignature=))[^&\s"',;]+`)
 	// An Authorization or token header, as a debug line might show it.
 	authHeader = regexp.MustCompile(`(?i)((?:Authorization|X-Amz-Security-Token)["']?\s*[:=]\s*["']?)[^"'\n]+`)
+	// Google Cloud credentials in text: OAuth 2 access tokens (ya29.),
+	// the signature and credential of a V4 signed URL, the id of a
+	// resumable upload session (whoever has it can write the upload), and
+	// a key file's private key, as PEM or as its JSON field.
+	gcsAccessToken = regexp.MustCompile(`\bya29\.[A-Za-z0-9_.\-]+`)
+	gcsSignedParam = regexp.MustCompile(`(?i)((?:X-Goog-(?:Signature|Credential)|upload_id)=)[^&\s"',]+`)
+	gcsPrivateKey  = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`)
+	gcsKeyField    = regexp.MustCompile(`("private_key(?:_id)?"\s*:\s*")[^"]*`)
 	// A scheme pswap or a user would write, at the start of a word,
 	// followed by its colon: where a URL-like argument begins.
 	urlStart = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9+.-])([a-z][a-z0-9+.-]*):`)
@@ -167,7 +175,7 @@ func (r *redactor) addURLSecrets(s string) {
 // isURLScheme reports whether w is a scheme pswap or a user would write.
 func isURLScheme(w string) bool {
 	switch strings.ToLower(w) {
-	case "s3", "s3a", "s3n", "az", "abfss", "wasbs", "file", "mem", "http", "https", "sql+postgres", "sql+postgresql", "postgres", "postgresql",
+	case "s3", "s3a", "s3n", "gs", "gcs", "az", "abfss", "wasbs", "file", "mem", "http", "https", "sql+postgres", "sql+postgresql", "postgres", "postgresql",
 		"sql+sqlite", "rest+http", "rest+https":
 		return true
 	}
@@ -179,7 +187,7 @@ func isURLScheme(w string) bool {
 // userinfo can only be credentials.
 func hasUsers(scheme string) bool {
 	switch strings.ToLower(scheme) {
-	case "s3", "s3a", "s3n", "az", "file", "mem", "sql+sqlite":
+	case "s3", "s3a", "s3n", "gs", "gcs", "az", "file", "mem", "sql+sqlite":
 		return false
 	}
 	return true
@@ -196,6 +204,10 @@ func (r *redactor) String(s string) string {
 	s = redactURL(s)
 	s = authHeader.ReplaceAllString(s, "${1}"+redacted)
 	s = azureSecret.ReplaceAllString(s, "${1}"+redacted)
+	s = gcsAccessToken.ReplaceAllString(s, redacted)
+	s = gcsSignedParam.ReplaceAllString(s, "${1}"+redacted)
+	s = gcsPrivateKey.ReplaceAllString(s, redacted)
+	s = gcsKeyField.ReplaceAllString(s, "${1}"+redacted)
 	return signedParam.ReplaceAllString(s, "${1}"+redacted)
 }
 

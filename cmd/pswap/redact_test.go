@@ -229,3 +229,34 @@ func FuzzRedactURLPassword(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactGCSCredentials: the shapes of Google Cloud credentials go (an
+// access token, a signed URL's signature and credential, a resumable upload
+// session id, a key file's private key), and so does userinfo pasted into a
+// gs:// URL, while a gs:// table URL and the names around it stay.
+func TestRedactGCSCredentials(t *testing.T) {
+	red := newRedactor(func(string) string { return "" }, []string{"--table", "gs://sa-key:Secret-0451@lake/sales"})
+	for in, want := range map[string]string{
+		"Authorization: Bearer ya29.a0AfB_byC-x.y_z":                          "Authorization: [REDACTED]",
+		"token ya29.a0AfB_byC-x.y_z expired":                                  "token [REDACTED] expired",
+		"GET /lake/o?X-Goog-Signature=0a1b2c&X-Goog-Credential=sa%40p&x=1":    "GET /lake/o?X-Goog-Signature=[REDACTED]&X-Goog-Credential=[REDACTED]&x=1",
+		"PUT /upload/storage/v1/b/lake/o?uploadType=resumable&upload_id=ADPy": "PUT /upload/storage/v1/b/lake/o?uploadType=resumable&upload_id=[REDACTED]",
+		`{"type": "service_account", "private_key_id": "abc123", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"}`: `{"type": "service_account", "private_key_id": "[REDACTED]", "private_key": "[REDACTED]"}`,
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----":                                                                     "[REDACTED]",
+		"open gs://sa-key:Secret-0451@lake/sales":                                                                                                  "open gs://[REDACTED]@lake/sales",
+		"password Secret-0451 quoted alone":                                                                                                        "password [REDACTED] quoted alone",
+	} {
+		if got := red.String(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for _, in := range []string{
+		"pswap: note: created a new table at gs://lake/daily/sales",
+		"gcs request method=PUT host=storage.googleapis.com path=/upload/storage/v1/b/lake/o status=200",
+		"dt=2026-11-27/_pswap/gen/01a2/part-00000.parquet ya29 yak.ya29",
+	} {
+		if got := red.String(in); got != in {
+			t.Errorf("redact(%q) = %q: changed output that holds no secret", in, got)
+		}
+	}
+}

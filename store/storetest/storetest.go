@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite that every store.Store backend
-// runs (memory, file, S3 on MinIO), each supplying only a constructor, in the
+// runs (memory, file, S3 on MinIO, GCS on fake-gcs-server), each supplying only a constructor, in the
 // style of go-cloud's blob/drivertest. It also offers a request-counting
 // wrapper used by tests and benchmarks of the layers above.
 package storetest

@@ -32,9 +32,10 @@ const (
 	ReplyThen503               // forward (applied), then reply 503 instead of the real answer
 	SlowReply                  // forward (applied), then hold the real answer for the delay before sending it
 	Late                       // receive the whole request, hold it (SetHold, else the delay), then forward it even if the client has gone
+	Throttle                   // reply 429 Too Many Requests without forwarding (GCS's throttling status)
 )
 
-var actionNames = [...]string{"pass", "drop-reply", "reset", "slowdown", "internal", "conflict", "delay", "applied-503", "slow-reply", "late"}
+var actionNames = [...]string{"pass", "drop-reply", "reset", "slowdown", "internal", "conflict", "delay", "applied-503", "slow-reply", "late", "throttle"}
 
 func (a Action) String() string { return actionNames[a] }
 
@@ -221,6 +222,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	act := Pass
 	req := Request{Method: r.Method, Path: strings.TrimPrefix(r.URL.Path, "/"), Query: r.URL.Query(), Header: r.Header}
+	if g, ok := gcsRequest(r); ok {
+		req = g
+	}
 	if rule != nil {
 		act = rule(req)
 	}
@@ -254,6 +258,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.rp.ServeHTTP(w, r)
 	case SlowDown:
 		p.errorReply(w, http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate.")
+	case Throttle:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"error":{"code":429,"message":"The rate of change requests to the object is too high.","errors":[{"reason":"rateLimitExceeded"}]}}`)
 	case Internal:
 		p.errorReply(w, http.StatusInternalServerError, "InternalError", "We encountered an internal error. Please try again.")
 	case Conflict:

@@ -127,6 +127,10 @@ type Config struct {
 	FaultRate, KillRate float64
 	// MaxSteps bounds the run (a run that does not end is a failure).
 	MaxSteps int
+	// Generations makes the store's version tokens GCS generation numbers
+	// instead of S3 ETags: a new one for every write and copy, even of the
+	// same bytes (an S3 ETag is the content's MD5, which repeats).
+	Generations bool
 	// PageSize is the number of keys per LIST page.
 	PageSize int
 	// StepTime is the most the store's clock advances per request; MaxDelay

@@ -11,6 +11,7 @@ import (
 	"io"
 	"iter"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,6 +142,13 @@ func etagOf(b []byte) string {
 	return `"` + hex.EncodeToString(sum[:]) + `"`
 }
 
+// nextGeneration returns a new GCS generation number, in decimal: larger
+// than every earlier one, as GCS's (microseconds since the epoch) are.
+func (w *World) nextGeneration() string {
+	w.generation++
+	return strconv.FormatInt(1_700_000_000_000_000+w.generation, 10)
+}
+
 // apply runs a request against the objects. The world's lock is held.
 func (w *World) apply(r *request) {
 	now := w.clock.Truncate(time.Second)
@@ -175,6 +183,9 @@ func (w *World) apply(r *request) {
 			return
 		}
 		o := object{data: so.data, etag: so.etag, mod: now}
+		if w.cfg.Generations {
+			o.etag = w.nextGeneration() // a copy is a new generation on GCS
+		}
 		w.objs[r.key] = o
 		r.attrs = store.Attrs{Key: r.key, Size: int64(len(o.data)), ETag: o.etag, ModTime: o.mod}
 		r.data = o.data
@@ -196,6 +207,9 @@ func (w *World) apply(r *request) {
 			}
 		}
 		o := object{data: bytes.Clone(r.data), etag: etagOf(r.data), mod: now}
+		if w.cfg.Generations {
+			o.etag = w.nextGeneration()
+		}
 		w.objs[r.key] = o
 		r.attrs = store.Attrs{Key: r.key, Size: int64(len(o.data)), ETag: o.etag, ModTime: o.mod}
 		w.observePut(r)

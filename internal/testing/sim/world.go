@@ -132,7 +132,9 @@ type World struct {
 	// decisions counts fault decisions (ordinals for Config.Suppressed).
 	decisions int
 	killedID  uint64
-	wg        sync.WaitGroup
+	// generation is the last GCS generation handed out (Config.Generations).
+	generation int64
+	wg         sync.WaitGroup
 
 	parts   map[string]*partTruth
 	mergeIn map[*actor][]Row // what each merger's input holds (merge.go)

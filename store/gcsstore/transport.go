@@ -1,0 +1,123 @@
+package gcsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/iterator"
+)
+
+// transport is the HTTP round tripper under the SDK (and under the
+// credentials' Authorization header): it logs every request at debug level
+// and records the server's clock.
+type transport struct {
+	base  http.RoundTripper
+	log   *slog.Logger
+	clock *serverClock
+}
+
+// RoundTrip logs method, host, path, status and duration: no header, no
+// query string (the upload session id of a resumable upload is one), so
+// no credential reaches the log.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.base.RoundTrip(req)
+	if resp != nil {
+		t.clock.observe(resp.Header.Get("Date"), time.Now())
+		if resp.StatusCode/100 == 2 {
+			t.clock.bucketSeen.Store(true)
+		}
+	}
+	if t.log != nil {
+		attrs := []slog.Attr{
+			slog.String("method", req.Method),
+			slog.String("host", req.URL.Host),
+			slog.String("path", req.URL.EscapedPath()),
+			slog.Duration("took", time.Since(start).Round(time.Millisecond)),
+		}
+		if resp != nil {
+			attrs = append(attrs, slog.Int("status", resp.StatusCode))
+		} else {
+			attrs = append(attrs, slog.String("status", "no response"))
+		}
+		if err != nil {
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+		t.log.LogAttrs(req.Context(), slog.LevelDebug, "gcs request", attrs...)
+	}
+	return resp, err
+}
+
+// clockMaxAge is how long a server Date stays a good base for Now before a
+// fresh request is made to get another.
+const clockMaxAge = time.Minute
+
+// serverClock remembers the Date header of the most recent response and the
+// local monotonic time it arrived at.
+type serverClock struct {
+	mu     sync.Mutex
+	date   time.Time // server time, 1 s resolution (truncated: never ahead)
+	seenAt time.Time // local time with a monotonic reading
+	// bucketSeen: a request succeeded, so the bucket exists (the client
+	// serves one bucket).
+	bucketSeen atomic.Bool
+}
+
+// observe records a Date header value received at local time at.
+func (c *serverClock) observe(date string, at time.Time) {
+	if date == "" {
+		return
+	}
+	t, err := http.ParseTime(date)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seenAt.IsZero() || !at.Before(c.seenAt) {
+		c.date, c.seenAt = t.UTC(), at
+	}
+}
+
+// now returns the server time extrapolated with the local monotonic clock,
+// and false when no Date newer than maxAge is known.
+func (c *serverClock) now(local time.Time, maxAge time.Duration) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seenAt.IsZero() {
+		return time.Time{}, false
+	}
+	elapsed := local.Sub(c.seenAt)
+	if elapsed < 0 || elapsed > maxAge {
+		return time.Time{}, false
+	}
+	return c.date.Add(elapsed), true
+}
+
+// Now returns the GCS server's current time: the Date header of the most
+// recent response plus the local monotonic time elapsed since. When no
+// response arrived for over a minute, it lists one object under the root
+// to get one (objects.list: the permission the store needs anyway). The
+// Date header has one-second resolution and is truncated, so Now may be
+// behind the server by up to a second, never ahead.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	if t, ok := s.clock.now(time.Now(), clockMaxAge); ok {
+		return t, nil
+	}
+	it := s.bkt.Objects(ctx, &storage.Query{Prefix: s.root})
+	it.PageInfo().MaxSize = 1
+	if _, err := it.Next(); err != nil && !errors.Is(err, iterator.Done) {
+		return time.Time{}, s.mapError(ctx, opClock, "", err)
+	}
+	if t, ok := s.clock.now(time.Now(), clockMaxAge); ok {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("gcsstore: read the clock of %s: no Date header in the response", s.URI(""))
+}
