@@ -4,7 +4,12 @@ requests they send, on a pswap table (one manifest per partition) against
 the same rows written by Spark into an Iceberg table (Iceberg's own
 manifest merging), both on MinIO through the counting proxy.
 
-  python plan.py --pswap BIN --salessql BIN --jars DIR --work DIR --proxy URL [--partitions 1000]
+  python plan.py --pswap BIN --salessql BIN --jars DIR --work DIR --proxy URL [--partitions 1000] [--cache DIR]
+
+With --cache, the Spark-written table (its objects and the location of its
+metadata) is kept in DIR after the first run, keyed by the rows, the number
+of partitions and the bucket, and later runs upload it instead of running
+the CTAS again (1,000 partitions take minutes of Spark, 10,000 far more).
 
 Each query runs --rounds times per table, alternating the two tables; a
 query is a count(*) of the whole table and of one partition (Spark and
@@ -13,6 +18,7 @@ plan_files()).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import sqlite3
@@ -36,6 +42,8 @@ def parse():
     a.add_argument("--partitions", type=int, default=1000)
     a.add_argument("--rows", type=int, default=100, help="rows per partition")
     a.add_argument("--rounds", type=int, default=3)
+    a.add_argument("--cache", default="", help="keep the Spark-written table here between runs")
+    a.add_argument("--skip-pswap-write", action="store_true", help="write and cache only the Spark table, then stop")
     return a.parse_args()
 
 
@@ -44,11 +52,63 @@ def log(msg):
 
 
 def make_input(args):
+    """The input folder (one subfolder per day) and a key for the cache of
+    the Spark-written table: the rows' generator, the partitions, the bucket."""
     folder = os.path.join(args.work, "plan-input")
     sql = subprocess.run([args.salessql, str(args.partitions * args.rows)], check=True, capture_output=True, text=True).stdout
     days = "strftime(DATE '2026-11-29' - CAST(id %% %d AS INTEGER), '%%Y-%%m-%%d')" % args.partitions
     duckdb.connect().execute("COPY (SELECT *, %s AS dt FROM (%s)) TO '%s' (FORMAT parquet, PARTITION_BY (dt), OVERWRITE)" % (days, sql, folder))
-    return folder
+    key = hashlib.sha256(("%s\n%s\n%s" % (sql, days, args.bucket)).encode()).hexdigest()[:16]
+    return folder, key
+
+
+def s3fs():
+    from pyarrow import fs
+
+    e = tools.s3_env()
+    scheme, host = e["endpoint"].split("://", 1)
+    return fs.S3FileSystem(access_key=e["key"], secret_key=e["secret"], region=e["region"],
+                           endpoint_override=host, scheme=scheme, force_virtual_addressing=False)
+
+
+def cached_spark(args, key, spark_req):
+    """The Spark-written table from --cache (uploaded to the store), or None."""
+    if not args.cache:
+        return None
+    d = os.path.join(args.cache, "spark-%d-%s" % (args.partitions, key))
+    loc_file = os.path.join(d, "metadata_location")
+    if not os.path.exists(loc_file):
+        return None
+    from pyarrow import fs
+
+    start = time.perf_counter()
+    fs.copy_files(os.path.join(d, "objects"), spark_req["table"][len("s3://"):], destination_filesystem=s3fs(),
+                  use_threads=True)
+    log("uploaded the cached Spark-written table in %.1fs" % (time.perf_counter() - start))
+    with open(loc_file) as f:
+        loc = f.read().strip()
+    with open(os.path.join(d, "write_seconds")) as f:
+        took = float(f.read())
+    return loc, took
+
+
+def cache_spark(args, key, spark_req, loc, took):
+    if not args.cache:
+        return
+    from pyarrow import fs
+
+    d = os.path.join(args.cache, "spark-%d-%s" % (args.partitions, key))
+    tmp = d + ".tmp"
+    subprocess.run(["rm", "-rf", tmp], check=True)
+    os.makedirs(os.path.join(tmp, "objects"))
+    fs.copy_files(spark_req["table"][len("s3://"):], os.path.join(tmp, "objects"), source_filesystem=s3fs(), use_threads=True)
+    with open(os.path.join(tmp, "metadata_location"), "w") as f:
+        f.write(loc + "\n")
+    with open(os.path.join(tmp, "write_seconds"), "w") as f:
+        f.write("%.3f\n" % took)
+    subprocess.run(["rm", "-rf", d], check=True)
+    os.rename(tmp, d)
+    log("cached the Spark-written table in %s" % d)
 
 
 def write_pswap(args, folder):
@@ -89,16 +149,27 @@ def main():
     h = Harness(args.pswap, args.jars, args.proxy, args.work)
     props = tools.pyiceberg_s3_props()
     log("writing %d partitions of %d rows" % (args.partitions, args.rows))
-    folder = make_input(args)
+    folder, key = make_input(args)
     spark_req = {"tool": "spark", "table": "s3://%s/plan/spark-%d" % (args.bucket, args.partitions),
                  "catalog": os.path.join(args.work, "plan-catalog.db"), "jars": args.jars,
                  "memory": "6g"}
+    cached = cached_spark(args, key, spark_req)
+    if cached is None:
+        spark_meta, spark_write = write_spark(args, folder, spark_req)
+        log("Spark wrote in %.1fs: %s" % (spark_write, spark_meta))
+        cache_spark(args, key, spark_req, spark_meta, spark_write)
+    else:
+        spark_meta, spark_write = cached
+        s = tools.Spark().session(spark_req)
+        s.sql("CREATE NAMESPACE IF NOT EXISTS cat.db")
+        s.sql("CALL cat.system.register_table(table => 'db.plan', metadata_file => '%s')" % spark_meta)
+    if args.skip_pswap_write:
+        return
     _, pswap_meta, pswap_write = write_pswap(args, folder)
     log("pswap wrote in %.1fs: %s" % (pswap_write, pswap_meta))
-    spark_meta, spark_write = write_spark(args, folder, spark_req)
-    log("Spark wrote in %.1fs: %s" % (spark_write, spark_meta))
     metas = {"pswap": pswap_meta, "spark": spark_meta}
     s = tools.Spark().session(spark_req)
+    s.sql("CREATE NAMESPACE IF NOT EXISTS cat.db")
     s.sql("CALL cat.system.register_table(table => 'db.plan_pswap', metadata_file => '%s')" % pswap_meta)
     names = {"pswap": "cat.db.plan_pswap", "spark": "cat.db.plan"}
     con = tools.DuckDB().con({"table": "s3://x"})
