@@ -268,14 +268,14 @@ func (p *publisher) recorded(ctx context.Context, s *state, part string) (m memb
 // read (I/O); without it, only the group manifests already read count,
 // and nothing fails.
 func (p *publisher) recordedIn(ctx context.Context, s *state, part string, read bool) (m member, have bool, err error) {
-	ph, gh := partHash(part), groupHash(part)
+	ph, holds := partHash(part), holder(part)
 	for i, r := range s.refs {
 		var rec member
 		ok := false
 		switch {
 		case r.part == ph:
 			rec, ok = member{part: part, seq: r.seq, gen: r.gen}, true
-		case r.group != gh:
+		case !holds(r):
 		case read && liveFiles(s.list[i]) > 0:
 			gc, err := p.readGroup(ctx, s.list[i])
 			if err != nil {
@@ -337,6 +337,9 @@ type groupUnit struct {
 	id   string
 	ups  []partUpdate
 	olds []oldManifest
+	// cold is the watermark of a cold manifest's unit (cold.go), "" for
+	// a group's.
+	cold string
 }
 
 // groupOut is an encoded group manifest: nil mf when the group has
@@ -417,6 +420,9 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 	digest = append(digest, sh.digest)
 	slices.Sort(digest)
 	key := groupManifestKey(un.id, len(members), p.snapshot, partHash(strings.Join(digest, "\n"))[:8])
+	if un.cold != "" {
+		key = coldManifestKey(un.id, un.cold, len(members), p.snapshot, partHash(strings.Join(digest, "\n"))[:8])
+	}
 	p.mu.Lock()
 	out.mf = p.written[key]
 	p.mu.Unlock()

@@ -221,7 +221,7 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 		r, own := byHash[ph]
 		m, grouped := members[part]
 		if own && !damaged[ph] && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) ||
-			grouped && !damaged[groupHash(part)] && m.newer(ptr.Seq, ptr.Generation) {
+			grouped && !damaged[unitID(s, part)] && m.newer(ptr.Seq, ptr.Generation) {
 			// Already this generation, or a newer one that a publish of a
 			// later commit wrote after we read the pointer: a reconcile
 			// never brings back older data either.
@@ -262,7 +262,7 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 	// A damaged group none of whose members has a pointer any more: drop it.
 	for _, r := range s.refs {
 		if r.group != "" && damaged[r.group] && !slices.ContainsFunc(ups, func(u partUpdate) bool {
-			return u.hash() == r.group || u.part != "" && groupHash(u.part) == r.group
+			return u.hash() == r.group || u.part != "" && unitID(s, u.part) == r.group
 		}) {
 			ups = append(ups, partUpdate{drop: r.group})
 		}
