@@ -196,7 +196,8 @@ type listChange struct {
 // newList is the manifest list after s with ups: every kept manifest (a
 // manifest of deletions only is left out: those are the history of the
 // snapshot that wrote it, not the table's state), plus one new manifest
-// per group that ups change (encodeGroup).
+// per group that ups change (encodeGroup), the cold manifest counting as
+// one group, and the groups that mergeCold merges into the cold manifest.
 func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partUpdate) (listChange, error) {
 	var lc listChange
 	units := map[string]*groupUnit{} // by group hash (or a dropped partition's hash)
