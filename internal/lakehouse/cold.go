@@ -49,8 +49,9 @@ import (
 // same.
 
 // keepHot is how many of the newest groups of each prefix stay out of its
-// cold manifest.
-const keepHot = 1
+// cold manifest (a variable for the tests, which make a table of the
+// layout before cold manifests with it).
+var keepHot = 1
 
 // maxColdMembers bounds a cold manifest's members (its header lists them
 // all): a group that would pass it stays a group of its own.

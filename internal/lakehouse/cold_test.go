@@ -158,3 +158,34 @@ func TestRequestsPerPublishCold(t *testing.T) {
 		t.Fatalf("requests per publish (hot, cold, new month) %v, want %v at both sizes", all, want)
 	}
 }
+
+// A table published before cold manifests (one manifest per month) is
+// merged by `pswap publish` even when every partition is up to date: one
+// version, the newest month's manifest and the cold one; the next
+// reconcile has nothing to do.
+func TestReconcileMergesAnUpToDateTable(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	for i := range 5 {
+		commit(t, mem, fmt.Sprintf("dt=2026-%02d-01", i+1), 2, "x", swap.Options{})
+	}
+	restore := lakehouse.KeepHot(100)
+	r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
+	restore()
+	if err != nil || len(manifestNames(t, mem)) != 5 {
+		t.Fatalf("the table before cold manifests: %+v, %v, manifests %v", r, err, manifestNames(t, mem))
+	}
+	r, err = lakehouse.Publish(ctx, mem, lakehouse.Options{})
+	if err != nil || !r.Changed || r.Version != 2 || len(r.Repairs) != 1 || r.Partitions != 5 {
+		t.Fatalf("reconcile: %+v, %v, want one version that merges", r, err)
+	}
+	cold, hot := coldAndHot(manifestNames(t, mem))
+	if len(cold) != 1 || !strings.Contains(cold[0], "-202604-4-") || len(hot) != 1 {
+		t.Fatalf("after the merge: cold %v hot %v", cold, hot)
+	}
+	if got := checkReaders(t, mem); len(got) != 5 || got["dt=2026-03-01"] != 2 {
+		t.Fatalf("readers see %v", got)
+	}
+	if r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil || r.Changed {
+		t.Fatalf("reconcile after the merge: %+v, %v, want nothing to do", r, err)
+	}
+}

@@ -3,6 +3,7 @@ package lakehouse
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -268,5 +269,17 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 		}
 	}
 	slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
+	if len(ups) == 0 && len(s.repairs) == 0 {
+		// Up to date, but with groups a merge would fold into the cold
+		// manifest (a table published before cold manifests): `pswap
+		// publish` writes the version that merges them.
+		into, err := p.mergeCold(ctx, s, map[string]*groupUnit{})
+		if err != nil {
+			return nil, err
+		}
+		if len(into) > 0 {
+			s.repairs = append(s.repairs, fmt.Sprintf("%d group manifests merged into the cold manifest of the groups before the newest", len(into)))
+		}
+	}
 	return ups, nil
 }
