@@ -3,6 +3,7 @@ package lakehouse
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -198,7 +199,12 @@ func (p *publisher) mergeCold(ctx context.Context, s *state, units map[string]*g
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
+	if err := g.Wait(); errors.Is(err, ErrCorrupt) {
+		// A group's manifest is missing or damaged: no merge now (the
+		// publish carries it as it would have; a reconcile writes it
+		// anew from the pointers, and merges then).
+		return nil, nil
+	} else if err != nil {
 		return nil, err
 	}
 	for j, i := range idx {

@@ -189,3 +189,36 @@ func TestReconcileMergesAnUpToDateTable(t *testing.T) {
 		t.Fatalf("reconcile after the merge: %+v, %v, want nothing to do", r, err)
 	}
 }
+
+// A new month's first commit whose merge would read a lost group manifest
+// does not merge (it publishes as before, carrying it); the reconcile
+// writes the lost one anew from the pointers and merges.
+func TestMergeSkipsALostGroup(t *testing.T) {
+	mem := memstore.New(memstore.Options{})
+	for i := range 3 {
+		commit(t, mem, fmt.Sprintf("dt=2026-%02d-01", i+1), 2, "x", swap.Options{})
+	}
+	if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_, hot := coldAndHot(manifestNames(t, mem))
+	if len(hot) != 1 {
+		t.Fatalf("hot manifests %v", hot)
+	}
+	if err := mem.Delete(ctx, lakehouse.MetadataPrefix+hot[0]); err != nil {
+		t.Fatal(err)
+	}
+	if r := publish(t, mem, commit(t, mem, "dt=2026-04-01", 3, "y", swap.Options{})); !r.Changed || r.Partitions != 4 {
+		t.Fatalf("the new month's publish: %+v", r)
+	}
+	r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
+	if err != nil || !r.Changed || r.Partitions != 4 {
+		t.Fatalf("reconcile: %+v, %v", r, err)
+	}
+	if cold, hot := coldAndHot(manifestNames(t, mem)); len(cold) != 1 || !strings.Contains(cold[0], "-202603-3-") || len(hot) != 1 {
+		t.Fatalf("after the reconcile: cold %v hot %v", cold, hot)
+	}
+	if got := checkReaders(t, mem); len(got) != 4 || got["dt=2026-03-01"] != 2 || got["dt=2026-04-01"] != 3 {
+		t.Fatalf("readers see %v", got)
+	}
+}
