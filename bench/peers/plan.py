@@ -140,7 +140,8 @@ def manifests(meta_loc, props):
 
     t = StaticTable.from_metadata(meta_loc, properties=props)
     snap = t.current_snapshot()
-    return len(snap.manifests(t.io))
+    ms = snap.manifests(t.io)
+    return "%d (%.1f MB)" % (len(ms), sum(m.manifest_length for m in ms) / 1e6)
 
 
 def main():
@@ -232,7 +233,7 @@ def main():
     with open("/proc/loadavg") as f:
         load = " ".join(f.read().split()[:3])
     print("### Planning a table of %d partitions on MinIO: pswap's metadata against Spark's\n" % args.partitions)
-    print("Manifests in the current snapshot: pswap %d, Spark %d. Writing the table: pswap `commit --partitioned --parallel 8` %.1f s, "
+    print("Manifests in the current snapshot: pswap %s, Spark %s. Writing the table: pswap `commit --partitioned --parallel 8` %.1f s, "
           "Spark CTAS %.1f s. %d rounds, alternating the tables; load average %s.\n"
           % (manifests(pswap_meta, props), manifests(spark_meta, props), pswap_write, spark_write, args.rounds, load))
     print(table(["engine", "query", "pswap s", "pswap requests", "Spark-written s", "Spark-written requests",
