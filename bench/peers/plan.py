@@ -135,6 +135,38 @@ def write_spark(args, folder, spark_req):
     return loc, took
 
 
+def publish_costs(args, h, folder, one):
+    """The requests and time of a commit's publish on the pswap table: a
+    commit with --publish=false of one partition, then one with the publish
+    of the partition next to it, the difference the publish's. Of the
+    newest month (hot), of a partition in the middle (cold: its manifest
+    holds most of the table), and the first commit of a new month (it
+    merges the month before into the cold manifest)."""
+    t = "s3://%s/plan/pswap-%d" % (args.bucket, args.partitions)
+    src = os.path.join(folder, "dt=" + one)
+    src = os.path.join(src, sorted(os.listdir(src))[0])
+
+    def day(back):
+        return duckdb.sql("SELECT strftime(DATE '2026-11-29' - %d, '%%Y-%%m-%%d')" % back).fetchone()[0]
+
+    def run(dt, publish):
+        before = h.counts()
+        start = time.perf_counter()
+        subprocess.run([args.pswap, "commit", "-q", "--table", t, "--partition", "dt=" + dt, "--run-id", "",
+                        "--publish=%s" % ("true" if publish else "false"), src], check=True)
+        took = time.perf_counter() - start
+        return took, h.diff(h.counts(), before)["requests"]
+
+    rows = []
+    mid = args.partitions // 2
+    for name, a, b in (("hot (newest month)", day(1), day(2)), ("cold (a middle day)", day(mid + 1), day(mid + 2)),
+                       ("a new month's first", "2026-12-01", "2026-12-02")):
+        ta, ra = run(a, False)
+        tb, rb = run(b, True)
+        rows.append([name, "%d" % ra, "%d" % rb, "%d" % (rb - ra), "%.2f" % ta, "%.2f" % tb])
+    return rows
+
+
 def manifests(meta_loc, props):
     from pyiceberg.table import StaticTable
 
@@ -220,6 +252,7 @@ def main():
                     c = h.diff(h.counts(), before)
                     res.setdefault((eng, filt, w), []).append((took, c["requests"], got))
             log("%s %s done" % (eng, "one partition" if filt else "whole table"))
+    pub_rows = publish_costs(args, h, folder, one)
     rows = []
     for eng in engines:
         for filt in (False, True):
@@ -238,6 +271,10 @@ def main():
           % (manifests(pswap_meta, props), manifests(spark_meta, props), pswap_write, spark_write, args.rounds, load))
     print(table(["engine", "query", "pswap s", "pswap requests", "Spark-written s", "Spark-written requests",
                  "x (pswap / Spark-written)", "answer (pswap / Spark)"], rows))
+    print("\nA commit of one partition of the pswap table (after the queries), without and with its publish; the "
+          "difference is the publish's requests (the CLI's defaults otherwise).\n")
+    print(table(["commit of", "requests --publish=false", "requests with the publish", "the publish's requests",
+                 "s --publish=false", "s with the publish"], pub_rows))
 
 
 if __name__ == "__main__":
