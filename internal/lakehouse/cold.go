@@ -1,10 +1,13 @@
 package lakehouse
 
 import (
+	"bytes"
 	"cmp"
+	"compress/flate"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -48,6 +51,39 @@ import (
 // the requests stay constant, the bytes grow with the table, about 1 KB
 // per partition of a few files). Spark's own merged manifests cost the
 // same.
+
+// membersDeflateKey is the Avro header key of a cold manifest's members:
+// membersKey's document, deflated (RFC 1951). A cold manifest lists most
+// of the table's partitions, and every engine reads the header whole.
+const membersDeflateKey = "pswap.members.deflate"
+
+// deflateMembers compresses a members document.
+func deflateMembers(doc []byte) []byte {
+	var buf bytes.Buffer
+	w, _ := flate.NewWriter(&buf, flate.BestCompression) // a valid level: no error
+	_, _ = w.Write(doc)                                  // a bytes.Buffer does not fail
+	_ = w.Close()
+	return buf.Bytes()
+}
+
+// maxMembersDoc bounds an inflated members document (decodeMembers'
+// limit).
+const maxMembersDoc = 64 << 20
+
+// inflateMembers decompresses a members document, at most maxMembersDoc
+// bytes of it.
+func inflateMembers(z []byte) ([]byte, error) {
+	r := flate.NewReader(bytes.NewReader(z))
+	defer r.Close()
+	doc, err := io.ReadAll(io.LimitReader(r, maxMembersDoc+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(doc) > maxMembersDoc {
+		return nil, fmt.Errorf("more than %d bytes inflated", maxMembersDoc)
+	}
+	return doc, nil
+}
 
 // keepHot is how many of the newest groups of each prefix stay out of its
 // cold manifest (a variable for the tests, which make a table of the

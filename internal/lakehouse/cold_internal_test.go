@@ -63,3 +63,38 @@ func TestColdCovers(t *testing.T) {
 		t.Fatalf("unitOf a hot partition = %s %s", id, w)
 	}
 }
+
+func TestMembersDeflateRoundTrip(t *testing.T) {
+	ms := []member{{"dt=2026-11-01", 3, "01a236f9-5b67-7d21-a665-185ef63ff48d", 2}, {"dt=2026-11-02", 1, "01a236f9-5b82-7243-a0c4-c8eecd6395ad", 1}}
+	doc, err := inflateMembers(deflateMembers(encodeMembers(ms)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeMembers(doc)
+	if err != nil || len(got) != 2 || got[0] != ms[0] || got[1] != ms[1] {
+		t.Fatalf("round trip: %v, %v", got, err)
+	}
+	if _, err := inflateMembers([]byte("not deflate")); err == nil {
+		t.Fatal("inflateMembers accepted garbage")
+	}
+}
+
+// FuzzColdMembers: a cold manifest's deflated members header either
+// inflates and decodes, or fails with an error; never a panic.
+func FuzzColdMembers(f *testing.F) {
+	good := deflateMembers(encodeMembers([]member{{"dt=2026-11-01", 3, "01a236f9-5b67-7d21-a665-185ef63ff48d", 2}}))
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(deflateMembers([]byte(`{"version":"1","members":[{"partition":"../x","seq":1,"generation":"g","files":1}]}`)))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, z []byte) {
+		doc, err := inflateMembers(z)
+		if err != nil {
+			return
+		}
+		if len(doc) > maxMembersDoc {
+			t.Fatalf("inflated %d bytes", len(doc))
+		}
+		_, _ = decodeMembers(doc)
+	})
+}

@@ -194,7 +194,14 @@ func parseGroup(mf iceberg.ManifestFile, data []byte) (*groupContent, error) {
 		return nil, fmt.Errorf("%s: %w: not an Avro file", mf.FilePath(), ErrCorrupt)
 	}
 	gc := &groupContent{}
-	if raw := h.value(membersKey); raw != nil {
+	raw := h.value(membersKey)
+	if z := h.value(membersDeflateKey); raw == nil && z != nil {
+		var err error
+		if raw, err = inflateMembers(z); err != nil {
+			return nil, fmt.Errorf("%s: %w: %s: %v", mf.FilePath(), ErrCorrupt, membersDeflateKey, err)
+		}
+	}
+	if raw != nil {
 		var err error
 		if gc.members, err = decodeMembers(raw); err != nil {
 			return nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, err)
@@ -444,7 +451,7 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 		entries = append(entries, es...)
 	}
 	entries = append(entries, dels...)
-	data, mf, err := p.writeManifest(key, sh, entries, ms)
+	data, mf, err := p.writeManifest(key, sh, entries, ms, un.cold != "")
 	if err != nil {
 		return groupOut{}, fmt.Errorf("encode manifest %s: %w", key, err)
 	}
@@ -453,8 +460,9 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 }
 
 // writeManifest encodes a group manifest of entries, with its members in
-// the header.
-func (p *publisher) writeManifest(key string, sh shape, entries []iceberg.ManifestEntry, ms []member) ([]byte, iceberg.ManifestFile, error) {
+// the header (deflated for a cold manifest, which holds most of the
+// table's: every engine's plan reads the header whole).
+func (p *publisher) writeManifest(key string, sh shape, entries []iceberg.ManifestEntry, ms []member, cold bool) ([]byte, iceberg.ManifestFile, error) {
 	var buf bytes.Buffer
 	w, err := iceberg.NewManifestWriter(2, &buf, *sh.spec, sh.sc, p.snapshot)
 	if err != nil {
@@ -478,7 +486,11 @@ func (p *publisher) writeManifest(key string, sh shape, entries []iceberg.Manife
 	}
 	data := buf.Bytes()
 	if len(ms) > 0 {
-		if data, err = withAvroMeta(data, membersKey, encodeMembers(ms)); err != nil {
+		k, v := membersKey, encodeMembers(ms)
+		if cold {
+			k, v = membersDeflateKey, deflateMembers(v)
+		}
+		if data, err = withAvroMeta(data, k, v); err != nil {
 			return nil, nil, err
 		}
 	}
