@@ -57,7 +57,12 @@ def make_input(args):
     folder = os.path.join(args.work, "plan-input")
     sql = subprocess.run([args.salessql, str(args.partitions * args.rows)], check=True, capture_output=True, text=True).stdout
     days = "strftime(DATE '2026-11-29' - CAST(id %% %d AS INTEGER), '%%Y-%%m-%%d')" % args.partitions
-    duckdb.connect().execute("COPY (SELECT *, %s AS dt FROM (%s)) TO '%s' (FORMAT parquet, PARTITION_BY (dt), OVERWRITE)" % (days, sql, folder))
+    # One thread: one file per partition, as the Spark-written table has
+    # (with two, DuckDB writes two files for most partitions of 10,000,
+    # and the pswap table would plan twice the entries).
+    con = duckdb.connect()
+    con.execute("SET threads = 1")
+    con.execute("COPY (SELECT *, %s AS dt FROM (%s)) TO '%s' (FORMAT parquet, PARTITION_BY (dt), OVERWRITE)" % (days, sql, folder))
     key = hashlib.sha256(("%s\n%s\n%s" % (sql, days, args.bucket)).encode()).hexdigest()[:16]
     return folder, key
 
