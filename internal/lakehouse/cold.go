@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"compress/flate"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -53,8 +54,10 @@ import (
 // same.
 
 // membersDeflateKey is the Avro header key of a cold manifest's members:
-// membersKey's document, deflated (RFC 1951). A cold manifest lists most
-// of the table's partitions, and every engine reads the header whole.
+// membersKey's document, deflated (RFC 1951), in standard base64 (PyIceberg
+// reads every header value as UTF-8 and fails on any other bytes). A cold
+// manifest lists most of the table's partitions, and every engine reads
+// the header whole.
 const membersDeflateKey = "pswap.members.deflate"
 
 // deflateMembers compresses a members document.
@@ -63,7 +66,7 @@ func deflateMembers(doc []byte) []byte {
 	w, _ := flate.NewWriter(&buf, flate.BestCompression) // a valid level: no error
 	_, _ = w.Write(doc)                                  // a bytes.Buffer does not fail
 	_ = w.Close()
-	return buf.Bytes()
+	return []byte(base64.StdEncoding.EncodeToString(buf.Bytes()))
 }
 
 // maxMembersDoc bounds an inflated members document (decodeMembers'
@@ -72,7 +75,11 @@ const maxMembersDoc = 64 << 20
 
 // inflateMembers decompresses a members document, at most maxMembersDoc
 // bytes of it.
-func inflateMembers(z []byte) ([]byte, error) {
+func inflateMembers(b64 []byte) ([]byte, error) {
+	z, err := base64.StdEncoding.DecodeString(string(b64))
+	if err != nil {
+		return nil, err
+	}
 	r := flate.NewReader(bytes.NewReader(z))
 	defer r.Close()
 	doc, err := io.ReadAll(io.LimitReader(r, maxMembersDoc+1))

@@ -1,6 +1,9 @@
 package lakehouse
 
-import "testing"
+import (
+	"testing"
+	"unicode/utf8"
+)
 
 func TestColdManifestNames(t *testing.T) {
 	d, ok := datedOf("region=eu/dt=2026-11-29")
@@ -73,6 +76,10 @@ func TestMembersDeflateRoundTrip(t *testing.T) {
 	got, err := decodeMembers(doc)
 	if err != nil || len(got) != 2 || got[0] != ms[0] || got[1] != ms[1] {
 		t.Fatalf("round trip: %v, %v", got, err)
+	}
+	// PyIceberg reads every Avro header value as UTF-8.
+	if z := deflateMembers(encodeMembers(ms)); !utf8.Valid(z) {
+		t.Fatalf("the deflated members are not UTF-8: %q", z)
 	}
 	if _, err := inflateMembers([]byte("not deflate")); err == nil {
 		t.Fatal("inflateMembers accepted garbage")
