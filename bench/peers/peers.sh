@@ -7,7 +7,8 @@
 #   bench/peers/peers.sh --smoke               tiny sizes: every tool's final table checked
 #   bench/peers/peers.sh plan [--partitions N] planning time and requests of Spark, PyIceberg
 #                                              and DuckDB on a pswap table of N partitions
-#                                              against the same rows written by Spark (plan.py)
+#                                              against the same rows written by Spark (plan.py);
+#                                              the Spark-written table is cached (see below)
 #   bench/peers/peers.sh install               install (or reuse) the tools; prints the venv
 #
 # peers.py's flags: --rows, --rounds, --spark-rounds, --writers 8,32,
@@ -16,7 +17,8 @@
 # writes the report to that file. A MinIO of its own is started and stopped.
 #
 # Cache: ${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/peers/<hash of the pins>;
-# Spark's Iceberg jars come from scripts/engines.sh.
+# Spark's Iceberg jars come from scripts/engines.sh. plan keeps the Spark-written
+# table of each size in ${PSWAP_CACHE:-...}/peers/plan (PSWAP_PLAN_CACHE= turns it off).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -83,9 +85,11 @@ export AWS_ENDPOINT_URL="$proxy"
 
 out="${PSWAP_PEERS_OUT:-/dev/null}"
 script=peers.py
+extra=()
 if [[ "${1:-}" == "plan" ]]; then
 	script=plan.py
 	shift
+	extra=(--cache "${PSWAP_PLAN_CACHE-${PSWAP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pswap}/peers/plan}")
 fi
 "$venv/bin/python" "bench/peers/$script" --pswap "$work/bin/pswap" --salessql "$work/bin/salessql" \
-	--jars "$engines/jars" --work "$work/run" --proxy "$proxy" --bucket "${MINIO_BUCKET:-pswap}" "$@" | tee "$out"
+	--jars "$engines/jars" --work "$work/run" --proxy "$proxy" --bucket "${MINIO_BUCKET:-pswap}" "${extra[@]}" "$@" | tee "$out"

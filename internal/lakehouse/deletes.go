@@ -76,7 +76,7 @@ func (p *publisher) liveEntries(ctx context.Context, mf iceberg.ManifestFile) ([
 // reads its plan makes, so that they add no round trip. A failed read is
 // read again when the manifest is written.
 func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *state, part string) {
-	ph, gh := partHash(part), groupHash(part)
+	ph, holds := partHash(part), holder(part)
 	for i, r := range s.refs {
 		mf := s.list[i]
 		switch {
@@ -87,7 +87,7 @@ func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *stat
 				}
 				return nil
 			})
-		case r.group == gh && liveFiles(mf) > 0:
+		case holds(r) && liveFiles(mf) > 0:
 			g.Go(func() error {
 				if ctx.Err() == nil {
 					_, _ = p.readGroup(ctx, mf)

@@ -136,8 +136,9 @@ func TestReplaceRecordsDeletedFiles(t *testing.T) {
 	}
 
 	// The publish of a partition of another group (month) carries the
-	// manifest as it is.
-	third := commit(t, mem, "dt=2026-02-03", 2, "d", swap.Options{})
+	// manifest as it is (an older month: it goes into the cold manifest,
+	// and January stays the newest group).
+	third := commit(t, mem, "dt=2025-12-03", 2, "d", swap.Options{})
 	publish(t, mem, third)
 	_, after := currentEntries(t, mem)
 	if got := pathsWith(after, func(e entry) bool { return e.status == iceberg.EntryStatusDELETED }); !slices.Equal(got, deleted) {
@@ -167,7 +168,7 @@ func TestReplaceRecordsDeletedFiles(t *testing.T) {
 			t.Fatalf("carried entry %+v, want existing with the snapshot and data sequence number of %+v", e, was)
 		}
 	}
-	if got := checkReaders(t, mem); got["dt=2026-01-01"] != 7 || got["dt=2026-01-02"] != 3 || got["dt=2026-02-03"] != 2 || got["dt=2026-01-04"] != 1 {
+	if got := checkReaders(t, mem); got["dt=2026-01-01"] != 7 || got["dt=2026-01-02"] != 3 || got["dt=2025-12-03"] != 2 || got["dt=2026-01-04"] != 1 {
 		t.Fatalf("rows %v", got)
 	}
 }

@@ -76,3 +76,12 @@ func KeysOf(tableURI, escapedURI, oldRoot, loc string) ([]string, error) {
 	p := &publisher{tableURI: tableURI, escapedURI: escapedURI, oldRoot: oldRoot}
 	return p.keysOf(loc)
 }
+
+// KeepHot sets how many groups of each prefix stay out of the cold
+// manifest (n large: the layout before cold manifests) until the returned
+// function restores it.
+func KeepHot(n int) (restore func()) {
+	old := keepHot
+	keepHot = n
+	return func() { keepHot = old }
+}

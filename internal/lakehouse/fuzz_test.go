@@ -110,6 +110,7 @@ func icebergGoParse(data []byte) (m table.Metadata, err error) {
 func FuzzMetadataKeys(f *testing.F) {
 	for _, k := range []string{"metadata/v1.metadata.json", "metadata/v01.metadata.json", "metadata/version-hint.text",
 		"metadata/snap-1-2-abcdefgh.avro", "metadata/pswap-0123456789abcdef-3-01900000-0000-7000-8000-000000000000-9.avro",
+		"metadata/pswap-g0123456789abcdef-3-9-0a1b2c3d.avro", "metadata/pswap-m0123456789abcdef-202611-3-9-0a1b2c3d.avro",
 		"metadata/../v1.metadata.json", "dt=1/metadata/v1.metadata.json"} {
 		f.Add(k)
 	}

@@ -196,7 +196,14 @@ func parseGroup(mf iceberg.ManifestFile, data []byte) (*groupContent, error) {
 		return nil, fmt.Errorf("%s: %w: not an Avro file", mf.FilePath(), ErrCorrupt)
 	}
 	gc := &groupContent{}
-	if raw := h.value(membersKey); raw != nil {
+	raw := h.value(membersKey)
+	if z := h.value(membersDeflateKey); raw == nil && z != nil {
+		var err error
+		if raw, err = inflateMembers(z); err != nil {
+			return nil, fmt.Errorf("%s: %w: %s: %v", mf.FilePath(), ErrCorrupt, membersDeflateKey, err)
+		}
+	}
+	if raw != nil {
 		var err error
 		if gc.members, err = decodeMembers(raw); err != nil {
 			return nil, fmt.Errorf("%s: %w: %v", mf.FilePath(), ErrCorrupt, err)
@@ -270,14 +277,14 @@ func (p *publisher) recorded(ctx context.Context, s *state, part string) (m memb
 // read (I/O); without it, only the group manifests already read count,
 // and nothing fails.
 func (p *publisher) recordedIn(ctx context.Context, s *state, part string, read bool) (m member, have bool, err error) {
-	ph, gh := partHash(part), groupHash(part)
+	ph, holds := partHash(part), holder(part)
 	for i, r := range s.refs {
 		var rec member
 		ok := false
 		switch {
 		case r.part == ph:
 			rec, ok = member{part: part, seq: r.seq, gen: r.gen}, true
-		case r.group != gh:
+		case !holds(r):
 		case read && liveFiles(s.list[i]) > 0:
 			gc, err := p.readGroup(ctx, s.list[i])
 			if err != nil {
@@ -339,6 +346,9 @@ type groupUnit struct {
 	id   string
 	ups  []partUpdate
 	olds []oldManifest
+	// cold is the watermark of a cold manifest's unit (cold.go), "" for
+	// a group's.
+	cold string
 }
 
 // groupOut is an encoded group manifest: nil mf when the group has
@@ -450,6 +460,9 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 	digest = append(digest, sh.digest)
 	slices.Sort(digest)
 	key := groupManifestKey(un.id, len(members), p.snapshot, partHash(strings.Join(digest, "\n"))[:8])
+	if un.cold != "" {
+		key = coldManifestKey(un.id, un.cold, len(members), p.snapshot, partHash(strings.Join(digest, "\n"))[:8])
+	}
 	p.mu.Lock()
 	out.mf = p.written[key]
 	p.mu.Unlock()
@@ -471,7 +484,7 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 		entries = append(entries, es...)
 	}
 	entries = append(entries, dels...)
-	data, mf, err := p.writeManifest(key, sh, entries, ms)
+	data, mf, err := p.writeManifest(key, sh, entries, ms, un.cold != "")
 	if err != nil {
 		return groupOut{}, fmt.Errorf("encode manifest %s: %w", key, err)
 	}
@@ -480,8 +493,9 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 }
 
 // writeManifest encodes a group manifest of entries, with its members in
-// the header.
-func (p *publisher) writeManifest(key string, sh shape, entries []iceberg.ManifestEntry, ms []member) ([]byte, iceberg.ManifestFile, error) {
+// the header (deflated for a cold manifest, which holds most of the
+// table's: every engine's plan reads the header whole).
+func (p *publisher) writeManifest(key string, sh shape, entries []iceberg.ManifestEntry, ms []member, cold bool) ([]byte, iceberg.ManifestFile, error) {
 	var buf bytes.Buffer
 	w, err := iceberg.NewManifestWriter(2, &buf, *sh.spec, sh.sc, p.snapshot)
 	if err != nil {
@@ -505,7 +519,11 @@ func (p *publisher) writeManifest(key string, sh shape, entries []iceberg.Manife
 	}
 	data := buf.Bytes()
 	if len(ms) > 0 {
-		if data, err = withAvroMeta(data, membersKey, encodeMembers(ms)); err != nil {
+		k, v := membersKey, encodeMembers(ms)
+		if cold {
+			k, v = membersDeflateKey, deflateMembers(v)
+		}
+		if data, err = withAvroMeta(data, k, v); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -32,8 +32,10 @@ func manifestNames(t *testing.T, st store.Store) []string {
 	return out
 }
 
-// A table of 60 daily partitions has one manifest per month, each named a
-// group's with its members, and every reader sees every partition.
+// A table of 60 daily partitions has one manifest for its newest month,
+// named a group's with its members, and one cold manifest (cold.go) of the
+// months before, named with its watermark and members, and every reader
+// sees every partition.
 func TestManifestsGroupedByMonth(t *testing.T) {
 	mem := memstore.New(memstore.Options{})
 	for i := range 60 {
@@ -44,16 +46,24 @@ func TestManifestsGroupedByMonth(t *testing.T) {
 		t.Fatalf("publish: %+v, %v", r, err)
 	}
 	names := manifestNames(t, mem)
-	if len(names) != 3 {
-		t.Fatalf("%d manifests %v, want 3 (January, February, March)", len(names), names)
+	if len(names) != 2 {
+		t.Fatalf("%d manifests %v, want 2 (January and February cold, March)", len(names), names)
 	}
 	members := 0
 	for _, n := range names {
 		var hash string
 		var m, snap int
 		var digest string
-		if _, err := fmt.Sscanf(strings.ReplaceAll(strings.TrimSuffix(n, ".avro"), "-", " "), "pswap g%s %d %d %s", &hash, &m, &snap, &digest); err != nil {
-			t.Fatalf("manifest %s is not named as a group's: %v", n, err)
+		f := strings.ReplaceAll(strings.TrimSuffix(n, ".avro"), "-", " ")
+		_, err := fmt.Sscanf(f, "pswap g%s %d %d %s", &hash, &m, &snap, &digest)
+		if strings.HasPrefix(n, "pswap-m") {
+			var mark int
+			if _, err = fmt.Sscanf(f, "pswap m%s %d %d %d %s", &hash, &mark, &m, &snap, &digest); err == nil && mark != 202602 {
+				t.Fatalf("cold manifest %s: watermark %d, want 202602", n, mark)
+			}
+		}
+		if err != nil {
+			t.Fatalf("manifest %s is not named as a group's or a cold one: %v", n, err)
 		}
 		members += m
 	}
@@ -63,10 +73,10 @@ func TestManifestsGroupedByMonth(t *testing.T) {
 	if got := checkReaders(t, mem); len(got) != 60 {
 		t.Fatalf("readers see %d partitions", len(got))
 	}
-	// One commit rewrites its month's manifest only.
+	// One commit rewrites the manifest that holds its partition only.
 	publish(t, mem, commit(t, mem, "dt=2026-02-10", 9, "y", swap.Options{OnConflict: swap.Overwrite}))
 	after := manifestNames(t, mem)
-	if len(after) != 3 || len(slices.DeleteFunc(slices.Clone(after), func(n string) bool { return slices.Contains(names, n) })) != 1 {
+	if len(after) != 2 || len(slices.DeleteFunc(slices.Clone(after), func(n string) bool { return slices.Contains(names, n) })) != 1 {
 		t.Fatalf("manifests before %v, after one commit %v: want one rewritten", names, after)
 	}
 	if got := checkReaders(t, mem); got["dt=2026-02-10"] != 9 || len(got) != 60 {

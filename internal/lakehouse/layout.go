@@ -57,8 +57,13 @@ type manifestRef struct {
 	seq  int64  // the pointer's sequence number of the generation
 	gen  string // the generation the pointer named
 
-	group   string // groupHash of the group ("" for a partition's)
+	group   string // groupHash of the group, or coldHash ("" for a partition's)
 	members int    // the group's members
+
+	// cold is a cold manifest's watermark (cold.go): the newest group
+	// value it holds (2026-11, or 2026-11-29 for groups of a day); ""
+	// for every other manifest.
+	cold string
 }
 
 // id is the manifest's partition or group hash.
@@ -66,7 +71,9 @@ func (r manifestRef) id() string { return r.part + r.group }
 
 // parseManifestPath reads a manifest's name (the last segment of its
 // location): a group's, pswap-g<group>-<members>-<snapshot>-<digest>.avro,
-// or a partition's own, which pswap wrote before grouping,
+// a cold manifest's (cold.go),
+// pswap-m<cold>-<watermark>-<members>-<snapshot>-<digest>.avro, or a
+// partition's own, which pswap wrote before grouping,
 // pswap-<partition>-<seq>-<generation>-<snapshot>[.<digest>].avro.
 // Manifests not named by this package are not ours: false.
 func parseManifestPath(loc string) (manifestRef, bool) {
@@ -80,6 +87,9 @@ func parseManifestPath(loc string) (manifestRef, bool) {
 	}
 	if g, ok := strings.CutPrefix(name, "g"); ok {
 		return parseGroupName(g)
+	}
+	if c, ok := strings.CutPrefix(name, "m"); ok {
+		return parseColdName(c)
 	}
 	// <hash16>-<seq>-<uuid with 4 dashes>-<snapshot>
 	parts := strings.Split(name, "-")
@@ -113,6 +123,30 @@ func parseGroupName(name string) (manifestRef, bool) {
 		return manifestRef{}, false
 	}
 	return manifestRef{group: parts[0], members: n}, true
+}
+
+// parseColdName reads the rest of a cold manifest's name:
+// <hash16>-<watermark digits>-<members>-<snapshot>-<digest8>, the
+// watermark a month (202611) or a day (20261129).
+func parseColdName(name string) (manifestRef, bool) {
+	hash, rest, ok := strings.Cut(name, "-")
+	if !ok {
+		return manifestRef{}, false
+	}
+	w, rest, ok := strings.Cut(rest, "-")
+	if !ok {
+		return manifestRef{}, false
+	}
+	mark, ok := watermarkOf(w)
+	if !ok {
+		return manifestRef{}, false
+	}
+	r, ok := parseGroupName(hash + "-" + rest)
+	if !ok {
+		return manifestRef{}, false
+	}
+	r.cold = mark
+	return r, true
 }
 
 func manifestListKey(snapshot int64, attempt int, unique string) string {

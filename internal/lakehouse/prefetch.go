@@ -168,9 +168,9 @@ func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 	g.SetLimit(p.opts.Concurrency)
 	seen := map[string]bool{}
 	for _, part := range f.parts {
-		gh := groupHash(part)
+		holds := holder(part)
 		for i, r := range f.s.refs {
-			if mf := f.s.list[i]; r.group == gh && liveFiles(mf) > 0 && !seen[mf.FilePath()] {
+			if mf := f.s.list[i]; holds(r) && liveFiles(mf) > 0 && !seen[mf.FilePath()] {
 				seen[mf.FilePath()] = true
 				g.Go(func() error {
 					_, _ = p.readGroup(ctx, mf)

@@ -3,6 +3,7 @@ package lakehouse
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -221,7 +222,7 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 		r, own := byHash[ph]
 		m, grouped := members[part]
 		if own && !damaged[ph] && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) ||
-			grouped && !damaged[groupHash(part)] && m.newer(ptr.Seq, ptr.Generation) {
+			grouped && !damaged[unitID(s, part)] && m.newer(ptr.Seq, ptr.Generation) {
 			// Already this generation, or a newer one that a publish of a
 			// later commit wrote after we read the pointer: a reconcile
 			// never brings back older data either.
@@ -262,11 +263,23 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 	// A damaged group none of whose members has a pointer any more: drop it.
 	for _, r := range s.refs {
 		if r.group != "" && damaged[r.group] && !slices.ContainsFunc(ups, func(u partUpdate) bool {
-			return u.hash() == r.group || u.part != "" && groupHash(u.part) == r.group
+			return u.hash() == r.group || u.part != "" && unitID(s, u.part) == r.group
 		}) {
 			ups = append(ups, partUpdate{drop: r.group})
 		}
 	}
 	slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })
+	if len(ups) == 0 && len(s.repairs) == 0 {
+		// Up to date, but with groups a merge would fold into the cold
+		// manifest (a table published before cold manifests): `pswap
+		// publish` writes the version that merges them.
+		into, err := p.mergeCold(ctx, s, map[string]*groupUnit{})
+		if err != nil {
+			return nil, err
+		}
+		if len(into) > 0 {
+			s.repairs = append(s.repairs, fmt.Sprintf("%d group manifests merged into the cold manifest of the groups before the newest", len(into)))
+		}
+	}
 	return ups, nil
 }

@@ -196,15 +196,16 @@ type listChange struct {
 // newList is the manifest list after s with ups: every kept manifest (a
 // manifest of deletions only is left out: those are the history of the
 // snapshot that wrote it, not the table's state), plus one new manifest
-// per group that ups change (encodeGroup).
+// per group that ups change (encodeGroup), the cold manifest counting as
+// one group, and the groups that mergeCold merges into the cold manifest.
 func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partUpdate) (listChange, error) {
 	var lc listChange
 	units := map[string]*groupUnit{} // by group hash (or a dropped partition's hash)
 	byPart := map[string]string{}    // partHash of a changed partition -> its unit
 	for _, u := range ups {
-		id := u.drop
+		id, cold := u.drop, ""
 		if id == "" {
-			id = groupHash(u.part)
+			id, cold = unitOf(s, u.part)
 			byPart[partHash(u.part)] = id
 			if u.m != nil {
 				lc.addFiles += int64(len(u.m.Files))
@@ -215,16 +216,28 @@ func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partU
 			byPart[u.drop] = id
 		}
 		if units[id] == nil {
-			units[id] = &groupUnit{id: id}
+			units[id] = &groupUnit{id: id, cold: cold}
 		}
 		if u.drop == "" {
 			units[id].ups = append(units[id].ups, u)
 		}
 	}
+	// Older groups merged into their cold manifest (cold.go).
+	into, err := p.mergeCold(ctx, s, units)
+	if err != nil {
+		return listChange{}, err
+	}
+	for ph, id := range byPart {
+		if c, ok := into[id]; ok {
+			byPart[ph] = c
+		}
+	}
 	for i, mf := range s.list {
 		r := s.refs[i]
 		id := byPart[r.part]
-		if r.group != "" && units[r.group] != nil {
+		if c, ok := into[r.group]; ok && r.group != "" {
+			id = c
+		} else if r.group != "" && units[r.group] != nil {
 			id = r.group
 		}
 		if id != "" {

@@ -169,7 +169,8 @@ func parseList(data []byte) (l iceList) {
 	for _, mf := range mfs {
 		m := iceManifest{key: keyOfLoc(mf.FilePath()), mf: mf}
 		m.part, m.seq, m.gen, _ = parseManifestName(mf.FilePath())
-		m.group = strings.HasPrefix(path.Base(mf.FilePath()), "pswap-g")
+		// A group's manifest, or a cold one (members in the header alike).
+		m.group = strings.HasPrefix(path.Base(mf.FilePath()), "pswap-g") || strings.HasPrefix(path.Base(mf.FilePath()), "pswap-m")
 		l.manifests = append(l.manifests, m)
 	}
 	return l

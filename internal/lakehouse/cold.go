@@ -1,0 +1,320 @@
+package lakehouse
+
+import (
+	"bytes"
+	"cmp"
+	"compress/flate"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/pswap/pswap/partition"
+)
+
+// Cold manifests. The groups of a date column (group.go) keep a plan of
+// one partition cheap for engines that prune by the manifest list, but a
+// plan of the whole table still opens one manifest per month, and an
+// engine that prunes nothing by the list (DuckDB) opens every one of them
+// for any query. So, as Iceberg's own manifest merging does, the groups
+// older than the newest (keepHot) are merged into one cold manifest per
+// prefix (the partition columns before the date column, none for a table
+// partitioned by date only): a table of daily partitions is two
+// manifests, the newest month's and the cold one, whatever its size.
+//
+// A cold manifest is named after its prefix (coldHash), its watermark
+// (the newest group value it holds: 2026-10, or 2026-10-29 for groups of
+// a day), its number of members, the snapshot and a digest:
+// pswap-m<cold>-<202610>-<members>-<snapshot>-<digest>.avro. Its members
+// are in its Avro header like a group's. A partition of the prefix whose
+// group value is at most the watermark belongs to the cold manifest
+// (unitOf), every other to its group's: the name alone says where a
+// partition is, no manifest is read to know it.
+//
+// When a merge happens: in a reconcile (`pswap publish`, which reads every
+// group's manifest anyway), and in the publish of a commit that starts a
+// new group (the first commit of a month): it then reads the manifests of
+// the other groups (the hot ones, one or two per prefix) to know their
+// values, and merges all but the newest into the cold manifest, which it
+// writes anew. That is once a month per prefix, a few more requests and
+// the cold manifest's bytes.
+//
+// What a backfill of a cold partition costs: Iceberg records a replaced
+// file as deleted in a rewrite of the manifest that holds it, so the
+// publish of a commit to a partition in the cold manifest reads and
+// writes the whole cold manifest (one GET and one PUT, as for a group:
+// the requests stay constant, the bytes grow with the table: 0.1 MB of
+// manifests at 1,000 daily partitions of a file each). Spark's own merged
+// manifests cost the same.
+
+// membersDeflateKey is the Avro header key of a cold manifest's members:
+// membersKey's document, deflated (RFC 1951), in standard base64 (PyIceberg
+// reads every header value as UTF-8 and fails on any other bytes). A cold
+// manifest lists most of the table's partitions, and every engine reads
+// the header whole.
+const membersDeflateKey = "pswap.members.deflate"
+
+// deflateMembers compresses a members document.
+func deflateMembers(doc []byte) []byte {
+	var buf bytes.Buffer
+	w, _ := flate.NewWriter(&buf, flate.BestCompression) // a valid level: no error
+	_, _ = w.Write(doc)                                  // a bytes.Buffer does not fail
+	_ = w.Close()
+	return []byte(base64.StdEncoding.EncodeToString(buf.Bytes()))
+}
+
+// maxMembersDoc bounds an inflated members document (decodeMembers'
+// limit).
+const maxMembersDoc = 64 << 20
+
+// inflateMembers decompresses a members document, at most maxMembersDoc
+// bytes of it.
+func inflateMembers(b64 []byte) ([]byte, error) {
+	z, err := base64.StdEncoding.DecodeString(string(b64))
+	if err != nil {
+		return nil, err
+	}
+	r := flate.NewReader(bytes.NewReader(z))
+	defer r.Close()
+	doc, err := io.ReadAll(io.LimitReader(r, maxMembersDoc+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(doc) > maxMembersDoc {
+		return nil, fmt.Errorf("more than %d bytes inflated", maxMembersDoc)
+	}
+	return doc, nil
+}
+
+// keepHot is how many of the newest groups of each prefix stay out of its
+// cold manifest (a variable for the tests, which make a table of the
+// layout before cold manifests with it).
+var keepHot = 1
+
+// maxColdMembers bounds a cold manifest's members (its header lists them
+// all): a group that would pass it stays a group of its own.
+const maxColdMembers = maxMembers / 2
+
+// dated is where a partition stands among the dated groups of its table.
+type dated struct {
+	cold  string // coldHash of its prefix: the cold manifest it may belong to
+	value string // its group's date value: 2026-11, or 2026-11-29
+}
+
+// datedOf is a partition's prefix and group value, or false for a
+// partition without a date column (a group of its own, never cold). The
+// value is groupOf's: the date cut to its month, or to its day when the
+// partition is finer than a day.
+func datedOf(part string) (dated, bool) {
+	k, err := partition.Parse(part)
+	if err != nil {
+		return dated{}, false
+	}
+	cols := k.Columns()
+	for i, c := range cols {
+		if !dateValue.MatchString(c.Value) {
+			continue
+		}
+		v := c.Value[:7]
+		if len(c.Value) > 10 || i < len(cols)-1 {
+			v = c.Value[:10]
+		}
+		var prefix strings.Builder
+		for _, pc := range cols[:i] {
+			fmt.Fprintf(&prefix, "%q=%q/", pc.Name, pc.Value)
+		}
+		return dated{cold: partHash("cold:" + prefix.String() + fmt.Sprintf("%q", c.Name)), value: v}, true
+	}
+	return dated{}, false
+}
+
+// covers reports whether r is a cold manifest that holds the partitions
+// of d.
+func covers(r manifestRef, d dated) bool {
+	return r.cold != "" && r.group == d.cold && len(r.cold) == len(d.value) && d.value <= r.cold
+}
+
+// holder returns whether a manifest of a version holds part's record:
+// the manifest of part's group, or the cold manifest that covers it.
+func holder(part string) func(manifestRef) bool {
+	gh := groupHash(part)
+	d, isDated := datedOf(part)
+	return func(r manifestRef) bool {
+		return r.group != "" && (r.group == gh || isDated && covers(r, d))
+	}
+}
+
+// unitOf is the manifest a publish after s writes part into: the cold
+// manifest of s that covers it (id and watermark), or its group's.
+func unitOf(s *state, part string) (id, cold string) {
+	if d, ok := datedOf(part); ok {
+		for _, r := range s.refs {
+			if covers(r, d) {
+				return r.group, r.cold
+			}
+		}
+	}
+	return groupHash(part), ""
+}
+
+// watermarkOf reads a cold manifest name's watermark: 202611 is 2026-11,
+// 20261129 is 2026-11-29.
+func watermarkOf(digits string) (string, bool) {
+	if len(digits) != 6 && len(digits) != 8 {
+		return "", false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	v := digits[:4] + "-" + digits[4:6]
+	if len(digits) == 8 {
+		v += "-" + digits[6:]
+	}
+	return v, true
+}
+
+// coldManifestKey names a cold manifest (see parseColdName).
+func coldManifestKey(cold, watermark string, members int, snapshot int64, digest string) string {
+	return fmt.Sprintf("%s/pswap-m%s-%s-%d-%d-%s.avro", MetadataDir, cold, strings.ReplaceAll(watermark, "-", ""), members, snapshot, digest)
+}
+
+// mergeCold decides which groups a publish after s merges into their
+// prefix's cold manifest, and changes units so: a merged group's updates
+// move to the cold manifest's unit (made if s has none), whose watermark
+// becomes the newest value merged. It returns the merged groups' ids
+// with the cold manifest each went into; the caller hands their
+// manifests in s to that unit (to carry their members). It merges only
+// in a reconcile, or when units start a group that s does not have; it
+// then reads the manifests of s's groups (a reconcile has read them
+// already), keeps the newest keepHot groups of each prefix, and merges
+// the others.
+func (p *publisher) mergeCold(ctx context.Context, s *state, units map[string]*groupUnit) (map[string]string, error) {
+	inList := map[string]bool{}
+	for i, r := range s.refs {
+		if r.group != "" && liveFiles(s.list[i]) > 0 {
+			inList[r.group] = true
+		}
+	}
+	type hot struct {
+		id      string
+		d       dated
+		members int
+	}
+	hots := map[string]*hot{}
+	trigger := p.repair
+	for _, id := range slices.Sorted(maps.Keys(units)) {
+		un := units[id]
+		if un.cold != "" || len(un.ups) == 0 {
+			continue
+		}
+		d, ok := datedOf(un.ups[0].part)
+		if !ok {
+			continue
+		}
+		if !inList[id] {
+			trigger = true
+		}
+		hots[id] = &hot{id: id, d: d, members: len(un.ups)}
+	}
+	if !trigger {
+		return nil, nil
+	}
+	var idx []int
+	for i, r := range s.refs {
+		if r.group != "" && r.cold == "" && liveFiles(s.list[i]) > 0 && !s.damaged[r.group] {
+			idx = append(idx, i)
+		}
+	}
+	contents := make([]*groupContent, len(idx))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.opts.Concurrency)
+	for j, i := range idx {
+		g.Go(func() (err error) {
+			contents[j], err = p.readGroup(gctx, s.list[i])
+			return err
+		})
+	}
+	if err := g.Wait(); errors.Is(err, ErrCorrupt) {
+		// A group's manifest is missing or damaged: no merge now (the
+		// publish carries it as it would have; a reconcile writes it
+		// anew from the pointers, and merges then).
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	for j, i := range idx {
+		r, gc := s.refs[i], contents[j]
+		if len(gc.members) == 0 {
+			continue
+		}
+		d, ok := datedOf(gc.members[0].part)
+		if !ok {
+			continue
+		}
+		if h := hots[r.group]; h != nil {
+			h.members += r.members
+			continue
+		}
+		hots[r.group] = &hot{id: r.group, d: d, members: r.members}
+	}
+	byCold := map[string][]*hot{}
+	for _, h := range hots {
+		byCold[h.d.cold] = append(byCold[h.d.cold], h)
+	}
+	into := map[string]string{}
+	for _, coldID := range slices.Sorted(maps.Keys(byCold)) {
+		hs := byCold[coldID]
+		// Newest first.
+		slices.SortFunc(hs, func(a, b *hot) int { return cmp.Or(strings.Compare(b.d.value, a.d.value), strings.Compare(a.id, b.id)) })
+		mark, members := "", 0
+		for _, r := range s.refs {
+			if r.cold != "" && r.group == coldID {
+				mark, members = r.cold, r.members
+			}
+		}
+		width := len(mark)
+		if width == 0 {
+			width = len(hs[0].d.value)
+		}
+		kept := 0
+		un := units[coldID]
+		for _, h := range hs {
+			if len(h.d.value) != width {
+				continue // another granularity: left as it is
+			}
+			if kept < keepHot {
+				kept++
+				continue
+			}
+			if members+h.members > maxColdMembers {
+				continue
+			}
+			members += h.members
+			if un == nil {
+				un = &groupUnit{id: coldID, cold: mark}
+				units[coldID] = un
+			}
+			un.cold = max(un.cold, h.d.value)
+			if hu := units[h.id]; hu != nil {
+				un.ups = append(un.ups, hu.ups...)
+				delete(units, h.id)
+			}
+			into[h.id] = coldID
+		}
+	}
+	return into, nil
+}
+
+// unitID is unitOf's id.
+func unitID(s *state, part string) string {
+	id, _ := unitOf(s, part)
+	return id
+}
