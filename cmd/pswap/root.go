@@ -53,10 +53,16 @@ Environment:
   PSWAP_DEBUG_FASTSCAN=1  report on stderr each Parquet row group that the
                      fast checksum scan hands to the Arrow reader (debugging)
   AWS_*              the S3 client's settings and credentials (above)
+  GOOGLE_APPLICATION_CREDENTIALS, STORAGE_EMULATOR_HOST
+                     gs:// tables: Application Default Credentials, or an
+                     emulator (host:port)
+  AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with
+  AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN   az:// and abfss:// tables
   PG*                a PostgreSQL catalog's settings: PGPASSWORD, PGSSLMODE, ...
   Never printed: the values of AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
-  AWS_SECURITY_TOKEN, MINIO_ROOT_PASSWORD, PGPASSWORD, PSWAP_CATALOG_TOKEN
-  and PSWAP_CATALOG_CREDENTIAL.
+  AWS_SECURITY_TOKEN, MINIO_ROOT_PASSWORD, PGPASSWORD, PSWAP_CATALOG_TOKEN,
+  PSWAP_CATALOG_CREDENTIAL, AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN,
+  AZURE_STORAGE_CONNECTION_STRING, and GCS access tokens and keys.
 
 Output: human-readable text, or with --json exactly one JSON document on
 stdout. Errors go to stderr: as text, or with --json as one JSON document
