@@ -325,3 +325,15 @@ def test_error_classes() -> None:
     assert error_class("", -9) is pswap.RetryableError  # killed
     assert pswap.OutcomeUnknownError.retryable and not pswap.BadInputError.retryable
     assert not pswap.MismatchError.retryable and pswap.UnavailableError.retryable
+
+
+@pytest.mark.skipif(not os.environ.get("PSWAP_EXPECT_WHEEL"), reason="checks an installed wheel")
+def test_installed_from_the_wheel() -> None:
+    import sysconfig
+
+    assert "site-packages" in pswap.__file__, pswap.__file__
+    assert not os.environ.get("PSWAP_BINARY")
+    assert os.path.dirname(pswap.find_binary()) == sysconfig.get_path("scripts")
+    out = subprocess.run([pswap.find_binary(), "version", "--json"], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["version"] == "pswap/" + pswap.__version__
+    assert os.path.exists(os.path.join(os.path.dirname(pswap.__file__), "py.typed"))
