@@ -46,7 +46,13 @@ func wheelhouse(t *testing.T) string {
 	if d := os.Getenv("PSWAP_PYWHEELHOUSE"); d != "" {
 		return d
 	}
-	return strings.TrimSpace(run(t, nil, "bash", filepath.Join(repoRoot(), "scripts", "pywheelhouse.sh")))
+	cmd := exec.Command("bash", filepath.Join(repoRoot(), "scripts", "pywheelhouse.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scripts/pywheelhouse.sh: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // TestWheelInCleanVenv builds the wheel, installs it where there is no Go
