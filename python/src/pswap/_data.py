@@ -17,6 +17,12 @@ Data = Union["pa.Table", "pa.RecordBatch", "pa.RecordBatchReader", str, "os.Path
              Sequence[Union[str, "os.PathLike[str]"]], Any]
 
 
+#: Rows per batch sent to the binary: batches are zero-copy slices, and the
+#: binary holds one batch at a time, so this bounds its memory whatever
+#: the size of the producer's chunks.
+BATCH_ROWS = 65536
+
+
 def paths_of(data: Any) -> list[str] | None:
     """The paths ``data`` names, or None when it is data."""
     if isinstance(data, (str, os.PathLike)):
@@ -65,10 +71,16 @@ def batches(data: pa.Table | pa.RecordBatch | pa.RecordBatchReader) -> tuple[pa.
     import pyarrow as pa
 
     if isinstance(data, pa.RecordBatch):
-        return data.schema, [data]
+        return data.schema, pa.Table.from_batches([data]).to_batches(max_chunksize=BATCH_ROWS)
     if isinstance(data, pa.Table):
-        return data.schema, data.to_batches()
-    return data.schema, data
+        return data.schema, data.to_batches(max_chunksize=BATCH_ROWS)
+    return data.schema, _sliced(data)
+
+
+def _sliced(reader: pa.RecordBatchReader) -> Iterable[pa.RecordBatch]:
+    for b in reader:
+        for off in range(0, max(b.num_rows, 1), BATCH_ROWS):
+            yield b.slice(off, BATCH_ROWS)
 
 
 def arrow_feeder(data: Any) -> Callable[[IO[bytes]], None]:
