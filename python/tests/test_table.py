@@ -152,6 +152,11 @@ def test_bad_input_is_not_retryable(table_url: str) -> None:
         t.commit(sample(10), partition=DAY, no_such_flag=True)
     with pytest.raises(pswap.BadInputError, match="empty input"):
         t.commit(sample(0), partition=DAY, run_id="r4")
+    # The binary refuses a large input at its first batch and stops
+    # reading: the error is its own, not a broken pipe.
+    with pytest.raises(pswap.BadInputError, match='column "id" is string'):
+        t.commit(pa.table({"id": ["x" * 50] * 500_000, "amount": [1.0] * 500_000, "name": ["a"] * 500_000}),
+                 partition=DAY, run_id="r5")
     with pytest.raises(pswap.NoDataError):
         t.history(partition="dt=2026-01-01")
     assert t.history(partition=DAY).generations[0].generation == ok.generation

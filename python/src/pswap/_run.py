@@ -87,8 +87,12 @@ def run(args: Sequence[str], *, binary: str | None = None, env: Mapping[str, str
             try:
                 feed(proc.stdin)
                 proc.stdin.close()
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the binary stopped reading: its error says why
+            except OSError as e:
+                # The binary stopped reading (a broken pipe, which pyarrow
+                # may wrap): its error says why. Any other error is the
+                # producer's, and stops the binary (below).
+                if not isinstance(e, (BrokenPipeError, ConnectionResetError)) and "Broken pipe" not in str(e):
+                    raise
     except BaseException:
         proc.kill()
         proc.wait()
