@@ -310,8 +310,8 @@ func (w *Writer) addFile(ctx context.Context, path string, format Format) error 
 	return w.addReader(ctx, f, filepath.Base(path), format)
 }
 
-// AddReader stages CSV or JSON Lines from a stream (e.g. stdin); name is
-// used in error messages.
+// AddReader stages CSV, JSON Lines, Parquet or an Arrow IPC stream
+// (FormatArrow) from a stream (e.g. stdin); name is used in error messages.
 func (w *Writer) AddReader(ctx context.Context, r io.Reader, name string, format Format) error {
 	w.startAttempt()
 	return w.keep(w.addReader(ctx, r, name, format))
@@ -323,6 +323,8 @@ func (w *Writer) addReader(ctx context.Context, r io.Reader, name string, format
 		return w.stager.AddCSV(ctx, r, name, staging.CSVOptions{})
 	case FormatJSONL:
 		return w.stager.AddJSONL(ctx, r, name)
+	case FormatArrow:
+		return w.addArrowStream(ctx, r, name) // arrowstream.go
 	case FormatParquet:
 		// Parquet needs random access to its footer: spool to a temp file.
 		tmp, err := os.CreateTemp("", "pswap-stdin-*.parquet")

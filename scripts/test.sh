@@ -191,6 +191,7 @@ background "rest catalog install" scripts/restcatalog.sh install
 background "npm ci" npm_ci
 background "engines" scripts/engines.sh
 background "orchestrators" scripts/orchestrators.sh
+background "python wheelhouse" scripts/pywheelhouse.sh
 background "staticcheck build" staticcheck_build
 
 gofmt_check() {
@@ -284,6 +285,11 @@ if await "engines"; then
 fi
 if await "orchestrators"; then
 	PSWAP_ORCHESTRATORS="$(cat "$bgdir/orchestrators.out")" && export PSWAP_ORCHESTRATORS
+fi
+# The Python package's test dependencies (integration/python installs its
+# wheel and them into a clean venv with pip --no-index).
+if await "python wheelhouse"; then
+	PSWAP_PYWHEELHOUSE="$(cat "$bgdir/python wheelhouse.out")" && export PSWAP_PYWHEELHOUSE
 fi
 # The last background step, awaited here so that the steps below give
 # their CPU time.

@@ -23,7 +23,9 @@ const commitLong = `Upload local data as one new generation of a partition and s
 atomically. Inputs are Parquet files (validated and copied as they are), CSV
 files with a header row, or JSON Lines files (both converted to Parquet),
 folders of such files (hidden and _-prefixed entries skipped), or - for
-standard input (with --input-format). All inputs must share one schema.
+standard input (with --input-format; --input-format arrow reads an Arrow IPC
+stream batch by batch, as the Python package sends it). All inputs must
+share one schema.
 
 The partition comes from --partition KEY, or from --interval START/END (the
 run's data interval) with --grain/--layout; an interval must cover exactly
@@ -89,7 +91,7 @@ type writeFlags struct {
 
 func (f *writeFlags) add(cmd *cobra.Command) {
 	f.sel.addFlags(cmd.Flags())
-	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of the inputs: csv, jsonl or parquet (default: by file extension; required for -)")
+	cmd.Flags().StringVar(&f.inputFormat, "input-format", "", "format of the inputs: csv, jsonl, parquet or arrow (an Arrow IPC stream; default: by file extension; required for -)")
 	cmd.Flags().StringVar(&f.compression, "compression", "snappy", "compression of converted Parquet files: snappy, zstd, gzip or none")
 	cmd.Flags().BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without a single row: the partition becomes empty (present, 0 rows)")
 	cmd.Flags().BoolVar(&f.evolve, "evolve-schema", false, "let the inputs add columns to the table's schema (as nullable columns; without it a new column fails with exit status 2)")

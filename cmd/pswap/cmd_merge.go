@@ -177,6 +177,9 @@ func (c *mergeCmd) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if format == pswap.FormatArrow {
+		return usagef("merge reads its input more than once: give it Parquet, CSV or JSON Lines, not --input-format arrow")
+	}
 	comp, err := parseCompression(c.compression)
 	if err != nil {
 		return err

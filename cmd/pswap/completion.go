@@ -15,7 +15,7 @@ const completionTimeout = 5 * time.Second
 var enumCompletions = map[string][]string{
 	"on-conflict":  {"fail", "overwrite"},
 	"compression":  {"snappy", "zstd", "gzip", "none"},
-	"input-format": {"csv", "jsonl", "parquet"},
+	"input-format": {"csv", "jsonl", "parquet", "arrow"},
 	"grain":        {"hour", "day", "month"},
 	"layout":       {"day", "hour", "month", "dt=2006-01-02", "dt=2006-01-02/hr=15", "year=2006/month=01/day=02"},
 }

@@ -37,8 +37,10 @@ func parseInputFormat(s string) (pswap.Format, error) {
 		return pswap.FormatCSV, nil
 	case "jsonl", "ndjson", "json":
 		return pswap.FormatJSONL, nil
+	case "arrow", "arrows", "ipc":
+		return pswap.FormatArrow, nil
 	}
-	return "", usagef("unknown --input-format %q (want csv, jsonl or parquet)", s)
+	return "", usagef("unknown --input-format %q (want csv, jsonl, parquet or arrow)", s)
 }
 
 // expandInputs resolves the input arguments to files, before anything is
@@ -57,7 +59,7 @@ func expandInputs(args []string, format pswap.Format) ([]input, error) {
 				return nil, usagef("- (stdin) given twice")
 			}
 			if format == pswap.FormatAuto {
-				return nil, usagef("reading stdin needs --input-format csv, jsonl or parquet")
+				return nil, usagef("reading stdin needs --input-format csv, jsonl, parquet or arrow")
 			}
 			stdin = true
 			out = append(out, input{path: stdinArg, size: -1, format: format, rows: -1})
@@ -83,6 +85,7 @@ func expandInputs(args []string, format pswap.Format) ([]input, error) {
 type adder interface {
 	AddPath(ctx context.Context, path string, format pswap.Format) error
 	AddReader(ctx context.Context, r io.Reader, name string, format pswap.Format) error
+	Rows() int64
 }
 
 // addInputs stages every input, advancing the progress bar (which may be
@@ -134,6 +137,12 @@ func addStream(ctx context.Context, w adder, in input, stdin io.Reader, bar *pro
 	}
 	if in.format == pswap.FormatParquet {
 		sn.hasRows = true // stdin Parquet: the stager reads the footer
+	}
+	if in.format == pswap.FormatArrow {
+		// Binary batches: whether any row went by is what the writer counted.
+		before := w.Rows()
+		err := w.AddReader(ctx, r, name, in.format)
+		return w.Rows() > before, err
 	}
 	err := w.AddReader(ctx, sn, name, in.format)
 	return sn.hasRows, err
