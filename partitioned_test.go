@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -200,11 +201,17 @@ func TestCommitPartitionedRequests(t *testing.T) {
 			if p := count(log.puts, "/pointer.json"); p != n {
 				t.Errorf("%d PUTs of pointers, want %d", p, n)
 			}
+			if p := len(slices.DeleteFunc(slices.Clone(log.puts), func(k string) bool { return !strings.Contains(k, "/attempts/") })); p != n {
+				t.Errorf("%d PUTs of attempt records, want %d (one each, none rewritten)", p, n)
+			}
 			checkPartitions(t, table, n, 0)
 		})
 	}
-	if d := totals[12] - totals[6]; d != 4*6 {
-		t.Fatalf("requests: %d for 6 partitions, %d for 12: %d per partition more, want 4", totals[6], totals[12], d/6)
+	// Per partition: its data, its attempt record (the audit's, sent
+	// beside the data), manifest and pointer PUTs, and the publish's read
+	// of its pointer.
+	if d := totals[12] - totals[6]; d != 5*6 {
+		t.Fatalf("requests: %d for 6 partitions, %d for 12: %d per partition more, want 5", totals[6], totals[12], d/6)
 	}
 }
 

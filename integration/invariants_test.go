@@ -303,7 +303,8 @@ func (e *tableEnv) checkLayout(t testing.TB) {
 
 // layoutKey reports whether key (relative to the table root) is something
 // pswap may write: a partition's pointer.json, manifests/<gen>.json,
-// gen/<gen>/<file>, staged/<gen>.json in either layout (package layout),
+// gen/<gen>/<file>, staged/<gen>.json, attempts/<gen>.json in either
+// layout (package layout), an append's runs/<hash>.json, a fold marker,
 // plus the file store's temporary and lock files.
 func (e *tableEnv) layoutKey(key string) bool {
 	if e.allowKey != nil && e.allowKey(key) {
@@ -323,16 +324,22 @@ func (e *tableEnv) layoutKey(key string) bool {
 		(strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
 		return true
 	}
+	if _, _, ok := layout.ParseFoldKey(key); ok { // an Iceberg publish's fold marker
+		return true
+	}
 	part, ok := layout.PartitionOf(key)
 	if !ok {
 		return false
+	}
+	if r, ok := strings.CutPrefix(key, layout.RunsPrefix(part)); ok { // an append's run record
+		return strings.HasSuffix(r, ".json") && !strings.Contains(r, "/")
 	}
 	if base := path.Base(key); e.kind == "file" && strings.HasPrefix(base, ".") &&
 		(strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
 		return store.ValidateKey(path.Dir(key)) == nil
 	}
 	switch k, g := layout.Classify(part, key); k {
-	case layout.KindPointer, layout.KindManifest, layout.KindStaged:
+	case layout.KindPointer, layout.KindManifest, layout.KindStaged, layout.KindAttempt:
 		return true
 	case layout.KindData:
 		f := strings.TrimPrefix(key, layout.DataPrefix(part, g))

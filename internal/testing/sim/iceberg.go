@@ -2,12 +2,15 @@ package sim
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strconv"
@@ -230,7 +233,14 @@ func (w *World) groupMembers(m iceManifest) (map[string]string, error) {
 				Partition, Generation string
 			}
 		}
-		if err := json.Unmarshal(rd.Metadata()["pswap.members"], &doc); err != nil {
+		raw := rd.Metadata()["pswap.members"]
+		if z, ok := rd.Metadata()["pswap.members.deflate"]; ok {
+			// A cold manifest's members: deflated, in base64.
+			if raw, err = inflateBase64(z); err != nil {
+				return members{err: err}
+			}
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
 			return members{err: err}
 		}
 		out.gens = map[string]string{}
@@ -787,4 +797,16 @@ func (w *World) iceReadOnce(ctx context.Context, a *actor, spec ReaderSpec) stri
 		}
 	}
 	return "complete"
+}
+
+// inflateBase64 reads what a cold manifest's pswap.members.deflate holds:
+// a document deflated (RFC 1951), in standard base64.
+func inflateBase64(b64 []byte) ([]byte, error) {
+	z, err := base64.StdEncoding.DecodeString(string(b64))
+	if err != nil {
+		return nil, err
+	}
+	r := flate.NewReader(bytes.NewReader(z))
+	defer r.Close()
+	return io.ReadAll(r)
 }
