@@ -102,6 +102,11 @@ func parse(u *url.URL) (Config, error) {
 		return Config{}, err
 	}
 	base := url.URL{Scheme: strings.TrimPrefix(u.Scheme, "rest+"), Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	if _, err := url.Parse(base.String()); err != nil {
+		// A host Go's parser takes in the rest+ URL but not in the
+		// catalog's own (rest+http://::): refused here, not by the client.
+		return Config{}, fmt.Errorf("%w: host %q is not a valid host[:port]", catalog.ErrBadURL, u.Host)
+	}
 	cfg := Config{
 		URI:             base.String(),
 		Namespace:       strings.Split(n.Namespace, "."),
