@@ -130,33 +130,7 @@ EOT
 }
 
 cmd_stop() {
-	local envfile="${1:?usage: $0 stop ENVFILE}"
-	[[ -f "$envfile" ]] || die "no env file $envfile"
-	local pid data state i
-	pid="$(sed -n 's/^AZURITE_PID=//p' "$envfile")"
-	data="$(sed -n 's/^AZURITE_DATA_DIR=//p' "$envfile")"
-	state="$(sed -n 's/^AZURITE_STATE_DIR=//p' "$envfile")"
-	if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
-		# Only kill the process if it still is our Azurite.
-		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "--location $data"; then
-			kill -TERM "$pid" 2>/dev/null || true
-			for ((i = 0; i < 100; i++)); do
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
-			done
-			if kill -0 "$pid" 2>/dev/null; then
-				kill -KILL "$pid" 2>/dev/null || true
-			fi
-		else
-			log "pid $pid is not the Azurite started with $envfile; not killing it"
-		fi
-	fi
-	if [[ -n "$state" && -d "$state" && "$(basename "$state")" == pswap-azurite.* ]]; then
-		rm -rf "$state"
-	elif [[ -n "$data" && -d "$data" ]]; then
-		rm -rf "$data"
-	fi
-	rm -f "$envfile"
+	stop_server "${1:?usage: $0 stop ENVFILE}" AZURITE "Azurite" --location
 }
 
 case "${1:-}" in

@@ -55,3 +55,40 @@ maven() {
 	mkdir -p "$root"
 	flock "$root/.maven.lock" mvn "$@"
 }
+
+# stop_server ENVFILE VAR NAME FLAG stops a server that a script's start
+# launched, and removes what that start created. The env file names the
+# server's pid (VAR_PID), its data folder (VAR_DATA_DIR) and the temporary
+# folder holding both (VAR_STATE_DIR). The process is stopped (TERM, then
+# KILL after 10 s) only while its command line still reads "FLAG
+# <data folder>", that is, while it still is that server; then the state
+# folder (only a pswap-<var in lower case>.* temporary folder) or else the
+# data folder, and the env file, are removed.
+stop_server() {
+	local envfile="$1" var="$2" name="$3" flag="$4"
+	[[ -f "$envfile" ]] || die "no env file $envfile"
+	local pid data state i
+	pid="$(sed -n "s/^${var}_PID=//p" "$envfile")"
+	data="$(sed -n "s/^${var}_DATA_DIR=//p" "$envfile")"
+	state="$(sed -n "s/^${var}_STATE_DIR=//p" "$envfile")"
+	if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$flag $data"; then
+			kill -TERM "$pid" 2>/dev/null || true
+			for ((i = 0; i < 100; i++)); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.1
+			done
+			if kill -0 "$pid" 2>/dev/null; then
+				kill -KILL "$pid" 2>/dev/null || true
+			fi
+		else
+			log "pid $pid is not the $name started with $envfile; not killing it"
+		fi
+	fi
+	if [[ -n "$state" && -d "$state" && "$(basename "$state")" == "pswap-${var,,}."* ]]; then
+		rm -rf "$state"
+	elif [[ -n "$data" && -d "$data" ]]; then
+		rm -rf "$data"
+	fi
+	rm -f "$envfile"
+}

@@ -153,34 +153,7 @@ EOF
 }
 
 cmd_stop() {
-	local envfile="${1:?usage: $0 stop ENVFILE}"
-	[[ -f "$envfile" ]] || die "no env file $envfile"
-	local pid data state i
-	pid="$(sed -n 's/^MINIO_PID=//p' "$envfile")"
-	data="$(sed -n 's/^MINIO_DATA_DIR=//p' "$envfile")"
-	state="$(sed -n 's/^MINIO_STATE_DIR=//p' "$envfile")"
-	if [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null; then
-		# Only kill the process if it still is our MinIO server.
-		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "server $data"; then
-			kill -TERM "$pid" 2>/dev/null || true
-			for ((i = 0; i < 100; i++)); do
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
-			done
-			if kill -0 "$pid" 2>/dev/null; then
-				kill -KILL "$pid" 2>/dev/null || true
-			fi
-		else
-			log "pid $pid is not the MinIO server started with $envfile; not killing it"
-		fi
-	fi
-	# Remove only what start created: a pswap-minio.* temp directory.
-	if [[ -n "$state" && -d "$state" && "$(basename "$state")" == pswap-minio.* ]]; then
-		rm -rf "$state"
-	elif [[ -n "$data" && -d "$data" ]]; then
-		rm -rf "$data"
-	fi
-	rm -f "$envfile"
+	stop_server "${1:?usage: $0 stop ENVFILE}" MINIO "MinIO server" server
 }
 
 case "${1:-}" in
