@@ -57,12 +57,8 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 	}
 	if host, _, _ := strings.Cut(rest, "/"); strings.Contains(host, "@") {
 		// Never echo the URL: its userinfo is a credential.
-		if strings.EqualFold(scheme, "gs") {
-			return nil, fmt.Errorf("%w: gs://[REDACTED]@...: credentials in a table URL are refused (the URL is not shown); "+
-				"use GOOGLE_APPLICATION_CREDENTIALS or another source of Application Default Credentials", ErrBadURL)
-		}
-		return nil, fmt.Errorf("%w: %s://[REDACTED]@...: credentials in a table URL are refused (the URL is not shown); "+
-			"use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or another source of the AWS credential chain", ErrBadURL, strings.ToLower(schemeText(scheme)))
+		return nil, fmt.Errorf("%w: %s://[REDACTED]@...: credentials in a table URL are refused (the URL is not shown); %s",
+			ErrBadURL, strings.ToLower(schemeText(scheme)), credentialHint(scheme))
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
@@ -102,6 +98,18 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 		return nil, fmt.Errorf("%w: %q: unknown scheme %q; did you mean %q?", ErrBadURL, rawURL, scheme, s+"://"+rest)
 	}
 	return nil, fmt.Errorf("%w: %q: unknown scheme %q (want s3://, gs://, az://, file:// or a path)", ErrBadURL, rawURL, scheme)
+}
+
+// credentialHint says where a scheme's store takes its credentials from,
+// for the error of a table URL that carries some.
+func credentialHint(scheme string) string {
+	switch strings.ToLower(scheme) {
+	case "gs":
+		return "use GOOGLE_APPLICATION_CREDENTIALS or another source of Application Default Credentials"
+	case "az":
+		return "use AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN"
+	}
+	return "use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or another source of the AWS credential chain"
 }
 
 // knownSchemes are the URL schemes OpenStore accepts.

@@ -54,4 +54,9 @@ func TestOpenStoreAzureURLs(t *testing.T) {
 			t.Errorf("OpenStore(%q): %v, want ErrBadURL", url, err)
 		}
 	}
+	// Credentials in an az:// URL: the hint names Azure's variables, not AWS's.
+	if _, err := pswap.OpenStore(ctx, "az://SECRETKEY0123@lake/sales", opts); err == nil ||
+		!strings.Contains(err.Error(), "AZURE_STORAGE_CONNECTION_STRING") || strings.Contains(err.Error(), "AWS_") {
+		t.Errorf("OpenStore with credentials in an az:// URL: %v, want Azure's credential hint", err)
+	}
 }
