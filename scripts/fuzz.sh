@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A short fuzz run of every Fuzz target of the module (or of the packages
-# given), one target at a time, each for $PSWAP_FUZZ_TIME (default 10s).
+# given), each for $PSWAP_FUZZ_TIME (default 10s) with one worker, two
+# targets of two packages at a time ($PSWAP_FUZZ_JOBS).
 # The seed corpora (f.Add and testdata/fuzz) always run as part of the
 # normal tests; this explores beyond them. A failure leaves its input under
 # the package's testdata/fuzz/<Target>/ (commit it as a regression seed) and
@@ -11,8 +12,8 @@
 #   PSWAP_FUZZ_TIME=500x scripts/fuzz.sh   # a fixed number of executions
 #
 # Each package's fuzzing test binary (coverage-instrumented, as `go test
-# -fuzz` builds it) is built once, two packages at a time, and every target
-# of the package runs from that binary in the package's folder with go
+# -fuzz` builds it) is built once, and every target of the package runs
+# from that binary in the package's folder with go
 # test's own fuzz cache ($GOCACHE/fuzz/<import path>), so the inputs found
 # interesting are kept across runs exactly as `go test -fuzz` keeps them.
 # One `go test -fuzz` per target instead linked the package's binary again
@@ -40,44 +41,40 @@ while read -r dir pkg; do
 	pnames+=("$(tr "\n" " " <<<"$names")")
 done < <(go list -f '{{.Dir}} {{.ImportPath}}' "${pkgs[@]}")
 
-# Build every binary, two at a time (the machines have two cores; linking
-# is mostly one thread). A package that fails to build fails its targets.
-start=$SECONDS
-build() { # index
-	local i="$1"
-	if ! go test -c -fuzz=. -o "$bin/$i.test" "${ppath[$i]}" >"$bin/$i.build.log" 2>&1; then
+# One job per package, $PSWAP_FUZZ_JOBS (default 2: the machines have two
+# cores) at a time: build the package's binary, then run its targets one
+# after another, each with one fuzzing worker. Two one-worker targets at
+# once explore as much per second as one two-worker target, while one
+# job's link or a target's start-up (reading its corpus, gathering its
+# baseline coverage) overlaps the other's fuzzing. A package that fails to
+# build fails its targets. Each job's lines are printed when it ends.
+JOBS="${PSWAP_FUZZ_JOBS:-2}"
+# No DWARF in the binaries: links take a quarter less CPU, and panics and
+# failures still print their stacks (the runtime's own tables).
+LDFLAGS="-w"
+fuzz_package() { # index
+	local i="$1" pkg="${ppath[$1]}" name log start status n out="$bin/$1.out" res="$bin/$1.res"
+	start=$SECONDS
+	if ! go test -c -fuzz=. -ldflags="$LDFLAGS" -o "$bin/$i.test" "$pkg" >"$bin/$i.build.log" 2>&1; then
 		rm -f "$bin/$i.test"
 	fi
-}
-running=0
-for i in "${!ppath[@]}"; do
-	if ((running >= 2)); then
-		wait -n || true
-		running=$((running - 1))
-	fi
-	build "$i" &
-	running=$((running + 1))
-done
-wait
-echo "fuzz: built ${#ppath[@]} test binaries in $((SECONDS - start))s"
-
-targets=0 failed=0 execs=0
-for i in "${!ppath[@]}"; do
-	pkg="${ppath[$i]}"
+	echo "fuzz $pkg: built in $((SECONDS - start))s" >"$out"
+	: >"$res"
 	for name in ${pnames[$i]}; do
-		targets=$((targets + 1))
 		if [[ ! -x "$bin/$i.test" ]]; then
-			echo "fuzz $pkg $name: FAILED, the test binary did not build"
-			tail -n 40 "$bin/$i.build.log"
-			failed=$((failed + 1))
+			{
+				echo "fuzz $pkg $name: FAILED, the test binary did not build"
+				tail -n 40 "$bin/$i.build.log"
+			} >>"$out"
+			echo "1 0" >>"$res"
 			continue
 		fi
-		log="$bin/run.log"
+		log="$bin/$i.run.log"
 		start=$SECONDS
 		# As go test runs it: in the package's folder (testdata/fuzz is
 		# relative to it), with go test's fuzz cache.
 		if (cd "${pdir[$i]}" && "$bin/$i.test" -test.paniconexit0 -test.timeout="$TIMEOUT" \
-			-test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$FUZZTIME" \
+			-test.run='^$' -test.fuzz="^${name}\$" -test.fuzztime="$FUZZTIME" -test.parallel=1 \
 			-test.fuzzcachedir="$fuzzcache/$pkg") >"$log" 2>&1; then
 			status=ok
 		elif grep -q 'context deadline exceeded' "$log" && ! grep -q -e 'Failing input written' -e '^panic:' "$log"; then
@@ -87,17 +84,41 @@ for i in "${!ppath[@]}"; do
 			status="ok (engine deadline)"
 		else
 			status=FAILED
-			failed=$((failed + 1))
 		fi
 		# The last progress line: "fuzz: elapsed: 10s, execs: 123456 (...)".
 		n="$(sed -n 's/.*execs: \([0-9][0-9]*\).*/\1/p' "$log" | tail -n 1)"
-		execs=$((execs + ${n:-0}))
-		echo "fuzz $pkg $name: $status, ${n:-0} executions ($((SECONDS - start))s)"
+		echo "fuzz $pkg $name: $status, ${n:-0} executions ($((SECONDS - start))s)" >>"$out"
 		if [[ "$status" != ok* ]]; then
-			tail -n 40 "$log"
+			tail -n 40 "$log" >>"$out"
+			echo "1 ${n:-0}" >>"$res"
+		else
+			echo "0 ${n:-0}" >>"$res"
 		fi
 	done
+	rm -f "$bin/$i.test"
+	cat "$out"
+}
+
+start=$SECONDS
+running=0
+for i in "${!ppath[@]}"; do
+	if ((running >= JOBS)); then
+		wait -n || true
+		running=$((running - 1))
+	fi
+	fuzz_package "$i" &
+	running=$((running + 1))
+done
+wait
+
+targets=0 failed=0 execs=0
+for i in "${!ppath[@]}"; do
+	while read -r f n; do
+		targets=$((targets + 1))
+		failed=$((failed + f))
+		execs=$((execs + n))
+	done <"$bin/$i.res"
 done
 
-echo "fuzz: $targets targets, $execs executions, $failed failed (each for $FUZZTIME)"
+echo "fuzz: $targets targets in ${#ppath[@]} packages, $execs executions, $failed failed (each for $FUZZTIME, $JOBS at a time, in $((SECONDS - start))s)"
 ((failed == 0))

@@ -1,19 +1,16 @@
 package sim
 
 import (
-	"os"
 	"testing"
 )
 
 // TestSeedsGenerations runs the scenarios on a store whose version tokens
 // are GCS generation numbers (Config.Generations): a rewrite of the same
 // bytes, or a copy, gets a new token, where S3's ETag (the MD5) repeats.
-// No invariant may depend on the tokens' repeating.
+// No invariant may depend on the tokens' repeating. PSWAP_SIM_SEEDS seeds
+// (default 60, a quarter under -race, 20 with -short).
 func TestSeedsGenerations(t *testing.T) {
-	n := envInt(t, "PSWAP_SIM_SEEDS", 60)
-	if testing.Short() && os.Getenv("PSWAP_SIM_SEEDS") == "" {
-		n = 20
-	}
+	n := envInt(t, "PSWAP_SIM_SEEDS", defaultSeeds(60, 20))
 	failed, steps := 0, 0
 	for seed := uint64(1); seed <= n; seed++ {
 		cfg := Scenario(seed)

@@ -1,19 +1,16 @@
 package sim
 
 import (
-	"os"
 	"testing"
 	"time"
 )
 
 // TestLegacySeeds runs the seeds whose tables start in the legacy layout
-// (Config.LegacyGens): the writers, GC and the migrators move their
+// (Config.LegacyGens), PSWAP_SIM_SEEDS of them (default 200, a quarter
+// under -race, 40 with -short): the writers, GC and the migrators move their
 // partitions while every other actor runs, and every invariant holds.
 func TestLegacySeeds(t *testing.T) {
-	n := envInt(t, "PSWAP_SIM_SEEDS", 200)
-	if testing.Short() && os.Getenv("PSWAP_SIM_SEEDS") == "" {
-		n = 40
-	}
+	n := envInt(t, "PSWAP_SIM_SEEDS", defaultSeeds(200, 40))
 	first := envInt(t, "PSWAP_SIM_SEED", 1)
 	start := time.Now()
 	var ran uint64
