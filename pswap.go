@@ -79,6 +79,10 @@ var (
 	ErrEmptyCommit        = swap.ErrEmptyCommit
 	ErrGenerationNotFound = swap.ErrGenerationNotFound
 	ErrBucketNotFound     = store.ErrBucketNotFound
+	// ErrCorruptPointer: a partition's pointer cannot be read (also
+	// ErrCorrupt); Audit, and the CLI's ls and status, carry on past it and
+	// end with one error of it that names each such partition.
+	ErrCorruptPointer = swap.ErrCorruptPointer
 )
 
 // IsRetryable reports whether err is worth retrying after a backoff (a

@@ -64,16 +64,16 @@ func readPointerAt(ctx context.Context, st store.Store, part, key string) (Base,
 	}
 	p, err := manifest.DecodePointer(data)
 	if err != nil {
-		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(key), ErrCorrupt, err)
+		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(key), ErrCorruptPointer, err)
 	}
 	if p.Partition != part {
-		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(key), ErrCorrupt, p.Partition)
+		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(key), ErrCorruptPointer, p.Partition)
 	}
 	if p.MovedTo != "" && key != layout.LegacyPointerKey(part) {
-		return Base{}, fmt.Errorf("%s: %w: a live pointer carries moved_to", st.URI(key), ErrCorrupt)
+		return Base{}, fmt.Errorf("%s: %w: a live pointer carries moved_to", st.URI(key), ErrCorruptPointer)
 	}
 	if p.MovedTo != "" && p.MovedTo != layout.PointerKey(part) {
-		return Base{}, fmt.Errorf("%s: %w: moved to %q, not to %q", st.URI(key), ErrCorrupt, p.MovedTo, layout.PointerKey(part))
+		return Base{}, fmt.Errorf("%s: %w: moved to %q, not to %q", st.URI(key), ErrCorruptPointer, p.MovedTo, layout.PointerKey(part))
 	}
 	return Base{Pointer: p, ETag: a.ETag, ModTime: a.ModTime, Raw: data}, nil
 }
