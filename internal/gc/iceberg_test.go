@@ -186,7 +186,7 @@ func raceGCWithPublisher(t *testing.T) {
 					return
 				}
 				commits.Add(1)
-				time.Sleep(100 * time.Millisecond)
+				time.Sleep(250 * time.Millisecond)
 			}
 		})
 	}
