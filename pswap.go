@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/azstore"
@@ -79,6 +80,14 @@ var (
 	ErrEmptyCommit        = swap.ErrEmptyCommit
 	ErrGenerationNotFound = swap.ErrGenerationNotFound
 	ErrBucketNotFound     = store.ErrBucketNotFound
+	// ErrCorruptPointer: a partition's pointer cannot be read (also
+	// ErrCorrupt); Audit, and the CLI's ls and status, carry on past it and
+	// end with one error of it that names each such partition.
+	ErrCorruptPointer = swap.ErrCorruptPointer
+	// ErrNewerFormat: a document on the store (a pointer, a manifest,
+	// table.json, the Iceberg metadata) was written by a newer pswap, of a
+	// format this one does not know: upgrade pswap to read it.
+	ErrNewerFormat = strictjson.ErrNewerFormat
 )
 
 // IsRetryable reports whether err is worth retrying after a backoff (a

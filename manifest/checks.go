@@ -247,6 +247,11 @@ func checkVersion(doc, v string) (newerMinor bool, err *Error) {
 	if !ok {
 		return false, invalid(doc, "version", v, `must have the form "major.minor"`)
 	}
+	if major > ourMajor {
+		e := invalid(doc, "version", v, "unsupported major version %d (this reader knows %d): %s", major, ourMajor, strictjson.NewerFormatProblem(v))
+		e.Err, e.Cause = ErrUnsupportedVersion, strictjson.ErrNewerFormat
+		return false, e
+	}
 	if major != ourMajor {
 		e := invalid(doc, "version", v, "unsupported major version %d (this reader knows %d)", major, ourMajor)
 		e.Err = ErrUnsupportedVersion

@@ -27,7 +27,10 @@
 // file, times in UTC, a trailing newline; equal values encode to equal bytes.
 //
 // The "version" field is "major.minor". A reader rejects a document of
-// another major version (ErrUnsupportedVersion). A higher minor version may
+// another major version (ErrUnsupportedVersion); one of a higher major was
+// written by a newer pswap, and the refusal says so ("written by a newer
+// pswap (format 2.0); upgrade pswap to read it", strictjson.ErrNewerFormat,
+// the words every pswap document's reader uses). A higher minor version may
 // only add optional fields: a reader ignores fields it does not know in a
 // document of a higher minor version, and rejects them in a document of its
 // own (or a lower) minor version, where they can only be typos or tampering.
@@ -204,5 +207,5 @@
 //	manifest: files[3].path "../x": escapes the generation prefix
 //
 // All of them match ErrInvalid with errors.Is; an unknown major version also
-// matches ErrUnsupportedVersion.
+// matches ErrUnsupportedVersion, and a higher one strictjson.ErrNewerFormat.
 package manifest

@@ -112,7 +112,7 @@ func ExampleDecode_errors() {
 			"unsupported version:", errors.Is(err, manifest.ErrUnsupportedVersion))
 	}
 	// Output:
-	// manifest: version "2.0": unsupported major version 2 (this reader knows 1)
+	// manifest: version "2.0": unsupported major version 2 (this reader knows 1): written by a newer pswap (format 2.0); upgrade pswap to read it
 	//   invalid: true unsupported version: true
 	// manifest: document: truncated JSON
 	//   invalid: true unsupported version: false

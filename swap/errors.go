@@ -1,6 +1,11 @@
 package swap
 
-import "github.com/pswap/pswap/internal/errkind"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pswap/pswap/internal/errkind"
+)
 
 // Sentinel errors, checked with errors.Is. Each also matches one of pswap's
 // error kinds, which package pswap re-exports (pswap.ErrConflict,
@@ -34,4 +39,40 @@ var (
 	// ErrCorrupt: a pointer or manifest on the store is malformed or does not
 	// match what refers to it (tampering, or a bug). Kind: corrupt.
 	ErrCorrupt = errkind.New("corrupt partition metadata", errkind.ErrCorrupt)
+	// ErrCorruptPointer: a partition's pointer cannot be read (it does not
+	// decode, or does not name its partition). It matches ErrCorrupt; the
+	// error names the partition. Kind: corrupt.
+	ErrCorruptPointer = errkind.New("pointer cannot be read", ErrCorrupt)
 )
+
+// CorruptPointer is one partition whose pointer cannot be read, and why
+// (an error matching ErrCorruptPointer).
+type CorruptPointer struct {
+	Partition string
+	Err       error
+}
+
+// maxCorruptNamed bounds the partitions CorruptPointersError names.
+const maxCorruptNamed = 10
+
+// CorruptPointersError is the one error of a listing (ls, status, the
+// audit) that met partitions whose pointer cannot be read and carried on
+// past them: it matches ErrCorruptPointer (so ErrCorrupt), counts them
+// and names the first ten, each with what is wrong. others says what
+// became of the other partitions ("every other partition was read"). It is
+// nil when bad is empty.
+func CorruptPointersError(bad []CorruptPointer, others string) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	lines := make([]string, 0, min(len(bad), maxCorruptNamed+1))
+	for i, c := range bad {
+		if i == maxCorruptNamed {
+			lines = append(lines, fmt.Sprintf("  and %d more", len(bad)-i))
+			break
+		}
+		lines = append(lines, "  "+c.Partition+": "+c.Err.Error())
+	}
+	return fmt.Errorf("%w: %d partition(s) with a pointer that cannot be read (%s):\n%s",
+		ErrCorruptPointer, len(bad), others, strings.Join(lines, "\n"))
+}

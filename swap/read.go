@@ -12,6 +12,7 @@ import (
 	"github.com/pswap/pswap/internal/layout"
 
 	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
@@ -64,16 +65,16 @@ func readPointerAt(ctx context.Context, st store.Store, part, key string) (Base,
 	}
 	p, err := manifest.DecodePointer(data)
 	if err != nil {
-		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(key), ErrCorrupt, err)
+		return Base{}, fmt.Errorf("%s: %w: %w", st.URI(key), ErrCorruptPointer, err)
 	}
 	if p.Partition != part {
-		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(key), ErrCorrupt, p.Partition)
+		return Base{}, fmt.Errorf("%s: %w: pointer names partition %q", st.URI(key), ErrCorruptPointer, p.Partition)
 	}
 	if p.MovedTo != "" && key != layout.LegacyPointerKey(part) {
-		return Base{}, fmt.Errorf("%s: %w: a live pointer carries moved_to", st.URI(key), ErrCorrupt)
+		return Base{}, fmt.Errorf("%s: %w: a live pointer carries moved_to", st.URI(key), ErrCorruptPointer)
 	}
 	if p.MovedTo != "" && p.MovedTo != layout.PointerKey(part) {
-		return Base{}, fmt.Errorf("%s: %w: moved to %q, not to %q", st.URI(key), ErrCorrupt, p.MovedTo, layout.PointerKey(part))
+		return Base{}, fmt.Errorf("%s: %w: moved to %q, not to %q", st.URI(key), ErrCorruptPointer, p.MovedTo, layout.PointerKey(part))
 	}
 	return Base{Pointer: p, ETag: a.ETag, ModTime: a.ModTime, Raw: data}, nil
 }
@@ -213,6 +214,41 @@ type ListOptions struct {
 	// defaultListReadAttempts): a transient failure of one read repeats
 	// that read, after a backoff, not the listing.
 	MaxAttempts int
+	// Columns are the names of the table's partition columns in key order
+	// (table.json's, see TableListOptions), or nil when unknown. Given,
+	// the walk reads a pointer only in a folder of the layout's depth
+	// whose every column is the table's at its place: a folder above the
+	// partitions (dt=X of dt=X/hr=Y) is listed without a GET of a
+	// pointer, and a folder of another layout is not pswap's.
+	Columns []string
+	// NoLegacy says that the table was created in the table-level layout
+	// (table.json's layout 2): it has no partition of the legacy layout,
+	// and the walk of the root for them is left out.
+	NoLegacy bool
+}
+
+// TableListOptions returns the ListOptions of the table whose root st is,
+// from its table.json (one GET): its partition columns and whether it can
+// hold legacy partitions. A table without one, or with one that does not
+// decode (which writers refuse), gets the zero options: the listing walks
+// every folder named like a key, in both layouts.
+func TableListOptions(ctx context.Context, st store.Store) (ListOptions, error) {
+	var doc *tablemeta.Table
+	err := retry.Policy{MaxAttempts: defaultListReadAttempts}.Do(ctx, store.IsRetryable, func(int) (err error) {
+		doc, _, err = tablemeta.Read(ctx, st)
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, tablemeta.ErrInvalid):
+		return ListOptions{}, nil
+	case err != nil:
+		return ListOptions{}, fmt.Errorf("list partitions: %w", err)
+	}
+	o := ListOptions{NoLegacy: doc.Layout == tablemeta.LayoutTable}
+	for _, c := range doc.PartitionColumns {
+		o.Columns = append(o.Columns, c.Name)
+	}
+	return o, nil
 }
 
 // ListPointers is ListPointersWith with the default options.
@@ -251,11 +287,17 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 		attempts = defaultListReadAttempts
 	}
 	w := &walker{st: st, reads: retry.Policy{MaxAttempts: attempts}}
+	w.cols = opts.Columns
 	out, err := w.walk(ctx, layout.PartitionsRoot, prefix, nil, func(ctx context.Context, part string) (Base, error) {
 		return readPointerAt(ctx, st, part, layout.PointerKey(part))
 	})
 	if err != nil {
 		return nil, err
+	}
+	if opts.NoLegacy {
+		// Created in the table-level layout: no legacy partition.
+		slices.SortFunc(out, func(a, b Listed) int { return strings.Compare(a.Partition, b.Partition) })
+		return out, nil
 	}
 	found := make(map[string]bool, len(out))
 	for _, l := range out {
@@ -276,6 +318,24 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 type walker struct {
 	st    store.Store
 	reads retry.Policy
+	// cols are the table's partition columns (ListOptions.Columns), nil
+	// when unknown: then every folder named like a key may be a
+	// partition, and a folder without a pointer is walked into.
+	cols []string
+}
+
+// depth is the number of columns of folder part when each names the
+// table's column at its place (ok false when one does not, or when there
+// are more than the table's).
+func (w *walker) depth(part string) (n int, ok bool) {
+	for seg := range strings.SplitSeq(part, "/") {
+		name, _, _ := strings.Cut(seg, "=")
+		if n >= len(w.cols) || name != w.cols[n] {
+			return 0, false
+		}
+		n++
+	}
+	return n, true
 }
 
 // walk finds the partitions under root+prefix whose pointer read gives a
@@ -336,6 +396,23 @@ func (w *walker) walk(ctx context.Context, root, prefix string, skip map[string]
 			part, leaf := c.part, c.leaf
 			if skip[part] {
 				continue
+			}
+			if w.cols != nil {
+				// The table's layout: a folder above the partitions is
+				// walked into without a read, a partition's is read and
+				// never walked into, and any other is not pswap's.
+				d, ok := w.depth(part)
+				if !ok {
+					continue
+				}
+				if d < len(w.cols) {
+					if !leaf {
+						wg.Add(1)
+						go func() { defer wg.Done(); visit(part+"/", "") }()
+					}
+					continue
+				}
+				leaf = true
 			}
 			if partition.Validate(part) != nil {
 				if !leaf && strings.Contains(part[strings.LastIndex(part, "/")+1:], "=") {

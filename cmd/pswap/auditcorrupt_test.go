@@ -58,6 +58,10 @@ func TestAuditCarriesOnPastACorruptPointer(t *testing.T) {
 	if !strings.Contains(errOut, "1 partition(s) with a pointer that cannot be read") || !strings.Contains(errOut, bad) {
 		t.Errorf("stderr does not name the damaged partition: %s", errOut)
 	}
+	// The same error as ls and status: the same repair hint.
+	if !strings.Contains(errOut, "hint:") || !strings.Contains(errOut, "restore that object") {
+		t.Errorf("audit's error has no repair hint (ls and status give one): %s", errOut)
+	}
 
 	code, out, errOut = invoke(t, nil, "", "audit", "--table", table, "--publish", "--json")
 	if code != exitFailure {

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,23 +123,16 @@ const (
 )
 
 // corruptError is the error that ends a listing which found partitions
-// whose pointer cannot be read (nil when there are none): exit 1, code
-// "corrupt", naming each with what is wrong, and a hint on how to repair
-// it (errorHint). The report was printed in full before it.
+// whose pointer cannot be read (nil when there are none): swap's one error
+// for them (ErrCorruptPointer, as the audit's), exit 1, code "corrupt",
+// naming each with what is wrong, and a hint on how to repair it
+// (errorHint). The report was printed in full before it.
 func corruptError(bad []partitionJSON) error {
-	if len(bad) == 0 {
-		return nil
-	}
-	lines := make([]string, 0, len(bad))
+	list := make([]swap.CorruptPointer, len(bad))
 	for i, p := range bad {
-		if i == 10 {
-			lines = append(lines, fmt.Sprintf("  and %d more", len(bad)-i))
-			break
-		}
-		lines = append(lines, "  "+p.Partition+": "+p.Error)
+		list[i] = swap.CorruptPointer{Partition: p.Partition, Err: errors.New(p.Error)}
 	}
-	return &corruptPointers{fmt.Errorf("%w: %d partition(s) with a pointer that cannot be read (every other partition was read):\n%s",
-		pswap.ErrCorrupt, len(bad), strings.Join(lines, "\n"))}
+	return swap.CorruptPointersError(list, "every other partition was read")
 }
 
 // prefixNote qualifies "no committed partition" by a --prefix.

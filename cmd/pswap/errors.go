@@ -15,6 +15,7 @@ import (
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
+	"github.com/pswap/pswap/swap"
 )
 
 // Exit statuses: the CLI contract scripts depend on.
@@ -205,7 +206,7 @@ func errorHint(err error) string {
 	case errors.Is(err, filestore.ErrNoSpace):
 		return "the disk that holds the table is full: free space on it (or point --table elsewhere), then re-run the same command " +
 			"(with the same --run-id); nothing was half-written: every object goes to a temporary file first, and the partition still shows what it showed before"
-	case errors.As(err, new(*corruptPointers)):
+	case errors.Is(err, swap.ErrCorruptPointer):
 		return "a pointer (_pswap/p/KEY/pointer.json, or KEY/_pswap/pointer.json in a table not yet moved to that layout) " +
 			"was damaged outside pswap, which never overwrites one it cannot read; " +
 			"restore that object from the store's versioning or a backup (S3: copy its previous version back), " +
@@ -293,14 +294,6 @@ type errorBody struct {
 func newErrorDoc(err error, code int) errorDoc {
 	return errorDoc{errorBody{Code: errorCode(err), Exit: code, Message: errorMessage(err), Hint: errorHint(err)}}
 }
-
-// corruptPointers: ls or status found partitions whose pointer cannot be
-// read (and listed the others); it wraps pswap.ErrCorrupt. Its hint says
-// how to repair one.
-type corruptPointers struct{ err error }
-
-func (e *corruptPointers) Error() string { return e.err.Error() }
-func (e *corruptPointers) Unwrap() error { return e.err }
 
 // errTimeout: the command ran out of --timeout.
 var errTimeout = errors.New("timed out")

@@ -370,7 +370,7 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 	}
 	per := make([][]Row, len(parts))
 	errs := make([]error, len(parts))
-	corrupt := make([]string, len(parts))
+	corrupt := make([]error, len(parts))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, opts.conc())
 	for i, p := range parts {
@@ -385,7 +385,7 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 			}
 			per[i] = Derive(f, dopts)
 			if f.Corrupt != nil {
-				corrupt[i] = f.Corrupt.Error()
+				corrupt[i] = f.Corrupt
 			}
 		}()
 	}
@@ -397,29 +397,19 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 	for _, r := range per {
 		rows = append(rows, r...)
 	}
-	return rows, corruptError(corrupt)
+	return rows, corruptError(parts, corrupt)
 }
 
 // corruptError is the error of an audit that found partitions whose
-// pointer cannot be read (nil when it found none), naming each (at most
-// ten): it matches swap.ErrCorrupt, and comes with every partition's rows.
-func corruptError(corrupt []string) error {
-	var lines []string
-	n := 0
-	for _, c := range corrupt {
-		if c == "" {
-			continue
-		}
-		if n++; n <= 10 {
-			lines = append(lines, "  "+c)
+// pointer cannot be read (nil when it found none): swap's one error for
+// them (ErrCorruptPointer, naming each), which comes with every
+// partition's rows. corrupt is indexed like parts.
+func corruptError(parts []string, corrupt []error) error {
+	var bad []swap.CorruptPointer
+	for i, err := range corrupt {
+		if err != nil {
+			bad = append(bad, swap.CorruptPointer{Partition: parts[i], Err: err})
 		}
 	}
-	if n == 0 {
-		return nil
-	}
-	if n > 10 {
-		lines = append(lines, fmt.Sprintf("  and %d more", n-10))
-	}
-	return fmt.Errorf("%w: %d partition(s) with a pointer that cannot be read (every other partition was audited; each has a row of state corrupt):\n%s",
-		swap.ErrCorrupt, n, strings.Join(lines, "\n"))
+	return swap.CorruptPointersError(bad, "every other partition was audited; each has a row of state corrupt")
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -136,18 +137,32 @@ func TestGCKeepsIcebergReferencedFiles(t *testing.T) {
 
 // TestRaceGCWithPublisher: writers commit and publish 4 partitions while
 // GC collects everything it may, protecting what the Iceberg snapshots of
-// the last second name; every data file the current snapshot names is
+// the last half second name; every data file the current snapshot names is
 // there whenever a reader looks, and at the end every file that a snapshot
 // within the retention names. (A snapshot that names a generation already
 // retired, published later than MinAge after the swap, is protected only
 // from the next GC run on: MinAge must cover the lag of publishing.)
+//
+// It runs in a synctest bubble: the goroutines race as ever between their
+// pauses, but the clock is the bubble's, so the run ends on events (enough
+// commits, GC rounds and collected generations), not after some wall-clock
+// time in which a loaded machine may do too little.
 func TestRaceGCWithPublisher(t *testing.T) {
-	// The store's clock runs 1,000 times as fast as real time, so GC's
+	synctest.Test(t, raceGCWithPublisher)
+}
+
+func raceGCWithPublisher(t *testing.T) {
+	// The store's clock runs 1,000 times as fast as the bubble's, so GC's
 	// commit window passes within a second; the snapshots' retention is in
-	// real time, so what GC may collect is what Protect must save.
+	// the bubble's time, so what GC may collect is what Protect must save.
 	start := time.Now()
 	st := memstore.New(memstore.Options{Now: func() time.Time { return start.Add(time.Since(start) * 1000) }})
-	const parts = 4
+	const (
+		parts      = 4
+		minCommits = 8
+		minRounds  = 3
+		deadline   = time.Minute // of the bubble's time: the events come long before
+	)
 	var (
 		stop              atomic.Bool
 		wg                sync.WaitGroup
@@ -156,7 +171,7 @@ func TestRaceGCWithPublisher(t *testing.T) {
 		collected         atomic.Int64
 	)
 	fail := func(format string, args ...any) { t.Errorf(format, args...); stop.Store(true) }
-	retention := time.Second
+	retention := 500 * time.Millisecond
 	for w := range parts {
 		wg.Go(func() {
 			p := fmt.Sprintf("dt=2026-11-%02d", w+1)
@@ -171,21 +186,21 @@ func TestRaceGCWithPublisher(t *testing.T) {
 					return
 				}
 				commits.Add(1)
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(250 * time.Millisecond)
 			}
 		})
 	}
 	wg.Go(func() { // GC loop
 		for !stop.Load() {
-			// MinAge (200ms real) covers readers of a just-replaced snapshot;
-			// the retention (1s real) is Protect's alone.
+			// MinAge (200ms of the bubble's) covers readers of a
+			// just-replaced snapshot; the retention (500ms) is Protect's alone.
 			tr, err := gc.Table(ctx, st, "", gc.Options{Keep: -1, MinAge: 200 * time.Second, MaxAttempts: 100, Protect: protect(st, retention)})
 			if err != nil && !errors.Is(err, gc.ErrBusy) {
 				fail("gc: %v", err)
 			}
 			collected.Add(int64(tr.Totals.Collected))
 			rounds.Add(1)
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 	wg.Go(func() { // an Iceberg reader: the current snapshot's files are all there
@@ -205,13 +220,19 @@ func TestRaceGCWithPublisher(t *testing.T) {
 				}
 			}
 			checks.Add(1)
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
-	time.Sleep(3 * time.Second)
+	for !stop.Load() && (rounds.Load() < minRounds || commits.Load() < minCommits || collected.Load() == 0) {
+		if time.Since(start) > deadline {
+			fail("too little happened in %v: %d GC rounds, %d commits, %d generations collected", deadline, rounds.Load(), commits.Load(), collected.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	stop.Store(true)
 	wg.Wait()
-	if rounds.Load() < 3 || commits.Load() < 8 || collected.Load() == 0 {
-		t.Fatalf("too little happened: %d GC rounds, %d commits, %d generations collected", rounds.Load(), commits.Load(), collected.Load())
+	if t.Failed() {
+		return
 	}
 	// One more GC: every file a snapshot within the retention names is there.
 	if _, err := gc.Table(ctx, st, "", gc.Options{Keep: -1, MinAge: 200 * time.Second, Protect: protect(st, retention)}); err != nil {

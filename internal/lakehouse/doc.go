@@ -81,7 +81,9 @@
 // made (its manifests are not pswap's) is refused with [ErrForeign].
 //
 // The metadata files are pswap's own model of the v2 format (metadata.go):
-// ParseMetadata checks a version strictly (ErrCorrupt names what is wrong),
+// ParseMetadata checks a version strictly (ErrCorrupt names what is wrong;
+// one whose property pswap.format is newer than pswap/1 was written by a
+// newer pswap: strictjson.ErrNewerFormat, which no publish repairs),
 // and a publish or an expiry builds the next version from it, writing what
 // iceberg-go 0.7.0's table.MetadataBuilder wrote for the same change (the
 // tests rebuild every version with it). Schemas, partition specs, manifests

@@ -8,9 +8,12 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+
+	"github.com/pswap/pswap/internal/strictjson"
 )
 
 // pswap's model of an Iceberg v2 table metadata file (vN.metadata.json): it
@@ -452,7 +455,27 @@ func parseMetadata(data []byte) (m *tableMetadata, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
+	if err := checkFormat(m.Properties); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// formatVersion is the version of pswap's Iceberg metadata this reader
+// knows: its property pswap.format is "pswap/1".
+const formatVersion = 1
+
+// checkFormat refuses metadata whose pswap.format names a newer version
+// of pswap's than formatVersion (strictjson.ErrNewerFormat, not
+// ErrCorrupt: a newer pswap wrote it, and no repair may replace it). A
+// value of another form is not pswap's to judge.
+func checkFormat(props map[string]string) error {
+	n, ok := strings.CutPrefix(props[propFormat], "pswap/")
+	v, err := strconv.Atoi(n)
+	if !ok || err != nil || v <= formatVersion {
+		return nil
+	}
+	return strictjson.NewerFormat("Iceberg metadata", props[propFormat])
 }
 
 func isNull(raw json.RawMessage) bool {

@@ -22,6 +22,7 @@ import (
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
@@ -789,7 +790,7 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 	}
 	meta, err := parseMetadata(data)
 	if err != nil {
-		if !p.repair {
+		if !p.repair || errors.Is(err, strictjson.ErrNewerFormat) {
 			return nil, fmt.Errorf("%s: %w", p.st.URI(key), err)
 		}
 		if meta, key, err = p.readableBefore(ctx, s, err); err != nil || meta == nil {

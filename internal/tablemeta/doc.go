@@ -23,7 +23,8 @@
 //	format             string: "pswap-table".
 //	version            string: "major.minor", "1.2" for this package (1.1
 //	                   added views, 1.2 published_ids). A reader rejects
-//	                   another major (ErrUnsupportedVersion);
+//	                   another major (ErrUnsupportedVersion; a higher one
+//	                   also strictjson.ErrNewerFormat: a newer pswap's);
 //	                   a higher minor may only add fields, which a reader
 //	                   ignores; in a document of its own minor an unknown
 //	                   field is an error (a typo or tampering).

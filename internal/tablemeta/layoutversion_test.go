@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/pswap/pswap/internal/strictjson"
 )
 
 // A table of the table-level layout is version 2.0 on the store, so that a
@@ -34,8 +36,9 @@ func TestTableLevelLayoutIsVersion2(t *testing.T) {
 	}
 	// What a 1.x-only reader does with it: this package's own rule for
 	// another major version, applied to the version it knew.
-	if _, err := Decode([]byte(strings.Replace(string(enc), `"version": "2.0"`, `"version": "3.0"`, 1))); !errors.Is(err, ErrUnsupportedVersion) {
-		t.Fatalf("another major version: %v", err)
+	if _, err := Decode([]byte(strings.Replace(string(enc), `"version": "2.0"`, `"version": "3.0"`, 1))); !errors.Is(err, ErrUnsupportedVersion) ||
+		!errors.Is(err, strictjson.ErrNewerFormat) || !strings.Contains(err.Error(), "written by a newer pswap (format 3.0); upgrade pswap") {
+		t.Fatalf("a newer major version: %v, want ErrNewerFormat", err)
 	}
 	// A newer minor of 2 is read, its unknown fields ignored.
 	if _, err := Decode([]byte(strings.Replace(string(enc), `"version": "2.0",`, `"version": "2.3", "retention": 7,`, 1))); err != nil {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/partition"
 )
 
@@ -443,6 +444,10 @@ func checkVersion(v string) (mj, mn int, newer bool, err error) {
 		if mj == om {
 			return mj, mn, mn > on, nil
 		}
+	}
+	if latest, _, _ := strictjson.ParseVersion(VersionLayout); mj > latest {
+		return 0, 0, false, &Error{Field: "version", Problem: fmt.Sprintf("%q: this pswap reads versions 1.x and 2.x: %s", v, strictjson.NewerFormatProblem(v)),
+			Err: fmt.Errorf("%w: %w", ErrUnsupportedVersion, strictjson.ErrNewerFormat)}
 	}
 	return 0, 0, false, &Error{Field: "version", Problem: fmt.Sprintf("%q: this pswap reads versions 1.x and 2.x", v), Err: ErrUnsupportedVersion}
 }

@@ -40,13 +40,26 @@ func FoldScenario(seed uint64) Config {
 	c.GC = gc.Options{Keep: []int{-1, 1, 2}[r.IntN(3)], MinAge: 7 * time.Second, OrphanAge: c.GracePeriod,
 		CommitWindow: c.CommitWindow, Concurrency: 1, MaxAttempts: 4}
 	c.MetadataMinAge = time.Duration(15+r.IntN(20)) * time.Second
-	// 3-6 days, sometimes across a month's end: one group manifest, or two.
+	// 3-8 days, sometimes across a month's end: one group manifest, or two.
 	first := time.Date(2026, 11, 25+r.IntN(3), 0, 0, 0, 0, time.UTC)
 	if r.IntN(3) == 0 {
 		first = time.Date(2026, 10, 29, 0, 0, 0, 0, time.UTC)
 	}
-	for i := range 3 + r.IntN(6) {
-		c.Partitions = append(c.Partitions, "dt="+first.AddDate(0, 0, i).Format("2006-01-02"))
+	n := 3 + r.IntN(6)
+	// A third of the seeds (drawn apart, so that the others stay as they
+	// were) spread the days over several months instead: a publish that
+	// starts a month merges the older months into the cold manifest
+	// (lakehouse, cold.go), and a second commit of an old day rewrites it.
+	if spread := rand.New(rand.NewPCG(seed, 0xc01d)); spread.IntN(3) == 0 {
+		day := time.Date(2026, time.Month(6+spread.IntN(3)), 1+spread.IntN(28), 0, 0, 0, 0, time.UTC)
+		for range n {
+			c.Partitions = append(c.Partitions, "dt="+day.Format("2006-01-02"))
+			day = day.AddDate(0, 0, 10+spread.IntN(30))
+		}
+	} else {
+		for i := range n {
+			c.Partitions = append(c.Partitions, "dt="+first.AddDate(0, 0, i).Format("2006-01-02"))
+		}
 	}
 	window := 2 + r.IntN(10) // the burst: every writer starts within these steps
 	c.Publish, c.PrefetchPublish = map[int]bool{}, map[int]bool{}

@@ -20,13 +20,16 @@ func TestFoldSeeds(t *testing.T) {
 	}
 	first := envInt(t, "PSWAP_SIM_SEED", 1)
 	start := time.Now()
-	var steps, faults, iceChecks, failed, published, folded, carrying int
+	var steps, faults, iceChecks, failed, published, folded, carrying, cold, coldSeeds int
 	for seed := first; seed < first+n; seed++ {
 		cfg := FoldScenario(seed)
 		r := Run(cfg)
 		steps += r.Steps
 		faults += r.FaultCount()
 		iceChecks += r.IceChecks
+		if cold += r.ColdManifests; r.ColdManifests > 0 {
+			coldSeeds++
+		}
 		for _, o := range r.Outcomes {
 			if !strings.HasPrefix(o, "pub:") || !strings.Contains(o, ": published") {
 				continue
@@ -41,8 +44,13 @@ func TestFoldSeeds(t *testing.T) {
 		}
 		failed += reportViolation(t, seed, cfg, r, failed)
 	}
-	t.Logf("%d fold seeds from %d in %s: %d steps, %d faults, %d Iceberg checks; %d publications, %d folded into another's version, %d versions carrying others; %d failed",
-		n, first, time.Since(start).Round(time.Millisecond), steps, faults, iceChecks, published, folded, carrying, failed)
+	t.Logf("%d fold seeds from %d in %s: %d steps, %d faults, %d Iceberg checks; %d publications, %d folded into another's version, %d versions carrying others; %d cold manifests written in %d seeds; %d failed",
+		n, first, time.Since(start).Round(time.Millisecond), steps, faults, iceChecks, published, folded, carrying, cold, coldSeeds, failed)
+	// The seeds whose days span several months merge the older ones into
+	// the cold manifest, under faults and kills.
+	if n >= 20 && cold == 0 {
+		t.Errorf("no seed wrote a cold manifest")
+	}
 	// 60 seeds fold both ways (8 carrying, 11 folded from seed 1); fewer
 	// may not.
 	if n >= 60 && (folded == 0 || carrying == 0) {

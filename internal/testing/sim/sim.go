@@ -257,7 +257,15 @@ func Scenario(seed uint64) Config {
 	}
 	c.Partitions = []string{"dt=2026-11-29"}
 	if r.IntN(4) == 0 {
-		c.Partitions = append(c.Partitions, "dt=2026-11-30")
+		// Half of these (drawn apart, so that the seeds' other draws stay
+		// as they were) take a day of an earlier month: its publishes
+		// merge the older month into the cold manifest (lakehouse,
+		// cold.go), or rewrite it, under the faults.
+		second := "dt=2026-11-30"
+		if rand.New(rand.NewPCG(seed, 0xc01d)).IntN(2) == 0 {
+			second = "dt=2026-09-30"
+		}
+		c.Partitions = append(c.Partitions, second)
 	}
 	part := func() string { return c.Partitions[r.IntN(len(c.Partitions))] }
 	runs := 2 + r.IntN(3)
@@ -439,11 +447,14 @@ type Result struct {
 	Checks    int // store-wide invariant checks (one per partition per step)
 	IceChecks int // checks of what the Iceberg metadata names (one per step once published)
 	// Metadata is a digest of every Iceberg metadata object at the end.
-	Metadata  string
-	Reports   int // reports of actors checked
-	Violation *Violation
-	Trace     []Event
-	Outcomes  []string // each actor's name and how it ended
+	Metadata string
+	Reports  int // reports of actors checked
+	// ColdManifests is the number of cold manifests written (a publish
+	// that merged months, or rewrote the cold manifest for a backfill).
+	ColdManifests int
+	Violation     *Violation
+	Trace         []Event
+	Outcomes      []string // each actor's name and how it ended
 	// Views runs (Config.Views): the views' changes table.json recorded,
 	// the Delta log versions written during the run, and whether the run
 	// ended with the Delta view on.
@@ -472,7 +483,7 @@ func Run(cfg Config) *Result {
 	w.converge()
 	w.convergeViews()
 	res := &Result{Seed: cfg.Seed, Focus: cfg.Focus, Steps: w.step, Faults: w.faults, Checks: w.checks, IceChecks: w.iceChecks,
-		Metadata: w.metadataDigest(), Reports: w.reports, Violation: w.failure, Trace: w.trace, decisions: w.decisions}
+		Metadata: w.metadataDigest(), Reports: w.reports, ColdManifests: w.coldWrites, Violation: w.failure, Trace: w.trace, decisions: w.decisions}
 	res.ViewSwitches, res.DeltaVersions = w.views.switches, w.views.deltaVersions
 	if v, ok := w.views.doc.ViewsOf(); ok && w.views.doc != nil {
 		res.DeltaOn = v.Delta

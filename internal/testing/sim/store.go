@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/store"
 )
 
@@ -212,6 +213,9 @@ func (w *World) apply(r *request) {
 		}
 		w.objs[r.key] = o
 		r.attrs = store.Attrs{Key: r.key, Size: int64(len(o.data)), ETag: o.etag, ModTime: o.mod}
+		if isColdManifest(r.key) {
+			w.coldWrites++
+		}
 		w.observePut(r)
 	case "delete":
 		w.observeDelete(r.key)
@@ -437,3 +441,10 @@ func (s *Store) URI(key string) string { return "sim://" + key }
 
 // Close implements store.Store.
 func (s *Store) Close() error { return nil }
+
+// isColdManifest reports whether key is a cold manifest's
+// (metadata/pswap-m<cold>-<watermark>-...avro, lakehouse's layout.go).
+func isColdManifest(key string) bool {
+	name, ok := strings.CutPrefix(key, lakehouse.MetadataDir+"/pswap-m")
+	return ok && strings.HasSuffix(name, ".avro") && !strings.Contains(name, "/")
+}

@@ -148,6 +148,7 @@ type World struct {
 	readers      map[*actor]*readState
 	checks       int
 	reports      int
+	coldWrites   int // cold manifests written (lakehouse, cold.go)
 	// gcSeen: per GC actor, the pointer bytes it read first in its current
 	// collection (for the planted stale re-read).
 	gcSeen map[*actor]map[string]object

@@ -1,0 +1,284 @@
+package partupload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/pswap/pswap/store"
+)
+
+// Target is what a store does with the parts of one write. Its methods are
+// called by the [Writer] only: UploadPart from background goroutines (at
+// most Concurrency at a time), the others from the caller's goroutine once
+// every part upload has returned.
+type Target interface {
+	// UploadPart sends part num (1 for the first) whose bytes are data,
+	// valid only until it returns. ctx is cancelled at the first failure
+	// of any part, or when the write is aborted. An error fails the write.
+	UploadPart(ctx context.Context, num int, data []byte) error
+	// Put writes an object that fits in one part, in one request: no part
+	// was uploaded.
+	Put(ctx context.Context, data []byte) (store.Attrs, error)
+	// Complete makes the object of parts 1..parts, all uploaded, of size
+	// bytes in all.
+	Complete(ctx context.Context, parts int, size int64) (store.Attrs, error)
+	// Finish ends the write once, after the last part upload returned:
+	// committed tells a write that made its object from one whose parts
+	// are to be discarded (a failure, or Abort). Its error is Abort's.
+	Finish(committed bool) error
+}
+
+// Options describe a write. Name and URI only make the messages.
+type Options struct {
+	Name        string // the store package, leading every message ("s3store")
+	URI         string // the object written
+	Unit        string // what a part is called in messages ("part", "block"); "part" if empty
+	PartSize    int64  // the size of each part but the last; must be > 0
+	Concurrency int    // part uploads at once; 1 if < 1
+	MaxParts    int    // the store's limit on the parts of one object; none if < 1
+}
+
+// ErrCommitted is returned by Write and Commit after a Commit.
+var ErrCommitted = errors.New("writer already committed")
+
+// ErrAborted is returned by Write and Commit after Abort (Commit returns
+// the failure that aborted the write, if one did).
+var ErrAborted = errors.New("writer aborted")
+
+// bufPools holds one *sync.Pool of part buffers per part size.
+var bufPools sync.Map // int64 -> *sync.Pool
+
+func poolFor(size int64) *sync.Pool {
+	if p, ok := bufPools.Load(size); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := bufPools.LoadOrStore(size, &sync.Pool{New: func() any {
+		b := make([]byte, 0, size)
+		return &b
+	}})
+	return p.(*sync.Pool)
+}
+
+type state int
+
+const (
+	stateOpen state = iota
+	stateCommitted
+	stateAborted
+)
+
+// Writer streams an object in parts to a Target: a store.Writer. Full parts
+// are uploaded in the background, at most Concurrency at a time, while the
+// caller fills the next buffer; a part is uploaded only when more data
+// follows it, so that an object of exactly one part is still one Put. It is
+// not safe for concurrent use.
+type Writer struct {
+	t      Target
+	o      Options
+	parent context.Context
+	ctx    context.Context // cancelled on the first failure, on Abort and after Commit
+	cancel context.CancelFunc
+
+	pool  *sync.Pool
+	sem   chan struct{}
+	wg    sync.WaitGroup
+	buf   *[]byte
+	size  int64
+	next  int // number of parts handed to uploads
+	state state
+
+	mu  sync.Mutex
+	err error // first failure of a background part upload
+}
+
+// New starts a write to t. ctx governs the whole write: its cancellation
+// stops the part uploads, and every request is made on a context derived
+// from it. No request is made until a part is full, or Commit.
+func New(ctx context.Context, t Target, o Options) *Writer {
+	if o.Unit == "" {
+		o.Unit = "part"
+	}
+	conc := max(o.Concurrency, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	w := &Writer{
+		t: t, o: o, parent: ctx, ctx: wctx, cancel: cancel,
+		pool: poolFor(o.PartSize),
+		sem:  make(chan struct{}, conc),
+	}
+	w.buf = w.getBuf()
+	return w
+}
+
+func (w *Writer) getBuf() *[]byte {
+	b := w.pool.Get().(*[]byte)
+	*b = (*b)[:0]
+	return b
+}
+
+// errorf is an error about the write, led by the store and the object.
+func (w *Writer) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: write %s: "+format, append([]any{w.o.Name, w.o.URI}, args...)...)
+}
+
+func (w *Writer) stateError() error {
+	if w.state == stateCommitted {
+		return fmt.Errorf("%s: %w", w.o.Name, ErrCommitted)
+	}
+	return fmt.Errorf("%s: %w", w.o.Name, ErrAborted)
+}
+
+func (w *Writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// fail records the first failure and stops the other part uploads.
+func (w *Writer) fail(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+	w.cancel()
+}
+
+// Write buffers p, handing each full part to a background upload once more
+// data follows it. It blocks while Concurrency parts are in flight. After
+// a failure the write is aborted.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.state != stateOpen {
+		return 0, w.stateError()
+	}
+	if err := w.failed(); err != nil {
+		w.cleanup()
+		return 0, err
+	}
+	if err := w.parent.Err(); err != nil {
+		w.cleanup()
+		return 0, w.errorf("%w", err)
+	}
+	written := 0
+	for len(p) > 0 {
+		b := *w.buf
+		if len(b) == cap(b) {
+			if err := w.flush(); err != nil {
+				w.cleanup()
+				return written, err
+			}
+			b = *w.buf
+		}
+		n := copy(b[len(b):cap(b)], p)
+		*w.buf = b[:len(b)+n]
+		p = p[n:]
+		written += n
+		w.size += int64(n)
+	}
+	return written, nil
+}
+
+// flush hands the current buffer to a background upload and takes a fresh
+// buffer. It blocks while Concurrency parts are in flight.
+func (w *Writer) flush() error {
+	if w.o.MaxParts > 0 && w.next >= w.o.MaxParts {
+		return w.errorf("more than %d %ss of %d bytes: use a larger PartSize", w.o.MaxParts, w.o.Unit, cap(*w.buf))
+	}
+	select {
+	case w.sem <- struct{}{}:
+	case <-w.ctx.Done():
+		if err := w.failed(); err != nil {
+			return err
+		}
+		return w.errorf("%w", w.parent.Err())
+	}
+	w.next++
+	num, buf := w.next, w.buf
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer func() { <-w.sem }()
+		defer w.pool.Put(buf)
+		if err := w.t.UploadPart(w.ctx, num, *buf); err != nil {
+			w.fail(err)
+		}
+	}()
+	w.buf = w.getBuf()
+	return nil
+}
+
+// Commit uploads what is buffered and makes the object visible: one Put
+// for an object smaller than a part, else the last part and Complete. On
+// any failure the write is aborted.
+func (w *Writer) Commit() (store.Attrs, error) {
+	switch w.state {
+	case stateCommitted:
+		return store.Attrs{}, w.stateError()
+	case stateAborted:
+		if err := w.failed(); err != nil {
+			return store.Attrs{}, err // the failure that aborted the write
+		}
+		return store.Attrs{}, w.stateError()
+	}
+	a, err := w.commit()
+	if err != nil {
+		w.cleanup()
+		return store.Attrs{}, err
+	}
+	w.state = stateCommitted
+	w.t.Finish(true)
+	w.cancel()
+	w.pool.Put(w.buf)
+	w.buf = nil
+	return a, nil
+}
+
+func (w *Writer) commit() (store.Attrs, error) {
+	if err := w.failed(); err != nil {
+		return store.Attrs{}, err
+	}
+	if err := w.parent.Err(); err != nil {
+		return store.Attrs{}, w.errorf("%w", err)
+	}
+	if w.next == 0 {
+		return w.t.Put(w.ctx, *w.buf)
+	}
+	if len(*w.buf) > 0 {
+		if err := w.flush(); err != nil {
+			return store.Attrs{}, err
+		}
+	}
+	w.wg.Wait()
+	if err := w.failed(); err != nil {
+		return store.Attrs{}, err
+	}
+	if err := w.parent.Err(); err != nil {
+		return store.Attrs{}, w.errorf("%w", err)
+	}
+	return w.t.Complete(w.ctx, w.next, w.size)
+}
+
+// Abort discards the write: it stops the part uploads, waits for them and
+// lets the Target discard what they sent. A no-op after Commit or a
+// previous Abort.
+func (w *Writer) Abort() error {
+	return w.cleanup()
+}
+
+// cleanup moves the writer to the aborted state.
+func (w *Writer) cleanup() error {
+	if w.state != stateOpen {
+		return nil
+	}
+	w.state = stateAborted
+	w.cancel()
+	w.wg.Wait()
+	if w.buf != nil {
+		w.pool.Put(w.buf)
+		w.buf = nil
+	}
+	return w.t.Finish(false)
+}
+
+var _ store.Writer = (*Writer)(nil)

@@ -1,0 +1,184 @@
+package partupload
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/pswap/pswap/store"
+)
+
+// fake is a Target that keeps its parts in memory and counts its calls.
+type fake struct {
+	mu        sync.Mutex
+	parts     map[int][]byte
+	inFlight  int
+	maxFlight int
+	puts      int
+	completes int
+	finished  []bool
+	failPart  int           // UploadPart of this part fails
+	block     chan struct{} // when set, UploadPart waits on it (or ctx)
+	obj       []byte
+}
+
+var errPart = errors.New("part refused")
+
+func (f *fake) UploadPart(ctx context.Context, num int, data []byte) error {
+	f.mu.Lock()
+	f.inFlight++
+	f.maxFlight = max(f.maxFlight, f.inFlight)
+	f.mu.Unlock()
+	defer func() { f.mu.Lock(); f.inFlight--; f.mu.Unlock() }()
+	if f.block != nil {
+		select {
+		case <-f.block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if num == f.failPart {
+		return fmt.Errorf("part %d: %w", num, errPart)
+	}
+	f.mu.Lock()
+	f.parts[num] = bytes.Clone(data)
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fake) Put(_ context.Context, data []byte) (store.Attrs, error) {
+	f.puts++
+	f.obj = bytes.Clone(data)
+	return store.Attrs{Size: int64(len(data))}, nil
+}
+
+func (f *fake) Complete(_ context.Context, n int, size int64) (store.Attrs, error) {
+	f.completes++
+	for i := 1; i <= n; i++ {
+		f.obj = append(f.obj, f.parts[i]...)
+	}
+	return store.Attrs{Size: size}, nil
+}
+
+func (f *fake) Finish(committed bool) error {
+	f.finished = append(f.finished, committed)
+	return nil
+}
+
+func newFake() *fake { return &fake{parts: map[int][]byte{}} }
+
+func data(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + i/251)
+	}
+	return b
+}
+
+// TestObjectSizes: the object read back is what was written, in one Put
+// up to exactly one part, and in ceil(n/part) parts above it, written in
+// writes of odd sizes.
+func TestObjectSizes(t *testing.T) {
+	const part = 64
+	for _, n := range []int{0, 1, part - 1, part, part + 1, 3 * part, 10*part + 5} {
+		f := newFake()
+		w := New(t.Context(), f, Options{Name: "test", URI: "mem://k", PartSize: part, Concurrency: 3})
+		in := data(n)
+		for rest := in; len(rest) > 0; {
+			k := min(len(rest), 13)
+			if _, err := w.Write(rest[:k]); err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[k:]
+		}
+		a, err := w.Commit()
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if !bytes.Equal(f.obj, in) || a.Size != int64(n) {
+			t.Errorf("%d bytes: object of %d bytes (attrs %d), want what was written", n, len(f.obj), a.Size)
+		}
+		wantPuts, wantParts := 1, 0
+		if n > part {
+			wantPuts, wantParts = 0, (n+part-1)/part
+		}
+		if f.puts != wantPuts || len(f.parts) != wantParts || f.maxFlight > 3 {
+			t.Errorf("%d bytes: %d puts, %d parts, %d in flight at most; want %d, %d, <= 3", n, f.puts, len(f.parts), f.maxFlight, wantPuts, wantParts)
+		}
+		if !slices.Equal(f.finished, []bool{true}) {
+			t.Errorf("%d bytes: Finish calls %v, want [true]", n, f.finished)
+		}
+		if _, err := w.Write([]byte("x")); !errors.Is(err, ErrCommitted) {
+			t.Errorf("Write after Commit: %v, want ErrCommitted", err)
+		}
+		if _, err := w.Commit(); !errors.Is(err, ErrCommitted) {
+			t.Errorf("second Commit: %v, want ErrCommitted", err)
+		}
+	}
+}
+
+// TestPartFailureAborts: a failed part fails the write with its error,
+// stops the others, and the Target discards the write once.
+func TestPartFailureAborts(t *testing.T) {
+	f := newFake()
+	f.failPart = 2
+	w := New(t.Context(), f, Options{Name: "test", URI: "mem://k", PartSize: 8, Concurrency: 2})
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		_, err = w.Write(data(8))
+	}
+	if err == nil {
+		_, err = w.Commit()
+	}
+	if !errors.Is(err, errPart) {
+		t.Fatalf("write with a failing part: %v, want the part's error", err)
+	}
+	if _, cerr := w.Commit(); !errors.Is(cerr, errPart) {
+		t.Errorf("Commit after the failure: %v, want the part's error", cerr)
+	}
+	if f.completes != 0 || f.puts != 0 || !slices.Equal(f.finished, []bool{false}) {
+		t.Errorf("%d completes, %d puts, Finish %v; want 0, 0, [false]", f.completes, f.puts, f.finished)
+	}
+	if err := w.Abort(); err != nil {
+		t.Errorf("Abort after the failure: %v", err)
+	}
+}
+
+// TestCancelStopsParts: cancelling the write's context stops the parts in
+// flight, and the next Write says so; Abort discards the write once.
+func TestCancelStopsParts(t *testing.T) {
+	f := newFake()
+	f.block = make(chan struct{})
+	ctx, cancel := context.WithCancel(t.Context())
+	w := New(ctx, f, Options{Name: "test", URI: "mem://k", PartSize: 4, Concurrency: 1})
+	if _, err := w.Write(data(5)); err != nil { // one part in flight, one byte buffered
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := w.Write(data(4)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Write after cancel: %v, want context.Canceled", err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.finished, []bool{false}) || f.completes != 0 {
+		t.Errorf("Finish %v, %d completes; want [false], 0", f.finished, f.completes)
+	}
+	if _, err := w.Write([]byte("x")); !errors.Is(err, ErrAborted) {
+		t.Errorf("Write after Abort: %v, want ErrAborted", err)
+	}
+}
+
+// TestMaxParts: the part past the store's limit fails the write, naming the unit.
+func TestMaxParts(t *testing.T) {
+	f := newFake()
+	w := New(t.Context(), f, Options{Name: "test", URI: "mem://k", Unit: "block", PartSize: 4, Concurrency: 2, MaxParts: 2})
+	_, err := w.Write(data(13))
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("more than 2 blocks of 4 bytes")) {
+		t.Fatalf("Write of 4 parts with a limit of 2: %v", err)
+	}
+}
