@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/auth"
@@ -87,6 +88,9 @@ type Store struct {
 	// serverDelimiter: use the server's delimiter on an emulator too
 	// (tests of the merge of a delimited page, export_test.go).
 	serverDelimiter bool
+	// maxAttempts is Options.RetryMaxAttempts, which boundUploads applies
+	// to uploads.
+	maxAttempts int
 }
 
 var (
@@ -194,7 +198,7 @@ func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, erro
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return nil, fmt.Errorf("gcsstore: root prefix: %w", err)
 	}
-	s := &Store{bucket: bucket, clock: &serverClock{}, owned: true, emulator: emulatorEndpoint(opts) != ""}
+	s := &Store{bucket: bucket, clock: &serverClock{}, owned: true, emulator: emulatorEndpoint(opts) != "", maxAttempts: opts.RetryMaxAttempts}
 	if prefix != "" {
 		s.root = prefix + "/"
 	}
@@ -271,7 +275,7 @@ func (s *Store) Close() error {
 // root prefix in it (without trailing slash): pswap looks there for a
 // table that would enclose a new one (pswap.OuterStore).
 func (s *Store) Outer() (store.Store, string) {
-	return &Store{client: s.client, bkt: s.bkt, bucket: s.bucket, partSize: s.partSize, clock: s.clock, emulator: s.emulator},
+	return &Store{client: s.client, bkt: s.bkt, bucket: s.bucket, partSize: s.partSize, clock: s.clock, emulator: s.emulator, maxAttempts: s.maxAttempts},
 		strings.TrimSuffix(s.root, "/")
 }
 
@@ -410,6 +414,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, opts store.Put
 	if has {
 		obj = obj.If(cond)
 	}
+	obj, _ = s.boundUploads(obj)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := obj.NewWriter(wctx)
@@ -427,6 +432,25 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, opts store.Put
 		return store.Attrs{}, s.writeError(ctx, putOp(opPut, opts), key, err)
 	}
 	return attrsOf(key, w.Attrs()), nil
+}
+
+// boundUploads returns obj with its upload requests bounded to
+// RetryMaxAttempts attempts each, and the function to call when a chunk of
+// a resumable upload was sent (the next request's count starts afresh).
+// The SDK applies its WithMaxAttempts to every call but an upload's
+// requests, which it retries until their context ends (storage v1.71: the
+// upload's retry carries the backoff and the error function only): a
+// store that kept answering 503 held a Put forever, however few attempts
+// the caller asked for. The error function counts the failures instead.
+func (s *Store) boundUploads(obj *storage.ObjectHandle) (*storage.ObjectHandle, func(int64)) {
+	if s.maxAttempts <= 0 {
+		return obj, nil
+	}
+	var failed atomic.Int64
+	obj = obj.Retryer(storage.WithErrorFunc(func(err error) bool {
+		return failed.Add(1) < int64(s.maxAttempts) && storage.ShouldRetry(err)
+	}))
+	return obj, func(int64) { failed.Store(0) }
 }
 
 // writeError maps a failed write; a failed IfMatch precondition is checked
