@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +39,10 @@ type fakeGCS struct {
 	// query of every rewrite.
 	requests map[string]int
 	rewrites []url.Values
+	// listsMet, when not nil, holds each listing until a second one
+	// arrives (then closes it) or a second has passed.
+	listsMet chan struct{}
+	lists    atomic.Int32
 }
 
 func newFakeGCS(t *testing.T) (*fakeGCS, *httptest.Server) {
@@ -82,6 +87,15 @@ func (f *fakeGCS) resource(bucket, name string, gen int64) map[string]any {
 }
 
 func (f *fakeGCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.listsMet != nil && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/o") {
+		if f.lists.Add(1) == 2 {
+			close(f.listsMet)
+		}
+		select {
+		case <-f.listsMet:
+		case <-time.After(time.Second):
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	path := r.URL.Path
@@ -253,5 +267,41 @@ func TestUploadAttemptsBounded(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Regression (found by TestRequestsPerCommitByStore on fake-gcs-server):
+// a commit reads its pointer and table.json at once, and on a new store
+// both miss; each miss probed the bucket with its own listing (GCS answers
+// a missing bucket's reads like a missing object's), two listings where
+// one tells. Misses at once now share one probe.
+func TestConcurrentMissesProbeOnce(t *testing.T) {
+	t.Parallel()
+	f, srv := newFakeGCS(t)
+	f.listsMet = make(chan struct{})
+	ctx := context.Background()
+	s, err := gcsstore.New(ctx, "bkt", "tbl", gcsstore.Options{Endpoint: srv.URL, RetryMaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var wg sync.WaitGroup
+	for _, key := range []string{"p/pointer.json", "table.json", "x/other.json"} {
+		wg.Go(func() {
+			if _, _, err := store.ReadAll(ctx, s, key); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrBucketNotFound) {
+				t.Errorf("read of missing %s: %v, want ErrNotFound (the bucket exists)", key, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := f.count("GET /storage/v1/b/bkt/o"); n != 1 {
+		t.Fatalf("%d listings probed the bucket for three misses at once, want 1", n)
+	}
+	// Once the bucket was seen, a miss costs no listing.
+	if _, _, err := store.ReadAll(ctx, s, "later.json"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if n := f.count("GET /storage/v1/b/bkt/o"); n != 1 {
+		t.Fatalf("a miss after the bucket was seen listed again (%d listings)", n)
 	}
 }

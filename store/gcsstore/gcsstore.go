@@ -688,9 +688,17 @@ func (r reportingTokens) Token(ctx context.Context) (*auth.Token, error) {
 // missingBucket turns a not-found error of a read or delete into
 // store.ErrBucketNotFound when the bucket itself is missing. GCS reads
 // answer 404 for both; until a response has shown the bucket to exist, one
-// listing request (objects.list: 404 for a missing bucket) tells them apart.
+// listing request (objects.list: 404 for a missing bucket) tells them apart,
+// one probe at a time: misses at once wait for the probe under way.
 func (s *Store) missingBucket(ctx context.Context, err error) error {
 	if !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrBucketNotFound) || s.clock.bucketSeen.Load() {
+		return err
+	}
+	// One probe at a time: a miss that waited for another's probe needs
+	// none when that one showed the bucket.
+	s.clock.probe.Lock()
+	defer s.clock.probe.Unlock()
+	if s.clock.bucketSeen.Load() {
 		return err
 	}
 	it := s.bkt.Objects(ctx, &storage.Query{Prefix: s.root})
