@@ -50,8 +50,9 @@ type Options struct {
 	// (an emulator, or a fault proxy in front of one: "http://host:port"),
 	// reached without authentication. It overrides STORAGE_EMULATOR_HOST.
 	Endpoint string
-	// RetryMaxAttempts bounds the SDK's own attempts at one request (0: SDK
-	// default; 1: no retry, for callers that retry themselves).
+	// RetryMaxAttempts bounds the SDK's own attempts at one request,
+	// uploads included (0: SDK default, which retries an upload until its
+	// context ends; 1: no retry, for callers that retry themselves).
 	RetryMaxAttempts int
 	// RetryMaxBackoff caps the SDK's backoff between attempts (0: SDK default, 30s).
 	RetryMaxBackoff time.Duration
