@@ -126,3 +126,30 @@ func (e *tableEnv) gcsRawList(t testing.TB) []rawObject {
 	}
 	return out
 }
+
+// gcsOnly returns a fake-gcs-server environment (behind its fault proxy)
+// or skips.
+func gcsOnly(t *testing.T) *tableEnv {
+	t.Helper()
+	if !testenv.GCSEnabled() {
+		t.Skip("fake-gcs-server not configured (" + testenv.EnvGCS + "); scripts/test.sh starts one")
+	}
+	return newGCSEnv(t)
+}
+
+// minioAndGCS runs f, in parallel, on a fresh table on MinIO and on
+// fake-gcs-server, each behind its fault proxy; each skips when its server
+// is not configured. The tests that hold, drop or fail chosen requests of
+// one table (late, outcome unknown, the fault regressions) run on both:
+// GCS's uploads are POSTs, its preconditions generation numbers, and the
+// proxy presents both as the same requests to the rules.
+func minioAndGCS(t *testing.T, f func(t *testing.T, e *tableEnv)) {
+	t.Run("minio", func(t *testing.T) {
+		t.Parallel()
+		f(t, minioOnly(t))
+	})
+	t.Run("gcs", func(t *testing.T) {
+		t.Parallel()
+		f(t, gcsOnly(t))
+	})
+}

@@ -25,7 +25,10 @@ import (
 // before the second process's swap (after its Begin) or after it.
 func TestLatePointerPutOfAKilledTask(t *testing.T) {
 	t.Parallel()
-	e := minioOnly(t)
+	minioAndGCS(t, testLatePointerPutOfAKilledTask)
+}
+
+func testLatePointerPutOfAKilledTask(t *testing.T, e *tableEnv) {
 	dir := t.TempDir()
 	for i, tc := range []struct {
 		name     string

@@ -27,8 +27,9 @@ import (
 // commit used to fail with "manifest exists with other content: corrupt
 // partition metadata" (not retried, exit 1, and a false alarm of
 // corruption); a failed read-back is as transient as any other read.
-func TestManifestReadBackFault(t *testing.T) {
-	e := minioOnly(t)
+func TestManifestReadBackFault(t *testing.T) { minioAndGCS(t, testManifestReadBackFault) }
+
+func testManifestReadBackFault(t *testing.T, e *tableEnv) {
 	const part = "dt=2026-11-29"
 	first := mustCommitRows(t, e.st, part, 3, "first", pswap.CommitOptions{RunID: "r0"})
 	st := e.viaProxy(t, 1) // no SDK retries: every fault reaches pswap
@@ -66,7 +67,10 @@ func TestManifestReadBackFault(t *testing.T) {
 // is unique to this generation, so it now reads the object back and
 // accepts it when it holds exactly the bytes written.
 func TestDataPutLostReplyIsNotAFailure(t *testing.T) {
-	e := minioOnly(t)
+	minioAndGCS(t, testDataPutLostReplyIsNotAFailure)
+}
+
+func testDataPutLostReplyIsNotAFailure(t *testing.T, e *tableEnv) {
 	const part = "dt=2026-11-29"
 	st := e.viaProxy(t, 3) // the SDK retries the lost reply itself
 	var dropped atomic.Bool
@@ -95,8 +99,9 @@ func TestDataPutLostReplyIsNotAFailure(t *testing.T) {
 // transient failure (503, 409, reset) and the Stager failed the commit at
 // once; the read-back is a read like any other and is now retried with
 // backoff, as swap.putManifest does for the manifest.
-func TestDataPutReadBackFault(t *testing.T) {
-	e := minioOnly(t)
+func TestDataPutReadBackFault(t *testing.T) { minioAndGCS(t, testDataPutReadBackFault) }
+
+func testDataPutReadBackFault(t *testing.T, e *tableEnv) {
 	const part = "dt=2026-11-29"
 	st := e.viaProxy(t, 3)
 	var dropped, getFailed atomic.Bool

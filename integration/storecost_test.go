@@ -12,7 +12,8 @@ import (
 )
 
 // TestRequestsPerCommitByStore commits the same partitions on every
-// remote store that is configured (MinIO, Azurite), in the same run, and
+// remote store that is configured (MinIO, Azurite, fake-gcs-server), in
+// the same run, and
 // reports the HTTP requests one commit sends (counted by the proxy in
 // front of the server) and its median time. Every store must need the
 // same requests per commit, give or take one: a driver that reads more
@@ -33,8 +34,11 @@ func TestRequestsPerCommitByStore(t *testing.T) {
 	if testenv.AzureEnabled() {
 		envs = append(envs, newAzuriteEnv(t))
 	}
+	if testenv.GCSEnabled() {
+		envs = append(envs, newGCSEnv(t))
+	}
 	if len(envs) == 0 {
-		t.Skip("needs MinIO or Azurite; scripts/test.sh starts both")
+		t.Skip("needs MinIO, Azurite or fake-gcs-server; scripts/test.sh starts them")
 	}
 	// The stores' commits interleave (one on each in turn), so that the
 	// machine's load weighs on both alike.

@@ -48,7 +48,10 @@ func unknownRule(applied bool) func(faultproxy.Request) faultproxy.Action {
 // when it had not, one generation of the run either way. Library and CLI.
 func TestOutcomeUnknownResolvedByRerun(t *testing.T) {
 	t.Parallel()
-	e := minioOnly(t)
+	minioAndGCS(t, testOutcomeUnknownResolvedByRerun)
+}
+
+func testOutcomeUnknownResolvedByRerun(t *testing.T, e *tableEnv) {
 	const part = "dt=2026-11-15"
 	st := e.viaProxy(t, 1)
 	prev := mustCommitRows(t, e.st, part, 2, "init", pswap.CommitOptions{RunID: "init"}).Generation

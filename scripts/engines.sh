@@ -52,7 +52,7 @@ install() {
 	"$PYTHON" -m venv "$dir/venv"
 	"$dir/venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$REQUIREMENTS" >&2 ||
 		die "pip install -r $REQUIREMENTS failed"
-	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg, deltalake, polars, duckdb_extension_delta, duckdb_extension_azure, adlfs' ||
+	"$dir/venv/bin/python" -c 'import pyiceberg, duckdb, pyspark, duckdb_extension_iceberg, deltalake, polars, duckdb_extension_delta, duckdb_extension_azure, adlfs, gcsfs' ||
 		die "the environment in $dir does not import its engines"
 
 	log "fetching the Iceberg jars"

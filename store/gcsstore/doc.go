@@ -36,6 +36,12 @@
 // store.ErrInvalidRange (416). A cancelled context yields an error that
 // matches the context's error instead.
 //
+// Options.RetryMaxAttempts bounds the SDK's attempts at each request,
+// uploads included: the SDK retries an upload request until its context
+// ends whatever WithMaxAttempts says, so the package counts an upload's
+// failed attempts itself (a resumable upload's count starts afresh with
+// each chunk sent).
+//
 // Large objects are streamed with NewWriter: a resumable upload that sends
 // one chunk of PartSize bytes at a time (rounded up to 256 KiB), so memory
 // is bounded by one chunk. Objects smaller than a chunk go in one request.

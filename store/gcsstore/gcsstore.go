@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/auth"
@@ -49,8 +50,9 @@ type Options struct {
 	// (an emulator, or a fault proxy in front of one: "http://host:port"),
 	// reached without authentication. It overrides STORAGE_EMULATOR_HOST.
 	Endpoint string
-	// RetryMaxAttempts bounds the SDK's own attempts at one request (0: SDK
-	// default; 1: no retry, for callers that retry themselves).
+	// RetryMaxAttempts bounds the SDK's own attempts at one request,
+	// uploads included (0: SDK default, which retries an upload until its
+	// context ends; 1: no retry, for callers that retry themselves).
 	RetryMaxAttempts int
 	// RetryMaxBackoff caps the SDK's backoff between attempts (0: SDK default, 30s).
 	RetryMaxBackoff time.Duration
@@ -87,6 +89,9 @@ type Store struct {
 	// serverDelimiter: use the server's delimiter on an emulator too
 	// (tests of the merge of a delimited page, export_test.go).
 	serverDelimiter bool
+	// maxAttempts is Options.RetryMaxAttempts, which boundUploads applies
+	// to uploads.
+	maxAttempts int
 }
 
 var (
@@ -194,7 +199,7 @@ func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, erro
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return nil, fmt.Errorf("gcsstore: root prefix: %w", err)
 	}
-	s := &Store{bucket: bucket, clock: &serverClock{}, owned: true, emulator: emulatorEndpoint(opts) != ""}
+	s := &Store{bucket: bucket, clock: &serverClock{}, owned: true, emulator: emulatorEndpoint(opts) != "", maxAttempts: opts.RetryMaxAttempts}
 	if prefix != "" {
 		s.root = prefix + "/"
 	}
@@ -271,7 +276,7 @@ func (s *Store) Close() error {
 // root prefix in it (without trailing slash): pswap looks there for a
 // table that would enclose a new one (pswap.OuterStore).
 func (s *Store) Outer() (store.Store, string) {
-	return &Store{client: s.client, bkt: s.bkt, bucket: s.bucket, partSize: s.partSize, clock: s.clock, emulator: s.emulator},
+	return &Store{client: s.client, bkt: s.bkt, bucket: s.bucket, partSize: s.partSize, clock: s.clock, emulator: s.emulator, maxAttempts: s.maxAttempts},
 		strings.TrimSuffix(s.root, "/")
 }
 
@@ -410,6 +415,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, opts store.Put
 	if has {
 		obj = obj.If(cond)
 	}
+	obj, _ = s.boundUploads(obj)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := obj.NewWriter(wctx)
@@ -427,6 +433,25 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, opts store.Put
 		return store.Attrs{}, s.writeError(ctx, putOp(opPut, opts), key, err)
 	}
 	return attrsOf(key, w.Attrs()), nil
+}
+
+// boundUploads returns obj with its upload requests bounded to
+// RetryMaxAttempts attempts each, and the function to call when a chunk of
+// a resumable upload was sent (the next request's count starts afresh).
+// The SDK applies its WithMaxAttempts to every call but an upload's
+// requests, which it retries until their context ends (storage v1.71: the
+// upload's retry carries the backoff and the error function only): a
+// store that kept answering 503 held a Put forever, however few attempts
+// the caller asked for. The error function counts the failures instead.
+func (s *Store) boundUploads(obj *storage.ObjectHandle) (*storage.ObjectHandle, func(int64)) {
+	if s.maxAttempts <= 0 {
+		return obj, nil
+	}
+	var failed atomic.Int64
+	obj = obj.Retryer(storage.WithErrorFunc(func(err error) bool {
+		return failed.Add(1) < int64(s.maxAttempts) && storage.ShouldRetry(err)
+	}))
+	return obj, func(int64) { failed.Store(0) }
 }
 
 // writeError maps a failed write; a failed IfMatch precondition is checked
@@ -664,9 +689,17 @@ func (r reportingTokens) Token(ctx context.Context) (*auth.Token, error) {
 // missingBucket turns a not-found error of a read or delete into
 // store.ErrBucketNotFound when the bucket itself is missing. GCS reads
 // answer 404 for both; until a response has shown the bucket to exist, one
-// listing request (objects.list: 404 for a missing bucket) tells them apart.
+// listing request (objects.list: 404 for a missing bucket) tells them apart,
+// one probe at a time: misses at once wait for the probe under way.
 func (s *Store) missingBucket(ctx context.Context, err error) error {
 	if !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrBucketNotFound) || s.clock.bucketSeen.Load() {
+		return err
+	}
+	// One probe at a time: a miss that waited for another's probe needs
+	// none when that one showed the bucket.
+	s.clock.probe.Lock()
+	defer s.clock.probe.Unlock()
+	if s.clock.bucketSeen.Load() {
 		return err
 	}
 	it := s.bkt.Objects(ctx, &storage.Query{Prefix: s.root})

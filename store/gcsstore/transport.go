@@ -68,6 +68,9 @@ type serverClock struct {
 	// bucketSeen: a request succeeded, so the bucket exists (the client
 	// serves one bucket).
 	bucketSeen atomic.Bool
+	// probe serializes missingBucket's listings: misses at once (a
+	// commit reads its pointer and table.json together) share one.
+	probe sync.Mutex
 }
 
 // observe records a Date header value received at local time at.

@@ -31,6 +31,7 @@ func (s *Store) NewWriter(ctx context.Context, key string, opts store.WriterOpti
 	if has {
 		obj = obj.If(cond)
 	}
+	obj, sent := s.boundUploads(obj)
 	part := s.partSize
 	if opts.PartSize > 0 {
 		part = chunkSize(opts.PartSize)
@@ -40,6 +41,7 @@ func (s *Store) NewWriter(ctx context.Context, key string, opts store.WriterOpti
 	w.ChunkSize = int(part)
 	w.ContentType = opts.ContentType
 	w.ForceEmptyContentType = opts.ContentType == ""
+	w.ProgressFunc = sent
 	return &writer{s: s, ctx: ctx, cancel: cancel, w: w, key: key, o: putOp(opWrite, opts.PutOptions)}, nil
 }
 
