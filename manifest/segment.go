@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/pswap/pswap/internal/strictjson"
 )
@@ -388,46 +390,84 @@ func (m *Manifest) Pack() ([]PackedSegment, error) {
 // generation): the bytes as stored.
 type SegmentFetcher func(ctx context.Context, id string) ([]byte, error)
 
+// expandParallel bounds the segment reads of one Expand in flight.
+const expandParallel = 16
+
 // Expand turns head m into the plain manifest it stands for: its files
-// are the segments' (read with fetch, depth first, in order) and then its
-// own, and the result passes Validate (its totals and its paths checked
-// over all the files). A manifest without segments is returned as is.
-// fetch errors are returned wrapped; a segment that does not match its
-// reference is ErrInvalid.
+// are the segments' (read with fetch, level by level, up to 16 at a time)
+// in order and then its own, and the result passes Validate (its totals
+// and its paths checked over all the files). A manifest without segments
+// is left as is. fetch errors are returned wrapped; a segment that does
+// not match its reference or the manifest is ErrInvalid.
 func (m *Manifest) Expand(ctx context.Context, fetch SegmentFetcher) error {
 	if !m.Segmented() {
 		return nil
 	}
-	files := make([]File, 0, m.FileCount())
-	var walk func(refs []SegmentRef, depth int) error
-	walk = func(refs []SegmentRef, depth int) error {
-		for _, ref := range refs {
-			data, err := fetch(ctx, ref.ID)
-			if err != nil {
-				return fmt.Errorf("segment %s: %w", ref.ID, err)
-			}
-			s, err := DecodeSegment(data, ref)
-			if err != nil {
-				return err
-			}
-			if s.Partition != m.Partition {
-				return invalid("segment", "partition", s.Partition, "is not the manifest's %s", m.Partition)
-			}
-			if s.Level == 0 {
-				files = append(files, s.Files...)
-				continue
-			}
-			if depth >= MaxSegmentLevel {
-				return invalid("segment", "level", s.Level, "nested deeper than %d", MaxSegmentLevel)
-			}
-			if err := walk(s.Segments, depth+1); err != nil {
-				return err
+	type node struct {
+		ref   SegmentRef
+		files []File // set once read (level 0)
+		done  bool
+	}
+	nodes := make([]node, len(m.Segments))
+	for i, r := range m.Segments {
+		nodes[i].ref = r
+	}
+	for depth := 0; ; depth++ {
+		var todo []int
+		for i := range nodes {
+			if !nodes[i].done {
+				todo = append(todo, i)
 			}
 		}
-		return nil
+		if len(todo) == 0 {
+			break
+		}
+		if depth > MaxSegmentLevel {
+			return invalid("segment", "level", nil, "nested deeper than %d", MaxSegmentLevel)
+		}
+		segs := make([]*Segment, len(nodes))
+		errs := make([]error, len(nodes))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, expandParallel)
+		for _, i := range todo {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				ref := nodes[i].ref
+				data, err := fetch(ctx, ref.ID)
+				if err != nil {
+					errs[i] = fmt.Errorf("segment %s: %w", ref.ID, err)
+					return
+				}
+				s, err := DecodeSegment(data, ref)
+				if err == nil && s.Partition != m.Partition {
+					err = invalid("segment", "partition", s.Partition, "is not the manifest's %s", m.Partition)
+				}
+				segs[i], errs[i] = s, err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		next := make([]node, 0, len(nodes))
+		for i, n := range nodes {
+			switch s := segs[i]; {
+			case n.done:
+				next = append(next, n)
+			case s.Level == 0:
+				next = append(next, node{ref: n.ref, files: s.Files, done: true})
+			default:
+				for _, r := range s.Segments {
+					next = append(next, node{ref: r})
+				}
+			}
+		}
+		nodes = next
 	}
-	if err := walk(m.Segments, 0); err != nil {
-		return err
+	files := make([]File, 0, m.FileCount())
+	for _, n := range nodes {
+		files = append(files, n.files...)
 	}
 	files = append(files, m.Files...)
 	c := *m
