@@ -119,6 +119,9 @@ func TestAppendSegmentsGCAndRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !head.Segmented() {
+		t.Error("a rollback to a head wrote a plain manifest of every file: it carries the head's segments")
+	}
 	for _, k := range segmentKeys(t, st, part) {
 		if kind, gen := layout.Classify(part, k); kind != layout.KindData || gen != head.DataGen() {
 			t.Errorf("segment %s is %v of %s, want data of the root %s", k, kind, gen, head.DataGen())
