@@ -86,8 +86,12 @@ type Segment struct {
 // with "_", so readers of the data (Hive-style) never take it for data,
 // and no file path of a manifest can name it.
 func SegmentKey(dataPrefix, id string) string {
-	return dataPrefix + "_segments/" + id + ".json"
+	return dataPrefix + SegmentsFolder + id + ".json"
 }
+
+// SegmentsFolder is the folder of a data generation's prefix that holds
+// its heads' segments (SegmentKey).
+const SegmentsFolder = "_segments/"
 
 // FileCount is the number of files m stands for: its own and those of its
 // segments.
