@@ -30,9 +30,14 @@ import (
 // chain started from), and each append writes its own files into a folder
 // of the root's data prefix named by its staged generation id
 // (<root prefix><staged>/part-00000.parquet). A manifest so keeps the one
-// data prefix per generation that every reader (and every older pswap
-// version, and garbage collection, which keeps a live generation's data
-// generation whole) already understands: the format does not change.
+// data prefix per generation that every reader (and garbage collection,
+// which keeps a live generation's data generation whole) understands.
+//
+// The manifest is a head (manifest.Segment): the base's head with the
+// run's files added to its tail, packed, so that an append reads and
+// writes a few kilobytes whatever the number of earlier appends; the
+// segments a pack makes are written under the root's prefix beside the
+// manifest. ReadManifest expands a head for every reader of files.
 //
 // An append that loses the pointer swap rebases on the new current
 // generation and tries again, as a merge does: racing appends of

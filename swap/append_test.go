@@ -325,6 +325,24 @@ func TestAppendCostFlat(t *testing.T) {
 			first, n, last, float64(total)/n, float64(lateTotal)/window, window, window+1, em, n-window+1, n, lm, float64(lm)/float64(em),
 			manifest.MaxHistory+1, manifest.MaxHistory+window, mm, float64(lm)/float64(mm),
 			ea, la, float64(la)/float64(ea), n, len(snap.Files), len(mb))
+		// The same comparison under the same load: 30 pairs, each the 2nd
+		// append to a fresh partition, then the next append to the deep
+		// one, interleaved.
+		const pairs = 30
+		fresh, deep := make([]time.Duration, pairs), make([]time.Duration, pairs)
+		for k := range pairs {
+			fp := fmt.Sprintf("dt=2026-11-30/k=%d", k)
+			mustAppend(t, c, fp, "run-0", "f0")
+			t0 := time.Now()
+			mustAppend(t, c, fp, "run-1", "f1")
+			fresh[k] = time.Since(t0)
+			t0 = time.Now()
+			mustAppend(t, c, part, fmt.Sprintf("run-%d", n+k), fmt.Sprintf("s%d", n+k))
+			deep[k] = time.Since(t0)
+		}
+		fm, _ := stats(fresh)
+		dm, _ := stats(deep)
+		t.Logf("interleaved, %d pairs: median 2nd append %v, median append #%d-#%d %v (x%.2f)", pairs, fm, n+1, n+pairs, dm, float64(dm)/float64(fm))
 		if last["get"] != first["get"] || last["put-if-match"] != first["put-if-match"] || last["put"] != first["put"] {
 			t.Fatalf("requests of the 1,000th append %v, of the 2nd %v", last, first)
 		}
