@@ -111,3 +111,85 @@ func TestAppendViewsAddOnly(t *testing.T) {
 		t.Fatalf("Delta versions 1-4: %v, want %v", versions, wantDelta)
 	}
 }
+
+// TestAppendViewsAcrossSegments: 40 appends of one file each, which take
+// the partition's manifest past manifest.SegmentFiles (a head that lists
+// the older files by reference): every Iceberg snapshot is still an
+// append that adds one row and deletes nothing, the last one totals all
+// 40, the last Delta version holds one add, and Verify reads all 40 files.
+func TestAppendViewsAcrossSegments(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	table, err := pswap.Open(ctx, filepath.Join(dir, "events"), pswap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day, err := table.Partition("dt=2026-11-29")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := range n {
+		if i == 1 {
+			// The views, once the table has a commit (table.json).
+			if _, err := table.SetViews(ctx, pswap.Views{Iceberg: true, Delta: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := table.Publish(ctx, pswap.PublishOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w, err := day.Append(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: fmt.Sprintf("run-%d", i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pswap.Write(w, Sale{int64(i), "Lisbon", float64(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if pub := w.Publish(ctx, pswap.PublishOptions{}); pub.Err != nil {
+			t.Fatal(pub.Err)
+		}
+	}
+	hint, err := os.ReadFile(filepath.Join(dir, "events", "metadata", "version-hint.text"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "events", "metadata", "v"+strings.TrimSpace(string(hint))+".metadata.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Snapshots []struct {
+			Summary map[string]string `json:"summary"`
+		} `json:"snapshots"`
+	}
+	if err := json.Unmarshal(data, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.Snapshots) != n {
+		t.Fatalf("%d Iceberg snapshots, want %d", len(meta.Snapshots), n)
+	}
+	for i, s := range meta.Snapshots {
+		got := fmt.Sprintf("%s +%s -%s =%s", s.Summary["operation"], s.Summary["added-records"], s.Summary["deleted-records"], s.Summary["total-records"])
+		if want := fmt.Sprintf("append +1 -0 =%d", i+1); got != want {
+			t.Fatalf("Iceberg snapshot %d: %s, want %s", i+1, got, want)
+		}
+	}
+	last, err := os.ReadFile(filepath.Join(dir, "events", "_delta_log", fmt.Sprintf("%020d.json", n-1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if adds, removes := strings.Count(string(last), `{"add"`), strings.Count(string(last), `{"remove"`); adds != 1 || removes != 0 {
+		t.Fatalf("the last Delta version holds %d adds and %d removes, want 1 and 0:\n%s", adds, removes, last)
+	}
+	rep, err := day.Verify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Files != n || rep.Rows != n {
+		t.Fatalf("verify: %d files, %d rows; want %d of each", rep.Files, rep.Rows, n)
+	}
+}

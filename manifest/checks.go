@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -237,6 +238,9 @@ var (
 	// document of a higher one may have fields it does not know.
 	_, ourMinor, _        = strictjson.ParseVersion(StatsVersion)
 	_, ourPointerMinor, _ = strictjson.ParseVersion(PointerVersion)
+	// segmentedMajor is the major version of a manifest with segments
+	// (SegmentedVersion), which this package reads beside ourMajor's.
+	segmentedMajor, _, _ = strictjson.ParseVersion(SegmentedVersion)
 )
 
 // checkVersion validates a declared version. It reports whether the document
@@ -247,13 +251,20 @@ func checkVersion(doc, v string) (newerMinor bool, err *Error) {
 	if !ok {
 		return false, invalid(doc, "version", v, `must have the form "major.minor"`)
 	}
-	if major > ourMajor {
-		e := invalid(doc, "version", v, "unsupported major version %d (this reader knows %d): %s", major, ourMajor, strictjson.NewerFormatProblem(v))
-		e.Err, e.Cause = ErrUnsupportedVersion, strictjson.ErrNewerFormat
-		return false, e
+	if doc == "manifest" && major == segmentedMajor {
+		return minor > 0, nil
 	}
 	if major != ourMajor {
-		e := invalid(doc, "version", v, "unsupported major version %d (this reader knows %d)", major, ourMajor)
+		newest, knows := ourMajor, strconv.Itoa(ourMajor)
+		if doc == "manifest" {
+			newest, knows = segmentedMajor, knows+" and "+strconv.Itoa(segmentedMajor)
+		}
+		if major > newest {
+			e := invalid(doc, "version", v, "unsupported major version %d (this reader knows %s): %s", major, knows, strictjson.NewerFormatProblem(v))
+			e.Err, e.Cause = ErrUnsupportedVersion, strictjson.ErrNewerFormat
+			return false, e
+		}
+		e := invalid(doc, "version", v, "unsupported major version %d (this reader knows %s)", major, knows)
 		e.Err = ErrUnsupportedVersion
 		return false, e
 	}

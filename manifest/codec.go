@@ -50,31 +50,39 @@ func Encode(m *Manifest) ([]byte, error) {
 	w.int("bytes", c.Bytes)
 	w.str("content_checksum", c.ContentChecksum)
 	w.optStr("schema", c.Schema)
-	w.key("files")
-	if len(c.Files) == 0 {
-		w.buf.WriteString("[]")
-	} else {
-		w.buf.WriteString("[")
-		for i, f := range c.Files {
-			if i > 0 {
-				w.buf.WriteByte(',')
-			}
-			w.buf.WriteString("\n    {\"path\": ")
-			w.quote(f.Path)
-			w.buf.WriteString(", \"size\": ")
-			w.buf.WriteString(strconv.FormatInt(f.Size, 10))
-			w.buf.WriteString(", \"rows\": ")
-			w.buf.WriteString(strconv.FormatInt(f.Rows, 10))
-			w.buf.WriteString(", \"checksum\": ")
-			w.quote(f.Checksum)
-			if f.Columns != nil {
-				w.writeColumns(f.Columns)
-			}
-			w.buf.WriteString("}")
-		}
-		w.buf.WriteString("\n  ]")
+	if c.Segmented() {
+		w.writeSegments(c.Segments)
 	}
+	w.writeFiles(c.Files)
 	return w.finish("manifest")
+}
+
+// writeFiles writes a file list (one line per file).
+func (w *objWriter) writeFiles(files []File) {
+	w.key("files")
+	if len(files) == 0 {
+		w.buf.WriteString("[]")
+		return
+	}
+	w.buf.WriteString("[")
+	for i, f := range files {
+		if i > 0 {
+			w.buf.WriteByte(',')
+		}
+		w.buf.WriteString("\n    {\"path\": ")
+		w.quote(f.Path)
+		w.buf.WriteString(", \"size\": ")
+		w.buf.WriteString(strconv.FormatInt(f.Size, 10))
+		w.buf.WriteString(", \"rows\": ")
+		w.buf.WriteString(strconv.FormatInt(f.Rows, 10))
+		w.buf.WriteString(", \"checksum\": ")
+		w.quote(f.Checksum)
+		if f.Columns != nil {
+			w.writeColumns(f.Columns)
+		}
+		w.buf.WriteString("}")
+	}
+	w.buf.WriteString("\n  ]")
 }
 
 // EncodePointer validates p and returns its canonical encoding (indented
@@ -225,11 +233,16 @@ func decodeManifest(data []byte) (*Manifest, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Known("format", "version", "partition", "generation", "data_generation", "parent",
-		"run_id", "rollback_of", "kind", "data_layout", "created_at", "committed_at", "writer", "rows", "bytes",
-		"content_checksum", "schema", "files")
 	m := &Manifest{Format: FormatManifest}
 	m.Version = r.Str("version", true)
+	major, minor, _ := strictjson.ParseVersion(m.Version)
+	known := []string{"format", "version", "partition", "generation", "data_generation", "parent",
+		"run_id", "rollback_of", "kind", "data_layout", "created_at", "committed_at", "writer", "rows", "bytes",
+		"content_checksum", "schema", "files"}
+	if major >= 2 {
+		known = append(known, "segments")
+	}
+	r.Known(known...)
 	m.Partition = r.Str("partition", true)
 	m.Generation = r.Str("generation", true)
 	m.DataGeneration = r.Str("data_generation", false)
@@ -247,8 +260,13 @@ func decodeManifest(data []byte) (*Manifest, *Error) {
 	m.Bytes = r.Int("bytes", 64)
 	m.ContentChecksum = r.Str("content_checksum", true)
 	m.Schema = r.Str("schema", false)
-	_, minor, _ := strictjson.ParseVersion(m.Version)
-	m.Files = readFiles(r, "files", minor >= 2)
+	if major >= 2 {
+		m.Segments = readSegments(r, "segments")
+		if r.Err() == nil && len(m.Segments) == 0 {
+			r.Fail("segments", "empty: a version 2 manifest references at least one segment")
+		}
+	}
+	m.Files = readFiles(r, "files", major >= 2 || minor >= 2)
 	if p := r.Err(); p != nil {
 		return nil, fromProblem(doc, p)
 	}

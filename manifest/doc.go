@@ -27,10 +27,11 @@
 // file, times in UTC, a trailing newline; equal values encode to equal bytes.
 //
 // The "version" field is "major.minor". A reader rejects a document of
-// another major version (ErrUnsupportedVersion); one of a higher major was
-// written by a newer pswap, and the refusal says so ("written by a newer
-// pswap (format 2.0); upgrade pswap to read it", strictjson.ErrNewerFormat,
-// the words every pswap document's reader uses). A higher minor version may
+// another major version (ErrUnsupportedVersion; a manifest reader knows
+// majors 1 and 2); one of a higher major than it knows was written by a
+// newer pswap, and the refusal says so ("written by a newer pswap (format
+// 3.0); upgrade pswap to read it", strictjson.ErrNewerFormat, the words
+// every pswap document's reader uses). A higher minor version may
 // only add optional fields: a reader ignores fields it does not know in a
 // document of a higher minor version, and rejects them in a document of its
 // own (or a lower) minor version, where they can only be typos or tampering.
@@ -46,8 +47,9 @@
 // Fields, in the order they are written:
 //
 //	format            string, required: "pswap-manifest".
-//	version           string, required: "1.0", "1.1" (with a kind) or
-//	                  "1.2" (with columns) for this package.
+//	version           string, required: "1.0", "1.1" (with a kind),
+//	                  "1.2" (with columns) or "2.0" (with segments: a
+//	                  head, see below) for this package.
 //	partition         string, required: the partition's Hive-style key in
 //	                  canonical form, e.g. "dt=2026-11-29/hr=13" (see the
 //	                  partition package).
@@ -197,6 +199,28 @@
 // same-run check does not). A writer of version 1.0 ignores these fields and
 // writes a 1.0 pointer without them; the next writer of 1.1 then starts a new
 // history marked truncated.
+//
+// # Heads and segments (manifest version 2.0)
+//
+// An append's manifest is a head: its "files" are the partition's newest
+// files (fewer than SegmentFiles) and the field "segments" (required in
+// 2.0, unknown in 1.x) references the rest, in order:
+//
+//	segments          array of {"id": the lowercase hex SHA-256 of the
+//	                  segment document's bytes, "level", "files", "rows",
+//	                  "bytes"}: what the segment holds. rows and bytes of
+//	                  the head are the totals of all its files.
+//
+// A segment document, stored at SegmentKey under the head's data
+// generation prefix and never rewritten, is {"format": "pswap-segment",
+// "version": "1.0", "partition", "level", "files"} (level 0: SegmentFiles
+// files, each as in a manifest) or {..., "level": k, "segments"} (k > 0:
+// SegmentFanout references of level k-1). Manifest.Pack builds a head;
+// Manifest.Expand reads one back into the plain manifest it stands for,
+// checking every segment against its reference. The major version is 2 so
+// that a reader of version 1 refuses a head (ErrUnsupportedVersion) rather
+// than read only its tail; this package reads both majors, and writes 2.0
+// only for a manifest with segments.
 //
 // # Errors
 //

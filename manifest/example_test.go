@@ -96,7 +96,7 @@ func ExampleDecode() {
 // version, naming the field and the problem.
 func ExampleDecode_errors() {
 	for _, doc := range []string{
-		`{"format": "pswap-manifest", "version": "2.0"}`,
+		`{"format": "pswap-manifest", "version": "3.0"}`,
 		`{"format": "pswap-manifest", "version": "1.0", "partition": "dt=2026-11-29"`,
 		`{"format": "pswap-manifest", "version": "1.0", "version": "1.1"}`,
 		`{"format": "pswap-manifest", "version": "1.0", "partition": "dt=2026-11-29",
@@ -112,7 +112,7 @@ func ExampleDecode_errors() {
 			"unsupported version:", errors.Is(err, manifest.ErrUnsupportedVersion))
 	}
 	// Output:
-	// manifest: version "2.0": unsupported major version 2 (this reader knows 1): written by a newer pswap (format 2.0); upgrade pswap to read it
+	// manifest: version "3.0": unsupported major version 3 (this reader knows 1 and 2): written by a newer pswap (format 3.0); upgrade pswap to read it
 	//   invalid: true unsupported version: true
 	// manifest: document: truncated JSON
 	//   invalid: true unsupported version: false

@@ -22,7 +22,12 @@ func seedManifests(t testing.TB) map[string][]byte {
 	withStats := statsManifest()
 	empty := validManifest()
 	empty.Files, empty.Rows, empty.Bytes, empty.Schema = nil, 0, 0, ""
+	head, _, _ := packedHead(t, 40, 2)
+	headDoc := string(mustEncode(t, head))
 	return map[string][]byte{
+		"valid-head":       []byte(headDoc),
+		"bad-head-1.2":     []byte(strings.Replace(headDoc, `"version": "2.0"`, `"version": "1.2"`, 1)),
+		"bad-head-totals":  []byte(strings.Replace(headDoc, `"files": 32, "rows": `, `"files": 32, "rows": 9`, 1)),
 		"valid":            golden,
 		"valid-rollback":   mustEncode(t, rollback),
 		"valid-empty":      mustEncode(t, empty),
@@ -39,7 +44,7 @@ func seedManifests(t testing.TB) map[string][]byte {
 		"bad-traversal":     []byte(strings.Replace(g, `part-00001.parquet`, `../../other/part-00001.parquet`, 1)),
 		"bad-absolute":      []byte(strings.Replace(g, `part-00001.parquet`, `/etc/passwd`, 1)),
 		"bad-duplicate":     []byte(strings.Replace(g, `"rows": 37345,`, `"rows": 37345, "rows": 0,`, 1)),
-		"bad-major":         []byte(strings.Replace(g, `"version": "1.0"`, `"version": "2.0"`, 1)),
+		"bad-major":         []byte(strings.Replace(g, `"version": "1.0"`, `"version": "3.0"`, 1)),
 		"bad-unknown":       []byte(strings.Replace(g, `"rows": 37345,`, `"rowz": 37345,`, 1)),
 		"bad-truncated":     golden[:len(golden)/3],
 		"bad-trailing":      append(append([]byte{}, golden...), golden...),

@@ -152,11 +152,17 @@ type Manifest struct {
 	// top-level _pswap/p/ folder (package internal/layout spells both). A
 	// manifest that reuses another generation's data (a rollback, a
 	// rebase) copies that generation's.
-	DataLayout  int       `json:"data_layout,omitempty"`
-	Content               // embedded, fields flattened in JSON
-	CreatedAt   time.Time `json:"created_at"`   // when the attempt began (UTC)
-	CommittedAt time.Time `json:"committed_at"` // when the manifest was written (UTC)
-	Writer      string    `json:"writer"`       // e.g. "pswap/0.1.0"
+	DataLayout int `json:"data_layout,omitempty"`
+	// Segments (2.0) reference segment documents that list the files
+	// before Files (see SegmentRef): a head, which Expand turns into the
+	// plain manifest it stands for. Rows and Bytes are the totals of all
+	// the files, the segments' included. Empty in every manifest a reader
+	// returns after Expand, and in every manifest of version 1.
+	Segments    []SegmentRef `json:"-"`
+	Content                  // embedded, fields flattened in JSON
+	CreatedAt   time.Time    `json:"created_at"`   // when the attempt began (UTC)
+	CommittedAt time.Time    `json:"committed_at"` // when the manifest was written (UTC)
+	Writer      string       `json:"writer"`       // e.g. "pswap/0.1.0"
 }
 
 // EncodedVersion is the version Encode writes for m: the lowest that has
@@ -164,6 +170,8 @@ type Manifest struct {
 // with a kind, else Version).
 func (m *Manifest) EncodedVersion() string {
 	switch {
+	case m.Segmented():
+		return SegmentedVersion
 	case m.HasStats() || m.DataLayout != 0:
 		return StatsVersion // = DataLayoutVersion: 1.2 adds both
 	case m.Kind != "":
@@ -196,7 +204,7 @@ func (m *Manifest) Pointer(seq int64) *Pointer {
 		RunID:            m.RunID,
 		Rows:             m.Rows,
 		Bytes:            m.Bytes,
-		Files:            len(m.Files),
+		Files:            m.FileCount(),
 		ContentChecksum:  m.ContentChecksum,
 		CommittedAt:      m.CommittedAt.UTC(),
 		History:          []HistoryEntry{m.historyEntry()},
@@ -282,7 +290,22 @@ func (m *Manifest) validate() *Error {
 	if p := checkPrintable(m.RunID, MaxRunIDBytes); p != "" {
 		return invalid(doc, "run_id", m.RunID, "%s", p)
 	}
-	if err := m.Content.validate(doc); err != nil {
+	if m.Segmented() {
+		if err := m.validateHead(doc); err != nil {
+			return err
+		}
+		// The tail's files carry the totals less the segments'.
+		c := m.Content
+		rows, bytes := m.segmentTotals()
+		if c.Rows < rows || c.Bytes < bytes {
+			return invalid(doc, "rows", m.Rows, "less than its segments' %d rows (or bytes %d less than their %d)", rows, m.Bytes, bytes)
+		}
+		c.Rows -= rows
+		c.Bytes -= bytes
+		if err := c.validate(doc); err != nil {
+			return err
+		}
+	} else if err := m.Content.validate(doc); err != nil {
 		return err
 	}
 	if p := checkTime(m.CreatedAt); p != "" {

@@ -27,10 +27,10 @@ func TestNewerMajorVersionNamed(t *testing.T) {
 		if !strings.Contains(string(data), c.from) {
 			t.Fatalf("%s has no %s", c.file, c.from)
 		}
-		err = c.decode([]byte(strings.Replace(string(data), c.from, `"version": "2.`, 1)))
+		err = c.decode([]byte(strings.Replace(string(data), c.from, `"version": "3.`, 1)))
 		if !errors.Is(err, strictjson.ErrNewerFormat) || !errors.Is(err, ErrUnsupportedVersion) ||
-			!strings.Contains(err.Error(), "written by a newer pswap (format 2.") || !strings.Contains(err.Error(), "upgrade pswap") {
-			t.Errorf("%s of version 2: %v, want ErrNewerFormat", c.file, err)
+			!strings.Contains(err.Error(), "written by a newer pswap (format 3.") || !strings.Contains(err.Error(), "upgrade pswap") {
+			t.Errorf("%s of version 3: %v, want ErrNewerFormat", c.file, err)
 		}
 		err = c.decode([]byte(strings.Replace(string(data), c.from, `"version": "0.`, 1)))
 		if !errors.Is(err, ErrUnsupportedVersion) || errors.Is(err, strictjson.ErrNewerFormat) {

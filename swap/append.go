@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pswap/pswap/internal/checksum"
@@ -29,9 +30,14 @@ import (
 // chain started from), and each append writes its own files into a folder
 // of the root's data prefix named by its staged generation id
 // (<root prefix><staged>/part-00000.parquet). A manifest so keeps the one
-// data prefix per generation that every reader (and every older pswap
-// version, and garbage collection, which keeps a live generation's data
-// generation whole) already understands: the format does not change.
+// data prefix per generation that every reader (and garbage collection,
+// which keeps a live generation's data generation whole) understands.
+//
+// The manifest is a head (manifest.Segment): the base's head with the
+// run's files added to its tail, packed, so that an append reads and
+// writes a few kilobytes whatever the number of earlier appends; the
+// segments a pack makes are written under the root's prefix beside the
+// manifest. ReadManifest expands a head for every reader of files.
 //
 // An append that loses the pointer swap rebases on the new current
 // generation and tries again, as a merge does: racing appends of
@@ -197,6 +203,9 @@ type appendState struct {
 	own []manifest.File
 	// schema is the run's schema fingerprint.
 	schema string
+	// pending are the segments the attempt's manifest references that it
+	// made: written beside the manifest, before the pointer swap.
+	pending []manifest.PackedSegment
 }
 
 // prefix is where the run's files are (or are to be) written.
@@ -252,7 +261,7 @@ func (t *Txn) beginAppend(ctx context.Context, deadline time.Time) error {
 // setRoot chooses the root from the base manifest: its data generation,
 // or ours (gen, in layout lay) when there is none or it holds no files.
 func (s *appendState) setRoot(gen string, lay int) {
-	if s.base != nil && len(s.base.Files) > 0 {
+	if s.base != nil && s.base.FileCount() > 0 {
 		s.root, s.rootLayout, s.sub = s.base.DataGen(), s.base.DataLayout, gen
 		return
 	}
@@ -316,31 +325,79 @@ func (t *Txn) runTook(ctx context.Context, p *manifest.Pointer, rec *RunRecord, 
 	return "", nil
 }
 
-// appendContent is the content of our append on base (nil: none): the
-// base's files and ours.
-func (s *appendState) content() manifest.Content {
+// setContent sets m's files to the base's and ours: the base's segments
+// (a head's references to its older files, see manifest.Segment) and its
+// own files, ours behind them, then packed (manifest.Manifest.Pack) so
+// that the head stays small whatever the number of earlier appends; the
+// segments Pack made are left in s.pending, to be written beside the
+// manifest. Nothing here reads or hashes the base's segments: the cost
+// does not grow with the partition.
+func (s *appendState) setContent(m *manifest.Manifest) error {
 	var c manifest.Content
-	if s.base != nil && len(s.base.Files) > 0 {
-		c.Files = make([]manifest.File, 0, len(s.base.Files)+len(s.own))
-		for _, f := range s.base.Files {
-			c.Add(f)
-		}
-		c.Schema = s.base.Schema
-	}
-	for _, f := range s.own {
+	m.Segments = nil
+	own := make([]manifest.File, len(s.own))
+	for i, f := range s.own {
 		if s.sub != "" {
 			f.Path = s.sub + "/" + f.Path
 		}
+		own[i] = f
+	}
+	baseSum := ""
+	if b := s.base; b != nil && b.FileCount() > 0 {
+		m.Segments = slices.Clone(b.Segments)
+		c.Files = make([]manifest.File, 0, len(b.Files)+len(own))
+		c.Files = append(c.Files, b.Files...)
+		c.Rows, c.Bytes = b.Rows, b.Bytes
+		c.Schema = b.Schema
+		baseSum = b.ContentChecksum
+	}
+	for _, f := range own {
 		c.Add(f)
 	}
 	if s.schema != "" {
 		c.Schema = s.schema
 	}
 	// An append's rows were not all read together: its content checksum
-	// is that of its files (the algorithm of a generation whose rows were
-	// not read), so it never compares equal to a staged generation's.
-	c.ContentChecksum = checksum.OfFiles(c.Files)
-	return c
+	// chains the base's with the digest of the run's files (the algorithm
+	// of an append), so it never compares equal to a staged generation's.
+	c.ContentChecksum = checksum.OfAppend(baseSum, own)
+	m.Content = c
+	packed, err := m.Pack()
+	if err != nil {
+		return fmt.Errorf("append %s: %w", m.Partition, err)
+	}
+	s.pending = packed
+	return nil
+}
+
+// putSegments writes the segments setContent made, under the root's data
+// prefix, create-if-absent (a segment is named by its bytes: one already
+// there is the same), all at once.
+func (a *attempt) putSegments(ctx context.Context) error {
+	t, s := a.t, a.t.app
+	if len(s.pending) == 0 {
+		return nil
+	}
+	prefix := layout.DataPrefixIn(t.partition, s.root, s.rootLayout)
+	errs := make([]error, len(s.pending))
+	fns := make([]func(), len(s.pending))
+	for i, p := range s.pending {
+		fns[i] = func() {
+			key := manifest.SegmentKey(prefix, p.Ref.ID)
+			errs[i] = t.policy(a.deadline, 1).Do(ctx, store.IsRetryable, func(int) error {
+				_, err := t.st.Put(ctx, key, p.Data, store.PutOptions{ContentType: "application/json", IfNoneMatch: true})
+				if errors.Is(err, store.ErrPrecondition) {
+					return nil // written before, by an attempt of the same files
+				}
+				return err
+			})
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("append %s: write segment %s: %w", t.partition, key, errs[i])
+			}
+		}
+	}
+	overlap.Do(ctx, fns...)
+	return errors.Join(errs...)
 }
 
 // prepareAppend sets the manifest's files for base (its manifest read
@@ -366,8 +423,9 @@ func (a *attempt) prepareAppend(ctx context.Context, base Base) error {
 			}
 		}
 	}
-	c := s.content()
-	m.Content = c
+	if err := s.setContent(m); err != nil {
+		return err
+	}
 	if s.root != m.Generation {
 		m.DataGeneration = s.root
 	} else {

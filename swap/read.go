@@ -79,7 +79,10 @@ func readPointerAt(ctx context.Context, st store.Store, part, key string) (Base,
 	return Base{Pointer: p, ETag: a.ETag, ModTime: a.ModTime, Raw: data}, nil
 }
 
-// ReadManifest reads and validates one generation's manifest: one GET.
+// ReadManifest reads and validates one generation's manifest: one GET, and
+// for a manifest that lists files by reference (an append's head, see
+// manifest.Segment) the GETs of its segments, which it expands: the
+// manifest returned lists every file.
 func ReadManifest(ctx context.Context, st store.Store, part, gen string) (*manifest.Manifest, error) {
 	m, _, err := ReadManifestAttrs(ctx, st, part, gen)
 	return m, err
@@ -88,6 +91,47 @@ func ReadManifest(ctx context.Context, st store.Store, part, gen string) (*manif
 // ReadManifestAttrs is ReadManifest that also returns the manifest object's
 // attributes (its ModTime dates the commit by the store's clock).
 func ReadManifestAttrs(ctx context.Context, st store.Store, part, gen string) (*manifest.Manifest, store.Attrs, error) {
+	m, a, err := ReadManifestHead(ctx, st, part, gen)
+	if err != nil {
+		return nil, a, err
+	}
+	if err := ExpandManifest(ctx, st, m); err != nil {
+		return nil, store.Attrs{}, err
+	}
+	return m, a, nil
+}
+
+// ExpandManifest expands a manifest read by ReadManifestHead that lists
+// files by reference (manifest.Manifest.Expand, its segments read from
+// under its data generation's prefix); any other is left as is. A segment
+// that is missing or does not match is ErrCorrupt.
+func ExpandManifest(ctx context.Context, st store.Store, m *manifest.Manifest) error {
+	if !m.Segmented() {
+		return nil
+	}
+	prefix := layout.DataPrefixOf(m)
+	err := m.Expand(ctx, func(ctx context.Context, id string) ([]byte, error) {
+		data, _, err := store.ReadAll(ctx, st, manifest.SegmentKey(prefix, id))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return data, err
+	})
+	if errors.Is(err, manifest.ErrInvalid) {
+		err = fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if err != nil {
+		return fmt.Errorf("%s generation %s: expand the manifest: %w", m.Partition, m.Generation, err)
+	}
+	return nil
+}
+
+// ReadManifestHead is ReadManifestAttrs without the expansion: a manifest
+// that lists files by reference is returned as it is stored (its Files are
+// the newest ones, its Segments reference the rest; FileCount, Rows and
+// Bytes count them all). One GET. What needs the generation's facts but
+// not its file list (garbage collection, the audit, an append) reads this.
+func ReadManifestHead(ctx context.Context, st store.Store, part, gen string) (*manifest.Manifest, store.Attrs, error) {
 	if err := manifest.ValidateGenerationID(gen); err != nil {
 		return nil, store.Attrs{}, fmt.Errorf("%s: %w: %w", part, ErrGenerationNotFound, err)
 	}
@@ -487,7 +531,7 @@ func History(ctx context.Context, st store.Store, part string, limit int) ([]Ent
 			return out, fmt.Errorf("%s: %w: generation %s appears twice in the chain", part, ErrCorrupt, gen)
 		}
 		seen[gen] = true
-		m, err := ReadManifest(ctx, st, part, gen)
+		m, _, err := ReadManifestHead(ctx, st, part, gen) // the facts, not the files
 		if errors.Is(err, ErrGenerationNotFound) {
 			out = append(out, Entry{Generation: gen, Retired: len(out) > 0, Collected: true})
 			break
@@ -497,7 +541,7 @@ func History(ctx context.Context, st store.Store, part string, limit int) ([]Ent
 		}
 		out = append(out, Entry{
 			Generation: m.Generation, Parent: m.Parent, RunID: m.RunID, Rows: m.Rows, Bytes: m.Bytes,
-			Files: len(m.Files), CreatedAt: m.CreatedAt, CommittedAt: m.CommittedAt, RollbackOf: m.RollbackOf,
+			Files: m.FileCount(), CreatedAt: m.CreatedAt, CommittedAt: m.CommittedAt, RollbackOf: m.RollbackOf,
 			Current: len(out) == 0, Retired: len(out) > 0,
 		})
 		gen = m.Parent

@@ -36,8 +36,14 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 	// The target's manifest, then every one of its files, still there at
 	// its recorded size: one list (the check a staged commit makes too).
 	check := func() {
-		if old, checkErr = ReadManifest(ctx, st, part, to); checkErr == nil {
-			_, checkErr = checkFiles(ctx, st, part, old.DataGen(), old.DataLayout, old.Files)
+		// The target as stored: a head's segments are carried to the
+		// new manifest as they are (the same data generation holds
+		// them), and its files checked from its expansion.
+		if old, _, checkErr = ReadManifestHead(ctx, st, part, to); checkErr == nil {
+			all := *old
+			if checkErr = ExpandManifest(ctx, st, &all); checkErr == nil {
+				_, checkErr = checkFiles(ctx, st, part, all.DataGen(), all.DataLayout, all.Files)
+			}
 		}
 	}
 	if opts.RunID == "" || opts.Force {
@@ -74,7 +80,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 		// appends share their data generation and differ in files: their
 		// content tells them apart.)
 		r := t.result(t.base.Pointer, "", false, Identical)
-		r.Files = len(old.Files)
+		r.Files = old.FileCount()
 		return r, nil
 	}
 	m := &manifest.Manifest{
@@ -83,6 +89,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 		DataGeneration: old.DataGen(),
 		RunID:          opts.RunID,
 		RollbackOf:     to,
+		Segments:       old.Segments,
 		Content:        old.Content,
 		DataLayout:     old.DataLayout,
 	}

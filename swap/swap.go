@@ -204,8 +204,9 @@ type Result struct {
 	// in also when the commit returns an error.
 	Stats Stats
 	// Manifest is the manifest this call wrote and swapped in, of
-	// Generation (nil when it changed nothing). A publish of the commit
-	// (lakehouse.Commit) takes it instead of reading it back.
+	// Generation (nil when it changed nothing, and when it lists files by
+	// reference: an append's head, see manifest.Segment). A publish of
+	// the commit (lakehouse.Commit) takes it instead of reading it back.
 	Manifest *manifest.Manifest
 }
 
@@ -491,7 +492,7 @@ type attempt struct {
 // cleanup removes what this attempt wrote once it is known not to be current.
 func (a *attempt) cleanup(ctx context.Context) {
 	d, mg := "", ""
-	if a.ownData && !a.t.keepData && len(a.m.Files) > 0 {
+	if a.ownData && !a.t.keepData && a.m.FileCount() > 0 {
 		// Nothing staged, nothing to list (a same-run no-op after
 		// AlreadyCommitted costs no request beyond Begin's GET). A staged
 		// generation's data is never ours alone: another CommitStaged of it
@@ -508,7 +509,7 @@ func (a *attempt) cleanup(ctx context.Context) {
 func (a *attempt) noop(ctx context.Context, outcome Outcome, p *manifest.Pointer) (Result, error) {
 	a.cleanup(ctx)
 	r := a.t.result(p, a.staged, false, outcome)
-	if len(a.m.Files) == 0 {
+	if a.m.FileCount() == 0 {
 		r.Staged = "" // nothing was staged (e.g. skipped after AlreadyCommitted)
 	}
 	a.t.noopFiles(ctx, &r, p, a.deadline)
@@ -522,8 +523,11 @@ func (a *attempt) noop(ctx context.Context, outcome Outcome, p *manifest.Pointer
 // replaced: p is then ours as we wrote it).
 func (a *attempt) won(ctx context.Context, outcome Outcome, p *manifest.Pointer) (Result, error) {
 	r := a.t.result(p, a.staged, true, outcome)
-	r.Files = len(a.m.Files)
+	r.Files = a.m.FileCount()
 	r.Manifest = a.m
+	if a.m.Segmented() {
+		r.Manifest = nil // a head: a publish reads it back, expanded
+	}
 	if a.t.app != nil {
 		// Best effort: an incomplete record is resolved from the
 		// pointer's history (or the manifests') by the next attempt.
@@ -639,17 +643,23 @@ func (a *attempt) write(ctx context.Context, base Base, rebase int) (*manifest.P
 	}
 	m.CommittedAt = now.UTC()
 	m.Format, m.Version, m.Writer = "", "", o.Writer
-	if t.app != nil && t.app.record == nil {
-		// The run's record exists before the run's first pointer swap:
-		// created beside the manifest, it costs no round trip.
-		var recErr, manErr error
+	if t.app != nil && (t.app.record == nil || len(t.app.pending) > 0) {
+		// The run's record exists before the run's first pointer swap,
+		// and the segments the manifest references before it is swapped
+		// in: written beside the manifest, they cost no round trip.
+		var recErr, segErr, manErr error
 		overlap.Do(ctx,
-			func() { recErr = t.writeRecord(ctx, "", a.deadline) },
+			func() {
+				if t.app.record == nil {
+					recErr = t.writeRecord(ctx, "", a.deadline)
+				}
+			},
+			func() { segErr = a.putSegments(ctx) },
 			func() { manErr = t.putManifest(ctx, m, a.deadline) })
 		if manErr == nil {
 			a.manifestWritten = true
 		}
-		if err := errors.Join(manErr, recErr); err != nil {
+		if err := errors.Join(manErr, recErr, segErr); err != nil {
 			a.cleanup(ctx)
 			return nil, err
 		}
@@ -699,7 +709,7 @@ func (t *Txn) noopFiles(ctx context.Context, r *Result, p *manifest.Pointer, dea
 		return
 	}
 	if m, err := t.readManifest(ctx, p.Generation, deadline); err == nil {
-		r.Files = len(m.Files)
+		r.Files = m.FileCount()
 	}
 }
 
@@ -861,13 +871,16 @@ func (t *Txn) inChain(ctx context.Context, cur *manifest.Pointer, gen string, ba
 	return next == gen, nil
 }
 
+// readManifest reads a manifest as stored (ReadManifestHead: an append's
+// head is not expanded; what a transaction reads a manifest for, its
+// parent, data generation, run and counts, the head has).
 func (t *Txn) readManifest(ctx context.Context, gen string, deadline time.Time) (*manifest.Manifest, error) {
 	var m *manifest.Manifest
 	// A missing manifest is an answer (collected), not a failure: it does
 	// not come back by retrying (and NotFound is not retryable).
 	err := t.policy(deadline, 1).Do(ctx, store.IsRetryable, func(int) error {
 		var err error
-		m, err = ReadManifest(ctx, t.st, t.partition, gen)
+		m, _, err = ReadManifestHead(ctx, t.st, t.partition, gen)
 		return err
 	})
 	return m, err

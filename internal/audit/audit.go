@@ -416,7 +416,7 @@ func chain(f Facts, inChain map[string]bool) []Row {
 func manifestRow(m *manifest.Manifest) Row {
 	created, committed := utc(m.CreatedAt), utc(m.CommittedAt)
 	r := Row{Partition: m.Partition, Generation: m.Generation, RunID: m.RunID, Kind: KindOf(m),
-		Rows: ptr(m.Rows), Bytes: ptr(m.Bytes), Files: ptr(int64(len(m.Files))),
+		Rows: ptr(m.Rows), Bytes: ptr(m.Bytes), Files: ptr(int64(m.FileCount())),
 		CreatedAt: &created, CommittedAt: &committed, Parent: m.Parent, RollbackOf: m.RollbackOf}
 	if m.DataGen() != m.Generation {
 		r.DataGeneration = m.DataGen()

@@ -217,7 +217,7 @@ func collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 			case readAttempt:
 				a, err = ReadAttempt(ctx, st, part, gen)
 			default:
-				m, err = swap.ReadManifest(ctx, st, part, gen)
+				m, _, err = swap.ReadManifestHead(ctx, st, part, gen) // counts, not files (FileCount)
 			}
 			return err
 		})

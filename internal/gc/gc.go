@@ -684,7 +684,7 @@ func (c *collector) readPointer(ctx context.Context, part string) (*swap.Base, e
 // readManifest reads a manifest with its timestamp. A missing one matches
 // swap.ErrGenerationNotFound.
 func (c *collector) readManifest(ctx context.Context, part, gen string) (link, error) {
-	m, a, err := swap.ReadManifestAttrs(ctx, c.st, part, gen)
+	m, a, err := swap.ReadManifestHead(ctx, c.st, part, gen) // the chain and data generation, not the files
 	if err != nil {
 		return link{}, err
 	}

@@ -14,6 +14,7 @@
 //	_pswap/p/<partition>/manifests/<generation>.json write-once
 //	_pswap/p/<partition>/staged/<generation>.json    a staged (or reserved) generation's record
 //	_pswap/p/<partition>/gen/<generation>/<file>     write-once data files of new generations
+//	_pswap/p/<partition>/gen/<root>/_segments/<id>.json an append head's segment (package manifest), kept and collected with its data generation
 //	_pswap/fold/<partition>/<seq>                    an Iceberg publish's fold marker (FoldKey), empty
 //	_pswap/p/<partition>/attempts/<generation>.json  an attempt's record: written when it starts, rewritten when it ends without a commit
 //	_pswap/p/<partition>/runs/<sha256 of run id>.json an append's run record

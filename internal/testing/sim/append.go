@@ -260,7 +260,7 @@ func (w *World) referencedEver(part, dataGen, key string) bool {
 		if !ok {
 			return true
 		}
-		m, err := manifest.Decode(mo.data)
+		m, err := w.decodeManifest(mo.data)
 		if err != nil {
 			return true
 		}

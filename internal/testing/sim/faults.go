@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 )
 
@@ -216,7 +215,7 @@ func (w *World) hasFiles(part, gen string) bool {
 	if !ok {
 		return false
 	}
-	m, err := manifest.Decode(mo.data)
+	m, err := w.decodeManifest(mo.data)
 	return err == nil && len(m.Files) > 0
 }
 

@@ -28,7 +28,6 @@ import (
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
-	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/swap"
@@ -490,7 +489,7 @@ func (w *World) converge() {
 		want, wantRows := map[string]bool{}, int64(0)
 		if cur := w.truth(part).current(); cur != nil {
 			if mo, ok := w.manifestObj(part, cur.gen); ok {
-				if m, err := manifest.Decode(mo.data); err == nil {
+				if m, err := w.decodeManifest(mo.data); err == nil {
 					for _, f := range m.Files {
 						want[layout.DataPrefixOf(m)+f.Path] = true
 					}

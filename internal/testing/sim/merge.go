@@ -181,7 +181,7 @@ func (w *World) rowsOf(part, gen string) ([]Row, error) {
 	if !ok {
 		return nil, fmt.Errorf("no manifest")
 	}
-	m, err := manifest.Decode(mo.data)
+	m, err := w.decodeManifest(mo.data)
 	if err != nil {
 		return nil, err
 	}

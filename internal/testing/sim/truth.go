@@ -129,7 +129,7 @@ func (w *World) observePut(r *request) {
 	if !ok {
 		w.fail("I2", "%s swapped in %s whose manifest does not exist", w.curName(), p.Generation)
 		e.dataGen = p.Generation
-	} else if m, err := manifest.Decode(mo.data); err != nil {
+	} else if m, err := w.decodeManifest(mo.data); err != nil {
 		w.fail("I2", "%s swapped in %s whose manifest is undecodable: %v", w.curName(), p.Generation, err)
 	} else {
 		e.dataGen, e.rollbackOf = m.DataGen(), m.RollbackOf
@@ -287,7 +287,7 @@ func (w *World) checkStore() {
 			continue
 		}
 		md := w.memo("manifest", mo, func(b []byte) any {
-			m, err := manifest.Decode(b)
+			m, err := w.decodeManifest(b)
 			return decoded[*manifest.Manifest]{m, err}
 		}).(decoded[*manifest.Manifest])
 		m, err := md.v, md.err

@@ -14,7 +14,6 @@ import (
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/tablemeta"
-	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -415,7 +414,7 @@ func (w *World) convergeViews() {
 			continue
 		}
 		want[part] = int64(len(pt.hist))
-		m, err := manifest.Decode(w.manifestData(part, cur.gen))
+		m, err := w.decodeManifest(w.manifestData(part, cur.gen))
 		if err != nil {
 			continue // I2 says so
 		}
