@@ -268,7 +268,7 @@ func (w *writer) uploadPart(num int32, data []byte) {
 	} else {
 		in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
 	}
-	out, err := w.s.client.UploadPart(w.ctx, in, dataRetries)
+	out, err := w.s.client.UploadPart(w.ctx, in, dataRetries, unsignedPayload)
 	if err != nil {
 		w.fail(w.s.mapError(w.parent, opUploadPart, w.key, err))
 		return
