@@ -19,6 +19,10 @@ func TestColdManifestNames(t *testing.T) {
 	if !IsMetadataKey(key) {
 		t.Fatalf("%s is not a metadata key", key)
 	}
+	// A cold manifest written before segments (pswap-m...) reads as one.
+	if r, ok := parseManifestPath("metadata/pswap-m" + d.cold + "-202610-300-123456789-0a1b2c3d.avro"); !ok || r.cold != "2026-10" || r.members != 300 || r.id() != coldID(d.cold, "2026-10") {
+		t.Fatalf("a cold manifest named before segments: %+v, %v", r, ok)
+	}
 	day := coldManifestKey(d.cold, "2026-10-31", 1, 1, "0a1b2c3d")
 	if r, ok := parseManifestPath(day); !ok || r.cold != "2026-10-31" {
 		t.Fatalf("parseManifestPath(%s) = %+v, %v", day, r, ok)
