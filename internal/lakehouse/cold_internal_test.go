@@ -1,6 +1,7 @@
 package lakehouse
 
 import (
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -17,6 +18,10 @@ func TestColdManifestNames(t *testing.T) {
 	}
 	if !IsMetadataKey(key) {
 		t.Fatalf("%s is not a metadata key", key)
+	}
+	// A cold manifest written before segments (pswap-m...) reads as one.
+	if r, ok := parseManifestPath("metadata/pswap-m" + d.cold + "-202610-300-123456789-0a1b2c3d.avro"); !ok || r.cold != "2026-10" || r.members != 300 || r.id() != coldID(d.cold, "2026-10") {
+		t.Fatalf("a cold manifest named before segments: %+v, %v", r, ok)
 	}
 	day := coldManifestKey(d.cold, "2026-10-31", 1, 1, "0a1b2c3d")
 	if r, ok := parseManifestPath(day); !ok || r.cold != "2026-10-31" {
@@ -54,12 +59,12 @@ func TestColdCovers(t *testing.T) {
 		if got := ok && covers(cold, d); got != c.want {
 			t.Errorf("covers(%s) = %v, want %v", c.part, got, c.want)
 		}
-		if got := holder(c.part)(cold); got != c.want {
+		if got := holder([]manifestRef{cold}, c.part)(cold); got != c.want {
 			t.Errorf("holder(%s) = %v, want %v", c.part, got, c.want)
 		}
 	}
 	s := &state{refs: []manifestRef{cold}}
-	if id, w := unitOf(s, "region=eu/dt=2026-09-09"); id != eu.cold || w != "2026-10" {
+	if id, w := unitOf(s, "region=eu/dt=2026-09-09"); id != coldID(eu.cold, "2026-10") || w != "2026-10" {
 		t.Fatalf("unitOf a cold partition = %s %s", id, w)
 	}
 	if id, w := unitOf(s, "region=eu/dt=2026-11-09"); id != groupHash("region=eu/dt=2026-11-09") || w != "" {
@@ -104,4 +109,67 @@ func FuzzColdMembers(f *testing.F) {
 		}
 		_, _ = decodeMembers(doc)
 	})
+}
+
+// The cold manifests of a prefix are segments: a partition belongs to the
+// one with the smallest watermark at or after its value, the first one
+// holding every older value; holder names that one only.
+func TestColdSegments(t *testing.T) {
+	d, _ := datedOf("dt=2026-10-01")
+	old := manifestRef{group: d.cold, cold: "2025-12", members: 300}
+	mid := manifestRef{group: d.cold, cold: "2026-06", members: 180}
+	top := manifestRef{group: d.cold, cold: "2026-10", members: 120}
+	refs := []manifestRef{top, old, mid} // any order
+	s := &state{refs: refs}
+	for _, c := range []struct {
+		part string
+		want manifestRef
+	}{
+		{"dt=2019-03-04", old},
+		{"dt=2025-12-31", old},
+		{"dt=2026-01-01", mid},
+		{"dt=2026-06-30", mid},
+		{"dt=2026-07-01", top},
+		{"dt=2026-10-31", top},
+	} {
+		if id, w := unitOf(s, c.part); id != c.want.id() || w != c.want.cold {
+			t.Errorf("unitOf(%s) = %s %s, want %s", c.part, id, w, c.want.id())
+		}
+		holds := holder(refs, c.part)
+		for _, r := range refs {
+			if got := holds(r); got != (r == c.want) {
+				t.Errorf("holder(%s)(%s) = %v", c.part, r.cold, got)
+			}
+		}
+	}
+	if id, w := unitOf(s, "dt=2026-11-01"); id != groupHash("dt=2026-11-01") || w != "" {
+		t.Errorf("unitOf a hot partition = %s %s", id, w)
+	}
+	if old.id() == mid.id() || mid.id() == top.id() {
+		t.Fatalf("segments share an id: %s %s %s", old.id(), mid.id(), top.id())
+	}
+}
+
+// coldCuts cuts at coldCap entries, between values only; the last run
+// keeps the unit's watermark, the others take their newest value.
+func TestColdCuts(t *testing.T) {
+	defer func(c int) { coldCap = c }(coldCap)
+	coldCap = 4
+	vals := []string{"2026-01", "2026-01", "2026-02", "2026-03", "2026-03", "2026-03", "2026-03", "2026-03", "2026-04"}
+	sizes := []int{1, 2, 1, 1, 1, 1, 1, 1, 2}
+	got := coldCuts(vals, sizes, "2026-05")
+	want := []coldCut{{0, 3, "2026-02"}, {3, 8, "2026-03"}, {8, 9, "2026-05"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("coldCuts = %v, want %v (a value of 5 entries is a run of its own)", got, want)
+	}
+	if got := coldCuts(vals[:2], sizes[:2], "2026-01"); !slices.Equal(got, []coldCut{{0, 2, "2026-01"}}) {
+		t.Fatalf("under the cap: %v", got)
+	}
+	if got := coldCuts(nil, nil, "2026-01"); !slices.Equal(got, []coldCut{{0, 0, "2026-01"}}) {
+		t.Fatalf("no members (deletions only): %v", got)
+	}
+	v := []string{"b", "a", "c", "a"}
+	if idx := sortedByValue(v); !slices.Equal(v, []string{"a", "a", "b", "c"}) || !slices.Equal(idx, []int{1, 3, 0, 2}) {
+		t.Fatalf("sortedByValue: %v %v", v, idx)
+	}
 }

@@ -15,10 +15,10 @@ import (
 )
 
 // coldAndHot splits a snapshot's manifest names into the cold ones
-// (pswap-m...) and the others.
+// (pswap-c..., pswap-m... before segments) and the others.
 func coldAndHot(names []string) (cold, hot []string) {
 	for _, n := range names {
-		if strings.HasPrefix(n, "pswap-m") {
+		if strings.HasPrefix(n, "pswap-c") || strings.HasPrefix(n, "pswap-m") {
 			cold = append(cold, n)
 		} else {
 			hot = append(hot, n)
@@ -220,5 +220,113 @@ func TestMergeSkipsALostGroup(t *testing.T) {
 	}
 	if got := checkReaders(t, mem); len(got) != 4 || got["dt=2026-03-01"] != 2 || got["dt=2026-04-01"] != 3 {
 		t.Fatalf("readers see %v", got)
+	}
+}
+
+// coldMarks is the watermarks of a snapshot's cold manifests, in order.
+func coldMarks(t *testing.T, names []string) []string {
+	t.Helper()
+	cold, _ := coldAndHot(names)
+	var out []string
+	for _, n := range cold {
+		f := strings.Split(n, "-")
+		if len(f) != 6 {
+			t.Fatalf("cold manifest %s", n)
+		}
+		out = append(out, f[2])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A prefix's cold manifests are segments of at most ColdCap entries, cut
+// between months: a commit's publish reads and writes one segment (the
+// one holding its partition, or the newest for a merge), whatever the
+// table's size; a segment that grows past the cap is cut in two by the
+// publish that writes it; readers see every partition throughout.
+func TestColdSegmentsBounded(t *testing.T) {
+	defer lakehouse.ColdCap(6)()
+	mem := memstore.New(memstore.Options{})
+	for i := range 30 { // ten months of three days, a file each
+		commit(t, mem, fmt.Sprintf("dt=2025-%02d-%02d", i/3+1, i%3+1), 2, "x", swap.Options{})
+	}
+	if r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil || r.Partitions != 30 {
+		t.Fatalf("publish: %+v, %v", r, err)
+	}
+	names := manifestNames(t, mem)
+	want := []string{"202502", "202504", "202506", "202508", "202509"}
+	if got := coldMarks(t, names); !slices.Equal(got, want) {
+		t.Fatalf("cold manifests %v: want watermarks %v (two months of 3 files each, the 6 of the cap)", names, want)
+	}
+	if len(names) != len(want)+1 {
+		t.Fatalf("manifests %v: want the cold ones and October's", names)
+	}
+	if got := checkReaders(t, mem); len(got) != 30 {
+		t.Fatalf("readers see %d partitions", len(got))
+	}
+
+	// step commits part, publishes it through a counting store, and
+	// returns the manifests that are new in the snapshot and those gone.
+	step := func(part string, wantReq int) (added, gone []string) {
+		t.Helper()
+		before := manifestNames(t, mem)
+		res := commit(t, mem, part, 5, "y", swap.Options{OnConflict: swap.Overwrite})
+		m, err := swap.ReadManifest(ctx, mem, res.Partition, res.Generation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := storetest.NewCounting(mem)
+		if r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: m}, lakehouse.Options{}); err != nil || !r.Changed {
+			t.Fatalf("publish %s: %+v, %v", part, r, err)
+		}
+		after := manifestNames(t, mem)
+		for _, n := range after {
+			if !slices.Contains(before, n) {
+				added = append(added, n)
+			}
+		}
+		for _, n := range before {
+			if !slices.Contains(after, n) {
+				gone = append(gone, n)
+			}
+		}
+		if st.Total() != wantReq {
+			t.Errorf("publish of %s: %d requests %v, want %d", part, st.Total(), st.Counts(), wantReq)
+		}
+		return added, gone
+	}
+	segment := func(names []string) []string { return coldMarks(t, names) }
+
+	// A cold partition: its segment only, 9 requests.
+	added, gone := step("dt=2025-03-02", 9)
+	if !slices.Equal(segment(added), []string{"202504"}) || !slices.Equal(segment(gone), []string{"202504"}) || len(added) != 1 {
+		t.Fatalf("cold commit: added %v, gone %v: want the segment up to 2025-04 only", added, gone)
+	}
+	// A new partition in that segment passes the cap: cut in two.
+	added, gone = step("dt=2025-03-15", 9+1)
+	if !slices.Equal(segment(added), []string{"202503", "202504"}) || !slices.Equal(segment(gone), []string{"202504"}) {
+		t.Fatalf("a segment past the cap: added %v, gone %v: want 2025-03's and 2025-04's", added, gone)
+	}
+	// November's first commit merges October into the newest segment
+	// (3 + 3 entries: at the cap, one segment).
+	added, gone = step("dt=2025-11-01", 11)
+	if !slices.Equal(segment(added), []string{"202510"}) || !slices.Equal(segment(gone), []string{"202509"}) {
+		t.Fatalf("November: added %v, gone %v: want the newest segment up to October", added, gone)
+	}
+	// December's merges November: 7 entries, cut.
+	added, gone = step("dt=2025-12-01", 12)
+	if !slices.Equal(segment(added), []string{"202510", "202511"}) || !slices.Equal(segment(gone), []string{"202510"}) {
+		t.Fatalf("December: added %v, gone %v: want the segment up to October again and November's", added, gone)
+	}
+	names = manifestNames(t, mem)
+	if got := coldMarks(t, names); !slices.Equal(got, []string{"202502", "202503", "202504", "202506", "202508", "202510", "202511"}) || len(names) != 8 {
+		t.Fatalf("manifests at the end: %v", names)
+	}
+	if got := checkReaders(t, mem); len(got) != 33 {
+		t.Fatalf("readers see %d partitions, want 33", len(got))
+	}
+	// A reconcile finds it up to date.
+	if r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil || r.Changed {
+		t.Fatalf("reconcile: %+v, %v", r, err)
 	}
 }

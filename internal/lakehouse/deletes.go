@@ -76,7 +76,7 @@ func (p *publisher) liveEntries(ctx context.Context, mf iceberg.ManifestFile) ([
 // reads its plan makes, so that they add no round trip. A failed read is
 // read again when the manifest is written.
 func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *state, part string) {
-	ph, holds := partHash(part), holder(part)
+	ph, holds := partHash(part), holder(s.refs, part)
 	for i, r := range s.refs {
 		mf := s.list[i]
 		switch {

@@ -10,7 +10,7 @@
 //	<table>/metadata/version-hint.text            the latest N (a hint: readers probe past it)
 //	<table>/metadata/snap-<id>-<attempt>-<u>.avro manifest lists, write-once
 //	<table>/metadata/pswap-g<g>-<n>-<id>-<d>.avro  one manifest per group of partitions, write-once
-//	<table>/metadata/pswap-m<c>-<w>-<n>-<id>-<d>.avro the cold manifest of the groups before the newest, write-once
+//	<table>/metadata/pswap-c<c>-<w>-<n>-<id>-<d>.avro a cold manifest (segment) of the groups before the newest, write-once
 //
 // The commit point of a publish is a create-if-absent PUT of the next
 // version's metadata file (the same primitive as pswap's manifests), never
@@ -44,11 +44,14 @@
 // Manifests of one partition each, which pswap wrote before grouping, are
 // read as they are; a partition moves into its group's manifest at its
 // next publish. The groups older than the newest of each prefix (the
-// partition columns before the date) are merged into one cold manifest per
-// prefix, whose name holds its watermark, the newest group it holds: a
-// partition at or before it is the cold manifest's (cold.go). A reconcile
-// merges, and so does the publish of a commit that starts a new group (the
-// first commit of a month): a table of daily partitions is two manifests.
+// partition columns before the date) are merged into the cold manifests of
+// the prefix, segments of at most 4,096 files cut between groups, whose
+// names hold their watermarks, the newest group each holds: a partition is
+// the segment's with the smallest watermark at or after it (cold.go;
+// pswap-m... names a prefix's single cold manifest of before segments). A
+// reconcile merges, and so does the publish of a commit that starts a new
+// group (the first commit of a month): a table of daily partitions is the
+// newest month's manifest and one cold manifest per 4,096 files.
 // A publish reads the pointer of what it writes (the partition's, after a
 // commit) right before it writes, and publishes what the pointer names if
 // that is newer; an attempt whose version it would PUT more than

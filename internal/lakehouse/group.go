@@ -277,7 +277,7 @@ func (p *publisher) recorded(ctx context.Context, s *state, part string) (m memb
 // read (I/O); without it, only the group manifests already read count,
 // and nothing fails.
 func (p *publisher) recordedIn(ctx context.Context, s *state, part string, read bool) (m member, have bool, err error) {
-	ph, holds := partHash(part), holder(part)
+	ph, holds := partHash(part), holder(s.refs, part)
 	for i, r := range s.refs {
 		var rec member
 		ok := false
@@ -351,11 +351,12 @@ type groupUnit struct {
 	cold string
 }
 
-// groupOut is an encoded group manifest: nil mf when the group has
-// nothing to record; nil put when an earlier attempt wrote it.
+// groupOut is a group's encoded manifests: one, several for a cold
+// manifest cut at coldCap, none when the group has nothing to record;
+// puts[i] is nil when an earlier attempt wrote mfs[i].
 type groupOut struct {
-	mf                iceberg.ManifestFile
-	put               *manifestPut
+	mfs               []iceberg.ManifestFile
+	puts              []*manifestPut
 	delFiles, delRows int64
 	// keptFiles, keptRows and keptSize count the files of appends'
 	// generations that their partitions' old entries already listed:
@@ -459,36 +460,63 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 	slices.SortFunc(members, func(a, b carried) int { return strings.Compare(a.m.part, b.m.part) })
 	digest = append(digest, sh.digest)
 	slices.Sort(digest)
-	key := groupManifestKey(un.id, len(members), p.snapshot, partHash(strings.Join(digest, "\n"))[:8])
+	sum := partHash(strings.Join(digest, "\n"))[:8]
+	// One manifest, or a cold unit's segments of at most coldCap entries
+	// (cold.go), its deletions in the newest.
+	cuts := []coldCut{{to: len(members)}}
 	if un.cold != "" {
-		key = coldManifestKey(un.id, un.cold, len(members), p.snapshot, partHash(strings.Join(digest, "\n"))[:8])
-	}
-	p.mu.Lock()
-	out.mf = p.written[key]
-	p.mu.Unlock()
-	if out.mf != nil {
-		return out, nil
-	}
-	var entries []iceberg.ManifestEntry
-	ms := make([]member, len(members))
-	for i, c := range members {
-		es := c.entries
-		if es == nil {
-			var err error
-			if es, err = p.addedEntries(ctx, sh.sc, sh.spec, c.u); err != nil {
-				return groupOut{}, err
+		vals, sizes := make([]string, len(members)), make([]int, len(members))
+		for i, c := range members {
+			d, _ := datedOf(c.m.part)
+			vals[i], sizes[i] = d.value, c.m.files
+			if c.entries != nil {
+				sizes[i] = len(c.entries)
 			}
 		}
-		ms[i] = c.m
-		ms[i].files = len(es)
-		entries = append(entries, es...)
+		// By value, then by name (a prefix's partitions sort by value
+		// anyway), and cut.
+		om, oz := slices.Clone(members), slices.Clone(sizes)
+		for i, j := range sortedByValue(vals) {
+			members[i], sizes[i] = om[j], oz[j]
+		}
+		cuts = coldCuts(vals, sizes, un.cold)
 	}
-	entries = append(entries, dels...)
-	data, mf, err := p.writeManifest(key, sh, entries, ms, un.cold != "")
-	if err != nil {
-		return groupOut{}, fmt.Errorf("encode manifest %s: %w", key, err)
+	for ci, cut := range cuts {
+		n := cut.to - cut.from
+		key := groupManifestKey(un.id, n, p.snapshot, sum)
+		if un.cold != "" {
+			key = coldManifestKey(coldHashOf(un.id), cut.mark, n, p.snapshot, sum)
+		}
+		p.mu.Lock()
+		mf := p.written[key]
+		p.mu.Unlock()
+		if mf != nil {
+			out.mfs, out.puts = append(out.mfs, mf), append(out.puts, nil)
+			continue
+		}
+		var entries []iceberg.ManifestEntry
+		ms := make([]member, n)
+		for i, c := range members[cut.from:cut.to] {
+			es := c.entries
+			if es == nil {
+				var err error
+				if es, err = p.addedEntries(ctx, sh.sc, sh.spec, c.u); err != nil {
+					return groupOut{}, err
+				}
+			}
+			ms[i] = c.m
+			ms[i].files = len(es)
+			entries = append(entries, es...)
+		}
+		if ci == len(cuts)-1 {
+			entries = append(entries, dels...)
+		}
+		data, mf, err := p.writeManifest(key, sh, entries, ms, un.cold != "")
+		if err != nil {
+			return groupOut{}, fmt.Errorf("encode manifest %s: %w", key, err)
+		}
+		out.mfs, out.puts = append(out.mfs, mf), append(out.puts, &manifestPut{key: key, data: data, mf: mf})
 	}
-	out.mf, out.put = mf, &manifestPut{key: key, data: data, mf: mf}
 	return out, nil
 }
 

@@ -56,9 +56,9 @@ func TestManifestsGroupedByMonth(t *testing.T) {
 		var digest string
 		f := strings.ReplaceAll(strings.TrimSuffix(n, ".avro"), "-", " ")
 		_, err := fmt.Sscanf(f, "pswap g%s %d %d %s", &hash, &m, &snap, &digest)
-		if strings.HasPrefix(n, "pswap-m") {
+		if strings.HasPrefix(n, "pswap-c") {
 			var mark int
-			if _, err = fmt.Sscanf(f, "pswap m%s %d %d %d %s", &hash, &mark, &m, &snap, &digest); err == nil && mark != 202602 {
+			if _, err = fmt.Sscanf(f, "pswap c%s %d %d %d %s", &hash, &mark, &m, &snap, &digest); err == nil && mark != 202602 {
 				t.Fatalf("cold manifest %s: watermark %d, want 202602", n, mark)
 			}
 		}

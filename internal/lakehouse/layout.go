@@ -66,13 +66,20 @@ type manifestRef struct {
 	cold string
 }
 
-// id is the manifest's partition or group hash.
-func (r manifestRef) id() string { return r.part + r.group }
+// id is the manifest's partition or group hash; a cold manifest's, its
+// prefix's hash and its watermark (coldID: the segments share the hash).
+func (r manifestRef) id() string {
+	if r.cold != "" {
+		return coldID(r.group, r.cold)
+	}
+	return r.part + r.group
+}
 
 // parseManifestPath reads a manifest's name (the last segment of its
 // location): a group's, pswap-g<group>-<members>-<snapshot>-<digest>.avro,
 // a cold manifest's (cold.go),
-// pswap-m<cold>-<watermark>-<members>-<snapshot>-<digest>.avro, or a
+// pswap-c<cold>-<watermark>-<members>-<snapshot>-<digest>.avro (pswap-m...
+// before segments), or a
 // partition's own, which pswap wrote before grouping,
 // pswap-<partition>-<seq>-<generation>-<snapshot>[.<digest>].avro.
 // Manifests not named by this package are not ours: false.
@@ -88,8 +95,11 @@ func parseManifestPath(loc string) (manifestRef, bool) {
 	if g, ok := strings.CutPrefix(name, "g"); ok {
 		return parseGroupName(g)
 	}
-	if c, ok := strings.CutPrefix(name, "m"); ok {
+	if c, ok := strings.CutPrefix(name, "c"); ok {
 		return parseColdName(c)
+	}
+	if c, ok := strings.CutPrefix(name, "m"); ok {
+		return parseColdName(c) // one cold manifest per prefix, before segments
 	}
 	// <hash16>-<seq>-<uuid with 4 dashes>-<snapshot>
 	parts := strings.Split(name, "-")

@@ -168,7 +168,7 @@ func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 	g.SetLimit(p.opts.Concurrency)
 	seen := map[string]bool{}
 	for _, part := range f.parts {
-		holds := holder(part)
+		holds := holder(f.s.refs, part)
 		for i, r := range f.s.refs {
 			if mf := f.s.list[i]; holds(r) && liveFiles(mf) > 0 && !seen[mf.FilePath()] {
 				seen[mf.FilePath()] = true

@@ -148,7 +148,7 @@ func (rc *reconcile) members(ctx context.Context, s *state) (map[string]member, 
 	g.SetLimit(p.opts.Concurrency)
 	for i, r := range s.refs {
 		mf := s.list[i]
-		if r.group == "" || s.damaged[r.group] || liveFiles(mf) == 0 {
+		if r.group == "" || s.damaged[r.id()] || liveFiles(mf) == 0 {
 			continue
 		}
 		g.Go(func() error {
@@ -156,7 +156,7 @@ func (rc *reconcile) members(ctx context.Context, s *state) (map[string]member, 
 			if errors.Is(err, ErrCorrupt) {
 				// Written anew from the pointers, as a missing one.
 				mu.Lock()
-				s.damaged[r.group] = true
+				s.damaged[r.id()] = true
 				mu.Unlock()
 				return nil
 			}
@@ -262,10 +262,10 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 	}
 	// A damaged group none of whose members has a pointer any more: drop it.
 	for _, r := range s.refs {
-		if r.group != "" && damaged[r.group] && !slices.ContainsFunc(ups, func(u partUpdate) bool {
-			return u.hash() == r.group || u.part != "" && unitID(s, u.part) == r.group
+		if r.group != "" && damaged[r.id()] && !slices.ContainsFunc(ups, func(u partUpdate) bool {
+			return u.hash() == r.id() || u.part != "" && unitID(s, u.part) == r.id()
 		}) {
-			ups = append(ups, partUpdate{drop: r.group})
+			ups = append(ups, partUpdate{drop: r.id()})
 		}
 	}
 	slices.SortFunc(ups, func(a, b partUpdate) int { return strings.Compare(a.part, b.part) })

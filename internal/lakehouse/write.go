@@ -235,10 +235,10 @@ func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partU
 	for i, mf := range s.list {
 		r := s.refs[i]
 		id := byPart[r.part]
-		if c, ok := into[r.group]; ok && r.group != "" {
+		if c, ok := into[r.id()]; ok && r.group != "" {
 			id = c
-		} else if r.group != "" && units[r.group] != nil {
-			id = r.group
+		} else if r.group != "" && units[r.id()] != nil {
+			id = r.id()
 		}
 		if id != "" {
 			units[id].olds = append(units[id].olds, oldManifest{mf, r})
@@ -267,10 +267,8 @@ func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partU
 		lc.addFiles -= o.keptFiles // an append's carried files (appendCarry)
 		lc.addRows -= o.keptRows
 		lc.addSize -= o.keptSize
-		if o.mf != nil {
-			lc.list = append(lc.list, o.mf)
-			lc.puts = append(lc.puts, o.put)
-		}
+		lc.list = append(lc.list, o.mfs...)
+		lc.puts = append(lc.puts, o.puts...)
 	}
 	return lc, nil
 }

@@ -129,7 +129,7 @@ func (t *target) UploadPart(ctx context.Context, num int, data []byte) error {
 	} else {
 		in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
 	}
-	out, err := t.s.client.UploadPart(ctx, in, dataRetries)
+	out, err := t.s.client.UploadPart(ctx, in, dataRetries, unsignedPayload)
 	if err != nil {
 		return t.s.mapError(t.parent, opUploadPart, t.key, err)
 	}
