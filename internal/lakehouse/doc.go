@@ -45,13 +45,13 @@
 // read as they are; a partition moves into its group's manifest at its
 // next publish. The groups older than the newest of each prefix (the
 // partition columns before the date) are merged into the cold manifests of
-// the prefix, segments of at most 4,096 files cut between groups, whose
+// the prefix, segments of at most 16,384 files cut between groups, whose
 // names hold their watermarks, the newest group each holds: a partition is
 // the segment's with the smallest watermark at or after it (cold.go;
 // pswap-m... names a prefix's single cold manifest of before segments). A
 // reconcile merges, and so does the publish of a commit that starts a new
 // group (the first commit of a month): a table of daily partitions is the
-// newest month's manifest and one cold manifest per 4,096 files.
+// newest month's manifest and one cold manifest per 16,384 files.
 // A publish reads the pointer of what it writes (the partition's, after a
 // commit) right before it writes, and publishes what the pointer names if
 // that is newer; an attempt whose version it would PUT more than
