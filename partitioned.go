@@ -205,8 +205,15 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 		}
 	}
 	// The no-ops' end in the batch record, at the same time as the
-	// publish.
-	ended := overlap.Start(ctx, func() { batch.end(ctx, out) })
+	// publish. A run that was to create the table and committed nothing
+	// leaves nothing, if the table is still not there.
+	ended := overlap.Start(ctx, func() {
+		if errors.Is(tr.err, store.ErrNotFound) && res.Committed == 0 && res.Unchanged == 0 {
+			batch.removeUnlessTable(ctx)
+		} else {
+			batch.end(ctx, out)
+		}
+	})
 	if opts.Publish != nil {
 		po := *opts.Publish
 		po.manifests = written

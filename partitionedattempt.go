@@ -8,8 +8,10 @@ import (
 
 	"github.com/pswap/pswap/internal/audit"
 	"github.com/pswap/pswap/internal/env"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/retry"
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/store"
 )
 
@@ -114,6 +116,28 @@ func (b *batchRecord) end(ctx context.Context, out []PartitionOutcome) {
 		if changed {
 			b.put(ctx, rec)
 		}
+	}
+}
+
+// removeUnlessTable waits for the started records, then deletes them if
+// the table has no table.json (one HEAD): a run that was to create the
+// table and committed nothing leaves nothing.
+func (b *batchRecord) removeUnlessTable(ctx context.Context) {
+	if b == nil {
+		return
+	}
+	b.wait()
+	ctx = context.WithoutCancel(ctx)
+	if _, err := b.st.Stat(ctx, tablemeta.Key); !errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	for _, rec := range b.recs {
+		err := retry.Policy{MaxAttempts: 3}.Do(ctx, store.IsRetryable, func(int) error {
+			return b.st.Delete(ctx, layout.BatchKey(rec.ID))
+		})
+		b.mu.Lock()
+		b.err = errors.Join(b.err, err)
+		b.mu.Unlock()
 	}
 }
 
