@@ -484,5 +484,14 @@ func (p *Partition) CommitStaged(ctx context.Context, generation string, opts Co
 		o = adopt[0]
 	}
 	o.AllowEmpty = o.AllowEmpty || opts.AllowEmpty
-	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts.swap(), adopter(o, p.key, opts))
+	res, err := swap.CommitStaged(ctx, p.t.st, p.key, generation, opts.swap(), adopter(o, p.key, opts))
+	if manifest.ValidateGenerationID(generation) == nil && !errors.Is(err, swap.ErrGenerationNotFound) && !errors.Is(err, swap.ErrNoData) {
+		// The end of the attempt that staged (or reserved) the
+		// generation, in its record, when it ends without a commit (a
+		// conflict, files that cannot be adopted; a no-op); a commit
+		// leaves the record of its stage or reservation as it is.
+		att := newAttemptRecord(p, generation, WriteOptions{Commit: opts})
+		att.ended(ctx, res, err, true)
+	}
+	return res, err
 }

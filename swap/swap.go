@@ -123,7 +123,8 @@ type Options struct {
 	// Generation, when set, is the new generation's id, which the caller
 	// allocated (manifest.NewGenerationID) and must use for nothing else:
 	// a backfill names its partitions' generations in its attempt record
-	// before they begin. Empty: Begin allocates one.
+	// before they begin; a rollback's attempt record names the rollback's
+	// generation. Empty: Begin (or Rollback) allocates one.
 	Generation string
 }
 
