@@ -98,6 +98,15 @@ const defaultPartitionedParallel = 4
 // pointer, and, with Publish, one GET of its pointer. A table this run
 // creates is created by the first partition's commit, alone, before the
 // others start.
+//
+// The audit's attempt records: the run writes one record for all its
+// partitions (a batch record, one PUT per 1,000 partitions, sent beside
+// the first partition's work), naming each partition's generation,
+// allocated before it begins, with the run id RUN/<partition>,
+// Write.Commit.Identity and the run's start; it is written again at the
+// end only when some partition was a no-op. A partition whose attempt
+// fails writes its own record. PartitionedResult.AttemptErr is the batch
+// record's error, which fails nothing.
 func (t *Table) CommitPartitioned(ctx context.Context, source string, opts PartitionedOptions) (PartitionedResult, error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = defaultPartitionedParallel
