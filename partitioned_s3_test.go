@@ -34,6 +34,19 @@ func TestCommitPartitionedRequestsOnMinIO(t *testing.T) {
 			c := w.take()
 			totals[n] = total(c)
 			t.Logf("%d new partitions on MinIO: %d requests (%.2f per partition): %s", n, total(c), float64(total(c))/float64(n), show(c))
+			// The same run again: every partition a same-run no-op, whose
+			// ends are one rewrite of the batch record (a PUT per
+			// partition before it).
+			res, err = table.CommitPartitioned(ctx, root, pswap.PartitionedOptions{Publish: &pswap.PublishOptions{},
+				Write: pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "backfill"}}})
+			if err != nil || res.Unchanged != n || res.AttemptErr != nil {
+				t.Fatalf("the same run again: unchanged %d, %v %v", res.Unchanged, res.AttemptErr, err)
+			}
+			c = w.take()
+			t.Logf("the same run again: %d requests (%.2f per partition): %s", total(c), float64(total(c))/float64(n), show(c))
+			if c["put"] != 2 {
+				t.Errorf("the same run again: %d PUTs, want 2 (the batch record, then its no-ops)", c["put"])
+			}
 		})
 	}
 	if t.Failed() || len(totals) != 3 {

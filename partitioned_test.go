@@ -252,6 +252,11 @@ func TestCommitPartitionedAgain(t *testing.T) {
 	if count(log.puts, ".parquet") != 0 {
 		t.Fatalf("the same run again wrote data: %v", log.puts)
 	}
+	// Its only writes: the run's batch attempt record, at its start and
+	// with the no-ops at its end (it was a PUT per partition).
+	if len(log.puts) != 2 || !strings.HasPrefix(log.puts[0], "_pswap/batches/") || log.puts[1] != log.puts[0] {
+		t.Fatalf("the same run again wrote %v, want its batch record twice", log.puts)
+	}
 }
 
 // TestCommitPartitionedLostCreate: a partition the listing showed absent
