@@ -23,7 +23,6 @@ import (
 type killSwitch struct {
 	store.Store
 	trigger func(key string) bool
-	once    sync.Once
 	killed  chan struct{} // closed at the trigger
 	release chan struct{}
 	mu      sync.Mutex
