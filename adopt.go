@@ -2,6 +2,7 @@ package pswap
 
 import (
 	"github.com/pswap/pswap/internal/checksum"
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/internal/tablemeta"
@@ -21,6 +22,7 @@ import (
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/swap"
@@ -74,7 +76,27 @@ const AdoptedChecksumAlgo = checksum.Adopted
 // of a new table the guard's listing (tableguard.go); a partition with
 // commits none.
 func (p *Partition) Reserve(ctx context.Context, opts CommitOptions) (swap.Reservation, error) {
-	r, err := swap.Reserve(ctx, p.t.st, p.key, opts.swap())
+	if err := partition.Validate(p.key); err != nil {
+		return swap.Reservation{}, err
+	}
+	// The attempt's record (run id, identity, start), sent beside the
+	// reservation's requests: the audit then names the run of a
+	// reservation that was never committed (the engine died).
+	so := opts.swap()
+	so.Generation = env.From(ctx).NewGenerationID()
+	att := newAttemptRecord(p, so.Generation, WriteOptions{Commit: opts})
+	att.start(ctx)
+	r, err := p.reserve(ctx, so)
+	if err != nil {
+		att.remove(ctx) // nothing was reserved
+		return r, err
+	}
+	att.finish()
+	return r, nil
+}
+
+func (p *Partition) reserve(ctx context.Context, so swap.Options) (swap.Reservation, error) {
+	r, err := swap.Reserve(ctx, p.t.st, p.key, so)
 	if err != nil || r.Base.Pointer != nil {
 		return r, err
 	}

@@ -199,8 +199,10 @@ func TestCommitObjectsServerSide(t *testing.T) {
 	again, err := p.CommitObjects(ctx, []string{"s3://" + srcBucket + "/spark-out/dt=2026-09-01/part-00001.snappy.parquet"}, rerun)
 	if c := w.take(); err != nil || again.Changed || again.Outcome != swap.SameRun || again.Generation != first.Generation ||
 		again.Seq != first.Seq || again.Rows != 50 || again.Files != 1 || again.RunID != "job-7" ||
-		again.IdempotencyKey != first.IdempotencyKey || c["upload-part-copy"] != 0 || c["put"] != 0 {
-		t.Fatalf("job-7 again: %+v %v (requests %s), want the same-run no-op of %+v", again, err, show(c), first)
+		again.IdempotencyKey != first.IdempotencyKey || c["upload-part-copy"] != 0 || c["put"] != 1 {
+		// put=1: the no-op's attempt record (the audit's no-op row), as a
+		// Writer's retry writes.
+		t.Fatalf("job-7 again: %+v %v (requests %s), want the same-run no-op of %+v (one PUT, its attempt record)", again, err, show(c), first)
 	}
 
 	// A source replaced while it is being copied.

@@ -95,7 +95,8 @@ type AuditOptions struct {
 // the pointer, and one GET per manifest, staged record and attempt record
 // (the record each Writer writes beside its first upload: run id,
 // CommitOptions.Identity, start; and its end when it ends without a
-// commit). Rows are by
+// commit), plus one listing of the backfills' batch records and a GET of
+// each (Table.CommitPartitioned writes one for all its partitions). Rows are by
 // partition; within one, the committed generations newest first, then
 // the attempts that never committed, oldest first. A partition whose
 // pointer cannot be read does not stop it: that partition gets one row of

@@ -57,20 +57,30 @@ func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts Write
 	if err != nil {
 		return Result{}, err
 	}
+	// The attempt's record (run id, identity, start), as a Writer's: sent
+	// beside the first copy, rewritten if the attempt ends without a
+	// commit.
+	att := newAttemptRecord(p, txn.Generation(), opts)
 	if txn.AlreadyCommitted() {
 		// Our run id committed here before: nothing to copy, and the
 		// commit is the SameRun no-op describing the current generation.
-		return txn.Commit(ctx, manifest.Content{})
+		res, err := txn.Commit(ctx, manifest.Content{})
+		att.ended(ctx, res, err, true)
+		return res, err
 	}
+	att.start(ctx)
 	c, s, err := copySources(ctx, dst, txn.DataPrefix(), srcs, ao)
 	if err == nil {
 		err = checkAsIs(ctx, p.t.st, p.key, opts.Commit, s)
 	}
 	if err != nil {
 		txn.Abort(context.WithoutCancel(ctx))
+		att.ended(ctx, Result{}, err, false)
 		return Result{}, err
 	}
-	return txn.Commit(ctx, c)
+	res, err := txn.Commit(ctx, c)
+	att.ended(ctx, res, err, false)
+	return res, err
 }
 
 func (o AdoptOptions) defaults() AdoptOptions {

@@ -64,12 +64,16 @@ func (id Identity) audit() audit.Identity {
 // when the attempt ends without a commit. Its writes never fail the
 // attempt: their error is Writer.AttemptErr.
 type attemptRecord struct {
-	st   store.Store
-	rec  audit.Attempt
-	once sync.Once
-	wait func() // nil until started
-	mu   sync.Mutex
-	err  error
+	st  store.Store
+	rec audit.Attempt
+	// batch: a backfill's batch record (CommitPartitioned) stands for
+	// this record while the attempt is started, and tells its no-op: only
+	// a failure is written here.
+	batch bool
+	once  sync.Once
+	wait  func() // nil until started
+	mu    sync.Mutex
+	err   error
 }
 
 // start issues the started record (once) in the background.
@@ -78,6 +82,10 @@ func (a *attemptRecord) start(ctx context.Context) {
 		return
 	}
 	a.once.Do(func() {
+		if a.batch {
+			a.wait = func() {} // the batch record is the started one
+			return
+		}
 		rec := a.rec
 		rec.StartedAt = env.From(ctx).Now()
 		rec.Status = audit.StatusStarted
@@ -103,14 +111,19 @@ func (a *attemptRecord) started() bool { return a != nil && a.wait != nil }
 // attempt whose record was never issued writes one for a no-op only
 // when always is set (a retry that knew at once it had nothing to do).
 func (a *attemptRecord) end(ctx context.Context, status, found, why string, always bool) {
-	if a == nil {
-		return
+	if a == nil || a.batch && status == audit.StatusNoOp {
+		return // a backfill's no-op: the batch record's end says it
 	}
 	if !a.started() {
+		if a.batch {
+			always = true // the batch record said it started
+		}
 		if !always {
 			return
 		}
-		a.rec.StartedAt = env.From(ctx).Now()
+		if !a.batch {
+			a.rec.StartedAt = env.From(ctx).Now()
+		}
 	} else {
 		a.wait()
 	}
@@ -127,8 +140,8 @@ func (a *attemptRecord) end(ctx context.Context, status, found, why string, alwa
 // failed on a table that does not exist leaves nothing behind (a wrong URL
 // and bad input make no table).
 func (a *attemptRecord) remove(ctx context.Context) {
-	if !a.started() {
-		return
+	if !a.started() || a.batch {
+		return // a batch record's entry alone gives no row
 	}
 	a.wait()
 	ctx = context.WithoutCancel(ctx)
@@ -145,6 +158,47 @@ func (a *attemptRecord) finish() {
 	if a.started() {
 		a.wait()
 	}
+}
+
+// newAttemptRecord returns the record of the attempt that writes
+// generation gen of p with opts (nil: none, for the audit table's own
+// commits).
+func newAttemptRecord(p *Partition, gen string, opts WriteOptions) *attemptRecord {
+	if opts.noAttempt {
+		return nil
+	}
+	return &attemptRecord{st: p.t.st, batch: !opts.batchStart.IsZero(),
+		rec: audit.Attempt{Partition: p.key, Generation: gen, RunID: opts.Commit.RunID,
+			Identity: opts.Commit.Identity.audit(), StartedAt: opts.batchStart}}
+}
+
+// ended writes how an attempt that is not a Writer's ended (res, err): a
+// failure or a no-op; a commit only waits for the started record. always
+// is end's.
+func (a *attemptRecord) ended(ctx context.Context, res Result, err error, always bool) {
+	switch {
+	case err != nil:
+		a.end(ctx, audit.StatusFailed, "", err.Error(), always)
+	case res.Changed:
+		a.finish()
+	default:
+		found, why := noOpOf(res)
+		a.end(ctx, audit.StatusNoOp, found, why, always)
+	}
+}
+
+// noOpOf is what the attempt record of a no-op commit says: the
+// generation it found, and why it did nothing.
+func noOpOf(res Result) (found, why string) {
+	found = res.Generation
+	if res.Outcome == SameRun && res.RunGeneration != "" {
+		found = res.RunGeneration
+	}
+	why = "its content was the current generation's (identical): nothing to commit"
+	if res.Outcome == SameRun {
+		why = "its run had committed (same-run): nothing to commit"
+	}
+	return found, why
 }
 
 // errorOf returns the error of the record's writes.

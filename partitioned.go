@@ -13,6 +13,7 @@ import (
 
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/layout"
+	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
@@ -62,6 +63,10 @@ type PartitionedResult struct {
 	// asked for one; PublishErr says what of it failed.
 	Published  *PublishResult
 	PublishErr error
+	// AttemptErr is the error of writing the run's batch attempt record
+	// (nil when written). It never fails the run: only the audit loses
+	// the attempts' run ids, identity and start, and the no-ops.
+	AttemptErr error
 }
 
 // defaultPartitionedParallel is PartitionedOptions.Parallel's default.
@@ -93,6 +98,15 @@ const defaultPartitionedParallel = 4
 // pointer, and, with Publish, one GET of its pointer. A table this run
 // creates is created by the first partition's commit, alone, before the
 // others start.
+//
+// The audit's attempt records: the run writes one record for all its
+// partitions (a batch record, one PUT per 1,000 partitions, sent beside
+// the first partition's work), naming each partition's generation,
+// allocated before it begins, with the run id RUN/<partition>,
+// Write.Commit.Identity and the run's start; it is written again at the
+// end only when some partition was a no-op. A partition whose attempt
+// fails writes its own record. PartitionedResult.AttemptErr is the batch
+// record's error, which fails nothing.
 func (t *Table) CommitPartitioned(ctx context.Context, source string, opts PartitionedOptions) (PartitionedResult, error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = defaultPartitionedParallel
@@ -144,6 +158,14 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 	if !remote && (tr.err == nil || errors.Is(tr.err, store.ErrNotFound)) {
 		wo.table = &tr
 	}
+	var gens map[string]string
+	var batch *batchRecord
+	if !wo.noAttempt {
+		// One attempt record for every partition of the run, sent beside
+		// the first partition's work (batchRecord).
+		batch, gens = startBatch(ctx, t.st, keys, wo)
+		wo.batchStart = batch.startedAt()
+	}
 	out := make([]PartitionOutcome, len(keys))
 	rest := keys
 	if errors.Is(tr.err, store.ErrNotFound) && !remote {
@@ -151,7 +173,7 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 		// schema): made alone, and its document serves the others, which
 		// would otherwise race to create it.
 		o := wo
-		o.absent = absent[keys[0]]
+		o.absent, o.generation = absent[keys[0]], gens[keys[0]]
 		var doc tableRead
 		out[0], doc = t.commitPartition(ctx, keys[0], parts[keys[0]], remote, o)
 		if doc.t == nil {
@@ -171,7 +193,7 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 		wg.Go(func() {
 			defer func() { <-sem }()
 			o := wo
-			o.absent = absent[key]
+			o.absent, o.generation = absent[key], gens[key]
 			out[off+i], _ = t.commitPartition(ctx, key, parts[key], remote, o)
 		})
 	}
@@ -191,12 +213,24 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 			res.Unchanged++
 		}
 	}
+	// The no-ops' end in the batch record, at the same time as the
+	// publish. A run that was to create the table and committed nothing
+	// leaves nothing, if the table is still not there.
+	ended := overlap.Start(ctx, func() {
+		if errors.Is(tr.err, store.ErrNotFound) && res.Committed == 0 && res.Unchanged == 0 {
+			batch.removeUnlessTable(ctx)
+		} else {
+			batch.end(ctx, out)
+		}
+	})
 	if opts.Publish != nil {
 		po := *opts.Publish
 		po.manifests = written
 		r, err := t.Publish(ctx, po)
 		res.Published, res.PublishErr = &r, err
 	}
+	ended()
+	res.AttemptErr = batch.errorOf()
 	return res, nil
 }
 

@@ -201,17 +201,21 @@ func TestCommitPartitionedRequests(t *testing.T) {
 			if p := count(log.puts, "/pointer.json"); p != n {
 				t.Errorf("%d PUTs of pointers, want %d", p, n)
 			}
-			if p := len(slices.DeleteFunc(slices.Clone(log.puts), func(k string) bool { return !strings.Contains(k, "/attempts/") })); p != n {
-				t.Errorf("%d PUTs of attempt records, want %d (one each, none rewritten)", p, n)
+			if p := len(slices.DeleteFunc(slices.Clone(log.puts), func(k string) bool { return !strings.Contains(k, "/attempts/") })); p != 0 {
+				t.Errorf("%d PUTs of partitions' attempt records, want none (the run's batch record stands for them)", p)
+			}
+			if p := len(slices.DeleteFunc(slices.Clone(log.puts), func(k string) bool { return !strings.HasPrefix(k, "_pswap/batches/") })); p != 1 {
+				t.Errorf("%d PUTs of batch attempt records, want 1 (whatever the partitions, none rewritten): %v", p, log.puts)
 			}
 			checkPartitions(t, table, n, 0)
 		})
 	}
-	// Per partition: its data, its attempt record (the audit's, sent
-	// beside the data), manifest and pointer PUTs, and the publish's read
-	// of its pointer.
-	if d := totals[12] - totals[6]; d != 5*6 {
-		t.Fatalf("requests: %d for 6 partitions, %d for 12: %d per partition more, want 5", totals[6], totals[12], d/6)
+	// Per partition: its data, manifest and pointer PUTs, and the
+	// publish's read of its pointer. The audit's attempt record is the
+	// run's one batch record (it was one PUT per partition, 5 in all,
+	// before the batch record).
+	if d := totals[12] - totals[6]; d != 4*6 {
+		t.Fatalf("requests: %d for 6 partitions, %d for 12: %d per partition more, want 4", totals[6], totals[12], d/6)
 	}
 }
 
@@ -247,6 +251,11 @@ func TestCommitPartitionedAgain(t *testing.T) {
 	}
 	if count(log.puts, ".parquet") != 0 {
 		t.Fatalf("the same run again wrote data: %v", log.puts)
+	}
+	// Its only writes: the run's batch attempt record, at its start and
+	// with the no-ops at its end (it was a PUT per partition).
+	if len(log.puts) != 2 || !strings.HasPrefix(log.puts[0], "_pswap/batches/") || log.puts[1] != log.puts[0] {
+		t.Fatalf("the same run again wrote %v, want its batch record twice", log.puts)
 	}
 }
 

@@ -2,8 +2,10 @@ package pswap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/partition"
@@ -177,7 +179,31 @@ func (p *Partition) History(ctx context.Context, limit int) ([]Entry, error) {
 
 // Rollback makes an earlier generation current again, as a new fenced swap.
 func (p *Partition) Rollback(ctx context.Context, generation string, opts CommitOptions) (Result, error) {
-	return swap.Rollback(ctx, p.t.st, p.key, generation, opts.swap())
+	if err := partition.Validate(p.key); err != nil {
+		return Result{}, err
+	}
+	// The rollback's attempt record (run id, identity, start), sent beside
+	// its first read, names the generation the rollback will write.
+	so := opts.swap()
+	so.Generation = env.From(ctx).NewGenerationID()
+	att := newAttemptRecord(p, so.Generation, WriteOptions{Commit: opts})
+	att.start(ctx)
+	res, err := swap.Rollback(ctx, p.t.st, p.key, generation, so)
+	if err != nil && !partitionCommitted(ctx, p) {
+		// A partition (or a table: a wrong URL) without commits has
+		// nothing to roll back: the attempt leaves nothing.
+		att.remove(ctx)
+		return res, err
+	}
+	att.ended(ctx, res, err, false)
+	return res, err
+}
+
+// partitionCommitted reports that p has a pointer (a failed rollback's
+// question, one GET; a read that fails is taken as yes).
+func partitionCommitted(ctx context.Context, p *Partition) bool {
+	_, err := swap.ReadPointer(context.WithoutCancel(ctx), p.t.st, p.key)
+	return !errors.Is(err, swap.ErrNoData)
 }
 
 // String returns the partition's location.

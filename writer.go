@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -59,6 +60,13 @@ type WriteOptions struct {
 	// no pointer (swap.Options.AssumeAbsent).
 	table  *tableRead
 	absent bool
+	// Also set by CommitPartitioned: the generation's id, which the run's
+	// batch attempt record names (swap.Options.Generation), and the
+	// batch's start; with it the attempt writes no started record of its
+	// own (the batch record is it) nor a no-op's (the batch's end says
+	// it), only a failed one.
+	generation string
+	batchStart time.Time
 	// noAttempt writes no attempt record (the audit table's own commits).
 	noAttempt bool
 }
@@ -68,6 +76,7 @@ func (o WriteOptions) swapOptions() swap.Options {
 	so := o.Commit.swap()
 	so.Kind = o.kind
 	so.Append = o.append
+	so.Generation = o.generation
 	return so
 }
 
@@ -169,12 +178,9 @@ func (p *Partition) Begin(ctx context.Context, opts WriteOptions) (*Writer, erro
 		pf = lakehouse.StartPrefetch(ctx, p.t.st, opts.Prefetch.lib(), p.key)
 	}
 	w := &Writer{p: p, txn: txn, schema: guard, stager: staging.New(ctx, p.t.st, txn.DataPrefix(), opts.Staging), opts: opts, prefetch: pf, ctx: ctx}
-	if !opts.noAttempt {
-		// The attempt's record (run id, identity, start) is written with
-		// its first upload, at the same time: see startAttempt.
-		w.attempt = &attemptRecord{st: p.t.st, rec: audit.Attempt{Partition: p.key, Generation: txn.Generation(),
-			RunID: opts.Commit.RunID, Identity: opts.Commit.Identity.audit()}}
-	}
+	// The attempt's record (run id, identity, start) is written with its
+	// first upload, at the same time: see startAttempt.
+	w.attempt = newAttemptRecord(p, txn.Generation(), opts)
 	return w, nil
 }
 
@@ -371,14 +377,7 @@ func (w *Writer) endAttempt(ctx context.Context, res Result, err error, always b
 	case res.Changed:
 		w.attempt.finish()
 	default:
-		found := res.Generation
-		if res.Outcome == SameRun && res.RunGeneration != "" {
-			found = res.RunGeneration
-		}
-		why := "its content was the current generation's (identical): nothing to commit"
-		if res.Outcome == SameRun {
-			why = "its run had committed (same-run): nothing to commit"
-		}
+		found, why := noOpOf(res)
 		w.attempt.end(ctx, audit.StatusNoOp, found, why, always)
 	}
 }
@@ -485,5 +484,14 @@ func (p *Partition) CommitStaged(ctx context.Context, generation string, opts Co
 		o = adopt[0]
 	}
 	o.AllowEmpty = o.AllowEmpty || opts.AllowEmpty
-	return swap.CommitStaged(ctx, p.t.st, p.key, generation, opts.swap(), adopter(o, p.key, opts))
+	res, err := swap.CommitStaged(ctx, p.t.st, p.key, generation, opts.swap(), adopter(o, p.key, opts))
+	if manifest.ValidateGenerationID(generation) == nil && !errors.Is(err, swap.ErrGenerationNotFound) && !errors.Is(err, swap.ErrNoData) {
+		// The end of the attempt that staged (or reserved) the
+		// generation, in its record, when it ends without a commit (a
+		// conflict, files that cannot be adopted; a no-op); a commit
+		// leaves the record of its stage or reservation as it is.
+		att := newAttemptRecord(p, generation, WriteOptions{Commit: opts})
+		att.ended(ctx, res, err, true)
+	}
+	return res, err
 }

@@ -315,7 +315,8 @@ func (e *tableEnv) checkLayout(t testing.TB) {
 // layoutKey reports whether key (relative to the table root) is something
 // pswap may write: a partition's pointer.json, manifests/<gen>.json,
 // gen/<gen>/<file>, staged/<gen>.json, attempts/<gen>.json in either
-// layout (package layout), an append's runs/<hash>.json, a fold marker,
+// layout (package layout), an append's runs/<hash>.json, a fold marker, a
+// backfill's batch attempt record,
 // plus the file store's temporary and lock files.
 func (e *tableEnv) layoutKey(key string) bool {
 	if e.allowKey != nil && e.allowKey(key) {
@@ -336,6 +337,9 @@ func (e *tableEnv) layoutKey(key string) bool {
 		return true
 	}
 	if _, _, ok := layout.ParseFoldKey(key); ok { // an Iceberg publish's fold marker
+		return true
+	}
+	if _, ok := layout.ParseBatchKey(key); ok { // a backfill's batch attempt record
 		return true
 	}
 	part, ok := layout.PartitionOf(key)

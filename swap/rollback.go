@@ -1,6 +1,7 @@
 package swap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,7 +86,7 @@ func Rollback(ctx context.Context, st store.Store, part, to string, opts Options
 	}
 	m := &manifest.Manifest{
 		Partition:      part,
-		Generation:     env.From(ctx).NewGenerationID(),
+		Generation:     cmp.Or(opts.Generation, env.From(ctx).NewGenerationID()),
 		DataGeneration: old.DataGen(),
 		RunID:          opts.RunID,
 		RollbackOf:     to,

@@ -120,6 +120,12 @@ type Options struct {
 	// apply (an append always rebases: it adds, it never overwrites), and
 	// neither does the identical-content no-op. DeferLegacy is ignored.
 	Append bool
+	// Generation, when set, is the new generation's id, which the caller
+	// allocated (manifest.NewGenerationID) and must use for nothing else:
+	// a backfill names its partitions' generations in its attempt record
+	// before they begin; a rollback's attempt record names the rollback's
+	// generation. Empty: Begin (or Rollback) allocates one.
+	Generation string
 }
 
 // Stats counts what a commit did beyond the happy path (Result.Stats).
@@ -270,8 +276,14 @@ func Begin(ctx context.Context, st store.Store, part string, opts Options) (*Txn
 	if err := manifest.ValidateRunID(opts.RunID); err != nil {
 		return nil, err
 	}
+	gen := opts.Generation
+	if gen == "" {
+		gen = env.From(ctx).NewGenerationID()
+	} else if err := manifest.ValidateGenerationID(gen); err != nil {
+		return nil, err
+	}
 	opts.defaults()
-	t := &Txn{st: st, partition: part, generation: env.From(ctx).NewGenerationID(), opts: opts, dataLayout: manifest.DataLayoutTable}
+	t := &Txn{st: st, partition: part, generation: gen, opts: opts, dataLayout: manifest.DataLayoutTable}
 	// The pointer first: its response sets an S3 store's clock, so reading
 	// the clock after it costs no request of its own (3 requests a commit,
 	// even in a fresh process). Nothing is staged before Begin returns, so

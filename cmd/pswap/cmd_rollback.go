@@ -53,7 +53,9 @@ func (c *rollbackCmd) run(cmd *cobra.Command, _ []string) error {
 	if err := manifest.ValidateRunID(c.runID); err != nil {
 		return usagef("--run-id: %w", err)
 	}
-	o := pswap.CommitOptions{RunID: c.runID}
+	// The identity of the rollback's attempt record: Airflow's or
+	// Dagster's environment, as a commit's.
+	o := pswap.CommitOptions{RunID: c.runID, Identity: pswap.IdentityFromEnv(c.getenv)}
 	c.retryOptions(&o) // before opening the table: the SDK then retries nothing
 	return c.withTable(ctx, func(t *pswap.Table) error {
 		part, err := t.Partition(key)

@@ -82,6 +82,8 @@ func (c *stageCmd) runReserve(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The identity of the reservation's attempt record, as a commit's.
+	p.wopts.Commit.Identity = pswap.IdentityFromEnv(c.getenv)
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		res, err := part.Reserve(ctx, p.wopts.Commit)
 		if err != nil {
@@ -127,6 +129,7 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	c.retryOptions(&p.wopts.Commit)
+	p.wopts.Commit.Identity = pswap.IdentityFromEnv(c.getenv) // the attempt record's, as a commit's
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		w, err := part.Begin(ctx, p.wopts)
 		if err != nil {

@@ -122,6 +122,13 @@ type Facts struct {
 	// generation; BadAttempts why each record that cannot be read cannot.
 	Attempts    map[string]*Attempt
 	BadAttempts map[string]string
+	// Batch are the partition's entries of the table's batch records
+	// (Batch.Attempts), by generation: each stands for the attempt record
+	// of its generation when there is none in Attempts. An entry still
+	// started with nothing else of its generation on the store is no
+	// attempt (the backfill never reached the partition, or died before
+	// its first upload began): it gives no row.
+	Batch map[string]*Attempt
 	// Corrupt is why the partition's pointer cannot be read (it matches
 	// swap.ErrCorrupt), nil when it can. Which generation is current, and
 	// so where each attempt ended, is then unknown: Derive gives the
@@ -164,6 +171,18 @@ func Derive(f Facts, opts Options) []Row {
 		return []Row{{Partition: f.Partition, Kind: KindPointer, State: StateCorrupt,
 			Why: fmt.Sprintf("its pointer cannot be read (%v): which generation is current, and so where each attempt ended, "+
 				"is unknown until it is repaired; its manifests and data are untouched", f.Corrupt)}}
+	}
+	if len(f.Batch) > 0 {
+		all := make(map[string]*Attempt, len(f.Attempts)+len(f.Batch))
+		for gen, a := range f.Batch {
+			if _, bad := f.BadAttempts[gen]; !bad {
+				all[gen] = a
+			}
+		}
+		for gen, a := range f.Attempts {
+			all[gen] = a // a partition's own record takes precedence
+		}
+		f.Attempts = all
 	}
 	var rows []Row
 	inChain := map[string]bool{}
@@ -266,6 +285,9 @@ func Derive(f Facts, opts Options) []Row {
 		if _, ok := f.Data[gen]; ok {
 			continue
 		}
+		if a.Status == StatusStarted && f.Batch[gen] == a {
+			continue // a backfill's entry of an attempt that never began
+		}
 		at := utc(a.StartedAt)
 		r := Row{Partition: f.Partition, Generation: gen, Kind: KindCommit, CreatedAt: &at}
 		switch a.Status {
@@ -299,6 +321,12 @@ func withAttempts(f Facts, rows []Row) {
 	for i := range rows {
 		r := &rows[i]
 		a := f.Attempts[r.Generation]
+		if m := f.Manifests[r.Generation]; a == nil && m != nil && m.Kind == "" && m.RollbackOf == "" && m.DataGen() != r.Generation {
+			// A commit under a generation of its own that reuses the
+			// data its attempt uploaded (a rebase after a lost race, a
+			// commit --staged): that attempt's record.
+			a = f.Attempts[m.DataGen()]
+		}
 		if a != nil {
 			if r.RunID == "" {
 				r.RunID = a.RunID

@@ -49,8 +49,9 @@ func (o CollectOptions) policy() retry.Policy {
 // a commit that landed after the listing). On a store with unfinished
 // uploads (store.UploadLister: S3's multipart uploads, a file system's
 // temporary files), one more listing finds those of the partition: an
-// attempt killed while it wrote its first file is seen too. A partition
-// with nothing stored gives empty Facts.
+// attempt killed while it wrote its first file is seen too. One listing of
+// the table's batch records (ReadBatches) and a GET of each finds the
+// entries of backfills. A partition with nothing stored gives empty Facts.
 func Collect(ctx context.Context, st store.Store, part string, opts CollectOptions) (Facts, error) {
 	if err := partition.Validate(part); err != nil {
 		return Facts{Partition: part}, err
@@ -63,7 +64,11 @@ func Collect(ctx context.Context, st store.Store, part string, opts CollectOptio
 		}
 		uploads[part] = append(uploads[part], u[part]...)
 	}
-	return collect(ctx, st, part, opts, uploads[part])
+	b, err := ReadBatches(ctx, st, opts)
+	if err != nil {
+		return Facts{Partition: part}, err
+	}
+	return collect(ctx, st, part, opts, uploads[part], b.Attempts[part])
 }
 
 // listUploads lists the unfinished uploads under prefix by partition (none
@@ -90,9 +95,10 @@ func listUploads(ctx context.Context, st store.Store, prefix string, opts Collec
 }
 
 // collect is Collect with the partition's unfinished uploads listed.
-func collect(ctx context.Context, st store.Store, part string, opts CollectOptions, uploads []store.Upload) (Facts, error) {
+// batch are the partition's entries of the table's batch records (Facts.Batch).
+func collect(ctx context.Context, st store.Store, part string, opts CollectOptions, uploads []store.Upload, batch map[string]*Attempt) (Facts, error) {
 	f := Facts{Partition: part, Manifests: map[string]*manifest.Manifest{}, Staged: map[string]*swap.StagedRecord{},
-		Data: map[string]DataFolder{}, Attempts: map[string]*Attempt{}, BadAttempts: map[string]string{}}
+		Data: map[string]DataFolder{}, Attempts: map[string]*Attempt{}, BadAttempts: map[string]string{}, Batch: batch}
 	if err := partition.Validate(part); err != nil {
 		return f, err
 	}
@@ -368,6 +374,11 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 	if err != nil {
 		return nil, err
 	}
+	// The backfills' batch records, in one listing.
+	batches, err := ReadBatches(ctx, st, opts)
+	if err != nil {
+		return nil, err
+	}
 	per := make([][]Row, len(parts))
 	errs := make([]error, len(parts))
 	corrupt := make([]error, len(parts))
@@ -378,7 +389,7 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			f, err := collect(ctx, st, p, opts, uploads[p])
+			f, err := collect(ctx, st, p, opts, uploads[p], batches.Attempts[p])
 			if err != nil {
 				errs[i] = fmt.Errorf("audit %s: %w", p, err)
 				return

@@ -12,7 +12,12 @@
 // attempt records under attempts/ (Attempt, layout.AttemptKey): the one
 // thing a writer writes for the audit, one small PUT issued beside its
 // first upload (its run id, orchestrator identity and start), written
-// again when the attempt ends without a commit (no-op, failed).
+// again when the attempt ends without a commit (no-op, failed); and the
+// batch records under _pswap/batches/ (Batch, layout.BatchKey), which a
+// backfill writes in place of its partitions' attempt records: each entry
+// stands for its partition's record (Facts.Batch), and an entry still
+// started with nothing else of its generation on the store gives no row
+// (the backfill never reached it).
 //
 //   - A committed generation (in the chain from the pointer through each
 //     manifest's parent, as `pswap history` walks it, continued through the

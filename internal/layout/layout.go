@@ -18,6 +18,7 @@
 //	_pswap/fold/<partition>/<seq>                    an Iceberg publish's fold marker (FoldKey), empty
 //	_pswap/p/<partition>/attempts/<generation>.json  an attempt's record: written when it starts, rewritten when it ends without a commit
 //	_pswap/p/<partition>/runs/<sha256 of run id>.json an append's run record
+//	_pswap/batches/<id>.json                          a backfill's attempt record, for all its partitions
 //
 // An attempt record lies in this layout even for a partition of the
 // legacy one (nothing reads it but the audit and GC, which list both).
@@ -313,4 +314,30 @@ func ParseFoldKey(key string) (part string, seq int64, ok bool) {
 		return "", 0, false
 	}
 	return part, seq, true
+}
+
+// BatchesPrefix is the key prefix of the batch attempt records:
+// "_pswap/batches/". A backfill (pswap commit --partitioned) writes one
+// record for all its partitions (BatchKey) instead of one attempt record
+// per partition: the audit reads them all (one listing) and gives each
+// partition's attempt what its entry says. GC does not touch them
+// (KindOther).
+const BatchesPrefix = metaDir + "/batches/"
+
+// BatchKey is the store key of a batch attempt record: id is the batch's
+// own id, a generation id (manifest.NewGenerationID).
+func BatchKey(id string) string { return BatchesPrefix + id + ".json" }
+
+// ParseBatchKey returns the id of a batch attempt record's key, or false
+// for a key that is not one.
+func ParseBatchKey(key string) (id string, ok bool) {
+	rest, ok := strings.CutPrefix(key, BatchesPrefix)
+	if !ok {
+		return "", false
+	}
+	id, ok = strings.CutSuffix(rest, ".json")
+	if !ok || manifest.ValidateGenerationID(id) != nil {
+		return "", false
+	}
+	return id, true
 }

@@ -1,0 +1,258 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pswap/pswap/internal/layout"
+	"github.com/pswap/pswap/internal/strictjson"
+	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/store"
+)
+
+// BatchVersion is the version of the batch attempt record's format.
+const BatchVersion = "1.0"
+
+// MaxBatchEntries bounds the partitions of one batch record: a larger
+// backfill writes one record per MaxBatchEntries partitions.
+const MaxBatchEntries = 1000
+
+// maxBatchBytes bounds a batch record's size (MaxBatchEntries entries of
+// the longest fields fit).
+const maxBatchBytes = 4 << 20
+
+// Batch is the attempt record of a backfill (pswap commit --partitioned,
+// Table.CommitPartitioned), at layout.BatchKey: one record for the
+// attempts of all its partitions, instead of one per partition, written
+// once when the backfill starts (every entry started, beside the first
+// upload) and again when it ends if some partition ended in a no-op. Each
+// entry stands for the attempt record its partition's attempt would have
+// written (Attempts): the same run id (RunID/<partition>), identity and
+// start. A partition's attempt that fails writes its own record
+// (layout.AttemptKey), which takes precedence over its entry; a commit
+// leaves its entry as it is (the manifest tells the rest).
+type Batch struct {
+	Version string `json:"version"`
+	// ID is the batch's own id (a generation id: unique, time-ordered).
+	ID string `json:"id"`
+	// RunID is the backfill's run id; each partition's attempt runs as
+	// RunID/<partition> (none when empty).
+	RunID     string    `json:"run_id,omitempty"`
+	Identity  Identity  `json:"identity"`
+	StartedAt time.Time `json:"started_at"` // the writer's clock
+	// Partitions are the entries, one per partition attempted.
+	Partitions []BatchEntry `json:"partitions"`
+}
+
+// BatchEntry is one partition's attempt in a Batch.
+type BatchEntry struct {
+	Partition  string `json:"partition"`
+	Generation string `json:"generation"` // the generation the attempt writes
+	// Status is started (a commit, or an attempt that has not ended as
+	// far as the record tells), no-op or failed; FinishedAt, Found and
+	// Why are an Attempt's.
+	Status     string    `json:"status"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Found      string    `json:"found,omitempty"`
+	Why        string    `json:"why,omitempty"`
+}
+
+// EntryRunID is the run id of a partition's attempt in a batch of run id
+// run: run/<partition>, or none.
+func EntryRunID(run, part string) string {
+	if run == "" {
+		return ""
+	}
+	return run + "/" + part
+}
+
+// Attempts returns each entry as the attempt record its partition's
+// attempt stands for.
+func (b *Batch) Attempts() []Attempt {
+	out := make([]Attempt, len(b.Partitions))
+	for i, e := range b.Partitions {
+		out[i] = Attempt{Version: AttemptVersion, Partition: e.Partition, Generation: e.Generation,
+			RunID: EntryRunID(b.RunID, e.Partition), Identity: b.Identity, StartedAt: b.StartedAt,
+			Status: e.Status, FinishedAt: e.FinishedAt, Found: e.Found, Why: e.Why}
+	}
+	return out
+}
+
+// Validate checks a batch record before it is written (ParseBatch checks
+// the same when it is read): its id, at most MaxBatchEntries entries,
+// each partition once, and every entry a valid attempt record.
+func (b *Batch) Validate() error {
+	if err := manifest.ValidateGenerationID(b.ID); err != nil {
+		return fmt.Errorf("batch record: id: %w", err)
+	}
+	if err := manifest.ValidateRunID(b.RunID); err != nil {
+		return fmt.Errorf("batch record: %w", err)
+	}
+	if len(b.Partitions) == 0 || len(b.Partitions) > MaxBatchEntries {
+		return fmt.Errorf("batch record: %d partitions (1 to %d)", len(b.Partitions), MaxBatchEntries)
+	}
+	seen := make(map[string]bool, len(b.Partitions))
+	for i, a := range b.Attempts() {
+		if seen[a.Partition] {
+			return fmt.Errorf("batch record: partition %s twice", a.Partition)
+		}
+		seen[a.Partition] = true
+		if err := a.Validate(); err != nil {
+			return fmt.Errorf("batch record: partitions[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// MarshalBatch encodes a record (version set), after Validate.
+func MarshalBatch(b Batch) ([]byte, error) {
+	b.Version = BatchVersion
+	b.StartedAt = b.StartedAt.UTC()
+	b.Partitions = slices.Clone(b.Partitions)
+	for i := range b.Partitions {
+		b.Partitions[i].FinishedAt = b.Partitions[i].FinishedAt.UTC()
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(b)
+}
+
+// ParseBatch decodes a record strictly: every field known and of its
+// type, the version's major 1 (fields of a newer minor are ignored), and
+// Validate's checks.
+func ParseBatch(data []byte) (*Batch, error) {
+	fields, p := strictjson.Parse(data, strictjson.Limits{MaxBytes: maxBatchBytes, MaxDepth: 3})
+	if p != nil {
+		return nil, fmt.Errorf("batch record: %w", p)
+	}
+	r := strictjson.NewReader(fields, BatchVersion)
+	b := &Batch{Version: r.Str("version", true)}
+	major, minor, ok := strictjson.ParseVersion(b.Version)
+	if r.Err() == nil && (!ok || major != 1) {
+		return nil, fmt.Errorf("batch record: version %q (this pswap reads 1.x)", b.Version)
+	}
+	r.SetLenient(minor > 0)
+	r.Known("version", "id", "run_id", "identity", "started_at", "partitions")
+	b.ID = r.Str("id", true)
+	b.RunID = r.Str("run_id", false)
+	b.StartedAt = r.Time("started_at")
+	if id := r.Object("identity", false); id != nil {
+		id.Known("job", "task", "logical_date", "job_run_id")
+		b.Identity = Identity{Job: id.Str("job", false), Task: id.Str("task", false),
+			LogicalDate: id.Str("logical_date", false), JobRunID: id.Str("job_run_id", false)}
+	}
+	for _, e := range r.Objects("partitions", MaxBatchEntries, "partitions") {
+		e.Known("partition", "generation", "status", "finished_at", "found", "why")
+		be := BatchEntry{Partition: e.Str("partition", true), Generation: e.Str("generation", true),
+			Status: e.Str("status", true), Found: e.Str("found", false), Why: e.Str("why", false)}
+		if e.Has("finished_at") {
+			be.FinishedAt = e.Time("finished_at")
+		}
+		b.Partitions = append(b.Partitions, be)
+	}
+	if p := r.Err(); p != nil {
+		return nil, fmt.Errorf("batch record: %w", p)
+	}
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// PutBatch writes b's record at its key (one PUT; a later one replaces
+// it).
+func PutBatch(ctx context.Context, st store.Store, b Batch) error {
+	data, err := MarshalBatch(b)
+	if err != nil {
+		return err
+	}
+	if _, err := st.Put(ctx, layout.BatchKey(b.ID), data, store.PutOptions{}); err != nil {
+		return fmt.Errorf("write the batch attempt record %s: %w", st.URI(layout.BatchKey(b.ID)), err)
+	}
+	return nil
+}
+
+// Batches are the entries of the table's batch records, as attempt
+// records by partition and generation; Bad says why each record that
+// cannot be read cannot (by key).
+type Batches struct {
+	Attempts map[string]map[string]*Attempt
+	Bad      map[string]string
+}
+
+// ReadBatches reads every batch record of the table: one listing of
+// layout.BatchesPrefix (a page per 1,000 records) and one GET per record,
+// opts.Concurrency at a time. A record that cannot be decoded is in Bad,
+// not an error: the audit goes on without it.
+func ReadBatches(ctx context.Context, st store.Store, opts CollectOptions) (Batches, error) {
+	out := Batches{Attempts: map[string]map[string]*Attempt{}, Bad: map[string]string{}}
+	var keys []string
+	err := opts.policy().Do(ctx, store.IsRetryable, func(int) error {
+		keys = keys[:0]
+		for a, err := range st.List(ctx, layout.BatchesPrefix) {
+			if err != nil {
+				return fmt.Errorf("list %s: %w", st.URI(layout.BatchesPrefix), err)
+			}
+			if _, ok := layout.ParseBatchKey(a.Key); ok {
+				keys = append(keys, a.Key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, opts.conc())
+	)
+	for _, key := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var data []byte
+			err := opts.policy().Do(ctx, store.IsRetryable, func(int) (err error) {
+				data, _, err = store.ReadAll(ctx, st, key)
+				return err
+			})
+			if errors.Is(err, store.ErrNotFound) {
+				return // removed since the listing
+			}
+			var b *Batch
+			if err == nil {
+				b, err = ParseBatch(data)
+				if err == nil && layout.BatchKey(b.ID) != key {
+					err = fmt.Errorf("batch record: it records the id %s", b.ID)
+				}
+				if err != nil {
+					mu.Lock()
+					out.Bad[key] = err.Error()
+					mu.Unlock()
+					return
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("read %s: %w", st.URI(key), err))
+				return
+			}
+			for _, a := range b.Attempts() {
+				if out.Attempts[a.Partition] == nil {
+					out.Attempts[a.Partition] = map[string]*Attempt{}
+				}
+				out.Attempts[a.Partition][a.Generation] = &a
+			}
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
