@@ -134,7 +134,11 @@ func burstOn(t *testing.T, mem *memstore.Store, n int) (*memstore.Store, []lakeh
 	rs := make([]lakehouse.Result, n)
 	var wall time.Duration
 	synctest.Test(t, func(t *testing.T) {
-		st := storetest.NewLatency(mem, 20*time.Millisecond)
+		cnt := storetest.NewCounting(storetest.NewLatency(mem, 20*time.Millisecond))
+		st := store.Store(cnt)
+		defer func() {
+			t.Logf("%d publishers at once: %d requests, %.1f a publish %v", n, cnt.Total(), float64(cnt.Total())/float64(n), cnt.Counts())
+		}()
 		start := time.Now()
 		var wg sync.WaitGroup
 		for i := range n {
@@ -221,5 +225,48 @@ func TestFoldSnapshotSummary(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no version folded others (latest %s)", loc)
+	}
+}
+
+// TestFoldRecheckSkipsLosingWrites: a publish that starts from a prefetch
+// older than a second, read before another publisher wrote the next
+// version (a burst's late publisher), reads that version beside its
+// pointer and writes only the version after it: no manifests, list and
+// version that lose the race. Its commit is in the version it reports,
+// and its marker is gone.
+func TestFoldRecheckSkipsLosingWrites(t *testing.T) {
+	mem := publishedTable(t, 3)
+	clock := newTestClock()
+	f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{})
+	if err := lakehouse.WaitPrefetch(f); err != nil {
+		t.Fatal(err)
+	}
+	other := commit(t, mem, "dt=2026-01-02", 7, "o", swap.Options{OnConflict: swap.Overwrite})
+	publish(t, mem, other) // version 2, past the prefetch's
+	c := nextCommit(t, mem)
+	clock.Add(2 * time.Second)
+	cs := storetest.NewCounting(mem)
+	r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{Prefetch: f})
+	if err != nil || !r.Changed || r.Version != 3 || r.Rebases != 1 {
+		t.Fatalf("publish from an overtaken prefetch: %+v %v, want version 3 after one rebase", r, err)
+	}
+	// Its manifest, its list, version 3 and the hint (a state read without
+	// it: a create-if-absent PUT first): four create-if-absent PUTs.
+	// Without the recheck the first attempt wrote three more, a manifest,
+	// a list and a version 2 that the store refused (7).
+	if n := cs.Counts()["put-if-none-match"]; n != 4 {
+		t.Errorf("%d create-if-absent PUTs %v, want 4: the publish wrote for a version it would lose", n, cs.Counts())
+	}
+	if seq, ok, err := lakehouse.RecordedSeq(ctx, mem, r.Version, c.Partition); err != nil || !ok || seq < c.Seq {
+		t.Errorf("version %d records %s at %d %v %v, want %d", r.Version, c.Partition, seq, ok, err, c.Seq)
+	}
+	for a, err := range mem.List(ctx, layout.FoldPrefix) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("fold marker %s left behind", a.Key)
+	}
+	if got := checkReaders(t, mem); got["dt=2026-01-01"] != 9 || got["dt=2026-01-02"] != 7 {
+		t.Fatalf("rows %v", got)
 	}
 }
