@@ -47,8 +47,10 @@ import (
 // does not see yet, costs a rebase, as before; one left by a killed
 // process is passed over once its partition is reflected, and deleted by
 // the next leader that finds it older than foldStaleAge. A
-// publish that never lost a race writes and lists no marker: one writer
-// alone makes the same requests as without folding.
+// publish that never lost a race (nor found its prefetched state overtaken:
+// recheck) writes and lists no marker: one writer alone makes the same
+// requests as without folding, plus the recheck's one GET when its
+// prefetch is older than prefetchRecheck.
 
 // maxFold bounds the partitions one version folds beside its own commit,
 // so that a publish stays bounded by the writers at once, never by the
