@@ -33,24 +33,18 @@ import (
 // burst of N publishers writes a few versions, not N.
 //
 // The costs of a burst are requests to one store and CPU on the writers'
-// machines, so a publisher of a burst does as little as it can: one whose
-// first attempt starts from a prefetch older than prefetchRecheck reads
-// the next version beside its pointer (recheck) and, if another
-// publisher wrote it meanwhile, announces its commit instead of writing
-// a version that would lose; a loser's next attempt starts from the
-// version it lost to, as read back; a publisher that announced decides
-// whether it leads before any read of its own; and a follower reads the
-// next version (a GET, which is its next read anyway) at waits that grow
-// with the burst's live markers.
+// machines, so a publisher of a burst does as little as it can: a loser's
+// next attempt starts from the version it lost to, as read back; a
+// publisher that announced decides whether it leads before any read of
+// its own; and a follower reads the next version (a GET, which is its
+// next read anyway) at waits that grow with the burst's live markers.
 //
 // A marker is only a hint. A lost one, or one that a folding publisher
 // does not see yet, costs a rebase, as before; one left by a killed
 // process is passed over once its partition is reflected, and deleted by
 // the next leader that finds it older than foldStaleAge. A
-// publish that never lost a race (nor found its prefetched state overtaken:
-// recheck) writes and lists no marker: one writer alone makes the same
-// requests as without folding, plus the recheck's one GET when its
-// prefetch is older than prefetchRecheck.
+// publish that never lost a race writes and lists no marker: one writer
+// alone makes the same requests as without folding.
 
 // maxFold bounds the partitions one version folds beside its own commit,
 // so that a publish stays bounded by the writers at once, never by the
@@ -93,42 +87,6 @@ type folding struct {
 	// within leaderWindow (its own among them): the burst's size, by
 	// which a follower spaces its reads.
 	live int
-	// overtaken: the version after the prefetched state exists (recheck).
-	overtaken bool
-}
-
-// prefetchRecheck is the age past which a publish's first attempt, started
-// from a prefetch (the versions as they were before the upload), checks
-// that the next version is still free before it writes its manifests.
-const prefetchRecheck = time.Second
-
-// recheck reads, beside the attempt's pointer read (g), the version after
-// a prefetched state older than prefetchRecheck (one GET; no wait: it runs
-// beside the pointer's). In a burst the other publishers have written it
-// by then: this publisher announces its commit and reads that version
-// instead of writing manifests, a list and a version that would lose the
-// race. A publisher alone, or with a fresh prefetch, reads nothing more.
-func (f *folding) recheck(ctx context.Context, g *errgroup.Group, p *publisher, s *state) {
-	if f == nil || f.marked || f.off || p.prefetched == nil || p.prefetched.s != s || p.prefetched.Age() <= prefetchRecheck {
-		return
-	}
-	g.Go(func() error {
-		f.overtaken = f.next(ctx, p, s) == nil
-		return nil
-	})
-}
-
-// overtake is, after recheck found the next version written, what a lost
-// race does (without the writes): the commit is announced and the next
-// attempt reads that version (errFollow).
-func (f *folding) overtake(ctx context.Context, p *publisher) error {
-	if f == nil || !f.overtaken {
-		return nil
-	}
-	f.overtaken = false
-	p.rebases++
-	f.announce(ctx, p)
-	return errFollow
 }
 
 // announce writes the commit's marker, once, after a lost race. A failure

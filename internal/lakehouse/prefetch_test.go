@@ -111,10 +111,7 @@ func TestPrefetchNotUsed(t *testing.T) {
 			checkReaders(t, mem)
 		})
 	}
-	// At MaxElapsed/2 it is still used, with one GET more: older than a
-	// second, the prefetch is checked (the next version still free?)
-	// beside the pointer's read, so that a burst's late publisher does
-	// not write a version that loses (fold.go's recheck).
+	// At MaxElapsed/2 it is still used.
 	mem := publishedTable(t, 3)
 	c := nextCommit(t, mem)
 	clock := newTestClock()
@@ -122,7 +119,7 @@ func TestPrefetchNotUsed(t *testing.T) {
 	lakehouse.WaitPrefetch(f)
 	clock.Add(30 * time.Second)
 	cs := storetest.NewCounting(mem)
-	if r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{MaxElapsed: time.Minute, Prefetch: f}); err != nil || !r.Changed || cs.Total() != 7 {
+	if r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{MaxElapsed: time.Minute, Prefetch: f}); err != nil || !r.Changed || cs.Total() != 6 {
 		t.Fatalf("publish from a prefetch MaxElapsed/2 old: %+v %v, %d requests %v", r, err, cs.Total(), cs.Counts())
 	}
 }

@@ -225,7 +225,6 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			})
 		})
 		p.readReplaced(gctx, g, s, c.Partition)
-		p.fold.recheck(gctx, g, p, s) // a prefetched state: is the next version still free?
 		if c.Manifest != nil {
 			// The footers of its files whose manifest does not record
 			// their statistics (one written before manifest version
@@ -234,9 +233,6 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		}
 		if err = g.Wait(); err != nil {
 			return nil, err
-		}
-		if err := p.fold.overtake(ctx, p); err != nil {
-			return nil, err // one of a burst, late: announce, and read the version it missed
 		}
 		if b.Pointer.Seq > c.Seq {
 			c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
