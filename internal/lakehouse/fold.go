@@ -32,6 +32,13 @@ import (
 // it reports that version (Result.Folded) and deletes its marker. So a
 // burst of N publishers writes a few versions, not N.
 //
+// The costs of a burst are requests to one store and CPU on the writers'
+// machines, so a publisher of a burst does as little as it can: a loser's
+// next attempt starts from the version it lost to, as read back; a
+// publisher that announced decides whether it leads before any read of
+// its own; and a follower reads the next version (a GET, which is its
+// next read anyway) at waits that grow with the burst's live markers.
+//
 // A marker is only a hint. A lost one, or one that a folding publisher
 // does not see yet, costs a rebase, as before; one left by a killed
 // process is passed over once its partition is reflected, and deleted by
@@ -67,12 +74,19 @@ type folding struct {
 	timeouts int
 	// ownListed: the listing had this commit's own marker.
 	ownListed bool
-	// exact is the version a wait saw appear, to read next (0: none).
-	exact int
+	// exact is the version a wait saw appear, to read next (0: none),
+	// and exactData its bytes when they were read already (nil: read
+	// them).
+	exact     int
+	exactData []byte
 	// storeNow is the newest marker's time in the latest listing (its
 	// own among them): the store's clock, by which markers' ages are
 	// judged.
 	storeNow time.Time
+	// live is how many commits the latest listing showed announced
+	// within leaderWindow (its own among them): the burst's size, by
+	// which a follower spaces its reads.
+	live int
 }
 
 // announce writes the commit's marker, once, after a lost race. A failure
@@ -97,8 +111,9 @@ func (f *folding) lost(ctx context.Context, p *publisher, v int) {
 	}
 	f.announce(ctx, p)
 	if f.marked && !f.off {
-		f.exact = v
+		f.exact, f.exactData = v, p.lostTo // read back by putVersion: no GET of it again
 	}
+	p.lostTo = nil
 }
 
 // reflected reports, for a publisher that announced its commit, whether
@@ -136,6 +151,7 @@ func (f *folding) list(ctx context.Context, p *publisher) (map[string]*marker, [
 	byPart := map[string]*marker{}
 	ownListed := false
 	f.storeNow = time.Time{}
+	var mods []time.Time
 	for a, err := range p.st.List(ctx, layout.FoldPrefix) {
 		if err != nil {
 			return nil, nil, false
@@ -147,6 +163,7 @@ func (f *folding) list(ctx context.Context, p *publisher) (map[string]*marker, [
 		if a.ModTime.After(f.storeNow) {
 			f.storeNow = a.ModTime
 		}
+		mods = append(mods, a.ModTime)
 		if part == f.part {
 			ownListed = true
 			continue
@@ -160,6 +177,12 @@ func (f *folding) list(ctx context.Context, p *publisher) (map[string]*marker, [
 			m.seq, m.key, m.mod = seq, a.Key, a.ModTime
 		}
 		m.keys = append(m.keys, a)
+	}
+	f.live = 0
+	for _, m := range mods {
+		if m.IsZero() || f.storeNow.Sub(m) <= leaderWindow {
+			f.live++
+		}
 	}
 	parts := make([]string, 0, len(byPart))
 	for part := range byPart {
@@ -183,12 +206,13 @@ var errFollow = errors.New("a newer version to read: it may carry this commit")
 // reflect. One leader folds the burst; the others read the one version
 // it writes instead of each folding every commit into versions of which
 // all but one lose.
+//
+// It runs before the attempt's own reads (its pointer, its group's
+// manifest): a follower makes none of them. The listing is kept for
+// pending, when this publisher leads.
 func (f *folding) lead(ctx context.Context, p *publisher, s *state) (bool, error) {
-	byPart, parts, ownListed := f.listed, f.listedParts, f.ownListed
-	if byPart == nil {
-		byPart, parts, ownListed = f.list(ctx, p)
-		f.listed, f.listedParts, f.ownListed = byPart, parts, ownListed
-	}
+	byPart, parts, ownListed := f.list(ctx, p)
+	f.listed, f.listedParts, f.ownListed = byPart, parts, ownListed
 	if byPart == nil || !ownListed {
 		return true, f.probe(ctx, p, s) // a failed listing, or our marker not there: fold what is known
 	}
@@ -219,17 +243,30 @@ func (f *folding) lead(ctx context.Context, p *publisher, s *state) (bool, error
 }
 
 // probe checks, before a leader writes on a version read without the
-// hint (loadExact), that no version past it exists (one HEAD): if one
-// does, it is read (errFollow) instead of losing the race again.
+// hint (loadExact), that no version past it exists (one GET, of which a
+// 404 costs what a HEAD does): if one does, it is read next (errFollow)
+// instead of losing the race again.
 func (f *folding) probe(ctx context.Context, p *publisher, s *state) error {
 	if !s.hintUnread {
 		return nil
 	}
-	if _, err := p.st.Stat(ctx, MetadataKey(s.version+1)); err == nil {
-		p.floor = max(p.floor, s.version+1)
-		f.exact = s.version + 1
+	if f.next(ctx, p, s) == nil {
 		return errFollow
 	}
+	return nil
+}
+
+// next reads the version after s (one GET): when it exists, the next
+// attempt starts from it, with the bytes read here (f.exact, f.exactData).
+// A GET rather than a HEAD: a follower reads the version it waited for
+// anyway, and a 404 costs the store what a HEAD's does.
+func (f *folding) next(ctx context.Context, p *publisher, s *state) error {
+	data, _, err := store.ReadAll(ctx, p.st, MetadataKey(s.version+1))
+	if err != nil {
+		return err
+	}
+	p.floor = max(p.floor, s.version+1)
+	f.exact, f.exactData = s.version+1, data
 	return nil
 }
 
@@ -241,22 +278,37 @@ const leaderWindow = 30 * time.Second
 // write a version before it writes one itself.
 const followLimit = 3 * time.Second
 
+// followWaits is a follower's first wait and its longest, for a burst of
+// live announced commits: 40 ms and 400 ms for a burst of up to 20 and
+// 50, growing with it to 128 ms and 512 ms at 64, at most 500 ms and
+// 1.5 s. Each wait longer than needed delays a follower that much; each
+// read more costs the store that a burst's leader writes on. In-process
+// on a store of 20 ms round trips (TestFoldBurst, 32 publishers), longer
+// waits (128 ms, 384 ms) saved under one request a publish and cost 100
+// ms; on MinIO at 64 writers, the waits of 40 ms up to 400 ms made 150
+// reads a second while the leader wrote.
+func followWaits(live int) (first, most time.Duration) {
+	first = min(max(time.Duration(live)*2*time.Millisecond, 40*time.Millisecond), 500*time.Millisecond)
+	most = min(max(time.Duration(live)*8*time.Millisecond, 400*time.Millisecond), 1500*time.Millisecond)
+	return first, most
+}
+
 // follow waits until a version past s exists (errFollow) or followLimit
-// has passed (nil: write one itself), checking with a HEAD at growing
-// intervals.
+// has passed (nil: write one itself), checking with a GET (next) at
+// growing intervals. The intervals grow with the burst (followWaits): its
+// leader reads two objects a commit it folds, and every follower's reads
+// while it works slow the store it works on.
 func (f *folding) follow(ctx context.Context, p *publisher, s *state) error {
 	start := p.env.Now()
-	wait := 40 * time.Millisecond
+	wait, most := followWaits(f.live)
 	for p.env.Now().Sub(start) < followLimit {
 		d := wait/2 + time.Duration(p.int64N(int64(wait)))
 		if err := p.env.Sleep(ctx, d); err != nil {
 			return err
 		}
-		wait = min(2*wait, 400*time.Millisecond)
-		_, err := p.st.Stat(ctx, MetadataKey(s.version+1))
+		wait = min(2*wait, most)
+		err := f.next(ctx, p, s)
 		if err == nil {
-			p.floor = max(p.floor, s.version+1)
-			f.exact = s.version + 1
 			return errFollow
 		}
 		if !errors.Is(err, store.ErrNotFound) && !store.IsRetryable(err) {
@@ -361,7 +413,7 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 // its manifest list and the manifest of part's group.
 func RecordedSeq(ctx context.Context, st store.Store, v int, part string) (int64, bool, error) {
 	p := newLoader(ctx, st, Options{})
-	s, err := p.readVersion(ctx, v)
+	s, err := p.readVersion(ctx, v, nil)
 	if err != nil {
 		return 0, false, err
 	}
@@ -372,13 +424,16 @@ func RecordedSeq(ctx context.Context, st store.Store, v int, part string) (int64
 	return r.seq, true, nil
 }
 
-// readVersion reads version v, its metadata file and manifest list, as
-// load reads the latest (without its repairs), but not the hint.
-func (p *publisher) readVersion(ctx context.Context, v int) (*state, error) {
+// readVersion reads version v, its metadata file (unless data holds its
+// bytes already) and manifest list, as load reads the latest (without its
+// repairs), but not the hint.
+func (p *publisher) readVersion(ctx context.Context, v int, data []byte) (*state, error) {
 	key := MetadataKey(v)
-	data, _, err := store.ReadAll(ctx, p.st, key)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", key, err)
+	if data == nil {
+		var err error
+		if data, _, err = store.ReadAll(ctx, p.st, key); err != nil {
+			return nil, fmt.Errorf("read %s: %w", key, err)
+		}
 	}
 	meta, err := parseMetadata(data)
 	if err != nil {
@@ -415,24 +470,11 @@ func (p *publisher) readVersion(ctx context.Context, v int) (*state, error) {
 // loadExact reads the version a follower saw appear (exact), nil if that
 // fails: the attempt then loads the latest as any other.
 func (f *folding) loadExact(ctx context.Context, p *publisher) *state {
-	v := f.exact
-	f.exact = 0
-	s, err := p.readVersion(ctx, v)
+	v, data := f.exact, f.exactData
+	f.exact, f.exactData = 0, nil
+	s, err := p.readVersion(ctx, v, data)
 	if err != nil {
 		return nil
 	}
 	return s
-}
-
-// prelist lists the markers beside the attempt's own pointer read (g),
-// for lead, when this publisher announced its commit.
-func (f *folding) prelist(ctx context.Context, g *errgroup.Group, p *publisher) {
-	if f == nil || !f.marked || f.off {
-		return
-	}
-	f.listed, f.listedParts, f.ownListed = nil, nil, false
-	g.Go(func() error {
-		f.listed, f.listedParts, f.ownListed = f.list(ctx, p)
-		return nil
-	})
 }

@@ -134,7 +134,11 @@ func burstOn(t *testing.T, mem *memstore.Store, n int) (*memstore.Store, []lakeh
 	rs := make([]lakehouse.Result, n)
 	var wall time.Duration
 	synctest.Test(t, func(t *testing.T) {
-		st := storetest.NewLatency(mem, 20*time.Millisecond)
+		cnt := storetest.NewCounting(storetest.NewLatency(mem, 20*time.Millisecond))
+		st := store.Store(cnt)
+		defer func() {
+			t.Logf("%d publishers at once: %d requests, %.1f a publish %v", n, cnt.Total(), float64(cnt.Total())/float64(n), cnt.Counts())
+		}()
 		start := time.Now()
 		var wg sync.WaitGroup
 		for i := range n {

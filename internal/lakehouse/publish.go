@@ -200,6 +200,14 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if p.fold.reflected(ctx, p, s) {
 			return nil, nil // one of a burst, carried by another's version (fold.go)
 		}
+		if p.fold.marked && !p.fold.off {
+			// One of a burst: write the next version if this publisher
+			// leads it, else wait for the leader's (fold.go), before its
+			// own reads: a follower reads nothing it would not use.
+			if lead, err := p.fold.lead(ctx, p, s); err != nil || !lead {
+				return nil, err
+			}
+		}
 		// About to write: the pointer says what is current now, so that a
 		// slow publisher never brings older data back, and an attempt's
 		// version lands within MaxElapsed of this read (see
@@ -218,7 +226,6 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			})
 		})
 		p.readReplaced(gctx, g, s, c.Partition)
-		p.fold.prelist(gctx, g, p) // the markers, when this publisher is one of a burst
 		if c.Manifest != nil {
 			// The footers of its files whose manifest does not record
 			// their statistics (one written before manifest version
@@ -247,13 +254,6 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if len(m.Files) == 0 && !have {
 			folded = false
 			return nil, nil
-		}
-		if p.fold.marked && !p.fold.off {
-			// One of a burst: write the next version if this publisher
-			// leads it, else wait for the leader's (fold.go).
-			if lead, err := p.fold.lead(ctx, p, s); err != nil || !lead {
-				return nil, err
-			}
 		}
 		folded = false
 		ups := []partUpdate{{part: c.Partition, seq: c.Seq, m: m}}
@@ -427,6 +427,9 @@ type publisher struct {
 	oldRoot string
 	// fold: a PublishCommit's folding (fold.go); nil for the others.
 	fold *folding
+	// lostTo is the bytes of the version the latest lost race was lost
+	// to, as putVersion read them back (nil: none).
+	lostTo []byte
 	// repair: a reconcile (Publish), which rebuilds from the pointers what
 	// it cannot read of the latest version instead of failing on it.
 	repair bool
@@ -974,6 +977,7 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 			case rerr == nil && bytes.Equal(got, data):
 				return nil // our own write, whose reply was lost
 			case rerr == nil:
+				p.lostTo = got // the version we lost to: a folding publisher reads it next (fold.go)
 				return errLostRace
 			case errors.Is(rerr, store.ErrNotFound) && store.IsRetryable(err):
 				// not written: try again
