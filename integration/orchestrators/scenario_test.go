@@ -118,7 +118,10 @@ func newScenario(t *testing.T, store string) *scenario {
 	s.writeSource(source)
 	s.env = append(os.Environ(),
 		"PATH="+pswapDir(t)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"SALES_SOURCE="+source, "SALES_NOTIFY_LOG="+s.notify, "SALES_RETRY_DELAY=1", "TZ=UTC")
+		"SALES_SOURCE="+source, "SALES_NOTIFY_LOG="+s.notify, "SALES_RETRY_DELAY=1", "TZ=UTC",
+		// The examples import the pswap package from its wheel; its binary is
+		// the one the fault rules look for by its path.
+		"PYTHONPATH="+pswapSite(t), "PSWAP_BINARY="+filepath.Join(pswapDir(t), "pswap"))
 	switch store {
 	case "file":
 		s.table = "file://" + filepath.Join(s.dir, "lake", "sales")
