@@ -69,10 +69,11 @@ func OpenStore(ctx context.Context, rawURL string, opts Options) (store.Store, e
 		if u.Host != "" && u.Host != "localhost" {
 			return nil, fmt.Errorf("%w: %q: file URLs take an absolute path (file:///path), not a host %q", ErrBadURL, rawURL, u.Host)
 		}
-		if u.Path == "" || !filepath.IsAbs(u.Path) {
+		p := filestore.PathFromURL(u.Path) // file:///C:/data is C:\data on Windows
+		if p == "" || !filepath.IsAbs(p) {
 			return nil, fmt.Errorf("%w: %q: file URLs need an absolute path", ErrBadURL, rawURL)
 		}
-		return filestore.New(u.Path)
+		return filestore.New(p)
 	case "s3":
 		if bucket, _, _ := strings.Cut(rest, "/"); bucket == "" {
 			return nil, fmt.Errorf("%w: %q: no bucket", ErrBadURL, rawURL)

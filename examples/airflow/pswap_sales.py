@@ -1,51 +1,57 @@
 """A daily load with pswap under Airflow 3: copy this file into your DAGs folder.
 
 Each run extracts its data interval (never the wall clock), commits it as one
-partition with `pswap commit --interval START/END --run-id DAG/RUN`, tells
-downstream consumers once per new generation, and ends with a gap check.
+partition with the pswap package (`Table.commit(interval=START/END,
+run_id=DAG/RUN)`), tells downstream consumers once per new generation, and
+ends with a gap check.
 
-    load (retried on exit 1) -> notify (only when changed) -> gap_check (always)
+    load (retried when retryable) -> notify (only when changed) -> gap_check (always)
 
-What pswap's exit status becomes in Airflow (README, "Exit status"):
-  0  success, also the no-op of a retry or a re-run (changed: false)
-  1  store unreachable, outcome unknown, gaps: an error Airflow retries
-  2  bad input: AirflowFailException, failed at once (a retry reads the same input)
-  3  conflict, another run committed the partition after this one began:
-     failed at once; a retry would start over from the newer data and replace it
-  4  verify found a mismatch: failed at once
+What a pswap failure becomes in Airflow: `PswapError.retryable`, pswap's one
+retry rule (docs/cli.md, "Exit status and retries"), decides. Retryable (the
+store unreachable, the outcome unknown, gaps, a killed pswap): an error
+Airflow retries with the same run id, which commits or finds the commit
+landed. Not retryable (bad input, a mismatch, a conflict of this replacing
+commit: another run committed the partition after this one began, and a
+retry would start over from the newer data and replace it):
+AirflowFailException, failed at once. Success includes the no-op of a retry
+or a re-run (changed: false).
 
 Settings (environment of the workers): SALES_TABLE (the pswap table URL),
 SALES_SOURCE (the CSV with a `ts` column that extract() reads; replace
 extract() with your own), SALES_NOTIFY_LOG (where notify() appends; post to
 your webhook instead), SALES_RETRY_DELAY (seconds before the first retry,
-doubled each time). pswap must be on the workers' PATH; S3 settings come from
-the AWS variables or profile.
+doubled each time). The workers need the pswap package (`pip install` its
+wheel, which carries the binary); S3 settings come from the AWS variables or
+profile.
 """
 
 import csv
 import json
 import os
-import subprocess
 import tempfile
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import pendulum
+import pswap
 from airflow.sdk import CronDataIntervalTimetable, TriggerRule, dag, task
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-TABLE = os.environ.get("SALES_TABLE", "s3://lake/sales")
+TABLE = pswap.Table(os.environ.get("SALES_TABLE", "s3://lake/sales"))
 START = pendulum.datetime(2026, 11, 1, tz="UTC")
 
 
-def pswap(*args):
-    """Runs `pswap ARGS --json` and returns its JSON; maps its exit status onto Airflow's."""
-    p = subprocess.run(["pswap", *args, "--table", TABLE, "--json"], capture_output=True, text=True)
-    if p.returncode == 0:
-        return json.loads(p.stdout)
-    msg = f"pswap {args[0]} exited {p.returncode}: {p.stderr.strip()}"
-    if p.returncode in (2, 3, 4):
-        raise AirflowFailException(msg)  # no retry: the same input or the newer commit fails it again
-    raise RuntimeError(msg)  # 1 (and a killed pswap): Airflow retries with backoff
+@contextmanager
+def retry_rule():
+    """Maps pswap's retry rule (PswapError.retryable) onto Airflow's."""
+    try:
+        yield
+    except pswap.PswapError as e:
+        msg = f"pswap {e.command} exited {e.exit_code}: {e}"
+        if not e.retryable:
+            raise AirflowFailException(msg) from e  # no retry: it would fail again, or replace a newer commit
+        raise RuntimeError(msg) from e  # Airflow retries with backoff, with the same run id
 
 
 def extract(start, end, out):
@@ -73,11 +79,11 @@ def pswap_sales():
     @task
     def load(data_interval_start=None, data_interval_end=None, dag=None, run_id=None):
         start, end = data_interval_start, data_interval_end
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, retry_rule():
             out = os.path.join(tmp, "sales.csv")
-            extract(start, end, out)
-            return pswap("commit", "--interval", f"{start.isoformat()}/{end.isoformat()}",
-                         "--run-id", f"{dag.dag_id}/{run_id}", out)
+            extract(start, end, out)  # or commit a pyarrow, pandas or Polars table straight from memory
+            res = TABLE.commit(out, interval=f"{start.isoformat()}/{end.isoformat()}", run_id=f"{dag.dag_id}/{run_id}")
+        return res.raw  # the --json document: what XCom stores
 
     @task
     def notify(result):
@@ -91,8 +97,12 @@ def pswap_sales():
     def gap_check(data_interval_end=None):
         # From the table's first partition, not START: a table begins on its first load (catchup=False
         # runs no earlier day), and the days before it are no gaps.
-        first = min(p["partition"] for p in pswap("ls")["partitions"]).split("=", 1)[1]
-        return pswap("status", "--from", first, "--to", data_interval_end.date().isoformat(), "--require-complete")
+        with retry_rule():
+            end = data_interval_end.date().isoformat()
+            present = [p.partition for p in TABLE.status(from_=START.date().isoformat(), to=end).partitions if p.present]
+            if present:  # from the first, require every day
+                first = min(present).split("=", 1)[1]
+                return TABLE.status(from_=first, to=end, require_complete=True).raw
 
     notify(load()) >> gap_check()
 

@@ -2,55 +2,57 @@
 
 The partition key is the pswap partition: each materialization of day D
 extracts [D, D+1) (from the partition's time window, never the wall clock)
-and commits it with `pswap commit --interval START/END --run-id RUN`, where
-RUN is the Dagster run that started the attempt chain (its root run), so a
-step retry or a re-execution of the run is a no-op that uploads nothing.
+and commits it with the pswap package (`Table.commit(interval=START/END,
+run_id=RUN)`), where RUN is the Dagster run that started the attempt chain
+(its root run), so a step retry or a re-execution of the run is a no-op that
+uploads nothing.
 
-    sales (retried on exit 1; checks: verified, complete) -> sales_notification (only when changed)
+    sales (retried when retryable; checks: verified, complete) -> sales_notification (only when changed)
 
-What pswap's exit status becomes in Dagster (README, "Exit status"):
-  0  success, also the no-op of a retry or a re-execution (changed: false)
-  1  store unreachable, outcome unknown: Failure the RetryPolicy retries
-  2  bad input: Failure(allow_retries=False), failed at once
-  3  conflict, another run committed the partition after this one began:
-     failed at once; a retry would start over from the newer data and replace it
-  4  verify found a mismatch: failed at once (a failed check, in the checks)
+What a pswap failure becomes in Dagster: `PswapError.retryable`, pswap's one
+retry rule (docs/cli.md, "Exit status and retries"), decides. Retryable (the
+store unreachable, the outcome unknown, a killed pswap): a Failure the
+RetryPolicy retries, with the same run id. Not retryable (bad input, a
+mismatch, a conflict of this replacing commit: another run committed the
+partition after this one began, and a retry would start over from the newer
+data and replace it): Failure(allow_retries=False), failed at once. In the
+checks, any failure is a failed check. Success includes the no-op of a retry
+or a re-execution (changed: false).
 
 Settings (environment): SALES_TABLE (the pswap table URL), SALES_SOURCE (the
 CSV with a `ts` column that extract() reads; replace extract() with your
 own), SALES_NOTIFY_LOG (where the notification is appended; post to your
 webhook instead), SALES_RETRY_DELAY (seconds before the first retry, doubled
-each time). pswap must be on PATH; S3 settings come from the AWS variables.
+each time). The code location needs the pswap package (`pip install` its wheel,
+which carries the binary); S3 settings come from the AWS variables.
 """
 
 import csv
 import json
 import os
-import subprocess
 import tempfile
 from datetime import datetime
 
 import dagster as dg
+import pswap
 
-TABLE = os.environ.get("SALES_TABLE", "s3://lake/sales")
+TABLE = pswap.Table(os.environ.get("SALES_TABLE", "s3://lake/sales"))
 START = "2026-11-01"  # the first partition Dagster offers; the table may begin on any later day
 daily = dg.DailyPartitionsDefinition(start_date=START, timezone="UTC")
 
 
-def pswap(*args):
-    """Runs `pswap ARGS --json` and returns its JSON; maps its exit status onto Dagster's."""
-    p = subprocess.run(["pswap", *args, "--table", TABLE, "--json"], capture_output=True, text=True)
-    if p.returncode != 0:
-        # 1 (and a killed pswap) is worth a retry; the same input or the newer commit fails 2, 3, 4 again.
-        raise dg.Failure(f"pswap {args[0]} exited {p.returncode}: {p.stderr.strip()}",
-                         allow_retries=p.returncode not in (2, 3, 4))
-    return json.loads(p.stdout)
-
-
-def check(name, *args):
-    """An asset check that passes when `pswap ARGS` exits 0."""
+def call(method, **kwargs):
+    """Calls TABLE.method(**kwargs); maps pswap's retry rule (PswapError.retryable) onto Dagster's."""
     try:
-        pswap(*args)
+        return getattr(TABLE, method)(**kwargs)
+    except pswap.PswapError as e:
+        raise dg.Failure(f"pswap {e.command} exited {e.exit_code}: {e}", allow_retries=e.retryable) from e
+
+
+def check(name, method, **kwargs):
+    """An asset check that passes when TABLE.method(**kwargs) succeeds."""
+    try:
+        call(method, **kwargs)
         return dg.AssetCheckResult(check_name=name, passed=True)
     except dg.Failure as e:
         return dg.AssetCheckResult(check_name=name, passed=False, metadata={"error": e.description})
@@ -63,10 +65,13 @@ def gap_check(end):
     materialized, and the days before it are no gaps.
     """
     try:
-        first = min(p["partition"] for p in pswap("ls")["partitions"]).split("=", 1)[1]
+        present = [p.partition for p in call("status", from_=START, to=end).partitions if p.present]
     except dg.Failure as e:
         return dg.AssetCheckResult(check_name="complete", passed=False, metadata={"error": e.description})
-    return check("complete", "status", "--from", first, "--to", end, "--require-complete")
+    if not present:
+        return dg.AssetCheckResult(check_name="complete", passed=True)  # an empty table has no gaps
+    first = min(present).split("=", 1)[1]
+    return check("complete", "status", from_=first, to=end, require_complete=True)
 
 
 def extract(start, end, out):
@@ -90,11 +95,11 @@ def sales(context: dg.AssetExecutionContext):
         out = os.path.join(tmp, "sales.csv")
         extract(start, end, out)
         run_id = context.run.root_run_id or context.run_id
-        result = pswap("commit", "--interval", f"{start.isoformat()}/{end.isoformat()}",
-                       "--run-id", f"dagster/{run_id}", out)
+        result = call("commit", data=out, interval=f"{start.isoformat()}/{end.isoformat()}",
+                      run_id=f"dagster/{run_id}").raw  # the --json document
     yield dg.Output(result, metadata={k: result[k] for k in
                                       ("changed", "outcome", "rows", "idempotency_key", "staged_generation")})
-    yield check("verified", "verify", "--partition", result["partition"])
+    yield check("verified", "verify", partition=result["partition"])
     yield gap_check(end.date().isoformat())
 
 

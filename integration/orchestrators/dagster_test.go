@@ -55,7 +55,7 @@ func TestDagster(t *testing.T) {
 		}
 		// The gap check fails on the day after the bad one, twice.
 		if got, want := fmt.Sprint(exitsSeen(strings.Join(errors, "\n"))), fmt.Sprint(s.wantExits(2)); got != want {
-			t.Errorf("pswap failures Dagster recorded %s, want %s", got, want)
+			t.Errorf("pswap failures Dagster recorded %s, want %s; the errors:\n%s", got, want, tail(strings.Join(errors, "\n"), 4000))
 		}
 		s.checkFaults()
 		s.checkTable(first)

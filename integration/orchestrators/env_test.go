@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pswap/pswap/swap"
 )
 
 var (
@@ -52,6 +54,51 @@ func pswapDir(t testing.TB) string {
 		t.Fatal(buildErr)
 	}
 	return binDir
+}
+
+var (
+	siteOnce sync.Once
+	siteDir  string
+	siteErr  error
+)
+
+// pswapSite builds the pswap Python package's wheel around the binary
+// pswapDir built (python/build_wheel.py, as scripts/wheels.sh does),
+// installs it with pip --target into a folder of its own, once, and
+// returns that folder, for the orchestrators' PYTHONPATH: the examples
+// import the package as a user's workers do, from its wheel, without
+// changing the orchestrators' shared environment.
+func pswapSite(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(pswapDir(t), "pswap")
+	py := orchPython(t)
+	siteOnce.Do(func() {
+		siteDir = filepath.Join(binDir, "site")
+		dist := filepath.Join(binDir, "dist")
+		for _, args := range [][]string{
+			{filepath.Join(repoRoot(), "python", "build_wheel.py"), "--binary", bin, "--version", swap.WriterVersion,
+				"--platform", "linux_" + map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH], "--out", dist},
+		} {
+			if out, err := exec.Command(py, args...).CombinedOutput(); err != nil {
+				siteErr = fmt.Errorf("build_wheel.py: %w\n%s", err, out)
+				return
+			}
+		}
+		wheels, _ := filepath.Glob(filepath.Join(dist, "pswap-*.whl"))
+		if len(wheels) != 1 {
+			siteErr = fmt.Errorf("build_wheel.py wrote %v, want one wheel", wheels)
+			return
+		}
+		cmd := exec.Command(py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index", "--no-deps",
+			"--target", siteDir, wheels[0])
+		if out, err := cmd.CombinedOutput(); err != nil {
+			siteErr = fmt.Errorf("pip install the pswap wheel: %w\n%s", err, out)
+		}
+	})
+	if siteErr != nil {
+		t.Fatal(siteErr)
+	}
+	return siteDir
 }
 
 // installed returns the folder of an environment that script installs

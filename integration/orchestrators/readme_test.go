@@ -13,7 +13,9 @@ import (
 
 // TestReadmeExamples checks that each python block the README marks
 // "<!-- example: FILE -->" is in FILE word for word, so that the code the
-// README shows is the code TestAirflow and TestDagster run.
+// README shows is the code TestAirflow and TestDagster run, and that the
+// block shows how the example calls the pswap package and decides a retry:
+// by PswapError.retryable, pswap's one retry rule (docs/cli.md).
 func TestReadmeExamples(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
 	if err != nil {
@@ -36,6 +38,9 @@ func TestReadmeExamples(t *testing.T) {
 		}
 		if !strings.Contains(string(src), code) {
 			t.Errorf("README's block for %s is not in it:\n%s", file, code)
+		}
+		if !strings.Contains(code, "e.retryable") || !strings.Contains(code, "pswap.PswapError") || strings.Contains(code, "subprocess") {
+			t.Errorf("README's block for %s does not show the retry decision by pswap.PswapError's retryable:\n%s", file, code)
 		}
 	}
 }
@@ -80,7 +85,9 @@ func TestReadmeRunsTheExamples(t *testing.T) {
 			pips = append(pips, strings.TrimSpace(line))
 		}
 	}
-	if want := "pip install -r integration/orchestrators/requirements.txt"; len(pips) != 1 || pips[0] != want {
+	// The orchestrators, then the pswap package's wheel, which the examples
+	// import: here its wheel installed beside the environment (pswapSite).
+	if want := []string{"pip install -r integration/orchestrators/requirements.txt", "pip install dist/pswap-*.whl"}; !slices.Equal(pips, want) {
 		t.Fatalf("the README installs the orchestrators with %q, want %q only (the environment the tests run)", pips, want)
 	}
 	run := readmeBlock(t, "orchestrators-run")
@@ -101,7 +108,8 @@ func TestReadmeRunsTheExamples(t *testing.T) {
 		}
 	}
 	// What ". .cache/orchestrators/bin/activate" does.
-	cmd.Env = append(cmd.Env, "VIRTUAL_ENV="+venv, "PATH="+filepath.Join(venv, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = append(cmd.Env, "VIRTUAL_ENV="+venv, "PATH="+filepath.Join(venv, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PYTHONPATH="+pswapSite(t))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the README's orchestrator block: %v\n%s", err, tail(string(out), 6000))

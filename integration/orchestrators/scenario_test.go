@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -118,7 +117,10 @@ func newScenario(t *testing.T, store string) *scenario {
 	s.writeSource(source)
 	s.env = append(os.Environ(),
 		"PATH="+pswapDir(t)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"SALES_SOURCE="+source, "SALES_NOTIFY_LOG="+s.notify, "SALES_RETRY_DELAY=1", "TZ=UTC")
+		"SALES_SOURCE="+source, "SALES_NOTIFY_LOG="+s.notify, "SALES_RETRY_DELAY=1", "TZ=UTC",
+		// The examples import the pswap package from its wheel; its binary is
+		// the one the fault rules look for by its path.
+		"PYTHONPATH="+pswapSite(t), "PSWAP_BINARY="+filepath.Join(pswapDir(t), "pswap"))
 	switch store {
 	case "file":
 		s.table = "file://" + filepath.Join(s.dir, "lake", "sales")
@@ -248,7 +250,11 @@ func (s *scenario) killMidway(ctx context.Context) {
 		case <-time.After(5 * time.Millisecond):
 		}
 		if pid := s.findCommit(killDay); pid > 0 {
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			p, err := os.FindProcess(pid)
+			if err == nil {
+				err = p.Kill() // SIGKILL
+			}
+			if err != nil {
 				s.setErr(&s.killErr, fmt.Errorf("kill pswap %d: %w", pid, err))
 			}
 			s.kills.Add(1)
@@ -258,8 +264,8 @@ func (s *scenario) killMidway(ctx context.Context) {
 }
 
 // findCommit returns the process id of a running `pswap commit` of day to
-// the scenario's table (an argument is its partition or an interval that
-// starts on it), 0 if there is none.
+// the scenario's table (an argument, or a flag's value, is its partition or
+// an interval that starts on it), 0 if there is none.
 func (s *scenario) findCommit(day string) int {
 	bin := filepath.Join(pswapDir(s.t), "pswap")
 	entries, _ := os.ReadDir("/proc")
@@ -277,6 +283,10 @@ func (s *scenario) findCommit(day string) int {
 			continue
 		}
 		for _, a := range args[2:] {
+			// "--interval=DAY..." and "--partition=dt=DAY", as the pswap package writes its flags
+			if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "--") {
+				a = v
+			}
 			if a == "dt="+day || strings.HasPrefix(a, day) {
 				return pid
 			}

@@ -118,7 +118,9 @@ def test_retry_is_a_noop(table_url: str) -> None:
 
 def test_conflict_raises_conflict_error(table_url: str) -> None:
     """Another run commits while this call streams its data: exit 3,
-    ConflictError, and the other run's rows stay."""
+    ConflictError, and the other run's rows stay. The call replaces the
+    partition, so the conflict is final (a retry would replace the other
+    run's commit): ReplaceConflictError, not retryable."""
     t = pswap.Table(table_url)
     t.commit(sample(10), partition=DAY, run_id="first")
     big = sample(200_000)
@@ -134,8 +136,9 @@ def test_conflict_raises_conflict_error(table_url: str) -> None:
     with pytest.raises(pswap.ConflictError) as ei:
         t.commit(pa.RecordBatchReader.from_batches(big.schema, batches()), partition=DAY, run_id="late")
     e = ei.value
-    assert (e.exit_code, e.code, e.retryable) == (3, "conflict", True)
-    assert isinstance(e, pswap.RetryableError)
+    assert (e.exit_code, e.code, e.retryable) == (3, "conflict", False)
+    assert isinstance(e, pswap.ReplaceConflictError) and isinstance(e, pswap.FatalError)
+    assert not isinstance(e, pswap.RetryableError)
     cur = t.history(partition=DAY).generations[0]
     assert cur.current and cur.generation == other["res"].generation and cur.rows == 5
 
@@ -321,7 +324,8 @@ def test_python_m_pswap_runs_the_cli() -> None:
 def test_error_classes() -> None:
     from pswap._errors import error_class
 
-    assert error_class("conflict", 3) is pswap.ConflictError
+    assert error_class("conflict", 3, "commit") is pswap.ReplaceConflictError
+    assert error_class("conflict", 3, "merge") is pswap.RebaseConflictError
     assert error_class("outcome_unknown", 1) is pswap.OutcomeUnknownError
     assert error_class("bad_input", 2) is pswap.BadInputError
     assert error_class("a_newer_code", 1) is pswap.RetryableError  # exit 1: worth a retry, as the CLI says

@@ -11,15 +11,11 @@ import (
 	"io"
 	"io/fs"
 	"iter"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/store"
@@ -92,8 +88,7 @@ func (s *Store) path(key string) (string, error) {
 
 // URI implements store.Store.
 func (s *Store) URI(key string) string {
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(s.root, filepath.FromSlash(key)))}
-	return u.String()
+	return URLOfPath(filepath.Join(s.root, filepath.FromSlash(key)))
 }
 
 // Close implements store.Store.
@@ -123,9 +118,9 @@ func mapErr(op, uri string, err error) error {
 		return fmt.Errorf("%s %s: %w", op, uri, store.ErrNotFound)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s %s: %w: %v", op, uri, store.ErrAccessDenied, err)
-	case errors.Is(err, syscall.ENOTDIR):
+	case isNotDir(err):
 		return fmt.Errorf("%s %s: %w", op, uri, store.ErrNotFound)
-	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
+	case isNoSpace(err):
 		return fmt.Errorf("%s %s: %w (%v)", op, uri, ErrNoSpace, err)
 	}
 	return fmt.Errorf("%s %s: %w", op, uri, err)
@@ -424,7 +419,7 @@ func (w *writer) Commit() (store.Attrs, error) {
 				return store.Attrs{}, fmt.Errorf("put %s: version changed: %w", uri, store.ErrPrecondition)
 			}
 		}
-		if err := os.Rename(tmp, w.path); err != nil {
+		if err := replaceFile(tmp, w.path); err != nil {
 			return store.Attrs{}, mapErr("rename", uri, err)
 		}
 	}
@@ -432,12 +427,13 @@ func (w *writer) Commit() (store.Attrs, error) {
 	return store.Attrs{Key: w.key, Size: w.n, ETag: etag, ModTime: fi.ModTime().UTC()}, nil
 }
 
-// lock takes an exclusive flock(2) on the key's lock file, which lives beside
-// it. With create=false and no lock file, nobody has ever replaced the key,
-// and no lock is needed. The returned release func removes the lock file
-// first when remove is true (Delete): lockers that raced on the unlinked file
-// notice that the name now points elsewhere and retry, so two holders can
-// never run at once.
+// lock takes an exclusive lock (flock(2); LockFileEx on Windows) on the
+// key's lock file, which lives beside it. With create=false and no lock
+// file, nobody has ever replaced the key, and no lock is needed. The
+// returned release func removes the lock file when remove is true (Delete):
+// on Unix first, and lockers that raced on the unlinked file notice that the
+// name now points elsewhere and retry, so two holders can never run at once;
+// on Windows last (see removeLockedFirst).
 func lock(p string, create bool) (release func(remove bool), err error) {
 	dir, base := filepath.Split(p)
 	name := filepath.Join(dir, "."+base+lockSuffix)
@@ -453,20 +449,18 @@ func lock(p string, create bool) (release func(remove bool), err error) {
 			}
 			return nil, err
 		}
-		for {
-			err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-			if err != unix.EINTR {
-				break
-			}
-		}
-		if err != nil {
+		if err := lockFile(f); err != nil {
 			f.Close()
 			return nil, err
 		}
 		// Is the name still this file? A Delete may have removed it while we waited.
-		var held, now unix.Stat_t
-		if unix.Fstat(int(f.Fd()), &held) != nil || unix.Stat(name, &now) != nil || held.Ino != now.Ino || held.Dev != now.Dev {
-			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		held, err := f.Stat()
+		var now os.FileInfo
+		if err == nil {
+			now, err = os.Stat(name)
+		}
+		if err != nil || !os.SameFile(held, now) {
+			unlockFile(f)
 			f.Close()
 			if !create {
 				return func(bool) {}, nil
@@ -474,11 +468,14 @@ func lock(p string, create bool) (release func(remove bool), err error) {
 			continue
 		}
 		return func(remove bool) {
-			if remove {
+			if remove && removeLockedFirst {
 				os.Remove(name)
 			}
-			unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			unlockFile(f)
 			f.Close()
+			if remove && !removeLockedFirst {
+				os.Remove(name) // fails while another locker has it open: it stays theirs
+			}
 		}, nil
 	}
 }
@@ -514,10 +511,10 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return mapErr("lock", s.URI(key), err)
 	}
-	err = os.Remove(p)
+	err = removeFile(p)
 	unlock(true)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		if errors.Is(err, syscall.ENOTDIR) {
+		if isNotDir(err) {
 			return nil
 		}
 		return mapErr("delete", s.URI(key), err)

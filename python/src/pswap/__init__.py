@@ -30,6 +30,8 @@ from ._errors import (
     NoTableError,
     OutcomeUnknownError,
     PswapError,
+    RebaseConflictError,
+    ReplaceConflictError,
     RetryableError,
     StaleGenerationError,
     TimeoutError,
@@ -64,7 +66,8 @@ __all__ = [
     "ConflictError", "CorruptError", "Data", "DataFile", "DiskFullError", "DryRunResult", "FatalError",
     "FilesResult", "GcResult", "Generation", "GenerationNotFoundError", "HistoryResult", "InterruptedError",
     "MergeResult", "MergedPartition", "MismatchError", "NoCredentialsError", "NoDataError", "NoTableError",
-    "OutcomeUnknownError", "PartitionStatus", "PswapError", "PublishResult", "RetryableError",
+    "OutcomeUnknownError", "PartitionStatus", "PswapError", "PublishResult", "RebaseConflictError",
+    "ReplaceConflictError", "RetryableError",
     "StaleGenerationError", "StageResult", "StatusResult", "Table", "TimeoutError", "UnavailableError",
     "UsageError", "VerifiedPartition", "VerifyResult", "ViewResult", "__version__", "find_binary",
 ]

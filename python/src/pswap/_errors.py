@@ -1,13 +1,18 @@
 """The exception hierarchy: one class per ``--json`` error code.
 
 The binary reports an error as ``{"error": {"code", "exit", "message",
-"hint"}}`` on stderr. :func:`error_from` turns it into an exception of the
-class of its ``code``, so that a scheduler can act on the class, or on
-:attr:`PswapError.retryable`, without parsing messages.
+"hint"}}`` on stderr. :func:`error_class` gives the exception class of its
+``code`` (and, for a conflict, of the command), so that a scheduler can act
+on the class, or on :attr:`PswapError.retryable`, without parsing messages.
+
+Which failures are retryable is one rule, the table "Exit status and
+retries" of the CLI's documentation (docs/cli.md); a test checks
+:func:`error_class` against it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 
@@ -20,19 +25,22 @@ class PswapError(Exception):
         message: the error message (credentials already redacted).
         hint: advice for errors whose fix lies outside pswap, or ``""``.
         stderr: everything the binary wrote on stderr (warnings included).
+        command: the command that failed as the retry rule names it
+            (``"commit"``, ``"commit --append"``, ``"merge"``, ...), or ``""``.
     """
 
     #: Whether running the same call again (same run id) can succeed.
     retryable: ClassVar[bool] = False
 
     def __init__(self, message: str, *, code: str = "failure", exit_code: int = 1,
-                 hint: str = "", stderr: str = "") -> None:
+                 hint: str = "", stderr: str = "", command: str = "") -> None:
         super().__init__(message + (f"\nhint: {hint}" if hint else ""))
         self.code = code
         self.exit_code = exit_code
         self.message = message
         self.hint = hint
         self.stderr = stderr
+        self.command = command
         #: The JSON document the binary printed on stdout despite failing
         #: (verify's report with a mismatch), else None.
         self.document: Any = None
@@ -62,13 +70,32 @@ class MismatchError(FatalError):
     """Exit 4: ``verify`` found the store disagreeing with a manifest."""
 
 
-class ConflictError(RetryableError):
+class ConflictError(PswapError):
     """Exit 3: another run committed the partition since this call began.
 
-    Nothing was changed. Calling again begins afresh from the newer
-    generation and replaces it (as ``on_conflict="overwrite"`` would); a
-    scheduler that must keep the other run's commit treats this as final
-    (the Airflow and Dagster examples do).
+    Nothing was changed. Whether a retry is safe depends on the command,
+    so the error raised is one of two subclasses: :class:`ReplaceConflictError`
+    (final) or :class:`RebaseConflictError` (retryable). Catch this class
+    for both.
+    """
+
+
+class ReplaceConflictError(ConflictError, FatalError):
+    """A conflict of a replacing ``commit`` or of ``rollback``: final.
+
+    The call began from a generation another run has since replaced.
+    Calling again would begin afresh from the newer generation and replace
+    it; look at :meth:`Table.history` and call again deliberately (or with
+    ``on_conflict="overwrite"``) only if this run's data should win.
+    """
+
+
+class RebaseConflictError(ConflictError, RetryableError):
+    """A conflict of ``merge`` or ``commit(append=True)``: retryable.
+
+    Both rebase on the newer generation already; exit 3 means they lost
+    the race every time, and calling again rebases once more, losing
+    nothing.
     """
 
 
@@ -158,14 +185,34 @@ _BY_EXIT: dict[int, type[PswapError]] = {
 }
 
 
-def error_class(code: str, exit_code: int) -> type[PswapError]:
+#: The commands whose conflict is retryable: they rebase on the newer
+#: generation (``command`` as :func:`command_of` names it).
+REBASING_COMMANDS = frozenset({"merge", "commit --append"})
+
+
+def command_of(args: Sequence[str]) -> str:
+    """The command of a CLI argument list as the retry rule names it:
+    ``"commit --append"`` for an append, else the subcommand (``"merge"``)."""
+    if not args:
+        return ""
+    if args[0] == "commit" and ("--append" in args or "--append=true" in args):
+        return "commit --append"
+    return args[0]
+
+
+def error_class(code: str, exit_code: int, command: str = "") -> type[PswapError]:
     """Returns the exception class of an error code, else of an exit status.
 
-    A code this package does not know (from a newer binary) falls back to
-    the exit status: 1 is a :class:`RetryableError` (the CLI's exit 1 is
-    the status worth a retry), any other a :class:`FatalError`.
+    A conflict's class depends on ``command`` (see :func:`command_of`):
+    :class:`RebaseConflictError` for a command in
+    :data:`REBASING_COMMANDS`, else :class:`ReplaceConflictError`. A code
+    this package does not know (from a newer binary) falls back to the exit
+    status: 1 is a :class:`RetryableError` (the CLI's exit 1 is the status
+    worth a retry), any other a :class:`FatalError`.
     """
     cls = _BY_CODE.get(code) or _BY_EXIT.get(exit_code)
+    if cls is ConflictError:
+        return RebaseConflictError if command in REBASING_COMMANDS else ReplaceConflictError
     if cls is not None:
         return cls
     if exit_code == 1 or exit_code < 0:  # negative: killed by a signal

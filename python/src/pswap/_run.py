@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import IO, Any, Union
 
 from ._binary import find_binary
-from ._errors import PswapError, error_class
+from ._errors import PswapError, command_of, error_class
 
 #: A value of a keyword option: a flag's value, True/False for a boolean
 #: flag, None to leave the flag out, a sequence for a flag given repeatedly.
@@ -110,10 +110,10 @@ def run(args: Sequence[str], *, binary: str | None = None, env: Mapping[str, str
             doc = None
     if code == 0 or (code in ok_exits and doc is not None):
         return code, doc
-    raise _error(code, stderr, doc)
+    raise _error(code, stderr, doc, command_of(args))
 
 
-def _error(code: int, stderr: str, doc: Any) -> PswapError:
+def _error(code: int, stderr: str, doc: Any, command: str = "") -> PswapError:
     body: dict[str, Any] = {}
     # The error document is the last thing on stderr (after warnings), one
     # JSON document, indented.
@@ -131,7 +131,7 @@ def _error(code: int, stderr: str, doc: Any) -> PswapError:
     else:
         message = str(body.get("message") or stderr.strip() or f"pswap exited {code}")
         ecode = str(body.get("code") or "failure")
-    cls = error_class(ecode, code)
-    e = cls(message, code=ecode, exit_code=code, hint=str(body.get("hint") or ""), stderr=stderr)
+    cls = error_class(ecode, code, command)
+    e = cls(message, code=ecode, exit_code=code, hint=str(body.get("hint") or ""), stderr=stderr, command=command)
     e.document = doc
     return e
