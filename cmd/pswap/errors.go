@@ -202,7 +202,12 @@ func errorHint(err error) string {
 	case errors.Is(err, pswap.ErrOutcomeUnknown):
 		return "re-run the same command with the same --run-id: it commits if the first attempt did not land, and is a no-op if it did"
 	case errors.Is(err, pswap.ErrConflict):
-		return "another run committed this partition since this one began; re-run to replace it, or pass --on-conflict overwrite"
+		// One rule (docs/cli.md, "Exit status and retries"): merge and
+		// append rebase, so their retry loses nothing; a replace's would
+		// replace the newer commit.
+		return "another run committed this partition since this one began: a replacing commit or a rollback stops rather than replace it " +
+			"(check 'pswap history --partition KEY', then re-run to replace it, or pass --on-conflict overwrite); " +
+			"merge and commit --append rebase on it, so re-running them is safe"
 	case errors.Is(err, filestore.ErrNoSpace):
 		return "the disk that holds the table is full: free space on it (or point --table elsewhere), then re-run the same command " +
 			"(with the same --run-id); nothing was half-written: every object goes to a temporary file first, and the partition still shows what it showed before"
