@@ -42,7 +42,7 @@ var (
 	// ErrCorruptPointer: a partition's pointer cannot be read (it does not
 	// decode, or does not name its partition). It matches ErrCorrupt; the
 	// error names the partition. Kind: corrupt.
-	ErrCorruptPointer = errkind.New("pointer cannot be read", ErrCorrupt)
+	ErrCorruptPointer = errkind.New("corrupt partition metadata: the pointer cannot be read", ErrCorrupt)
 )
 
 // CorruptPointer is one partition whose pointer cannot be read, and why
@@ -73,6 +73,14 @@ func CorruptPointersError(bad []CorruptPointer, others string) error {
 		}
 		lines = append(lines, "  "+c.Partition+": "+c.Err.Error())
 	}
-	return fmt.Errorf("%w: %d partition(s) with a pointer that cannot be read (%s):\n%s",
-		ErrCorruptPointer, len(bad), others, strings.Join(lines, "\n"))
+	return &corruptPointers{fmt.Sprintf("corrupt metadata: %d partition(s) with a pointer that cannot be read (%s):\n%s",
+		len(bad), others, strings.Join(lines, "\n"))}
 }
+
+// corruptPointers is CorruptPointersError's error: its message starts with
+// what it is ("corrupt metadata", as every corrupt document's error does)
+// and it matches ErrCorruptPointer.
+type corruptPointers struct{ msg string }
+
+func (e *corruptPointers) Error() string { return e.msg }
+func (e *corruptPointers) Unwrap() error { return ErrCorruptPointer }
