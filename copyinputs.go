@@ -14,30 +14,175 @@ import (
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/azstore"
+	"github.com/pswap/pswap/store/gcsstore"
 	"github.com/pswap/pswap/store/s3store"
 	"github.com/pswap/pswap/swap"
 )
 
 // Objects already in the store as inputs: `pswap commit s3://bucket/spark-out/dt=X/`
-// copies them server-side into a new generation, never through this process.
+// (gs:// on GCS, az:// on Azure) copies them server-side into a new
+// generation, never through this process.
 
 // sourceObject is one object to copy: where it is, what the listing said.
 type sourceObject struct {
-	st   *s3store.Store // rooted at the bucket
-	attr store.Attrs    // Key relative to the bucket
-	name string         // path in the generation
+	st   store.Store // rooted at the bucket (container)
+	attr store.Attrs // Key relative to the bucket
+	name string      // path in the generation
 }
 
-// CommitObjects commits objects that are already in an S3 store (the
-// table's bucket or any other the credentials can read) as one new
-// generation: each uri is an object (s3://bucket/key) or a prefix
-// (s3://bucket/prefix/, every data object under it, engine markers
-// skipped). Each file's footer is read with ranged GETs, as for adoption
-// (schema and rows checked), then the object is copied server-side
-// (CopyObject, UploadPartCopy above 5 GiB), conditional on the ETag the
-// listing gave, into the generation's prefix, create-if-absent. A source
-// replaced during the copy fails the commit (store.ErrPrecondition) and
-// nothing becomes visible. The table must be on S3.
+// IsStoreURI reports whether an input names objects in an object store
+// (scheme://…, any scheme but file://) rather than a local file: such
+// inputs are committed by Partition.CommitObjects, which copies them
+// server-side and refuses a scheme other than the table's store's (s3://
+// for S3, gs:// for GCS, az://, abfss:// or wasbs:// for Azure), naming it.
+func IsStoreURI(s string) bool {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || scheme == "" || strings.EqualFold(scheme, "file") {
+		return false
+	}
+	for i, r := range scheme {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// objectCopier is the table's store seen as the place input objects are
+// copied within: it resolves an input URI to the store on the bucket (or
+// container) that holds it and the key there, and copies one such object
+// into the table server-side.
+type objectCopier struct {
+	// resolve parses uri, refusing another store's scheme or a bucket the
+	// copy cannot reach (ErrBadInput).
+	resolve func(uri string) (src store.Store, key string, err error)
+	// copy copies s to dst, a key relative to the table's root.
+	copy func(ctx context.Context, dst string, s sourceObject, opts store.CopyOptions) (store.Attrs, error)
+}
+
+// Accepted input schemes, as errors name them.
+const (
+	acceptsS3    = "s3://"
+	acceptsGCS   = "gs://"
+	acceptsAzure = "az:// (or abfss://, wasbs://)"
+)
+
+// copierOf returns the objectCopier of the table's store st, or ErrBadInput
+// for a store without server-side copies between its objects (a local
+// folder, memory).
+func copierOf(st store.Store) (objectCopier, error) {
+	switch dst := st.(type) {
+	case *s3store.Store:
+		return objectCopier{
+			resolve: func(uri string) (store.Store, string, error) {
+				if err := sameScheme(uri, dst.URI(""), acceptsS3, isScheme(uri, "s3")); err != nil {
+					return nil, "", err
+				}
+				bucket, key, err := s3store.ParseURL(uri)
+				if err != nil {
+					return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+				}
+				src, err := dst.Sibling(bucket, "")
+				if err != nil {
+					return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, uri, err)
+				}
+				return src, key, nil
+			},
+			copy: func(ctx context.Context, to string, s sourceObject, opts store.CopyOptions) (store.Attrs, error) {
+				return dst.CopyFrom(ctx, to, s.st.(*s3store.Store).Bucket(), s.attr.Key, s.attr.Size, opts)
+			},
+		}, nil
+	case *gcsstore.Store:
+		outer, _ := dst.Outer()
+		return objectCopier{
+			resolve: func(uri string) (store.Store, string, error) {
+				if err := sameScheme(uri, dst.URI(""), acceptsGCS, isScheme(uri, "gs")); err != nil {
+					return nil, "", err
+				}
+				bucket, key, err := gcsstore.ParseURL(uri)
+				if err != nil {
+					return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+				}
+				if bucket != dst.Bucket() {
+					return nil, "", fmt.Errorf("%w: input %s is in bucket %s and the table %s in bucket %s: on GCS, objects are copied server-side within the table's bucket only (copy them into gs://%s/ first, or commit local files)",
+						ErrBadInput, uri, bucket, dst.URI(""), dst.Bucket(), dst.Bucket())
+				}
+				return outer, key, nil
+			},
+			copy: func(ctx context.Context, to string, s sourceObject, opts store.CopyOptions) (store.Attrs, error) {
+				return store.Copy(ctx, outer, dst.Prefix()+to, s.attr.Key, opts)
+			},
+		}, nil
+	case *azstore.Store:
+		outer, _ := dst.Outer()
+		return objectCopier{
+			resolve: func(uri string) (store.Store, string, error) {
+				if err := sameScheme(uri, dst.URI(""), acceptsAzure, azstore.IsURL(uri)); err != nil {
+					return nil, "", err
+				}
+				loc, err := azstore.ParseURL(uri)
+				if err != nil {
+					return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
+				}
+				if loc.Container != dst.Container() || (loc.Account != "" && !strings.EqualFold(loc.Account, dst.Account())) {
+					return nil, "", fmt.Errorf("%w: input %s is in %s and the table %s in %s: on Azure, objects are copied server-side within the table's container only (copy them into it first, or commit local files)",
+						ErrBadInput, uri, azWhere(loc.Container, loc.Account), dst.URI(""), azWhere(dst.Container(), dst.Account()))
+				}
+				return outer, loc.Prefix, nil
+			},
+			copy: func(ctx context.Context, to string, s sourceObject, opts store.CopyOptions) (store.Attrs, error) {
+				return store.Copy(ctx, outer, dst.Prefix()+to, s.attr.Key, opts)
+			},
+		}, nil
+	}
+	return objectCopier{}, fmt.Errorf("%w: inputs already in an object store are copied server-side within the table's store, which needs a table on S3, GCS or Azure (this one is %s): commit local files instead",
+		ErrBadInput, st.URI(""))
+}
+
+// azWhere names an Azure container, and its account when known.
+func azWhere(container, account string) string {
+	if account == "" {
+		return "container " + container
+	}
+	return "container " + container + " of account " + account
+}
+
+// isScheme reports whether uri starts with scheme://, in any case.
+func isScheme(uri, scheme string) bool {
+	s, _, ok := strings.Cut(uri, "://")
+	return ok && strings.EqualFold(s, scheme)
+}
+
+// sameScheme refuses an input URI whose scheme is not the table's store's
+// (ok false), naming the schemes the table accepts.
+func sameScheme(uri, table, accepts string, ok bool) error {
+	if ok {
+		return nil
+	}
+	scheme, _, _ := strings.Cut(uri, "://")
+	return fmt.Errorf("%w: input %s: a %s:// input cannot be copied server-side into the table %s, whose store takes %s inputs",
+		ErrBadInput, uri, strings.ToLower(scheme), table, accepts)
+}
+
+// CommitObjects commits objects that are already in the table's object
+// store as one new generation: each uri is an object (s3://bucket/key) or
+// a prefix (s3://bucket/prefix/, every data object under it, engine
+// markers skipped). The URIs take the table's store's scheme: s3:// on S3
+// (the table's bucket or any other the credentials can read), gs:// on
+// GCS (the table's bucket), az://container/key, abfss:// or wasbs:// on
+// Azure (the table's container and account); another scheme, bucket or
+// container is ErrBadInput naming the accepted one. Each file's footer is
+// read with ranged GETs, as for adoption (schema and rows checked), then
+// the object is copied server-side (S3 CopyObject, UploadPartCopy above
+// 5 GiB; the GCS rewrite API; Azure Copy Blob), conditional on the version
+// the listing gave, into the generation's prefix, create-if-absent. A
+// source replaced during the copy fails the commit (store.ErrPrecondition)
+// and nothing becomes visible. A table on a local folder takes no such
+// inputs (ErrBadInput).
 func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts WriteOptions, adopt ...AdoptOptions) (Result, error) {
 	var ao AdoptOptions
 	if len(adopt) > 0 {
@@ -45,9 +190,9 @@ func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts Write
 	}
 	ao.AllowEmpty = ao.AllowEmpty || opts.Commit.AllowEmpty
 	ao = ao.defaults()
-	dst, ok := p.t.st.(*s3store.Store)
-	if !ok {
-		return Result{}, fmt.Errorf("%w: s3:// inputs are copied server-side, which needs an s3:// table (this one is %s)", ErrBadInput, p.t.st.URI(""))
+	dst, err := copierOf(p.t.st)
+	if err != nil {
+		return Result{}, err
 	}
 	srcs, err := listSources(ctx, dst, uris)
 	if err != nil {
@@ -96,17 +241,13 @@ func (o AdoptOptions) defaults() AdoptOptions {
 
 // listSources resolves the input URIs to objects: an object by HEAD, a
 // prefix (ending in "/", or naming no object) by listing it.
-func listSources(ctx context.Context, dst *s3store.Store, uris []string) ([]sourceObject, error) {
+func listSources(ctx context.Context, dst objectCopier, uris []string) ([]sourceObject, error) {
 	var out []sourceObject
 	seen := map[string]string{}
 	for _, u := range uris {
-		bucket, key, err := s3store.ParseURL(u)
+		src, key, err := dst.resolve(u)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
-		}
-		src, err := dst.Sibling(bucket, "")
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrBadInput, u, err)
+			return nil, err
 		}
 		var found []sourceObject
 		if key != "" && !strings.HasSuffix(u, "/") {
@@ -156,7 +297,7 @@ func listSources(ctx context.Context, dst *s3store.Store, uris []string) ([]sour
 
 // copySources reads each source's footer and copies it server-side under
 // prefix, at most o.Concurrency at a time.
-func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []sourceObject, o AdoptOptions) (manifest.Content, asIs, error) {
+func copySources(ctx context.Context, dst objectCopier, prefix string, srcs []sourceObject, o AdoptOptions) (manifest.Content, asIs, error) {
 	out := make([]adopted, len(srcs))
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -173,8 +314,7 @@ func copySources(ctx context.Context, dst *s3store.Store, prefix string, srcs []
 			}
 			r := adoptFile(cctx, s.st, "", s.attr, o)
 			if r.err == nil {
-				a, err := dst.CopyFrom(cctx, prefix+s.name, s.st.Bucket(), s.attr.Key, s.attr.Size,
-					store.CopyOptions{SourceIfMatch: s.attr.ETag, IfNoneMatch: true})
+				a, err := dst.copy(cctx, prefix+s.name, s, store.CopyOptions{SourceIfMatch: s.attr.ETag, IfNoneMatch: true})
 				if err != nil {
 					r.err = fmt.Errorf("copy %s: %w", s.st.URI(s.attr.Key), err)
 				} else if r.file.Checksum, err = manifest.ETagChecksum(a.ETag); err != nil {

@@ -28,7 +28,8 @@
 // where they lie: Partition.Reserve reserves a generation and its data
 // prefix, the engine writes there, and Partition.CommitStaged adopts the
 // files by their footers (ranged GETs, no download; see AdoptOptions).
-// Partition.CommitObjects commits objects already in an S3 bucket by
+// Partition.CommitObjects commits objects already in the table's object
+// store (an S3 bucket, the table's GCS bucket or Azure container) by
 // server-side copies.
 //
 // Every commit is published for lakehouse engines: Writer.Publish (or

@@ -18,7 +18,6 @@ import (
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/store"
-	"github.com/pswap/pswap/store/s3store"
 )
 
 // PartitionedOptions tune Table.CommitPartitioned. The zero value works.
@@ -42,7 +41,8 @@ type PartitionedOptions struct {
 type PartitionOutcome struct {
 	// Partition is the canonical key ("dt=2026-11-29").
 	Partition string
-	// Source is the local folder or s3:// prefix its files came from.
+	// Source is the local folder or store prefix (s3://, gs://, az://…)
+	// its files came from.
 	Source string
 	// RunID is the run id its commit was made with (RUN/<partition>).
 	RunID string
@@ -74,11 +74,14 @@ const defaultPartitionedParallel = 4
 
 // CommitPartitioned commits every key=value folder of source as its own
 // partition, each atomically (a partition's commit is the one pointer
-// swap of a Begin and Commit): source is a local folder or an s3:// prefix
-// (the output of an engine's PARTITION_BY or partitionBy). A local
-// partition's files are staged as Writer.AddPath stages a folder; an s3://
-// partition's are copied server-side (Partition.CommitObjects, which needs
-// an s3:// table).
+// swap of a Begin and Commit): source is a local folder or a prefix in the
+// table's object store (the output of an engine's PARTITION_BY or
+// partitionBy): s3:// on S3, gs:// on GCS, az://, abfss:// or wasbs:// on
+// Azure. A local partition's files are staged as Writer.AddPath stages a
+// folder; a store partition's are copied server-side within the table's
+// store (Partition.CommitObjects, whose rules on schemes, buckets and
+// containers apply: a source they refuse is ErrBadInput with nothing
+// committed).
 //
 // The folders are checked before anything is committed: every one must be
 // key=value segments with the same columns, and fit the table's partition
@@ -115,9 +118,9 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 		return PartitionedResult{}, err
 	}
 	base := strings.TrimRight(source, "/")
-	remote := isS3URI(base)
+	remote := IsStoreURI(base)
 	var (
-		parts map[string]string // key -> local folder or s3:// prefix
+		parts map[string]string // key -> local folder or store prefix
 		err   error
 	)
 	if remote {
@@ -315,9 +318,6 @@ func absentFrom(keys, existing []string) map[string]bool {
 	return absent
 }
 
-// isS3URI reports whether a source names objects in S3 (s3://…).
-func isS3URI(s string) bool { return strings.HasPrefix(strings.ToLower(s), "s3://") }
-
 // hiveNullPartition is the folder value Spark and Hive write the rows of a
 // null partition key under.
 const hiveNullPartition = "__HIVE_DEFAULT_PARTITION__"
@@ -407,20 +407,17 @@ func localPartitions(root string) (map[string]string, error) {
 	return parts, nil
 }
 
-// remotePartitions lists an s3:// prefix once and groups its data objects
-// by folder.
+// remotePartitions lists a prefix of the table's object store once and
+// groups its data objects by folder. The source's scheme, bucket and
+// container are checked as CommitObjects checks them.
 func remotePartitions(ctx context.Context, t *Table, base string) (map[string]string, error) {
-	st, ok := t.st.(*s3store.Store)
-	if !ok {
-		return nil, fmt.Errorf("%w: an s3:// partitioned source is copied server-side, which needs an s3:// table", ErrBadInput)
-	}
-	bucket, key, err := s3store.ParseURL(base + "/")
+	cp, err := copierOf(t.st)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("partitioned source %s: %w", base, err)
 	}
-	src, err := st.Sibling(bucket, "")
+	src, key, err := cp.resolve(base + "/")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadInput, err)
+		return nil, fmt.Errorf("partitioned source: %w", err)
 	}
 	prefix := strings.TrimSuffix(key, "/")
 	if prefix != "" {

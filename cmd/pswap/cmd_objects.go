@@ -12,33 +12,45 @@ import (
 	"github.com/pswap/pswap/staging"
 )
 
-// Inputs that are not local files: objects already in S3 (copied
-// server-side), and Hive-partitioned output (--partitioned) that commits
+// Inputs that are not local files: objects already in the table's object
+// store (s3://, gs://, az://…, copied server-side), and Hive-partitioned output (--partitioned) that commits
 // many partitions in one command.
 
 func (c *commitCmd) addRemoteFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&c.partitioned, "partitioned", "", "commit every key=value folder of this local folder or s3:// prefix (an engine's PARTITION_BY / partitionBy output) as its own partition, each atomically")
+	fl.StringVar(&c.partitioned, "partitioned", "", "commit every key=value folder of this local folder or prefix in the table's store (s3:// on S3, gs:// on GCS, az://, abfss:// or wasbs:// on Azure; copied server-side) as its own partition, each atomically: an engine's PARTITION_BY / partitionBy output")
 	fl.IntVar(&c.parallel, "parallel", 4, "with --partitioned: partitions committed at once")
 }
 
-// hasStoreURI reports whether any input is an s3:// URI.
+// hasStoreURI reports whether any input is a store URI (see isStoreURI).
 func hasStoreURI(args []string) bool { return slices.ContainsFunc(args, isStoreURI) }
 
-// isStoreURI reports whether an input names objects in S3 (s3://…), which
-// Partition.CommitObjects copies server-side, rather than a local file for
-// Writer.AddPath.
-func isStoreURI(s string) bool { return strings.HasPrefix(strings.ToLower(s), "s3://") }
+// isStoreURI reports whether an input names objects in an object store
+// (scheme://…, any scheme but file://), which Partition.CommitObjects
+// copies server-side, rather than a local file for Writer.AddPath. Only
+// the table's store's scheme is accepted (s3:// on S3, gs:// on GCS, az://,
+// abfss:// or wasbs:// on Azure): CommitObjects refuses another, naming
+// the accepted one, so that s3a:// or a GCS URI given for an S3 table is
+// told apart from a missing local file.
+func isStoreURI(s string) bool { return pswap.IsStoreURI(s) }
+
+// firstStoreURI returns the first store URI of args, for messages.
+func firstStoreURI(args []string) string {
+	if i := slices.IndexFunc(args, isStoreURI); i >= 0 {
+		return redactURL(args[i])
+	}
+	return ""
+}
 
 func (c *commitCmd) runRemote(cmd *cobra.Command, args []string) error {
 	if c.staged != "" || c.dryRun {
-		return usagef("--staged and --dry-run take no s3:// inputs and no --partitioned")
+		return usagef("--staged and --dry-run take no store inputs (s3://, gs://, az://…) and no --partitioned")
 	}
 	if c.partitioned != "" {
 		return c.runPartitioned(cmd, args)
 	}
 	for _, a := range args {
 		if !isStoreURI(a) {
-			return usagef("input %s is local but others are s3:// objects: commit them separately", a)
+			return usagef("input %s is local but others are objects in a store (%s): commit them separately", a, firstStoreURI(args))
 		}
 	}
 	ctx := cmd.Context()
@@ -126,7 +138,7 @@ func (c *commitCmd) runPartitioned(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if len(declare.Names()) > 0 && remote {
-		return usagef("--schema types local inputs as they are converted; s3:// objects are committed as they are")
+		return usagef("--schema types local inputs as they are converted; objects in a store (%s) are committed as they are", redactURL(base))
 	}
 	return c.withWriteTable(ctx, c.mustExist, "", func(t *pswap.Table, _ *pswap.Partition) error {
 		po := pswap.PartitionedOptions{

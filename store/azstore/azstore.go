@@ -533,7 +533,12 @@ func (s *Store) attrs(b *container.BlobItem) store.Attrs {
 	a := store.Attrs{Key: strings.TrimPrefix(deref(b.Name, ""), s.root)}
 	if p := b.Properties; p != nil {
 		a.Size = deref(p.ContentLength, 0)
+		// List Blobs gives the ETag unquoted, the headers quoted: one
+		// form, the headers', so that a listing's version matches a read's.
 		a.ETag = etag(p.ETag)
+		if a.ETag != "" && !strings.HasPrefix(a.ETag, `"`) {
+			a.ETag = `"` + a.ETag + `"`
+		}
 		a.ModTime = utc(p.LastModified)
 	}
 	return a

@@ -1,0 +1,288 @@
+package pswap_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/testing/testenv"
+	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/azstore"
+	"github.com/pswap/pswap/store/gcsstore"
+	"github.com/pswap/pswap/swap"
+)
+
+// The GCS (fake-gcs-server) and Azure (Azurite) variants of the tests of
+// objects already in the store as inputs (TestCommitObjectsServerSide,
+// TestAuditPartitionedFromS3).
+
+// cloudWire counts a GCS or Azure store's requests on the wire: server-side
+// copies, and uploads of data objects (which a server-side commit never
+// sends). onCopy, when set, runs before each copy request is sent.
+type cloudWire struct {
+	mu      sync.Mutex
+	copies  int
+	uploads []string
+	onCopy  func()
+	inner   http.RoundTripper
+}
+
+func (w *cloudWire) RoundTrip(r *http.Request) (*http.Response, error) {
+	w.note(r)
+	return w.inner.RoundTrip(r)
+}
+
+// Do is the Azure SDK's transporter.
+func (w *cloudWire) Do(r *http.Request) (*http.Response, error) { return w.RoundTrip(r) }
+
+func (w *cloudWire) note(r *http.Request) {
+	p := r.URL.Path
+	isCopy := strings.Contains(p, "/rewriteTo/") || strings.Contains(p, "/copyTo/") || hasHeader(r.Header, "x-ms-copy-source")
+	// A data object's upload: GCS's upload endpoint naming a .parquet
+	// object, or an Azure PUT of a .parquet blob (or a block of it).
+	isUpload := !isCopy && ((strings.HasPrefix(p, "/upload/") && strings.HasSuffix(r.URL.Query().Get("name"), ".parquet")) ||
+		(r.Method == http.MethodPut && strings.HasSuffix(p, ".parquet")))
+	w.mu.Lock()
+	f := w.onCopy
+	if isCopy {
+		w.copies++
+	}
+	if isUpload {
+		w.uploads = append(w.uploads, r.Method+" "+p)
+	}
+	w.mu.Unlock()
+	if isCopy && f != nil {
+		f()
+	}
+}
+
+// hasHeader reports whether h has name in any case (the Azure SDK sets its
+// x-ms- headers in lower case, past http.Header's canonical form).
+func hasHeader(h http.Header, name string) bool {
+	for k, v := range h {
+		if strings.EqualFold(k, name) && len(v) > 0 && v[0] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *cloudWire) take() (copies int, uploads []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	copies, uploads = w.copies, w.uploads
+	w.copies, w.uploads = 0, nil
+	return copies, uploads
+}
+
+// cloudTable is a table store on an emulator whose requests w counts, the
+// store on its whole bucket (container), and the input URI of a key in it.
+type cloudTable struct {
+	st    store.Store
+	outer store.Store
+	uri   func(key string) string
+	// other is an input URI in another bucket (container) of the emulator.
+	other string
+	// wrong is an input URI of another store's scheme.
+	wrong string
+}
+
+// cloudTables returns the GCS and Azure tables, each skipped when its
+// emulator is not configured.
+func cloudTables() map[string]func(t *testing.T, w *cloudWire) cloudTable {
+	return map[string]func(t *testing.T, w *cloudWire) cloudTable{
+		"gcs": func(t *testing.T, w *cloudWire) cloudTable {
+			opts := testenv.GCSOptions(t)
+			bucket, _ := testenv.GCSBucket(t)
+			w.inner = http.DefaultTransport.(*http.Transport).Clone()
+			opts.Transport = w
+			st, err := gcsstore.New(ctx, bucket, "table", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			outer, _ := st.Outer()
+			return cloudTable{st: st, outer: outer, uri: func(k string) string { return "gs://" + bucket + "/" + k },
+				other: "gs://other-" + bucket + "/out/", wrong: "s3://" + bucket + "/out/"}
+		},
+		"azure": func(t *testing.T, w *cloudWire) cloudTable {
+			opts := testenv.AzureOptions(t)
+			name := testenv.AzureContainer(t)
+			w.inner = http.DefaultTransport.(*http.Transport).Clone()
+			opts.Transport = w
+			st, err := azstore.New(ctx, name, "table", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outer, _ := st.Outer()
+			uri := func(k string) string { return "az://" + name + "/" + k }
+			if st.Account() != "" {
+				// The form Spark and Iceberg write: what a job hands over.
+				uri = func(k string) string { return "abfss://" + name + "@" + st.Account() + ".dfs.core.windows.net/" + k }
+			}
+			return cloudTable{st: st, outer: outer, uri: uri, other: "az://other-" + name + "/out/", wrong: "gs://" + name + "/out/"}
+		},
+	}
+}
+
+// TestCommitObjectsOnCloud: objects of the table's bucket (container) are
+// committed by server-side copies (one per object, no data uploaded),
+// byte-exact and verified; the same objects again are a no-op, and the
+// same run id the same-run no-op with nothing copied; another bucket or
+// scheme is refused naming what is accepted; a source replaced during its
+// copy fails the commit and leaves nothing.
+func TestCommitObjectsOnCloud(t *testing.T) {
+	for kind, open := range cloudTables() {
+		t.Run(kind, func(t *testing.T) {
+			w := &cloudWire{}
+			ct := open(t, w)
+			table := pswap.NewTable(ct.st)
+			for i := range 3 {
+				putObj(t, ct.outer, fmt.Sprintf("spark-out/dt=2026-09-01/part-%05d.snappy.parquet", i), parquetBytes(t, i*50, 50))
+			}
+			putObj(t, ct.outer, "spark-out/dt=2026-09-01/_SUCCESS", nil)
+			p, err := table.Partition("dt=2026-09-01")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.take()
+			r, err := p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
+			if err != nil || !r.Changed || r.Rows != 150 || r.Files != 3 {
+				t.Fatalf("commit objects: %+v %v", r, err)
+			}
+			if copies, uploads := w.take(); copies != 3 || len(uploads) != 0 {
+				t.Fatalf("server-side commit: %d copies, data uploads %q; want 3 copies and no upload", copies, uploads)
+			}
+			snap, err := p.Current(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, f := range snap.Files {
+				got, _, err := store.ReadAll(ctx, ct.st, f.Key)
+				if err != nil || string(got) != string(parquetBytes(t, i*50, 50)) {
+					t.Fatalf("copied %s: %d bytes, %v", f.Path, len(got), err)
+				}
+			}
+			if rep, err := p.Verify(ctx); err != nil || !rep.OK {
+				t.Fatalf("verify: %+v %v", rep, err)
+			}
+			// The same objects again: on S3 a no-op (a copy's ETag is the
+			// MD5 of its bytes), here a new generation of the same rows: a
+			// copy's version (a GCS generation, an Azure ETag) is new with
+			// every write, and adopted files' content checksum is over
+			// sizes and versions. The same run id is the no-op (below).
+			r, err = p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
+			if err != nil || !r.Changed || r.Rows != 150 {
+				t.Fatalf("same objects again: %+v %v", r, err)
+			}
+
+			rerun := pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "job-7"}}
+			first, err := p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/part-00000.snappy.parquet")}, rerun)
+			if err != nil || !first.Changed || first.Rows != 50 {
+				t.Fatalf("one object as job-7: %+v %v", first, err)
+			}
+			w.take()
+			again, err := p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/part-00001.snappy.parquet")}, rerun)
+			if copies, _ := w.take(); err != nil || again.Changed || again.Outcome != swap.SameRun || again.Generation != first.Generation || copies != 0 {
+				t.Fatalf("job-7 again: %+v %v (%d copies), want the same-run no-op of %+v", again, err, copies, first)
+			}
+
+			q, _ := table.Partition("dt=2026-09-02")
+			for _, bad := range []struct{ uri, says string }{
+				{ct.other, "only"},
+				{ct.wrong, "inputs"},
+			} {
+				_, err := q.CommitObjects(ctx, []string{bad.uri}, pswap.WriteOptions{})
+				if !errors.Is(err, pswap.ErrBadInput) || !strings.Contains(err.Error(), bad.says) || !strings.Contains(err.Error(), ct.st.URI("")) {
+					t.Errorf("input %s: %v, want ErrBadInput naming the table", bad.uri, err)
+				}
+			}
+
+			// A source replaced while it is being copied.
+			putObj(t, ct.outer, "in/a.parquet", parquetBytes(t, 0, 10))
+			var replaced atomic.Bool
+			w.mu.Lock()
+			w.onCopy = func() {
+				if replaced.CompareAndSwap(false, true) {
+					putObj(t, ct.outer, "in/a.parquet", parquetBytes(t, 5, 10))
+				}
+			}
+			w.mu.Unlock()
+			_, err = q.CommitObjects(ctx, []string{ct.uri("in/a.parquet")}, pswap.WriteOptions{})
+			if !errors.Is(err, store.ErrPrecondition) || !replaced.Load() {
+				t.Fatalf("source replaced during the copy: %v (replaced %v)", err, replaced.Load())
+			}
+			if _, err := q.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
+				t.Fatalf("a failed copy made something visible: %v", err)
+			}
+			if keys := listKeys(t, ct.st, q.Key()+"/"); len(keys) != 0 {
+				t.Fatalf("a failed copy left %q", keys)
+			}
+		})
+	}
+}
+
+// TestAuditPartitionedFromCloud: a backfill from a prefix of the table's
+// bucket (container) where one partition's objects are not Parquet: the
+// others commit by server-side copies, that one fails; the audit shows
+// each attempt with its run id and identity, the failed one with its
+// error. The same run again: no-op rows, nothing copied.
+func TestAuditPartitionedFromCloud(t *testing.T) {
+	for kind, open := range cloudTables() {
+		t.Run(kind, func(t *testing.T) {
+			w := &cloudWire{}
+			ct := open(t, w)
+			for i := range 3 {
+				putObj(t, ct.outer, fmt.Sprintf("out/dt=2026-09-%02d/part-0.parquet", i+1), parquetBytes(t, i*10, 10))
+			}
+			putObj(t, ct.outer, "out/dt=2026-09-04/part-0.parquet", []byte("not parquet"))
+			putObj(t, ct.outer, "out/_SUCCESS", nil)
+			table := pswap.NewTable(ct.st)
+			id := pswap.Identity{Job: "spark_backfill", Task: "copy", JobRunID: "scheduled__9"}
+			opts := pswap.PartitionedOptions{Write: pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "bf", Identity: id}}}
+			w.take()
+			res, err := table.CommitPartitioned(ctx, ct.uri("out"), opts)
+			if err != nil || res.Committed != 3 || res.Failed != 1 || res.AttemptErr != nil {
+				t.Fatalf("the backfill: %+v, %v", res, err)
+			}
+			if copies, uploads := w.take(); copies != 3 || len(uploads) != 0 {
+				t.Fatalf("the backfill: %d copies, data uploads %q; want 3 copies and no upload", copies, uploads)
+			}
+			for _, o := range res.Partitions {
+				if o.Partition != "dt=2026-09-04" && (o.Err != nil || o.Result.Rows != 10 || o.Source != ct.uri("out/"+o.Partition)) {
+					t.Errorf("%s: %+v", o.Partition, o)
+				}
+			}
+			by, err := auditBy(t, table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				p := fmt.Sprintf("dt=2026-09-%02d", i+1)
+				if r := by[p]; len(r) != 1 || r[0].Status != "succeeded" || r[0].RunID != "bf/"+p || r[0].Job != id.Job || r[0].JobRunID != id.JobRunID {
+					t.Errorf("%s: %+v, want one succeeded row with the run's identity", p, r)
+				}
+			}
+			if r := by["dt=2026-09-04"]; len(r) != 1 || r[0].Status != "failed" || r[0].RunID != "bf/dt=2026-09-04" || r[0].Why == "" {
+				t.Errorf("the failed partition: %+v, want one failed row with its error", r)
+			}
+			res, err = table.CommitPartitioned(ctx, ct.uri("out"), opts)
+			if err != nil || res.Unchanged != 3 || res.Failed != 1 {
+				t.Fatalf("the same run again: %+v, %v", res, err)
+			}
+			if copies, _ := w.take(); copies != 0 {
+				t.Errorf("the same run again copied %d objects", copies)
+			}
+			for _, src := range []string{ct.other, ct.wrong} {
+				if _, err := table.CommitPartitioned(ctx, src, opts); !errors.Is(err, pswap.ErrBadInput) {
+					t.Errorf("partitioned source %s: %v, want ErrBadInput", src, err)
+				}
+			}
+		})
+	}
+}
