@@ -442,9 +442,14 @@ func (s *Store) URI(key string) string { return "sim://" + key }
 // Close implements store.Store.
 func (s *Store) Close() error { return nil }
 
-// isColdManifest reports whether key is a cold manifest's
-// (metadata/pswap-m<cold>-<watermark>-...avro, lakehouse's layout.go).
+// isColdManifest reports whether key is a cold manifest's: a segment
+// (metadata/pswap-c<cold>-<watermark>-...avro, lakehouse's cold.go) or the
+// one cold manifest per prefix of the pswap before segments (pswap-m...).
 func isColdManifest(key string) bool {
-	name, ok := strings.CutPrefix(key, lakehouse.MetadataDir+"/pswap-m")
-	return ok && strings.HasSuffix(name, ".avro") && !strings.Contains(name, "/")
+	for _, prefix := range []string{"/pswap-c", "/pswap-m"} {
+		if name, ok := strings.CutPrefix(key, lakehouse.MetadataDir+prefix); ok && strings.HasSuffix(name, ".avro") && !strings.Contains(name, "/") {
+			return true
+		}
+	}
+	return false
 }
