@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/audit"
-	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/partition"
 )
@@ -144,10 +143,11 @@ const AuditSuffix = "__audit"
 func AuditTableURL(tableURL string) (string, error) {
 	u := strings.TrimRight(tableURL, "/")
 	rest := u
-	if i := strings.Index(u, "://"); i >= 0 && (inputfiles.IsStoreURI(u) || strings.HasPrefix(u, "file://")) {
+	if i := strings.Index(u, "://"); i >= 0 && (IsStoreURI(u) || strings.HasPrefix(u, "file://")) {
 		rest = u[i+3:]
 		if !strings.HasPrefix(u, "file://") {
-			// s3://bucket/prefix: the bucket alone is no place beside.
+			// s3://bucket/prefix, gs://, az://container/prefix: the bucket
+			// or container alone is no place beside.
 			_, rest, _ = strings.Cut(rest, "/")
 		}
 	}

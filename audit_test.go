@@ -258,6 +258,12 @@ func TestAuditTableURL(t *testing.T) {
 		"./lake/sales": "./lake/sales__audit", "/data/sales": "/data/sales__audit",
 		"file:///data/sales": "file:///data/sales__audit",
 		"s3://lake":          "", "s3://lake/": "", ".": "", "": "",
+		// Every store's bucket or container root is no place beside
+		// (gs:// and az:// got gs://bucket__audit before).
+		"gs://lake/sales": "gs://lake/sales__audit", "gs://lake": "", "gs://lake/": "",
+		"az://lake/sales": "az://lake/sales__audit", "az://lake": "",
+		"abfss://lake@acct.dfs.core.windows.net/sales": "abfss://lake@acct.dfs.core.windows.net/sales__audit",
+		"abfss://lake@acct.dfs.core.windows.net":       "",
 	} {
 		got, err := pswap.AuditTableURL(in)
 		if got != want || (want == "") != errors.Is(err, pswap.ErrBadInput) {

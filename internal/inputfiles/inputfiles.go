@@ -83,7 +83,3 @@ func IsEngineMarker(rel string) bool {
 	}
 	return strings.HasSuffix(rel, ".crc")
 }
-
-// IsStoreURI reports whether an input names objects in an object store
-// (s3://…) rather than a local file: such inputs are copied server-side.
-func IsStoreURI(s string) bool { return strings.HasPrefix(strings.ToLower(s), "s3://") }

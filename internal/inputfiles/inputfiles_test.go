@@ -71,9 +71,3 @@ func TestDataFiles(t *testing.T) {
 		t.Errorf("empty folder: %v, want ErrBadInput", err)
 	}
 }
-
-func TestIsStoreURI(t *testing.T) {
-	if !IsStoreURI("S3://bucket/x") || IsStoreURI("file:///x") || IsStoreURI("s3.csv") {
-		t.Error("IsStoreURI")
-	}
-}
