@@ -159,6 +159,19 @@ func parseColdName(name string) (manifestRef, bool) {
 	return r, true
 }
 
+// ManifestShape says what a manifest's name (the last segment of loc) makes
+// it: shared is true for a manifest that holds several partitions (a
+// group's, or a cold one), cold for a cold manifest (a segment, or the one
+// cold manifest per prefix of a pswap before segments). Checkers outside
+// this package (the simulation's) use it rather than a copy of the names.
+func ManifestShape(loc string) (shared, cold bool) {
+	r, ok := parseManifestPath(loc)
+	if !ok {
+		return false, false
+	}
+	return r.group != "", r.cold != ""
+}
+
 func manifestListKey(snapshot int64, attempt int, unique string) string {
 	return fmt.Sprintf("%s/snap-%d-%d-%s.avro", MetadataDir, snapshot, attempt, unique)
 }

@@ -172,7 +172,7 @@ func parseList(data []byte) (l iceList) {
 		m := iceManifest{key: keyOfLoc(mf.FilePath()), mf: mf}
 		m.part, m.seq, m.gen, _ = parseManifestName(mf.FilePath())
 		// A group's manifest, or a cold one (members in the header alike).
-		m.group = strings.HasPrefix(path.Base(mf.FilePath()), "pswap-g") || isColdManifest(lakehouse.MetadataDir+"/"+path.Base(mf.FilePath()))
+		m.group, _ = lakehouse.ManifestShape(mf.FilePath())
 		l.manifests = append(l.manifests, m)
 	}
 	return l

@@ -442,14 +442,13 @@ func (s *Store) URI(key string) string { return "sim://" + key }
 // Close implements store.Store.
 func (s *Store) Close() error { return nil }
 
-// isColdManifest reports whether key is a cold manifest's: a segment
-// (metadata/pswap-c<cold>-<watermark>-...avro, lakehouse's cold.go) or the
-// one cold manifest per prefix of the pswap before segments (pswap-m...).
+// isColdManifest reports whether key is a cold manifest's (a segment, or
+// the one cold manifest per prefix before segments): lakehouse's own rule.
 func isColdManifest(key string) bool {
-	for _, prefix := range []string{"/pswap-c", "/pswap-m"} {
-		if name, ok := strings.CutPrefix(key, lakehouse.MetadataDir+prefix); ok && strings.HasSuffix(name, ".avro") && !strings.Contains(name, "/") {
-			return true
-		}
+	name, ok := strings.CutPrefix(key, lakehouse.MetadataDir+"/")
+	if !ok || strings.Contains(name, "/") {
+		return false
 	}
-	return false
+	_, cold := lakehouse.ManifestShape(name)
+	return cold
 }
