@@ -6,60 +6,25 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-)
 
-// clockMaxAge is how long a server Date stays a good base for Now before a
-// fresh request is made to get another.
-const clockMaxAge = time.Minute
+	"github.com/pswap/pswap/internal/serverclock"
+)
 
 // serverClock is a per-attempt pipeline policy that remembers the Date
 // header of the most recent response and the local monotonic time it
 // arrived at.
-type serverClock struct {
-	mu     sync.Mutex
-	date   time.Time // server time, 1 s resolution (never ahead)
-	seenAt time.Time // local time with a monotonic reading
-}
+type serverClock struct{ serverclock.Clock }
 
 // Do implements policy.Policy.
 func (c *serverClock) Do(req *policy.Request) (*http.Response, error) {
 	resp, err := req.Next()
 	if resp != nil {
-		c.observe(resp.Header.Get("Date"), time.Now())
+		c.Observe(resp.Header.Get("Date"), time.Now())
 	}
 	return resp, err
-}
-
-func (c *serverClock) observe(date string, at time.Time) {
-	if date == "" {
-		return
-	}
-	t, err := http.ParseTime(date)
-	if err != nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seenAt.IsZero() || !at.Before(c.seenAt) {
-		c.date, c.seenAt = t.UTC(), at
-	}
-}
-
-func (c *serverClock) now(local time.Time, maxAge time.Duration) (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seenAt.IsZero() {
-		return time.Time{}, false
-	}
-	elapsed := local.Sub(c.seenAt)
-	if elapsed < 0 || elapsed > maxAge {
-		return time.Time{}, false
-	}
-	return c.date.Add(elapsed), true
 }
 
 var errNoDate = errors.New("server response has no valid Date header")
@@ -71,13 +36,13 @@ var errNoDate = errors.New("server response has no valid Date header")
 // truncated, so Now may be behind the server by up to a second, never
 // ahead: ages computed from it err on the young (safe) side.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
-	if t, ok := s.clock.now(time.Now(), clockMaxAge); ok {
+	if t, ok := s.clock.Now(time.Now(), serverclock.MaxAge); ok {
 		return t, nil
 	}
 	if _, err := s.cc.GetProperties(ctx, nil); err != nil {
 		return time.Time{}, s.mapError(ctx, opContainer, "", err)
 	}
-	if t, ok := s.clock.now(time.Now(), clockMaxAge); ok {
+	if t, ok := s.clock.Now(time.Now(), serverclock.MaxAge); ok {
 		return t, nil
 	}
 	return time.Time{}, s.mapError(ctx, opContainer, "", errNoDate)

@@ -12,6 +12,8 @@ import (
 
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/iterator"
+
+	"github.com/pswap/pswap/internal/serverclock"
 )
 
 // transport is the HTTP round tripper under the SDK (and under the
@@ -30,7 +32,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	resp, err := t.base.RoundTrip(req)
 	if resp != nil {
-		t.clock.observe(resp.Header.Get("Date"), time.Now())
+		t.clock.Observe(resp.Header.Get("Date"), time.Now())
 		if resp.StatusCode/100 == 2 {
 			t.clock.bucketSeen.Store(true)
 		}
@@ -55,53 +57,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// clockMaxAge is how long a server Date stays a good base for Now before a
-// fresh request is made to get another.
-const clockMaxAge = time.Minute
-
 // serverClock remembers the Date header of the most recent response and the
 // local monotonic time it arrived at.
 type serverClock struct {
-	mu     sync.Mutex
-	date   time.Time // server time, 1 s resolution (truncated: never ahead)
-	seenAt time.Time // local time with a monotonic reading
+	serverclock.Clock
 	// bucketSeen: a request succeeded, so the bucket exists (the client
 	// serves one bucket).
 	bucketSeen atomic.Bool
 	// probe serializes missingBucket's listings: misses at once (a
 	// commit reads its pointer and table.json together) share one.
 	probe sync.Mutex
-}
-
-// observe records a Date header value received at local time at.
-func (c *serverClock) observe(date string, at time.Time) {
-	if date == "" {
-		return
-	}
-	t, err := http.ParseTime(date)
-	if err != nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seenAt.IsZero() || !at.Before(c.seenAt) {
-		c.date, c.seenAt = t.UTC(), at
-	}
-}
-
-// now returns the server time extrapolated with the local monotonic clock,
-// and false when no Date newer than maxAge is known.
-func (c *serverClock) now(local time.Time, maxAge time.Duration) (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seenAt.IsZero() {
-		return time.Time{}, false
-	}
-	elapsed := local.Sub(c.seenAt)
-	if elapsed < 0 || elapsed > maxAge {
-		return time.Time{}, false
-	}
-	return c.date.Add(elapsed), true
 }
 
 // Now returns the GCS server's current time: the Date header of the most
@@ -111,7 +76,7 @@ func (c *serverClock) now(local time.Time, maxAge time.Duration) (time.Time, boo
 // Date header has one-second resolution and is truncated, so Now may be
 // behind the server by up to a second, never ahead.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
-	if t, ok := s.clock.now(time.Now(), clockMaxAge); ok {
+	if t, ok := s.clock.Now(time.Now(), serverclock.MaxAge); ok {
 		return t, nil
 	}
 	it := s.bkt.Objects(ctx, &storage.Query{Prefix: s.root})
@@ -119,7 +84,7 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	if _, err := it.Next(); err != nil && !errors.Is(err, iterator.Done) {
 		return time.Time{}, s.mapError(ctx, opClock, "", err)
 	}
-	if t, ok := s.clock.now(time.Now(), clockMaxAge); ok {
+	if t, ok := s.clock.Now(time.Now(), serverclock.MaxAge); ok {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("gcsstore: read the clock of %s: no Date header in the response", s.URI(""))

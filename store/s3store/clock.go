@@ -3,26 +3,18 @@ package s3store
 import (
 	"context"
 	"errors"
-	"net/http"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
-)
 
-// clockMaxAge is how long a server Date stays a good base for Now before a
-// fresh request is made to get another.
-const clockMaxAge = time.Minute
+	"github.com/pswap/pswap/internal/serverclock"
+)
 
 // serverClock remembers the Date header of the most recent response and the
 // local monotonic time it arrived at.
-type serverClock struct {
-	mu     sync.Mutex
-	date   time.Time // server time, 1 s resolution (truncated: never ahead)
-	seenAt time.Time // local time with a monotonic reading
-}
+type serverClock struct{ serverclock.Clock }
 
 // addMiddleware installs the Date recorder on a client's middleware stack.
 // It sits in the deserialize step, so it sees every attempt's raw response,
@@ -34,41 +26,10 @@ func (c *serverClock) addMiddleware(stack *middleware.Stack) error {
 		) {
 			out, md, err := next.HandleDeserialize(ctx, in)
 			if resp, ok := out.RawResponse.(*smithyhttp.Response); ok && resp != nil && resp.Response != nil {
-				c.observe(resp.Header.Get("Date"), time.Now())
+				c.Observe(resp.Header.Get("Date"), time.Now())
 			}
 			return out, md, err
 		}), middleware.After)
-}
-
-// observe records a Date header value received at local time at.
-func (c *serverClock) observe(date string, at time.Time) {
-	if date == "" {
-		return
-	}
-	t, err := http.ParseTime(date)
-	if err != nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seenAt.IsZero() || !at.Before(c.seenAt) {
-		c.date, c.seenAt = t.UTC(), at
-	}
-}
-
-// now returns the server time extrapolated with the local monotonic clock,
-// and false when no Date newer than maxAge is known.
-func (c *serverClock) now(local time.Time, maxAge time.Duration) (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.seenAt.IsZero() {
-		return time.Time{}, false
-	}
-	elapsed := local.Sub(c.seenAt)
-	if elapsed < 0 || elapsed > maxAge {
-		return time.Time{}, false
-	}
-	return c.date.Add(elapsed), true
 }
 
 // Now returns the S3 server's current time: the Date header of the most
@@ -78,14 +39,14 @@ func (c *serverClock) now(local time.Time, maxAge time.Duration) (time.Time, boo
 // may be behind the server by up to a second, never ahead: ages computed
 // from it err on the young (safe) side.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
-	if t, ok := s.clock.now(time.Now(), clockMaxAge); ok {
+	if t, ok := s.clock.Now(time.Now(), serverclock.MaxAge); ok {
 		return t, nil
 	}
 	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.bucket})
 	if err != nil {
 		return time.Time{}, s.mapError(ctx, opHeadBucket, "", err)
 	}
-	if t, ok := s.clock.now(time.Now(), clockMaxAge); ok {
+	if t, ok := s.clock.Now(time.Now(), serverclock.MaxAge); ok {
 		return t, nil
 	}
 	return time.Time{}, s.mapError(ctx, opHeadBucket, "", errNoDate)
