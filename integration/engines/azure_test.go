@@ -53,7 +53,7 @@ func TestAzureViews(t *testing.T) {
 	}
 	py := filepath.Join(dir, "venv", "bin", "python")
 	if err := exec.Command(py, "-c", "import adlfs, duckdb_extension_azure").Run(); err != nil {
-		t.Skip("the engines' environment has no adlfs or DuckDB azure extension: rerun scripts/engines.sh")
+		t.Fatalf("the engines' environment has no adlfs or DuckDB azure extension (%v): rerun scripts/engines.sh, which installs them pinned", err)
 	}
 	// The current files as DuckDB's azure extension reads them on the
 	// emulator: az://container/key.

@@ -99,7 +99,7 @@ func TestGCSViews(t *testing.T) {
 	}
 	py := filepath.Join(dir, "venv", "bin", "python")
 	if err := exec.Command(py, "-c", "import gcsfs, deltalake, duckdb_extension_httpfs").Run(); err != nil {
-		t.Skip("the engines' environment has no gcsfs: rerun scripts/engines.sh")
+		t.Fatalf("the engines' environment has no gcsfs (%v): rerun scripts/engines.sh, which installs it pinned", err)
 	}
 	req, err := json.Marshal(map[string]any{
 		"table": url, "metadata": last.Metadata, "steps": steps,
