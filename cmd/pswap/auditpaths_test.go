@@ -28,9 +28,10 @@ func auditRowsJSON(t *testing.T, table string) []map[string]any {
 // pswap audit under Airflow's environment: a partition of a backfill whose
 // input is bad is a failed row with its run id and identity, its other
 // partitions succeeded rows with them; a reservation whose engine never
-// wrote or committed is a started row with the identity (a reservation
-// has no run id: commit --staged gives it); a rollback to a
-// generation that is not there is a failed row with them.
+// wrote or committed is a started row with the identity and the run id
+// from the start (Airflow's dag_id/run_id by default, or --run-id: it had
+// none until commit --staged); a rollback to a generation that is not
+// there is a failed row with them.
 func TestAuditPaths(t *testing.T) {
 	dir := t.TempDir()
 	table := filepath.Join(dir, "sales")
@@ -71,12 +72,29 @@ func TestAuditPaths(t *testing.T) {
 	if code, out, errOut := invoke(t, airflow, "", "stage", "--reserve", "--table", table, "--partition", "dt=2026-11-04"); code != exitOK {
 		t.Fatalf("stage --reserve: exit %d %s %s", code, out, errOut)
 	}
+	if code, out, errOut := invoke(t, airflow, "", "stage", "--reserve", "--table", table, "--partition", "dt=2026-11-05",
+		"--run-id", "spark-7", "--job", "spark_load", "--task", "write"); code != exitOK {
+		t.Fatalf("stage --reserve --run-id: exit %d %s %s", code, out, errOut)
+	}
 	if code, out, errOut := invoke(t, airflow, "", "rollback", "--table", table, "--partition", "dt=2026-11-01", "--run-id", "undo",
 		"--to", "01900000-0000-7000-8000-000000000001"); code == exitOK {
 		t.Fatalf("rollback to a generation that is not there: exit 0 %s %s", out, errOut)
 	}
-	got = status(auditRowsJSON(t, table))
-	if got["dt=2026-11-04 "] != "started" || got["dt=2026-11-01 undo"] != "failed" {
-		t.Errorf("the reservation's and the rollback's rows: %v, want started and failed", got)
+	rows := auditRowsJSON(t, table)
+	var flagged []map[string]any
+	for i, r := range rows {
+		if r["partition"] == "dt=2026-11-05" {
+			flagged = append(flagged, r)
+			rows = append(rows[:i:i], rows[i+1:]...)
+			break
+		}
+	}
+	got = status(rows)
+	if got["dt=2026-11-04 sales_backfill/backfill__1"] != "started" || got["dt=2026-11-01 undo"] != "failed" {
+		t.Errorf("the reservation's and the rollback's rows: %v, want the reservation started with Airflow's run id, the rollback failed", got)
+	}
+	if len(flagged) != 1 || flagged[0]["run_id"] != "spark-7" || flagged[0]["status"] != "started" || flagged[0]["job"] != "spark_load" ||
+		flagged[0]["task"] != "write" || flagged[0]["job_run_id"] != "backfill__1" {
+		t.Errorf("the reservation made with --run-id, --job and --task: %v", flagged)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store/filestore"
 )
 
@@ -46,6 +47,37 @@ type stageCmd struct {
 	*app
 	writeFlags
 	reserve bool
+	// The attempt record's run id and identity, as commit's flags give
+	// them: the audit names a staged or reserved generation's run from the
+	// start, before (or without) its commit --staged.
+	runID, job, task, logicalDate string
+}
+
+// attemptOptions resolves --run-id (default $PSWAP_RUN_ID, else Airflow's
+// dag_id/run_id), --job, --task and --logical-date (default Airflow's or
+// Dagster's environment) into o, as commit resolves them.
+func (c *stageCmd) attemptOptions(cmd *cobra.Command, o *pswap.CommitOptions) error {
+	o.RunID = c.runID
+	if !cmd.Flags().Changed("run-id") {
+		o.RunID = defaultRunID(c.getenv)
+	}
+	if err := manifest.ValidateRunID(o.RunID); err != nil {
+		return usagef("--run-id: %w", err)
+	}
+	o.Identity = pswap.IdentityFromEnv(c.getenv)
+	for _, f := range []struct {
+		name string
+		val  string
+		dst  *string
+	}{{"job", c.job, &o.Identity.Job}, {"task", c.task, &o.Identity.Task}, {"logical-date", c.logicalDate, &o.Identity.LogicalDate}} {
+		if cmd.Flags().Changed(f.name) {
+			*f.dst = f.val
+		}
+		if err := manifest.ValidateRunID(*f.dst); err != nil {
+			return usagef("--%s: %w", f.name, err)
+		}
+	}
+	return nil
 }
 
 func newStageCmd(a *app) *cobra.Command {
@@ -59,6 +91,11 @@ func newStageCmd(a *app) *cobra.Command {
 	}
 	c.writeFlags.add(cmd)
 	cmd.Flags().BoolVar(&c.reserve, "reserve", false, "reserve a generation for an external engine to write into (no inputs); prints its id and data prefix")
+	fl := cmd.Flags()
+	fl.StringVar(&c.runID, "run-id", "", "orchestrator run id, for the audit: its row names the run from the start (default $"+envRunID+", else Airflow's dag_id/run_id); commit --staged takes its own")
+	fl.StringVar(&c.job, "job", "", "the orchestrator's job or DAG, for the audit (default $AIRFLOW_CTX_DAG_ID, else $DAGSTER_JOB_NAME)")
+	fl.StringVar(&c.task, "task", "", "the orchestrator's task, op or asset, for the audit (default $AIRFLOW_CTX_TASK_ID)")
+	fl.StringVar(&c.logicalDate, "logical-date", "", "the run's logical date, for the audit (default $AIRFLOW_CTX_LOGICAL_DATE, else $AIRFLOW_CTX_EXECUTION_DATE)")
 	return cmd
 }
 
@@ -82,8 +119,11 @@ func (c *stageCmd) runReserve(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The identity of the reservation's attempt record, as a commit's.
-	p.wopts.Commit.Identity = pswap.IdentityFromEnv(c.getenv)
+	// The run id and identity of the reservation's attempt record, as a
+	// commit's.
+	if err := c.attemptOptions(cmd, &p.wopts.Commit); err != nil {
+		return err
+	}
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		res, err := part.Reserve(ctx, p.wopts.Commit)
 		if err != nil {
@@ -129,7 +169,9 @@ func (c *stageCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	c.retryOptions(&p.wopts.Commit)
-	p.wopts.Commit.Identity = pswap.IdentityFromEnv(c.getenv) // the attempt record's, as a commit's
+	if err := c.attemptOptions(cmd, &p.wopts.Commit); err != nil { // the attempt record's, as a commit's
+		return err
+	}
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		w, err := part.Begin(ctx, p.wopts)
 		if err != nil {
