@@ -100,7 +100,11 @@ type AuditOptions struct {
 // the attempts that never committed, oldest first. A partition whose
 // pointer cannot be read does not stop it: that partition gets one row of
 // kind pointer and state corrupt, and Audit returns every partition's
-// rows with an error matching ErrCorrupt that names those partitions.
+// rows with an error matching ErrCorrupt that names those partitions. A
+// batch record that cannot be read does not stop it either: Audit returns
+// every row without what that record told, and an error matching
+// ErrCorruptBatchRecord (so ErrCorrupt) that names the record (joined with
+// the corrupt pointers' error when there are both).
 func (t *Table) Audit(ctx context.Context, opts AuditOptions) (AuditRows, error) {
 	for _, p := range opts.Partitions {
 		if err := partition.Validate(p); err != nil {
@@ -111,6 +115,16 @@ func (t *Table) Audit(ctx context.Context, opts AuditOptions) (AuditRows, error)
 		audit.Options{GracePeriod: opts.GracePeriod})
 	return audit.RowsAs[AuditRow](rows), err
 }
+
+// ErrCorruptBatchRecord: a backfill's batch attempt record
+// (_pswap/batches/ID.json) cannot be read. Table.Audit and
+// Table.PublishAudit go on without it and return this error, naming the
+// record, with every row: the commits of its partitions keep their rows
+// and run ids (their manifests'), and lose the identity and start it
+// recorded, its no-ops and the started rows of its partitions' dead
+// attempts. The record holds no data: restore it from the store's
+// versioning, or delete it. It matches ErrCorrupt.
+var ErrCorruptBatchRecord = audit.ErrCorruptBatch
 
 // AuditRows are the rows of an audit (Table.Audit), with the file formats
 // `pswap audit --format` writes them in.
@@ -192,6 +206,11 @@ type AuditPublication struct {
 	// returns an error matching ErrCorrupt after publishing every other
 	// row.
 	Corrupt int
+	// UnreadableRecords counts the batch attempt records that cannot be
+	// read: the audit table holds every row without what they told, and
+	// PublishAudit returns an error matching ErrCorruptBatchRecord after
+	// publishing them.
+	UnreadableRecords int
 	// Publish is the audit table's Iceberg publish.
 	Publish PublishResult
 
@@ -286,7 +305,7 @@ func (t *Table) publishAuditRound(ctx context.Context, dst *Table, opts AuditPub
 	switch {
 	case errors.Is(err, ErrCorrupt) && rows != nil:
 		// Published with the rest, as one row of state corrupt each.
-		pub.corrupt = fmt.Errorf("the audit table holds every other partition's rows: %w", err)
+		pub.corrupt = fmt.Errorf("the audit table holds every row the store tells: %w", err)
 		if pending == nil { // the first round reads every partition
 			pub.Corrupt = 0
 			for _, r := range rows {
@@ -294,6 +313,7 @@ func (t *Table) publishAuditRound(ctx context.Context, dst *Table, opts AuditPub
 					pub.Corrupt++
 				}
 			}
+			pub.UnreadableRecords = audit.BadBatchesIn(err)
 		}
 	case err != nil:
 		return nil, err

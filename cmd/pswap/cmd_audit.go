@@ -57,6 +57,10 @@ and its state where it ended, as the store tells it now:
   corrupt      the partition's pointer cannot be read: its attempts cannot be
                told apart until it is repaired (every other partition is
                audited; the command then exits 1)
+A backfill's batch record (one per commit --partitioned run) that cannot
+be read stops nothing either: every row is printed without what it told
+(its partitions' identity, start times, no-ops and dead attempts), then the
+command exits 1 naming it.
 Its status says the same in the orchestrator's words: started, succeeded,
 failed, abandoned or no-op. An attempt that never ended is failed once a
 later attempt of its run ended (the retry of a killed task).
@@ -299,7 +303,7 @@ func (c *auditCmd) runPublish(ctx context.Context) error {
 		}
 		defer dst.Close()
 		pub, err := t.PublishAudit(ctx, dst, pswap.AuditPublishOptions{})
-		corrupt := errors.Is(err, pswap.ErrCorrupt) && pub.Corrupt > 0
+		corrupt := errors.Is(err, pswap.ErrCorrupt) && (pub.Corrupt > 0 || pub.UnreadableRecords > 0)
 		if err != nil && !corrupt {
 			if errors.Is(err, pswap.ErrNoData) {
 				if nt := c.checkTable(ctx, t); nt != nil {

@@ -217,6 +217,10 @@ func errorHint(err error) string {
 			"restore that object from the store's versioning or a backup (S3: copy its previous version back), " +
 			"then 'pswap history --partition KEY' lists its generations for 'pswap rollback --to GEN'; " +
 			"the partition's data is untouched (one manifest per generation under _pswap/p/KEY/manifests/)"
+	case errors.Is(err, pswap.ErrCorruptBatchRecord):
+		return "a backfill's batch attempt record (_pswap/batches/ID.json, named above) was damaged outside pswap; " +
+			"it holds no data, only the audit's run ids, identity and start times of that backfill's partitions: " +
+			"restore it from the store's versioning or a backup, or delete it (the audit then shows those commits without their identity)"
 	}
 	if ep := unreachableEndpoint(err); ep != "" {
 		return "nothing answers at " + ep + "; check AWS_ENDPOINT_URL (or the profile's endpoint_url) and that the server is running"

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/pswap/pswap/internal/errkind"
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/manifest"
@@ -176,6 +179,58 @@ func PutBatch(ctx context.Context, st store.Store, b Batch) error {
 		return fmt.Errorf("write the batch attempt record %s: %w", st.URI(layout.BatchKey(b.ID)), err)
 	}
 	return nil
+}
+
+// ErrCorruptBatch: a backfill's batch attempt record cannot be read (it
+// does not decode, or records another id than its key's). The audit goes
+// on without it: the commits of its partitions keep their rows (each
+// manifest names its run id), and lose what only the record told (the
+// identity and start of their attempts, the no-ops, the attempts that
+// died). Kind: corrupt.
+var ErrCorruptBatch = errkind.New("corrupt audit record: a backfill's batch attempt record cannot be read", errkind.ErrCorrupt)
+
+// maxBadNamed bounds the records BadBatchesError names.
+const maxBadNamed = 10
+
+// BadBatchesError is the one error of an audit that met batch records it
+// cannot read (Batches.Bad, by key) and went on without them: it matches
+// ErrCorruptBatch (so errkind.ErrCorrupt), counts them and names the
+// first ten by URI, each with what is wrong. It is nil when bad is empty.
+func BadBatchesError(st store.Store, bad map[string]string) error {
+	if len(bad) == 0 {
+		return nil
+	}
+	keys := slices.Sorted(maps.Keys(bad))
+	lines := make([]string, 0, min(len(keys), maxBadNamed+1))
+	for i, k := range keys {
+		if i == maxBadNamed {
+			lines = append(lines, fmt.Sprintf("  and %d more", len(keys)-i))
+			break
+		}
+		lines = append(lines, "  "+st.URI(k)+": "+bad[k])
+	}
+	return &badBatches{n: len(keys), msg: fmt.Sprintf("corrupt audit records: %d batch attempt record(s) that cannot be read "+
+		"(every partition was audited without them: their partitions' rows lack the identity, start and end they recorded):\n%s",
+		len(keys), strings.Join(lines, "\n"))}
+}
+
+// badBatches is BadBatchesError's error.
+type badBatches struct {
+	n   int
+	msg string
+}
+
+func (e *badBatches) Error() string { return e.msg }
+func (e *badBatches) Unwrap() error { return ErrCorruptBatch }
+
+// BadBatchesIn returns how many unreadable batch records err (from Table)
+// counts: 0 when it is not, and wraps no, BadBatchesError's.
+func BadBatchesIn(err error) int {
+	var b *badBatches
+	if errors.As(err, &b) {
+		return b.n
+	}
+	return 0
 }
 
 // Batches are the entries of the table's batch records, as attempt

@@ -408,7 +408,9 @@ func Table(ctx context.Context, st store.Store, parts []string, opts CollectOpti
 	for _, r := range per {
 		rows = append(rows, r...)
 	}
-	return rows, corruptError(parts, corrupt)
+	// A batch record that cannot be read stops nothing either: one error,
+	// beside the corrupt pointers', that names it.
+	return rows, errors.Join(corruptError(parts, corrupt), BadBatchesError(st, batches.Bad))
 }
 
 // corruptError is the error of an audit that found partitions whose
