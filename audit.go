@@ -64,8 +64,14 @@ type AuditRow struct {
 	LogicalDate string `json:"logical_date"`
 	JobRunID    string `json:"job_run_id"`
 	// StartedAt is when the attempt began (its record's; else its
-	// created_at); FinishedAt when it ended (a commit's committed_at, a
-	// no-op's or failure's end; nil while started).
+	// created_at). A backfill's partition (commit --partitioned) has its
+	// own attempt's: a commit's is its manifest's created_at, a no-op's
+	// or failure's its record's; one that died before its manifest has the
+	// time of its first upload (an upper bound: it began at most its
+	// Begin's reads and its first file's staging earlier; the run's start,
+	// the lower bound, can be hours earlier). FinishedAt is when it ended
+	// (a commit's committed_at, a no-op's or failure's end; nil while
+	// started).
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 	// NoOpOf is the generation a no-op found: its run's commit, or the

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/inputfiles"
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/overlap"
@@ -51,6 +53,10 @@ type PartitionOutcome struct {
 	// Err is why the partition was not committed (nil: committed or a
 	// no-op). The other partitions are committed regardless.
 	Err error
+
+	// started and ended are when its attempt began and ended (the
+	// writer's clock), for the batch record's end (partitionedattempt.go).
+	started, ended time.Time
 }
 
 // PartitionedResult is what CommitPartitioned did.
@@ -244,9 +250,15 @@ func (t *Table) commitPartition(ctx context.Context, key, src string, remote boo
 	if wo.Commit.RunID != "" {
 		wo.Commit.RunID += "/" + key
 	}
-	out := PartitionOutcome{Partition: key, Source: src, RunID: wo.Commit.RunID}
+	out := PartitionOutcome{Partition: key, Source: src, RunID: wo.Commit.RunID, started: env.From(ctx).Now()}
+	if !wo.batchStart.IsZero() {
+		// The partition's own start, for a record of its own (a failure)
+		// and the batch record's end (a no-op).
+		wo.batchStart = out.started
+	}
 	var doc tableRead
 	out.Result, doc, out.Err = t.commitOne(ctx, key, src, remote, wo)
+	out.ended = env.From(ctx).Now()
 	return out, doc
 }
 

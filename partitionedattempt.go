@@ -1,6 +1,7 @@
 package pswap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -18,7 +19,7 @@ import (
 // batchRecord is the attempt record of a CommitPartitioned run (package
 // audit's Batch, at layout.BatchKey): one record names every partition's
 // attempt (its generation, allocated before it begins, and its run id
-// RUN/<partition>, the identity and the start), in place of the record
+// RUN/<partition>, the identity and the run's start), in place of the record
 // each partition's attempt would write. It is sent in the background when
 // the run starts, so that its round trip overlaps the first partition's
 // work, and written again at the end with the partitions whose commit was
@@ -81,9 +82,12 @@ func (b *batchRecord) put(ctx context.Context, rec audit.Batch) {
 }
 
 // end waits for the started records, then writes again each record that
-// has a partition whose commit was a no-op, with that no-op's end (the
-// generation it found, why); a commit or a failure leaves its entry as it
-// is (its manifest, or its own record, tells the rest).
+// has a partition whose commit was a no-op, with that no-op's start and
+// end (its own, from the run's memory) and the generation it found, why;
+// a commit or a failure leaves its entry as it is (its manifest, or its
+// own record, tells the rest: its own start included). No write is added
+// per partition: an entry's start is known where its partition's audit
+// row needs it (see audit.Attempt.RunStart).
 func (b *batchRecord) end(ctx context.Context, out []PartitionOutcome) {
 	if b == nil {
 		return
@@ -109,8 +113,10 @@ func (b *batchRecord) end(ctx context.Context, out []PartitionOutcome) {
 			if found == "" {
 				continue // nothing to point at: left as started (no row)
 			}
+			start := later(o.started, rec.StartedAt)
+			end := later(cmp.Or(o.ended, now), start)
 			rec.Partitions[i] = audit.BatchEntry{Partition: e.Partition, Generation: e.Generation,
-				Status: audit.StatusNoOp, FinishedAt: later(now, rec.StartedAt), Found: found, Why: why}
+				Status: audit.StatusNoOp, StartedAt: start, FinishedAt: end, Found: found, Why: why}
 			changed = true
 		}
 		if changed {

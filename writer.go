@@ -62,7 +62,7 @@ type WriteOptions struct {
 	absent bool
 	// Also set by CommitPartitioned: the generation's id, which the run's
 	// batch attempt record names (swap.Options.Generation), and the
-	// batch's start; with it the attempt writes no started record of its
+	// partition's attempt's start; with it the attempt writes no started record of its
 	// own (the batch record is it) nor a no-op's (the batch's end says
 	// it), only a failed one.
 	generation string

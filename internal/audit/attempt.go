@@ -73,6 +73,11 @@ type Attempt struct {
 	// Why is what ended a failed attempt (its error, shortened), or what
 	// made a no-op one.
 	Why string `json:"why,omitempty"`
+
+	// RunStart: StartedAt is the start of the backfill that ran the
+	// attempt (a batch record's entry written before the attempt began),
+	// a lower bound of the attempt's own start. Never written.
+	RunStart bool `json:"-"`
 }
 
 // Validate checks a record before it is written (ParseAttempt checks the

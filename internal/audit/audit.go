@@ -333,6 +333,13 @@ func withAttempts(f Facts, rows []Row) {
 			}
 			r.Job, r.Task, r.LogicalDate, r.JobRunID = a.Identity.Job, a.Identity.Task, a.Identity.LogicalDate, a.Identity.JobRunID
 			at := utc(a.StartedAt)
+			if a.RunStart && r.CreatedAt != nil && r.CreatedAt.After(at) {
+				// A backfill's entry knows only the run's start: the
+				// attempt's own is its manifest's created_at (when it
+				// began), else the first upload of what it left (it
+				// began at most its first file's staging before).
+				at = *r.CreatedAt
+			}
 			r.StartedAt = &at
 			if !a.FinishedAt.IsZero() {
 				end := utc(a.FinishedAt)

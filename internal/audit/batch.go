@@ -18,8 +18,14 @@ import (
 	"github.com/pswap/pswap/store"
 )
 
-// BatchVersion is the version of the batch attempt record's format.
-const BatchVersion = "1.0"
+// BatchVersion is the version of the batch attempt record's format: 1.1
+// added an entry's own started_at (a 1.0 reader ignores it, as a newer
+// minor's field).
+const BatchVersion = "1.1"
+
+// batchMinor is BatchVersion's minor: a record of a newer one may carry
+// fields this pswap does not know.
+const batchMinor = 1
 
 // MaxBatchEntries bounds the partitions of one batch record: a larger
 // backfill writes one record per MaxBatchEntries partitions.
@@ -35,8 +41,11 @@ const maxBatchBytes = 4 << 20
 // once when the backfill starts (every entry started, beside the first
 // upload) and again when it ends if some partition ended in a no-op. Each
 // entry stands for the attempt record its partition's attempt would have
-// written (Attempts): the same run id (RunID/<partition>), identity and
-// start. A partition's attempt that fails writes its own record
+// written (Attempts): the same run id (RunID/<partition>) and identity;
+// its start is the entry's own where the record knows it (a no-op's),
+// else the batch's, a lower bound (Attempt.RunStart) that the audit
+// replaces with the partition's own (Derive). A partition's attempt that
+// fails writes its own record, with its own start,
 // (layout.AttemptKey), which takes precedence over its entry; a commit
 // leaves its entry as it is (the manifest tells the rest).
 type Batch struct {
@@ -59,7 +68,13 @@ type BatchEntry struct {
 	// Status is started (a commit, or an attempt that has not ended as
 	// far as the record tells), no-op or failed; FinishedAt, Found and
 	// Why are an Attempt's.
-	Status     string    `json:"status"`
+	Status string `json:"status"`
+	// StartedAt is when the partition's own attempt began (the writer's
+	// clock), where the record knows it: the end's rewrite gives each
+	// no-op its own. Zero: the record was written before the partition's
+	// attempt began, and its entry stands for an attempt that began at
+	// the batch's StartedAt or later (Attempt.RunStart).
+	StartedAt  time.Time `json:"started_at,omitzero"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	Found      string    `json:"found,omitempty"`
 	Why        string    `json:"why,omitempty"`
@@ -75,13 +90,17 @@ func EntryRunID(run, part string) string {
 }
 
 // Attempts returns each entry as the attempt record its partition's
-// attempt stands for.
+// attempt stands for: started at the entry's own start, else at the
+// batch's (a lower bound: RunStart set).
 func (b *Batch) Attempts() []Attempt {
 	out := make([]Attempt, len(b.Partitions))
 	for i, e := range b.Partitions {
 		out[i] = Attempt{Version: AttemptVersion, Partition: e.Partition, Generation: e.Generation,
-			RunID: EntryRunID(b.RunID, e.Partition), Identity: b.Identity, StartedAt: b.StartedAt,
+			RunID: EntryRunID(b.RunID, e.Partition), Identity: b.Identity, StartedAt: e.StartedAt,
 			Status: e.Status, FinishedAt: e.FinishedAt, Found: e.Found, Why: e.Why}
+		if e.StartedAt.IsZero() {
+			out[i].StartedAt, out[i].RunStart = b.StartedAt, true
+		}
 	}
 	return out
 }
@@ -118,6 +137,7 @@ func MarshalBatch(b Batch) ([]byte, error) {
 	b.StartedAt = b.StartedAt.UTC()
 	b.Partitions = slices.Clone(b.Partitions)
 	for i := range b.Partitions {
+		b.Partitions[i].StartedAt = b.Partitions[i].StartedAt.UTC()
 		b.Partitions[i].FinishedAt = b.Partitions[i].FinishedAt.UTC()
 	}
 	if err := b.Validate(); err != nil {
@@ -140,7 +160,7 @@ func ParseBatch(data []byte) (*Batch, error) {
 	if r.Err() == nil && (!ok || major != 1) {
 		return nil, fmt.Errorf("batch record: version %q (this pswap reads 1.x)", b.Version)
 	}
-	r.SetLenient(minor > 0)
+	r.SetLenient(minor > batchMinor)
 	r.Known("version", "id", "run_id", "identity", "started_at", "partitions")
 	b.ID = r.Str("id", true)
 	b.RunID = r.Str("run_id", false)
@@ -151,9 +171,12 @@ func ParseBatch(data []byte) (*Batch, error) {
 			LogicalDate: id.Str("logical_date", false), JobRunID: id.Str("job_run_id", false)}
 	}
 	for _, e := range r.Objects("partitions", MaxBatchEntries, "partitions") {
-		e.Known("partition", "generation", "status", "finished_at", "found", "why")
+		e.Known("partition", "generation", "status", "started_at", "finished_at", "found", "why")
 		be := BatchEntry{Partition: e.Str("partition", true), Generation: e.Str("generation", true),
 			Status: e.Str("status", true), Found: e.Str("found", false), Why: e.Str("why", false)}
+		if e.Has("started_at") {
+			be.StartedAt = e.Time("started_at")
+		}
 		if e.Has("finished_at") {
 			be.FinishedAt = e.Time("finished_at")
 		}

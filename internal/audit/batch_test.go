@@ -18,7 +18,7 @@ func batchOf(g []string) Batch {
 		Partitions: []BatchEntry{
 			{Partition: "dt=2026-11-27", Generation: g[1], Status: StatusStarted},
 			{Partition: part, Generation: g[2], Status: StatusStarted},
-			{Partition: "dt=2026-11-29", Generation: g[3], Status: StatusNoOp, FinishedAt: t0.Add(time.Minute), Found: g[4], Why: "same-run"},
+			{Partition: "dt=2026-11-29", Generation: g[3], Status: StatusNoOp, StartedAt: t0.Add(time.Second), FinishedAt: t0.Add(time.Minute), Found: g[4], Why: "same-run"},
 		}}
 }
 
@@ -42,8 +42,18 @@ func TestBatchRecord(t *testing.T) {
 	if a == nil || a.RunID != "backfill/"+part || a.Identity.Job != "sales_backfill" || !a.StartedAt.Equal(t0) || a.Status != StatusStarted {
 		t.Fatalf("the entry of %s: %+v", part, a)
 	}
-	if n := b.Attempts["dt=2026-11-29"][g[3]]; n == nil || n.Status != StatusNoOp || n.Found != g[4] {
-		t.Fatalf("the no-op entry: %+v", n)
+	if n := b.Attempts["dt=2026-11-29"][g[3]]; n == nil || n.Status != StatusNoOp || n.Found != g[4] ||
+		!n.StartedAt.Equal(t0.Add(time.Second)) || n.RunStart {
+		t.Fatalf("the no-op entry, with its own start: %+v", n)
+	}
+	if !a.RunStart {
+		t.Errorf("an entry without a start of its own has the run's, as a lower bound: %+v", a)
+	}
+	// A record of format 1.0 (no entry's own start) reads.
+	v10 := []byte(`{"version":"1.0","id":"` + g[0] + `","run_id":"r","identity":{},"started_at":"2026-11-28T00:00:00Z",` +
+		`"partitions":[{"partition":"` + part + `","generation":"` + g[1] + `","status":"started"}]}`)
+	if b10, err := ParseBatch(v10); err != nil || !b10.Attempts()[0].RunStart {
+		t.Errorf("a 1.0 record: %+v, %v", b10, err)
 	}
 	for name, edit := range map[string]func(*Batch){
 		"twice":     func(b *Batch) { b.Partitions[1].Partition = b.Partitions[0].Partition },
@@ -79,12 +89,16 @@ func TestBatchRecord(t *testing.T) {
 // generation: it names the run and identity of a commit, and of files
 // left without a manifest (started); a partition's own record wins over
 // it; an entry still started with nothing else on the store is no row
-// (never reached), an ended one (no-op) is.
+// (never reached), an ended one (no-op) is. An entry that knows only the
+// run's start (RunStart) gives its row the partition's own: a commit's
+// manifest's created_at, the first upload of files left behind; a
+// partition's own record, its own.
 func TestDeriveBatch(t *testing.T) {
 	g := gens(6)
 	m1 := man(g[1], "", "backfill/"+part, t0.Add(time.Minute), 10)
 	ba := func(gen, status string) *Attempt {
 		a := att(gen, "backfill/"+part, status, t0)
+		a.RunStart = true
 		if status == StatusNoOp {
 			a.Found = g[1]
 		}
@@ -102,6 +116,10 @@ func TestDeriveBatch(t *testing.T) {
 	var got strings.Builder
 	for _, r := range Derive(f, Options{}) {
 		got.WriteString(r.Generation[len(r.Generation)-2:] + " " + r.Status + " " + r.RunID + " " + r.Job + " " + r.NoOpOf + "\n")
+		want := map[string]time.Time{g[1]: m1.CreatedAt, g[2]: t0.Add(2 * time.Minute), g[3]: t0, g[5]: t0}[r.Generation]
+		if r.StartedAt == nil || !r.StartedAt.Equal(want) {
+			t.Errorf("%s started at %v, want %s", r.Generation, r.StartedAt, want)
+		}
 	}
 	sfx := func(i int) string { return g[i][len(g[i])-2:] }
 	want := sfx(1) + " succeeded backfill/" + part + " backfill \n" +
