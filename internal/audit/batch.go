@@ -31,6 +31,15 @@ const batchMinor = 1
 // backfill writes one record per MaxBatchEntries partitions.
 const MaxBatchEntries = 1000
 
+// BatchRefresh bounds how long a backfill's batch record goes unwritten
+// while the backfill runs: before it begins a partition, a run whose
+// record was last written longer ago than this writes it again (one PUT
+// per record, not per partition; a backfill shorter than this writes it
+// once). So a record last written longer than this before an attempt's
+// start never stands for it, which lets gc judge a record by its age as
+// it judges an attempt record (the orphan cutoff, less this).
+const BatchRefresh = time.Hour
+
 // maxBatchBytes bounds a batch record's size (MaxBatchEntries entries of
 // the longest fields fit).
 const maxBatchBytes = 4 << 20

@@ -27,6 +27,15 @@
 //   - the attempt record (layout.AttemptKey: the audit's run id, identity
 //     and start of an attempt) of every kept committed generation: it goes
 //     with its manifest;
+//   - a backfill's batch record (layout.BatchKey: one record standing for
+//     the attempt records of all its partitions) while any of its
+//     entries would keep the record it stands for: while its partition
+//     holds anything of the entry's generation, or the record is younger
+//     than the orphan cutoff less audit.BatchRefresh (a running backfill
+//     writes it again within that); and whenever it cannot be read. Table
+//     judges them after the partitions (batches.go), with one more
+//     listing; a run with a prefix judges only the records whose every
+//     partition it covers, Partition none;
 //   - every data file that Options.Protect names (the Iceberg snapshots),
 //     its generation's `pswap stage` record, and a manifest that names it,
 //     so that it stays a generation: a kept one (a rollback's), else the
@@ -128,7 +137,9 @@
 // manifests, and one DeleteObjects per 1,000 other keys (the second and
 // later after a GET of the pointer): 4 requests for a partition with
 // something to delete, 1 (its pointer) for one with nothing, plus the shared
-// listing pages. 1,000 partitions x 10 generations cost 4,021 requests (they
+// listing pages, plus one listing of the batch records (a GET of each one
+// old enough, one DeleteObjects per 1,000 deleted). 1,000 partitions x 10
+// generations cost 4,022 requests (they
 // cost 15,021 when the chain was walked through the manifests and the
 // pointer read again before deleting).
 //

@@ -31,6 +31,9 @@ type collector struct {
 	// generation retired after it may be referenced without being in
 	// protected, so the run keeps it as if MinAge covered it.
 	protectedAt time.Time
+	// gens, in a Table run, records what each partition holds after it,
+	// for the batch records (batches.go); nil otherwise.
+	gens *generations
 }
 
 // newCollector calls Options.Protect once for the run.
@@ -118,12 +121,17 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 	if err != nil {
 		return tr, err
 	}
+	c.gens = newGenerations() // for the batch records (batches.go)
 	jobs := make(chan partJob)
 	var wg sync.WaitGroup
 	for range o.Concurrency {
 		wg.Go(func() {
 			for j := range jobs {
-				run.finish(c.collect(ctx, j.part, j.objs, listedAt, uploads[j.part]))
+				r, err := c.collect(ctx, j.part, j.objs, listedAt, uploads[j.part])
+				if err != nil {
+					c.gens.note(&r, nil, nil, err) // what it holds is unknown
+				}
+				run.finish(r, err)
 			}
 		})
 	}
@@ -136,14 +144,22 @@ func Table(ctx context.Context, st store.Store, prefix string, opts Options) (Ta
 		for _, part := range slices.Sorted(maps.Keys(uploads)) {
 			if !seen[part] {
 				r := Report{Partition: part, DryRun: o.DryRun, Kept: []string{}, KeptReasons: map[string]string{}, Collected: []string{}, Orphans: []string{}, OrphansKept: []string{}}
-				run.finish(r, c.abortUploads(ctx, &r, uploads[part]))
+				err := c.abortUploads(ctx, &r, uploads[part])
+				c.gens.note(&r, nil, uploads[part], err)
+				run.finish(r, err)
 			}
 		}
+	}
+	// The backfills' batch records, once every partition is judged: only
+	// after a listing and an uploads' listing that both succeeded.
+	if listErr == nil && uerr == nil {
+		run.errs = append(run.errs, c.collectBatches(ctx, prefix, listedAt, c.gens, &tr))
 	}
 	slices.SortFunc(tr.Partitions, func(a, b Report) int { return strings.Compare(a.Partition, b.Partition) })
 	for i := range tr.Partitions {
 		tr.Totals.Add(&tr.Partitions[i])
 	}
+	tr.Totals.AddBatches(&tr)
 	return tr, errors.Join(run.errs...)
 }
 
@@ -348,7 +364,9 @@ func (c *collector) collect(ctx context.Context, part string, objs []store.Attrs
 	if err == nil {
 		err = c.dropLegacyCopies(ctx, &r, objs)
 	}
-	return r, errors.Join(err, c.abortUploads(ctx, &r, uploads), c.pruneFolders(ctx, &r))
+	err = errors.Join(err, c.abortUploads(ctx, &r, uploads), c.pruneFolders(ctx, &r))
+	c.gens.note(&r, objs, uploads, err)
+	return r, err
 }
 
 // dropLegacyCopies deletes, in a migrated partition (its pointer at the

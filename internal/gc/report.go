@@ -90,6 +90,19 @@ type TableReport struct {
 	Partitions []Report `json:"partitions"`
 	Totals     Totals   `json:"totals"`
 	DryRun     bool     `json:"dry_run"`
+	// BatchKeys are the backfills' batch attempt records deleted (in a
+	// dry run: exactly those that would be), sorted (see batches.go).
+	BatchKeys []string `json:"batch_keys,omitempty"`
+
+	batchBytes int64 // their sizes
+}
+
+// AddBatches adds the batch records of tr to the totals: their count,
+// and their objects and bytes.
+func (t *Totals) AddBatches(tr *TableReport) {
+	t.BatchRecords += len(tr.BatchKeys)
+	t.Objects += len(tr.BatchKeys)
+	t.Bytes += tr.batchBytes
 }
 
 // Totals sums a TableReport's partitions.
@@ -104,6 +117,9 @@ type Totals struct {
 	// UploadBytes sums the partitions' UploadBytes.
 	UploadBytes int64 `json:"upload_bytes"`
 	Errors      int   `json:"errors"`
+	// BatchRecords counts the backfills' batch attempt records deleted
+	// (TableReport.BatchKeys), which Objects and Bytes include.
+	BatchRecords int `json:"batch_records"`
 }
 
 // Add adds one partition's report to the totals.
