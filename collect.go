@@ -119,6 +119,12 @@ const (
 type GCReport struct {
 	Partitions []GCPartition
 	Totals     GCTotals
+	// BatchRecordKeys are the backfills' batch attempt records
+	// (_pswap/batches/) deleted, in a dry run exactly those that would be:
+	// a record goes once nothing of any of its partitions' attempts is
+	// left, by the rule of the attempt records it stands for (a run over
+	// the whole table, or a prefix covering its partitions).
+	BatchRecordKeys []string
 	// ExpiredSnapshots are the ids of the Iceberg snapshots expired.
 	ExpiredSnapshots []int64
 	// ExpireErr is why the snapshot expiry failed: a warning, not a
@@ -185,6 +191,9 @@ type GCTotals struct {
 	// UploadBytes sums the partitions' UploadBytes.
 	UploadBytes int64 `json:"upload_bytes"`
 	Errors      int   `json:"errors"` // partitions that failed
+	// BatchRecords counts the batch attempt records deleted
+	// (GCReport.BatchRecordKeys), which Objects and Bytes include.
+	BatchRecords int `json:"batch_records"`
 }
 
 // What GCPartition.UploadKind names.
@@ -267,7 +276,7 @@ func (t *Table) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 		opts.Catalog = cats[0]
 	}
 	r, err := gc.Collect(ctx, t.st, opts.lib())
-	rep := GCReport{Totals: GCTotals(r.Totals), ExpiredSnapshots: r.Expired.Expired, ExpireErr: r.ExpireErr}
+	rep := GCReport{Totals: GCTotals(r.Totals), BatchRecordKeys: r.BatchKeys, ExpiredSnapshots: r.Expired.Expired, ExpireErr: r.ExpireErr}
 	for _, p := range r.Partitions {
 		rep.Partitions = append(rep.Partitions, GCPartition(p))
 	}

@@ -100,6 +100,9 @@ type gcJSON struct {
 	MetadataMinAge    string              `json:"metadata_min_age"`
 	Partitions        []pswap.GCPartition `json:"partitions"`
 	Totals            pswap.GCTotals      `json:"totals"`
+	// BatchRecordKeys are the backfills' batch attempt records that a dry
+	// run would delete (a real run: counted in totals.batch_records).
+	BatchRecordKeys []string `json:"batch_record_keys,omitempty"`
 }
 
 // options checks the flags and returns the library's options.
@@ -193,7 +196,7 @@ func (c *gcCmd) run(cmd *cobra.Command, _ []string) error {
 			// Stopped before any partition (the catalog): nothing to print.
 			return fmt.Errorf("gc: %w", runErr)
 		}
-		if err := c.print(rep.Partitions, rep.Totals); err != nil {
+		if err := c.print(rep.Partitions, rep.Totals, rep.BatchRecordKeys); err != nil {
 			return err
 		}
 		if runErr != nil {
@@ -262,13 +265,14 @@ func (c *gcCmd) keptText(why string) string {
 	return why
 }
 
-func (c *gcCmd) print(reports []pswap.GCPartition, totals pswap.GCTotals) error {
+func (c *gcCmd) print(reports []pswap.GCPartition, totals pswap.GCTotals, batchKeys []string) error {
 	if c.json {
 		doc := gcJSON{Table: c.tableURL(), DryRun: c.dryRun, Keep: c.keep, MinAge: c.minAge.String(),
 			OrphanAge: c.orphanAge.String(), CommitWindow: c.commitWindow.String(),
 			SnapshotRetention: c.snapshotRetention().String(), MetadataMinAge: pswap.DefaultMetadataMinAge.String(),
-			Partitions: reports, Totals: totals}
+			Partitions: reports, Totals: totals, BatchRecordKeys: batchKeys}
 		if !c.dryRun { // the keys of a real run can be many: counts only
+			doc.BatchRecordKeys = nil
 			doc.Partitions = make([]pswap.GCPartition, len(reports))
 			for i, r := range reports {
 				r.Keys, r.UploadKeys = nil, nil
@@ -311,6 +315,15 @@ func (c *gcCmd) print(reports []pswap.GCPartition, totals pswap.GCTotals) error 
 			}
 			for _, f := range r.EmptyFolders {
 				fmt.Fprintf(c.stdout, "  %s (empty folder)\n", f)
+			}
+		}
+	}
+	if len(batchKeys) > 0 {
+		fmt.Fprintf(c.stdout, "backfills' batch attempt records: %s %s (every partition's attempt they name is collected or was never reached)\n",
+			verb, plural(int64(len(batchKeys)), "record"))
+		if c.dryRun {
+			for _, k := range batchKeys {
+				fmt.Fprintf(c.stdout, "  %s\n", k)
 			}
 		}
 	}

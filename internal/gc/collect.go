@@ -38,6 +38,9 @@ type CollectOptions struct {
 type CollectReport struct {
 	Partitions []Report
 	Totals     Totals
+	// BatchKeys are the backfills' batch attempt records deleted (in a dry
+	// run: that would be): TableReport.BatchKeys.
+	BatchKeys []string
 	// Expired is what the snapshot expiry did (zero when it did not run).
 	Expired lakehouse.ExpireResult
 	// ExpireErr is why the expiry failed: a warning, not a failure of the
@@ -94,17 +97,21 @@ func Collect(ctx context.Context, st store.Store, opts CollectOptions) (CollectR
 		more, err := own(ctx)
 		return append(keys, more...), err
 	}
-	var err error
+	var (
+		err error
+		tr  TableReport
+	)
 	if len(opts.Partitions) > 0 {
 		rep.Partitions, err = partitions(ctx, st, opts.Partitions, o)
 	} else {
-		var tr TableReport
 		tr, err = Table(ctx, st, opts.Prefix, o)
 		rep.Partitions = tr.Partitions
 	}
 	for i := range rep.Partitions {
 		rep.Totals.Add(&rep.Partitions[i])
 	}
+	rep.BatchKeys = tr.BatchKeys
+	rep.Totals.AddBatches(&tr)
 	if err != nil && rep.Totals.Errors == 0 {
 		// The run failed outside any partition (the listing itself: access
 		// denied, store down): the totals must not read as clean.
