@@ -203,3 +203,45 @@ func TestAuditPartitionStartTimes(t *testing.T) {
 	}
 	ordered("a failed partition", "fix", []string{"dt=2026-09-01", "dt=2026-09-02", "dt=2026-09-03"})
 }
+
+// batchPuts counts the PUTs of batch records.
+type batchPuts struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (b *batchPuts) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
+	if _, ok := layout.ParseBatchKey(key); ok {
+		b.n.Add(1)
+	}
+	return b.Store.Put(ctx, key, data, opts)
+}
+
+// TestBatchRecordRefresh: a backfill writes its batch record once (a run
+// shorter than audit.BatchRefresh); a longer one writes it again before
+// it begins a partition once the last write is that old (here: at once,
+// so before every partition but the first, which creates the table), so
+// that gc, which judges a record by its age, never deletes the record of
+// an attempt that may still begin. The record stays whole.
+func TestBatchRecordRefresh(t *testing.T) {
+	for _, c := range []struct {
+		refresh time.Duration
+		want    int64
+	}{{0, 3}, {time.Hour, 1}} {
+		restore := pswap.SetBatchRefresh(c.refresh)
+		st := &batchPuts{Store: memstore.New()}
+		tb := pswap.NewTable(st)
+		res, err := tb.CommitPartitioned(ctx, hiveFolder(t, 3, 0), pswap.PartitionedOptions{Parallel: 1,
+			Write: pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "bf"}}})
+		restore()
+		if err != nil || res.Committed != 3 || res.AttemptErr != nil {
+			t.Fatalf("refresh %s: %+v, %v", c.refresh, res, err)
+		}
+		if got := st.n.Load(); got != c.want {
+			t.Errorf("refresh %s: %d PUTs of the batch record, want %d", c.refresh, got, c.want)
+		}
+		if by, err := auditBy(t, tb); err != nil || len(by) != 3 || by["dt=2026-09-03"][0].RunID != "bf/dt=2026-09-03" {
+			t.Errorf("refresh %s: the audit after: %v, %v", c.refresh, by, err)
+		}
+	}
+}

@@ -199,6 +199,7 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 	sem := make(chan struct{}, opts.Parallel)
 	for i, key := range rest {
 		sem <- struct{}{}
+		batch.refresh(ctx) // once per audit.BatchRefresh of a long run
 		wg.Go(func() {
 			defer func() { <-sem }()
 			o := wo

@@ -34,7 +34,13 @@ type batchRecord struct {
 	wait func()
 	mu   sync.Mutex
 	err  error
+	// written is when the records were last sent (the writer's clock):
+	// refresh writes them again once that is batchRefresh ago.
+	written time.Time
 }
+
+// batchRefresh is audit.BatchRefresh (a variable for the tests).
+var batchRefresh = audit.BatchRefresh
 
 // startBatch allocates a generation for each partition of keys and sends
 // the run's batch records, every entry started, in the background. It
@@ -56,12 +62,34 @@ func startBatch(ctx context.Context, st store.Store, keys []string, wo WriteOpti
 		keys = keys[n:]
 	}
 	recs := b.recs
+	b.written = now
 	b.wait = overlap.Start(ctx, func() {
 		for _, rec := range recs {
 			b.put(ctx, rec)
 		}
 	})
 	return b, gens
+}
+
+// refresh writes the run's records again, as they were first written,
+// when they were last written at least batchRefresh ago: called before
+// each partition's attempt begins, so that no attempt begins more than
+// batchRefresh after its record's last write, which is what lets gc judge
+// a record by its age (audit.BatchRefresh). A backfill shorter than that
+// writes nothing more; a longer one a PUT per record per batchRefresh.
+func (b *batchRecord) refresh(ctx context.Context) {
+	if b == nil {
+		return
+	}
+	now := env.From(ctx).Now()
+	if now.Sub(b.written) < batchRefresh {
+		return
+	}
+	b.wait() // the first write, or the last refresh
+	b.written = now
+	for _, rec := range b.recs {
+		b.put(ctx, rec)
+	}
 }
 
 // startedAt is the run's start, as its records say (zero for none).
