@@ -114,13 +114,15 @@ func (c *collector) collectBatches(ctx context.Context, prefix string, listedAt 
 		errs   []error
 	)
 	for _, a := range old {
-		data, _, err := store.ReadAll(ctx, c.st, a.Key)
+		data, attrs, err := store.ReadAll(ctx, c.st, a.Key)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			continue // removed since the listing
 		case err != nil:
 			errs = append(errs, fmt.Errorf("gc: read %s: %w", c.st.URI(a.Key), err))
 			continue
+		case !attrs.ModTime.IsZero() && !attrs.ModTime.Before(cutoff):
+			continue // written again since the listing: its run goes on
 		}
 		b, err := audit.ParseBatch(data)
 		if err != nil || layout.BatchKey(b.ID) != a.Key {
