@@ -17,7 +17,11 @@
 // backfill writes in place of its partitions' attempt records: each entry
 // stands for its partition's record (Facts.Batch), and an entry still
 // started with nothing else of its generation on the store gives no row
-// (the backfill never reached it).
+// (the backfill never reached it). An entry that knows only the run's
+// start (Attempt.RunStart) gives its row the partition's own: its
+// manifest's created_at, else its first upload's time. A batch record
+// that cannot be read is left out, and Table's error names it
+// (ErrCorruptBatch).
 //
 //   - A committed generation (in the chain from the pointer through each
 //     manifest's parent, as `pswap history` walks it, continued through the
