@@ -16,6 +16,7 @@ import (
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/store/memstore"
 	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
@@ -168,6 +169,19 @@ func TestAppendPublishCostFlat(t *testing.T) {
 		}
 	}
 	t.Run("mem", func(t *testing.T) { run(t, memstore.New()) })
+	t.Run("file", func(t *testing.T) {
+		// A table to plan with the engines afterwards (their manifests
+		// opened by a one-partition query).
+		dir := os.Getenv("PSWAP_APPEND_COST_DIR")
+		if dir == "" {
+			t.Skip("PSWAP_APPEND_COST_DIR=<an empty folder>")
+		}
+		st, err := filestore.New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, st)
+	})
 	t.Run("s3", func(t *testing.T) {
 		if !testenv.S3Enabled() || os.Getenv("PSWAP_APPEND_COST_S3") == "" {
 			t.Skip("PSWAP_APPEND_COST_S3=1 and MinIO")

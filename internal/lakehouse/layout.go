@@ -69,7 +69,7 @@ type manifestRef struct {
 	// every other manifest): its seq and gen are the newest append it
 	// holds, appGroup the partition's group hash, appN how many appends
 	// it holds and appTotal the partition's files after the newest.
-	app, appGroup    string
+	app, appGroup  string
 	appN, appTotal int
 }
 
