@@ -41,14 +41,14 @@ func TestAppendViewsMany(t *testing.T) {
 			}
 			return int64(doc["delta_version"].(float64))
 		}
-		commitCSV("dt=2026-11-28", "other", false, "100,Lisbon,1", "101,Porto,2")
+		commitCSV("dt=2026-11-28", "other", false, "100,Lisbon,1.5", "101,Porto,2.5")
 		tb.record("the other partition")
 		for i := range n {
 			v := commitCSV(part, fmt.Sprintf("run-%d", i), true, fmt.Sprintf("%d,Faro,%d.5", i, i))
 			if i == n/2 {
 				// The other partition's commit: the group's manifest is
 				// written anew and folds the appends in.
-				commitCSV("dt=2026-11-28", "other-2", false, "102,Braga,3")
+				commitCSV("dt=2026-11-28", "other-2", false, "102,Braga,3.5")
 				tb.record(fmt.Sprintf("append %d, then a commit of the other partition", i+1))
 				continue
 			}
