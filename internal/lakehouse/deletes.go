@@ -77,6 +77,9 @@ func (p *publisher) liveEntries(ctx context.Context, mf iceberg.ManifestFile) ([
 // read again when the manifest is written.
 func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *state, part string) {
 	ph, holds := partHash(part), holder(s.refs, part)
+	// A partition with append manifests: the ones its next append merges
+	// (appends.go); its group's manifest only if the publish needs it.
+	apps := p.readMergeable(ctx, g, s, part)
 	for i, r := range s.refs {
 		mf := s.list[i]
 		switch {
@@ -87,7 +90,7 @@ func (p *publisher) readReplaced(ctx context.Context, g *errgroup.Group, s *stat
 				}
 				return nil
 			})
-		case holds(r) && liveFiles(mf) > 0:
+		case holds(r) && liveFiles(mf) > 0 && !apps:
 			g.Go(func() error {
 				if ctx.Err() == nil {
 					_, _ = p.readGroup(ctx, mf)

@@ -11,6 +11,7 @@
 //	<table>/metadata/snap-<id>-<attempt>-<u>.avro manifest lists, write-once
 //	<table>/metadata/pswap-g<g>-<n>-<id>-<d>.avro  one manifest per group of partitions, write-once
 //	<table>/metadata/pswap-c<c>-<w>-<n>-<id>-<d>.avro a cold manifest (segment) of the groups before the newest, write-once
+//	<table>/metadata/pswap-ap<g>-<p>-<seq>-<gen>-<n>-<f>-<id>-<d>.avro an append manifest: a partition's newest appends, write-once
 //
 // The commit point of a publish is a create-if-absent PUT of the next
 // version's metadata file (the same primitive as pswap's manifests), never
@@ -52,6 +53,21 @@
 // reconcile merges, and so does the publish of a commit that starts a new
 // group (the first commit of a month): a table of daily partitions is the
 // newest month's manifest and one cold manifest per 16,384 files.
+// The publish of an append (a generation of kind append whose parent is
+// what the view records of its hot partition) writes no group manifest:
+// an append manifest of the run's files alone (added), named after the
+// partition, the append's sequence number and generation, and the
+// partition's file count, whose header lists the partition as its one
+// member; the manifest list carries every other manifest as it was. The
+// run's files are the last of the generation's head (manifest 2.0) past
+// its parent's count, read from its tail and at most its newest segments,
+// never the whole list. A partition's append manifests merge as a counter
+// of base 4 (at most 3 per level: 10 after 1,000 appends), and any
+// publish that writes their group's manifest anew (another partition's
+// commit, a replace, a merge into the cold manifest) folds them into it,
+// so append manifests exist for the hot groups only (appends.go). The
+// publish of an append costs what the 2nd append's did, whatever the
+// number of earlier appends.
 // A publish reads the pointer of what it writes (the partition's, after a
 // commit) right before it writes, and publishes what the pointer names if
 // that is newer; an attempt whose version it would PUT more than

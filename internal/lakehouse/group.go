@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -278,6 +279,11 @@ func (p *publisher) recorded(ctx context.Context, s *state, part string) (m memb
 // and nothing fails.
 func (p *publisher) recordedIn(ctx context.Context, s *state, part string, read bool) (m member, have bool, err error) {
 	ph, holds := partHash(part), holder(s.refs, part)
+	if r, ok := newestAppend(s, ph); ok {
+		// Its append manifests are newer than its group's member (a
+		// publish that writes the member anew folds them): no read.
+		return member{part: part, seq: r.seq, gen: r.gen}, true, nil
+	}
 	for i, r := range s.refs {
 		var rec member
 		ok := false
@@ -349,6 +355,12 @@ type groupUnit struct {
 	// cold is the watermark of a cold manifest's unit (cold.go), "" for
 	// a group's.
 	cold string
+	// deltas are appends of partitions of the unit that it folds in
+	// (appends.go): their files added, the partitions' records theirs.
+	deltas []*appendDelta
+	// drop: the unit of a partition dropped without a pointer (its
+	// manifests' entries recorded as deleted, its append manifests' too).
+	drop bool
 }
 
 // groupOut is a group's encoded manifests: one, several for a cold
@@ -382,6 +394,9 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 		}
 		digest = append(digest, fmt.Sprintf("%s\x00%d\x00%s", u.part, u.seq, gen))
 	}
+	for _, d := range un.deltas {
+		digest = append(digest, fmt.Sprintf("%s\x00%d\x00%s", d.u.part, d.u.seq, d.u.m.Generation))
+	}
 	type carried struct {
 		m       member
 		entries []iceberg.ManifestEntry // nil: the update's, added
@@ -392,12 +407,45 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 		dels    []iceberg.ManifestEntry
 	)
 	ac := p.appendCarry(un.ups)
+	// The records and entries of append manifests (appends.go) of members
+	// carried: folded into their members.
+	type folded struct {
+		m       member
+		entries []iceberg.ManifestEntry
+	}
+	apps := map[string]*folded{}
+	fold := func(m member, es []iceberg.ManifestEntry) {
+		a := apps[m.part]
+		if a == nil {
+			a = &folded{m: m}
+			apps[m.part] = a
+		} else if m.seq > a.m.seq {
+			a.m.seq, a.m.gen = m.seq, m.gen
+		}
+		a.entries = append(a.entries, es...)
+	}
 	for _, o := range un.olds {
 		digest = append(digest, o.mf.FilePath())
 		switch {
 		case damaged[o.ref.id()]:
 			// Missing or truncated: its members are written anew from
 			// their pointers; nothing of it can be recorded as deleted.
+		case o.ref.app != "":
+			gc, err := p.readGroup(ctx, o.mf)
+			if err != nil {
+				return groupOut{}, err
+			}
+			for i, m := range gc.members {
+				if changed[m.part] || un.drop {
+					gone := ac.keep(gc.entries[i])
+					dels = append(dels, p.deleted(gone)...)
+					for _, e := range gone {
+						out.delFiles, out.delRows = out.delFiles+1, out.delRows+e.DataFile().Count()
+					}
+					continue
+				}
+				fold(m, existing(gc.entries[i]))
+			}
 		case o.ref.group != "":
 			gc, err := p.readGroup(ctx, o.mf)
 			if err != nil {
@@ -439,6 +487,28 @@ func (p *publisher) encodeGroup(ctx context.Context, sh shape, un *groupUnit, da
 			}
 			dels = append(dels, p.deleted(gone)...)
 		}
+	}
+	for _, d := range un.deltas {
+		es, err := p.addedEntries(ctx, sh.sc, sh.spec, d.u)
+		if err != nil {
+			return groupOut{}, err
+		}
+		fold(member{part: d.u.part, seq: d.u.seq, gen: d.u.m.Generation}, es)
+	}
+	for i := range members {
+		if a := apps[members[i].m.part]; a != nil {
+			members[i].entries = append(slices.Clip(members[i].entries), a.entries...)
+			if a.m.seq > members[i].m.seq {
+				members[i].m.seq, members[i].m.gen = a.m.seq, a.m.gen
+			}
+			delete(apps, members[i].m.part)
+		}
+	}
+	for _, part := range slices.Sorted(maps.Keys(apps)) {
+		// Appends whose partition's member is in no manifest of the unit
+		// (its group's manifest damaged): their files alone.
+		a := apps[part]
+		members = append(members, carried{m: a.m, entries: a.entries})
 	}
 	for _, u := range un.ups {
 		if u.m != nil && len(u.m.Files) > 0 {

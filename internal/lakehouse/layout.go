@@ -64,11 +64,21 @@ type manifestRef struct {
 	// value it holds (2026-11, or 2026-11-29 for groups of a day); ""
 	// for every other manifest.
 	cold string
+
+	// app is an append manifest's partition hash (appends.go; "" for
+	// every other manifest): its seq and gen are the newest append it
+	// holds, appGroup the partition's group hash, appN how many appends
+	// it holds and appTotal the partition's files after the newest.
+	app, appGroup  string
+	appN, appTotal int
 }
 
 // id is the manifest's partition or group hash; a cold manifest's, its
 // prefix's hash and its watermark (coldID: the segments share the hash).
 func (r manifestRef) id() string {
+	if r.app != "" {
+		return appendID(r.app, r.seq)
+	}
 	if r.cold != "" {
 		return coldID(r.group, r.cold)
 	}
@@ -94,6 +104,9 @@ func parseManifestPath(loc string) (manifestRef, bool) {
 	}
 	if g, ok := strings.CutPrefix(name, "g"); ok {
 		return parseGroupName(g)
+	}
+	if a, ok := strings.CutPrefix(name, "ap"); ok {
+		return parseAppendName(a)
 	}
 	if c, ok := strings.CutPrefix(name, "c"); ok {
 		return parseColdName(c)
@@ -160,16 +173,19 @@ func parseColdName(name string) (manifestRef, bool) {
 }
 
 // ManifestShape says what a manifest's name (the last segment of loc) makes
-// it: shared is true for a manifest that holds several partitions (a
-// group's, or a cold one), cold for a cold manifest (a segment, or the one
-// cold manifest per prefix of a pswap before segments). Checkers outside
-// this package (the simulation's) use it rather than a copy of the names.
+// it: shared is true for a manifest whose members are in its Avro header
+// (pswap.members): a group's, a cold one, or an append manifest (one
+// member: a partition's newest appends, whose record is newer than its
+// group's, see appends.go); cold for a cold manifest (a segment, or the
+// one cold manifest per prefix of a pswap before segments). Checkers
+// outside this package (the simulation's) use it rather than a copy of
+// the names.
 func ManifestShape(loc string) (shared, cold bool) {
 	r, ok := parseManifestPath(loc)
 	if !ok {
 		return false, false
 	}
-	return r.group != "", r.cold != ""
+	return r.group != "" || r.app != "", r.cold != ""
 }
 
 func manifestListKey(snapshot int64, attempt int, unique string) string {

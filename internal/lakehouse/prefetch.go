@@ -168,6 +168,9 @@ func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 	g.SetLimit(p.opts.Concurrency)
 	seen := map[string]bool{}
 	for _, part := range f.parts {
+		if _, ok := newestAppend(f.s, partHash(part)); ok {
+			continue // its appends' records are in their names (appends.go)
+		}
 		holds := holder(f.s.refs, part)
 		for i, r := range f.s.refs {
 			if mf := f.s.list[i]; holds(r) && liveFiles(mf) > 0 && !seen[mf.FilePath()] {

@@ -246,7 +246,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if have && r.seq >= c.Seq {
 			return nil, nil
 		}
-		m, err := p.manifest(ctx, c.Partition, c.Generation, c.Manifest)
+		m, err := p.commitManifest(ctx, c.Partition, c.Generation, c.Manifest, r, have) // an append's head unexpanded (appends.go)
 		if err != nil {
 			return nil, err
 		}
@@ -679,6 +679,8 @@ func (p *publisher) result(s *state, changed bool) Result {
 		switch {
 		case i < len(s.refs) && s.refs[i].group != "":
 			r.Partitions += s.refs[i].members
+		case i < len(s.refs) && s.refs[i].app != "":
+			// A partition's appends (appends.go): its group counts it.
 		case liveFiles(mf) > 0:
 			r.Partitions++
 		}

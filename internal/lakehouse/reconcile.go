@@ -30,6 +30,9 @@ type reconcile struct {
 	// partHash: their manifests stay as they are, and errs says why.
 	unreadable map[string]bool
 	errs       []error
+	// orphans are the partition hashes of append manifests whose
+	// partition has neither a pointer nor a group member: dropped.
+	orphans []string
 }
 
 // list finds the partitions and reads their pointers: those reads are the
@@ -173,7 +176,33 @@ func (rc *reconcile) members(ctx context.Context, s *state) (map[string]member, 
 			return nil
 		})
 	}
-	return out, g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// A partition's append manifests (appends.go) record it past its
+	// group's member: their names say so, no read. One whose partition
+	// is in no group manifest is dropped (orphans).
+	byHash := map[string]string{}
+	for part := range out {
+		byHash[partHash(part)] = part
+	}
+	for part := range rc.pointers {
+		byHash[partHash(part)] = part
+	}
+	for _, r := range s.refs {
+		if r.app == "" {
+			continue
+		}
+		part, ok := byHash[r.app]
+		if !ok {
+			rc.orphans = append(rc.orphans, r.app)
+			continue
+		}
+		if o, ok := out[part]; ok && r.seq > o.seq {
+			out[part] = member{part: part, seq: r.seq, gen: r.gen}
+		}
+	}
+	return out, nil
 }
 
 // plan is the updates that bring s up to date with the pointers: each
@@ -199,6 +228,7 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 		return nil, err
 	}
 	s.damaged = damaged
+	rc.orphans = nil
 	members, err := rc.members(ctx, s)
 	if err != nil {
 		return nil, err
@@ -222,7 +252,7 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 		r, own := byHash[ph]
 		m, grouped := members[part]
 		if own && !damaged[ph] && (r.seq > ptr.Seq || r.seq == ptr.Seq && r.gen == ptr.Generation) ||
-			grouped && !damaged[unitID(s, part)] && m.newer(ptr.Seq, ptr.Generation) {
+			grouped && !damaged[unitID(s, part)] && !appendsDamaged(s, ph) && m.newer(ptr.Seq, ptr.Generation) {
 			// Already this generation, or a newer one that a publish of a
 			// later commit wrote after we read the pointer: a reconcile
 			// never brings back older data either.
@@ -258,6 +288,12 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 	for _, part := range slices.Sorted(maps.Keys(members)) {
 		if !live[partHash(part)] {
 			ups = append(ups, partUpdate{part: part}) // dropped from its group
+		}
+	}
+	for _, ph := range rc.orphans {
+		if !live[ph] {
+			live[ph] = true
+			ups = append(ups, partUpdate{drop: ph})
 		}
 	}
 	// A damaged group none of whose members has a pointer any more: drop it.

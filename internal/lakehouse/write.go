@@ -21,11 +21,15 @@ import (
 // new manifests and the list at once (putList), then the version. It
 // returns errLostRace when another publisher wrote that version first.
 func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attempt int) (*state, error) {
+	ups, deltas, err := p.resolveAppends(ctx, s, ups)
+	if err != nil {
+		return nil, err
+	}
 	sh, err := p.shapeFor(ctx, s, ups)
 	if err != nil {
 		return nil, err
 	}
-	lc, err := p.newList(ctx, s, sh, ups)
+	lc, err := p.newList(ctx, s, sh, ups, deltas)
 	if err != nil {
 		return nil, err
 	}
@@ -191,18 +195,30 @@ type listChange struct {
 	puts                       []*manifestPut // nil where an earlier attempt wrote it
 	addFiles, addRows, addSize int64
 	delFiles, delRows          int64
+	// rows is the rows of the generations of appends written as append
+	// manifests (whose updates hold the run's files only), by partition.
+	rows map[string]int64
 }
 
 // newList is the manifest list after s with ups: every kept manifest (a
 // manifest of deletions only is left out: those are the history of the
 // snapshot that wrote it, not the table's state), plus one new manifest
 // per group that ups change (encodeGroup), the cold manifest counting as
-// one group, and the groups that mergeCold merges into the cold manifest.
-func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partUpdate) (listChange, error) {
-	var lc listChange
+// one group, and the groups that mergeCold merges into the cold manifest;
+// and an append manifest per append of deltas (appends.go), unless its
+// group's manifest is written anyway, which then folds it in.
+func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partUpdate, deltas map[string]*appendDelta) (listChange, error) {
+	lc := listChange{rows: map[string]int64{}}
 	units := map[string]*groupUnit{} // by group hash (or a dropped partition's hash)
 	byPart := map[string]string{}    // partHash of a changed partition -> its unit
 	for _, u := range ups {
+		if d := deltas[u.part]; d != nil && u.drop == "" {
+			lc.addFiles += int64(len(u.m.Files))
+			lc.addRows += u.m.Rows
+			lc.addSize += u.m.Bytes
+			lc.rows[u.part] = d.rows
+			continue
+		}
 		id, cold := u.drop, ""
 		if id == "" {
 			id, cold = unitOf(s, u.part)
@@ -216,7 +232,7 @@ func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partU
 			byPart[u.drop] = id
 		}
 		if units[id] == nil {
-			units[id] = &groupUnit{id: id, cold: cold}
+			units[id] = &groupUnit{id: id, cold: cold, drop: u.drop != ""}
 		}
 		if u.drop == "" {
 			units[id].ups = append(units[id].ups, u)
@@ -232,8 +248,49 @@ func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partU
 			byPart[ph] = c
 		}
 	}
+	// Appends: folded into their group's unit when it is written anyway,
+	// else an append manifest each, with the manifests it merges.
+	appUnits := map[string]*appendUnit{} // by partition
+	merged := map[string]*appendUnit{}   // manifestRef.id of a merged append manifest -> its unit
+	for _, part := range slices.Sorted(maps.Keys(deltas)) {
+		d := deltas[part]
+		g := groupHash(part)
+		if c, ok := into[g]; ok {
+			g = c
+		}
+		if un := units[g]; un != nil {
+			un.deltas = append(un.deltas, d)
+			continue
+		}
+		idx, n := mergeable(s, partHash(part))
+		au := &appendUnit{d: d, n: n}
+		appUnits[part] = au
+		for _, i := range idx {
+			merged[s.refs[i].id()] = au
+		}
+	}
 	for i, mf := range s.list {
 		r := s.refs[i]
+		if r.app != "" {
+			// An append manifest: folded into the unit of its partition
+			// or its group when one is written, merged, or kept.
+			un := units[byPart[r.app]]
+			if c, ok := into[r.appGroup]; ok && un == nil {
+				un = units[c]
+			}
+			if un == nil {
+				un = units[r.appGroup]
+			}
+			switch {
+			case un != nil:
+				un.olds = append(un.olds, oldManifest{mf, r})
+			case merged[r.id()] != nil:
+				merged[r.id()].olds = append(merged[r.id()].olds, oldManifest{mf, r})
+			case liveFiles(mf) > 0:
+				lc.list = append(lc.list, mf)
+			}
+			continue
+		}
 		id := byPart[r.part]
 		if c, ok := into[r.id()]; ok && r.group != "" {
 			id = c
@@ -258,9 +315,18 @@ func (p *publisher) newList(ctx context.Context, s *state, sh shape, ups []partU
 			return err
 		})
 	}
+	parts := slices.Sorted(maps.Keys(appUnits))
+	aout := make([]groupOut, len(parts))
+	for i, part := range parts {
+		enc.Go(func() (err error) {
+			aout[i], err = p.encodeAppend(ectx, sh, appUnits[part])
+			return err
+		})
+	}
 	if err := enc.Wait(); err != nil {
 		return listChange{}, err
 	}
+	out = append(out, aout...)
 	for _, o := range out {
 		lc.delFiles += o.delFiles
 		lc.delRows += o.delRows
@@ -329,7 +395,11 @@ func (lc listChange) summary(ups []partUpdate) map[string]string {
 		sum["pswap.generation"] = u.m.Generation
 		sum["pswap.seq"] = strconv.FormatInt(u.seq, 10)
 		sum["pswap.run-id"] = u.m.RunID
-		sum["pswap.rows"] = strconv.FormatInt(u.m.Rows, 10)
+		rows := u.m.Rows
+		if r, ok := lc.rows[u.part]; ok {
+			rows = r // an append manifest's update holds the run's files only
+		}
+		sum["pswap.rows"] = strconv.FormatInt(rows, 10)
 		if u.m.RollbackOf != "" {
 			sum["pswap.rollback-of"] = u.m.RollbackOf
 		}

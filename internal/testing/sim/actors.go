@@ -133,12 +133,17 @@ func (w *World) build() {
 		if as.After > 0 {
 			after = w.appenders[as.After-1]
 		}
-		w.appenders = append(w.appenders, add(fmt.Sprintf("ap%d(%s)", i+1, as.RunID), "appender", as.Start, after, true, true, w.appenderBody(as)))
+		ps := &pubSlot{}
+		ap := add(fmt.Sprintf("ap%d(%s)", i+1, as.RunID), "appender", as.Start, after, true, true, w.appenderBody(as, ps))
+		w.appenders = append(w.appenders, ap)
+		if w.cfg.PublishAppends[i+1] {
+			add("pub:"+ap.name, "publisher", 0, ap, true, false, w.publisherBody(ps, false))
+		}
 	}
 	for i, vs := range w.cfg.Views {
 		add(fmt.Sprintf("views%d", i+1), "views", vs.Start, nil, true, false, w.viewsBody(vs))
 	}
-	w.iceberg = len(pubs) > 0 || len(w.cfg.Reconcilers) > 0 || len(w.cfg.LoseManifest) > 0 || slices.ContainsFunc(w.cfg.LoseHint, func(ls LossSpec) bool { return ls.Pause > 0 })
+	w.iceberg = len(pubs) > 0 || len(w.cfg.PublishAppends) > 0 || len(w.cfg.Reconcilers) > 0 || len(w.cfg.LoseManifest) > 0 || slices.ContainsFunc(w.cfg.LoseHint, func(ls LossSpec) bool { return ls.Pause > 0 })
 }
 
 // commitOptions are the writers' options: the simulated grace period and

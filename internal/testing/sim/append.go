@@ -26,8 +26,9 @@ type AppendSpec struct {
 }
 
 // appenderBody appends the spec's rows through the facade (Parquet, one
-// file a row so that an append has several files).
-func (w *World) appenderBody(as AppendSpec) func(context.Context, *actor) string {
+// file a row so that an append has several files), and leaves its writer
+// and result in ps for the publisher that follows it (PublishAppends).
+func (w *World) appenderBody(as AppendSpec, ps *pubSlot) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
 		w.mu.Lock()
 		w.appendIn[a] = as
@@ -38,6 +39,7 @@ func (w *World) appenderBody(as AppendSpec) func(context.Context, *actor) string
 			var wr *pswap.Writer
 			opts := w.commitOptions(a, as.RunID, swap.Fail)
 			if wr, err = p.Append(ctx, pswap.WriteOptions{Commit: opts, Staging: staging.Options{TargetFileSize: 1}}); err == nil {
+				w.setSlot(ps, func(ps *pubSlot) { ps.w = wr })
 				if !wr.AlreadyCommitted() {
 					if err = pswap.Write(wr, as.Rows...); err != nil {
 						wr.Abort(context.WithoutCancel(ctx))
@@ -45,6 +47,9 @@ func (w *World) appenderBody(as AppendSpec) func(context.Context, *actor) string
 				}
 				if err == nil {
 					res, err = wr.Commit(ctx)
+				}
+				if err == nil {
+					w.fill(ps, as.Partition, res)
 				}
 			}
 		}
@@ -242,6 +247,21 @@ func AppendScenario(seed uint64) Config {
 	c.GCs = append(c.GCs, GCSpec{Start: r.IntN(60), Rounds: 3 + r.IntN(5), Pause: 5 + r.IntN(20)})
 	for range 1 + r.IntN(2) {
 		c.Readers = append(c.Readers, ReaderSpec{ActorSpec: ActorSpec{Partition: part, Start: r.IntN(150)}, Reads: 2 + r.IntN(3)})
+	}
+	// The Iceberg view, from a stream of its own (the seeds' actors stay
+	// as they were): half the seeds publish after most appends (append
+	// manifests, their merging and folding: lakehouse appends.go) and
+	// reconcile.
+	ice := rand.New(rand.NewPCG(seed, 0xa99e1ce))
+	if ice.IntN(2) == 0 {
+		c.MetadataMinAge = time.Duration(15+ice.IntN(20)) * time.Second
+		c.PublishAppends = map[int]bool{}
+		for k := range c.Appenders {
+			c.PublishAppends[k+1] = ice.IntN(5) != 0
+		}
+		for range ice.IntN(3) {
+			c.Reconcilers = append(c.Reconcilers, GCSpec{Start: ice.IntN(200), Rounds: 1 + ice.IntN(4), Pause: 10 + ice.IntN(40)})
+		}
 	}
 	return c
 }

@@ -92,6 +92,10 @@ type Config struct {
 	// Appenders run pswap.Partition.Append into one partition each
 	// (append.go).
 	Appenders []AppendSpec
+	// PublishAppends: the appends of these appenders (1-based) are
+	// followed by a publisher of the Iceberg metadata (the facade's
+	// Writer.Publish, as `pswap commit --append --publish`).
+	PublishAppends map[int]bool
 	// Publish: the commits and rollbacks of these actors (1-based, in the
 	// order writers (a staged writer's committers right after it),
 	// rollbacks) are followed by a publisher of the Iceberg metadata
