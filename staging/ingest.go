@@ -134,7 +134,14 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		}
 		done <- r
 	}()
-	n, cerr := io.Copy(p.buf, ctxio.Reader(sctx, io.NewSectionReader(f, 0, size)))
+	// The bytes go from the file straight into the store writer's part
+	// buffers (hashSink.ReadFrom), past the part's write buffer, which
+	// holds nothing: a copy encoder writes no bytes of its own.
+	cerr := p.buf.Flush()
+	var n int64
+	if cerr == nil {
+		n, cerr = p.sink.ReadFrom(ctxio.Reader(sctx, io.NewSectionReader(f, 0, size)))
+	}
 	if cerr != nil {
 		cancel()
 	}

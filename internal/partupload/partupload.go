@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/pswap/pswap/store"
@@ -179,6 +180,63 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return written, nil
 }
 
+// ReadFrom reads r until EOF straight into the part buffers (one copy less
+// than Write: an existing file goes from the page cache to a part buffer
+// and from there to the socket). Parts are handed to background uploads as
+// Write hands them: a full part only once more data follows it (a one-byte
+// read tells), so that an object of exactly one part is still one Put. It
+// blocks while Concurrency parts are in flight. After a failure the write
+// is aborted; an error of r is returned as it is and leaves the write
+// open.
+func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
+	if w.state != stateOpen {
+		return 0, w.stateError()
+	}
+	var total int64
+	var probe [1]byte
+	for {
+		if err := w.failed(); err != nil {
+			w.cleanup()
+			return total, err
+		}
+		if err := w.parent.Err(); err != nil {
+			w.cleanup()
+			return total, w.errorf("%w", err)
+		}
+		b := *w.buf
+		if len(b) == cap(b) {
+			// Full: upload it only if more data follows.
+			n, err := r.Read(probe[:])
+			if n > 0 {
+				if ferr := w.flush(); ferr != nil {
+					w.cleanup()
+					return total, ferr
+				}
+				*w.buf = append(*w.buf, probe[0])
+				w.size++
+				total++
+			}
+			if err == io.EOF {
+				return total, nil
+			}
+			if err != nil {
+				return total, err
+			}
+			continue
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		*w.buf = b[:len(b)+n]
+		w.size += int64(n)
+		total += int64(n)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
 // flush hands the current buffer to a background upload and takes a fresh
 // buffer. It blocks while Concurrency parts are in flight.
 func (w *Writer) flush() error {
@@ -281,4 +339,7 @@ func (w *Writer) cleanup() error {
 	return w.t.Finish(false)
 }
 
-var _ store.Writer = (*Writer)(nil)
+var (
+	_ store.Writer  = (*Writer)(nil)
+	_ io.ReaderFrom = (*Writer)(nil)
+)
