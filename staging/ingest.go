@@ -142,6 +142,12 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	if cerr == nil {
 		n, cerr = p.sink.ReadFrom(ctxio.Reader(sctx, io.NewSectionReader(f, 0, size)))
 	}
+	// Every byte is in: the last part goes out now, while the check may
+	// still run, instead of after it (the upload is completed only once
+	// the check passed, by closePart below).
+	if sw, ok := p.w.(sealer); ok && cerr == nil {
+		cerr = sw.Seal()
+	}
 	if cerr != nil {
 		cancel()
 	}
@@ -171,6 +177,10 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	}
 	return s.closePart()
 }
+
+// sealer is a store writer that can send its last part before its Commit
+// (partupload.Writer.Seal).
+type sealer interface{ Seal() error }
 
 // copyEncoder is the encoder of a file copied as is, whose footer was read
 // before.

@@ -44,6 +44,9 @@ type Options struct {
 // ErrCommitted is returned by Write and Commit after a Commit.
 var ErrCommitted = errors.New("writer already committed")
 
+// ErrSealed is returned by Write and ReadFrom after Seal.
+var ErrSealed = errors.New("writer sealed: no more bytes after Seal")
+
 // ErrAborted is returned by Write and Commit after Abort (Commit returns
 // the failure that aborted the write, if one did).
 var ErrAborted = errors.New("writer aborted")
@@ -82,13 +85,14 @@ type Writer struct {
 	ctx    context.Context // cancelled on the first failure, on Abort and after Commit
 	cancel context.CancelFunc
 
-	pool  *sync.Pool
-	sem   chan struct{}
-	wg    sync.WaitGroup
-	buf   *[]byte
-	size  int64
-	next  int // number of parts handed to uploads
-	state state
+	pool   *sync.Pool
+	sem    chan struct{}
+	wg     sync.WaitGroup
+	buf    *[]byte
+	size   int64
+	next   int // number of parts handed to uploads
+	state  state
+	sealed bool // Seal was called: no more bytes
 
 	mu  sync.Mutex
 	err error // first failure of a background part upload
@@ -153,6 +157,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if w.state != stateOpen {
 		return 0, w.stateError()
 	}
+	if w.sealed && len(p) > 0 {
+		return 0, fmt.Errorf("%s: %w", w.o.Name, ErrSealed)
+	}
 	if err := w.failed(); err != nil {
 		w.cleanup()
 		return 0, err
@@ -191,6 +198,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 	if w.state != stateOpen {
 		return 0, w.stateError()
+	}
+	if w.sealed {
+		return 0, fmt.Errorf("%s: %w", w.o.Name, ErrSealed)
 	}
 	var total int64
 	var probe [1]byte
@@ -263,6 +273,35 @@ func (w *Writer) flush() error {
 		}
 	}()
 	w.buf = w.getBuf()
+	return nil
+}
+
+// Seal ends the bytes of the write: when parts have gone out already, what
+// is buffered goes out now as the last part, in the background, so that a
+// caller with other work to finish before the Commit (a check of what it
+// wrote) has the last part's upload overlap that work; Commit then only
+// waits for the parts and completes. An object still within one part stays
+// buffered for Commit's single Put. Write and ReadFrom fail after Seal
+// (ErrSealed); Abort discards the write as before. Like flush, it blocks
+// while Concurrency parts are in flight.
+func (w *Writer) Seal() error {
+	if w.state != stateOpen {
+		return w.stateError()
+	}
+	if err := w.failed(); err != nil {
+		w.cleanup()
+		return err
+	}
+	if w.sealed {
+		return nil
+	}
+	w.sealed = true
+	if w.next > 0 && len(*w.buf) > 0 {
+		if err := w.flush(); err != nil {
+			w.cleanup()
+			return err
+		}
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/pswap/pswap/store"
 )
@@ -288,5 +289,63 @@ func TestReadFromErrors(t *testing.T) {
 	}
 	if _, err := w.ReadFrom(&chunkReader{b: data(3), k: 3}); !errors.Is(err, ErrCommitted) {
 		t.Errorf("ReadFrom after Commit: %v, want ErrCommitted", err)
+	}
+}
+
+// TestSeal: after Seal every part of a multipart object has gone out
+// before Commit (the last one too), Commit only completes, and the object
+// is the same; an object within one part stays for Commit's Put; bytes
+// after Seal are refused; a sealed write can still be aborted.
+func TestSeal(t *testing.T) {
+	const part = 64
+	for _, n := range []int{1, part, part + 1, 3*part + 7} {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFake()
+			w := New(t.Context(), f, Options{Name: "test", URI: "mem://k", PartSize: part, Concurrency: 2})
+			in := data(n)
+			if _, err := w.ReadFrom(bytes.NewReader(in)); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Seal(); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			wantParts := 0
+			if n > part {
+				wantParts = (n + part - 1) / part
+			}
+			f.mu.Lock()
+			sent := len(f.parts)
+			f.mu.Unlock()
+			if sent != wantParts {
+				t.Errorf("n=%d: %d parts sent after Seal, want %d", n, sent, wantParts)
+			}
+			if _, err := w.Write([]byte("x")); !errors.Is(err, ErrSealed) {
+				t.Errorf("Write after Seal: %v, want ErrSealed", err)
+			}
+			if _, err := w.ReadFrom(bytes.NewReader([]byte("x"))); !errors.Is(err, ErrSealed) {
+				t.Errorf("ReadFrom after Seal: %v, want ErrSealed", err)
+			}
+			if _, err := w.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.obj, in) || len(f.parts) != wantParts || f.completes+f.puts != 1 {
+				t.Errorf("n=%d: object of %d bytes, %d parts, %d completes, %d puts", n, len(f.obj), len(f.parts), f.completes, f.puts)
+			}
+		})
+	}
+	f := newFake()
+	w := New(t.Context(), f, Options{Name: "test", URI: "mem://k", PartSize: part, Concurrency: 2})
+	if _, err := w.Write(data(3 * part)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.finished, []bool{false}) || f.completes != 0 {
+		t.Errorf("abort after Seal: Finish %v, %d completes; want [false], 0", f.finished, f.completes)
 	}
 }
