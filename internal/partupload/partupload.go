@@ -234,7 +234,7 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 			}
 			continue
 		}
-		n, err := r.Read(b[len(b):cap(b)])
+		n, err := r.Read(b[len(b):min(cap(b), len(b)+readChunk)])
 		*w.buf = b[:len(b)+n]
 		w.size += int64(n)
 		total += int64(n)
@@ -246,6 +246,13 @@ func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
 		}
 	}
 }
+
+// readChunk bounds each read of ReadFrom, so that a reader that goes over
+// what it has just read (the SHA-256 staging tees off the reads) finds it
+// in the CPU's cache: with reads of a whole 8 MiB part that hash's CPU
+// time went up by about a quarter (pprof of 10 commits of a 75 MiB file),
+// more than the copy saved.
+const readChunk = 1 << 20
 
 // flush hands the current buffer to a background upload and takes a fresh
 // buffer. It blocks while Concurrency parts are in flight.
