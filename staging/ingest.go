@@ -110,6 +110,9 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		return err
 	}
 	p := s.cur
+	if h, ok := p.w.(sizeHinter); ok {
+		h.SizeHint(size) // a multipart upload is created while the first part fills
+	}
 
 	// The pages, while the bytes upload.
 	sctx, cancel := context.WithCancel(ctx)
@@ -177,6 +180,10 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	}
 	return s.closePart()
 }
+
+// sizeHinter is a store writer told the object's size before its bytes
+// (partupload.Writer.SizeHint).
+type sizeHinter interface{ SizeHint(size int64) }
 
 // sealer is a store writer that can send its last part before its Commit
 // (partupload.Writer.Seal).

@@ -31,6 +31,15 @@ type Target interface {
 	Finish(committed bool) error
 }
 
+// Preparer is a Target that can get ready for the parts before the first
+// one is full: an S3 multipart upload is created so (Writer.SizeHint).
+// Prepare is called at most once, from a background goroutine that Commit
+// and Abort wait for; Finish must then discard what it prepared unless
+// Complete used it (an object that turned out to fit one Put).
+type Preparer interface {
+	Prepare(ctx context.Context)
+}
+
 // Options describe a write. Name and URI only make the messages.
 type Options struct {
 	Name        string // the store package, leading every message ("s3store")
@@ -85,14 +94,15 @@ type Writer struct {
 	ctx    context.Context // cancelled on the first failure, on Abort and after Commit
 	cancel context.CancelFunc
 
-	pool   *sync.Pool
-	sem    chan struct{}
-	wg     sync.WaitGroup
-	buf    *[]byte
-	size   int64
-	next   int // number of parts handed to uploads
-	state  state
-	sealed bool // Seal was called: no more bytes
+	pool     *sync.Pool
+	sem      chan struct{}
+	wg       sync.WaitGroup
+	buf      *[]byte
+	size     int64
+	next     int // number of parts handed to uploads
+	state    state
+	sealed   bool // Seal was called: no more bytes
+	prepared bool // SizeHint started the Target's Prepare
 
 	mu  sync.Mutex
 	err error // first failure of a background part upload
@@ -283,6 +293,24 @@ func (w *Writer) flush() error {
 	return nil
 }
 
+// SizeHint tells the writer how many bytes are coming, when the caller
+// knows (an existing file). When they are more than one part, a Target
+// that is a Preparer starts getting ready at once, in the background (an
+// S3 multipart upload is created while the first part fills instead of
+// after). A wrong hint costs at most that preparation.
+func (w *Writer) SizeHint(size int64) {
+	p, ok := w.t.(Preparer)
+	if !ok || w.prepared || w.state != stateOpen || w.next > 0 || size <= w.o.PartSize {
+		return
+	}
+	w.prepared = true
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		p.Prepare(w.ctx)
+	}()
+}
+
 // Seal ends the bytes of the write: when parts have gone out already, what
 // is buffered goes out now as the last part, in the background, so that a
 // caller with other work to finish before the Commit (a check of what it
@@ -346,6 +374,7 @@ func (w *Writer) commit() (store.Attrs, error) {
 		return store.Attrs{}, w.errorf("%w", err)
 	}
 	if w.next == 0 {
+		w.wg.Wait() // a Prepare in flight: Finish discards what it made
 		return w.t.Put(w.ctx, *w.buf)
 	}
 	if len(*w.buf) > 0 {

@@ -349,3 +349,54 @@ func TestSeal(t *testing.T) {
 		t.Errorf("abort after Seal: Finish %v, %d completes; want [false], 0", f.finished, f.completes)
 	}
 }
+
+// preparing is a fake Target that is a Preparer.
+type preparing struct {
+	*fake
+	prepared int
+}
+
+func (p *preparing) Prepare(context.Context) {
+	p.mu.Lock()
+	p.prepared++
+	p.mu.Unlock()
+}
+
+// TestSizeHint: a hint of more than one part prepares the Target once, in
+// the background, and Commit waits for it even when the object ends as one
+// Put; a hint within one part, or a Target that is no Preparer, prepares
+// nothing.
+func TestSizeHint(t *testing.T) {
+	const part = 64
+	for _, c := range []struct{ hint, size, want int }{
+		{3 * part, 3 * part, 1},
+		{3 * part, 10, 1},
+		{part, part, 0},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			p := &preparing{fake: newFake()}
+			w := New(t.Context(), p, Options{Name: "test", URI: "mem://k", PartSize: part, Concurrency: 2})
+			w.SizeHint(int64(c.hint))
+			w.SizeHint(int64(c.hint))
+			in := data(c.size)
+			if _, err := w.Write(in); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if p.prepared != c.want || !bytes.Equal(p.obj, in) {
+				t.Errorf("hint %d, %d bytes: prepared %d times, want %d; object of %d bytes", c.hint, c.size, p.prepared, c.want, len(p.obj))
+			}
+		})
+	}
+	f := newFake()
+	w := New(t.Context(), f, Options{Name: "test", URI: "mem://k", PartSize: part})
+	w.SizeHint(10 * part) // not a Preparer: nothing to do
+	if _, err := w.Write(data(3 * part)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(); err != nil || !bytes.Equal(f.obj, data(3*part)) {
+		t.Fatalf("commit: %v", err)
+	}
+}
