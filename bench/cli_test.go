@@ -101,9 +101,10 @@ func commitPath(r *reporter, t *pswap.Table, part, path string) (time.Duration, 
 	return commitPathWith(r, t, part, path, pswap.WriteOptions{})
 }
 
-// timeCmdCPU is timeCmd that also returns the CPU time (user and system)
-// of the process: on a machine shared with other work the wall times swing
-// with the load, the CPU a process needed much less.
+// timeCmdCPU runs a command to completion and returns its wall time and
+// the CPU time (user and system) the process used: on a machine shared
+// with other work the wall times swing with the load, the CPU a process
+// needs much less.
 func timeCmdCPU(ctx context.Context, stdout io.Writer, name string, args ...string) (wall, cpu time.Duration, err error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout = stdout
