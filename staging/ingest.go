@@ -138,12 +138,17 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		done <- r
 	}()
 	// The bytes go from the file straight into the store writer's part
-	// buffers (hashSink.ReadFrom), past the part's write buffer, which
-	// holds nothing: a copy encoder writes no bytes of its own.
+	// buffers when it reads for itself (hashSink.ReadFrom), past the part's
+	// write buffer, which holds nothing: a copy encoder writes no bytes of
+	// its own. Other writers get them through that buffer, in 1 MiB reads.
 	cerr := p.buf.Flush()
 	var n int64
-	if cerr == nil {
-		n, cerr = p.sink.ReadFrom(ctxio.Reader(sctx, io.NewSectionReader(f, 0, size)))
+	if src := ctxio.Reader(sctx, io.NewSectionReader(f, 0, size)); cerr == nil {
+		if _, ok := p.w.(io.ReaderFrom); ok {
+			n, cerr = p.sink.ReadFrom(src)
+		} else {
+			n, cerr = io.Copy(p.buf, src)
+		}
 	}
 	// Every byte is in: the last part goes out now, while the check may
 	// still run, instead of after it (the upload is completed only once
