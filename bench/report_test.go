@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,21 +182,6 @@ func (r *reporter) binary(env, pkg string) string {
 		r.t.Fatalf("build %s: %v", pkg, err)
 	}
 	return out
-}
-
-// timeCmd runs a command to completion and returns its wall time.
-func timeCmd(ctx context.Context, stdout io.Writer, name string, args ...string) (time.Duration, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout = stdout
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err := cmd.Run()
-	d := time.Since(start)
-	if err != nil {
-		return d, fmt.Errorf("%s: %w: %s", filepath.Base(name), err, strings.TrimSpace(stderr.String()))
-	}
-	return d, nil
 }
 
 func (r *reporter) needPolars() bool {

@@ -110,6 +110,9 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		return err
 	}
 	p := s.cur
+	if h, ok := p.w.(sizeHinter); ok {
+		h.SizeHint(size) // a multipart upload is created while the first part fills
+	}
 
 	// The pages, while the bytes upload.
 	sctx, cancel := context.WithCancel(ctx)
@@ -134,7 +137,25 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		}
 		done <- r
 	}()
-	n, cerr := io.Copy(p.buf, ctxio.Reader(sctx, io.NewSectionReader(f, 0, size)))
+	// The bytes go from the file straight into the store writer's part
+	// buffers when it reads for itself (hashSink.ReadFrom), past the part's
+	// write buffer, which holds nothing: a copy encoder writes no bytes of
+	// its own. Other writers get them through that buffer, in 1 MiB reads.
+	cerr := p.buf.Flush()
+	var n int64
+	if src := ctxio.Reader(sctx, io.NewSectionReader(f, 0, size)); cerr == nil {
+		if _, ok := p.w.(io.ReaderFrom); ok {
+			n, cerr = p.sink.ReadFrom(src)
+		} else {
+			n, cerr = io.Copy(p.buf, src)
+		}
+	}
+	// Every byte is in: the last part goes out now, while the check may
+	// still run, instead of after it (the upload is completed only once
+	// the check passed, by closePart below).
+	if sw, ok := p.w.(sealer); ok && cerr == nil {
+		cerr = sw.Seal()
+	}
 	if cerr != nil {
 		cancel()
 	}
@@ -164,6 +185,14 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 	}
 	return s.closePart()
 }
+
+// sizeHinter is a store writer told the object's size before its bytes
+// (partupload.Writer.SizeHint).
+type sizeHinter interface{ SizeHint(size int64) }
+
+// sealer is a store writer that can send its last part before its Commit
+// (partupload.Writer.Seal).
+type sealer interface{ Seal() error }
 
 // copyEncoder is the encoder of a file copied as is, whose footer was read
 // before.

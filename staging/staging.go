@@ -317,6 +317,19 @@ func (h *hashSink) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadFrom reads r until EOF into the store's writer, hashing and counting
+// the bytes as Write does: straight into its part buffers when the writer
+// reads for itself (io.ReaderFrom: one copy less for an existing file),
+// through Write otherwise. Not for a sink that keeps its tail.
+func (h *hashSink) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := h.w.(io.ReaderFrom); ok && !h.keep {
+		n, err := rf.ReadFrom(io.TeeReader(r, h.h))
+		h.n += n
+		return n, err
+	}
+	return io.Copy(struct{ io.Writer }{h}, r)
+}
+
 // columnStats are the statistics of a closed part's columns, from its
 // encoder's footer or the bytes it ended with; nil when unknown.
 func (p *part) columnStats() []manifest.ColumnStats {

@@ -4,6 +4,12 @@
 // full parts upload in the background, so that memory stays about
 // (Concurrency+1)*PartSize; it stops every part at the first failure, and
 // sends an object that fits in one part in a single request at Commit.
+// A caller with a file reads it straight into the part buffers
+// (Writer.ReadFrom), may say its size first so that a Target that is a
+// [Preparer] gets ready before the first part is full (Writer.SizeHint: an
+// S3 multipart upload is created then), and may send the last part before
+// Commit (Writer.Seal) while it finishes other work, such as checking what
+// it wrote.
 //
 // What differs between the stores (how a part is sent, how the parts
 // become the object, what an aborted write must clean up) is a [Target]

@@ -50,6 +50,17 @@ type target struct {
 
 	mu    sync.Mutex
 	parts []types.CompletedPart
+
+	completed bool // Complete made the object from the upload
+}
+
+var _ partupload.Preparer = (*target)(nil)
+
+// Prepare creates the multipart upload before the first part is full
+// (partupload.Writer.SizeHint: an existing file's size is known), so that
+// its round trip overlaps the reading of that part instead of following it.
+func (t *target) Prepare(ctx context.Context) {
+	t.once.Do(func() { t.createErr = t.create(ctx) })
 }
 
 // NewWriter starts a streaming write. No request is made until the first
@@ -172,6 +183,7 @@ func (t *target) Complete(ctx context.Context, n int, size int64) (store.Attrs, 
 	if err != nil {
 		return store.Attrs{}, t.s.mapError(t.parent, putOp(opCompleteMPU, t.opts), t.key, err)
 	}
+	t.completed = true
 	return store.Attrs{
 		Key:     t.key,
 		Size:    size,
@@ -180,13 +192,14 @@ func (t *target) Complete(ctx context.Context, n int, size int64) (store.Attrs, 
 	}, nil
 }
 
-// Finish stops the abort on cancellation and, unless the write committed,
-// aborts the multipart upload (if it was created).
+// Finish stops the abort on cancellation and, unless the write committed
+// from it, aborts the multipart upload (if it was created: a write that
+// Prepare created one for and that still ended in one Put aborts it too).
 func (t *target) Finish(committed bool) error {
 	if t.stopAfter != nil {
 		t.stopAfter()
 	}
-	if committed || t.uploadID == "" {
+	if (committed && t.completed) || t.uploadID == "" {
 		return nil
 	}
 	return t.abortRemote(t.uploadID)
