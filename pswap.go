@@ -150,9 +150,22 @@ func (t *Table) Partition(key string) (*Partition, error) {
 }
 
 // Partitions lists the committed partitions of the table (or of the part of
-// it under prefix, e.g. "dt=2026-11-").
+// it under prefix, e.g. "dt=2026-11-"). It follows the table's layout from
+// its table.json (one GET, swap.TableListOptions): pointers are read only
+// at the layout's depth (not in the day folders above an hourly table's
+// partitions), a folder of another layout is not listed, and a table
+// created in the table-level layout is not walked for legacy partitions.
 func (t *Table) Partitions(ctx context.Context, prefix string) ([]string, error) {
-	return swap.ListPartitions(ctx, t.st, prefix)
+	opts, err := swap.TableListOptions(ctx, t.st)
+	if err != nil {
+		return nil, err
+	}
+	listed, err := swap.ListPointersWith(ctx, t.st, prefix, opts)
+	out := make([]string, 0, len(listed))
+	for _, l := range listed {
+		out = append(out, l.Partition)
+	}
+	return out, err
 }
 
 // Partition is one partition of a table.

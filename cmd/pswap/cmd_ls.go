@@ -59,10 +59,20 @@ type lsJSON struct {
 func (c *lsCmd) run(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
 	return c.withTable(ctx, func(t *pswap.Table) error {
+		// The table's layout from table.json (one GET): the listing then
+		// reads pointers only at the layout's depth (not one per day
+		// folder of an hourly table), lists no folder of another layout,
+		// and leaves out the walk for legacy partitions on a table that
+		// cannot hold them (one listing of the root).
+		opts, err := swap.TableListOptions(ctx, t.Store())
+		if err != nil {
+			return err
+		}
 		// One retry layer: ls has no loop of its own, the SDK retries each
 		// request (up to --max-attempts), so the listing's pointer reads
 		// make a single attempt each.
-		listed, err := swap.ListPointersWith(ctx, t.Store(), c.prefix, swap.ListOptions{MaxAttempts: 1})
+		opts.MaxAttempts = 1
+		listed, err := swap.ListPointersWith(ctx, t.Store(), c.prefix, opts)
 		if err != nil {
 			return err
 		}
