@@ -11,13 +11,13 @@ import (
 	"github.com/pswap/pswap/store"
 )
 
-var odd = errors.New("odd")
+var errOdd = errors.New("odd")
 
 func TestClassify(t *testing.T) {
 	r := Rules{
 		Codes:     map[string]error{"Gone": store.ErrNotFound, "Busy": store.ErrTransient},
 		NoCode:    map[int]error{409: store.ErrTransient, 416: store.ErrInvalidRange},
-		Transport: func(err error) bool { return errors.Is(err, odd) },
+		Transport: func(err error) bool { return errors.Is(err, errOdd) },
 	}
 	for _, c := range []struct {
 		f      Failure
@@ -40,7 +40,7 @@ func TestClassify(t *testing.T) {
 		{Failure{Status: 400, Err: io.ErrUnexpectedEOF}, false, nil}, // a response: not a transport failure
 		{Failure{Code: "Other"}, false, nil},
 		{Failure{Err: fmt.Errorf("dial: %w", syscall.ECONNREFUSED)}, false, store.ErrTransient},
-		{Failure{Err: odd}, false, store.ErrTransient}, // the SDK's own
+		{Failure{Err: errOdd}, false, store.ErrTransient}, // the SDK's own
 		{Failure{Err: errors.New("plain")}, false, nil},
 		{Failure{}, false, nil},
 	} {
@@ -48,7 +48,7 @@ func TestClassify(t *testing.T) {
 			t.Errorf("Classify(%+v, bucket %v) = %v, want %v", c.f, c.bucket, got, c.want)
 		}
 	}
-	if got := (Rules{}).Classify(Failure{Err: odd}, false); got != nil {
+	if got := (Rules{}).Classify(Failure{Err: errOdd}, false); got != nil {
 		t.Errorf("zero Rules: %v for an unknown error, want nil", got)
 	}
 }

@@ -96,11 +96,6 @@ func (e *responseError) Code() string { return e.code }
 // StatusCode returns the HTTP status of the response.
 func (e *responseError) StatusCode() int { return e.status }
 
-// mapCode wraps err with the sentinel classify picks for it.
-func (s *Store) mapCode(o op, key, code string, status int, err error) error {
-	return storeerr.Wrap(s.errOp(o, key), classify(o, code, status, err), err)
-}
-
 // codes is Azure's error code table; containerCodes the same for an
 // operation on the container itself, where ResourceNotFound names the
 // container. CannotVerifyCopySource is left to its status (404: the
