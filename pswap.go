@@ -160,6 +160,18 @@ func (t *Table) Partitions(ctx context.Context, prefix string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
+	return t.partitions(ctx, prefix, opts)
+}
+
+// partitionsNoTableJSON is Partitions for a caller that has read
+// table.json already and found none: the listing's options are a table's
+// without one, and table.json is not read again.
+func (t *Table) partitionsNoTableJSON(ctx context.Context, prefix string) ([]string, error) {
+	return t.partitions(ctx, prefix, swap.ListOptions{})
+}
+
+// partitions is Partitions with the listing's options given.
+func (t *Table) partitions(ctx context.Context, prefix string, opts swap.ListOptions) ([]string, error) {
 	listed, err := swap.ListPointersWith(ctx, t.st, prefix, opts)
 	out := make([]string, 0, len(listed))
 	for _, l := range listed {
