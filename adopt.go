@@ -57,10 +57,12 @@ type AdoptOptions struct {
 
 // AdoptedChecksumAlgo names the content checksum of adopted files when the
 // rows are not read: SHA-256 over the sorted list of the files' sizes and
-// store checksums (ETags), paths left out. Content is then "identical"
-// (a no-op commit) when the same bytes were written again: the same files
-// under any names, e.g. an engine job re-run on the same input, with S3's
-// single-part ETag being the MD5 of the bytes and file://'s a content hash.
+// store checksums, paths left out: the MD5 of the bytes where the store
+// keeps one beside the version (GCS's md5Hash, Azure's Content-MD5), else
+// the ETag (S3's single-part ETag is the MD5 of the bytes, file://'s a
+// content hash). Content is then "identical" (a no-op commit) when the
+// same bytes were written again: the same files under any names, e.g. an
+// engine job re-run on the same input.
 // Equal rows in other bytes (another engine, other row groups) are a new
 // generation; AdoptOptions.VerifyRows compares rows instead.
 const AdoptedChecksumAlgo = checksum.Adopted
@@ -224,6 +226,7 @@ func idsAsIs(ctx context.Context, st store.Store, t *tablemeta.Table, s *arrow.S
 
 type adopted struct {
 	file     manifest.File
+	md5      string // the bytes' MD5 as the store keeps it (store.Attrs.ContentMD5), or ""
 	schema   string
 	arrow    *arrow.Schema
 	nullFree []string
@@ -308,7 +311,7 @@ func adopt(ctx context.Context, st store.Store, prefix string, o AdoptOptions, l
 		}
 		c.ContentChecksum, c.Equivalent = sum, equiv
 	} else {
-		c.ContentChecksum = checksum.OfAdopted(c.Files)
+		c.ContentChecksum = adoptedChecksum(out)
 	}
 	return c, oldest, asIsOf(out), nil
 }
@@ -363,7 +366,27 @@ func adoptFile(ctx context.Context, st store.Store, prefix string, a store.Attrs
 	if mod.IsZero() {
 		mod = r.ModTime()
 	}
-	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum, Columns: f.Columns}, schema: f.Schema, arrow: f.Arrow, nullFree: f.NullFree, ids: f.IDs, mod: mod}
+	return adopted{file: manifest.File{Path: rel, Size: a.Size, Rows: f.Rows, Checksum: sum, Columns: f.Columns}, md5: a.ContentMD5, schema: f.Schema, arrow: f.Arrow, nullFree: f.NullFree, ids: f.IDs, mod: mod}
+}
+
+// adoptedChecksum is the content checksum of adopted (or copied) files
+// whose rows were not read: checksum.OfAdopted over each file's size and
+// the token that names its bytes, "md5:<hex>" where the store keeps the
+// bytes' MD5 apart from their version (GCS, Azure: a generation or an
+// ETag is new with every write, even of the same bytes), else the file's
+// "etag:" checksum (S3's ETag and file://'s are derived from the bytes,
+// and this is the checksum such a generation has always recorded). The
+// same bytes written again, under any names, are then identical content
+// on every store.
+func adoptedChecksum(out []adopted) string {
+	files := make([]manifest.File, len(out))
+	for i, r := range out {
+		files[i] = manifest.File{Size: r.file.Size, Checksum: r.file.Checksum}
+		if r.md5 != "" {
+			files[i].Checksum = "md5:" + r.md5
+		}
+	}
+	return checksum.OfAdopted(files)
 }
 
 // errChanged: an object changed between two reads of one adoption. It is

@@ -1,7 +1,6 @@
 package pswap
 
 import (
-	"github.com/pswap/pswap/internal/checksum"
 	"github.com/pswap/pswap/internal/inputfiles"
 
 	"context"
@@ -353,6 +352,8 @@ func copySources(ctx context.Context, dst objectCopier, prefix string, srcs []so
 	if c.Rows == 0 && !o.AllowEmpty {
 		return manifest.Content{}, asIs{}, fmt.Errorf("%w: %w: the %d input object(s) hold no rows", ErrBadInput, ErrEmptyCommit, len(c.Files))
 	}
-	c.ContentChecksum = checksum.OfAdopted(c.Files)
+	// The sources' MD5s (adoptFile's) name the copies' bytes: each copy
+	// was of the version whose attributes gave it (SourceIfMatch).
+	c.ContentChecksum = adoptedChecksum(out)
 	return c, asIsOf(out), nil
 }

@@ -171,14 +171,28 @@ func TestCommitObjectsOnCloud(t *testing.T) {
 			if rep, err := p.Verify(ctx); err != nil || !rep.OK {
 				t.Fatalf("verify: %+v %v", rep, err)
 			}
-			// The same objects again: on S3 a no-op (a copy's ETag is the
-			// MD5 of its bytes), here a new generation of the same rows: a
-			// copy's version (a GCS generation, an Azure ETag) is new with
-			// every write, and adopted files' content checksum is over
-			// sizes and versions. The same run id is the no-op (below).
+			// The same objects again: identical content, a no-op, as on S3,
+			// though a copy's version (a GCS generation, an Azure ETag) is
+			// new with every write: the content checksum is over the
+			// bytes' MD5s (GCS md5Hash, Azure Content-MD5).
 			r, err = p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
-			if err != nil || !r.Changed || r.Rows != 150 {
-				t.Fatalf("same objects again: %+v %v", r, err)
+			if err != nil || r.Changed || r.Outcome != swap.Identical || r.Generation != snap.Pointer.Generation {
+				t.Fatalf("same objects again: %+v %v, want the identical no-op on %s", r, err, snap.Pointer.Generation)
+			}
+			// The same bytes written again (an engine re-run: new versions
+			// of the objects) are identical content too.
+			for i := range 3 {
+				putObj(t, ct.outer, fmt.Sprintf("spark-out/dt=2026-09-01/part-%05d.snappy.parquet", i), parquetBytes(t, i*50, 50))
+			}
+			r, err = p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
+			if err != nil || r.Changed || r.Outcome != swap.Identical {
+				t.Fatalf("same bytes rewritten: %+v %v, want the identical no-op", r, err)
+			}
+			// One object changed (other rows): a new generation.
+			putObj(t, ct.outer, "spark-out/dt=2026-09-01/part-00002.snappy.parquet", parquetBytes(t, 1000, 50))
+			r, err = p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
+			if err != nil || !r.Changed || r.Outcome != swap.Committed || r.Rows != 150 {
+				t.Fatalf("one object changed: %+v %v, want a new generation", r, err)
 			}
 
 			rerun := pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "job-7"}}
@@ -282,6 +296,44 @@ func TestAuditPartitionedFromCloud(t *testing.T) {
 				if _, err := table.CommitPartitioned(ctx, src, opts); !errors.Is(err, pswap.ErrBadInput) {
 					t.Errorf("partitioned source %s: %v, want ErrBadInput", src, err)
 				}
+			}
+		})
+	}
+}
+
+// TestAdoptIdenticalOnCloud: files an engine wrote into a reservation, the
+// same bytes written again into another (an engine job re-run: new GCS
+// generations, new Azure ETags) are identical content, a no-op, as on S3
+// (TestAdoptIdenticalContent); other bytes are a new generation.
+func TestAdoptIdenticalOnCloud(t *testing.T) {
+	for kind, open := range cloudTables() {
+		t.Run(kind, func(t *testing.T) {
+			ct := open(t, &cloudWire{})
+			table := pswap.NewTable(ct.st)
+			write := func(first int) (*pswap.Partition, string) {
+				p, res := reserve(t, table)
+				for i := range 2 {
+					putObj(t, ct.st, fmt.Sprintf("%spart-%05d-%s.parquet", res.Prefix, i, res.Generation), parquetBytes(t, first+i*20, 20))
+				}
+				return p, res.Generation
+			}
+			p, g := write(0)
+			first, err := p.CommitStaged(ctx, g, pswap.CommitOptions{})
+			if err != nil || !first.Changed || first.Rows != 40 {
+				t.Fatalf("adopt: %+v %v", first, err)
+			}
+			p, g = write(0)
+			r, err := p.CommitStaged(ctx, g, pswap.CommitOptions{})
+			if err != nil || r.Changed || r.Outcome != swap.Identical || r.Generation != first.Generation {
+				t.Fatalf("the same bytes again: %+v %v, want the identical no-op on %s", r, err, first.Generation)
+			}
+			p, g = write(1)
+			r, err = p.CommitStaged(ctx, g, pswap.CommitOptions{})
+			if err != nil || !r.Changed || r.Outcome != swap.Committed || r.Generation == first.Generation {
+				t.Fatalf("other bytes: %+v %v, want a new generation", r, err)
+			}
+			if rep, err := p.Verify(ctx); err != nil || !rep.OK {
+				t.Fatalf("verify: %+v %v", rep, err)
 			}
 		})
 	}

@@ -485,7 +485,7 @@ func checkPartitionLayout(ctx context.Context, t *Table, keys []string, tr table
 	switch {
 	case errors.Is(tr.err, store.ErrNotFound):
 		// No table document yet: the committed partitions show the layout.
-		existing, err := t.Partitions(ctx, "")
+		existing, err := t.partitionsNoTableJSON(ctx, "")
 		if err != nil {
 			return nil, err
 		}

@@ -150,9 +150,34 @@ func (t *Table) Partition(key string) (*Partition, error) {
 }
 
 // Partitions lists the committed partitions of the table (or of the part of
-// it under prefix, e.g. "dt=2026-11-").
+// it under prefix, e.g. "dt=2026-11-"). It follows the table's layout from
+// its table.json (one GET, swap.TableListOptions): pointers are read only
+// at the layout's depth (not in the day folders above an hourly table's
+// partitions), a folder of another layout is not listed, and a table
+// created in the table-level layout is not walked for legacy partitions.
 func (t *Table) Partitions(ctx context.Context, prefix string) ([]string, error) {
-	return swap.ListPartitions(ctx, t.st, prefix)
+	opts, err := swap.TableListOptions(ctx, t.st)
+	if err != nil {
+		return nil, err
+	}
+	return t.partitions(ctx, prefix, opts)
+}
+
+// partitionsNoTableJSON is Partitions for a caller that has read
+// table.json already and found none: the listing's options are a table's
+// without one, and table.json is not read again.
+func (t *Table) partitionsNoTableJSON(ctx context.Context, prefix string) ([]string, error) {
+	return t.partitions(ctx, prefix, swap.ListOptions{})
+}
+
+// partitions is Partitions with the listing's options given.
+func (t *Table) partitions(ctx context.Context, prefix string, opts swap.ListOptions) ([]string, error) {
+	listed, err := swap.ListPointersWith(ctx, t.st, prefix, opts)
+	out := make([]string, 0, len(listed))
+	for _, l := range listed {
+		out = append(out, l.Partition)
+	}
+	return out, err
 }
 
 // Partition is one partition of a table.

@@ -45,6 +45,14 @@ type Attrs struct {
 	Size    int64     // bytes
 	ETag    string    // opaque version token; changes whenever the content is replaced. May be empty in List results.
 	ModTime time.Time // the store's own timestamp of the last write (never the caller's clock)
+	// ContentMD5 is the MD5 of the object's bytes in lowercase hex, where
+	// the store keeps one apart from its version token: GCS's md5Hash
+	// (absent for composite objects), Azure's Content-MD5 (set by Put
+	// Blob, and by a block upload only when its writer sent one). Empty
+	// when the store keeps none, and on S3 and file stores, whose ETag is
+	// derived from the bytes already. Two objects with equal sizes and
+	// equal ContentMD5 hold the same bytes under any versions.
+	ContentMD5 string
 }
 
 // PutOptions make a write conditional. The zero value is an unconditional write.

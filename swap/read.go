@@ -277,22 +277,35 @@ type ListOptions struct {
 // decode (which writers refuse), gets the zero options: the listing walks
 // every folder named like a key, in both layouts.
 func TableListOptions(ctx context.Context, st store.Store) (ListOptions, error) {
+	return TableListOptionsWith(ctx, st, ListOptions{})
+}
+
+// TableListOptionsWith is TableListOptions filling in opts: its GET of
+// table.json makes opts.MaxAttempts attempts (default
+// defaultListReadAttempts), as each pointer read of the listing does, so
+// that a caller whose store retries every request itself (the CLI: one
+// retry layer) gives 1.
+func TableListOptionsWith(ctx context.Context, st store.Store, opts ListOptions) (ListOptions, error) {
+	attempts := opts.MaxAttempts
+	if attempts <= 0 {
+		attempts = defaultListReadAttempts
+	}
 	var doc *tablemeta.Table
-	err := retry.Policy{MaxAttempts: defaultListReadAttempts}.Do(ctx, store.IsRetryable, func(int) (err error) {
+	err := retry.Policy{MaxAttempts: attempts}.Do(ctx, store.IsRetryable, func(int) (err error) {
 		doc, _, err = tablemeta.Read(ctx, st)
 		return err
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, tablemeta.ErrInvalid):
-		return ListOptions{}, nil
+		return opts, nil
 	case err != nil:
-		return ListOptions{}, fmt.Errorf("list partitions: %w", err)
+		return opts, fmt.Errorf("list partitions: %w", err)
 	}
-	o := ListOptions{NoLegacy: doc.Layout == tablemeta.LayoutTable}
+	opts.NoLegacy, opts.Columns = doc.Layout == tablemeta.LayoutTable, nil
 	for _, c := range doc.PartitionColumns {
-		o.Columns = append(o.Columns, c.Name)
+		opts.Columns = append(opts.Columns, c.Name)
 	}
-	return o, nil
+	return opts, nil
 }
 
 // ListPointers is ListPointersWith with the default options.

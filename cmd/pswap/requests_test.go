@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/tablemeta"
 	"github.com/pswap/pswap/internal/testing/swaptest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -73,13 +74,34 @@ func TestReadCommandRequestCounts(t *testing.T) {
 	if len(ls.Partitions) != n || ls.Partitions[n-1].Seq != int64(gens) {
 		t.Fatalf("ls listed %d partitions (want %d)", len(ls.Partitions), n)
 	}
-	// The pointers' listing pages, plus one of the root that looks for
-	// partitions of the legacy layout (swap.ListPointers).
+	// A GET of table.json (swap.TableListOptions; absent here, a table
+	// written before pswap kept one), the pointers' listing pages, plus
+	// one of the root that looks for partitions of the legacy layout,
+	// which such a table may hold.
 	pages := (n+999)/1000 + 1
-	if c := cs.Counts(); c["list"] != pages || c["get"] != n || cs.Total() != n+pages {
-		t.Fatalf("ls: requests %v, want %d GETs and %d listing page(s)", c, n, pages)
+	if c := cs.Counts(); c["list"] != pages || c["get"] != n+1 || cs.Total() != n+1+pages {
+		t.Fatalf("ls: requests %v, want %d GETs and %d listing page(s)", c, n+1, pages)
 	}
 	t.Logf("ls of %d partitions: %d requests %v", n, cs.Total(), cs.Counts())
+	// With the table.json of a table created in the table-level layout,
+	// as pswap writes it: the GET of table.json replaces the listing of
+	// the root (no legacy partition can be there), so ls costs what it
+	// did before it read table.json.
+	doc := &tablemeta.Table{Layout: tablemeta.LayoutTable, Version: tablemeta.VersionLayout, LastColumnID: 2,
+		PartitionColumns: []tablemeta.PartitionColumn{{ID: 2, Name: "dt", Type: tablemeta.Type{Kind: tablemeta.String}}},
+		Schema:           tablemeta.Schema{Fields: []tablemeta.Field{{ID: 1, Name: "id", Type: tablemeta.Type{Kind: tablemeta.Long}, Nullable: true}}}}
+	if _, _, _, err := tablemeta.Create(ctx, mem, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(cli("ls")), &ls); err != nil || len(ls.Partitions) != n {
+		t.Fatalf("ls with table.json: %d partitions, %v", len(ls.Partitions), err)
+	}
+	if c := cs.Counts(); c["list"] != pages-1 || c["get"] != n+1 || cs.Total() != n+pages {
+		t.Fatalf("ls with table.json: requests %v, want %d GETs and %d listing page(s)", c, n+1, pages-1)
+	}
+	if err := mem.Delete(ctx, tablemeta.Key); err != nil {
+		t.Fatal(err)
+	}
 
 	from := day0.AddDate(0, 0, n/2)
 	var st statusJSON

@@ -31,6 +31,9 @@ const (
 	// Adopted is the content checksum of a generation an external engine
 	// wrote and pswap adopted: the same digest as Files, under its own
 	// name, so that adopted and staged generations never compare equal.
+	// Each file's line names its bytes: "md5:<hex>" where the store keeps
+	// their MD5 beside a version that is new with every write (GCS,
+	// Azure), else its "etag:" checksum (S3, file://).
 	Adopted = "adopted-sha256"
 )
 

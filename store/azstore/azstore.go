@@ -3,6 +3,8 @@ package azstore
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -420,7 +422,19 @@ func (s *Store) Stat(ctx context.Context, key string) (store.Attrs, error) {
 	if err != nil {
 		return store.Attrs{}, s.mapError(ctx, opStat, key, err)
 	}
-	return store.Attrs{Key: key, Size: deref(out.ContentLength, 0), ETag: etag(out.ETag), ModTime: utc(out.LastModified)}, nil
+	return store.Attrs{Key: key, Size: deref(out.ContentLength, 0), ETag: etag(out.ETag), ModTime: utc(out.LastModified), ContentMD5: md5Hex(out.ContentMD5)}, nil
+}
+
+// md5Hex is a blob's Content-MD5 in lowercase hex, or "" for anything but
+// 16 bytes (a blob without one). Azure computes it on Put Blob; a block
+// upload has one only when its writer sent it with the block list, and the
+// service does not check a value a writer sets (pswap's own block uploads
+// send none): see store.Attrs.ContentMD5.
+func md5Hex(b []byte) string {
+	if len(b) != md5.Size {
+		return ""
+	}
+	return hex.EncodeToString(b)
 }
 
 // accessConditions turns PutOptions into Azure's conditional headers:
@@ -540,6 +554,7 @@ func (s *Store) attrs(b *container.BlobItem) store.Attrs {
 			a.ETag = `"` + a.ETag + `"`
 		}
 		a.ModTime = utc(p.LastModified)
+		a.ContentMD5 = md5Hex(p.ContentMD5)
 	}
 	return a
 }

@@ -18,6 +18,7 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	testenv.AzureOptions(t) // skip early, with the message, when Azure is off
 	storetest.Run(t, func(t *testing.T) store.Store { return testenv.Azure(t) }, storetest.Options{
+		ContentMD5: true,
 		NewMissing: func(t *testing.T) (store.Store, error) {
 			s, err := azstore.New(context.Background(), "pswap-missing-"+strconv.FormatInt(time.Now().UnixNano(), 36), "p", testenv.AzureOptions(t))
 			if err == nil {

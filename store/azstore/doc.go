@@ -26,6 +26,11 @@
 // stale ETag; a HEAD then tells the two apart, so the error also matches
 // store.ErrNotFound, as on S3.
 //
+// An ETag is new with every write, even of the same bytes;
+// store.Attrs.ContentMD5 (Stat, List) is the blob's Content-MD5, which
+// names the bytes: Azure computes it on Put Blob, and a block upload has
+// one only when its writer sent it (pswap's own block uploads do not).
+//
 // Every failure is mapped once to the sentinels of package store. Error
 // messages carry Azure's error code and HTTP status, never the SDK's
 // message, which quotes the request URL (with a SAS, a credential).

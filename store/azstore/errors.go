@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"strings"
-	"syscall"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
+	"github.com/pswap/pswap/internal/storeerr"
 	"github.com/pswap/pswap/store"
 )
 
@@ -49,27 +50,30 @@ func putOp(o op, opts store.PutOptions) op {
 }
 
 // mapError is the one place where Azure and transport failures become the
-// sentinels of package store. The result names the operation and the
-// blob's URI and wraps both the sentinel and the original error. When ctx
-// is done, it wraps ctx.Err() instead.
+// sentinels of package store, in the frame the drivers share
+// (internal/storeerr): the result names the operation and the blob's URI
+// and wraps both the sentinel and the original error. When ctx is done, it
+// wraps ctx.Err() instead.
 func (s *Store) mapError(ctx context.Context, o op, key string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctx != nil && ctx.Err() != nil {
-		return fmt.Errorf("azstore: %s %s: %w", o.name, s.URI(key), ctx.Err())
-	}
-	code, status := "", 0
+	return storeerr.Map(ctx, s.errOp(o, key), err, decode, func(f storeerr.Failure) error {
+		return classify(o, f.Code, f.Status, f.Err)
+	})
+}
+
+// decode reads the Azure error code and the HTTP status off an SDK error.
+// The SDK's message carries the request URL, and with a SAS its query
+// string is the credential: the result keeps only code and status, and a
+// transport error's URL loses its query.
+func decode(err error) storeerr.Failure {
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		code, status = re.ErrorCode, re.StatusCode
-		// The SDK's message carries the request URL, and with a SAS its
-		// query string is the credential: keep only code and status.
-		err = &responseError{code: code, status: status}
-	} else {
-		err = scrubURL(err)
+		return storeerr.Failure{Code: re.ErrorCode, Status: re.StatusCode, Err: &responseError{code: re.ErrorCode, status: re.StatusCode}}
 	}
-	return s.mapCode(o, key, code, status, err)
+	return storeerr.Failure{Err: scrubURL(err)}
+}
+
+func (s *Store) errOp(o op, key string) storeerr.Op {
+	return storeerr.Op{Driver: "azstore", Name: o.name, URI: s.URI(key), IfMatch: o.ifMatch}
 }
 
 // responseError is an Azure error response without the SDK's message,
@@ -92,86 +96,55 @@ func (e *responseError) Code() string { return e.code }
 // StatusCode returns the HTTP status of the response.
 func (e *responseError) StatusCode() int { return e.status }
 
-// mapCode wraps err with the sentinel classify picks for it.
-func (s *Store) mapCode(o op, key, code string, status int, err error) error {
-	where := s.URI(key)
-	sentinel := classify(o, code, status, err)
-	switch {
-	case sentinel == nil:
-		return fmt.Errorf("azstore: %s %s: %w", o.name, where, err)
-	case errors.Is(sentinel, store.ErrNotFound) && o.ifMatch && sentinel != store.ErrBucketNotFound:
-		return fmt.Errorf("azstore: %s %s: %w: %w: %w", o.name, where, store.ErrPrecondition, sentinel, err)
-	default:
-		return fmt.Errorf("azstore: %s %s: %w: %w", o.name, where, sentinel, err)
+// codes is Azure's error code table; containerCodes the same for an
+// operation on the container itself, where ResourceNotFound names the
+// container. CannotVerifyCopySource is left to its status (404: the
+// source is missing).
+// Codes: https://learn.microsoft.com/rest/api/storageservices/blob-service-error-codes
+var codes, containerCodes = func() (map[string]error, map[string]error) {
+	c := map[string]error{
+		"ConditionNotMet":       store.ErrPrecondition,
+		"BlobAlreadyExists":     store.ErrPrecondition,
+		"TargetConditionNotMet": store.ErrPrecondition,
+		"SourceConditionNotMet": store.ErrPrecondition,
+		"BlobNotFound":          store.ErrNotFound,
+		"ContainerNotFound":     store.ErrBucketNotFound,
+		"ContainerBeingDeleted": store.ErrBucketNotFound,
+		"ResourceNotFound":      store.ErrNotFound,
 	}
-}
+	for _, code := range []string{"AuthenticationFailed", "AuthorizationFailure", "AuthorizationPermissionMismatch",
+		"AuthorizationResourceTypeMismatch", "AuthorizationServiceMismatch",
+		"AuthorizationSourceIPMismatch", "AuthorizationProtocolMismatch",
+		"InsufficientAccountPermissions", "AccountIsDisabled", "KeyBasedAuthenticationNotPermitted",
+		"NoAuthenticationInformation", "InvalidAuthenticationInfo"} {
+		c[code] = store.ErrAccessDenied
+	}
+	for _, code := range []string{"ServerBusy", "InternalError", "OperationTimedOut", "IngressOverAccountLimit",
+		"EgressOverAccountLimit", "TpsOverAccountLimit", "OperationNotAllowedOnRecoveringContainer"} {
+		c[code] = store.ErrTransient
+	}
+	b := maps.Clone(c)
+	b["ResourceNotFound"] = store.ErrBucketNotFound
+	return c, b
+}()
+
+// rules are Azure's beside the shared statuses: every net.Error and a
+// body that ends early (io.EOF from the SDK's retry reader) are transport
+// failures.
+var rules = storeerr.Rules{Codes: codes, Transport: func(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, io.EOF) || errors.As(err, &netErr)
+}}
 
 // classify returns the store sentinel for an Azure error code (preferred),
 // an HTTP status (for responses without an error body, such as HEAD), or a
 // transport failure; nil when none applies (a bad request, say).
-// Codes: https://learn.microsoft.com/rest/api/storageservices/blob-service-error-codes
 func classify(o op, code string, status int, err error) error {
-	switch code {
-	case "":
-	case "ConditionNotMet", "BlobAlreadyExists", "TargetConditionNotMet", "SourceConditionNotMet":
-		return store.ErrPrecondition
-	case "BlobNotFound", "CannotVerifyCopySource":
-		if code == "CannotVerifyCopySource" && status != 404 {
-			break
-		}
-		return store.ErrNotFound
-	case "ContainerNotFound", "ContainerBeingDeleted", "ResourceNotFound":
-		if code == "ResourceNotFound" && !o.container {
-			return store.ErrNotFound
-		}
-		return store.ErrBucketNotFound
-	case "AuthenticationFailed", "AuthorizationFailure", "AuthorizationPermissionMismatch",
-		"AuthorizationResourceTypeMismatch", "AuthorizationServiceMismatch",
-		"AuthorizationSourceIPMismatch", "AuthorizationProtocolMismatch",
-		"InsufficientAccountPermissions", "AccountIsDisabled", "KeyBasedAuthenticationNotPermitted",
-		"NoAuthenticationInformation", "InvalidAuthenticationInfo":
-		return store.ErrAccessDenied
-	case "ServerBusy", "InternalError", "OperationTimedOut", "IngressOverAccountLimit",
-		"EgressOverAccountLimit", "TpsOverAccountLimit", "OperationNotAllowedOnRecoveringContainer":
-		return store.ErrTransient
+	r := rules
+	if o.container {
+		r.Codes = containerCodes
 	}
-	switch {
-	case status == 412:
-		return store.ErrPrecondition
-	case status == 404 && o.container:
-		return store.ErrBucketNotFound
-	case status == 404:
-		return store.ErrNotFound
-	case status == 401 || status == 403:
-		return store.ErrAccessDenied
-	case status == 408 || status == 429 || status >= 500:
-		return store.ErrTransient
-	case status != 0 || code != "":
-		return nil // an API error that retrying will not fix
-	}
-	if isTransportError(err) {
-		return store.ErrTransient
-	}
-	return nil
-}
-
-// isTransportError reports failures to send a request or receive a whole
-// response: resets, refused connections, timeouts, truncated bodies.
-func isTransportError(err error) bool {
-	if err == nil {
-		return false
-	}
-	var netErr net.Error
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNABORTED),
-		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed),
-		errors.Is(err, context.DeadlineExceeded):
-		return true
-	case errors.As(err, &netErr):
-		return true
-	}
-	return false
+	return r.Classify(storeerr.Failure{Code: code, Status: status, Err: err}, o.container)
 }
 
 // scrubURL drops the query string (a SAS token is one) from the URL that a

@@ -12,7 +12,9 @@
 //
 // Version tokens are GCS generation numbers, in decimal: the ETag of every
 // store.Attrs the package returns is the object's generation, which GCS
-// changes on every write of the object's data. Conditional writes map to
+// changes on every write of the object's data, even of the same bytes;
+// store.Attrs.ContentMD5 is the object's md5Hash (Stat, List, Put, Copy),
+// which names the bytes (composite objects have none). Conditional writes map to
 // generation preconditions: store.PutOptions.IfNoneMatch sends
 // ifGenerationMatch=0 (create only if no live object exists), and IfMatch
 // sends ifGenerationMatch with the generation. A failed precondition is

@@ -2,6 +2,8 @@ package gcsstore
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -314,8 +316,21 @@ func (s *Store) conditions(op, key string, opts store.PutOptions) (storage.Condi
 	return storage.Conditions{}, false, nil
 }
 
+// attrsOf is a store.Attrs of an object's GCS attributes: its generation
+// as the version token, and its md5Hash as ContentMD5 (composite objects
+// have none). CRC32C, which every object has, is not used: 32 bits are too
+// few to tell that two objects hold the same bytes, and a wrong "the same"
+// would make a commit a no-op.
 func attrsOf(key string, a *storage.ObjectAttrs) store.Attrs {
-	return store.Attrs{Key: key, Size: a.Size, ETag: Generation(a.Generation), ModTime: a.Updated.UTC()}
+	return store.Attrs{Key: key, Size: a.Size, ETag: Generation(a.Generation), ModTime: a.Updated.UTC(), ContentMD5: md5Hex(a.MD5)}
+}
+
+// md5Hex is an MD5 digest in lowercase hex, or "" for anything but 16 bytes.
+func md5Hex(b []byte) string {
+	if len(b) != md5.Size {
+		return ""
+	}
+	return hex.EncodeToString(b)
 }
 
 // Get opens an object for reading. Read errors of the body (a reset
@@ -555,7 +570,7 @@ func (s *Store) ListDelimited(ctx context.Context, prefix, delimiter string) ite
 			return
 		}
 		q := &storage.Query{Prefix: s.root + prefix, Delimiter: delimiter}
-		if err := q.SetAttrSelection([]string{"Name", "Size", "Generation", "Updated"}); err != nil {
+		if err := q.SetAttrSelection([]string{"Name", "Size", "Generation", "Updated", "MD5"}); err != nil {
 			yield(store.ListEntry{}, fmt.Errorf("gcsstore: list %s: %w", s.URI(prefix), err))
 			return
 		}

@@ -19,7 +19,8 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	testenv.GCSOptions(t) // skip early, with the message, when GCS is off
 	storetest.Run(t, func(t *testing.T) store.Store { return testenv.GCS(t) }, storetest.Options{
-		PartSize: 1 << 20,
+		PartSize:   1 << 20,
+		ContentMD5: true,
 		NewMissing: func(t *testing.T) (store.Store, error) {
 			s, err := gcsstore.New(context.Background(), "pswap-missing-"+strconv.FormatInt(time.Now().UnixNano(), 36), "p", testenv.GCSOptions(t))
 			if err == nil {

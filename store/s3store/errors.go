@@ -3,15 +3,13 @@ package s3store
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"net"
-	"syscall"
+	"maps"
 
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/pswap/pswap/internal/storeerr"
 	"github.com/pswap/pswap/store"
 )
 
@@ -50,110 +48,88 @@ func putOp(o op, opts store.PutOptions) op {
 }
 
 // mapError is the one place where S3 and transport failures become the
-// sentinels of package store. The result names the operation and the
-// object's URI and wraps both the sentinel and the original error. When ctx
-// is done, the result wraps ctx.Err() instead: cancellation is the caller's
-// doing, not a store failure.
+// sentinels of package store, in the frame the drivers share
+// (internal/storeerr): the result names the operation and the object's
+// URI and wraps both the sentinel and the original error; when ctx is
+// done, it wraps ctx.Err() instead: cancellation is the caller's doing,
+// not a store failure.
 func (s *Store) mapError(ctx context.Context, o op, key string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctx != nil && ctx.Err() != nil {
-		return fmt.Errorf("s3store: %s %s: %w", o.name, s.URI(key), ctx.Err())
-	}
-	code, status := "", 0
+	return storeerr.Map(ctx, s.errOp(o, key), err, decode, func(f storeerr.Failure) error {
+		return classify(o, f.Code, f.Status, f.Err)
+	})
+}
+
+// decode reads the S3 error code and the HTTP status off an SDK error.
+func decode(err error) storeerr.Failure {
+	f := storeerr.Failure{Err: err}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
-		code = apiErr.ErrorCode()
+		f.Code = apiErr.ErrorCode()
 	}
 	var respErr *smithyhttp.ResponseError
 	if errors.As(err, &respErr) {
-		status = respErr.HTTPStatusCode()
+		f.Status = respErr.HTTPStatusCode()
 	}
-	return s.mapCode(o, key, code, status, err)
+	return f
+}
+
+func (s *Store) errOp(o op, key string) storeerr.Op {
+	return storeerr.Op{Driver: "s3store", Name: o.name, URI: s.URI(key), IfMatch: o.ifMatch}
 }
 
 // mapCode wraps err with the sentinel that classify picks for it.
 func (s *Store) mapCode(o op, key, code string, status int, err error) error {
-	where := s.URI(key)
-	sentinel := classify(o, code, status, err)
-	switch {
-	case sentinel == nil:
-		return fmt.Errorf("s3store: %s %s: %w", o.name, where, err)
-	case errors.Is(sentinel, store.ErrNotFound) && o.ifMatch:
-		return fmt.Errorf("s3store: %s %s: %w: %w: %w", o.name, where, store.ErrPrecondition, sentinel, err)
-	default:
-		return fmt.Errorf("s3store: %s %s: %w: %w", o.name, where, sentinel, err)
-	}
+	return storeerr.Wrap(s.errOp(o, key), classify(o, code, status, err), err)
 }
+
+// codes is S3's error code table; bucketCodes the same for an operation
+// on the bucket itself, where the SDK's "NotFound" (a HEAD's 404) names
+// the bucket.
+var codes, bucketCodes = func() (map[string]error, map[string]error) {
+	c := map[string]error{
+		"PreconditionFailed": store.ErrPrecondition,
+		"NotFound":           store.ErrNotFound,
+		"NoSuchKey":          store.ErrNotFound,
+		"NoSuchUpload":       store.ErrNotFound,
+		"NoSuchBucket":       store.ErrBucketNotFound,
+	}
+	for _, code := range []string{"AccessDenied", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch",
+		"AllAccessDisabled", "AccountProblem", "InvalidToken", "ExpiredToken",
+		"InvalidSecurity", "Unauthorized"} {
+		c[code] = store.ErrAccessDenied
+	}
+	for _, code := range []string{"ConditionalRequestConflict", "OperationAborted", "SlowDown", "Throttling",
+		"ThrottlingException", "RequestThrottled", "TooManyRequests", "RequestLimitExceeded",
+		"InternalError", "InternalFailure", "ServiceUnavailable", "RequestTimeout",
+		"RequestTimeoutException", "IncompleteBody", "BadDigest",
+		"XMinioServerNotInitialized", "XMinioReadQuorum", "XMinioWriteQuorum"} {
+		c[code] = store.ErrTransient
+	}
+	b := maps.Clone(c)
+	b["NotFound"] = store.ErrBucketNotFound
+	return c, b
+}()
+
+// rules are S3's beside the shared statuses: a 409 without a code (a
+// conditional write's conflict) is retried, and the SDK's send and retry
+// quota failures are transport failures.
+var rules = storeerr.Rules{Codes: codes, NoCode: map[int]error{409: store.ErrTransient}, Transport: isSDKTransportError}
 
 // classify returns the store sentinel for an S3 error code (preferred), an
 // HTTP status (for responses without an error body, such as HEAD), or a
 // transport failure; nil when none applies (a bad request, say).
 func classify(o op, code string, status int, err error) error {
-	switch code {
-	case "":
-	case "PreconditionFailed":
-		return store.ErrPrecondition
-	case "NotFound":
-		if o.bucket {
-			return store.ErrBucketNotFound
-		}
-		return store.ErrNotFound
-	case "NoSuchKey", "NoSuchUpload":
-		return store.ErrNotFound
-	case "NoSuchBucket":
-		return store.ErrBucketNotFound
-	case "AccessDenied", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch",
-		"AllAccessDisabled", "AccountProblem", "InvalidToken", "ExpiredToken",
-		"InvalidSecurity", "Unauthorized":
-		return store.ErrAccessDenied
-	case "ConditionalRequestConflict", "OperationAborted", "SlowDown", "Throttling",
-		"ThrottlingException", "RequestThrottled", "TooManyRequests", "RequestLimitExceeded",
-		"InternalError", "InternalFailure", "ServiceUnavailable", "RequestTimeout",
-		"RequestTimeoutException", "IncompleteBody", "BadDigest",
-		"XMinioServerNotInitialized", "XMinioReadQuorum", "XMinioWriteQuorum":
-		return store.ErrTransient
+	r := rules
+	if o.bucket {
+		r.Codes = bucketCodes
 	}
-	switch {
-	case status == 412:
-		return store.ErrPrecondition
-	case status == 404 && o.bucket:
-		return store.ErrBucketNotFound
-	case status == 404:
-		return store.ErrNotFound
-	case status == 401 || status == 403:
-		return store.ErrAccessDenied
-	case status == 429 || status >= 500 || (status == 409 && code == ""):
-		return store.ErrTransient
-	case status != 0 || code != "":
-		return nil // an API error that retrying will not fix
-	}
-	if isTransportError(err) {
-		return store.ErrTransient
-	}
-	return nil
+	return r.Classify(storeerr.Failure{Code: code, Status: status, Err: err}, o.bucket)
 }
 
-// isTransportError reports failures to send a request or receive a whole
-// response: resets, refused connections, timeouts, truncated bodies.
-func isTransportError(err error) bool {
-	if err == nil {
-		return false
-	}
+// isSDKTransportError reports the SDK's own failures to send a request,
+// beside the ones storeerr.IsTransport knows.
+func isSDKTransportError(err error) bool {
 	var sendErr *smithyhttp.RequestSendError
 	var quotaErr *ratelimit.QuotaExceededError
-	var netErr net.Error
-	switch {
-	case errors.As(err, &sendErr), errors.As(err, &quotaErr):
-		return true
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNABORTED),
-		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed),
-		errors.Is(err, context.DeadlineExceeded):
-		return true
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return true
-	}
-	return false
+	return errors.As(err, &sendErr) || errors.As(err, &quotaErr)
 }

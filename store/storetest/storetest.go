@@ -7,8 +7,10 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +38,10 @@ type Options struct {
 	// the case, for backends without one (memory; a file store creates its
 	// root on the first write).
 	NewMissing func(t *testing.T) (store.Store, error)
+	// ContentMD5: the store reports store.Attrs.ContentMD5 for an object
+	// written with Put, in Stat and List (GCS, Azure). Without it the
+	// ContentMD5 case only checks that any value reported is right.
+	ContentMD5 bool
 }
 
 // harness is what every case gets: the backend's constructor and the
@@ -74,6 +80,7 @@ var cases = []struct {
 	{"RangeRead", testRangeRead},
 	{"Copy", testCopy},
 	{"MissingBucket", testMissingBucket},
+	{"ContentMD5", testContentMD5},
 }
 
 // Run runs the conformance suite. newStore must return an empty store,
@@ -741,4 +748,47 @@ func firstDiff(a, b []string) string {
 		}
 	}
 	return fmt.Sprintf("length %d vs %d", len(a), len(b))
+}
+
+// testContentMD5: a ContentMD5 the store reports (Put, Stat, List) is the
+// hex MD5 of the bytes, the same for the same bytes written again (a new
+// version) and another for other bytes; with Options.ContentMD5 Stat and
+// List must report it.
+func testContentMD5(t *testing.T, h harness) {
+	ctx := context.Background()
+	s := h.newStore(t)
+	check := func(data []byte) {
+		t.Helper()
+		sum := md5.Sum(data)
+		want := hex.EncodeToString(sum[:])
+		pa, err := s.Put(ctx, "md5/obj", data, store.PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sa, err := s.Stat(ctx, "md5/obj")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var la store.Attrs
+		for a, err := range s.List(ctx, "md5/") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			la = a
+		}
+		for _, c := range []struct {
+			op string
+			a  store.Attrs
+		}{{"put", pa}, {"stat", sa}, {"list", la}} {
+			switch {
+			case c.a.ContentMD5 != "" && c.a.ContentMD5 != want:
+				t.Errorf("%s of %q: ContentMD5 %q, want %q (the bytes' MD5)", c.op, data, c.a.ContentMD5, want)
+			case c.a.ContentMD5 == "" && h.opts.ContentMD5 && c.op != "put":
+				t.Errorf("%s of %q: no ContentMD5, want %q", c.op, data, want)
+			}
+		}
+	}
+	check([]byte("same bytes"))
+	check([]byte("same bytes")) // a new version of the same bytes
+	check([]byte("other bytes"))
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -63,10 +62,7 @@ func (w *World) appenderBody(as AppendSpec, ps *pubSlot) func(context.Context, *
 // a failure (other than an unknown outcome) swapped nothing. The lock is
 // held.
 func (w *World) appendReport(a *actor, as AppendSpec, res pswap.Result, err error) string {
-	mine := w.entriesBy(a, as.Partition)
-	if len(mine) > 1 {
-		w.fail("I3", "%s swapped %d times in one append (%s at step %d, %s at step %d)", a, len(mine), mine[0].gen, mine[0].step, mine[1].gen, mine[1].step)
-	}
+	mine := w.ownSwaps(a, as.Partition, "append")
 	switch {
 	case err == nil && res.Changed:
 		if len(mine) == 0 || mine[0].gen != res.Generation && res.Outcome != swap.Superseded {
@@ -92,13 +88,8 @@ func (w *World) appendReport(a *actor, as AppendSpec, res pswap.Result, err erro
 		}
 		w.ackedAppends[as.RunID] = res.RunGeneration
 		return "same-run (changed=false)"
-	case errors.Is(err, pswap.ErrOutcomeUnknown):
-		return "outcome unknown: " + errSummary(err)
 	default:
-		if len(mine) > 0 {
-			w.fail("I3", "%s reported a failure (%v) but its swap to %s landed at step %d", a, err, mine[0].gen, mine[0].step)
-		}
-		return "failed: " + errSummary(err)
+		return w.failedReport(a, mine, err)
 	}
 }
 
@@ -113,32 +104,14 @@ func (w *World) observeAppend(part string, prev *histEntry, m *manifest.Manifest
 		w.fail("I9-append", "%s swapped in an append %s but is no appender", w.curName(), m.Generation)
 		return
 	}
-	var want []Row
-	if prev != nil {
-		parent, err := w.rowsOf(part, prev.gen)
-		if err != nil {
-			w.fail("I9-append", "%s appended to %s, whose rows cannot be read: %v", w.curName(), prev.gen, err)
-			return
-		}
+	w.observeRows("I9-append", "appended to", "append", "a duplicate or a loss", part, prev, m, func(parent []Row) ([]Row, string) {
 		for _, r := range parent {
 			if r.Run == as.RunID {
-				w.fail("I9-append", "%s appended run %q to %s, which already holds its rows: a duplicate", w.curName(), as.RunID, prev.gen)
-				return
+				return nil, fmt.Sprintf("appended run %q to %s, which already holds its rows: a duplicate", as.RunID, prev.gen)
 			}
 		}
-		want = append(want, parent...)
-	}
-	want = append(want, as.Rows...)
-	got, err := w.rowsOf(part, m.Generation)
-	if err != nil {
-		w.fail("I9-append", "%s swapped in append %s, whose rows cannot be read: %v", w.curName(), m.Generation, err)
-		return
-	}
-	sortRows(want)
-	sortRows(got)
-	if !slices.Equal(got, want) {
-		w.fail("I9-append", "%s swapped in append %s: rows %v, want %v", w.curName(), m.Generation, got, want)
-	}
+		return append(slices.Clone(parent), as.Rows...), ""
+	})
 }
 
 // checkAppends checks, at the end of a run, every acknowledged append

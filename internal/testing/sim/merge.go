@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -76,10 +75,7 @@ func (w *World) mergerBody(ms MergeSpec) func(context.Context, *actor) string {
 // own swap only as same-run or identical; a failure (other than an unknown
 // outcome) swapped nothing. The lock is held.
 func (w *World) mergeReport(a *actor, part string, res pswap.MergeResult, err error) string {
-	mine := w.entriesBy(a, part)
-	if len(mine) > 1 {
-		w.fail("I3", "%s swapped %d times in one merge (%s at step %d, %s at step %d)", a, len(mine), mine[0].gen, mine[0].step, mine[1].gen, mine[1].step)
-	}
+	mine := w.ownSwaps(a, part, "merge")
 	if len(res.Partitions) != 1 {
 		if len(mine) > 0 {
 			w.fail("I3", "%s failed before merging (%v) but its swap to %s landed", a, err, mine[0].gen)
@@ -108,13 +104,8 @@ func (w *World) mergeReport(a *actor, part string, res pswap.MergeResult, err er
 			}
 		}
 		return fmt.Sprintf("%s (changed=false, %d rebases)", p.Result.Outcome, p.Rebases)
-	case errors.Is(p.Err, pswap.ErrOutcomeUnknown):
-		return "outcome unknown: " + errSummary(p.Err)
 	default:
-		if len(mine) > 0 {
-			w.fail("I3", "%s reported a failure (%v) but its swap to %s landed at step %d", a, p.Err, mine[0].gen, mine[0].step)
-		}
-		return "failed: " + errSummary(p.Err)
+		return w.failedReport(a, mine, p.Err)
 	}
 }
 
@@ -130,42 +121,24 @@ func (w *World) observeMerge(part string, prev *histEntry, m *manifest.Manifest)
 		w.fail("I9-merge", "%s swapped in a merge %s but is no merger", w.curName(), m.Generation)
 		return
 	}
-	var want []Row
-	if prev != nil {
-		parent, err := w.rowsOf(part, prev.gen)
-		if err != nil {
-			w.fail("I9-merge", "%s merged into %s, whose rows cannot be read: %v", w.curName(), prev.gen, err)
-			return
-		}
+	w.observeRows("I9-merge", "merged into", "merge", "a lost update", part, prev, m, func(parent []Row) ([]Row, string) {
 		keys := map[int64]bool{}
 		for _, r := range in {
 			keys[r.ID] = true
 		}
+		var want []Row
 		for _, r := range parent {
 			if !keys[r.ID] {
 				want = append(want, r)
 			}
 		}
-	}
-	for _, r := range in {
-		if r.Run != MergeDelete {
-			want = append(want, r)
+		for _, r := range in {
+			if r.Run != MergeDelete {
+				want = append(want, r)
+			}
 		}
-	}
-	got, err := w.rowsOf(part, m.Generation)
-	if err != nil {
-		w.fail("I9-merge", "%s swapped in merge %s, whose rows cannot be read: %v", w.curName(), m.Generation, err)
-		return
-	}
-	sortRows(want)
-	sortRows(got)
-	if !slices.Equal(got, want) {
-		parent := "no generation"
-		if prev != nil {
-			parent = prev.gen
-		}
-		w.fail("I9-merge", "%s swapped in merge %s over %s: rows %v, want %v (a lost update)", w.curName(), m.Generation, parent, got, want)
-	}
+		return want, ""
+	})
 }
 
 func sortRows(rs []Row) {

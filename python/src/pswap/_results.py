@@ -10,13 +10,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 Doc = dict[str, Any]
-T = TypeVar("T")
 
 
 def _time(v: Any) -> datetime | None:
@@ -29,18 +28,81 @@ def _time(v: Any) -> datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
 
 
-def _str(d: Doc, k: str) -> str:
-    v = d.get(k)
+def _str(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def _int(d: Doc, k: str) -> int:
-    v = d.get(k)
-    return int(v) if v is not None else 0
+def _int(v: Any) -> int:
+    return 0 if v is None else int(v)
 
 
-def _bool(d: Doc, k: str) -> bool:
-    return bool(d.get(k))
+def _opt_int(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def _list(v: Any) -> list[Any]:
+    return list(v or [])
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return dict(v or {})
+
+
+# The converter of each field type the results use, by the annotation's
+# text (``from __future__ import annotations`` keeps annotations as text,
+# and ``int | None`` cannot be evaluated before Python 3.10). A list of
+# results (``list[MergedPartition]``) is converted element by element.
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "str": _str,
+    "int": _int,
+    "bool": bool,
+    "int | None": _opt_int,
+    "datetime | None": _time,
+    "list[str]": _list,
+    "list[dict[str, Any]]": _list,
+    "dict[str, Any]": _dict,
+}
+
+R = TypeVar("R", bound="_FromJSON")
+
+
+class _FromJSON:
+    """A result built from the CLI's ``--json`` document by its fields."""
+
+    @classmethod
+    def from_json(cls: type[R], d: Doc) -> R:
+        """Builds the result from the CLI's ``--json`` document.
+
+        Each field takes the document's member of the same name, converted
+        by the field's type; a member that is absent or ``null`` gives the
+        type's zero (``""``, ``0``, ``False``, an empty list) or ``None``
+        for an optional one. ``raw`` is the whole document.
+        """
+        kwargs = {name: conv(d.get(name)) for name, conv in _fields(cls)}
+        return cls(raw=d, **kwargs)  # type: ignore[call-arg]
+
+
+_FIELDS: dict[type, list[tuple[str, Callable[[Any], Any]]]] = {}
+
+
+def _fields(cls: type) -> list[tuple[str, Callable[[Any], Any]]]:
+    """The converters of a result class's fields but ``raw``, made once."""
+    if cls not in _FIELDS:
+        _FIELDS[cls] = [(f.name, _converter(cls, f.type)) for f in dataclasses.fields(cls) if f.name != "raw"]
+    return _FIELDS[cls]
+
+
+def _converter(cls: type, annotation: Any) -> Callable[[Any], Any]:
+    """The converter of one field's annotation (a TypeError names one no converter handles)."""
+    a = str(annotation)
+    if a in _CONVERTERS:
+        return _CONVERTERS[a]
+    if a.startswith("list[") and a.endswith("]"):
+        elem = globals().get(a[len("list["):-1])
+        if isinstance(elem, type) and issubclass(elem, _FromJSON):
+            conv = elem.from_json
+            return lambda v: [conv(e) for e in v or []]
+    raise TypeError(f"{cls.__name__}: no converter from --json for a field of type {a}")
 
 
 def _rows_table(rows: list[Any]) -> pa.Table:
@@ -54,7 +116,7 @@ def _rows_table(rows: list[Any]) -> pa.Table:
 
 
 @dataclass(frozen=True)
-class CommitResult:
+class CommitResult(_FromJSON):
     """The result of ``commit`` and ``rollback``.
 
     ``changed`` is true when this call swapped in a new generation: fire
@@ -82,21 +144,9 @@ class CommitResult:
     filled_columns: list[str] = field(default_factory=list)
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> CommitResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), partition=_str(d, "partition"), generation=_str(d, "generation"),
-                   changed=_bool(d, "changed"), outcome=_str(d, "outcome"), rows=_int(d, "rows"),
-                   bytes=_int(d, "bytes"), files=_int(d, "files"), run_id=_str(d, "run_id"),
-                   committed_by=_str(d, "committed_by"), run_generation=_str(d, "run_generation"),
-                   idempotency_key=_str(d, "idempotency_key"), seq=_int(d, "seq"),
-                   staged_generation=_str(d, "staged_generation"), published=_bool(d, "published"),
-                   metadata_location=_str(d, "metadata_location"),
-                   filled_columns=list(d.get("filled_columns") or []), raw=d)
-
 
 @dataclass(frozen=True)
-class DryRunResult:
+class DryRunResult(_FromJSON):
     """What a commit would do (``Table.dry_run``); nothing was written.
 
     ``outcome`` is ``would-commit``, ``identical`` or ``same-run``.
@@ -113,17 +163,9 @@ class DryRunResult:
     current_generation: str
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> DryRunResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), partition=_str(d, "partition"), outcome=_str(d, "outcome"),
-                   changed=_bool(d, "changed"), rows=_int(d, "rows"), bytes=_int(d, "bytes"),
-                   files=_int(d, "files"), run_id=_str(d, "run_id"),
-                   current_generation=_str(d, "current_generation"), raw=d)
-
 
 @dataclass(frozen=True)
-class StageResult:
+class StageResult(_FromJSON):
     """A generation uploaded by ``stage``, for ``commit(staged=generation)``."""
 
     table: str
@@ -135,16 +177,9 @@ class StageResult:
     content_checksum: str
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> StageResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), partition=_str(d, "partition"), generation=_str(d, "generation"),
-                   rows=_int(d, "rows"), bytes=_int(d, "bytes"), files=_int(d, "files"),
-                   content_checksum=_str(d, "content_checksum"), raw=d)
-
 
 @dataclass(frozen=True)
-class MergedPartition:
+class MergedPartition(_FromJSON):
     """One partition of a ``merge``."""
 
     partition: str
@@ -162,18 +197,9 @@ class MergedPartition:
     exit: int
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> MergedPartition:
-        """Builds the row from the CLI's ``--json`` document."""
-        return cls(partition=_str(d, "partition"), changed=_bool(d, "changed"), outcome=_str(d, "outcome"),
-                   generation=_str(d, "generation"), rows=_int(d, "rows"), upserts=_int(d, "upserts"),
-                   deletes=_int(d, "deletes"), kept=_int(d, "kept"), removed=_int(d, "removed"),
-                   rebases=_int(d, "rebases"), run_id=_str(d, "run_id"), error=_str(d, "error"),
-                   exit=_int(d, "exit"), raw=d)
-
 
 @dataclass(frozen=True)
-class MergeResult:
+class MergeResult(_FromJSON):
     """The result of ``merge``: one entry per partition the input touched."""
 
     table: str
@@ -185,17 +211,9 @@ class MergeResult:
     exit: int
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> MergeResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), input_rows=_int(d, "input_rows"),
-                   partitions=[MergedPartition.from_json(p) for p in d.get("partitions") or []],
-                   committed=_int(d, "committed"), unchanged=_int(d, "unchanged"), failed=_int(d, "failed"),
-                   exit=_int(d, "exit"), raw=d)
-
 
 @dataclass(frozen=True)
-class ViewResult:
+class ViewResult(_FromJSON):
     """One view of a ``publish``: Iceberg metadata, the Delta log, a catalog."""
 
     view: str
@@ -207,17 +225,9 @@ class ViewResult:
     error: str
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> ViewResult:
-        """Builds the row from the CLI's ``--json`` document."""
-        v = d.get("version")
-        return cls(view=_str(d, "view"), name=_str(d, "name"), published=_bool(d, "published"),
-                   changed=_bool(d, "changed"), version=None if v is None else int(v),
-                   location=_str(d, "location"), error=_str(d, "error"), raw=d)
-
 
 @dataclass(frozen=True)
-class PublishResult:
+class PublishResult(_FromJSON):
     """The result of ``publish`` (``changed`` false: already up to date)."""
 
     table: str
@@ -229,17 +239,9 @@ class PublishResult:
     views: list[ViewResult]
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> PublishResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), metadata_location=_str(d, "metadata_location"),
-                   version=_int(d, "version"), snapshot_id=_int(d, "snapshot_id"), changed=_bool(d, "changed"),
-                   partitions=_int(d, "partitions"),
-                   views=[ViewResult.from_json(v) for v in d.get("views") or []], raw=d)
-
 
 @dataclass(frozen=True)
-class PartitionStatus:
+class PartitionStatus(_FromJSON):
     """One partition of a ``status`` range: ``present``, ``missing`` or ``corrupt``."""
 
     partition: str
@@ -255,17 +257,9 @@ class PartitionStatus:
     error: str
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> PartitionStatus:
-        """Builds the row from the CLI's ``--json`` document."""
-        return cls(partition=_str(d, "partition"), start=_time(d.get("start")), end=_time(d.get("end")),
-                   state=_str(d, "state"), present=_bool(d, "present"), generation=_str(d, "generation"),
-                   seq=_int(d, "seq"), run_id=_str(d, "run_id"), rows=_int(d, "rows"),
-                   committed_at=_time(d.get("committed_at")), error=_str(d, "error"), raw=d)
-
 
 @dataclass(frozen=True)
-class StatusResult:
+class StatusResult(_FromJSON):
     """The result of ``status``: every partition of a half-open range."""
 
     table: str
@@ -280,21 +274,13 @@ class StatusResult:
     partitions: list[PartitionStatus]
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> StatusResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), interval=_str(d, "interval"), grain=_str(d, "grain"),
-                   layout=_str(d, "layout"), expected=_int(d, "expected"), present=_int(d, "present"),
-                   missing=_int(d, "missing"), corrupt=_int(d, "corrupt"), complete=_bool(d, "complete"),
-                   partitions=[PartitionStatus.from_json(p) for p in d.get("partitions") or []], raw=d)
-
     def to_arrow(self) -> pa.Table:
         """The partitions as a pyarrow Table, one row each."""
         return _rows_table(self.partitions)
 
 
 @dataclass(frozen=True)
-class Generation:
+class Generation(_FromJSON):
     """One generation of a partition's ``history``."""
 
     generation: str
@@ -310,18 +296,9 @@ class Generation:
     collected: bool
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> Generation:
-        """Builds the row from the CLI's ``--json`` document."""
-        return cls(generation=_str(d, "generation"), parent=_str(d, "parent"), run_id=_str(d, "run_id"),
-                   rows=_int(d, "rows"), bytes=_int(d, "bytes"), files=_int(d, "files"),
-                   created_at=_time(d.get("created_at")), committed_at=_time(d.get("committed_at")),
-                   rollback_of=_str(d, "rollback_of"), current=_bool(d, "current"),
-                   collected=_bool(d, "collected"), raw=d)
-
 
 @dataclass(frozen=True)
-class HistoryResult:
+class HistoryResult(_FromJSON):
     """The result of ``history``: a partition's generations, newest first."""
 
     table: str
@@ -329,19 +306,13 @@ class HistoryResult:
     generations: list[Generation]
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> HistoryResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), partition=_str(d, "partition"),
-                   generations=[Generation.from_json(g) for g in d.get("generations") or []], raw=d)
-
     def to_arrow(self) -> pa.Table:
         """The generations as a pyarrow Table, newest first."""
         return _rows_table(self.generations)
 
 
 @dataclass(frozen=True)
-class DataFile:
+class DataFile(_FromJSON):
     """One data file of ``files``: ``checksum`` is ``sha256:<hex>``."""
 
     partition: str
@@ -353,16 +324,9 @@ class DataFile:
     checksum: str
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> DataFile:
-        """Builds the row from the CLI's ``--json`` document."""
-        return cls(partition=_str(d, "partition"), generation=_str(d, "generation"), path=_str(d, "path"),
-                   uri=_str(d, "uri"), size=_int(d, "size"), rows=_int(d, "rows"),
-                   checksum=_str(d, "checksum"), raw=d)
-
 
 @dataclass(frozen=True)
-class FilesResult:
+class FilesResult(_FromJSON):
     """The result of ``files``: the current data files of the selection."""
 
     table: str
@@ -371,12 +335,6 @@ class FilesResult:
     bytes: int
     files: list[DataFile]
     raw: Doc = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def from_json(cls, d: Doc) -> FilesResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), partitions=list(d.get("partitions") or []), rows=_int(d, "rows"),
-                   bytes=_int(d, "bytes"), files=[DataFile.from_json(f) for f in d.get("files") or []], raw=d)
 
     @property
     def uris(self) -> list[str]:
@@ -389,7 +347,7 @@ class FilesResult:
 
 
 @dataclass(frozen=True)
-class VerifiedPartition:
+class VerifiedPartition(_FromJSON):
     """One partition of ``verify``; ``problems`` are ``{file, what, want, got}``."""
 
     partition: str
@@ -402,16 +360,9 @@ class VerifiedPartition:
     checks: list[str]
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> VerifiedPartition:
-        """Builds the row from the CLI's ``--json`` document."""
-        return cls(partition=_str(d, "partition"), generation=_str(d, "generation"), files=_int(d, "files"),
-                   rows=_int(d, "rows"), bytes=_int(d, "bytes"), ok=_bool(d, "ok"),
-                   problems=list(d.get("problems") or []), checks=list(d.get("checks") or []), raw=d)
-
 
 @dataclass(frozen=True)
-class VerifyResult:
+class VerifyResult(_FromJSON):
     """The result of ``verify`` (a mismatch raises :class:`MismatchError` carrying it)."""
 
     table: str
@@ -421,16 +372,9 @@ class VerifyResult:
     partitions: list[VerifiedPartition]
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> VerifyResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), ok=_bool(d, "ok"), checked=_int(d, "checked"),
-                   failed=_int(d, "failed"),
-                   partitions=[VerifiedPartition.from_json(p) for p in d.get("partitions") or []], raw=d)
-
 
 @dataclass(frozen=True)
-class GcResult:
+class GcResult(_FromJSON):
     """The result of ``gc``; ``partitions`` and ``totals`` as the CLI prints them."""
 
     table: str
@@ -440,15 +384,9 @@ class GcResult:
     totals: dict[str, Any]
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> GcResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), dry_run=_bool(d, "dry_run"), keep=_int(d, "keep"),
-                   partitions=list(d.get("partitions") or []), totals=dict(d.get("totals") or {}), raw=d)
-
 
 @dataclass(frozen=True)
-class AuditRow:
+class AuditRow(_FromJSON):
     """One attempt of the audit: ``state`` and ``why`` say what became of it."""
 
     partition: str
@@ -469,30 +407,14 @@ class AuditRow:
     why: str
     raw: Doc = field(default_factory=dict, repr=False)
 
-    @classmethod
-    def from_json(cls, d: Doc) -> AuditRow:
-        """Builds the row from the CLI's ``--json`` document."""
-        return cls(partition=_str(d, "partition"), generation=_str(d, "generation"), run_id=_str(d, "run_id"),
-                   kind=_str(d, "kind"), state=_str(d, "state"), rows=_int(d, "rows"), bytes=_int(d, "bytes"),
-                   files=_int(d, "files"), created_at=_time(d.get("created_at")),
-                   committed_at=_time(d.get("committed_at")), superseded_by=_str(d, "superseded_by"),
-                   superseded_at=_time(d.get("superseded_at")), parent=_str(d, "parent"),
-                   data_generation=_str(d, "data_generation"), rollback_of=_str(d, "rollback_of"),
-                   why=_str(d, "why"), raw=d)
-
 
 @dataclass(frozen=True)
-class AuditResult:
+class AuditResult(_FromJSON):
     """The result of ``audit``: one row per attempt."""
 
     table: str
     rows: list[AuditRow]
     raw: Doc = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def from_json(cls, d: Doc) -> AuditResult:
-        """Builds the result from the CLI's ``--json`` document."""
-        return cls(table=_str(d, "table"), rows=[AuditRow.from_json(r) for r in d.get("rows") or []], raw=d)
 
     def to_arrow(self) -> pa.Table:
         """The attempts as a pyarrow Table, one row each."""
