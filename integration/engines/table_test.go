@@ -24,9 +24,19 @@ var (
 	binDir    string
 )
 
-// pswapBin builds the CLI once per test run.
+// pswapBin builds the CLI once per test run (TestMain's prewarm starts
+// the build).
 func pswapBin(t testing.TB) string {
 	t.Helper()
+	if err := buildCLI(); err != nil {
+		t.Fatal(err)
+	}
+	return binPath
+}
+
+// buildCLI builds the CLI into binPath, once; later calls wait for the
+// first and return its error.
+func buildCLI() error {
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "pswap-engines-bin-")
 		if buildErr != nil {
@@ -39,10 +49,7 @@ func pswapBin(t testing.TB) string {
 			buildErr = fmt.Errorf("go build ./cmd/pswap: %v\n%s", err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return buildErr
 }
 
 // engineNames are the engines every table is read with.
