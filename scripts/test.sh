@@ -9,7 +9,9 @@
 # scripts/engines.sh) and the orchestrators (Airflow, Dagster:
 # scripts/orchestrators.sh). Beside them it runs gofmt, go mod tidy -diff
 # and go vet (and, on a machine where the installs are still going, it
-# compiles the race-instrumented packages the tests need). Then it starts
+# compiles the race-instrumented packages the tests need), and builds the
+# CLI once for the test packages that run it ($PSWAP_TEST_CLI and
+# $PSWAP_TEST_CLI_RACE). Then it starts
 # MinIO and Azurite with fresh credentials, PostgreSQL and the REST catalog, and runs
 # the tests with the race detector against them, with staticcheck and the
 # fuzz targets (briefly) beside them at the lowest CPU priority. The servers are stopped and their data removed
@@ -204,6 +206,20 @@ gofmt_check() {
 	fi
 }
 step "go mod download" go mod download
+# The CLI, with and without the race detector, built once for the packages
+# that run it as a process (integration, integration/engines,
+# integration/orchestrators: each linked its own copy before), into a
+# folder of this checkout's under the cache, where go build finds it up
+# to date and links nothing when the code did not change.
+cli_build() {
+	local dir
+	dir="$(cache_root)/cli/$(pwd -P | sha256sum | cut -c1-16)"
+	mkdir -p "$dir"
+	go build -ldflags=-w -o "$dir/pswap" ./cmd/pswap
+	go build -race -ldflags=-w -o "$dir/pswap-race" ./cmd/pswap
+	echo "$dir"
+}
+background "cli build" cli_build
 step gofmt gofmt_check
 # go.mod and go.sum say exactly what the code imports.
 step "go mod tidy" go mod tidy -diff
@@ -296,6 +312,11 @@ fi
 staticcheck=""
 if await "staticcheck build"; then
 	staticcheck="$(cat "$bgdir/staticcheck build.out")"
+fi
+
+if await "cli build"; then
+	clidir="$(cat "$bgdir/cli build.out")"
+	export PSWAP_TEST_CLI="$clidir/pswap" PSWAP_TEST_CLI_RACE="$clidir/pswap-race"
 fi
 
 # go test starts the packages' binaries in the order it is given them, two

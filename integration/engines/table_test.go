@@ -35,9 +35,14 @@ func pswapBin(t testing.TB) string {
 }
 
 // buildCLI builds the CLI into binPath, once; later calls wait for the
-// first and return its error.
+// first and return its error. scripts/test.sh builds it once for every
+// package of the run and names it in $PSWAP_TEST_CLI.
 func buildCLI() error {
 	buildOnce.Do(func() {
+		if p := os.Getenv("PSWAP_TEST_CLI"); p != "" {
+			binPath = p
+			return
+		}
 		binDir, buildErr = os.MkdirTemp("", "pswap-engines-bin-")
 		if buildErr != nil {
 			return
