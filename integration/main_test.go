@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // Knobs of the suite (environment variables):
@@ -107,7 +109,7 @@ func pswapBin(t testing.TB) string {
 			return
 		}
 		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Dir(filepath.Dir(file))
+		root := filepath.Dir(srcdir.Of(file))
 		binDir, buildErr = os.MkdirTemp("", "pswap-integration-bin-")
 		if buildErr != nil {
 			return

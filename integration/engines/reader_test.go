@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // The engines' process (reader.py) is started once per test package, on
@@ -37,7 +39,7 @@ type readerProcess struct {
 // repoRoot is the module's root folder.
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	return filepath.Dir(filepath.Dir(srcdir.Of(file)))
 }
 
 // enginesDir is the folder scripts/engines.sh installed the engines in:

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pswap/pswap/internal/testing/srcdir"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(srcdir.Of(file), "..", "..")
 }
 
 // pswapDir builds cmd/pswap from this tree once and returns the folder that
