@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // TestMergeVsRewrite measures `pswap merge` of 100,000 changed rows
@@ -35,7 +37,7 @@ func TestMergeVsRewrite(t *testing.T) {
 	bin := filepath.Join(dir, "pswap")
 	_, file, _, _ := runtime.Caller(0)
 	build := exec.Command("go", "build", "-o", bin, "./cmd/pswap")
-	build.Dir = filepath.Dir(filepath.Dir(file))
+	build.Dir = filepath.Dir(srcdir.Of(file))
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}

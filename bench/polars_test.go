@@ -15,12 +15,13 @@ import (
 
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/internal/testing/nodeenv"
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // polarsDir is the folder of the Polars peer (package.json, write.mjs).
 func polarsDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "polars")
+	return filepath.Join(srcdir.Of(file), "polars")
 }
 
 // polarsAvailable reports whether node and nodejs-polars are installed

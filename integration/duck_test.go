@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/pswap/pswap/internal/testing/duckcheck"
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // duck is one DuckDB process (node, testdata/duckserver.mjs) shared by the
@@ -70,7 +71,7 @@ func startDuckLocked() error {
 		return err
 	}
 	_, file, _, _ := runtime.Caller(0)
-	here := filepath.Dir(file)
+	here := srcdir.Of(file)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return err

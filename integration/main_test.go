@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // Knobs of the suite (environment variables):
@@ -96,8 +98,18 @@ var (
 func pswapBin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		// scripts/test.sh builds the CLI once for every package of the
+		// run, with and without the race detector.
+		env := "PSWAP_TEST_CLI"
+		if raceEnabled {
+			env = "PSWAP_TEST_CLI_RACE"
+		}
+		if p := os.Getenv(env); p != "" {
+			binPath = p
+			return
+		}
 		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Dir(filepath.Dir(file))
+		root := filepath.Dir(srcdir.Of(file))
 		binDir, buildErr = os.MkdirTemp("", "pswap-integration-bin-")
 		if buildErr != nil {
 			return

@@ -4,7 +4,8 @@ extension, as their users would, and answers in canonical JSON.
 
 Requests come one JSON document a line on stdin, answers go one a line on
 stdout ({"ok": ...} or {"error": "..."}). The Go tests start one process per
-test package, so the JVM starts once (on the first Spark request).
+test package, so the JVM starts once (at the package's start: the "warm"
+request; or on the first Spark request).
 
 A table is named by its root ("table": a local path or s3://bucket/prefix)
 and its current metadata file ("metadata"). Each engine opens it the way
@@ -659,6 +660,12 @@ def main():
             req = json.loads(line)
             if req.get("op") == "versions":
                 ans = {"ok": versions()}
+            elif req.get("op") == "warm":
+                # The Go side's prewarm: start Spark's JVM and DuckDB
+                # while its first tests build and commit their tables.
+                spark()
+                duck()
+                ans = {"ok": True}
             else:
                 fn = OPS.get((req["engine"], req["op"]))
                 if fn is None:

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // The engines' process (reader.py) is started once per test package, on
@@ -36,7 +39,7 @@ type readerProcess struct {
 // repoRoot is the module's root folder.
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	return filepath.Dir(filepath.Dir(srcdir.Of(file)))
 }
 
 // enginesDir is the folder scripts/engines.sh installed the engines in:
@@ -80,6 +83,54 @@ func startReader() (*readerProcess, error) {
 		return nil, fmt.Errorf("start the engines' reader: %w", err)
 	}
 	return p, nil
+}
+
+// prewarm starts, in the background, what the first tests would
+// otherwise wait for one after the other: the CLI's build, and the
+// engines' reader with its Spark session (a JVM's start, the longest
+// single wait of the package) and DuckDB. A test's first call waits for
+// the reader's start (it holds readerMu), while the tests that run the
+// CLI first go on. It does nothing when a -run pattern picks tests (they
+// may need neither), or when the engines' folder is not given by
+// $PSWAP_ENGINES (finding it may install the engines: the first call
+// does that, as before).
+func prewarm() {
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		return
+	}
+	if os.Getenv("PSWAP_ENGINES") == "" {
+		return
+	}
+	go buildCLI() //nolint:errcheck // pswapBin reports it
+	readerMu.Lock()
+	go func() {
+		defer readerMu.Unlock()
+		readerProc, readerErr = startReader()
+		if readerErr != nil {
+			return
+		}
+		// An engine's failure here is left for the tests' own calls to
+		// report; a reader that dies is recorded as call records it.
+		if err := send(map[string]any{"op": "warm"}); err != nil {
+			readerErr = fmt.Errorf("%w\n%s", err, tail(readerProc.stderr.String(), 4000))
+		}
+	}()
+}
+
+// send sends one request to the running reader and reads its answer line,
+// ignoring what it says; readerMu is held.
+func send(req map[string]any) error {
+	line, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	if _, err := readerProc.stdin.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("the engines' reader: %w", err)
+	}
+	if _, err := readerProc.stdout.ReadBytes('\n'); err != nil {
+		return fmt.Errorf("the engines' reader died: %w", err)
+	}
+	return nil
 }
 
 // lockedWriter keeps the reader's stderr safe to read while it writes.

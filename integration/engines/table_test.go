@@ -24,10 +24,25 @@ var (
 	binDir    string
 )
 
-// pswapBin builds the CLI once per test run.
+// pswapBin builds the CLI once per test run (TestMain's prewarm starts
+// the build).
 func pswapBin(t testing.TB) string {
 	t.Helper()
+	if err := buildCLI(); err != nil {
+		t.Fatal(err)
+	}
+	return binPath
+}
+
+// buildCLI builds the CLI into binPath, once; later calls wait for the
+// first and return its error. scripts/test.sh builds it once for every
+// package of the run and names it in $PSWAP_TEST_CLI.
+func buildCLI() error {
 	buildOnce.Do(func() {
+		if p := os.Getenv("PSWAP_TEST_CLI"); p != "" {
+			binPath = p
+			return
+		}
 		binDir, buildErr = os.MkdirTemp("", "pswap-engines-bin-")
 		if buildErr != nil {
 			return
@@ -39,10 +54,7 @@ func pswapBin(t testing.TB) string {
 			buildErr = fmt.Errorf("go build ./cmd/pswap: %v\n%s", err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return buildErr
 }
 
 // engineNames are the engines every table is read with.

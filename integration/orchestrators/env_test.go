@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pswap/pswap/internal/testing/srcdir"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(srcdir.Of(file), "..", "..")
 }
 
 // pswapDir builds cmd/pswap from this tree once and returns the folder that
@@ -42,6 +43,11 @@ func pswapDir(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		if binDir, buildErr = os.MkdirTemp("", "pswap-orch-bin-"); buildErr != nil {
+			return
+		}
+		// scripts/test.sh builds the CLI once for every package of the run.
+		if p := os.Getenv("PSWAP_TEST_CLI"); p != "" {
+			buildErr = os.Symlink(p, filepath.Join(binDir, "pswap"))
 			return
 		}
 		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "pswap"), "./cmd/pswap")

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pswap/pswap/internal/testing/srcdir"
 	"github.com/pswap/pswap/internal/testing/testenv"
 )
 
 func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(srcdir.Of(file), "..", "..")
 }
 
 // run runs a command with env and fails the test with its output.

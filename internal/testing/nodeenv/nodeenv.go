@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // ErrNoNode: node is not on PATH. Only this error lets a test skip.
@@ -62,7 +64,7 @@ func NewReader(what string, unavailable error, pkgs ...string) *Reader {
 	if !ok {
 		r.dirErr = errors.New("nodeenv: cannot locate the caller's source file")
 	}
-	r.dir = filepath.Dir(file)
+	r.dir = srcdir.Of(file)
 	return r
 }
 

@@ -1,25 +1,21 @@
 package sim
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestAppendSeeds runs PSWAP_SIM_APPEND_SEEDS seeds (default 60, 20 with
-// -short) of AppendScenario: appending actors (retries of a killed or
-// failed append of the same run, and second attempts racing the first)
+// TestAppendSeeds runs PSWAP_SIM_APPEND_SEEDS seeds (default 60, an eighth
+// under -race, 20 with -short) of AppendScenario: appending actors
+// (retries of a killed or failed append of the same run, and second attempts racing the first)
 // racing replacing writers, rollbacks and GC, with faults (lost replies
 // among them) and kills. Every append swap holds its parent's rows and
 // its run's, which its parent did not hold, and every acknowledged run's
 // rows are in the generation that took them exactly once (I9-append),
 // besides I1-I5.
 func TestAppendSeeds(t *testing.T) {
-	n := envInt(t, "PSWAP_SIM_APPEND_SEEDS", 60)
-	if testing.Short() && os.Getenv("PSWAP_SIM_APPEND_SEEDS") == "" {
-		n = 20
-	}
+	n := envInt(t, "PSWAP_SIM_APPEND_SEEDS", defaultSeeds(60, 20))
 	first := envInt(t, "PSWAP_SIM_SEED", 1)
 	start := time.Now()
 	var steps, faults, checks, failed, appenders int
@@ -44,7 +40,8 @@ func TestAppendSeeds(t *testing.T) {
 	}
 	t.Logf("%d append seeds from %d in %s: %d steps, %d faults, %d checks, %d appenders: %v; %d failed",
 		n, first, time.Since(start).Round(time.Millisecond), steps, faults, checks, appenders, outcomes, failed)
-	if outcomes["appended"] == 0 || outcomes["rebased"] == 0 || outcomes["same-run"] == 0 {
+	// (The race detector's eighth of the seeds need not show every outcome.)
+	if n >= 20 && (outcomes["appended"] == 0 || outcomes["rebased"] == 0 || outcomes["same-run"] == 0) {
 		t.Errorf("the seeds never appended, never rebased after a lost swap, or never re-ran a run: %v", outcomes)
 	}
 }

@@ -1,23 +1,19 @@
 package sim
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestFoldSeeds runs PSWAP_SIM_FOLD_SEEDS seeds (default 60, 20 with
-// -short) of FoldScenario: bursts of publishers of distinct partitions
-// that fold each other's commits, with GC, readers, faults and kills. No
+// TestFoldSeeds runs PSWAP_SIM_FOLD_SEEDS seeds (default 60, an eighth
+// under -race, 20 with -short) of FoldScenario: bursts of publishers of
+// distinct partitions that fold each other's commits, with GC, readers, faults and kills. No
 // invariant may break, and (60 seeds or more) the seeds must exercise
 // both sides of folding: a version that carried other commits, and a
 // publisher that returned another's version.
 func TestFoldSeeds(t *testing.T) {
-	n := envInt(t, "PSWAP_SIM_FOLD_SEEDS", 60)
-	if testing.Short() && os.Getenv("PSWAP_SIM_FOLD_SEEDS") == "" {
-		n = 20
-	}
+	n := envInt(t, "PSWAP_SIM_FOLD_SEEDS", defaultSeeds(60, 20))
 	first := envInt(t, "PSWAP_SIM_SEED", 1)
 	start := time.Now()
 	var steps, faults, iceChecks, failed, published, folded, carrying, cold, coldSeeds int

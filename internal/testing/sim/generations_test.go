@@ -8,7 +8,7 @@ import (
 // are GCS generation numbers (Config.Generations): a rewrite of the same
 // bytes, or a copy, gets a new token, where S3's ETag (the MD5) repeats.
 // No invariant may depend on the tokens' repeating. PSWAP_SIM_SEEDS seeds
-// (default 60, a quarter under -race, 20 with -short).
+// (default 60, an eighth under -race, 20 with -short).
 func TestSeedsGenerations(t *testing.T) {
 	n := envInt(t, "PSWAP_SIM_SEEDS", defaultSeeds(60, 20))
 	failed, steps := 0, 0

@@ -6,7 +6,7 @@ import (
 )
 
 // TestLegacySeeds runs the seeds whose tables start in the legacy layout
-// (Config.LegacyGens), PSWAP_SIM_SEEDS of them (default 200, a quarter
+// (Config.LegacyGens), PSWAP_SIM_SEEDS of them (default 200, an eighth
 // under -race, 40 with -short): the writers, GC and the migrators move their
 // partitions while every other actor runs, and every invariant holds.
 func TestLegacySeeds(t *testing.T) {

@@ -1,22 +1,18 @@
 package sim
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestMergeSeeds runs PSWAP_SIM_MERGE_SEEDS seeds (default 60, 20 with
-// -short) of MergeScenario: merging actors racing replacing writers,
-// rollbacks and GC, with faults (lost replies among them) and kills. Every
+// TestMergeSeeds runs PSWAP_SIM_MERGE_SEEDS seeds (default 60, an eighth
+// under -race, 20 with -short) of MergeScenario: merging actors racing
+// replacing writers, rollbacks and GC, with faults (lost replies among them) and kills. Every
 // merge swap must be derived from the generation it replaced
 // (I9-merge: no lost update), besides I1-I5.
 func TestMergeSeeds(t *testing.T) {
-	n := envInt(t, "PSWAP_SIM_MERGE_SEEDS", 60)
-	if testing.Short() && os.Getenv("PSWAP_SIM_MERGE_SEEDS") == "" {
-		n = 20
-	}
+	n := envInt(t, "PSWAP_SIM_MERGE_SEEDS", defaultSeeds(60, 20))
 	first := envInt(t, "PSWAP_SIM_SEED", 1)
 	start := time.Now()
 	var steps, faults, checks, failed, merges int
@@ -41,7 +37,8 @@ func TestMergeSeeds(t *testing.T) {
 	}
 	t.Logf("%d merge seeds from %d in %s: %d steps, %d faults, %d checks, %d mergers: %v; %d failed",
 		n, first, time.Since(start).Round(time.Millisecond), steps, faults, checks, merges, outcomes, failed)
-	if outcomes["merged"] == 0 || outcomes["rebased"] == 0 {
+	// (The race detector's eighth of the seeds need not show every outcome.)
+	if n >= 20 && (outcomes["merged"] == 0 || outcomes["rebased"] == 0) {
 		t.Errorf("the seeds never merged, or never rebased after a conflict: %v", outcomes)
 	}
 }

@@ -23,22 +23,23 @@ func envInt(t *testing.T, name string, def uint64) uint64 {
 }
 
 // defaultSeeds is the number of seeds a seed loop runs when its variable is
-// not set: full, or short with -short, or a quarter of full under the race
+// not set: full, or short with -short, or an eighth of full under the race
 // detector, where a seed costs about 3.5 times the CPU. The seeds run pswap's
 // same code paths, only in other orders of requests, which the scheduler
-// makes one at a time: a quarter of them is the race detector's share, and
-// scripts/test.sh runs this package without -race as well, every seed.
+// makes one at a time: an eighth of them is the race detector's share (the
+// package's largest CPU cost in CI), and scripts/test.sh runs this package
+// without -race as well, every seed.
 func defaultSeeds(full, short uint64) uint64 {
 	switch {
 	case testing.Short():
 		return short
 	case raceEnabled:
-		return max(full/4, 1)
+		return max(full/8, 1)
 	}
 	return full
 }
 
-// TestSeeds runs PSWAP_SIM_SEEDS seeds (default 200, a quarter under -race,
+// TestSeeds runs PSWAP_SIM_SEEDS seeds (default 200, an eighth under -race,
 // 40 with -short) from PSWAP_SIM_SEED (default 1). A failing seed is shrunk
 // and its trace printed; add it to regressions below once the bug is fixed.
 func TestSeeds(t *testing.T) {
@@ -115,8 +116,8 @@ func TestRegressions(t *testing.T) {
 	}
 }
 
-// TestSeedsWithViews runs PSWAP_SIM_VIEWS_SEEDS seeds (default 100, a
-// quarter under -race, 40 with -short) from PSWAP_SIM_SEED (default 1) of Scenario with a views
+// TestSeedsWithViews runs PSWAP_SIM_VIEWS_SEEDS seeds (default 100, an
+// eighth under -race, 40 with -short) from PSWAP_SIM_SEED (default 1) of Scenario with a views
 // actor added (WithViews): the Delta view turned on, off and on again
 // while the others commit, publish and collect, and for half the seeds a
 // writer that evolves the schema (I10-views, besides every other check).

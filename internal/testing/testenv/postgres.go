@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // EnvPostgres is host:port of the PostgreSQL server scripts/test.sh
@@ -63,7 +65,7 @@ func PostgresDB(t testing.TB) string {
 
 func postgresScript() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "scripts", "postgres.sh")
+	return filepath.Join(srcdir.Of(file), "..", "..", "..", "scripts", "postgres.sh")
 }
 
 func startPostgres() {

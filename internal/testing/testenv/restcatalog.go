@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
 // EnvRESTCatalog is the base URI (http://127.0.0.1:PORT) of the Iceberg
@@ -111,7 +113,7 @@ func (s *RESTServer) stop() {
 
 func restScript(args ...string) *exec.Cmd {
 	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "..", "..", "scripts", "restcatalog.sh")
+	script := filepath.Join(srcdir.Of(file), "..", "..", "..", "scripts", "restcatalog.sh")
 	return exec.Command("bash", append([]string{script}, args...)...)
 }
 
