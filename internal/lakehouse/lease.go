@@ -105,9 +105,9 @@ type lease struct {
 	holder  string
 	etag    string // the ETag of our latest write of it, while held
 	held    bool
-	lost    bool // a renewal found it taken over
+	lost    bool      // a renewal found it taken over
 	wrote   time.Time // when (local clock) this holder last wrote it
-	version int  // the latest version this holder wrote or found
+	version int       // the latest version this holder wrote or found
 	length  time.Duration
 }
 

@@ -45,9 +45,9 @@ type Prefetch struct {
 	// straight to its marker.
 	leaseLive bool
 	s         *state
-	hinted int
-	err    error
-	parts  []string // the partitions whose groups it reads
+	hinted    int
+	err       error
+	parts     []string // the partitions whose groups it reads
 	// groupsDone is closed once the group manifests are read (after
 	// done): groups is set then.
 	groupsDone chan struct{}
