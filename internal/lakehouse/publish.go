@@ -21,6 +21,7 @@ import (
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/internal/tablemeta"
@@ -344,15 +345,32 @@ func (p *publisher) recordedByName(s *state, part string) (m member, have bool) 
 // PublishCommit. A partition whose pointer does not read (corrupt) keeps
 // the manifest the metadata has for it while every other partition is
 // published; the error then names it, with the Result of what was
-// published.
+// published. It deletes the fold markers of the commits it reflects
+// (pending under a publish lease whose holder was killed: lease.go).
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(ctx, st, opts)
 	p.repair = true
+	// The fold markers of pending commits (lease.go), listed before the
+	// pointers are: the version this reconcile writes or finds reflects
+	// every one of them, so they are deleted after it.
+	var markers []string
+	for a, err := range st.List(ctx, layout.FoldPrefix) {
+		if err != nil {
+			markers = nil
+			break
+		}
+		if _, _, ok := layout.ParseFoldKey(a.Key); ok {
+			markers = append(markers, a.Key)
+		}
+	}
 	rc := &reconcile{p: p}
 	if err := rc.list(ctx); err != nil {
 		return Result{}, err
 	}
 	r, err := p.run(ctx, rc.plan)
+	if err == nil && len(rc.errs) == 0 && len(markers) > 0 {
+		deleteKeys(ctx, st, markers)
+	}
 	if err == nil && len(rc.errs) > 0 {
 		err = fmt.Errorf("%d partition(s) kept as the metadata had them, their pointer unreadable (the others are published): %w", len(rc.errs), errors.Join(rc.errs...))
 	}
