@@ -180,7 +180,7 @@ func TestLeaseOfKilledHolder(t *testing.T) {
 			// was pending on it.
 			a := commit(t, mem, "dt=2026-03-01", 3, "a", swap.Options{})
 			for k, v := range map[string]string{
-				layout.LeaseKey:                     `{"holder":"killed","version":1,"seconds":20}`,
+				layout.LeaseKey:                    `{"holder":"killed","version":1,"seconds":20}`,
 				layout.FoldKey(a.Partition, a.Seq): "",
 			} {
 				if _, err := mem.Put(ctx, k, []byte(v), store.PutOptions{}); err != nil {
