@@ -37,7 +37,9 @@ import (
 //     takes the lease again (If-None-Match: if another publisher took it in
 //     between, that one leads and this one is done) and writes one version
 //     that folds them all (fold.pending: their pointers and manifests),
-//     then deletes their markers, and so on until a listing is empty.
+//     then deletes their markers, and lists again while it holds the
+//     lease, until a listing is empty: then it releases and lists once
+//     more. A holder thus works as long as commits keep coming.
 //
 // Why no pending commit is left behind while its holder lives: a pending
 // publisher wrote its marker before the read that found the lease live. So
@@ -71,12 +73,6 @@ import (
 // it (on the store's clock: the lease's Last-Modified against the store's
 // time). A holder renews it every third of it.
 const leaseLength = 20 * time.Second
-
-// maxLeaseRounds bounds the versions a holder writes for others after its
-// own: a stream of commits that never ends hands the lease on (each round
-// still releases and lists, so a pending commit is never left without a
-// holder that lists after its marker).
-const maxLeaseRounds = 64
 
 // leaseBody is the lease object's content.
 type leaseBody struct {
@@ -276,8 +272,16 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 		l.version = max(l.version, r.Version)
 		l.mu.Unlock()
 	}
+	// After its own version, and whenever a listing finds no marker, the
+	// holder releases and lists once more; between the versions it writes
+	// for others it lists while it holds the lease (no release and take
+	// again per version).
+	released := false
 	for round := 0; ; round++ {
-		l.release(ctx, p)
+		if !released && (round == 0 || ctx.Err() != nil) {
+			l.release(ctx, p)
+			released = true
+		}
 		if ctx.Err() != nil {
 			return r
 		}
@@ -286,14 +290,19 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 		q.fold = &folding{rounds: true}
 		byPart, parts, _ := q.fold.list(ctx, q)
 		if len(parts) == 0 {
-			return r // none left, or the listing failed (the next publish's listing finds them)
+			if released {
+				return r // none left, or the listing failed (the next publish's listing finds them)
+			}
+			l.release(ctx, p)
+			released = true
+			continue // the listing after the release decides
 		}
-		if round >= maxLeaseRounds {
-			return r // the lease is free: the next publisher takes it
-		}
-		ok, err := l.take(ctx, p, "")
-		if err == nil && !ok {
-			return r // another publisher holds it now: it lists after its release
+		if released {
+			ok, err := l.take(ctx, p, "")
+			if err == nil && !ok {
+				return r // another publisher holds it now: it lists after its release
+			}
+			released = false
 		}
 		// Taken (or unreachable: fold all the same, no one else may).
 		q.fold.listed, q.fold.listedParts = byPart, parts
