@@ -88,7 +88,12 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 		f.s, f.err = p.load(ctx, false)
 		f.hinted = p.hinted
 		close(f.done)
-		if f.err == nil {
+		if f.err == nil && o.WaitForView {
+			// Under the publish lease (not WaitForView) the group
+			// manifests are left to the publish, which reads them beside
+			// the pointer, at no round trip more, only if it holds the
+			// lease: a publish of a burst that returns pending would not
+			// use them.
 			f.readGroups(ctx, p)
 		}
 	})
