@@ -51,6 +51,13 @@ type PublishOptions struct {
 	// it (Table.StartPrefetch); Writer.Publish uses its writer's own
 	// (WriteOptions.Prefetch) when this is nil.
 	Prefetch *Prefetch
+	// WaitForView makes the publish after a commit return only once the
+	// Iceberg metadata holds the commit, even while another publisher
+	// holds the publish lease (`pswap commit --wait-view`). False (the
+	// default): under a live lease holder the commit is announced to it and
+	// the publish returns at once, its Iceberg view Pending; the holder's
+	// next version holds it.
+	WaitForView bool
 
 	// manifests: the manifests the commits before this publish wrote
 	// (Table.CommitPartitioned), which the Iceberg publish then does not
@@ -59,7 +66,7 @@ type PublishOptions struct {
 }
 
 func (o PublishOptions) lib() lakehouse.Options {
-	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed, Manifests: o.manifests}
+	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed, Manifests: o.manifests, WaitForView: o.WaitForView}
 	if o.Prefetch != nil {
 		lo.Prefetch = o.Prefetch.pf
 	}
@@ -134,13 +141,20 @@ type ViewPublication struct {
 	// Err is why the view was not published (nil when Published): the
 	// view lags, and the next publish converges it.
 	Err error
+	// Pending: the Iceberg view (and a catalog, which follows it) does not
+	// hold the commit yet: the publisher holding the table's publish lease
+	// writes the version that holds it, the next after Version (the
+	// latest it had written; -1 or 0: none known), within about 20 s
+	// while it lives, else at the next commit or publish (`pswap status`
+	// shows the view behind meanwhile). Published is false, Err nil.
+	Pending bool
 }
 
 func viewPublications(rs []views.Result) []ViewPublication {
 	out := make([]ViewPublication, len(rs))
 	for i, r := range rs {
 		out[i] = ViewPublication{View: r.View, Name: r.Name, Published: r.Published, Changed: r.Changed, Version: r.Version,
-			From: r.From, Location: r.Location, Rebases: r.Rebases, Attempts: r.Attempts, Err: r.Err}
+			From: r.From, Location: r.Location, Rebases: r.Rebases, Attempts: r.Attempts, Err: r.Err, Pending: r.Pending}
 	}
 	return out
 }
@@ -185,6 +199,10 @@ type Publication struct {
 	// Published: every view of the table reflects this commit (or a later
 	// generation of the partition).
 	Published bool
+	// Pending: the Iceberg view does not hold the commit yet, the holder
+	// of the publish lease writes the version that does
+	// (ViewPublication.Pending); Published is false, Err nil.
+	Pending bool
 	// MetadataLocation is the URI of the current vN.metadata.json (also
 	// when only a catalog failed).
 	MetadataLocation string
@@ -293,6 +311,9 @@ func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest
 			if r.Version > 0 {
 				out.Version = int(r.Version)
 			}
+		}
+		if r.Pending {
+			out.Published, out.Pending = false, true
 		}
 		if r.Err != nil {
 			out.Published = false

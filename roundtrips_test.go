@@ -134,8 +134,13 @@ func TestCommitPublishRoundTrips(t *testing.T) {
 		opts pswap.WriteOptions
 		seq  int
 	}{
-		{pswap.WriteOptions{}, 11},
-		{pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}}, 8},
+		// + 3 one after another: the publish lease's PUT before the
+		// publish, its DELETE and the LIST of the fold markers after.
+		// With the prefetch the group's manifest is read beside the
+		// pointer (lakehouse lease.go: a publish of a burst that returns
+		// pending would not use it), after the lease's PUT: + 1.
+		{pswap.WriteOptions{}, 14},
+		{pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}}, 12},
 	} {
 		// The first of three attempts that shows the path's own chain
 		// (storetest.FirstShown); each commits other rows.
@@ -148,7 +153,12 @@ func TestCommitPublishRoundTrips(t *testing.T) {
 			tc.opts.Prefetch != nil, m.requests, m.counts, m.trips(), m.wall.Round(time.Millisecond), m.sequential, m.timeline)
 		// put: the attempt's record (for the audit), beside the data's
 		// upload: no round trip of its own.
-		want := map[string]int{"get": 7, "writer": 1, "put": 1, "put-if-none-match": 4, "put-if-match": 2}
+		// The publish lease: put-if-none-match + 1, delete, list; the
+		// prefetch's GET of the lease first (get + 1).
+		want := map[string]int{"get": 7, "writer": 1, "put": 1, "put-if-none-match": 5, "put-if-match": 2, "delete": 1, "list": 1}
+		if tc.opts.Prefetch != nil {
+			want["get"]++
+		}
 		if !maps.Equal(m.counts, want) {
 			t.Errorf("prefetch %v: requests %v, want %v", tc.opts.Prefetch != nil, m.counts, want)
 		}
@@ -207,7 +217,9 @@ func TestWriterPrefetchRenewed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		popts := pswap.PublishOptions{MaxElapsed: time.Minute}
+		// WaitForView: the prefetch's reads as without the publish lease
+		// (lakehouse's TestRequestsPerPublish pins the lease's).
+		popts := pswap.PublishOptions{MaxElapsed: time.Minute, WaitForView: true}
 		// One request at a time: the prefetch is done when Begin returns.
 		sctx := env.With(ctx, &env.Env{Clock: clock.Now, Order: env.InOrder})
 		w, err := p.Begin(sctx, pswap.WriteOptions{Prefetch: &popts})
@@ -247,7 +259,9 @@ func TestWriterPrefetchNoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One request at a time: the prefetch is done when Begin returns.
-	w, err := p.Begin(env.With(ctx, &env.Env{Order: env.InOrder}), pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}})
+	// WaitForView: without the publish lease's requests (lakehouse's
+	// TestRequestsPerPublish pins them).
+	w, err := p.Begin(env.With(ctx, &env.Env{Order: env.InOrder}), pswap.WriteOptions{Prefetch: &pswap.PublishOptions{WaitForView: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +271,7 @@ func TestWriterPrefetchNoop(t *testing.T) {
 	if res, err := w.Commit(ctx); err != nil || res.Outcome != pswap.Identical {
 		t.Fatalf("commit: %+v %v, want identical", res, err)
 	}
-	pub := w.Publish(ctx, pswap.PublishOptions{})
+	pub := w.Publish(ctx, pswap.PublishOptions{WaitForView: true})
 	// Begin's pointer and table.json, the prefetch's hint, version,
 	// manifest list and the partition's group's manifest; nothing written
 	// but the no-op's removal of its data and its attempt record (written
@@ -361,14 +375,16 @@ func TestRollbackPublishRequests(t *testing.T) {
 		p, _ = ctb.Partition("dt=2026-11-03")
 		var pf *pswap.Prefetch
 		if prefetch {
-			pf = ctb.StartPrefetch(env.With(ctx, &env.Env{Order: env.InOrder}), pswap.PublishOptions{})
+			pf = ctb.StartPrefetch(env.With(ctx, &env.Env{Order: env.InOrder}), pswap.PublishOptions{WaitForView: true})
 		}
 		res, err := p.Rollback(ctx, first, pswap.CommitOptions{})
 		if err != nil || !res.Changed {
 			t.Fatalf("rollback: %+v %v", res, err)
 		}
 		cs.Reset()
-		if pub := p.Publish(ctx, res, pswap.PublishOptions{Prefetch: pf}); !pub.Published {
+		// WaitForView: without the publish lease's 3 requests (pinned by
+		// lakehouse's TestRequestsPerPublish and TestCommitPublishRoundTrips).
+		if pub := p.Publish(ctx, res, pswap.PublishOptions{Prefetch: pf, WaitForView: true}); !pub.Published {
 			t.Fatalf("publish: %v", pub.Err)
 		}
 		want := 10 // with the replaced manifest, read beside the pointer, and table.json (no footer: the manifest has the statistics)

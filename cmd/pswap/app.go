@@ -86,6 +86,10 @@ type app struct {
 
 	// delta is --delta (views.go).
 	delta bool
+	// waitView is --wait-view (cmd_publish.go): the publish after a write
+	// returns once the Iceberg metadata holds it, even under another
+	// publisher's lease.
+	waitView bool
 	// filled are the columns a write filled with NULL
 	// (--fill-missing-nullable), for its report.
 	filled []string

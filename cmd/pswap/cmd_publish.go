@@ -170,6 +170,7 @@ func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
 	addCatalogFlag(a, cmd)
 	addDeltaFlag(a, cmd)
 	cmd.Flags().BoolVar(on, "publish", def, "publish the table's Iceberg metadata after the swap ($"+envPublish+"=0 sets the default to false)")
+	cmd.Flags().BoolVar(&a.waitView, "wait-view", false, "return only once the Iceberg metadata holds the commit, even while another writer holds the table's publish lease (default: under a live holder the view says \"pending\", and that writer's next version holds the commit)")
 }
 
 // prefetchPublish starts the first reads of the publish that follows a

@@ -47,6 +47,11 @@ type viewJSON struct {
 	From     *int64 `json:"from,omitempty"`
 	Location string `json:"location,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// State is "pending" when the view does not hold the commit yet: the
+	// writer holding the table's publish lease writes the version that
+	// does, the next after PendingAfter (the latest it had written).
+	State        string `json:"state,omitempty"`
+	PendingAfter *int64 `json:"pending_after,omitempty"`
 }
 
 // viewsJSON are the fields of a command's --json document that report the
@@ -75,6 +80,15 @@ func viewsDoc(vs []pswap.ViewPublication) viewsJSON {
 		if v.Err != nil {
 			j.Error = v.Err.Error()
 		}
+		if v.Pending {
+			j.State = "pending"
+			if j.Version != nil {
+				j.PendingAfter = j.Version
+			} else {
+				zero := int64(0)
+				j.PendingAfter = &zero
+			}
+		}
 		d.Views = append(d.Views, j)
 		if v.View == pswap.ViewDelta {
 			d.DeltaPublished, d.DeltaVersion, d.DeltaPublishError = &j.Published, j.Version, j.Error
@@ -83,10 +97,18 @@ func viewsDoc(vs []pswap.ViewPublication) viewsJSON {
 	return d
 }
 
-// viewLines are the text output's lines of the views beside Iceberg's.
+// viewLines are the text output's lines of the views beside Iceberg's,
+// and Iceberg's when pending.
 func viewLines(vs []pswap.ViewPublication) []string {
 	var out []string
 	for _, v := range vs {
+		if v.Pending && v.View == pswap.ViewIceberg {
+			after := "its next version"
+			if v.Version > 0 {
+				after = fmt.Sprintf("its next version after v%d", v.Version)
+			}
+			out = append(out, "Iceberg metadata: pending: another writer holds the table's publish lease, and "+after+" holds this commit (--wait-view waits for it)")
+		}
 		if !v.Published {
 			continue
 		}
@@ -155,7 +177,7 @@ func (a *app) warnViews(what string, vs []pswap.ViewPublication, recorded error)
 // publishOptions are the options of a command's publishes: the views its
 // flags turn on, its catalog, retries and the prefetch pf (nil: none).
 func (a *app) publishOptions(pf *pswap.Prefetch) pswap.PublishOptions {
-	o := pswap.PublishOptions{Prefetch: pf, Enable: a.enable(), OpenCatalog: a.openTableCatalog}
+	o := pswap.PublishOptions{Prefetch: pf, Enable: a.enable(), OpenCatalog: a.openTableCatalog, WaitForView: a.waitView}
 	if a.maxAttempts > 0 {
 		o.Retries = a.maxAttempts - 1
 	}

@@ -139,7 +139,7 @@ func TestRequestsPerPublishCold(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := storetest.NewCounting(mem)
-			r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: m}, lakehouse.Options{})
+			r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: m}, lakehouse.Options{WaitForView: true})
 			if err != nil || !r.Changed {
 				t.Fatalf("publish %s: %+v, %v", part, r, err)
 			}
@@ -276,7 +276,7 @@ func TestColdSegmentsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := storetest.NewCounting(mem)
-		if r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: m}, lakehouse.Options{}); err != nil || !r.Changed {
+		if r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: m}, lakehouse.Options{WaitForView: true}); err != nil || !r.Changed {
 			t.Fatalf("publish %s: %+v, %v", part, r, err)
 		}
 		after := manifestNames(t, mem)

@@ -317,8 +317,11 @@ func TestLateAttemptWritesItsManifestsAgain(t *testing.T) {
 	opts := lakehouse.Options{MaxElapsed: time.Minute}
 	hook := &putHookStore{Store: mem, prefix: lakehouse.MetadataKey(1)}
 	hook.hook = func() {
-		// Another publisher wins version 1; this one rebases much later.
-		publish(t, mem, b)
+		// Another publisher wins version 1 (in line: not through the
+		// lease this one holds); this one rebases much later.
+		if _, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{WaitForView: true}); err != nil {
+			t.Fatal(err)
+		}
 		clock = clock.Add(2 * time.Minute)
 	}
 	counted := &countPuts{Store: hook, prefix: lakehouse.MetadataPrefix + "pswap-"}

@@ -16,12 +16,19 @@
 // The commit point of a publish is a create-if-absent PUT of the next
 // version's metadata file (the same primitive as pswap's manifests), never
 // a rename. A publish that loses the race re-reads the newer version and
-// rebases on it, reusing the manifests it already wrote. A PublishCommit
-// that lost a race also announces its commit (a fold marker,
-// _pswap/fold/<partition>/<seq>): of a burst of such publishers one leads
-// and folds every announced commit into the version it writes, and the
-// others wait for that version and report it (Result.Folded), so a burst
-// of N commits writes a few versions, not N (fold.go). A failed publish
+// rebases on it, reusing the manifests it already wrote. Concurrent
+// PublishCommits group their commits under the publish lease
+// (_pswap/publish.lease, lease.go): the publisher that holds it publishes
+// its own commit and then folds every commit announced to it (a fold
+// marker, _pswap/fold/<partition>/<seq>) into the versions it writes,
+// until none is left; a publisher that finds it held by a live holder
+// writes its marker and returns at once (Result.Pending), its commit held
+// by the holder's next version. With Options.WaitForView a PublishCommit
+// publishes in line instead: one that lost a race announces its commit,
+// one of a burst of such publishers leads and folds every announced
+// commit into the version it writes, and the others wait for that version
+// and report it (Result.Folded), so a burst of N commits writes a few
+// versions, not N (fold.go). A failed publish
 // never touches a partition's pointer, so it never fails or undoes the
 // commit it follows: the metadata lags until the next publish converges it.
 //

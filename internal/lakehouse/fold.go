@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -87,6 +88,15 @@ type folding struct {
 	// within leaderWindow (its own among them): the burst's size, by
 	// which a follower spaces its reads.
 	live int
+	// rounds: a lease holder's version for others (lease.go): pending
+	// folds every listed marker, with no commit of its own, and collects
+	// the markers its version settles in clear instead of deleting the
+	// stale ones.
+	rounds bool
+	// clear is, after pending in rounds, the marker keys the planned
+	// version settles (their commits reflected, folded, or their
+	// partition gone): deleted once it is written.
+	clear []string
 }
 
 // announce writes the commit's marker, once, after a lost race. A failure
@@ -326,10 +336,10 @@ func (f *folding) follow(ctx context.Context, p *publisher, s *state) error {
 // Nothing of it fails the publish: a partition whose reads fail is left
 // to its own publisher.
 func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpdate {
-	if f == nil || !f.marked || f.off {
+	if f == nil || !(f.marked || f.rounds) || f.off {
 		return nil
 	}
-	f.folded = 0
+	f.folded, f.clear = 0, nil
 	byPart, parts := f.listed, f.listedParts
 	f.listed, f.listedParts = nil, nil
 	if byPart == nil {
@@ -360,7 +370,22 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 			if err != nil {
 				return nil
 			}
+			settled := func(seq int64) {
+				// A lease holder's version settles the markers up to seq
+				// (the pointer's when folded): deleted once it is written.
+				mu.Lock()
+				defer mu.Unlock()
+				for _, a := range mk.keys {
+					if _, s, ok := layout.ParseFoldKey(a.Key); ok && s <= seq {
+						f.clear = append(f.clear, a.Key)
+					}
+				}
+			}
 			stale := func() {
+				if f.rounds {
+					settled(math.MaxInt64)
+					return
+				}
 				// Its owner deletes it, or was killed before.
 				for _, a := range mk.keys {
 					if !a.ModTime.IsZero() && now.Sub(a.ModTime) > foldStaleAge {
@@ -369,6 +394,10 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				}
 			}
 			if have && r.seq >= mk.seq {
+				if f.rounds {
+					settled(r.seq)
+					return nil
+				}
 				stale() // reflected
 				return nil
 			}
@@ -381,6 +410,9 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				stale() // the partition is gone
 				return nil
 			}
+			if err == nil && have && r.seq >= b.Pointer.Seq && f.rounds {
+				settled(r.seq)
+			}
 			if err != nil || (have && r.seq >= b.Pointer.Seq) {
 				return nil // unreadable (left to its publisher), gone, or reflected after all
 			}
@@ -389,7 +421,13 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				return nil
 			}
 			if len(m.Files) == 0 && !have {
+				if f.rounds {
+					settled(b.Pointer.Seq) // nothing to show
+				}
 				return nil
+			}
+			if f.rounds {
+				settled(b.Pointer.Seq)
 			}
 			mu.Lock()
 			ups = append(ups, partUpdate{part: part, seq: b.Pointer.Seq, m: m, folded: true})

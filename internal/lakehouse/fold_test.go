@@ -19,10 +19,12 @@ import (
 
 // burst publishes n commits of distinct partitions at once on a table of
 // 4 partitions, on a store of 20 ms round trips (synctest's clock), and
-// returns the results, the versions the burst wrote and its time.
+// returns the results, the versions the burst wrote and its time. Every
+// publish waits for its view (WaitForView): folding in line, without the
+// publish lease (lease_test.go has the burst under the lease).
 func burst(t *testing.T, n int) (*memstore.Store, []lakehouse.Result, int, time.Duration) {
 	t.Helper()
-	return burstOn(t, publishedTable(t, 4), n)
+	return burstOn(t, publishedTable(t, 4), n, lakehouse.Options{WaitForView: true})
 }
 
 // TestFoldBurst: 32 publishers of distinct partitions at once. Those that
@@ -94,7 +96,7 @@ func TestFoldPassesOverStaleMarkers(t *testing.T) {
 	mu.Lock()
 	clock = clock.Add(11 * time.Minute) // the burst's markers are that much newer
 	mu.Unlock()
-	_, rs, versions, _ := burstOn(t, mem, 8)
+	_, rs, versions, _ := burstOn(t, mem, 8, lakehouse.Options{WaitForView: true})
 	checkReaders(t, mem)
 	for a, err := range mem.List(ctx, layout.FoldPrefix) {
 		if err != nil {
@@ -115,7 +117,7 @@ func TestFoldPassesOverStaleMarkers(t *testing.T) {
 }
 
 // burstOn is burst on a given table, of partitions from dt=2026-03-01 on.
-func burstOn(t *testing.T, mem *memstore.Store, n int) (*memstore.Store, []lakehouse.Result, int, time.Duration) {
+func burstOn(t *testing.T, mem *memstore.Store, n int, opts lakehouse.Options) (*memstore.Store, []lakehouse.Result, int, time.Duration) {
 	t.Helper()
 	cs := make([]lakehouse.Commit, n)
 	for i := range n {
@@ -143,7 +145,7 @@ func burstOn(t *testing.T, mem *memstore.Store, n int) (*memstore.Store, []lakeh
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				r, err := lakehouse.PublishCommit(context.Background(), st, cs[i], lakehouse.Options{})
+				r, err := lakehouse.PublishCommit(context.Background(), st, cs[i], opts)
 				if err != nil {
 					t.Errorf("publish %s: %v", cs[i].Partition, err)
 				}
@@ -182,7 +184,7 @@ func TestFoldLeaderGone(t *testing.T) {
 	var r lakehouse.Result
 	var err error
 	synctest.Test(t, func(t *testing.T) {
-		r, err = lakehouse.PublishCommit(context.Background(), st, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+		r, err = lakehouse.PublishCommit(context.Background(), st, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{WaitForView: true})
 	})
 	if err != nil {
 		t.Fatal(err)

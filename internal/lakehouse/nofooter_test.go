@@ -107,7 +107,7 @@ func TestPublishReadsNoDataFile(t *testing.T) {
 		c := commitFiles(t, mem, "dt=2026-01-01", n, true)
 		cs := storetest.NewCounting(mem)
 		var data []string
-		r, err := lakehouse.PublishCommit(ctx, dataReads(cs, &data), c, lakehouse.Options{})
+		r, err := lakehouse.PublishCommit(ctx, dataReads(cs, &data), c, lakehouse.Options{WaitForView: true})
 		if err != nil || !r.Changed {
 			t.Fatalf("%d files: publish %+v %v", n, r, err)
 		}
@@ -134,7 +134,7 @@ func TestPublishReadsFootersOfOlderManifests(t *testing.T) {
 		c := commitFiles(t, mem, "dt=2026-01-01", n, stats)
 		cs := storetest.NewCounting(mem)
 		var data []string
-		if _, err := lakehouse.PublishCommit(ctx, dataReads(cs, &data), c, lakehouse.Options{}); err != nil {
+		if _, err := lakehouse.PublishCommit(ctx, dataReads(cs, &data), c, lakehouse.Options{WaitForView: true}); err != nil {
 			t.Fatal(err)
 		}
 		reads := 0

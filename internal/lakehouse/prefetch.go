@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pswap/pswap/internal/env"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/store"
 )
@@ -38,10 +39,15 @@ type Prefetch struct {
 	cancel   context.CancelFunc
 
 	// Set once done is closed.
-	s      *state
-	hinted int
-	err    error
-	parts  []string // the partitions whose groups it reads
+	// leaseLive: the publish lease was held by a live publisher when the
+	// prefetch began (lease.go): a publish then most likely returns
+	// pending, so the prefetch read nothing more, and the publish goes
+	// straight to its marker.
+	leaseLive bool
+	s         *state
+	hinted    int
+	err       error
+	parts     []string // the partitions whose groups it reads
 	// groupsDone is closed once the group manifests are read (after
 	// done): groups is set then.
 	groupsDone chan struct{}
@@ -68,10 +74,26 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 		defer close(f.groupsDone)
 		defer cancel()
 		p := newLoader(ctx, st, o)
+		if !o.WaitForView {
+			// One GET first: under a live lease holder, the reads below
+			// would be wasted on a publish that returns pending.
+			if data, a, err := store.ReadAll(ctx, st, layout.LeaseKey); err == nil {
+				if b, ok := parseLease(data); ok && p.leaseLive(ctx, b, a) {
+					f.leaseLive = true
+					close(f.done)
+					return
+				}
+			}
+		}
 		f.s, f.err = p.load(ctx, false)
 		f.hinted = p.hinted
 		close(f.done)
-		if f.err == nil {
+		if f.err == nil && o.WaitForView {
+			// Under the publish lease (not WaitForView) the group
+			// manifests are left to the publish, which reads them beside
+			// the pointer, at no round trip more, only if it holds the
+			// lease: a publish of a burst that returns pending would not
+			// use them.
 			f.readGroups(ctx, p)
 		}
 	})
@@ -184,4 +206,20 @@ func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 	}
 	_ = g.Wait()
 	f.groups = p.groups
+}
+
+// sawLiveLease reports whether the prefetch found the publish lease held
+// by a live publisher, less than the lease's length ago (it waits for the
+// prefetch's first read).
+func (f *Prefetch) sawLiveLease(ctx context.Context, p *publisher) bool {
+	if f == nil || f.tableURI != p.tableURI {
+		return false
+	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return false
+	}
+	age := f.Age()
+	return f.leaseLive && age >= 0 && age < leaseLength
 }

@@ -28,7 +28,7 @@ func TestPublishFromPrefetch(t *testing.T) {
 		mem := publishedTable(t, 3)
 		c := nextCommit(t, mem)
 		lat := storetest.NewLatency(mem, rtt)
-		f := lakehouse.StartPrefetch(ctx, lat, lakehouse.Options{})
+		f := lakehouse.StartPrefetch(ctx, lat, lakehouse.Options{WaitForView: true})
 		if err := lakehouse.WaitPrefetch(f); err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +36,7 @@ func TestPublishFromPrefetch(t *testing.T) {
 			t.Fatalf("the prefetch made %d requests, want 3 (hint, version, manifest list):\n%s", n, lat.Timeline())
 		}
 		lat.Reset()
-		r, err := lakehouse.PublishCommit(ctx, lat, c, lakehouse.Options{Prefetch: f})
+		r, err := lakehouse.PublishCommit(ctx, lat, c, lakehouse.Options{WaitForView: true, Prefetch: f})
 		if err != nil || !r.Changed || r.Version != 2 || r.Partitions != 3 {
 			t.Fatalf("publish: %+v %v", r, err)
 		}
@@ -60,7 +60,7 @@ func TestPrefetchNotUsed(t *testing.T) {
 		start func(t *testing.T, mem store.Store, clock *testClock) *lakehouse.Prefetch
 	}{
 		{"too old", func(t *testing.T, mem store.Store, clock *testClock) *lakehouse.Prefetch {
-			f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{MaxElapsed: time.Minute})
+			f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{WaitForView: true, MaxElapsed: time.Minute})
 			lakehouse.WaitPrefetch(f)
 			clock.Add(30*time.Second + time.Millisecond)
 			return f
@@ -68,10 +68,10 @@ func TestPrefetchNotUsed(t *testing.T) {
 		{"another table", func(t *testing.T, mem store.Store, clock *testClock) *lakehouse.Prefetch {
 			other := memstore.New(memstore.Options{Name: "other"})
 			commit(t, other, "dt=2026-11-01", 3, "x", swap.Options{})
-			if _, err := lakehouse.Publish(ctx, other, lakehouse.Options{}); err != nil {
+			if _, err := lakehouse.Publish(ctx, other, lakehouse.Options{WaitForView: true}); err != nil {
 				t.Fatal(err)
 			}
-			f := lakehouse.StartPrefetch(clocked(clock.Now), other, lakehouse.Options{})
+			f := lakehouse.StartPrefetch(clocked(clock.Now), other, lakehouse.Options{WaitForView: true})
 			lakehouse.WaitPrefetch(f)
 			return f
 		}},
@@ -82,14 +82,14 @@ func TestPrefetchNotUsed(t *testing.T) {
 				}
 				return storetest.Fault{}
 			})
-			f := lakehouse.StartPrefetch(clocked(clock.Now), flaky, lakehouse.Options{})
+			f := lakehouse.StartPrefetch(clocked(clock.Now), flaky, lakehouse.Options{WaitForView: true})
 			if err := lakehouse.WaitPrefetch(f); !errors.Is(err, store.ErrTransient) {
 				t.Fatalf("prefetch: %v", err)
 			}
 			return f
 		}},
 		{"stopped", func(t *testing.T, mem store.Store, clock *testClock) *lakehouse.Prefetch {
-			f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{})
+			f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{WaitForView: true})
 			f.Stop()
 			return f
 		}},
@@ -101,7 +101,7 @@ func TestPrefetchNotUsed(t *testing.T) {
 			clock := newTestClock()
 			f := tc.start(t, mem, clock)
 			cs := storetest.NewCounting(mem)
-			r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{MaxElapsed: time.Minute, Prefetch: f})
+			r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{WaitForView: true, MaxElapsed: time.Minute, Prefetch: f})
 			if err != nil || !r.Changed || r.Partitions != 3 {
 				t.Fatalf("publish: %+v %v", r, err)
 			}
@@ -115,11 +115,11 @@ func TestPrefetchNotUsed(t *testing.T) {
 	mem := publishedTable(t, 3)
 	c := nextCommit(t, mem)
 	clock := newTestClock()
-	f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{})
+	f := lakehouse.StartPrefetch(clocked(clock.Now), mem, lakehouse.Options{WaitForView: true})
 	lakehouse.WaitPrefetch(f)
 	clock.Add(30 * time.Second)
 	cs := storetest.NewCounting(mem)
-	if r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{MaxElapsed: time.Minute, Prefetch: f}); err != nil || !r.Changed || cs.Total() != 6 {
+	if r, err := lakehouse.PublishCommit(clocked(clock.Now), cs, c, lakehouse.Options{WaitForView: true, MaxElapsed: time.Minute, Prefetch: f}); err != nil || !r.Changed || cs.Total() != 6 {
 		t.Fatalf("publish from a prefetch MaxElapsed/2 old: %+v %v, %d requests %v", r, err, cs.Total(), cs.Counts())
 	}
 }
@@ -129,14 +129,14 @@ func TestPrefetchNotUsed(t *testing.T) {
 // the metadata has both commits.
 func TestPrefetchOvertaken(t *testing.T) {
 	mem := publishedTable(t, 3)
-	f := lakehouse.StartPrefetch(ctx, mem, lakehouse.Options{})
+	f := lakehouse.StartPrefetch(ctx, mem, lakehouse.Options{WaitForView: true})
 	if err := lakehouse.WaitPrefetch(f); err != nil {
 		t.Fatal(err)
 	}
 	other := commit(t, mem, "dt=2026-01-02", 7, "o", swap.Options{OnConflict: swap.Overwrite})
 	publish(t, mem, other) // version 2
 	c := nextCommit(t, mem)
-	r, err := lakehouse.PublishCommit(ctx, mem, c, lakehouse.Options{Prefetch: f})
+	r, err := lakehouse.PublishCommit(ctx, mem, c, lakehouse.Options{WaitForView: true, Prefetch: f})
 	if err != nil || !r.Changed || r.Version != 3 || r.Rebases != 1 {
 		t.Fatalf("publish from an overtaken prefetch: %+v %v, want version 3 after one rebase", r, err)
 	}
@@ -157,7 +157,7 @@ func TestPrefetchFailureAsWithout(t *testing.T) {
 				c := nextCommit(t, mem)
 				var f *lakehouse.Prefetch
 				if prefetch {
-					f = lakehouse.StartPrefetch(ctx, mem, lakehouse.Options{})
+					f = lakehouse.StartPrefetch(ctx, mem, lakehouse.Options{WaitForView: true})
 					lakehouse.WaitPrefetch(f)
 				}
 				var (
@@ -183,7 +183,7 @@ func TestPrefetchFailureAsWithout(t *testing.T) {
 					return storetest.Fault{}
 				})
 				// One request at a time: the same order in both runs.
-				r, err := lakehouse.PublishCommit(noWait, st, c, lakehouse.Options{Prefetch: f, Concurrency: 1})
+				r, err := lakehouse.PublishCommit(noWait, st, c, lakehouse.Options{WaitForView: true, Prefetch: f, Concurrency: 1})
 				if !prefetch {
 					calls = calls[3:] // the hint, the version, its manifest list
 				}

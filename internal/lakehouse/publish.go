@@ -21,6 +21,7 @@ import (
 	"github.com/pswap/pswap/catalog"
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/errkind"
+	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/retry"
 	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/internal/tablemeta"
@@ -99,6 +100,12 @@ type Options struct {
 	// generation's id, so it is what the GET would return; the pointers
 	// are still read, and decide which generation is published.
 	Manifests []*manifest.Manifest
+	// WaitForView makes PublishCommit return only once a version holds
+	// its commit, even while another publisher holds the publish lease
+	// (lease.go): it publishes in line, folding with the others as they
+	// race. False (the default): under a live lease holder the commit is
+	// announced and the publish returns at once, Result.Pending.
+	WaitForView bool
 }
 
 // DefaultMaxElapsed is Options.MaxElapsed's default: a third of GC's
@@ -149,8 +156,18 @@ type Result struct {
 	// (see fold.go): it wrote nothing of its own.
 	Folded bool
 	// FoldedOthers is how many other partitions' commits the version this
-	// PublishCommit wrote carried besides its own.
+	// PublishCommit wrote carried besides its own (with the publish lease:
+	// the versions it wrote for others after its own, too).
 	FoldedOthers int
+	// Pending: a PublishCommit that found the publish lease held by a live
+	// publisher (lease.go): its commit is announced (its fold marker
+	// written), and the holder's next version (after Version, the latest
+	// the holder had written when it last wrote the lease; 0: none known)
+	// holds it, within about the lease's length while the holder lives,
+	// else at the next publish. Nothing was written but the marker.
+	Pending bool
+	// LeaseHolder is the lease holder's id (Pending).
+	LeaseHolder string
 }
 
 // Commit describes a committed generation to publish.
@@ -191,8 +208,25 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		c.Manifest = nil
 	}
 	p.fold = &folding{part: c.Partition, seq: c.Seq}
+	var l *lease
+	if !opts.WaitForView {
+		// The publish lease (lease.go): hold it and publish, or announce
+		// the commit to its live holder and return.
+		l = &lease{holder: p.newUUID().String(), length: leaseLength}
+		switch out, b := p.acquire(ctx, l); out {
+		case leasePending:
+			r := Result{Pending: true, LeaseHolder: b.Holder, Version: b.Version}
+			if b.Version > 0 {
+				r.MetadataLocation = p.loc(MetadataKey(b.Version))
+			}
+			return r, nil
+		case leaseInLine:
+			l = nil
+		}
+	}
 	folded := false // reflected by a version another publisher wrote after we lost a race
 	plan := func(ctx context.Context, s *state) ([]partUpdate, error) {
+		l.renewDue(ctx, p)
 		folded = p.rebases > 0
 		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
@@ -200,7 +234,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if p.fold.reflected(ctx, p, s) {
 			return nil, nil // one of a burst, carried by another's version (fold.go)
 		}
-		if p.fold.marked && !p.fold.off {
+		if p.fold.marked && !p.fold.off && l == nil {
 			// One of a burst: write the next version if this publisher
 			// leads it, else wait for the leader's (fold.go), before its
 			// own reads: a follower reads nothing it would not use.
@@ -280,6 +314,11 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			r.FoldedOthers = p.fold.folded
 		}
 	}
+	if l != nil {
+		// The holder, done or failed with its own: the others' commits
+		// announced to it are folded (lease.go).
+		r = p.leadRounds(ctx, l, r, err)
+	}
 	return r, err
 }
 
@@ -306,15 +345,32 @@ func (p *publisher) recordedByName(s *state, part string) (m member, have bool) 
 // PublishCommit. A partition whose pointer does not read (corrupt) keeps
 // the manifest the metadata has for it while every other partition is
 // published; the error then names it, with the Result of what was
-// published.
+// published. It deletes the fold markers of the commits it reflects
+// (pending under a publish lease whose holder was killed: lease.go).
 func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) {
 	p := newPublisher(ctx, st, opts)
 	p.repair = true
+	// The fold markers of pending commits (lease.go), listed before the
+	// pointers are: the version this reconcile writes or finds reflects
+	// every one of them, so they are deleted after it.
+	var markers []string
+	for a, err := range st.List(ctx, layout.FoldPrefix) {
+		if err != nil {
+			markers = nil
+			break
+		}
+		if _, _, ok := layout.ParseFoldKey(a.Key); ok {
+			markers = append(markers, a.Key)
+		}
+	}
 	rc := &reconcile{p: p}
 	if err := rc.list(ctx); err != nil {
 		return Result{}, err
 	}
 	r, err := p.run(ctx, rc.plan)
+	if err == nil && len(rc.errs) == 0 && len(markers) > 0 {
+		deleteKeys(ctx, st, markers)
+	}
 	if err == nil && len(rc.errs) > 0 {
 		err = fmt.Errorf("%d partition(s) kept as the metadata had them, their pointer unreadable (the others are published): %w", len(rc.errs), errors.Join(rc.errs...))
 	}

@@ -137,7 +137,7 @@ func TestPublishRetriesTheReadBackOfItsVersion(t *testing.T) {
 				return storetest.Fault{}
 			})
 			r, err := lakehouse.PublishCommit(noWait, flaky, lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq},
-				lakehouse.Options{})
+				lakehouse.Options{WaitForView: true})
 			if err != nil || !r.Changed {
 				t.Fatalf("publish: %+v %v", r, err)
 			}

@@ -48,7 +48,7 @@ func TestPublishWritesAtOnce(t *testing.T) {
 		mem := publishedTable(t, 3)
 		c := nextCommit(t, mem)
 		lat := storetest.NewLatency(mem, rtt)
-		r, err := lakehouse.PublishCommit(ctx, lat, c, lakehouse.Options{})
+		r, err := lakehouse.PublishCommit(ctx, lat, c, lakehouse.Options{WaitForView: true})
 		if err != nil || !r.Changed {
 			t.Fatalf("publish: %+v %v", r, err)
 		}

@@ -16,6 +16,7 @@
 //	_pswap/p/<partition>/gen/<generation>/<file>     write-once data files of new generations
 //	_pswap/p/<partition>/gen/<root>/_segments/<id>.json an append head's segment (package manifest), kept and collected with its data generation
 //	_pswap/fold/<partition>/<seq>                    an Iceberg publish's fold marker (FoldKey), empty
+//	_pswap/publish.lease                              the Iceberg publish lease (LeaseKey): who folds the markers now
 //	_pswap/p/<partition>/attempts/<generation>.json  an attempt's record: written when it starts, rewritten when it ends without a commit
 //	_pswap/p/<partition>/runs/<sha256 of run id>.json an append's run record
 //	_pswap/batches/<id>.json                          a backfill's attempt record, for all its partitions
@@ -315,6 +316,14 @@ func ParseFoldKey(key string) (part string, seq int64, ok bool) {
 	}
 	return part, seq, true
 }
+
+// LeaseKey is the key of the Iceberg publish lease: "_pswap/publish.lease".
+// The publisher that holds it writes the versions of a burst of commits
+// and folds their markers (FoldKey); a publisher that finds it held by a
+// live holder leaves its marker and returns (package lakehouse, lease.go).
+// It is deleted on release; garbage collection never touches it
+// (KindOther).
+const LeaseKey = metaDir + "/publish.lease"
 
 // BatchesPrefix is the key prefix of the batch attempt records:
 // "_pswap/batches/". A backfill (pswap commit --partitioned) writes one

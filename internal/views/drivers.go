@@ -54,7 +54,7 @@ func icebergResult(r lakehouse.Result) Result {
 	if r.MetadataLocation == "" {
 		v = -1
 	}
-	return Result{Changed: r.Changed, Version: v, Location: r.MetadataLocation, Rebases: r.Rebases, Iceberg: &r}
+	return Result{Changed: r.Changed, Version: v, Location: r.MetadataLocation, Rebases: r.Rebases, Pending: r.Pending, Iceberg: &r}
 }
 
 // DeltaDriver publishes the Delta Lake log (internal/deltalog).

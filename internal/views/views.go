@@ -69,6 +69,11 @@ type Result struct {
 	Attempts int
 	// Err is why the view is not published (nil when Published).
 	Err error
+	// Pending: the view's publish announced the commit to the publisher
+	// that holds the Iceberg publish lease, whose next version after
+	// Version holds it (Published is false, Err nil); a catalog follows
+	// that publisher's version.
+	Pending bool
 	// Iceberg and Delta are the drivers' own results, when they ran.
 	Iceberg *lakehouse.Result
 	Delta   *deltalog.Result
@@ -179,7 +184,7 @@ func retried(ctx context.Context, o Options, view, name string, f func(context.C
 		return err
 	})
 	r.View, r.Name, r.Attempts, r.Err = view, name, attempts, err
-	r.Published = err == nil
+	r.Published = err == nil && !r.Pending
 	return r
 }
 
@@ -187,6 +192,10 @@ func retried(ctx context.Context, o Options, view, name string, f func(context.C
 // (or found latest).
 func publishCatalog(ctx context.Context, st store.Store, cat catalog.Catalog, ice *Result, o Options) Result {
 	name := cat.String()
+	if ice != nil && ice.Pending {
+		// The lease holder's publish moves the catalog to its version.
+		return Result{View: Catalog, Name: name, Version: -1, Pending: true}
+	}
 	if ice == nil || !ice.Published || ice.Version <= 0 {
 		why := "the table's Iceberg view is off"
 		if ice != nil && ice.Err != nil {

@@ -4,7 +4,9 @@
 // same run: commits per second, requests per commit (through the s3count
 // proxy when -s3count is given), CPU per commit of the pswap processes, and
 // whether every commit with the publish was in the view when its process
-// returned (the version its --json reports holds its generation) and the
+// returned (the version its --json reports holds its generation), or how
+// many returned pending (the publish lease's holder writes their version)
+// and the longest until a version held one, and the
 // final view holds every partition (a reconcile afterwards writes nothing).
 //
 //	writers -pswap BIN [-s3count BIN] -table s3://bucket/prefix [-writers 8,32,64] [-rounds 2] [-rows 10000]
@@ -52,6 +54,7 @@ type row struct {
 
 type outcome struct {
 	ok      bool
+	pending bool // its Iceberg view said "pending" (the publish lease's holder writes its version)
 	version int
 	err     string
 	cpu     time.Duration
@@ -66,7 +69,10 @@ type measure struct {
 	ok       int
 	requests int
 	cpu      time.Duration
-	inView   int // with the publish: commits whose reported version holds them
+	inView   int           // with the publish: commits whose reported version holds them
+	pending  int           // with the publish: commits returned pending
+	lagMax   time.Duration // the longest from a pending commit's return to the version that holds it
+	lagLost  int           // pending commits no version written in the run holds
 	final    bool
 	versions int
 	load     string
@@ -142,8 +148,8 @@ func run(ctx context.Context) error {
 				}
 				m.mode = md.name
 				all = append(all, m)
-				fmt.Printf("round %d writers %2d %-12s wall %6.2f s  commits/s %6.2f  ok %d/%d  req/commit %5.1f  cpu/commit %.3f s  in view on return %d  final exact %v  versions %d  load %s\n",
-					r, n, md.name, m.wall.Seconds(), float64(m.ok)/m.wall.Seconds(), m.ok, n, float64(m.requests)/float64(n), m.cpu.Seconds()/float64(n), m.inView, m.final, m.versions, m.load)
+				fmt.Printf("round %d writers %2d %-12s wall %6.2f s  commits/s %6.2f  ok %d/%d  req/commit %5.1f  cpu/commit %.3f s  in view on return %d  pending %d (max lag %.1f s, never in a version %d)  final exact %v  versions %d  load %s\n",
+					r, n, md.name, m.wall.Seconds(), float64(m.ok)/m.wall.Seconds(), m.ok, n, float64(m.requests)/float64(n), m.cpu.Seconds()/float64(n), m.inView, m.pending, m.lagMax.Seconds(), m.lagLost, m.final, m.versions, m.load)
 				if *verbose {
 					fmt.Printf("    requests by operation: %v\n", m.ops)
 					slices.Sort(m.ends)
@@ -266,6 +272,7 @@ func measureOnce(ctx context.Context, bin string, env []string, table, input str
 				o.err = strings.TrimSpace(stderr.String())
 			}
 			o.version = reportedVersion(stdout.Bytes())
+			o.pending = bytes.Contains(stdout.Bytes(), []byte(`"state": "pending"`))
 			outs[i] = o
 		})
 	}
@@ -299,6 +306,29 @@ func measureOnce(ctx context.Context, bin string, env []string, table, input str
 		return m, err
 	}
 	m.versions = after - before
+	// A pending commit's lag: from its process's return to the store's
+	// time of the first version that holds it (MinIO on this machine: one
+	// clock; Last-Modified in whole seconds).
+	for i, o := range outs {
+		if !pub || !o.ok || !o.pending {
+			continue
+		}
+		m.pending++
+		dt := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format("2006-01-02")
+		found := false
+		for v := before + 1; v <= after; v++ {
+			if holds(ctx, st, v, "dt="+dt) {
+				if a, err := st.Stat(ctx, lakehouse.MetadataKey(v)); err == nil {
+					m.lagMax = max(m.lagMax, a.ModTime.Sub(start.Add(o.end)))
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			m.lagLost++
+		}
+	}
 	if pub {
 		// The view is exact when a reconcile finds nothing to write.
 		r, err := lakehouse.Publish(ctx, st, lakehouse.Options{})

@@ -13,12 +13,16 @@ import (
 // FoldScenario derives, from a seed, a burst of writers of distinct
 // partitions (some partitions written twice, so that a folded marker's
 // pointer has moved on), each followed by its publisher, all at about the
-// same step: the folding publisher (lakehouse, fold.go) as an actor. The
-// publishers that lose the race for a version announce their commit, one
-// leads and folds the others, the rest wait for its version and report
-// it; killed publishers leave markers behind. GC, readers and Iceberg
-// readers run beside them, with faults and kills. Besides I1-I6, every
-// publication reported must be in the latest version (I6-ice).
+// same step: the leasing publisher (lakehouse, lease.go) as an actor. The
+// publisher that holds the publish lease publishes its commit and folds
+// the commits announced to it; the others find the lease live, announce
+// their commit and return pending; killed publishers leave markers, and
+// killed holders the lease, behind. GC, readers and Iceberg readers run
+// beside them, with faults and kills. Besides I1-I6, every publication
+// reported must be in the latest version, and every one that returned
+// pending in the latest version once every actor is done, or still
+// announced (its marker, or a killed holder's lease) for the next publish
+// (I6-ice).
 func FoldScenario(seed uint64) Config {
 	r := rand.New(rand.NewPCG(seed, 0xf01d))
 	c := Config{

@@ -468,6 +468,7 @@ func (w *World) converge() {
 	if !w.iceberg || w.failure != nil {
 		return
 	}
+	w.checkPending()
 	_, err := lakehouse.Publish(env.With(context.Background(), w.convergeEnv()), w.st, w.iceOptions())
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -607,10 +608,17 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 		default:
 			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: s.res.Seq, Manifest: s.res.Manifest}
 			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
-			pub = pswap.Publication{Published: err == nil, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases, Err: err}
+			pub = pswap.Publication{Published: err == nil && !r.Pending, Pending: r.Pending, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases, Err: err}
 			folded = foldNote(r)
 		}
 		return w.report(a, func() string {
+			if pub.Pending && pub.Err == nil {
+				// Announced to the lease's holder: in a version by the
+				// time every actor is done, or left (its marker, or the
+				// lease of a killed holder) to the next publish.
+				w.pendingPubs = append(w.pendingPubs, pendingPub{actor: a.name, part: s.part, gen: s.res.Generation})
+				return fmt.Sprintf("pending %s (the lease holder's next version after %d)", s.res.Generation, pub.Version)
+			}
 			if !pub.Published {
 				return "not published: " + errSummary(pub.Err)
 			}
@@ -808,4 +816,50 @@ func inflateBase64(b64 []byte) ([]byte, error) {
 	r := flate.NewReader(bytes.NewReader(z))
 	defer r.Close()
 	return io.ReadAll(r)
+}
+
+// pendingPub is a publication that returned pending.
+type pendingPub struct {
+	actor, part, gen string
+}
+
+// checkPending checks, once every actor is done and before the final
+// reconcile, that each publication that returned pending is in the latest
+// version (this generation of its partition, or a newer one), or else left
+// to the next publish: its fold marker is still there, or the lease of a
+// holder killed (or whose release failed) is (I6-ice-pending). A holder
+// that deleted a marker without reflecting its commit, or released the
+// lease and left without folding what was announced to it, breaks it.
+func (w *World) checkPending() {
+	ctx := env.With(context.Background(), w.convergeEnv())
+	w.mu.Lock()
+	pend := slices.Clone(w.pendingPubs)
+	w.mu.Unlock()
+	if len(pend) == 0 {
+		return
+	}
+	_, leaseErr := w.st.Stat(ctx, layout.LeaseKey)
+	markers := map[string]bool{}
+	for a, err := range w.st.List(ctx, layout.FoldPrefix) {
+		if err != nil {
+			return
+		}
+		if part, _, ok := layout.ParseFoldKey(a.Key); ok {
+			markers[part] = true
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.iceChecks++
+	for _, p := range pend {
+		got := w.iceGens[partHash(p.part)]
+		if w.genIndex(p.part, got) >= w.genIndex(p.part, p.gen) {
+			continue
+		}
+		if markers[p.part] || leaseErr == nil {
+			w.record(Event{Actor: "CHECK", Outcome: fmt.Sprintf("%s's pending %s of %s left to the next publish (marker %v, lease %v)", p.actor, p.gen, p.part, markers[p.part], leaseErr == nil)})
+			continue
+		}
+		w.fail("I6-ice", "%s returned %s of %s pending, and no version holds it (the latest names %q), its marker and the lease are gone", p.actor, p.gen, p.part, got)
+	}
 }

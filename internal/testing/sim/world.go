@@ -167,6 +167,10 @@ type World struct {
 	// current snapshot names per partition hash (the generation).
 	iceLatest int
 	iceGens   map[string]string
+	// pendingPubs are the publications that returned pending (the
+	// publish lease's holder folds them, lakehouse lease.go), checked
+	// when every actor is done (checkPending).
+	pendingPubs []pendingPub
 	// iceIDs and iceLast are its current schema's top-level field ids by
 	// name and its last-column-id (checkMark).
 	iceIDs    map[string]int

@@ -1,0 +1,350 @@
+package lakehouse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/pswap/pswap/internal/layout"
+	"github.com/pswap/pswap/store"
+)
+
+// The publish lease (group commit). Folding in line (fold.go) keeps every
+// commit in the view when its publish returns, and so costs every commit
+// of a burst the reads of the version that holds it, its marker and the
+// waits for the burst's leader: more requests than the commit itself. With
+// the lease, one publisher (the holder) writes the versions of a burst and
+// the others return as soon as their commit is announced:
+//
+//   - A PublishCommit first tries to create the lease (layout.LeaseKey,
+//     PUT If-None-Match). Created: it holds it, and publishes its own commit
+//     as without the lease (in the view on return). A publish whose
+//     prefetch (Options.Prefetch, which reads the lease first) found the
+//     lease live skips this: it most likely returns pending, and the
+//     prefetch then read nothing else.
+//   - Refused (held, or left by a killed holder): it writes its fold marker
+//     (layout.FoldKey), then reads the lease. A live one (written within
+//     its length on the store's clock) makes the commit pending: the
+//     publish returns Result.Pending, naming the holder and the version it
+//     last wrote; the holder's next version holds the commit. A missing one
+//     (released since) is created, an expired one taken over (PUT If-Match
+//     its ETag): the publisher holds it, and leads. A take refused again is
+//     another's take after our marker: pending too.
+//   - The holder, after its own version (done or failed), releases the
+//     lease (DELETE), lists the markers (one LIST) and, if any is left,
+//     takes the lease again (If-None-Match: if another publisher took it in
+//     between, that one leads and this one is done) and writes one version
+//     that folds them all (fold.pending: their pointers and manifests),
+//     then deletes their markers, and lists again while it holds the
+//     lease, until a listing is empty: then it releases and lists once
+//     more. A holder thus works as long as commits keep coming.
+//
+// Why no pending commit is left behind while its holder lives: a pending
+// publisher wrote its marker before the read that found the lease live. So
+// the marker exists before that lease object went away, whoever removed
+// it (its holder's release, a take-over, another's DELETE): a holder's
+// release or a take-over is followed by a LIST of its holder (or of the
+// taker, after the taker's own release), which therefore sees the marker,
+// and folds it or hands it to the publisher that took the lease after it
+// (who lists after its own release, later still). A take refused after
+// our marker is the same: the object that refused it was written after
+// the marker. (TestLeaseFinalList plays the interleaving.)
+//
+// A holder renews the lease (PUT If-Match) at the start of an attempt once
+// a third of its length has passed since it wrote it, so that a slow store
+// does not let it expire under it. A holder killed mid-lease leaves it to expire (leaseLength after its
+// last write): the markers stay, and the next publisher of any commit
+// takes the expired lease and folds them, or `pswap publish` (Publish)
+// reflects them and deletes their markers. A commit is thus in the view
+// within about the lease's length while its holder lives (the holder's
+// next version), else at the next write or publish; `pswap status` shows
+// the view behind its pointer meanwhile.
+//
+// A lone writer pays three requests for this: the lease's PUT, its DELETE
+// and the LIST after it (four with a prefetch: its GET of the lease, made
+// while the commit uploads). A pending commit pays three: the lease's
+// refused PUT (or the prefetch's GET), its marker and the GET of the
+// lease; its holder reads its pointer and manifest and deletes its marker
+// (in a batch where the store has one).
+
+// leaseLength is how long a lease lives after its holder's last write of
+// it (on the store's clock: the lease's Last-Modified against the store's
+// time). A holder renews it every third of it.
+const leaseLength = 20 * time.Second
+
+// leaseBody is the lease object's content.
+type leaseBody struct {
+	// Holder is the holding publisher's random id.
+	Holder string `json:"holder"`
+	// Version is the latest version the holder wrote or found when it
+	// wrote the lease (0: none yet).
+	Version int `json:"version"`
+	// Seconds is the lease's length.
+	Seconds int `json:"seconds"`
+}
+
+// parseLease reads a lease object's content: a lease that does not parse
+// is one nobody can renew, so it counts as expired.
+func parseLease(data []byte) (leaseBody, bool) {
+	var b leaseBody
+	if err := json.Unmarshal(data, &b); err != nil || b.Holder == "" || b.Seconds <= 0 || b.Seconds > 3600 || b.Version < 0 {
+		return leaseBody{}, false
+	}
+	return b, true
+}
+
+// lease is a PublishCommit's part in the lease.
+type lease struct {
+	mu      sync.Mutex
+	holder  string
+	etag    string // the ETag of our latest write of it, while held
+	held    bool
+	lost    bool      // a renewal found it taken over
+	wrote   time.Time // when (local clock) this holder last wrote it
+	version int       // the latest version this holder wrote or found
+	length  time.Duration
+}
+
+// body is the lease's content as this holder writes it now.
+func (l *lease) body() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	data, _ := json.Marshal(leaseBody{Holder: l.holder, Version: l.version, Seconds: int(l.length / time.Second)})
+	return data
+}
+
+// take writes the lease: create it (ifMatch ""), or take over the expired
+// one of that ETag. false, nil: another publisher's write came first.
+func (l *lease) take(ctx context.Context, p *publisher, ifMatch string) (bool, error) {
+	at := p.env.Now()
+	a, err := p.st.Put(ctx, layout.LeaseKey, l.body(), store.PutOptions{IfNoneMatch: ifMatch == "", IfMatch: ifMatch})
+	if errors.Is(err, store.ErrPrecondition) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	l.mu.Lock()
+	l.etag, l.held, l.lost, l.wrote = a.ETag, true, false, at
+	l.mu.Unlock()
+	return true, nil
+}
+
+// renew rewrites the lease if it is still ours (If-Match our ETag); a
+// refused renewal means another publisher took it over: stop renewing.
+func (l *lease) renew(ctx context.Context, p *publisher) {
+	l.mu.Lock()
+	etag, held := l.etag, l.held && !l.lost
+	l.mu.Unlock()
+	if !held || etag == "" {
+		return
+	}
+	at := p.env.Now()
+	a, err := p.st.Put(ctx, layout.LeaseKey, l.body(), store.PutOptions{IfMatch: etag})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil:
+		l.etag, l.wrote = a.ETag, at
+	case errors.Is(err, store.ErrPrecondition):
+		l.lost = true
+	}
+}
+
+// renewDue renews the lease when a third of its length has passed (on
+// the local clock) since this holder last wrote it. The holder calls it at
+// the start of every attempt: an attempt's reads and writes are bounded by
+// the store's round trips, a few seconds under load, well within the
+// remaining two thirds.
+func (l *lease) renewDue(ctx context.Context, p *publisher) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	due := l.held && !l.lost && p.env.Now().Sub(l.wrote) >= l.length/3
+	l.mu.Unlock()
+	if due {
+		l.renew(ctx, p)
+	}
+}
+
+// release deletes the lease if this publisher still holds it. A delete
+// that fails (after retries) leaves the lease to expire: a publisher that
+// reads it live meanwhile is pending until the next write or publish, as
+// under a killed holder.
+func (l *lease) release(ctx context.Context, p *publisher) {
+	l.mu.Lock()
+	held := l.held && !l.lost
+	l.held = false
+	l.mu.Unlock()
+	if !held {
+		return
+	}
+	_ = p.policy(3).Do(ctx, store.IsRetryable, func(int) error {
+		return p.st.Delete(ctx, layout.LeaseKey)
+	})
+}
+
+// live reports whether a lease read with attrs a is within its length on
+// the store's clock. A clock that cannot be read counts it expired: the
+// reader then leads (its commit in the view on return) rather than wait on
+// a holder it cannot judge.
+func (p *publisher) leaseLive(ctx context.Context, b leaseBody, a store.Attrs) bool {
+	if a.ModTime.IsZero() {
+		return false
+	}
+	now, err := store.Now(ctx, p.st)
+	if err != nil {
+		return false
+	}
+	return now.Sub(a.ModTime) <= time.Duration(b.Seconds)*time.Second
+}
+
+// leaseOutcome is what acquire decided.
+type leaseOutcome int
+
+const (
+	leaseInLine  leaseOutcome = iota // publish in line, as without the lease
+	leaseHeld                        // this publisher holds the lease: lead
+	leasePending                     // a live holder folds this commit
+)
+
+// acquire is a PublishCommit's first step under the lease (see the top of
+// this file). With leasePending, holder is the live lease's content. Any
+// failure to reach the lease is leaseInLine: the publish goes on in line,
+// as without it.
+func (p *publisher) acquire(ctx context.Context, l *lease) (leaseOutcome, leaseBody) {
+	if !p.opts.Prefetch.sawLiveLease(ctx, p) {
+		// Not seen held a moment ago: try to create it.
+		if ok, err := l.take(ctx, p, ""); err != nil {
+			return leaseInLine, leaseBody{}
+		} else if ok {
+			return leaseHeld, leaseBody{}
+		}
+	}
+	p.fold.announce(ctx, p)
+	if !p.fold.marked {
+		return leaseInLine, leaseBody{}
+	}
+	data, a, err := store.ReadAll(ctx, p.st, layout.LeaseKey)
+	var ifMatch string
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// Released since: create it.
+	case err != nil:
+		return leaseInLine, leaseBody{}
+	default:
+		b, ok := parseLease(data)
+		if ok && p.leaseLive(ctx, b, a) {
+			return leasePending, b
+		}
+		if a.ETag == "" {
+			return leaseInLine, leaseBody{}
+		}
+		ifMatch = a.ETag // expired (its holder killed), or unreadable: take it over
+	}
+	ok, err := l.take(ctx, p, ifMatch)
+	switch {
+	case err != nil:
+		return leaseInLine, leaseBody{}
+	case ok:
+		return leaseHeld, leaseBody{}
+	}
+	// Another publisher wrote the lease after our marker: it lists after
+	// its release, so it folds this commit. Read who, for the result.
+	if data, _, err = store.ReadAll(ctx, p.st, layout.LeaseKey); err != nil {
+		return leasePending, leaseBody{}
+	}
+	b, _ := parseLease(data)
+	return leasePending, b
+}
+
+// leadRounds is the holder's work after its own publish (r, err): release
+// the lease, list the markers, and while any is left take the lease again
+// and write a version that folds them (see the top of this file). It
+// returns r with the latest version written, and the count of commits
+// folded in FoldedOthers.
+func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr error) Result {
+	if rerr == nil {
+		l.mu.Lock()
+		l.version = max(l.version, r.Version)
+		l.mu.Unlock()
+	}
+	// After its own version, and whenever a listing finds no marker, the
+	// holder releases and lists once more; between the versions it writes
+	// for others it lists while it holds the lease (no release and take
+	// again per version).
+	released := false
+	for round := 0; ; round++ {
+		if !released && (round == 0 || ctx.Err() != nil) {
+			l.release(ctx, p)
+			released = true
+		}
+		if ctx.Err() != nil {
+			return r
+		}
+		q := newPublisher(ctx, p.st, p.opts)
+		q.opts.Prefetch = nil
+		q.fold = &folding{rounds: true}
+		byPart, parts, _ := q.fold.list(ctx, q)
+		if len(parts) == 0 {
+			if released {
+				return r // none left, or the listing failed (the next publish's listing finds them)
+			}
+			l.release(ctx, p)
+			released = true
+			continue // the listing after the release decides
+		}
+		if released {
+			ok, err := l.take(ctx, p, "")
+			if err == nil && !ok {
+				return r // another publisher holds it now: it lists after its release
+			}
+			released = false
+		}
+		// Taken (or unreachable: fold all the same, no one else may).
+		q.fold.listed, q.fold.listedParts = byPart, parts
+		qr, err := q.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
+			l.renewDue(ctx, p)
+			q.startAttempt()
+			return q.fold.pending(ctx, q, s), nil
+		})
+		if err != nil {
+			l.release(ctx, p)
+			return r // the markers stay: the next publish folds them
+		}
+		cleared := q.fold.clear
+		if len(cleared) > 0 {
+			deleteKeys(ctx, p.st, cleared)
+		}
+		if qr.Changed {
+			r.Version, r.MetadataLocation, r.SnapshotID, r.Partitions = qr.Version, qr.MetadataLocation, qr.SnapshotID, qr.Partitions
+			r.Changed = true
+			r.Rebases += qr.Rebases
+			r.FoldedOthers += q.fold.folded
+			l.mu.Lock()
+			l.version = max(l.version, qr.Version)
+			l.mu.Unlock()
+		}
+		if len(cleared) == 0 {
+			l.release(ctx, p)
+			return r // no progress (unreadable pointers): leave them to the next publish
+		}
+	}
+}
+
+// deleteKeys deletes keys: in batches where the store has them. A failure
+// leaves a marker, passed over once its commit is reflected.
+func deleteKeys(ctx context.Context, st store.Store, keys []string) {
+	if bd, ok := st.(store.BatchDeleter); ok {
+		for i := 0; i < len(keys); i += 1000 {
+			_ = bd.DeleteMany(ctx, keys[i:min(i+1000, len(keys))])
+		}
+		return
+	}
+	for _, k := range keys {
+		_ = st.Delete(ctx, k)
+	}
+}
