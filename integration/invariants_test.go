@@ -339,6 +339,13 @@ func (e *tableEnv) layoutKey(key string) bool {
 	if _, _, ok := layout.ParseFoldKey(key); ok { // an Iceberg publish's fold marker
 		return true
 	}
+	if base := path.Base(key); e.kind == "file" && strings.HasPrefix(key, layout.FoldPrefix) && strings.HasPrefix(base, ".") &&
+		(strings.HasSuffix(base, ".pswap-tmp") || strings.HasSuffix(base, ".pswap-lock")) {
+		return true // the file backend's temporary and lock files of a fold marker
+	}
+	if key == layout.LeaseKey { // the Iceberg publish lease
+		return true
+	}
 	if _, ok := layout.ParseBatchKey(key); ok { // a backfill's batch attempt record
 		return true
 	}

@@ -100,8 +100,9 @@ func TestRESTCatalogReadByName(t *testing.T) {
 }
 
 // TestRESTCatalogConcurrentProcesses: 8 pswap processes commit 8
-// partitions at once with --catalog rest+http://.... Every one that says
-// published is visible by name (PyIceberg reads every partition's rows),
+// partitions at once with --catalog rest+http://.... Each is published or
+// pending (the publish lease's holder publishes it); every commit is
+// visible by name after them (PyIceberg reads every partition's rows),
 // and the catalog's history is linear.
 func TestRESTCatalogConcurrentProcesses(t *testing.T) {
 	srv := testenv.RESTCatalog(t)

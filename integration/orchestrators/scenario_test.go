@@ -268,6 +268,11 @@ func (s *scenario) killMidway(ctx context.Context) {
 // an interval that starts on it), 0 if there is none.
 func (s *scenario) findCommit(day string) int {
 	bin := filepath.Join(pswapDir(s.t), "pswap")
+	// The kernel names a process's executable by its resolved path, and
+	// pswapDir's binary may be a symlink to the CLI scripts/test.sh built.
+	if real, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = real
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())

@@ -56,12 +56,12 @@ var planted = []struct {
 	plant Plant
 	seeds []uint64
 }{
-	{PlantRollbackSkipReread, []uint64{465, 46, 692, 1089, 1473, 401, 86, 52}},
-	{PlantGCSkipRelist, []uint64{571, 188, 800, 1024, 1238, 546, 95}},
-	{PlantWriterSkipGrace, []uint64{141, 4, 56, 290}},
+	{PlantRollbackSkipReread, []uint64{505, 465, 46, 692, 1089, 1473, 401, 86, 52}},
+	{PlantGCSkipRelist, []uint64{891, 898, 970, 1223, 571, 188, 800, 1024, 1238, 546, 95}},
+	{PlantWriterSkipGrace, []uint64{28, 141, 4, 56, 290}},
 	{PlantGCIgnoresIceberg, []uint64{233, 67, 41, 38, 71, 84, 109}},
 	{PlantPublisherSkipSeqCheck, []uint64{177, 91, 14, 95, 97}},
-	{PlantPublisherProbesFromV1, []uint64{117, 13, 23, 127, 242}},
+	{PlantPublisherProbesFromV1, []uint64{341, 117, 13, 23, 127, 242}},
 	{PlantReconcileKeepsMissingManifest, []uint64{12, 13, 21}},
 }
 
