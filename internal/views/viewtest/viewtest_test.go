@@ -126,7 +126,11 @@ type icebergDriver struct{}
 func (icebergDriver) Name() string { return "iceberg" }
 
 func (icebergDriver) PublishCommit(ctx context.Context, st store.Store, c viewtest.Commit) error {
-	_, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: c.Partition, Generation: c.Generation, Seq: c.Seq}, lakehouse.Options{})
+	// WaitForView: the suite's contract is a publish that brings the view
+	// up to date (or fails); under the publish lease a commit may instead
+	// be pending on another publisher, which the lease's own tests
+	// (internal/lakehouse TestLease*) and the simulation cover.
+	_, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: c.Partition, Generation: c.Generation, Seq: c.Seq}, lakehouse.Options{WaitForView: true})
 	return err
 }
 
