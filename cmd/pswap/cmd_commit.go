@@ -259,27 +259,8 @@ func (c *commitCmd) commitOptions(cmd *cobra.Command) (pswap.CommitOptions, erro
 	c.retryOptions(&o)
 	o.OnConflict = policy
 	o.Force = c.force
-	o.RunID = c.runID
-	if !cmd.Flags().Changed("run-id") {
-		o.RunID = defaultRunID(c.getenv)
-	}
-	if err := manifest.ValidateRunID(o.RunID); err != nil {
-		return o, usagef("--run-id: %w", err)
-	}
-	o.Identity = pswap.IdentityFromEnv(c.getenv)
-	for _, f := range []struct {
-		name string
-		val  string
-		dst  *string
-	}{{"job", c.job, &o.Identity.Job}, {"task", c.task, &o.Identity.Task}, {"logical-date", c.logicalDate, &o.Identity.LogicalDate}} {
-		if cmd.Flags().Changed(f.name) {
-			*f.dst = f.val
-		}
-		if err := manifest.ValidateRunID(*f.dst); err != nil {
-			return o, usagef("--%s: %w", f.name, err)
-		}
-	}
-	return o, nil
+	err = resolveAttempt(cmd, c.getenv, attemptFlags{c.runID, c.job, c.task, c.logicalDate}, &o)
+	return o, err
 }
 
 func (c *commitCmd) run(cmd *cobra.Command, args []string) error {

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store/filestore"
 )
 
@@ -57,27 +56,7 @@ type stageCmd struct {
 // dag_id/run_id), --job, --task and --logical-date (default Airflow's or
 // Dagster's environment) into o, as commit resolves them.
 func (c *stageCmd) attemptOptions(cmd *cobra.Command, o *pswap.CommitOptions) error {
-	o.RunID = c.runID
-	if !cmd.Flags().Changed("run-id") {
-		o.RunID = defaultRunID(c.getenv)
-	}
-	if err := manifest.ValidateRunID(o.RunID); err != nil {
-		return usagef("--run-id: %w", err)
-	}
-	o.Identity = pswap.IdentityFromEnv(c.getenv)
-	for _, f := range []struct {
-		name string
-		val  string
-		dst  *string
-	}{{"job", c.job, &o.Identity.Job}, {"task", c.task, &o.Identity.Task}, {"logical-date", c.logicalDate, &o.Identity.LogicalDate}} {
-		if cmd.Flags().Changed(f.name) {
-			*f.dst = f.val
-		}
-		if err := manifest.ValidateRunID(*f.dst); err != nil {
-			return usagef("--%s: %w", f.name, err)
-		}
-	}
-	return nil
+	return resolveAttempt(cmd, c.getenv, attemptFlags{c.runID, c.job, c.task, c.logicalDate}, o)
 }
 
 func newStageCmd(a *app) *cobra.Command {
