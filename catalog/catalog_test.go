@@ -185,8 +185,10 @@ func testRefusals(t *testing.T, b backend) {
 }
 
 // TestConcurrentPublishers: writers on separate connections commit
-// and publish partitions at once. Every publish that says published is
-// named by the catalog or followed by a later version, and the catalog's
+// and publish partitions at once. Each is published or pending (the
+// publish lease's holder publishes it before it returns); every publish
+// that says published is named by the catalog or followed by a later
+// version, and the catalog's
 // history (a trigger logs every update) only moves forward, each update
 // from the row the previous one left.
 func TestConcurrentPublishers(t *testing.T) { backends(t, testConcurrentPublishers) }
@@ -202,8 +204,9 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 	testenv.LogCatalogUpdates(t, db, b.driver)
 	const n = 16
 	var wg sync.WaitGroup
-	var published, rebases atomic.Int64
+	var published, pending, rebases atomic.Int64
 	versions := make([]int, n)
+	pendings := make([]bool, n)
 	for i := range n {
 		wg.Go(func() {
 			cat, err := catalog.Open(b.url(""))
@@ -215,6 +218,11 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 			pub := commitPart(t, tb, fmt.Sprintf("dt=2026-01-%02d", i+1), 3+i, pswap.PublishOptions{Catalog: cat})
 			if pub.Err != nil {
 				t.Errorf("writer %d: %v", i, pub.Err)
+				return
+			}
+			if pub.Pending {
+				pending.Add(1)
+				pendings[i] = true
 				return
 			}
 			published.Add(1)
@@ -230,8 +238,11 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 	if got, _, _ := row(t, db); got != loc {
 		t.Fatalf("the catalog names %q, the latest version is %q", got, loc)
 	}
+	if published.Load() == 0 || published.Load()+pending.Load() != n {
+		t.Errorf("%d published and %d pending of %d writers: want every one either, and one publisher at least", published.Load(), pending.Load(), n)
+	}
 	for i, pv := range versions {
-		if pv > v || (published.Load() == n && pv == 0) {
+		if !pendings[i] && (pv > v || pv == 0) {
 			t.Errorf("writer %d published version %d, latest %d", i, pv, v)
 		}
 	}
@@ -239,7 +250,7 @@ func testConcurrentPublishers(t *testing.T, b backend) {
 	if updates > n {
 		t.Errorf("%d catalog updates for %d publishes", updates, n)
 	}
-	t.Logf("%d publishers: %d published, %d rebases, %d catalog updates, latest version %d", n, published.Load(), rebases.Load(), updates, v)
+	t.Logf("%d publishers: %d published, %d pending, %d rebases, %d catalog updates, latest version %d", n, published.Load(), pending.Load(), rebases.Load(), updates, v)
 }
 
 // TestPostgresWrongPassword: credentials the server refuses fail the
