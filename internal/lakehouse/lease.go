@@ -317,7 +317,9 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 		}
 		cleared := q.fold.clear
 		if len(cleared) > 0 {
-			deleteKeys(ctx, p.st, cleared)
+			// A failure leaves markers, passed over once their commits are
+			// reflected.
+			_ = store.DeleteAll(ctx, p.st, cleared)
 		}
 		if qr.Changed {
 			r.Version, r.MetadataLocation, r.SnapshotID, r.Partitions = qr.Version, qr.MetadataLocation, qr.SnapshotID, qr.Partitions
@@ -332,19 +334,5 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 			l.release(ctx, p)
 			return r // no progress (unreadable pointers): leave them to the next publish
 		}
-	}
-}
-
-// deleteKeys deletes keys: in batches where the store has them. A failure
-// leaves a marker, passed over once its commit is reflected.
-func deleteKeys(ctx context.Context, st store.Store, keys []string) {
-	if bd, ok := st.(store.BatchDeleter); ok {
-		for i := 0; i < len(keys); i += 1000 {
-			_ = bd.DeleteMany(ctx, keys[i:min(i+1000, len(keys))])
-		}
-		return
-	}
-	for _, k := range keys {
-		_ = st.Delete(ctx, k)
 	}
 }

@@ -369,7 +369,7 @@ func Publish(ctx context.Context, st store.Store, opts Options) (Result, error) 
 	}
 	r, err := p.run(ctx, rc.plan)
 	if err == nil && len(rc.errs) == 0 && len(markers) > 0 {
-		deleteKeys(ctx, st, markers)
+		_ = store.DeleteAll(ctx, st, markers) // a marker left is passed over
 	}
 	if err == nil && len(rc.errs) > 0 {
 		err = fmt.Errorf("%d partition(s) kept as the metadata had them, their pointer unreadable (the others are published): %w", len(rc.errs), errors.Join(rc.errs...))
