@@ -164,19 +164,8 @@ func (w *Writer) fail(err error) {
 // data follows it. It blocks while Concurrency parts are in flight. After
 // a failure the write is aborted.
 func (w *Writer) Write(p []byte) (int, error) {
-	if w.state != stateOpen {
-		return 0, w.stateError()
-	}
-	if w.sealed && len(p) > 0 {
-		return 0, fmt.Errorf("%s: %w", w.o.Name, ErrSealed)
-	}
-	if err := w.failed(); err != nil {
-		w.cleanup()
+	if err := w.ready(len(p) > 0); err != nil {
 		return 0, err
-	}
-	if err := w.parent.Err(); err != nil {
-		w.cleanup()
-		return 0, w.errorf("%w", err)
 	}
 	written := 0
 	for len(p) > 0 {
@@ -197,6 +186,27 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return written, nil
 }
 
+// ready returns why no bytes may be added now: the write is over, sealed
+// (when adding), or its uploads failed or its context ended (these two
+// abort it).
+func (w *Writer) ready(adding bool) error {
+	if w.state != stateOpen {
+		return w.stateError()
+	}
+	if w.sealed && adding {
+		return fmt.Errorf("%s: %w", w.o.Name, ErrSealed)
+	}
+	if err := w.failed(); err != nil {
+		w.cleanup()
+		return err
+	}
+	if err := w.parent.Err(); err != nil {
+		w.cleanup()
+		return w.errorf("%w", err)
+	}
+	return nil
+}
+
 // ReadFrom reads r until EOF straight into the part buffers (one copy less
 // than Write: an existing file goes from the page cache to a part buffer
 // and from there to the socket). Parts are handed to background uploads as
@@ -206,22 +216,11 @@ func (w *Writer) Write(p []byte) (int, error) {
 // is aborted; an error of r is returned as it is and leaves the write
 // open.
 func (w *Writer) ReadFrom(r io.Reader) (int64, error) {
-	if w.state != stateOpen {
-		return 0, w.stateError()
-	}
-	if w.sealed {
-		return 0, fmt.Errorf("%s: %w", w.o.Name, ErrSealed)
-	}
 	var total int64
 	var probe [1]byte
 	for {
-		if err := w.failed(); err != nil {
-			w.cleanup()
+		if err := w.ready(true); err != nil {
 			return total, err
-		}
-		if err := w.parent.Err(); err != nil {
-			w.cleanup()
-			return total, w.errorf("%w", err)
 		}
 		b := *w.buf
 		if len(b) == cap(b) {
