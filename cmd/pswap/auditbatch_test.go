@@ -74,3 +74,48 @@ func TestAuditNamesAnUnreadableBatchRecord(t *testing.T) {
 		t.Errorf("audit --publish: exit %d, stdout %s, stderr %s; want 2 rows published, then exit 1 naming the record", code, out, errOut)
 	}
 }
+
+// An audit that meets both a damaged pointer and a damaged batch record
+// names both and gives each its repair: the hint once told only the
+// pointer's.
+func TestAuditHintsEveryDamage(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "sales")
+	src := filepath.Join(dir, "out")
+	for _, day := range []string{"dt=2026-11-01", "dt=2026-11-02"} {
+		if err := os.MkdirAll(filepath.Join(src, day), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, day, "part-0.csv"), []byte("id,amount\n1,1.5\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := invoke(t, nil, "", "commit", "--table", table, "--partitioned", src, "--run-id", "bf"); code != exitOK {
+		t.Fatalf("the backfill: exit %d %s %s", code, out, errOut)
+	}
+	batches, err := filepath.Glob(filepath.Join(table, filepath.FromSlash(layout.BatchesPrefix), "*.json"))
+	if err != nil || len(batches) != 1 {
+		t.Fatalf("batch records %v, %v", batches, err)
+	}
+	pointers, err := filepath.Glob(filepath.Join(table, "_pswap", "p", "*", "pointer.json"))
+	if err != nil || len(pointers) != 2 {
+		t.Fatalf("pointers %v, %v", pointers, err)
+	}
+	for _, f := range []string{batches[0], pointers[0]} {
+		if err := os.WriteFile(f, []byte("{not json"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := invoke(t, nil, "", "audit", "--table", table, "--json")
+	var doc struct {
+		Error struct{ Code, Message, Hint string } `json:"error"`
+	}
+	if code != exitFailure || json.Unmarshal([]byte(errOut), &doc) != nil {
+		t.Fatalf("audit --json: exit %d, stdout %s, stderr %s", code, out, errOut)
+	}
+	for _, want := range []string{"a pointer (_pswap/p/KEY/pointer.json", "a backfill's batch attempt record"} {
+		if !strings.Contains(doc.Error.Hint, want) {
+			t.Errorf("the hint lacks %q: %s", want, doc.Error.Hint)
+		}
+	}
+}

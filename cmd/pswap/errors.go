@@ -211,21 +211,33 @@ func errorHint(err error) string {
 	case errors.Is(err, filestore.ErrNoSpace):
 		return "the disk that holds the table is full: free space on it (or point --table elsewhere), then re-run the same command " +
 			"(with the same --run-id); nothing was half-written: every object goes to a temporary file first, and the partition still shows what it showed before"
-	case errors.Is(err, swap.ErrCorruptPointer):
-		return "a pointer (_pswap/p/KEY/pointer.json, or KEY/_pswap/pointer.json in a table not yet moved to that layout) " +
-			"was damaged outside pswap, which never overwrites one it cannot read; " +
-			"restore that object from the store's versioning or a backup (S3: copy its previous version back), " +
-			"then 'pswap history --partition KEY' lists its generations for 'pswap rollback --to GEN'; " +
-			"the partition's data is untouched (one manifest per generation under _pswap/p/KEY/manifests/)"
-	case errors.Is(err, pswap.ErrCorruptBatchRecord):
-		return "a backfill's batch attempt record (_pswap/batches/ID.json, named above) was damaged outside pswap; " +
-			"it holds no data, only the audit's run ids, identity and start times of that backfill's partitions: " +
-			"restore it from the store's versioning or a backup, or delete it (the audit then shows those commits without their identity)"
+	case errors.Is(err, swap.ErrCorruptPointer) || errors.Is(err, pswap.ErrCorruptBatchRecord):
+		return corruptionHint(err)
 	}
 	if ep := unreachableEndpoint(err); ep != "" {
 		return "nothing answers at " + ep + "; check AWS_ENDPOINT_URL (or the profile's endpoint_url) and that the server is running"
 	}
 	return ""
+}
+
+// corruptionHint is the repair advice for every kind of damaged object err
+// names, a pointer's and a batch record's, joined: an audit that met both
+// reports both, and each needs its own repair.
+func corruptionHint(err error) string {
+	var hints []string
+	if errors.Is(err, swap.ErrCorruptPointer) {
+		hints = append(hints, "a pointer (_pswap/p/KEY/pointer.json, or KEY/_pswap/pointer.json in a table not yet moved to that layout) "+
+			"was damaged outside pswap, which never overwrites one it cannot read; "+
+			"restore that object from the store's versioning or a backup (S3: copy its previous version back), "+
+			"then 'pswap history --partition KEY' lists its generations for 'pswap rollback --to GEN'; "+
+			"the partition's data is untouched (one manifest per generation under _pswap/p/KEY/manifests/)")
+	}
+	if errors.Is(err, pswap.ErrCorruptBatchRecord) {
+		hints = append(hints, "a backfill's batch attempt record (_pswap/batches/ID.json, named above) was damaged outside pswap; "+
+			"it holds no data, only the audit's run ids, identity and start times of that backfill's partitions: "+
+			"restore it from the store's versioning or a backup, or delete it (the audit then shows those commits without their identity)")
+	}
+	return strings.Join(hints, ". Also: ")
 }
 
 // unreachableEndpoint returns the scheme and host of the endpoint that
