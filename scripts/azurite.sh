@@ -69,7 +69,7 @@ PY
 
 cmd_start() {
 	[[ -x "$AZURITE_BIN" ]] || die "Azurite is not installed: run '$0 install' first"
-	local state envfile data logf port account key pid i code=""
+	local state envfile data logf port account key pid
 	state="$(mktemp -d "${TMPDIR:-/tmp}/pswap-azurite.XXXXXX")"
 	chmod 700 "$state"
 	envfile="${1:-$state/env}"
@@ -106,27 +106,9 @@ AZURITE_LOG=$logf
 EOT
 	)
 
-	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
-		code="$(AZ_ACCOUNT="$account" AZ_KEY="$key" create_container "http://127.0.0.1:$port/$account" "$CONTAINER")" || code=000
-		case "$code" in
-		201 | 409)
-			log "Azurite is up on 127.0.0.1:$port (pid $pid); created container $CONTAINER (az://$CONTAINER/...)"
-			echo "$envfile"
-			return 0
-			;;
-		000) ;;
-		*)
-			cmd_stop "$envfile" || true
-			die "could not create container $CONTAINER: HTTP $code"
-			;;
-		esac
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	log "Azurite did not become ready (last container PUT: HTTP ${code:-none}); last log lines:"
-	tail -n 30 "$logf" | sed "s|$key|[redacted]|g" >&2 || true
-	cmd_stop "$envfile" || true
-	die "Azurite failed to start"
+	AZ_ACCOUNT="$account" AZ_KEY="$key" await_server Azurite "$pid" "$logf" "$envfile" "$key" \
+		"Azurite is up on 127.0.0.1:$port (pid $pid); created container $CONTAINER (az://$CONTAINER/...)" \
+		create_container "http://127.0.0.1:$port/$account" "$CONTAINER"
 }
 
 cmd_stop() {

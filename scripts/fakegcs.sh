@@ -74,7 +74,7 @@ create_bucket() {
 
 cmd_start() {
 	[[ -x "$FAKEGCS_BIN" ]] || die "fake-gcs-server is not built: run '$0 build' first"
-	local state envfile data logf port pid i
+	local state envfile data logf port pid
 	state="$(mktemp -d "${TMPDIR:-/tmp}/pswap-fakegcs.XXXXXX")"
 	chmod 700 "$state"
 	envfile="${1:-$state/env}"
@@ -103,27 +103,9 @@ FAKEGCS_LOG=$logf
 EOT
 	)
 
-	local code=""
-	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
-		code="$(create_bucket "http://127.0.0.1:$port" "$BUCKET")" || code=000
-		if [[ "$code" == 200 ]]; then
-			log "fake-gcs-server is up on 127.0.0.1:$port (pid $pid); created bucket $BUCKET (gs://$BUCKET/...)"
-			echo "$envfile"
-			return 0
-		fi
-		if [[ "$code" != 000 ]]; then
-			cmd_stop "$envfile" || true
-			die "could not create bucket $BUCKET: HTTP $code"
-		fi
-		if ! kill -0 "$pid" 2>/dev/null; then
-			break
-		fi
-		sleep 0.1
-	done
-	log "fake-gcs-server did not become ready; last log lines:"
-	tail -n 30 "$logf" >&2 || true
-	cmd_stop "$envfile" || true
-	die "fake-gcs-server failed to start"
+	await_server fake-gcs-server "$pid" "$logf" "$envfile" "" \
+		"fake-gcs-server is up on 127.0.0.1:$port (pid $pid); created bucket $BUCKET (gs://$BUCKET/...)" \
+		create_bucket "http://127.0.0.1:$port" "$BUCKET"
 }
 
 cmd_stop() {

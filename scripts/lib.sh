@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Functions shared by the scripts that install or start what pswap's tests
-# need (engines.sh, orchestrators.sh, minio.sh, postgres.sh,
+# need (engines.sh, orchestrators.sh, minio.sh, fakegcs.sh, azurite.sh, postgres.sh,
 # bench/peers/peers.sh). Source it after defining log and die.
 
 # cache_root prints the folder of pswap's per-machine caches.
@@ -91,4 +91,42 @@ stop_server() {
 		rm -rf "$data"
 	fi
 	rm -f "$envfile"
+}
+
+# await_server NAME PID LOGF ENVFILE SECRET READY PROBE [ARGS...] waits for a
+# server a start just launched: it runs PROBE ARGS (which prints the HTTP
+# status of the request that makes the tests' bucket or container, "000"
+# when nothing answered) every 0.1 s until it prints 200, 201 or 409, then
+# logs READY and prints ENVFILE. "000" and 503 (up but not yet initialised)
+# are retried for START_TIMEOUT seconds while PID lives; any other status
+# fails at once. On failure it logs LOGF's last lines with SECRET (if not
+# empty) redacted, stops the server with cmd_stop ENVFILE, and dies.
+await_server() {
+	local name="$1" pid="$2" logf="$3" envfile="$4" secret="$5" ready="$6" code="" i
+	shift 6
+	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
+		code="$("$@")" || code=000
+		case "$code" in
+		200 | 201 | 409)
+			log "$ready"
+			echo "$envfile"
+			return 0
+			;;
+		000 | 503) ;;
+		*)
+			cmd_stop "$envfile" || true
+			die "$name: could not create the tests' bucket: HTTP $code"
+			;;
+		esac
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	log "$name did not become ready (last request: HTTP ${code:-none}); last log lines${secret:+ (secret redacted)}:"
+	if [[ -n "$secret" ]]; then
+		tail -n 30 "$logf" | sed "s|$secret|[redacted]|g" >&2 || true
+	else
+		tail -n 30 "$logf" >&2 || true
+	fi
+	cmd_stop "$envfile" || true
+	die "$name failed to start"
 }

@@ -82,9 +82,20 @@ create_bucket() {
 			--aws-sigv4 "aws:amz:us-east-1:s3" -X PUT "$1/$4" 2>/dev/null
 }
 
+# probe URL USER PASS BUCKET makes the bucket once the server's health check
+# answers, and prints the PUT's status (000 while the health check does not
+# answer).
+probe() {
+	if curl -fsS -o /dev/null --max-time 2 "$1/minio/health/live" 2>/dev/null; then
+		create_bucket "$@"
+	else
+		echo 000
+	fi
+}
+
 cmd_start() {
 	[[ -x "$MINIO_BIN" ]] || die "MinIO is not built: run '$0 build' first"
-	local state envfile data logf port cport user pass pid i
+	local state envfile data logf port cport user pass pid
 	state="$(mktemp -d "${TMPDIR:-/tmp}/pswap-minio.XXXXXX")"
 	chmod 700 "$state"
 	envfile="${1:-$state/env}"
@@ -127,29 +138,9 @@ EOF
 	# initialized") for a moment, longer on a loaded machine. So the server is
 	# up only once the bucket PUT itself succeeds; a 503 (or no answer) there
 	# is retried until START_TIMEOUT, any other status fails at once.
-	local code=""
-	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
-		if curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/minio/health/live" 2>/dev/null; then
-			code="$(create_bucket "http://127.0.0.1:$port" "$user" "$pass" "$BUCKET")" || code=000
-			if [[ "$code" == 200 ]]; then
-				log "MinIO is up on 127.0.0.1:$port (pid $pid); created bucket $BUCKET (s3://$BUCKET/...)"
-				echo "$envfile"
-				return 0
-			fi
-			if [[ "$code" != 503 && "$code" != 000 ]]; then
-				cmd_stop "$envfile" || true
-				die "could not create bucket $BUCKET: HTTP $code"
-			fi
-		fi
-		if ! kill -0 "$pid" 2>/dev/null; then
-			break
-		fi
-		sleep 0.1
-	done
-	log "MinIO did not become ready (last bucket PUT: HTTP ${code:-none}); last log lines (secret redacted):"
-	tail -n 30 "$logf" | sed "s/$pass/[redacted]/g" >&2 || true
-	cmd_stop "$envfile" || true
-	die "MinIO failed to start"
+	await_server MinIO "$pid" "$logf" "$envfile" "$pass" \
+		"MinIO is up on 127.0.0.1:$port (pid $pid); created bucket $BUCKET (s3://$BUCKET/...)" \
+		probe "http://127.0.0.1:$port" "$user" "$pass" "$BUCKET"
 }
 
 cmd_stop() {
