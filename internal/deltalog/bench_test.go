@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +24,14 @@ type counting struct {
 	store.Store
 	gets, puts, lists atomic.Int64
 	read, written     atomic.Int64
+	// logBytes are the bytes of read and written under _delta_log/ and
+	// of table.json: the Delta log's own, beside the manifests'.
+	logBytes atomic.Int64
+}
+
+// logKey reports whether key is the Delta log's or table.json.
+func logKey(key string) bool {
+	return strings.HasPrefix(key, deltalog.LogDir) || key == "_pswap/table.json"
 }
 
 func (c *counting) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs, error) {
@@ -31,24 +40,34 @@ func (c *counting) Get(ctx context.Context, key string) (io.ReadCloser, store.At
 	if err != nil {
 		return rc, a, err
 	}
-	return &countingReader{ReadCloser: rc, n: &c.read}, a, nil
+	r := &countingReader{ReadCloser: rc, n: &c.read}
+	if logKey(key) {
+		r.also = &c.logBytes
+	}
+	return r, a, nil
 }
 
 // countingReader adds the bytes read to n.
 type countingReader struct {
 	io.ReadCloser
-	n *atomic.Int64
+	n, also *atomic.Int64
 }
 
 func (r *countingReader) Read(p []byte) (int, error) {
 	n, err := r.ReadCloser.Read(p)
 	r.n.Add(int64(n))
+	if r.also != nil {
+		r.also.Add(int64(n))
+	}
 	return n, err
 }
 
 func (c *counting) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
 	c.puts.Add(1)
 	c.written.Add(int64(len(data)))
+	if logKey(key) {
+		c.logBytes.Add(int64(len(data)))
+	}
 	return c.Store.Put(ctx, key, data, opts)
 }
 
@@ -63,6 +82,7 @@ func (c *counting) reset() {
 	c.lists.Store(0)
 	c.read.Store(0)
 	c.written.Store(0)
+	c.logBytes.Store(0)
 }
 
 // total is the number of requests since the last reset.

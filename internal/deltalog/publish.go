@@ -176,6 +176,17 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
 		c.Manifest = nil
 	}
+	if c.Manifest == nil || c.Manifest.Kind == manifest.KindAppend {
+		// An append: its version adds the run's files alone, written from
+		// the log's tail without the checkpoint's file list (tail.go).
+		res, m, err := p.publishAppend(ctx, c)
+		if !errors.Is(err, errFallback) {
+			return res, err
+		}
+		if c.Manifest == nil && m != nil && !m.Segmented() {
+			c.Manifest = m // read already, and whole
+		}
+	}
 	var mu sync.Mutex
 	return p.run(ctx, func(ctx context.Context, s *State, parts map[string]*part) ([]update, error) {
 		if s.Version < 0 {
@@ -432,6 +443,21 @@ func (p *publisher) checkpoint(ctx context.Context, s *State) error {
 		return err
 	}); err != nil {
 		return fmt.Errorf("write the checkpoint of version %d: %w", s.Version, err)
+	}
+	// The summary (summary.go) before _last_checkpoint names the
+	// checkpoint, so that a checkpoint pswap names has one; none of a
+	// state with another writer's files, whose publish replays.
+	if parts, err := s.partitions(); err == nil {
+		sum, err := encodeSummary(s, parts)
+		if err == nil {
+			err = p.pol.Idempotent(ctx, func() error {
+				_, err := p.st.Put(ctx, summaryKey(s.Version), sum, store.PutOptions{ContentType: "application/json"})
+				return err
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("write the checkpoint summary of version %d: %w", s.Version, err)
+		}
 	}
 	if old, err := readAll(ctx, p.st, p.pol, lastCheckpointKey); err == nil {
 		if lc, err := decodeLastCheckpoint(old); err == nil && lc.Version >= s.Version {
