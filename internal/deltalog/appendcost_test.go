@@ -124,6 +124,7 @@ func TestAppendDeltaCost(t *testing.T) {
 		if err != nil || len(s.Files) != n {
 			t.Fatalf("after %d appends the log names %d files (%v)", n, len(s.Files), err)
 		}
+		logEqualsPointers(t, st)
 		series := func(from, to int, f func(appendCost) int64) []int64 {
 			var out []int64
 			for _, c := range costs[from:to] {
