@@ -149,6 +149,11 @@ type update struct {
 	seq   int64
 	m     *manifest.Manifest
 	runID string
+	// files and bytes are the generation's totals when m lists only
+	// the files to add (the publish of an append from the log's tail);
+	// 0: m's.
+	files int
+	bytes int64
 }
 
 // PublishCommit brings the Delta log up to date with one committed
@@ -604,9 +609,18 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 		params["mode"] = "Append"
 	}
 	if len(ups) == 1 {
-		params["partition"] = ups[0].part
-		if ups[0].m != nil {
-			params["generation"] = ups[0].m.Generation
+		u := ups[0]
+		params["partition"] = u.part
+		if u.m != nil {
+			// The generation's files and bytes: what the partition holds
+			// after this version, which the publish of a later append
+			// reads from the log's tail (tail.go).
+			files, bytes := len(u.m.Files), u.m.Bytes
+			if u.files > 0 {
+				files, bytes = u.files, u.bytes
+			}
+			params["generation"] = u.m.Generation
+			params[paramFiles], params[paramBytes] = strconv.Itoa(files), strconv.FormatInt(bytes, 10)
 		}
 	}
 	ci := Action{CommitInfo: &CommitInfo{Timestamp: ms, Operation: op, OperationParameters: params, EngineInfo: p.opts.EngineInfo}}

@@ -12,8 +12,8 @@ import (
 
 // A checkpoint summary is what the publish of an append needs of the
 // state a checkpoint holds, without its files: the protocol, the
-// metaData, and each pswap partition's generation, sequence number and
-// file count. pswap writes one beside each checkpoint it writes, before
+// metaData, and each pswap partition's generation, sequence number, file
+// count and bytes. pswap writes one beside each checkpoint it writes, before
 // pointing _last_checkpoint at it, under a folder of the log that no
 // Delta reader takes for a log file (summaryKey):
 //
@@ -22,7 +22,7 @@ import (
 //	{"format": "pswap-delta-summary", "version": "1.0",
 //	 "delta_version": N, "protocol": {...}, "metaData": {...},
 //	 "partitions": [{"partition": "dt=2026-11-29", "generation": "...",
-//	                 "seq": 7, "files": 12}, ...]}
+//	                 "seq": 7, "files": 12, "bytes": 81920}, ...]}
 //
 // protocol and metaData are the Delta actions' objects. A summary is
 // written only of a state whose every file is pswap's; it is a hint: a
@@ -61,11 +61,12 @@ func parseSummaryKey(key string) (int64, bool) {
 
 // partSummary is what a summary (or the log's tail) says of one pswap
 // partition: the generation and sequence number its newest files are
-// tagged with, and how many files it has.
+// tagged with, how many files it has and their bytes.
 type partSummary struct {
 	gen   string
 	seq   int64
 	files int
+	bytes int64
 }
 
 // summary is a decoded checkpoint summary.
@@ -86,6 +87,7 @@ func encodeSummary(s *State, parts map[string]*part) ([]byte, error) {
 		Generation string `json:"generation"`
 		Seq        int64  `json:"seq"`
 		Files      int    `json:"files"`
+		Bytes      int64  `json:"bytes"`
 	}
 	m := *s.Metadata
 	m.PartitionColumns = nonNil(m.PartitionColumns)
@@ -101,7 +103,7 @@ func encodeSummary(s *State, parts map[string]*part) ([]byte, error) {
 	}{Format: summaryFormat, Version: summaryVersion, DeltaVersion: s.Version, Protocol: s.Protocol, Metadata: &m, Partitions: []partDoc{}}
 	for _, name := range sortedKeys(parts) {
 		p := parts[name]
-		doc.Partitions = append(doc.Partitions, partDoc{Partition: name, Generation: p.gen, Seq: p.seq, Files: len(p.files)})
+		doc.Partitions = append(doc.Partitions, partDoc{Partition: name, Generation: p.gen, Seq: p.seq, Files: len(p.files), Bytes: p.bytes()})
 	}
 	return json.Marshal(doc)
 }
@@ -134,9 +136,9 @@ func decodeSummary(data []byte, v int64) (*summary, error) {
 		s.metadata = decodeMetadata(o)
 	}
 	for i, o := range r.Objects("partitions", maxSummaryParts, "partitions") {
-		o.Known("partition", "generation", "seq", "files")
+		o.Known("partition", "generation", "seq", "files", "bytes")
 		name := o.Str("partition", true)
-		ps := partSummary{gen: o.Str("generation", true), seq: o.Int("seq", 64), files: int(o.Int("files", 32))}
+		ps := partSummary{gen: o.Str("generation", true), seq: o.Int("seq", 64), files: int(o.Int("files", 32)), bytes: o.Int("bytes", 64)}
 		if o.Err() != nil {
 			break
 		}
@@ -147,8 +149,8 @@ func decodeSummary(data []byte, v int64) (*summary, error) {
 			o.Fail("partition", "%q is named twice", name)
 		case manifest.ValidateGenerationID(ps.gen) != nil:
 			o.Fail("generation", "%q is not a generation id", ps.gen)
-		case ps.seq < 1 || ps.files < 1:
-			o.Fail("seq", "partition %d: seq %d and files %d must be positive", i, ps.seq, ps.files)
+		case ps.seq < 1 || ps.files < 1 || ps.bytes < 0:
+			o.Fail("seq", "partition %d: seq %d and files %d must be positive, bytes %d not negative", i, ps.seq, ps.files, ps.bytes)
 		}
 		s.parts[name] = ps
 	}
@@ -165,7 +167,7 @@ func decodeSummary(data []byte, v int64) (*summary, error) {
 func summaryParts(parts map[string]*part) map[string]partSummary {
 	out := make(map[string]partSummary, len(parts))
 	for name, p := range parts {
-		out[name] = partSummary{gen: p.gen, seq: p.seq, files: len(p.files)}
+		out[name] = partSummary{gen: p.gen, seq: p.seq, files: len(p.files), bytes: p.bytes()}
 	}
 	return out
 }

@@ -6,6 +6,18 @@ import (
 	"testing"
 )
 
+// filesOf is n adds whose sizes sum to bytes.
+func filesOf(n int, bytes int64) []*Add {
+	out := make([]*Add, n)
+	for i := range out {
+		out[i] = &Add{}
+	}
+	if n > 0 {
+		out[0].Size = bytes
+	}
+	return out
+}
+
 // summaryState is a state of two partitions and its partitions.
 func summaryState() (*State, map[string]*part) {
 	s := newState()
@@ -14,8 +26,8 @@ func summaryState() (*State, map[string]*part) {
 	s.Metadata = &Metadata{ID: "i", Format: Format{Provider: "parquet"}, SchemaString: `{"type":"struct","fields":[]}`,
 		PartitionColumns: []string{"dt"}, Configuration: map[string]string{"delta.checkpointInterval": "10"}}
 	parts := map[string]*part{
-		"dt=2026-11-01": {seq: 3, gen: "01a24912-302e-7b0c-b8bc-2c6758e82f39", files: make([]*Add, 2)},
-		"dt=2026-11-02": {seq: 9, gen: "01a24912-303e-7b0c-a181-716690bf08b5", files: make([]*Add, 40)},
+		"dt=2026-11-01": {seq: 3, gen: "01a24912-302e-7b0c-b8bc-2c6758e82f39", files: filesOf(2, 300)},
+		"dt=2026-11-02": {seq: 9, gen: "01a24912-303e-7b0c-a181-716690bf08b5", files: filesOf(40, 6000)},
 	}
 	return s, parts
 }
@@ -87,7 +99,7 @@ func FuzzDecodeSummary(f *testing.F) {
 		s.Version, s.Protocol, s.Metadata = sum.version, sum.protocol, sum.metadata
 		parts := map[string]*part{}
 		for k, v := range sum.parts {
-			parts[k] = &part{seq: v.seq, gen: v.gen, files: make([]*Add, v.files)}
+			parts[k] = &part{seq: v.seq, gen: v.gen, files: filesOf(v.files, v.bytes)}
 		}
 		enc, err := encodeSummary(s, parts)
 		if err != nil {

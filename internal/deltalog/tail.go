@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -24,24 +25,28 @@ import (
 //
 //   - _last_checkpoint, then the checkpoint's summary (summary.go: the
 //     protocol, the metaData and each partition's generation, sequence
-//     number and file count, without files) and the entries after the
-//     checkpoint (at most the checkpoint interval);
-//   - the append's manifest head and its parent's head (never expanded),
-//     and only when the run's files were packed into a segment, the
-//     newest segments down to them (manifest.Segment: one GET a level);
+//     number, file count and bytes, without files) and the entries after
+//     the checkpoint (fewer than the checkpoint interval);
+//   - table.json, as every publish does;
+//   - the append's manifest head, never expanded (none when the commit
+//     hands its manifest over), and only when a pack moved some of the
+//     run's files into segments, the newest segments down to them
+//     (manifest.Segment: one GET a level);
 //
 // and writes the version: commitInfo, the run's txn and the run's adds.
-// The log holds the partition at the parent when its newest files are
-// tagged with the parent generation and it has as many files as the
-// parent's manifest (the summary's count, moved by the adds and removes
-// of the entries since). Anything else (no summary, another writer's
-// action since the checkpoint, a partition the tail cannot place) makes
-// the publish replay the checkpoint as every other publish does
-// (errFallback): the flat path is never the only judge of a foreign
-// change. A checkpoint due at the version written is the one cost that
-// grows with the table: its state is the previous checkpoint's, read,
-// with the tail applied (Delta's own trade-off: checkpoints bound the
-// replay and cost the table's size).
+// The run's files are the head's last files beyond the count the log
+// holds of the partition, which the log holds at the parent when its
+// newest files are tagged with the parent generation and the head's
+// files before the run's have exactly the log's bytes of the partition
+// (the summary's counts, moved by the adds and removes of the entries
+// since). Anything else (no summary, another writer's action since the
+// checkpoint, a partition the tail cannot place) makes the publish
+// replay the checkpoint as every other publish does (errFallback): the
+// tail is never the only judge of a foreign change. A checkpoint due at
+// the version written is the one cost that grows with the table: its
+// state is the previous checkpoint's, read, with the tail applied
+// (Delta's own trade-off: checkpoints bound the replay and cost the
+// table's size).
 
 // errFallback: the flat publish cannot decide; replay the checkpoint.
 var errFallback = errors.New("the log's tail does not decide the publish")
@@ -148,12 +153,27 @@ func (t *logTail) state() (*tailState, error) {
 	return ts, nil
 }
 
-// apply moves the partitions by one entry: a partition with adds is at
+// The operationParameters of a version of one partition's change that
+// say the generation's files and bytes: what the partition holds after
+// it.
+const (
+	paramFiles = "pswap.files"
+	paramBytes = "pswap.bytes"
+)
+
+// apply moves the partitions by one entry. A partition with adds is at
 // their generation and sequence number (pswap's versions bring a
-// partition to exactly one generation's files), with its files counted.
+// partition to exactly one generation's files), with the files and
+// bytes the version's operationParameters give for it (a version of one
+// partition), or, for a partition the log did not hold, those of the
+// adds. A version that re-adds files a partition kept (a rollback) says
+// nothing countable otherwise: such a partition is unknown, and so is
+// one that removes alone leave with files (their tags name older
+// generations).
 func (ts *tailState) apply(acts []Action) error {
 	type change struct {
 		adds, removes int
+		bytes         int64
 		gen           string
 		seq           int64
 	}
@@ -166,8 +186,11 @@ func (ts *tailState) apply(acts []Action) error {
 		}
 		return c
 	}
+	var params map[string]string
 	for _, a := range acts {
 		switch {
+		case a.CommitInfo != nil:
+			params = commitParams(a.CommitInfo)
 		case a.Add != nil:
 			part, gen := a.Add.Tags[TagPartition], a.Add.Tags[TagGeneration]
 			seq, err := strconv.ParseInt(a.Add.Tags[TagSeq], 10, 64)
@@ -179,6 +202,7 @@ func (ts *tailState) apply(acts []Action) error {
 				return errFallback
 			}
 			c.adds++
+			c.bytes += a.Add.Size
 			c.gen, c.seq = gen, seq
 		case a.Remove != nil:
 			part := a.Remove.Tags[TagPartition]
@@ -189,21 +213,20 @@ func (ts *tailState) apply(acts []Action) error {
 		}
 	}
 	for part, c := range changes {
-		if ts.unknown[part] {
-			continue // kept files cannot be counted: still unknown
-		}
 		cur, had := ts.parts[part]
-		files := cur.files + c.adds - c.removes
+		files, ferr := strconv.Atoi(params[paramFiles])
+		bytes, berr := strconv.ParseInt(params[paramBytes], 10, 64)
 		switch {
-		case !had && c.removes > 0 || files < 0:
+		case !had && !ts.unknown[part] && c.removes > 0:
 			return errFallback // removes of files the tail does not know
-		case c.adds > 0:
-			ts.parts[part] = partSummary{gen: c.gen, seq: c.seq, files: files}
-		case files == 0:
-			delete(ts.parts, part)
+		case c.adds > 0 && len(changes) == 1 && params["partition"] == part && params["generation"] == c.gen && ferr == nil && berr == nil && files >= c.adds && bytes >= 0:
+			ts.parts[part] = partSummary{gen: c.gen, seq: c.seq, files: files, bytes: bytes}
+			delete(ts.unknown, part)
+		case c.adds > 0 && !had && !ts.unknown[part]:
+			ts.parts[part] = partSummary{gen: c.gen, seq: c.seq, files: c.adds, bytes: c.bytes}
+		case c.adds == 0 && had && c.removes == cur.files:
+			delete(ts.parts, part) // every file removed
 		default:
-			// Removes alone, files left: their tags name older
-			// generations (a rollback to fewer files).
 			delete(ts.parts, part)
 			ts.unknown[part] = true
 		}
@@ -211,58 +234,56 @@ func (ts *tailState) apply(acts []Action) error {
 	return nil
 }
 
-// appendFiles is what the flat publish reads of an append's manifests.
-type appendFiles struct {
-	m           *manifest.Manifest // the append's head (or manifest)
-	parentFiles int                // its parent's file count (0: none)
-	own         []manifest.File    // the run's files: m's last FileCount()-parentFiles
+// commitParams are a commitInfo's operationParameters (nil when it has
+// none that are strings).
+func commitParams(ci *CommitInfo) map[string]string {
+	if ci.OperationParameters != nil {
+		return ci.OperationParameters
+	}
+	var doc struct {
+		OperationParameters map[string]any `json:"operationParameters"`
+	}
+	if json.Unmarshal(ci.Raw, &doc) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(doc.OperationParameters))
+	for k, v := range doc.OperationParameters {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }
 
-// readAppend reads the head of c's generation (unless c has its
-// manifest) and its parent's, and the run's files: the last files of the
-// head that the parent does not have, from its tail and, when a pack
-// moved some into segments, the newest segments. errFallback when c's
-// generation is not an append.
-func (p *publisher) readAppend(ctx context.Context, c Commit) (*appendFiles, error) {
-	af := &appendFiles{m: c.Manifest}
-	if af.m == nil {
+// readAppend returns c's manifest, or reads its head (never expanded),
+// and errFallback when it is not an append's.
+func (p *publisher) readAppend(ctx context.Context, c Commit) (*manifest.Manifest, error) {
+	m := c.Manifest
+	if m == nil {
 		var err error
-		if af.m, err = p.readHead(ctx, c.Partition, c.Generation); err != nil {
+		if m, err = p.readHead(ctx, c.Partition, c.Generation); err != nil {
 			return nil, err
 		}
 	}
-	m := af.m
 	if m.Kind != manifest.KindAppend {
-		return af, errFallback
+		return m, errFallback
 	}
-	if m.Parent != "" {
-		pm, err := p.readHead(ctx, c.Partition, m.Parent)
-		if errors.Is(err, swap.ErrGenerationNotFound) {
-			return af, errFallback
-		}
-		if err != nil {
-			return nil, err
-		}
-		af.parentFiles = pm.FileCount()
-	}
-	n := m.FileCount() - af.parentFiles
-	if n < 0 {
-		return af, errFallback
-	}
+	return m, nil
+}
+
+// runFiles returns the last n files of m (a head, or a whole manifest):
+// from its tail and, when a pack moved some into segments, the newest
+// segments.
+func (p *publisher) runFiles(ctx context.Context, m *manifest.Manifest, n int) ([]manifest.File, error) {
 	tail := m.Files[len(m.Files)-min(n, len(m.Files)):]
-	if n > len(m.Files) {
-		older, err := p.lastSegmentFiles(ctx, m, m.Segments, n-len(m.Files))
-		if err != nil {
-			return nil, err
-		}
-		af.own = append(older, tail...)
-	} else {
-		af.own = tail
+	if n <= len(m.Files) {
+		return tail, nil
 	}
-	if len(af.own) != n {
-		return af, errFallback
+	older, err := p.lastSegmentFiles(ctx, m, m.Segments, n-len(m.Files))
+	if err != nil {
+		return nil, err
 	}
-	return af, nil
+	return append(older, tail...), nil
 }
 
 // readHead reads a generation's manifest unexpanded, under the retry rule.
@@ -307,21 +328,24 @@ func (p *publisher) lastSegmentFiles(ctx context.Context, m *manifest.Manifest, 
 // publishAppend publishes c, an append, from the log's tail: errFallback
 // (with the manifest it read, when it read one) when the tail does not
 // decide, and the caller replays the checkpoint.
+//
+// The run's files are m's last FileCount() less the files the log holds
+// of the partition. The log holds the append's parent when the
+// partition's newest files are tagged with the parent generation, and
+// the files left of m's have exactly the bytes the log's have: then the
+// version adds the run's files. A partition the log does not hold gets
+// all of m's files.
 func (p *publisher) publishAppend(ctx context.Context, c Commit) (Result, *manifest.Manifest, error) {
 	res := Result{Version: -1}
 	var (
 		t                *logTail
-		af               *appendFiles
+		m                *manifest.Manifest
 		lerr, terr, merr error
 	)
 	overlap.Do(ctx,
 		func() { t, lerr = p.readTail(ctx) },
 		func() { terr = p.readTable(ctx) },
-		func() { af, merr = p.readAppend(ctx, c) })
-	var m *manifest.Manifest
-	if af != nil {
-		m = af.m
-	}
+		func() { m, merr = p.readAppend(ctx, c) })
 	for _, err := range []error{merr, lerr, terr} {
 		if err != nil {
 			return res, m, err
@@ -343,20 +367,30 @@ func (p *publisher) publishAppend(ctx context.Context, c Commit) (Result, *manif
 		}
 		var ups []update
 		cur, had := ts.parts[c.Partition]
+
 		switch {
 		case ts.unknown[c.Partition]:
 			return res, m, errFallback
 		case had && cur.seq >= c.Seq:
 			// The log already holds this commit or a later one (a
 			// schema change alone may still be due).
-		case af.parentFiles == 0 && had:
-			return res, m, errFallback
-		case af.parentFiles > 0 && (!had || cur.gen != m.Parent || cur.files != af.parentFiles):
+		case had && cur.gen != m.Parent, m.FileCount() < cur.files:
 			return res, m, errFallback
 		default:
+			own, err := p.runFiles(ctx, m, m.FileCount()-cur.files)
+			if err != nil {
+				return res, m, err
+			}
+			var ownBytes int64
+			for _, f := range own {
+				ownBytes += f.Size
+			}
+			if m.Bytes-ownBytes != cur.bytes {
+				return res, m, errFallback // not the parent's files
+			}
 			run := *m
-			run.Segments, run.Content = nil, manifest.Content{Files: af.own}
-			ups = []update{{part: c.Partition, seq: c.Seq, m: &run, runID: m.RunID}}
+			run.Segments, run.Content = nil, manifest.Content{Files: own}
+			ups = []update{{part: c.Partition, seq: c.Seq, m: &run, runID: m.RunID, files: m.FileCount(), bytes: m.Bytes}}
 		}
 		acts, err := p.actions(s, map[string]*part{}, ups)
 		if err != nil {

@@ -93,7 +93,7 @@ func partEqualsPointer(t *testing.T, st store.Store, part string) {
 // pointer's files; an append published while the log held its parent
 // adds the run's file alone and reads no checkpoint unless one is due.
 func TestAppendTailMatchesReplay(t *testing.T) {
-	for seed := range uint64(6) {
+	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(seed, 42))
