@@ -109,7 +109,9 @@ type Result struct {
 	Changed bool
 	// Rebases counts the versions lost to other publishers.
 	Rebases int
-	// Partitions is the number of partitions with files in the table.
+	// Partitions is the number of partitions with files in the table
+	// (the publish of an append from the log's tail counts them from the
+	// checkpoint's summary and the entries after it).
 	Partitions int
 	// Checkpoint: this publish wrote a checkpoint of Version.
 	Checkpoint bool
@@ -160,7 +162,10 @@ type update struct {
 // generation: a version that removes the partition's previous files and
 // adds the generation's, with a txn of its run id. A partition the log
 // already has at this sequence number or a later one is left as it is. A
-// table without a log gets version 0 from every partition's pointer.
+// table without a log gets version 0 from every partition's pointer. An
+// append whose parent the log holds is published from the log's tail
+// (tail.go): a version of the run's adds alone, at a cost that does not
+// grow with the number of earlier appends.
 func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) (Result, error) {
 	if err := partition.Validate(c.Partition); err != nil {
 		return Result{Version: -1}, err
