@@ -39,7 +39,7 @@
 // head's beyond the files the log holds of the partition, when its
 // newest files are tagged with the append's parent and the bytes agree;
 // anything else the tail cannot place (no summary, another writer's
-// version, a rollback that kept files) replays the checkpoint, as every
+// version, a rollback to fewer of its files) replays the checkpoint, as every
 // other publish does. The checkpoint due every tenth version still
 // writes every file: Delta's own trade-off.
 //
