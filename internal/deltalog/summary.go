@@ -162,12 +162,3 @@ func decodeSummary(data []byte, v int64) (*summary, error) {
 	}
 	return s, nil
 }
-
-// summaryParts is parts as a summary holds them.
-func summaryParts(parts map[string]*part) map[string]partSummary {
-	out := make(map[string]partSummary, len(parts))
-	for name, p := range parts {
-		out[name] = partSummary{gen: p.gen, seq: p.seq, files: len(p.files), bytes: p.bytes()}
-	}
-	return out
-}

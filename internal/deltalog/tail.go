@@ -109,7 +109,7 @@ func (p *publisher) readTail(ctx context.Context) (*logTail, error) {
 	return t, nil
 }
 
-// catchUp reads the entries after t's last version (a lost race).
+// catchUpTail reads the entries after t's last version (a lost race).
 func (p *publisher) catchUpTail(ctx context.Context, t *logTail) error {
 	more, err := readEntries(ctx, p.st, p.pol, t.version()+1)
 	if errors.Is(err, ErrCorrupt) {
