@@ -81,7 +81,7 @@ func TestAppendDeltaCost(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("PSWAP_DELTA_APPENDS")); err == nil && v > 100 {
 		n = v
 	}
-	const window, pairs = 50, 20
+	const window, pairs = 50, 40
 	run := func(t *testing.T, st store.Store) {
 		ctx := context.Background()
 		c := &counting{Store: st}
@@ -163,7 +163,7 @@ func TestAppendDeltaCost(t *testing.T) {
 		// then the next append to the deep one.
 		fresh, deep := make([]time.Duration, pairs), make([]time.Duration, pairs)
 		for k := range pairs {
-			fp := fmt.Sprintf("dt=2026-10-%02d", 1+k)
+			fp := fmt.Sprintf("dt=2026-%02d-%02d", 1+k/28, 1+k%28)
 			appendAndPublish(t, tbl, c, fp, "fresh-0", 0)
 			f, _ := appendAndPublish(t, tbl, c, fp, "fresh-1", 1)
 			d, _ := appendAndPublish(t, tbl, c, part, fmt.Sprintf("run-%d", n+k), int64(n+k))
