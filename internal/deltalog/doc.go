@@ -9,7 +9,7 @@
 //	<table>/_delta_log/<20-digit version>.json             one per published change, write-once
 //	<table>/_delta_log/<20-digit version>.checkpoint.parquet a checkpoint every delta.checkpointInterval versions
 //	<table>/_delta_log/_last_checkpoint                    the newest checkpoint (a hint)
-//	<table>/_delta_log/_pswap/checkpoint-<20 digits>.json  pswap's summary of a checkpoint it wrote
+//	<table>/_delta_log/_pswap/checkpoint-<20 digits>.json.gz  pswap's summary of a checkpoint it wrote
 //
 // Version 0 holds the protocol (reader 1 / writer 2, or reader 3 / writer
 // 7 with timestampNtz when a column is a timestamp without zone: the

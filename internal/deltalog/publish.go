@@ -460,8 +460,11 @@ func (p *publisher) checkpoint(ctx context.Context, s *State) error {
 	if parts, err := s.partitions(); err == nil {
 		sum, err := encodeSummary(s, parts)
 		if err == nil {
+			sum, err = packSummary(sum)
+		}
+		if err == nil {
 			err = p.pol.Idempotent(ctx, func() error {
-				_, err := p.st.Put(ctx, summaryKey(s.Version), sum, store.PutOptions{ContentType: "application/json"})
+				_, err := p.st.Put(ctx, summaryKey(s.Version), sum, store.PutOptions{ContentType: "application/gzip"})
 				return err
 			})
 		}

@@ -2,8 +2,10 @@ package deltalog
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/pswap/pswap/internal/strictjson"
 	"github.com/pswap/pswap/manifest"
@@ -17,7 +19,11 @@ import (
 // pointing _last_checkpoint at it, under a folder of the log that no
 // Delta reader takes for a log file (summaryKey):
 //
-//	_delta_log/_pswap/checkpoint-<20-digit version>.json
+//	_delta_log/_pswap/checkpoint-<20-digit version>.json.gz
+//
+// gzip-compressed (its partitions' names and generation ids compress
+// about fivefold: 24 KB for 1,000 partitions, against 84 KB for the
+// checkpoint of their files), of the JSON document
 //
 //	{"format": "pswap-delta-summary", "version": "1.0",
 //	 "delta_version": N, "protocol": {...}, "metaData": {...},
@@ -41,13 +47,13 @@ const (
 )
 
 // summaryKey is the store key of the summary of version v's checkpoint.
-func summaryKey(v int64) string { return fmt.Sprintf("%scheckpoint-%020d.json", summaryDir, v) }
+func summaryKey(v int64) string { return fmt.Sprintf("%scheckpoint-%020d.json.gz", summaryDir, v) }
 
 // parseSummaryKey returns the version of a summary's key.
 func parseSummaryKey(key string) (int64, bool) {
 	var v int64
 	name, ok := bytes.CutPrefix([]byte(key), []byte(summaryDir+"checkpoint-"))
-	if !ok || len(name) != versionDigits+len(".json") || !bytes.HasSuffix(name, []byte(".json")) {
+	if !ok || len(name) != versionDigits+len(".json.gz") || !bytes.HasSuffix(name, []byte(".json.gz")) {
 		return 0, false
 	}
 	for _, c := range name[:versionDigits] {
@@ -57,6 +63,36 @@ func parseSummaryKey(key string) (int64, bool) {
 		v = v*10 + int64(c-'0')
 	}
 	return v, v >= 0
+}
+
+// packSummary compresses an encoded summary for the store.
+func packSummary(doc []byte) ([]byte, error) {
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	if _, err := z.Write(doc); err != nil {
+		return nil, err
+	}
+	if err := z.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// unpackSummary decompresses a stored summary (at most maxSummaryBytes):
+// ErrCorrupt when it is not gzip or is larger.
+func unpackSummary(data []byte, v int64) ([]byte, error) {
+	z, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: checkpoint summary of version %d: %v", ErrCorrupt, v, err)
+	}
+	doc, err := io.ReadAll(io.LimitReader(z, maxSummaryBytes+1))
+	if err == nil && len(doc) > maxSummaryBytes {
+		err = fmt.Errorf("more than %d bytes", maxSummaryBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: checkpoint summary of version %d: %v", ErrCorrupt, v, err)
+	}
+	return doc, nil
 }
 
 // partSummary is what a summary (or the log's tail) says of one pswap

@@ -55,6 +55,16 @@ func TestSummaryRoundTrip(t *testing.T) {
 			t.Fatalf("partition %s: %+v, want %+v", k, got.parts[k], v)
 		}
 	}
+	packed, err := packSummary(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc, err := unpackSummary(packed, 20); err != nil || string(doc) != string(data) {
+		t.Fatalf("unpack: %v", err)
+	}
+	if _, err := unpackSummary(data, 20); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("unpack of a summary not compressed: %v, want ErrCorrupt", err)
+	}
 	if v, ok := parseSummaryKey(summaryKey(20)); !ok || v != 20 {
 		t.Fatalf("parseSummaryKey(%s) = %d, %v", summaryKey(20), v, ok)
 	}

@@ -91,7 +91,10 @@ func (p *publisher) readTail(ctx context.Context) (*logTail, error) {
 				return
 			}
 			if serr == nil {
-				if t.sum, serr = decodeSummary(data, t.cp); serr != nil {
+				if data, serr = unpackSummary(data, t.cp); serr == nil {
+					t.sum, serr = decodeSummary(data, t.cp)
+				}
+				if serr != nil {
 					serr = errFallback
 				}
 			}

@@ -1,6 +1,8 @@
 package deltalog_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -221,7 +223,7 @@ func TestAppendTailFallsBack(t *testing.T) {
 		}
 		return st, tbl
 	}
-	summary := "_delta_log/_pswap/checkpoint-00000000000000000010.json"
+	summary := "_delta_log/_pswap/checkpoint-00000000000000000010.json.gz"
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, st store.Store)
@@ -231,13 +233,30 @@ func TestAppendTailFallsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"summary that does not decode", func(t *testing.T, st store.Store) {
+		{"summary that is not gzip", func(t *testing.T, st store.Store) {
 			if _, err := st.Put(ctx, summary, []byte(`{"format":"pswap-delta-summary"}`), store.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}},
+		{"summary that does not decode", func(t *testing.T, st store.Store) {
+			var b bytes.Buffer
+			w := gzip.NewWriter(&b)
+			w.Write([]byte(`{"format":"pswap-delta-summary"}`))
+			w.Close()
+			if _, err := st.Put(ctx, summary, b.Bytes(), store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"summary of a partition at another generation", func(t *testing.T, st store.Store) {
-			data, _, err := store.ReadAll(ctx, st, summary)
+			gz, _, err := store.ReadAll(ctx, st, summary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			z, err := gzip.NewReader(bytes.NewReader(gz))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(z)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +266,11 @@ func TestAppendTailFallsBack(t *testing.T) {
 			if bad == string(data) {
 				t.Fatalf("summary %s", data)
 			}
-			if _, err := st.Put(ctx, summary, []byte(bad), store.PutOptions{}); err != nil {
+			var b bytes.Buffer
+			w := gzip.NewWriter(&b)
+			w.Write([]byte(bad))
+			w.Close()
+			if _, err := st.Put(ctx, summary, b.Bytes(), store.PutOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -423,7 +446,7 @@ func TestExpireDeletesSummaries(t *testing.T) {
 		t.Fatalf("expire: %+v %v, want kept from 20", res, err)
 	}
 	deleted := strings.Join(res.Deleted, " ")
-	if !strings.Contains(deleted, "_delta_log/_pswap/checkpoint-00000000000000000010.json") || strings.Contains(deleted, "checkpoint-00000000000000000020") {
+	if !strings.Contains(deleted, "_delta_log/_pswap/checkpoint-00000000000000000010.json.gz") || strings.Contains(deleted, "checkpoint-00000000000000000020") {
 		t.Fatalf("deleted %s: want the summary of 10, not of 20", deleted)
 	}
 	if r := appendOne("after"); r.Version != 25 || cp.n.Load() != 0 {
