@@ -370,7 +370,6 @@ func (p *publisher) publishAppend(ctx context.Context, c Commit) (Result, *manif
 		}
 		var ups []update
 		cur, had := ts.parts[c.Partition]
-
 		switch {
 		case ts.unknown[c.Partition]:
 			return res, m, errFallback
