@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,19 +18,56 @@ import (
 	"github.com/pswap/pswap/store/memstore"
 )
 
-// counting counts a store's requests (a listing counts once per call).
+// counting counts a store's requests (a listing counts once per call)
+// and the bytes its GETs returned and its PUTs sent.
 type counting struct {
 	store.Store
 	gets, puts, lists atomic.Int64
+	read, written     atomic.Int64
+	// logBytes are the bytes of read and written under _delta_log/ and
+	// of table.json: the Delta log's own, beside the manifests'.
+	logBytes atomic.Int64
+}
+
+// logKey reports whether key is the Delta log's or table.json.
+func logKey(key string) bool {
+	return strings.HasPrefix(key, deltalog.LogDir) || key == "_pswap/table.json"
 }
 
 func (c *counting) Get(ctx context.Context, key string) (io.ReadCloser, store.Attrs, error) {
 	c.gets.Add(1)
-	return c.Store.Get(ctx, key)
+	rc, a, err := c.Store.Get(ctx, key)
+	if err != nil {
+		return rc, a, err
+	}
+	r := &countingReader{ReadCloser: rc, n: &c.read}
+	if logKey(key) {
+		r.also = &c.logBytes
+	}
+	return r, a, nil
+}
+
+// countingReader adds the bytes read to n.
+type countingReader struct {
+	io.ReadCloser
+	n, also *atomic.Int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.n.Add(int64(n))
+	if r.also != nil {
+		r.also.Add(int64(n))
+	}
+	return n, err
 }
 
 func (c *counting) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
 	c.puts.Add(1)
+	c.written.Add(int64(len(data)))
+	if logKey(key) {
+		c.logBytes.Add(int64(len(data)))
+	}
 	return c.Store.Put(ctx, key, data, opts)
 }
 
@@ -38,7 +76,17 @@ func (c *counting) List(ctx context.Context, prefix string) iter.Seq2[store.Attr
 	return c.Store.List(ctx, prefix)
 }
 
-func (c *counting) reset() { c.gets.Store(0); c.puts.Store(0); c.lists.Store(0) }
+func (c *counting) reset() {
+	c.gets.Store(0)
+	c.puts.Store(0)
+	c.lists.Store(0)
+	c.read.Store(0)
+	c.written.Store(0)
+	c.logBytes.Store(0)
+}
+
+// total is the number of requests since the last reset.
+func (c *counting) total() int64 { return c.gets.Load() + c.puts.Load() + c.lists.Load() }
 
 func (c *counting) String() string {
 	return fmt.Sprintf("%d requests (%d GET, %d PUT, %d LIST)", c.gets.Load()+c.puts.Load()+c.lists.Load(), c.gets.Load(), c.puts.Load(), c.lists.Load())

@@ -9,6 +9,7 @@
 //	<table>/_delta_log/<20-digit version>.json             one per published change, write-once
 //	<table>/_delta_log/<20-digit version>.checkpoint.parquet a checkpoint every delta.checkpointInterval versions
 //	<table>/_delta_log/_last_checkpoint                    the newest checkpoint (a hint)
+//	<table>/_delta_log/_pswap/checkpoint-<20 digits>.json.gz  pswap's summary of a checkpoint it wrote
 //
 // Version 0 holds the protocol (reader 1 / writer 2, or reader 3 / writer
 // 7 with timestampNtz when a column is a timestamp without zone: the
@@ -22,7 +23,25 @@
 // modification time (the manifest's commit time), dataChange and stats
 // ({"numRecords":N}), and tags naming the pswap partition, generation and
 // pointer sequence number (pswap.partition, pswap.generation, pswap.seq).
-// A schema evolution adds a metaData action with the new schema.
+// A schema evolution adds a metaData action with the new schema. A
+// version of one partition's change says in its commitInfo's
+// operationParameters the partition, the generation, and the files and
+// bytes the generation holds (pswap.files, pswap.bytes).
+//
+// The publish of an append is flat in the number of earlier appends
+// (tail.go): its version adds the run's files alone, and it reads
+// neither a checkpoint nor an expanded manifest, only the log's tail:
+// _last_checkpoint, the checkpoint's summary (the protocol, the metaData
+// and each partition's generation, sequence number, file count and bytes:
+// summary.go, written beside every checkpoint pswap writes, before
+// _last_checkpoint names it), the entries after the checkpoint,
+// table.json and the append's manifest head. The run's files are the
+// head's beyond the files the log holds of the partition, when its
+// newest files are tagged with the append's parent and the bytes agree;
+// anything else the tail cannot place (no summary, another writer's
+// version, a rollback to fewer of its files) replays the checkpoint, as every
+// other publish does. The checkpoint due every tenth version still
+// writes every file: Delta's own trade-off.
 //
 // Paths are relative to the table root, each segment percent-encoded:
 // _pswap/p/dt=2026-11-29/gen/<generation>/part-00000.parquet (a generation
@@ -59,7 +78,7 @@
 //
 // Referenced names the files garbage collection keeps (the current files
 // and those removed within delta.deletedFileRetentionDuration); Expire
-// deletes log entries and checkpoints older than delta.logRetentionDuration
-// before the newest checkpoint older than it, so every version within the
-// retention still replays.
+// deletes log entries, checkpoints and their summaries older than
+// delta.logRetentionDuration before the newest checkpoint older than it,
+// so every version within the retention still replays.
 package deltalog

@@ -153,20 +153,37 @@ func load(ctx context.Context, st store.Store, pol retry.Policy) (*State, error)
 
 // catchUp applies the entries after s.Version, read at once.
 func (s *State) catchUp(ctx context.Context, st store.Store, pol retry.Policy) error {
-	files, err := listFrom(ctx, st, pol, s.Version+1)
+	acts, err := readEntries(ctx, st, pol, s.Version+1)
 	if err != nil {
 		return err
+	}
+	for _, a := range acts {
+		s.apply(s.Version+1, a)
+	}
+	if s.Version >= 0 && (s.Protocol == nil || s.Metadata == nil) {
+		return fmt.Errorf("%w: version %d has no protocol or metaData before it", ErrCorrupt, s.Version)
+	}
+	return nil
+}
+
+// readEntries lists and reads the log entries of versions from `from`
+// on, at once: acts[i] is version from+i's. A gap is ErrCorrupt, as is a
+// log that starts after version 0 when from is 0.
+func readEntries(ctx context.Context, st store.Store, pol retry.Policy, from int64) ([][]Action, error) {
+	files, err := listFrom(ctx, st, pol, from)
+	if err != nil {
+		return nil, err
 	}
 	var versions []int64
 	for _, f := range files {
 		if f.checkpoint {
 			continue
 		}
-		if want := s.Version + 1 + int64(len(versions)); f.version != want {
-			if s.Version < 0 && len(versions) == 0 {
-				return fmt.Errorf("%w: the log starts at version %d, without a checkpoint to start from", ErrCorrupt, f.version)
+		if want := from + int64(len(versions)); f.version != want {
+			if from == 0 && len(versions) == 0 {
+				return nil, fmt.Errorf("%w: the log starts at version %d, without a checkpoint to start from", ErrCorrupt, f.version)
 			}
-			return fmt.Errorf("%w: version %d is missing (the log has %d)", ErrCorrupt, want, f.version)
+			return nil, fmt.Errorf("%w: version %d is missing (the log has %d)", ErrCorrupt, want, f.version)
 		}
 		versions = append(versions, f.version)
 	}
@@ -184,13 +201,7 @@ func (s *State) catchUp(ctx context.Context, st store.Store, pol retry.Policy) e
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return err
+		return nil, err
 	}
-	for i, v := range versions {
-		s.apply(v, acts[i])
-	}
-	if s.Version >= 0 && (s.Protocol == nil || s.Metadata == nil) {
-		return fmt.Errorf("%w: version %d has no protocol or metaData before it", ErrCorrupt, s.Version)
-	}
-	return nil
+	return acts, nil
 }

@@ -109,7 +109,9 @@ type Result struct {
 	Changed bool
 	// Rebases counts the versions lost to other publishers.
 	Rebases int
-	// Partitions is the number of partitions with files in the table.
+	// Partitions is the number of partitions with files in the table
+	// (the publish of an append from the log's tail counts them from the
+	// checkpoint's summary and the entries after it).
 	Partitions int
 	// Checkpoint: this publish wrote a checkpoint of Version.
 	Checkpoint bool
@@ -149,13 +151,21 @@ type update struct {
 	seq   int64
 	m     *manifest.Manifest
 	runID string
+	// files and bytes are the generation's totals when m lists only
+	// the files to add (the publish of an append from the log's tail);
+	// 0: m's.
+	files int
+	bytes int64
 }
 
 // PublishCommit brings the Delta log up to date with one committed
 // generation: a version that removes the partition's previous files and
 // adds the generation's, with a txn of its run id. A partition the log
 // already has at this sequence number or a later one is left as it is. A
-// table without a log gets version 0 from every partition's pointer.
+// table without a log gets version 0 from every partition's pointer. An
+// append whose parent the log holds is published from the log's tail
+// (tail.go): a version of the run's adds alone, at a cost that does not
+// grow with the number of earlier appends.
 func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) (Result, error) {
 	if err := partition.Validate(c.Partition); err != nil {
 		return Result{Version: -1}, err
@@ -175,6 +185,17 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	}
 	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
 		c.Manifest = nil
+	}
+	if c.Manifest == nil || c.Manifest.Kind == manifest.KindAppend {
+		// An append: its version adds the run's files alone, written from
+		// the log's tail without the checkpoint's file list (tail.go).
+		res, m, err := p.publishAppend(ctx, c)
+		if !errors.Is(err, errFallback) {
+			return res, err
+		}
+		if c.Manifest == nil && m != nil && !m.Segmented() {
+			c.Manifest = m // read already, and whole
+		}
 	}
 	var mu sync.Mutex
 	return p.run(ctx, func(ctx context.Context, s *State, parts map[string]*part) ([]update, error) {
@@ -433,6 +454,24 @@ func (p *publisher) checkpoint(ctx context.Context, s *State) error {
 	}); err != nil {
 		return fmt.Errorf("write the checkpoint of version %d: %w", s.Version, err)
 	}
+	// The summary (summary.go) before _last_checkpoint names the
+	// checkpoint, so that a checkpoint pswap names has one; none of a
+	// state with another writer's files, whose publish replays.
+	if parts, err := s.partitions(); err == nil {
+		sum, err := encodeSummary(s, parts)
+		if err == nil {
+			sum, err = packSummary(sum)
+		}
+		if err == nil {
+			err = p.pol.Idempotent(ctx, func() error {
+				_, err := p.st.Put(ctx, summaryKey(s.Version), sum, store.PutOptions{ContentType: "application/gzip"})
+				return err
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("write the checkpoint summary of version %d: %w", s.Version, err)
+		}
+	}
 	if old, err := readAll(ctx, p.st, p.pol, lastCheckpointKey); err == nil {
 		if lc, err := decodeLastCheckpoint(old); err == nil && lc.Version >= s.Version {
 			return nil
@@ -578,9 +617,18 @@ func (p *publisher) actions(s *State, parts map[string]*part, ups []update) ([]A
 		params["mode"] = "Append"
 	}
 	if len(ups) == 1 {
-		params["partition"] = ups[0].part
-		if ups[0].m != nil {
-			params["generation"] = ups[0].m.Generation
+		u := ups[0]
+		params["partition"] = u.part
+		if u.m != nil {
+			// The generation's files and bytes: what the partition holds
+			// after this version, which the publish of a later append
+			// reads from the log's tail (tail.go).
+			files, bytes := len(u.m.Files), u.m.Bytes
+			if u.files > 0 {
+				files, bytes = u.files, u.bytes
+			}
+			params["generation"] = u.m.Generation
+			params[paramFiles], params[paramBytes] = strconv.Itoa(files), strconv.FormatInt(bytes, 10)
 		}
 	}
 	ci := Action{CommitInfo: &CommitInfo{Timestamp: ms, Operation: op, OperationParameters: params, EngineInfo: p.opts.EngineInfo}}

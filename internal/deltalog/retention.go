@@ -107,7 +107,9 @@ type ExpireResult struct {
 // log retention (delta.logRetentionDuration), by the store's times, as
 // Delta's own writers do: only those before the newest checkpoint that is
 // itself older than the retention, so every version within the retention
-// still replays (from that checkpoint on). Nothing else is touched.
+// still replays (from that checkpoint on), and the summaries of the
+// checkpoints deleted (pswap's, under _delta_log/_pswap/). Nothing else
+// is touched.
 func Expire(ctx context.Context, st store.Store, now time.Time) (ExpireResult, error) {
 	res := ExpireResult{KeptFrom: -1}
 	s, err := Load(ctx, st)
@@ -116,15 +118,17 @@ func Expire(ctx context.Context, st store.Store, now time.Time) (ExpireResult, e
 	}
 	cutoff := now.Add(-LogRetention(s.Metadata))
 	pol := retry.Request(0)
-	var files []logFile
+	var files, summaries []logFile
 	err = pol.Idempotent(ctx, func() error {
-		files = files[:0]
+		files, summaries = files[:0], summaries[:0]
 		for a, err := range st.List(ctx, LogDir) {
 			if err != nil {
 				return fmt.Errorf("list %s: %w", LogDir, err)
 			}
 			if f, ok := parseLogKey(a); ok {
 				files = append(files, f)
+			} else if v, ok := parseSummaryKey(a.Key); ok {
+				summaries = append(summaries, logFile{version: v, attrs: a})
 			}
 		}
 		return nil
@@ -145,7 +149,8 @@ func Expire(ctx context.Context, st store.Store, now time.Time) (ExpireResult, e
 		return res, nil
 	}
 	var del []string
-	for _, f := range files {
+	// A checkpoint's summary (summary.go) goes with it.
+	for _, f := range append(files, summaries...) {
 		if f.version < keepFrom && f.attrs.ModTime.Before(cutoff) {
 			del = append(del, f.attrs.Key)
 		}

@@ -65,6 +65,15 @@ type part struct {
 	files []*Add
 }
 
+// bytes is the sum of the part's files' sizes.
+func (p *part) bytes() int64 {
+	var n int64
+	for _, a := range p.files {
+		n += a.Size
+	}
+	return n
+}
+
 // partitions groups the state's files by the pswap partition their tags
 // name, and says what another writer added (a file without pswap's
 // tags, a deletion vector), if anything.
