@@ -300,7 +300,7 @@ func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest
 		m = res.Manifest // the one the commit or rollback wrote: no GET
 	}
 	rs, recErr := p.t.publishViews(ctx, doc, tag, opts, func(set views.Set, vo views.Options, doc *tablemeta.Table) []views.Result {
-		c := views.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m, Table: doc}
+		c := views.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m, Table: doc, SwappedAt: res.SwappedAt}
 		return views.PublishCommit(ctx, p.t.st, set, c, vo)
 	})
 	out := Publication{Published: true, Views: viewPublications(rs), ViewsRecorded: recErr}

@@ -211,13 +211,53 @@ const (
 	leasePending                     // a live holder folds this commit
 )
 
-// acquire is a PublishCommit's first step under the lease (see the top of
-// this file). With leasePending, holder is the live lease's content. Any
+// readLease reads and judges the lease: its content, its attributes, and
+// whether it is live (leaseLive). An error is the read's
+// (store.ErrNotFound: no lease).
+func (p *publisher) readLease(ctx context.Context) (leaseBody, store.Attrs, bool, error) {
+	data, a, err := store.ReadAll(ctx, p.st, layout.LeaseKey)
+	if err != nil {
+		return leaseBody{}, a, false, err
+	}
+	b, ok := parseLease(data)
+	return b, a, ok && p.leaseLive(ctx, b, a), nil
+}
+
+// leaseSummaryKey is the snapshot summary property that names the lease
+// holder whose version folded other commits announced to it (leadRounds):
+// a burst in progress, which a publisher reads in the version it starts
+// from (inBurst).
+const leaseSummaryKey = "pswap.lease"
+
+// inBurst reports whether s's current snapshot was written for others by
+// a lease holder (leaseSummaryKey) less than the lease's length ago, on
+// p's clock against the holder's (the snapshot's timestamp; a skew of up to
+// the lease's length either way is taken as now): a burst is most likely
+// in progress, and a publish of a commit goes to the lease's path
+// (acquire, known) before an attempt of its own. Misjudged (skewed
+// clocks), it costs requests, never correctness: a commit is still
+// pending only under a live lease, or published.
+func (p *publisher) inBurst(s *state) bool {
+	if s == nil || s.meta == nil {
+		return false
+	}
+	cs := s.meta.currentSnapshot()
+	if cs == nil || cs.Summary[leaseSummaryKey] == "" {
+		return false
+	}
+	age := p.env.Now().Sub(time.UnixMilli(cs.TimestampMs))
+	return age >= -leaseLength && age <= leaseLength
+}
+
+// acquire is a PublishCommit's step into the lease (see the top of this
+// file), after it lost the race for a version, or when known (the version
+// it starts from shows a burst in progress: inBurst) before its first
+// attempt. With leasePending, holder is the live lease's content. Any
 // failure to reach the lease is leaseInLine: the publish goes on in line,
-// as without it.
-func (p *publisher) acquire(ctx context.Context, l *lease) (leaseOutcome, leaseBody) {
-	if !p.opts.Prefetch.sawLiveLease(ctx, p) {
-		// Not seen held a moment ago: try to create it.
+// folding as without the lease (fold.go).
+func (p *publisher) acquire(ctx context.Context, l *lease, known bool) (leaseOutcome, leaseBody) {
+	if !known {
+		// Not known held: try to create it.
 		if ok, err := l.take(ctx, p, ""); err != nil {
 			return leaseInLine, leaseBody{}
 		} else if ok {
@@ -228,21 +268,18 @@ func (p *publisher) acquire(ctx context.Context, l *lease) (leaseOutcome, leaseB
 	if !p.fold.marked {
 		return leaseInLine, leaseBody{}
 	}
-	data, a, err := store.ReadAll(ctx, p.st, layout.LeaseKey)
+	b, a, live, err := p.readLease(ctx)
 	var ifMatch string
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		// Released since: create it.
 	case err != nil:
 		return leaseInLine, leaseBody{}
+	case live:
+		return leasePending, b
+	case a.ETag == "":
+		return leaseInLine, leaseBody{}
 	default:
-		b, ok := parseLease(data)
-		if ok && p.leaseLive(ctx, b, a) {
-			return leasePending, b
-		}
-		if a.ETag == "" {
-			return leaseInLine, leaseBody{}
-		}
 		ifMatch = a.ETag // expired (its holder killed), or unreadable: take it over
 	}
 	ok, err := l.take(ctx, p, ifMatch)
@@ -254,10 +291,7 @@ func (p *publisher) acquire(ctx context.Context, l *lease) (leaseOutcome, leaseB
 	}
 	// Another publisher wrote the lease after our marker: it lists after
 	// its release, so it folds this commit. Read who, for the result.
-	if data, _, err = store.ReadAll(ctx, p.st, layout.LeaseKey); err != nil {
-		return leasePending, leaseBody{}
-	}
-	b, _ := parseLease(data)
+	b, _, _, _ = p.readLease(ctx)
 	return leasePending, b
 }
 
@@ -288,6 +322,7 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 		q := newPublisher(ctx, p.st, p.opts)
 		q.opts.Prefetch = nil
 		q.fold = &folding{rounds: true}
+		q.holding = l.holder // its versions show the burst (inBurst)
 		byPart, parts, _ := q.fold.list(ctx, q)
 		if len(parts) == 0 {
 			if released {

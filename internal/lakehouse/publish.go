@@ -183,6 +183,17 @@ type Commit struct {
 	// generation is published with (nil: read, one GET, only if the
 	// metadata has not seen the generation's schema).
 	Table *tablemeta.Table
+	// SwappedAt is when the commit sent the pointer PUT that made
+	// Generation (of Seq) current, on the local clock of the publish's
+	// context (swap.Result.SwappedAt; zero: unknown). A publish that
+	// starts within MaxElapsed/2 of it does not read the pointer again:
+	// Generation cannot have been replaced before SwappedAt, so an
+	// attempt timed from it keeps Options.MaxElapsed's bound for garbage
+	// collection, and the version it writes on already says whether a
+	// newer commit of the partition was published (then it writes
+	// nothing). Zero: the pointer is read, as it must be when the commit
+	// is not the caller's own.
+	SwappedAt time.Time
 }
 
 // PublishCommit brings the metadata up to date with one committed
@@ -203,34 +214,59 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			return Result{}, err
 		}
 		c.Seq, c.Generation = b.Pointer.Seq, b.Pointer.Generation
+		c.SwappedAt = time.Time{} // read now: the attempt reads it again
 	}
 	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
 		c.Manifest = nil
 	}
 	p.fold = &folding{part: c.Partition, seq: c.Seq}
-	var l *lease
-	if !opts.WaitForView {
-		// The publish lease (lease.go): hold it and publish, or announce
-		// the commit to its live holder and return.
-		l = &lease{holder: p.newUUID().String(), length: leaseLength}
-		switch out, b := p.acquire(ctx, l); out {
+	// The publish lease (lease.go), under contention only: a publish
+	// writes its version optimistically, as without the lease, and takes
+	// the lease's path (enter) once it lost the race for a version, or
+	// when the version it starts from shows a burst in progress
+	// (inBurst): there it holds the lease and publishes, or announces its
+	// commit to the live holder and returns pending.
+	var (
+		l       *lease // held by this publish
+		leasing = !opts.WaitForView
+		holder  leaseBody // the live holder's, when pending
+	)
+	enter := func(ctx context.Context, known bool) error {
+		leasing = false
+		cand := &lease{holder: p.newUUID().String(), length: leaseLength}
+		switch out, b := p.acquire(ctx, cand, known); out {
 		case leasePending:
-			r := Result{Pending: true, LeaseHolder: b.Holder, Version: b.Version}
-			if b.Version > 0 {
-				r.MetadataLocation = p.loc(MetadataKey(b.Version))
-			}
-			return r, nil
-		case leaseInLine:
-			l = nil
+			holder = b
+			return errPending
+		case leaseHeld:
+			l = cand
+		}
+		return nil // held, or in line (folding as without the lease)
+	}
+	pending := func() (Result, error) {
+		r := Result{Pending: true, LeaseHolder: holder.Holder, Version: holder.Version, Rebases: p.rebases}
+		if holder.Version > 0 {
+			r.MetadataLocation = p.loc(MetadataKey(holder.Version))
+		}
+		return r, nil
+	}
+	if leasing && opts.Prefetch.sawBurst(ctx, p) {
+		if err := enter(ctx, true); err != nil {
+			return pending()
 		}
 	}
 	folded := false // reflected by a version another publisher wrote after we lost a race
 	plan := func(ctx context.Context, s *state) ([]partUpdate, error) {
-		l.renewDue(ctx, p)
 		folded = p.rebases > 0
 		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
 		}
+		if leasing && (p.fold.races > 0 || p.inBurst(s)) {
+			if err := enter(ctx, p.inBurst(s)); err != nil {
+				return nil, err
+			}
+		}
+		l.renewDue(ctx, p)
 		if p.fold.reflected(ctx, p, s) {
 			return nil, nil // one of a burst, carried by another's version (fold.go)
 		}
@@ -245,20 +281,29 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		// About to write: the pointer says what is current now, so that a
 		// slow publisher never brings older data back, and an attempt's
 		// version lands within MaxElapsed of this read (see
-		// Options.MaxElapsed).
+		// Options.MaxElapsed). A commit's own publish knows both from the
+		// commit (ownSwap): its generation was current from before
+		// SwappedAt, and the version it writes on says whether a newer
+		// commit of the partition is published already (recorded, below).
 		p.startAttempt()
+		own := ownSwap(p, c)
+		if own {
+			p.started = c.SwappedAt
+		}
 		var (
 			b   swap.Base
 			err error
 		)
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(p.opts.Concurrency) // 1: the pointer, then the manifest
-		g.Go(func() error {
-			return p.retryRead(gctx, func() (err error) {
-				b, err = swap.ReadPointer(gctx, st, c.Partition)
-				return err
+		if !own {
+			g.Go(func() error {
+				return p.retryRead(gctx, func() (err error) {
+					b, err = swap.ReadPointer(gctx, st, c.Partition)
+					return err
+				})
 			})
-		})
+		}
 		p.readReplaced(gctx, g, s, c.Partition)
 		if c.Manifest != nil {
 			// The footers of its files whose manifest does not record
@@ -269,7 +314,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if err = g.Wait(); err != nil {
 			return nil, err
 		}
-		if b.Pointer.Seq > c.Seq {
+		if !own && b.Pointer.Seq > c.Seq {
 			c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
 			p.doc.given = nil // a later commit's, perhaps of an evolved schema
 		}
@@ -300,6 +345,9 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		return ups, nil
 	}
 	r, err := p.run(ctx, plan)
+	if errors.Is(err, errPending) {
+		return pending()
+	}
 	if err != nil && p.fold.folded > 0 && ctx.Err() == nil && !errors.Is(err, ErrContention) {
 		// Perhaps another commit's generation failed the version (its
 		// schema, its manifest): publish this commit on its own, as
@@ -320,6 +368,36 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		r = p.leadRounds(ctx, l, r, err)
 	}
 	return r, err
+}
+
+// ownSwap reports whether an attempt of p may publish c as its commit
+// reported it, without reading its pointer: c comes with the time of the
+// pointer PUT that made its generation current (Commit.SwappedAt), at most
+// MaxElapsed/2 ago on p's clock, so the attempt, timed from it (stale),
+// has at least half of MaxElapsed left to write its version.
+//
+// Why that keeps a publish's two guarantees without the pointer's GET:
+//   - Garbage collection: c's generation became current when the PUT
+//     landed, after SwappedAt, so it was retired (replaced by a later
+//     commit) after SwappedAt too. A version that names it lands within
+//     MaxElapsed of SwappedAt (stale), hence within MaxElapsed of its
+//     retirement: GC, which keeps what was retired less than its
+//     CommitWindow (more than MaxElapsed) before it asks what the
+//     snapshots name, still has it, as after a pointer read (which could
+//     only be later than SwappedAt).
+//   - A slow publisher never brings older data back: the attempt writes
+//     nothing when the version it writes on already records the
+//     partition at c.Seq or past it (recorded, the comparison the pointer
+//     read fed before), and the version is created if absent, on exactly
+//     that base. A newer commit of the partition that is not published
+//     yet is published by its own publisher, whose version comes after
+//     this one (or finds this one's base newer and writes nothing).
+func ownSwap(p *publisher, c Commit) bool {
+	if c.SwappedAt.IsZero() || c.Seq <= 0 || c.Generation == "" {
+		return false
+	}
+	age := p.env.Now().Sub(c.SwappedAt)
+	return age >= 0 && age <= p.opts.MaxElapsed/2
 }
 
 // recordedByName is recorded without reading a group's manifest: what a
@@ -447,6 +525,10 @@ type state struct {
 	// hintUnread: read without the version hint (a follower's, fold.go),
 	// which it leaves to the leader.
 	hintUnread bool
+	// burst: load stopped after the metadata file, which shows a burst in
+	// progress (publisher.stopOnBurst): no manifest list was read, and
+	// the state serves no attempt.
+	burst bool
 }
 
 type publisher struct {
@@ -483,6 +565,14 @@ type publisher struct {
 	oldRoot string
 	// fold: a PublishCommit's folding (fold.go); nil for the others.
 	fold *folding
+	// holding is the lease holder's id when this publisher writes
+	// versions for others as the holder (leadRounds): its snapshots name
+	// it (leaseSummaryKey).
+	holding string
+	// stopOnBurst: load stops after the metadata file when it shows a
+	// burst in progress (inBurst), its state marked burst (a prefetch's:
+	// the publish most likely returns pending).
+	stopOnBurst bool
 	// lostTo is the bytes of the version the latest lost race was lost
 	// to, as putVersion read them back (nil: none).
 	lostTo []byte
@@ -607,6 +697,10 @@ func (p *publisher) manifest(ctx context.Context, part, gen string, m *manifest.
 
 var errLostRace = errors.New("lost the race for the next metadata version")
 
+// errPending ends a PublishCommit's attempts: its commit is announced to
+// the live holder of the publish lease (lease.go).
+var errPending = errors.New("announced to the publish lease's holder")
+
 // run loads the latest version, asks plan what to change, and writes the
 // next version; it rebases when another publisher wrote that version first.
 // maxReadTries bounds the repeats of an attempt whose reads failed
@@ -656,6 +750,9 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		if errors.Is(err, errFollow) {
 			probe = true // a newer version exists (fold.go): read it
 			continue
+		}
+		if errors.Is(err, errPending) {
+			return Result{Rebases: p.rebases}, err // announced to the lease's holder: done
 		}
 		if err != nil {
 			// The reads of an attempt (the hint, the metadata, the
@@ -863,6 +960,10 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 	p.oldRoot = s.oldRoot
 	cs := meta.currentSnapshot()
 	if cs == nil {
+		return s, nil
+	}
+	if p.stopOnBurst && p.inBurst(s) {
+		s.burst = true
 		return s, nil
 	}
 	lk, err := p.keyOf(cs.ManifestList)
