@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,27 +108,36 @@ func (d *deleteHook) Delete(ctx context.Context, key string) error {
 // before the holder's DELETE) returns pending, and the holder's LIST after
 // the release finds its marker: the holder folds it before it returns.
 // One that comes after the release (before the holder's LIST) takes the
-// lease itself and leads.
+// lease itself and leads. Each takes the lease's path because it lost the
+// race for a version (a lone publisher does not: TestRequestsPerPublish).
 func TestLeaseFinalList(t *testing.T) {
 	for _, late := range []bool{false, true} {
 		t.Run(fmt.Sprintf("after the release: %v", late), func(t *testing.T) {
 			mem := publishedTable(t, 2)
 			a := commit(t, mem, "dt=2026-03-01", 3, "a", swap.Options{})
 			b := commit(t, mem, "dt=2026-03-02", 4, "b", swap.Options{})
+			rivals := []swap.Result{
+				commit(t, mem, "dt=2026-03-03", 5, "c", swap.Options{}),
+				commit(t, mem, "dt=2026-03-04", 6, "d", swap.Options{}),
+			}
 			var rb lakehouse.Result
 			var errB error
 			follower := func() {
-				rb, errB = lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+				st := loseRace(t, mem, rivals[1])
+				rb, errB = lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq, SwappedAt: b.SwappedAt}, lakehouse.Options{})
 			}
-			var st store.Store
+			var st store.Store = loseRace(t, mem, rivals[0])
 			if late {
-				// Between the holder's DELETE and its LIST.
-				st = &listHook{Store: mem, prefix: layout.FoldPrefix, hook: follower}
+				// Between the holder's DELETE and its LIST after it (the
+				// holder lists the markers in its own attempt too, having
+				// lost a race: fold.go).
+				lh := &listHook{Store: st, prefix: layout.FoldPrefix, hook: follower, armed: &atomic.Bool{}}
+				st = &deleteHook{Store: lh, key: layout.LeaseKey, hook: func() { lh.armed.Store(true) }}
 			} else {
-				st = &deleteHook{Store: mem, key: layout.LeaseKey, hook: follower}
+				st = &deleteHook{Store: st, key: layout.LeaseKey, hook: follower}
 			}
-			ra, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq}, lakehouse.Options{})
-			if err != nil || ra.Pending || !ra.Changed {
+			ra, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq, SwappedAt: a.SwappedAt}, lakehouse.Options{})
+			if err != nil || ra.Pending || !ra.Changed || ra.Rebases == 0 {
 				t.Fatalf("holder: %+v %v", ra, err)
 			}
 			if errB != nil || rb.Pending == late {
@@ -136,36 +146,76 @@ func TestLeaseFinalList(t *testing.T) {
 			if !late && ra.FoldedOthers != 1 {
 				t.Errorf("holder: %+v, want the follower's commit folded", ra)
 			}
-			holdsAll(t, mem, a, b)
+			holdsAll(t, mem, append(rivals, a, b)...)
 			noMarkersNorLease(t, mem)
 			checkReaders(t, mem)
 		})
 	}
 }
 
-// listHook runs hook (once) before the first listing of prefix.
+// loseRace wraps st so that a publish through it loses the race for its
+// first version: right before its first PUT of a version, rival's commit
+// is published (in line, WaitForView) straight to st.
+func loseRace(t *testing.T, st store.Store, rival swap.Result) store.Store {
+	return &putHook{Store: st, match: func(key string) bool {
+		_, ok := lakehouse.VersionOfKey(key)
+		return ok
+	}, hook: func() {
+		r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: rival.Partition, Generation: rival.Generation, Seq: rival.Seq}, lakehouse.Options{WaitForView: true})
+		if err != nil || !r.Changed {
+			t.Errorf("rival publish: %+v %v", r, err)
+		}
+	}}
+}
+
+// putHook runs hook (once) before the first PUT of a key that match takes.
+type putHook struct {
+	store.Store
+	match func(string) bool
+	once  sync.Once
+	hook  func()
+}
+
+// Now is the wrapped store's clock (store.Clock).
+func (h *putHook) Now(ctx context.Context) (time.Time, error) { return store.Now(ctx, h.Store) }
+
+func (h *putHook) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
+	if h.match(key) {
+		h.once.Do(h.hook)
+	}
+	return h.Store.Put(ctx, key, data, opts)
+}
+
+// listHook runs hook (once) before the first listing of prefix (once
+// armed, if armed is not nil).
 type listHook struct {
 	store.Store
 	prefix string
 	once   sync.Once
 	hook   func()
+	armed  *atomic.Bool
 }
 
 func (l *listHook) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, error] {
-	if prefix == l.prefix {
+	if prefix == l.prefix && (l.armed == nil || l.armed.Load()) {
 		l.once.Do(l.hook)
 	}
 	return l.Store.List(ctx, prefix)
 }
 
 // TestLeaseOfKilledHolder: a holder killed mid-lease leaves the lease
-// and a pending commit's marker. While the lease lives, the next commit
-// is pending too, and `pswap publish` (Publish) reflects both and deletes
-// their markers; once the lease has expired (on the store's clock), the
-// next commit takes it over and folds the markers it finds.
+// and a pending commit's marker. A lone publisher of the next commit
+// publishes it on its own (the lease is for contention only), and `pswap
+// publish` (Publish) reflects the pending one and deletes its marker. One
+// that loses a race while the lease lives is pending too; once the lease
+// has expired (on the store's clock), it takes the lease over and folds
+// the markers it finds.
 func TestLeaseOfKilledHolder(t *testing.T) {
-	for _, expired := range []bool{false, true} {
-		t.Run(fmt.Sprintf("expired %v", expired), func(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		race, expired bool
+	}{{"lone", false, false}, {"race, lease live", true, false}, {"race, lease expired", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			clock := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 			now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
@@ -188,21 +238,40 @@ func TestLeaseOfKilledHolder(t *testing.T) {
 				}
 			}
 			mu.Lock()
-			if expired {
+			if tc.expired {
 				clock = clock.Add(21 * time.Second)
 			} else {
 				clock = clock.Add(5 * time.Second)
 			}
 			mu.Unlock()
 			b := commit(t, mem, "dt=2026-03-02", 4, "b", swap.Options{})
-			rb, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+			rival := commit(t, mem, "dt=2026-03-03", 5, "c", swap.Options{})
+			var st store.Store = mem
+			if tc.race {
+				st = loseRace(t, mem, rival)
+			}
+			rb, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !expired {
+			switch {
+			case !tc.race:
+				if rb.Pending || !rb.Changed || rb.FoldedOthers != 0 {
+					t.Fatalf("lone: %+v, want its own version, nothing folded", rb)
+				}
+				if _, err := mem.Stat(ctx, layout.FoldKey(a.Partition, a.Seq)); err != nil {
+					t.Fatalf("the pending commit's marker: %v, want it left for a reconcile", err)
+				}
+			case !tc.expired:
 				if !rb.Pending || rb.LeaseHolder != "killed" || rb.Version != 1 {
 					t.Fatalf("under a live lease: %+v, want pending on the killed holder's v1", rb)
 				}
+			default:
+				if rb.Pending || !rb.Changed || rb.FoldedOthers != 1 {
+					t.Fatalf("after the lease expired: %+v, want the lease taken over and the marker folded", rb)
+				}
+			}
+			if !tc.expired {
 				r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
 				if err != nil || !r.Changed {
 					t.Fatalf("publish: %+v %v", r, err)
@@ -210,10 +279,12 @@ func TestLeaseOfKilledHolder(t *testing.T) {
 				if err := mem.Delete(ctx, layout.LeaseKey); err != nil { // it expires; nothing else reads it here
 					t.Fatal(err)
 				}
-			} else if rb.Pending || !rb.Changed || rb.FoldedOthers != 1 {
-				t.Fatalf("after the lease expired: %+v, want the lease taken over and the marker folded", rb)
 			}
-			holdsAll(t, mem, a, b)
+			if tc.race {
+				holdsAll(t, mem, a, b, rival)
+			} else {
+				holdsAll(t, mem, a, b)
+			}
 			noMarkersNorLease(t, mem)
 			checkReaders(t, mem)
 		})
