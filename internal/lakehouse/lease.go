@@ -224,9 +224,11 @@ func (p *publisher) readLease(ctx context.Context) (leaseBody, store.Attrs, bool
 }
 
 // leaseSummaryKey is the snapshot summary property that names the lease
-// holder whose version folded other commits announced to it (leadRounds):
-// a burst in progress, which a publisher reads in the version it starts
-// from (inBurst).
+// holder whose version folded other commits announced to it (in its own
+// version or in leadRounds): a burst in progress, which a publisher reads
+// in the version it starts from (inBurst). A holder's version that folds
+// nothing does not name it: a trickle of commits with a lost race now and
+// then stays on the optimistic path.
 const leaseSummaryKey = "pswap.lease"
 
 // inBurst reports whether s's current snapshot was written for others by

@@ -2,6 +2,8 @@ package lakehouse_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"fmt"
 	"iter"
 	"strings"
@@ -10,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -168,22 +172,30 @@ func loseRace(t *testing.T, st store.Store, rival swap.Result) store.Store {
 	}}
 }
 
-// putHook runs hook (once) before the first PUT of a key that match takes.
+// putHook runs hook (once) before the first PUT of a key that match takes
+// (after it, with after).
 type putHook struct {
 	store.Store
 	match func(string) bool
 	once  sync.Once
 	hook  func()
+	after bool
 }
 
 // Now is the wrapped store's clock (store.Clock).
 func (h *putHook) Now(ctx context.Context) (time.Time, error) { return store.Now(ctx, h.Store) }
 
 func (h *putHook) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
-	if h.match(key) {
-		h.once.Do(h.hook)
+	if !h.match(key) {
+		return h.Store.Put(ctx, key, data, opts)
 	}
-	return h.Store.Put(ctx, key, data, opts)
+	if !h.after {
+		h.once.Do(h.hook)
+		return h.Store.Put(ctx, key, data, opts)
+	}
+	a, err := h.Store.Put(ctx, key, data, opts)
+	h.once.Do(h.hook)
+	return a, err
 }
 
 // listHook runs hook (once) before the first listing of prefix (once
@@ -306,5 +318,113 @@ func TestLeaseWaitForView(t *testing.T) {
 	holdsAll(t, mem, a)
 	if !strings.HasSuffix(r.MetadataLocation, lakehouse.MetadataKey(r.Version)) {
 		t.Errorf("location %s, version %d", r.MetadataLocation, r.Version)
+	}
+}
+
+// currentSummary is the summary of the latest version's current snapshot.
+func currentSummary(t *testing.T, st store.Store) map[string]string {
+	t.Helper()
+	_, v, err := lakehouse.Latest(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := store.ReadAll(ctx, st, lakehouse.MetadataKey(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Current   int64 `json:"current-snapshot-id"`
+		Snapshots []struct {
+			ID      int64             `json:"snapshot-id"`
+			Summary map[string]string `json:"summary"`
+		} `json:"snapshots"`
+	}
+	if err := json.Unmarshal(data, &md); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range md.Snapshots {
+		if s.ID == md.Current {
+			return s.Summary
+		}
+	}
+	t.Fatalf("v%d has no current snapshot", v)
+	return nil
+}
+
+// TestLeaseBurstSignal: a lease holder's version that folds another
+// commit names the holder in its snapshot's summary (pswap.lease), and a
+// publish whose prefetch reads that version within the lease's length
+// takes the lease's path at once: under a live lease it is pending after
+// the prefetch's hint and version (no manifest list), its marker and the
+// lease's GET; with the lease released it takes it and leads. A lone
+// publisher's version names no holder.
+func TestLeaseBurstSignal(t *testing.T) {
+	mem := publishedTable(t, 2)
+	a := commit(t, mem, "dt=2026-03-01", 3, "a", swap.Options{})
+	if r, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq, SwappedAt: a.SwappedAt}, lakehouse.Options{}); err != nil || !r.Changed {
+		t.Fatalf("lone: %+v %v", r, err)
+	}
+	if h := currentSummary(t, mem)["pswap.lease"]; h != "" {
+		t.Fatalf("a lone publisher's version names the lease holder %q", h)
+	}
+	for i, live := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lease live %v", live), func(t *testing.T) {
+			// A holder (it lost a race) folds a follower pending on it.
+			day := func(d int) string { return fmt.Sprintf("dt=2026-03-%02d", 10*i+d) }
+			b := commit(t, mem, day(2), 4, "b", swap.Options{})
+			c := commit(t, mem, day(3), 5, "c", swap.Options{})
+			rival := commit(t, mem, day(4), 6, "d", swap.Options{})
+			follower := func() {
+				if r, err := lakehouse.PublishCommit(ctx, loseRace(t, mem, rival), lakehouse.Commit{Partition: c.Partition, Generation: c.Generation, Seq: c.Seq}, lakehouse.Options{}); err != nil || !r.Pending {
+					t.Errorf("follower: %+v %v, want pending", r, err)
+				}
+			}
+			rival0 := commit(t, mem, day(5), 7, "e", swap.Options{})
+			// The holder takes the lease (after its lost race), then the
+			// follower loses its race and finds the lease live.
+			lh := &putHook{Store: loseRace(t, mem, rival0), match: func(key string) bool { return key == layout.LeaseKey }, hook: follower, after: true}
+			rb, err := lakehouse.PublishCommit(ctx, lh, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+			if err != nil || rb.Pending || rb.FoldedOthers == 0 {
+				t.Fatalf("holder: %+v %v, want the follower folded", rb, err)
+			}
+			if h := currentSummary(t, mem)["pswap.lease"]; h == "" {
+				t.Fatalf("the holder's version that folded another commit names no holder: %v", currentSummary(t, mem))
+			}
+			holdsAll(t, mem, a, b, c, rival, rival0)
+			noMarkersNorLease(t, mem)
+
+			if live {
+				if _, err := mem.Put(ctx, layout.LeaseKey, []byte(`{"holder":"other","version":1,"seconds":20}`), store.PutOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := commit(t, mem, day(6), 3, "f", swap.Options{})
+			cs := storetest.NewCounting(mem)
+			pf := lakehouse.StartPrefetch(env.With(ctx, &env.Env{Order: env.InOrder}), cs, lakehouse.Options{}, d.Partition)
+			r, err := lakehouse.PublishCommit(ctx, cs, lakehouse.Commit{Partition: d.Partition, Generation: d.Generation, Seq: d.Seq, SwappedAt: d.SwappedAt}, lakehouse.Options{Prefetch: pf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v: %d requests %v", r, cs.Total(), cs.Counts())
+			if live {
+				// The hint, the version; the marker; the lease.
+				if !r.Pending || r.LeaseHolder != "other" || !maps.Equal(cs.Counts(), map[string]int{"get": 3, "put": 1}) {
+					t.Fatalf("under a live lease after a burst: %+v, requests %v, want pending after 3 GETs and the marker", r, cs.Counts())
+				}
+				if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				if err := mem.Delete(ctx, layout.LeaseKey); err != nil {
+					t.Fatal(err)
+				}
+			} else if r.Pending || !r.Changed || cs.Counts()["put-if-none-match"] != 4 || cs.Counts()["delete"] != 2 {
+				// Its marker, then the lease taken (put-if-none-match)
+				// and released (delete), the marker deleted.
+				t.Fatalf("after a burst, the lease released: %+v, requests %v, want it taken and the commit published", r, cs.Counts())
+			}
+			holdsAll(t, mem, d)
+			noMarkersNorLease(t, mem)
+			checkReaders(t, mem)
+		})
 	}
 }

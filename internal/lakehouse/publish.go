@@ -240,6 +240,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			return errPending
 		case leaseHeld:
 			l = cand
+			p.holding = l.holder // a version that folds others shows the burst (inBurst)
 		}
 		return nil // held, or in line (folding as without the lease)
 	}
