@@ -63,10 +63,14 @@ type PublishOptions struct {
 	// (Table.CommitPartitioned), which the Iceberg publish then does not
 	// read back (lakehouse.Options.Manifests).
 	manifests []*manifest.Manifest
+	// commits: the commits before this publish (Table.CommitPartitioned),
+	// whose pointers the Iceberg publish then does not read back
+	// (lakehouse.Options.Commits).
+	commits []lakehouse.Commit
 }
 
 func (o PublishOptions) lib() lakehouse.Options {
-	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed, Manifests: o.manifests, WaitForView: o.WaitForView}
+	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed, Manifests: o.manifests, Commits: o.commits, WaitForView: o.WaitForView}
 	if o.Prefetch != nil {
 		lo.Prefetch = o.Prefetch.pf
 	}

@@ -3,9 +3,9 @@ package lakehouse_test
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"fmt"
 	"iter"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"

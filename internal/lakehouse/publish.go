@@ -100,6 +100,13 @@ type Options struct {
 	// generation's id, so it is what the GET would return; the pointers
 	// are still read, and decide which generation is published.
 	Manifests []*manifest.Manifest
+	// Commits are commits the caller made itself, each with its
+	// SwappedAt (a backfill's, before its reconcile): Publish takes their
+	// pointers from here instead of a GET each, when each was swapped at
+	// most MaxElapsed/2 before (ownSwap), and times its first attempt from
+	// the earliest of them (see Commit.SwappedAt for why that keeps GC's
+	// bound and never brings older data back). Others are read.
+	Commits []Commit
 	// WaitForView makes PublishCommit return only once a version holds
 	// its commit, even while another publisher holds the publish lease
 	// (lease.go): it publishes in line, folding with the others as they
