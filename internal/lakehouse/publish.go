@@ -238,8 +238,9 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		leasing = !opts.WaitForView
 		holder  leaseBody // the live holder's, when pending
 	)
+	p.optimistic = leasing
 	enter := func(ctx context.Context, known bool) error {
-		leasing = false
+		leasing, p.optimistic = false, false
 		cand := &lease{holder: p.newUUID().String(), length: leaseLength}
 		switch out, b := p.acquire(ctx, cand, known); out {
 		case leasePending:
@@ -258,6 +259,14 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		}
 		return r, nil
 	}
+	// A lost race enters the lease's path before the next attempt's
+	// reads: a pending publish makes none.
+	p.afterLost = func(ctx context.Context) error {
+		if !leasing {
+			return nil
+		}
+		return enter(ctx, false)
+	}
 	if leasing && opts.Prefetch.sawBurst(ctx, p) {
 		if err := enter(ctx, true); err != nil {
 			return pending()
@@ -269,8 +278,8 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
 		}
-		if leasing && (p.fold.races > 0 || p.inBurst(s)) {
-			if err := enter(ctx, p.inBurst(s)); err != nil {
+		if leasing && p.inBurst(s) {
+			if err := enter(ctx, true); err != nil {
 				return nil, err
 			}
 		}
@@ -577,6 +586,14 @@ type publisher struct {
 	// versions for others as the holder (leadRounds): its snapshots name
 	// it (leaseSummaryKey).
 	holding string
+	// afterLost, when set, runs after a lost race, before the next
+	// attempt: a PublishCommit's entry into the publish lease's path
+	// (errPending ends the publish).
+	afterLost func(context.Context) error
+	// optimistic: a PublishCommit under the publish lease that has not
+	// taken its path yet: a version PUT refused at once is a lost race,
+	// without the read-back (putVersion).
+	optimistic bool
 	// stopOnBurst: load stops after the metadata file when it shows a
 	// burst in progress (inBurst), its state marked burst (a prefetch's:
 	// the publish most likely returns pending).
@@ -804,6 +821,11 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		if errors.Is(err, errLostRace) {
 			p.fold.lost(ctx, p, s.version+1) // the next version's writer may carry this commit
 			p.rebases++
+			if p.afterLost != nil {
+				if err := p.afterLost(ctx); err != nil {
+					return Result{Rebases: p.rebases}, err // errPending (lease.go)
+				}
+			}
 			p.floor = s.version + 1 // exists now: probe on from there
 			if attempt >= p.opts.MaxAttempts {
 				return Result{Rebases: p.rebases}, fmt.Errorf("%w (%d attempts)", ErrContention, attempt)
@@ -1137,6 +1159,15 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 		_, err = p.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
 		if err == nil {
 			return nil
+		}
+		if try == 0 && errors.Is(err, store.ErrPrecondition) && p.optimistic {
+			// An optimistic attempt under the publish lease lost (or,
+			// rarely, the SDK's retry of our own write was refused): it
+			// goes to the lease's path, which reads the version only if
+			// it leads (lease.go). Ours after all, the commit is in it,
+			// and its marker is passed over.
+			p.lostTo = nil
+			return errLostRace
 		}
 		if errors.Is(err, store.ErrPrecondition) || store.IsRetryable(err) {
 			got, rerr := p.readBack(ctx, key)
