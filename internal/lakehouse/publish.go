@@ -107,6 +107,17 @@ type Options struct {
 	// the earliest of them (see Commit.SwappedAt for why that keeps GC's
 	// bound and never brings older data back). Others are read.
 	Commits []Commit
+	// LeaseFirst makes PublishCommit take the publish lease's path
+	// before its first attempt (lease.go), as a writer that expects a
+	// burst of writers at once should: the first of a burst holds the
+	// lease, the others' commits are pending after three requests (the
+	// lease's refused PUT, their marker, the lease's GET), where an
+	// optimistic writer of a burst that starts all at once writes a
+	// manifest, a list and a version in vain first. A writer alone pays
+	// three requests more (the lease's PUT, DELETE and a LIST). False
+	// (the default): optimistic, the lease's path only after a lost race
+	// or when the version it starts from shows a burst in progress.
+	LeaseFirst bool
 	// WaitForView makes PublishCommit return only once a version holds
 	// its commit, even while another publisher holds the publish lease
 	// (lease.go): it publishes in line, folding with the others as they
@@ -267,8 +278,8 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		}
 		return enter(ctx, false)
 	}
-	if leasing && opts.Prefetch.sawBurst(ctx, p) {
-		if err := enter(ctx, true); err != nil {
+	if leasing && (opts.LeaseFirst || opts.Prefetch.sawBurst(ctx, p)) {
+		if err := enter(ctx, !opts.LeaseFirst); err != nil {
 			return pending()
 		}
 	}
