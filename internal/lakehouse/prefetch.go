@@ -83,9 +83,12 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 			f.burst, f.s = true, nil
 		}
 		close(f.done)
-		if f.s != nil {
+		if f.s != nil && (o.WaitForView || !o.LeaseFirst) {
 			// No burst in progress: the publish most likely writes a
-			// version, and needs the manifests of its groups.
+			// version, and needs the manifests of its groups. With
+			// LeaseFirst they are left to the publish, which reads them
+			// only if it holds the lease (one of a burst most likely
+			// returns pending).
 			f.readGroups(ctx, p)
 		}
 	})
