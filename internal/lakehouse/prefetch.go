@@ -14,7 +14,9 @@ import (
 
 // Prefetch is the latest metadata version read ahead of a publish: the
 // version hint, the metadata file and its current manifest list, the three
-// reads, one after another, that every publish begins with. They depend on
+// reads, one after another, that every publish begins with, and then the
+// manifests of the groups the publish replaces (unless the version shows
+// a burst in progress, lease.go: then it stops after the metadata file). They depend on
 // nothing a commit does, so StartPrefetch can start them in the background
 // when a commit begins, and Options.Prefetch hands what they read to the
 // publish that follows the commit, which then starts from it instead of

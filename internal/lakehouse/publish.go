@@ -85,9 +85,12 @@ type Options struct {
 	// MaxElapsed (the attempt's own bound) plus a request's flight, less
 	// than the twice MaxElapsed that the expiry's MinAge must exceed
 	// (DefaultMetadataMinAge). Everything else is as without a prefetch:
-	// the pointer is read right before writing, and a version overtaken
-	// since the prefetch is a lost race, read again and rebased on. Nil:
-	// every attempt reads for itself.
+	// the pointer is read right before writing (unless the commit's
+	// SwappedAt stands for it), and a version overtaken since the
+	// prefetch is a lost race, read again and rebased on. A prefetch that
+	// found a burst in progress (lease.go, inBurst) read no manifest list:
+	// the publish goes to the lease's path at once. Nil: every attempt
+	// reads for itself.
 	Prefetch *Prefetch
 	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
 	// the publish points it at the version it wrote or found latest (see
@@ -178,11 +181,14 @@ type Result struct {
 	// the versions it wrote for others after its own, too).
 	FoldedOthers int
 	// Pending: a PublishCommit that found the publish lease held by a live
-	// publisher (lease.go): its commit is announced (its fold marker
+	// publisher (lease.go), after it lost the race for a version or saw a
+	// burst in progress: its commit is announced (its fold marker
 	// written), and the holder's next version (after Version, the latest
 	// the holder had written when it last wrote the lease; 0: none known)
 	// holds it, within about the lease's length while the holder lives,
-	// else at the next publish. Nothing was written but the marker.
+	// else at the next publish that takes the lease's path, or a
+	// reconcile. Nothing of its own is in a version (rarely, a version PUT
+	// refused at once was its own after all: then the commit is in it).
 	Pending bool
 	// LeaseHolder is the lease holder's id (Pending).
 	LeaseHolder string
