@@ -600,9 +600,11 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 		folded := "" // how the folding publisher (lakehouse fold.go) went, when it shows
 		switch {
 		case w.cfg.Plant == PlantPublisherSkipSeqCheck:
-			// With its commit's SwappedAt, as a commit's own publish: no
-			// pointer read stands between the claimed seq and the version.
-			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: w.plantedSeq(a, s.part, s.res.Seq), SwappedAt: s.res.SwappedAt}
+			// As a commit's own publish, and one that swapped just now
+			// (it slept since): it reads no pointer, so only the
+			// comparison with the version's base (which the claimed seq
+			// defeats) could keep its older generation out.
+			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: w.plantedSeq(a, s.part, s.res.Seq), SwappedAt: env.From(ctx).Now()}
 			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
 			pub = pswap.Publication{Published: err == nil, Version: r.Version, Err: err}
 		case facade:
