@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
@@ -238,4 +239,61 @@ func TestRequestsPerReconcile(t *testing.T) {
 			t.Fatalf("rows %v: the slow attempt's generation was published, not the current one", got)
 		}
 	})
+}
+
+// TestOwnSwapAge: a commit's own publish skips the pointer's GET only
+// while its SwappedAt is at most MaxElapsed/2 old on the publish's clock
+// (the attempt is timed from it: stale); older, or from the future, the
+// pointer is read as for a commit that is not the caller's.
+func TestOwnSwapAge(t *testing.T) {
+	for _, tc := range []struct {
+		age   time.Duration
+		reads int
+	}{{0, 0}, {time.Minute, 0}, {2*time.Minute + 31*time.Second, 1}, {-time.Second, 1}} {
+		mem := publishedTable(t, 3)
+		clock := newTestClock()
+		ectx := env.With(ctx, &env.Env{Clock: clock.Now})
+		res := commit(t, mem, "dt=2026-01-02", 7, "z", swap.Options{OnConflict: swap.Overwrite})
+		st, reads := pointerReads(mem)
+		c := lakehouse.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, SwappedAt: clock.Now().Add(-tc.age)}
+		r, err := lakehouse.PublishCommit(ectx, st, c, lakehouse.Options{MaxElapsed: 5 * time.Minute})
+		if err != nil || !r.Changed {
+			t.Fatalf("age %s: %+v %v", tc.age, r, err)
+		}
+		if n := reads()[res.Partition]; n != tc.reads {
+			t.Errorf("SwappedAt %s old: the pointer read %d times, want %d", tc.age, n, tc.reads)
+		}
+		if got := checkReaders(t, mem); got["dt=2026-01-02"] != 7 {
+			t.Fatalf("rows %v", got)
+		}
+	}
+}
+
+// TestReconcileOwnCommits: a reconcile handed the caller's own commits
+// (Options.Commits, a backfill's) reads none of their pointers, and
+// every other partition's once; one whose SwappedAt is too old is read.
+func TestReconcileOwnCommits(t *testing.T) {
+	mem := publishedTable(t, 4)
+	a := commit(t, mem, "dt=2026-01-01", 5, "a", swap.Options{OnConflict: swap.Overwrite})
+	b := commit(t, mem, "dt=2026-01-02", 6, "b", swap.Options{OnConflict: swap.Overwrite})
+	old := commit(t, mem, "dt=2026-01-03", 7, "c", swap.Options{OnConflict: swap.Overwrite})
+	old.SwappedAt = old.SwappedAt.Add(-time.Hour)
+	var cs []lakehouse.Commit
+	for _, r := range []swap.Result{a, b, old} {
+		cs = append(cs, lakehouse.Commit{Partition: r.Partition, Generation: r.Generation, Seq: r.Seq, SwappedAt: r.SwappedAt})
+	}
+	st, reads := pointerReads(mem)
+	r, err := lakehouse.Publish(ctx, st, lakehouse.Options{Commits: cs})
+	if err != nil || !r.Changed || r.Partitions != 4 {
+		t.Fatalf("reconcile: %+v %v", r, err)
+	}
+	got := reads()
+	for part, want := range map[string]int{a.Partition: 0, b.Partition: 0, old.Partition: 1, "dt=2026-01-04": 1} {
+		if got[part] != want {
+			t.Errorf("pointer of %s read %d times, want %d (%v)", part, got[part], want, got)
+		}
+	}
+	if rows := checkReaders(t, mem); rows["dt=2026-01-01"] != 5 || rows["dt=2026-01-02"] != 6 || rows["dt=2026-01-03"] != 7 {
+		t.Fatalf("rows %v", rows)
+	}
 }
