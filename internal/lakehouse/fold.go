@@ -64,8 +64,6 @@ type folding struct {
 	seq  int64
 	// marked: its marker is written (after the first lost race).
 	marked bool
-	// races counts the races for a version this publish lost.
-	races int
 	// folded is how many other partitions the last planned attempt folded.
 	folded int
 	// off: fold nothing more (a version with folded commits failed).
@@ -121,7 +119,6 @@ func (f *folding) lost(ctx context.Context, p *publisher, v int) {
 	if f == nil {
 		return
 	}
-	f.races++
 	f.announce(ctx, p)
 	if f.marked && !f.off {
 		f.exact, f.exactData = v, p.lostTo // read back by putVersion: no GET of it again
