@@ -14,6 +14,7 @@ import (
 
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/inputfiles"
+	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/internal/tablemeta"
@@ -209,7 +210,10 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 	}
 	wg.Wait()
 	res := PartitionedResult{Partitions: out}
-	var written []*manifest.Manifest
+	var (
+		written []*manifest.Manifest
+		swapped []lakehouse.Commit
+	)
 	for _, p := range out {
 		switch {
 		case p.Err != nil:
@@ -218,6 +222,9 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 			res.Committed++
 			if p.Result.Manifest != nil {
 				written = append(written, p.Result.Manifest)
+			}
+			if !p.Result.SwappedAt.IsZero() {
+				swapped = append(swapped, lakehouse.Commit{Partition: p.Partition, Generation: p.Result.Generation, Seq: p.Result.Seq, SwappedAt: p.Result.SwappedAt})
 			}
 		default:
 			res.Unchanged++
@@ -235,7 +242,7 @@ func (t *Table) CommitPartitioned(ctx context.Context, source string, opts Parti
 	})
 	if opts.Publish != nil {
 		po := *opts.Publish
-		po.manifests = written
+		po.manifests, po.commits = written, swapped
 		r, err := t.Publish(ctx, po)
 		res.Published, res.PublishErr = &r, err
 	}

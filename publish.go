@@ -58,15 +58,29 @@ type PublishOptions struct {
 	// the publish returns at once, its Iceberg view Pending; the holder's
 	// next version holds it.
 	WaitForView bool
+	// LeaseFirst makes the publish after a commit take the table's
+	// publish lease before it writes (`pswap commit --lease-first`), as a
+	// writer that expects others at once should: in a burst that starts
+	// all at once, the first holds the lease and the others are pending
+	// after three requests, where an optimistic publish writes a version
+	// in vain first. A writer alone pays three requests more. False (the
+	// default): the publish writes its version optimistically, and takes
+	// the lease's path only after losing the race for it, or when the
+	// latest version shows a burst in progress.
+	LeaseFirst bool
 
 	// manifests: the manifests the commits before this publish wrote
 	// (Table.CommitPartitioned), which the Iceberg publish then does not
 	// read back (lakehouse.Options.Manifests).
 	manifests []*manifest.Manifest
+	// commits: the commits before this publish (Table.CommitPartitioned),
+	// whose pointers the Iceberg publish then does not read back
+	// (lakehouse.Options.Commits).
+	commits []lakehouse.Commit
 }
 
 func (o PublishOptions) lib() lakehouse.Options {
-	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed, Manifests: o.manifests, WaitForView: o.WaitForView}
+	lo := lakehouse.Options{Concurrency: o.Concurrency, MaxAttempts: o.MaxAttempts, MaxElapsed: o.MaxElapsed, Manifests: o.manifests, Commits: o.commits, WaitForView: o.WaitForView, LeaseFirst: o.LeaseFirst}
 	if o.Prefetch != nil {
 		lo.Prefetch = o.Prefetch.pf
 	}
@@ -300,7 +314,7 @@ func publish(ctx context.Context, p *Partition, res Result, m *manifest.Manifest
 		m = res.Manifest // the one the commit or rollback wrote: no GET
 	}
 	rs, recErr := p.t.publishViews(ctx, doc, tag, opts, func(set views.Set, vo views.Options, doc *tablemeta.Table) []views.Result {
-		c := views.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m, Table: doc}
+		c := views.Commit{Partition: p.key, Generation: res.Generation, Seq: res.Seq, Manifest: m, Table: doc, SwappedAt: res.SwappedAt}
 		return views.PublishCommit(ctx, p.t.st, set, c, vo)
 	})
 	out := Publication{Published: true, Views: viewPublications(rs), ViewsRecorded: recErr}

@@ -119,28 +119,23 @@ func BenchmarkCommitPublishLatency(b *testing.B) {
 
 // TestCommitPublishRoundTrips: a library commit of a small record and its
 // publish make 14 requests (GET pointer and table.json, the data, the
-// manifest, the pointer; the publish's hint, version, manifest list,
-// pointer, the group's manifest it replaces, manifest, manifest list,
-// version, hint; no footer: the manifest carries the new file's column
-// statistics), but not one after another: Begin's two reads at once, the
-// publish's pointer and the group's manifest (its members are carried, the
-// replaced files recorded as deleted) at once, its manifest and manifest
-// list at once (11 in a row), and with WriteOptions.Prefetch the publish's first
-// four reads while the data uploads (8 in a row: the publish waits for
-// the group's manifest only beside the pointer).
+// manifest, the pointer; the publish's hint, version, manifest list, the
+// group's manifest it replaces, manifest, manifest list, version, hint: 8,
+// issue 41's bound; no footer: the manifest carries the new file's column
+// statistics; no pointer: the commit's result says what it made current
+// and when, swap.Result.SwappedAt; no publish lease: a lone writer
+// publishes optimistically), but not one after another: Begin's two reads
+// at once, its manifest and manifest list at once (11 in a row), and with
+// WriteOptions.Prefetch the publish's first four reads while the data
+// uploads (8 in a row).
 func TestCommitPublishRoundTrips(t *testing.T) {
 	mem := rttTable(t)
 	for i, tc := range []struct {
 		opts pswap.WriteOptions
 		seq  int
 	}{
-		// + 3 one after another: the publish lease's PUT before the
-		// publish, its DELETE and the LIST of the fold markers after.
-		// With the prefetch the group's manifest is read beside the
-		// pointer (lakehouse lease.go: a publish of a burst that returns
-		// pending would not use it), after the lease's PUT: + 1.
-		{pswap.WriteOptions{}, 14},
-		{pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}}, 12},
+		{pswap.WriteOptions{}, 11},
+		{pswap.WriteOptions{Prefetch: &pswap.PublishOptions{}}, 8},
 	} {
 		// The first of three attempts that shows the path's own chain
 		// (storetest.FirstShown); each commits other rows.
@@ -153,12 +148,7 @@ func TestCommitPublishRoundTrips(t *testing.T) {
 			tc.opts.Prefetch != nil, m.requests, m.counts, m.trips(), m.wall.Round(time.Millisecond), m.sequential, m.timeline)
 		// put: the attempt's record (for the audit), beside the data's
 		// upload: no round trip of its own.
-		// The publish lease: put-if-none-match + 1, delete, list; the
-		// prefetch's GET of the lease first (get + 1).
-		want := map[string]int{"get": 7, "writer": 1, "put": 1, "put-if-none-match": 5, "put-if-match": 2, "delete": 1, "list": 1}
-		if tc.opts.Prefetch != nil {
-			want["get"]++
-		}
+		want := map[string]int{"get": 6, "writer": 1, "put": 1, "put-if-none-match": 4, "put-if-match": 2}
 		if !maps.Equal(m.counts, want) {
 			t.Errorf("prefetch %v: requests %v, want %v", tc.opts.Prefetch != nil, m.counts, want)
 		}
@@ -240,11 +230,12 @@ func TestWriterPrefetchRenewed(t *testing.T) {
 		if pub := w.Publish(sctx, popts); !pub.Published {
 			t.Fatalf("publish: %v", pub.Err)
 		}
-		// The pointer, then the group's manifest, the list, the version
-		// and the hint: the group's manifest it replaces came with the
-		// prefetch, the new file's statistics with the commit's manifest.
-		if cs.Total() != 5 {
-			t.Fatalf("%s after Begin: the publish made %d requests %v, want 5 (it starts from the prefetch)", tc.wait, cs.Total(), cs.Counts())
+		// The group's manifest, the list, the version and the hint: the
+		// group's manifest it replaces came with the prefetch, the new
+		// file's statistics with the commit's manifest, and what the
+		// commit made current with its result (SwappedAt: no pointer).
+		if cs.Total() != 4 {
+			t.Fatalf("%s after Begin: the publish made %d requests %v, want 4 (it starts from the prefetch)", tc.wait, cs.Total(), cs.Counts())
 		}
 	}
 }
@@ -349,7 +340,8 @@ func TestBeginRetriesTableReadAfterPointer(t *testing.T) {
 }
 
 // The publish of a rollback takes the rollback's manifest from its Result
-// (8 requests: the hint, the version, its manifest list, the pointer, the
+// and what it made current from its SwappedAt (8 requests: the hint, the
+// version, its manifest list, the group's manifest it replaces, the
 // manifest, the manifest list, the version, the hint; it read the manifest
 // back before), and a prefetch started with the rollback saves it its
 // first three reads. It reads table.json (one GET) for the table's views,
@@ -387,9 +379,9 @@ func TestRollbackPublishRequests(t *testing.T) {
 		if pub := p.Publish(ctx, res, pswap.PublishOptions{Prefetch: pf, WaitForView: true}); !pub.Published {
 			t.Fatalf("publish: %v", pub.Err)
 		}
-		want := 10 // with the replaced manifest, read beside the pointer, and table.json (no footer: the manifest has the statistics)
+		want := 9 // with the replaced manifest and table.json (no footer: the manifest has the statistics; no pointer: SwappedAt)
 		if prefetch {
-			want = 7
+			want = 6
 		}
 		if cs.Total() != want {
 			t.Fatalf("prefetch %v: the publish of a rollback made %d requests %v, want %d", prefetch, cs.Total(), cs.Counts(), want)

@@ -269,6 +269,11 @@ type ListOptions struct {
 	// (table.json's layout 2): it has no partition of the legacy layout,
 	// and the walk of the root for them is left out.
 	NoLegacy bool
+	// Known are pointers the caller wrote itself and knows current (a
+	// backfill's own commits, by partition): the walk takes a found
+	// partition's pointer from here instead of a GET (its Base has no
+	// ETag, ModTime or Raw).
+	Known map[string]*manifest.Pointer
 }
 
 // TableListOptions returns the ListOptions of the table whose root st is,
@@ -346,6 +351,9 @@ func ListPointersWith(ctx context.Context, st store.Store, prefix string, opts L
 	w := &walker{st: st, reads: retry.Policy{MaxAttempts: attempts}}
 	w.cols = opts.Columns
 	out, err := w.walk(ctx, layout.PartitionsRoot, prefix, nil, func(ctx context.Context, part string) (Base, error) {
+		if p := opts.Known[part]; p != nil {
+			return Base{Pointer: p}, nil
+		}
 		return readPointerAt(ctx, st, part, layout.PointerKey(part))
 	})
 	if err != nil {

@@ -214,6 +214,13 @@ type Result struct {
 	// reference: an append's head, see manifest.Segment). A publish of
 	// the commit (lakehouse.Commit) takes it instead of reading it back.
 	Manifest *manifest.Manifest
+	// SwappedAt is when (the context's local clock, internal/env) this call
+	// sent the pointer PUT that made Generation current, for Outcome
+	// Committed; zero otherwise. Generation was current from before the
+	// PUT landed, so it can have been replaced only after SwappedAt: a
+	// publish of the commit (lakehouse.Commit.SwappedAt) times its
+	// MaxElapsed bound from it instead of reading the pointer again.
+	SwappedAt time.Time
 }
 
 // Base is a pointer as read from the store (ReadPointer): the decoded
@@ -567,13 +574,16 @@ func (a *attempt) run(ctx context.Context) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		swappedAt := env.From(ctx).Now()
 		cur, err := t.swapPointer(ctx, p, base, a.deadline)
 		if err != nil {
 			return Result{}, err
 		}
 		switch decide(cur.Pointer, a.m.Generation, baseGen(base), o.RunID) {
 		case decidedCommitted:
-			return a.won(ctx, Committed, cur.Pointer)
+			r, err := a.won(ctx, Committed, cur.Pointer)
+			r.SwappedAt = swappedAt
+			return r, err
 		case decidedSuperseded:
 			return a.won(ctx, Superseded, p)
 		case decidedSameRun:

@@ -90,6 +90,9 @@ type app struct {
 	// returns once the Iceberg metadata holds it, even under another
 	// publisher's lease.
 	waitView bool
+	// leaseFirst is --lease-first (cmd_publish.go): the publish after a
+	// write takes the table's publish lease before it writes.
+	leaseFirst bool
 	// filled are the columns a write filled with NULL
 	// (--fill-missing-nullable), for its report.
 	filled []string

@@ -314,7 +314,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 			if c.publish {
 				// The writer reads what its publish starts from while the
 				// data uploads (WriteOptions.Prefetch).
-				p.wopts.Prefetch = &pswap.PublishOptions{}
+				p.wopts.Prefetch = &pswap.PublishOptions{LeaseFirst: c.leaseFirst}
 			}
 			res, w, err = c.write(ctx, part, p, &gen)
 		}

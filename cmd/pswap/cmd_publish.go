@@ -171,6 +171,7 @@ func addPublishFlag(a *app, cmd *cobra.Command, on *bool) {
 	addDeltaFlag(a, cmd)
 	cmd.Flags().BoolVar(on, "publish", def, "publish the table's Iceberg metadata after the swap ($"+envPublish+"=0 sets the default to false)")
 	cmd.Flags().BoolVar(&a.waitView, "wait-view", false, "return only once the Iceberg metadata holds the commit, even while another writer holds the table's publish lease (default: under a live holder the view says \"pending\", and that writer's next version holds the commit)")
+	cmd.Flags().BoolVar(&a.leaseFirst, "lease-first", false, "take the table's publish lease before publishing, as one of many writers started at once should (default: publish at once, and take the lease only after losing the race for the next version, or in a burst)")
 }
 
 // prefetchPublish starts the first reads of the publish that follows a

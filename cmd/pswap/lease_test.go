@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestCommitPendingUnderLease: a commit that finds the table's publish
-// lease held by a live writer returns at once, its Iceberg view "pending"
+// TestCommitPendingUnderLease: a commit with --lease-first that finds the
+// table's publish lease held by a live writer returns at once, its Iceberg view "pending"
 // in --json (naming the version after which the holder's next one holds
 // it) and in the text output; `pswap views` shows the view behind; --wait-view
 // publishes in line; and `pswap publish` brings the view up to date and
@@ -30,7 +30,7 @@ func TestCommitPendingUnderLease(t *testing.T) {
 	if err := os.WriteFile(lease, []byte(`{"holder":"other","version":1,"seconds":20}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr := invoke(t, env, "", "commit", "--json", "--partition", "dt=2026-11-02", in)
+	code, out, stderr := invoke(t, env, "", "commit", "--json", "--lease-first", "--partition", "dt=2026-11-02", in)
 	if code != 0 {
 		t.Fatalf("commit: %d %s", code, stderr)
 	}
@@ -54,7 +54,7 @@ func TestCommitPendingUnderLease(t *testing.T) {
 	if strings.Contains(stderr, "warning") {
 		t.Errorf("a pending view is no failure: %s", stderr)
 	}
-	code, out, _ = invoke(t, env, "", "commit", "--partition", "dt=2026-11-03", in)
+	code, out, _ = invoke(t, env, "", "commit", "--lease-first", "--partition", "dt=2026-11-03", in)
 	if code != 0 || !strings.Contains(out, "Iceberg metadata: pending:") || !strings.Contains(out, "after v1") {
 		t.Fatalf("text output: %d %s", code, out)
 	}

@@ -177,7 +177,7 @@ func (a *app) warnViews(what string, vs []pswap.ViewPublication, recorded error)
 // publishOptions are the options of a command's publishes: the views its
 // flags turn on, its catalog, retries and the prefetch pf (nil: none).
 func (a *app) publishOptions(pf *pswap.Prefetch) pswap.PublishOptions {
-	o := pswap.PublishOptions{Prefetch: pf, Enable: a.enable(), OpenCatalog: a.openTableCatalog, WaitForView: a.waitView}
+	o := pswap.PublishOptions{Prefetch: pf, Enable: a.enable(), OpenCatalog: a.openTableCatalog, WaitForView: a.waitView, LeaseFirst: a.leaseFirst}
 	if a.maxAttempts > 0 {
 		o.Retries = a.maxAttempts - 1
 	}

@@ -18,9 +18,12 @@
 // a rename. A publish that loses the race re-reads the newer version and
 // rebases on it, reusing the manifests it already wrote. Concurrent
 // PublishCommits group their commits under the publish lease
-// (_pswap/publish.lease, lease.go): the publisher that holds it publishes
-// its own commit and then folds every commit announced to it (a fold
-// marker, _pswap/fold/<partition>/<seq>) into the versions it writes,
+// (_pswap/publish.lease, lease.go), taken only in contention: a publisher
+// writes its version optimistically, and one that lost the race (or sees
+// in the version it starts from a burst in progress, or was asked to,
+// Options.LeaseFirst) takes the lease's path: the publisher that holds it
+// publishes its own commit and then folds every commit announced to it (a
+// fold marker, _pswap/fold/<partition>/<seq>) into the versions it writes,
 // until none is left; a publisher that finds it held by a live holder
 // writes its marker and returns at once (Result.Pending), its commit held
 // by the holder's next version. With Options.WaitForView a PublishCommit
@@ -77,8 +80,11 @@
 // number of earlier appends.
 // A publish reads the pointer of what it writes (the partition's, after a
 // commit) right before it writes, and publishes what the pointer names if
-// that is newer; an attempt whose version it would PUT more than
-// Options.MaxElapsed after those reads is planned again, and manifests
+// that is newer, except a commit's own publish (Commit.SwappedAt), which
+// times its attempt from the commit's pointer PUT instead and writes
+// nothing over a version that already records the partition as new; an
+// attempt whose version it would PUT more than Options.MaxElapsed after
+// those reads (or that PUT) is planned again, and manifests
 // written more than MaxElapsed ago are written anew: garbage collection
 // keeps what was retired less than its commit window before it asked what
 // the snapshots name, and metadata younger than the expiry's MinAge, which
@@ -93,7 +99,8 @@
 // twice MaxElapsed, must cover the time from those reads to the version's
 // PUT); an overtaken prefetch is a lost race like any other.
 // [Publish] reconciles every partition against its pointer (one GET per
-// partition, no listing of data), for `pswap publish` and for repairs; it
+// partition, no listing of data; none for the caller's own commits,
+// Options.Commits), for `pswap publish` and for repairs; it
 // too leaves a partition whose manifest is newer than the pointer it read
 // (a later commit's publish landed meanwhile) as it is. It repairs what it
 // finds damaged and says so (Result.Repairs, HintFixed): a manifest that is

@@ -16,30 +16,39 @@ import (
 // of a burst the reads of the version that holds it, its marker and the
 // waits for the burst's leader: more requests than the commit itself. With
 // the lease, one publisher (the holder) writes the versions of a burst and
-// the others return as soon as their commit is announced:
+// the others return as soon as their commit is announced. The lease is for
+// contention only: a publisher alone never touches it.
 //
-//   - A PublishCommit first tries to create the lease (layout.LeaseKey,
-//     PUT If-None-Match). Created: it holds it, and publishes its own commit
-//     as without the lease (in the view on return). A publish whose
-//     prefetch (Options.Prefetch, which reads the lease first) found the
-//     lease live skips this: it most likely returns pending, and the
-//     prefetch then read nothing else.
-//   - Refused (held, or left by a killed holder): it writes its fold marker
-//     (layout.FoldKey), then reads the lease. A live one (written within
-//     its length on the store's clock) makes the commit pending: the
-//     publish returns Result.Pending, naming the holder and the version it
-//     last wrote; the holder's next version holds the commit. A missing one
-//     (released since) is created, an expired one taken over (PUT If-Match
-//     its ETag): the publisher holds it, and leads. A take refused again is
-//     another's take after our marker: pending too.
-//   - The holder, after its own version (done or failed), releases the
-//     lease (DELETE), lists the markers (one LIST) and, if any is left,
-//     takes the lease again (If-None-Match: if another publisher took it in
+//   - A PublishCommit first writes its version optimistically, as without
+//     the lease. It takes the lease's path (acquire) only once it lost the
+//     race for that version (its version PUT refused: no read-back), or
+//     when the version it starts from shows a burst in progress (inBurst:
+//     its snapshot names a holder that folded others, lately; the
+//     prefetch then stops before the manifest list), or before its first
+//     attempt with Options.LeaseFirst.
+//   - The path, after a lost race or with LeaseFirst: create the lease
+//     (layout.LeaseKey, PUT If-None-Match). Created: it holds it, and
+//     publishes its own commit (in the view on return).
+//   - Refused (held, or left by a killed holder), or a burst shown: it
+//     writes its fold marker (layout.FoldKey), then reads the lease. A live
+//     one (written within its length on the store's clock) makes the
+//     commit pending: the publish returns Result.Pending, naming the
+//     holder and the version it last wrote; the holder's next version
+//     holds the commit. A missing one (released since) is created, an
+//     expired one taken over (PUT If-Match its ETag): the publisher holds
+//     it, and leads. A take refused again is another's take after our
+//     marker: pending too.
+//   - The holder, after its own version (done or failed; it folds the
+//     markers it lists in its attempt, fold.pending), releases the lease
+//     (DELETE), lists the markers (one LIST) and, if any is left, takes
+//     the lease again (If-None-Match: if another publisher took it in
 //     between, that one leads and this one is done) and writes one version
 //     that folds them all (fold.pending: their pointers and manifests),
 //     then deletes their markers, and lists again while it holds the
 //     lease, until a listing is empty: then it releases and lists once
-//     more. A holder thus works as long as commits keep coming.
+//     more. A holder thus works as long as commits keep coming. Its
+//     versions that fold others name it (leaseSummaryKey): the burst's
+//     later publishers see it.
 //
 // Why no pending commit is left behind while its holder lives: a pending
 // publisher wrote its marker before the read that found the lease live. So
@@ -54,19 +63,21 @@ import (
 //
 // A holder renews the lease (PUT If-Match) at the start of an attempt once
 // a third of its length has passed since it wrote it, so that a slow store
-// does not let it expire under it. A holder killed mid-lease leaves it to expire (leaseLength after its
-// last write): the markers stay, and the next publisher of any commit
-// takes the expired lease and folds them, or `pswap publish` (Publish)
-// reflects them and deletes their markers. A commit is thus in the view
-// within about the lease's length while its holder lives (the holder's
-// next version), else at the next write or publish; `pswap status` shows
-// the view behind its pointer meanwhile.
+// does not let it expire under it. A holder killed mid-lease leaves it to
+// expire (leaseLength after its last write): the markers stay, and the
+// next publisher that takes the lease's path takes the expired lease and
+// folds them, or `pswap publish` (Publish) reflects them and deletes their
+// markers (an optimistic publisher alone publishes its own commit and
+// leaves them). A commit is thus in the view within about the lease's
+// length while its holder lives (the holder's next version), else at the
+// next publish in contention or reconcile; `pswap status` shows the view
+// behind its pointer meanwhile.
 //
-// A lone writer pays three requests for this: the lease's PUT, its DELETE
-// and the LIST after it (four with a prefetch: its GET of the lease, made
-// while the commit uploads). A pending commit pays three: the lease's
-// refused PUT (or the prefetch's GET), its marker and the GET of the
-// lease; its holder reads its pointer and manifest and deletes its marker
+// A lone writer pays nothing for this (three requests with LeaseFirst:
+// the lease's PUT, its DELETE and the LIST after it). A pending commit
+// pays three after its lost race (the lease's refused PUT, its marker,
+// the GET of the lease; two when the burst was shown: the marker and the
+// GET); its holder reads its pointer and manifest and deletes its marker
 // (in a batch where the store has one).
 
 // leaseLength is how long a lease lives after its holder's last write of
@@ -211,13 +222,55 @@ const (
 	leasePending                     // a live holder folds this commit
 )
 
-// acquire is a PublishCommit's first step under the lease (see the top of
-// this file). With leasePending, holder is the live lease's content. Any
+// readLease reads and judges the lease: its content, its attributes, and
+// whether it is live (leaseLive). An error is the read's
+// (store.ErrNotFound: no lease).
+func (p *publisher) readLease(ctx context.Context) (leaseBody, store.Attrs, bool, error) {
+	data, a, err := store.ReadAll(ctx, p.st, layout.LeaseKey)
+	if err != nil {
+		return leaseBody{}, a, false, err
+	}
+	b, ok := parseLease(data)
+	return b, a, ok && p.leaseLive(ctx, b, a), nil
+}
+
+// leaseSummaryKey is the snapshot summary property that names the lease
+// holder whose version folded other commits announced to it (in its own
+// version or in leadRounds): a burst in progress, which a publisher reads
+// in the version it starts from (inBurst). A holder's version that folds
+// nothing does not name it: a trickle of commits with a lost race now and
+// then stays on the optimistic path.
+const leaseSummaryKey = "pswap.lease"
+
+// inBurst reports whether s's current snapshot was written for others by
+// a lease holder (leaseSummaryKey) less than the lease's length ago, on
+// p's clock against the holder's (the snapshot's timestamp; a skew of up to
+// the lease's length either way is taken as now): a burst is most likely
+// in progress, and a publish of a commit goes to the lease's path
+// (acquire, known) before an attempt of its own. Misjudged (skewed
+// clocks), it costs requests, never correctness: a commit is still
+// pending only under a live lease, or published.
+func (p *publisher) inBurst(s *state) bool {
+	if s == nil || s.meta == nil {
+		return false
+	}
+	cs := s.meta.currentSnapshot()
+	if cs == nil || cs.Summary[leaseSummaryKey] == "" {
+		return false
+	}
+	age := p.env.Now().Sub(time.UnixMilli(cs.TimestampMs))
+	return age >= -leaseLength && age <= leaseLength
+}
+
+// acquire is a PublishCommit's step into the lease (see the top of this
+// file), after it lost the race for a version, or when known (the version
+// it starts from shows a burst in progress: inBurst) before its first
+// attempt. With leasePending, holder is the live lease's content. Any
 // failure to reach the lease is leaseInLine: the publish goes on in line,
-// as without it.
-func (p *publisher) acquire(ctx context.Context, l *lease) (leaseOutcome, leaseBody) {
-	if !p.opts.Prefetch.sawLiveLease(ctx, p) {
-		// Not seen held a moment ago: try to create it.
+// folding as without the lease (fold.go).
+func (p *publisher) acquire(ctx context.Context, l *lease, known bool) (leaseOutcome, leaseBody) {
+	if !known {
+		// Not known held: try to create it.
 		if ok, err := l.take(ctx, p, ""); err != nil {
 			return leaseInLine, leaseBody{}
 		} else if ok {
@@ -228,21 +281,18 @@ func (p *publisher) acquire(ctx context.Context, l *lease) (leaseOutcome, leaseB
 	if !p.fold.marked {
 		return leaseInLine, leaseBody{}
 	}
-	data, a, err := store.ReadAll(ctx, p.st, layout.LeaseKey)
+	b, a, live, err := p.readLease(ctx)
 	var ifMatch string
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		// Released since: create it.
 	case err != nil:
 		return leaseInLine, leaseBody{}
+	case live:
+		return leasePending, b
+	case a.ETag == "":
+		return leaseInLine, leaseBody{}
 	default:
-		b, ok := parseLease(data)
-		if ok && p.leaseLive(ctx, b, a) {
-			return leasePending, b
-		}
-		if a.ETag == "" {
-			return leaseInLine, leaseBody{}
-		}
 		ifMatch = a.ETag // expired (its holder killed), or unreadable: take it over
 	}
 	ok, err := l.take(ctx, p, ifMatch)
@@ -254,10 +304,7 @@ func (p *publisher) acquire(ctx context.Context, l *lease) (leaseOutcome, leaseB
 	}
 	// Another publisher wrote the lease after our marker: it lists after
 	// its release, so it folds this commit. Read who, for the result.
-	if data, _, err = store.ReadAll(ctx, p.st, layout.LeaseKey); err != nil {
-		return leasePending, leaseBody{}
-	}
-	b, _ := parseLease(data)
+	b, _, _, _ = p.readLease(ctx)
 	return leasePending, b
 }
 
@@ -288,6 +335,7 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 		q := newPublisher(ctx, p.st, p.opts)
 		q.opts.Prefetch = nil
 		q.fold = &folding{rounds: true}
+		q.holding = l.holder // its versions show the burst (inBurst)
 		byPart, parts, _ := q.fold.list(ctx, q)
 		if len(parts) == 0 {
 			if released {

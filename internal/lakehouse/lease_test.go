@@ -2,17 +2,22 @@ package lakehouse_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/lakehouse"
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
+	"github.com/pswap/pswap/store/storetest"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -107,27 +112,36 @@ func (d *deleteHook) Delete(ctx context.Context, key string) error {
 // before the holder's DELETE) returns pending, and the holder's LIST after
 // the release finds its marker: the holder folds it before it returns.
 // One that comes after the release (before the holder's LIST) takes the
-// lease itself and leads.
+// lease itself and leads. Each takes the lease's path because it lost the
+// race for a version (a lone publisher does not: TestRequestsPerPublish).
 func TestLeaseFinalList(t *testing.T) {
 	for _, late := range []bool{false, true} {
 		t.Run(fmt.Sprintf("after the release: %v", late), func(t *testing.T) {
 			mem := publishedTable(t, 2)
 			a := commit(t, mem, "dt=2026-03-01", 3, "a", swap.Options{})
 			b := commit(t, mem, "dt=2026-03-02", 4, "b", swap.Options{})
+			rivals := []swap.Result{
+				commit(t, mem, "dt=2026-03-03", 5, "c", swap.Options{}),
+				commit(t, mem, "dt=2026-03-04", 6, "d", swap.Options{}),
+			}
 			var rb lakehouse.Result
 			var errB error
 			follower := func() {
-				rb, errB = lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+				st := loseRace(t, mem, rivals[1])
+				rb, errB = lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq, SwappedAt: b.SwappedAt}, lakehouse.Options{})
 			}
-			var st store.Store
+			var st store.Store = loseRace(t, mem, rivals[0])
 			if late {
-				// Between the holder's DELETE and its LIST.
-				st = &listHook{Store: mem, prefix: layout.FoldPrefix, hook: follower}
+				// Between the holder's DELETE and its LIST after it (the
+				// holder lists the markers in its own attempt too, having
+				// lost a race: fold.go).
+				lh := &listHook{Store: st, prefix: layout.FoldPrefix, hook: follower, armed: &atomic.Bool{}}
+				st = &deleteHook{Store: lh, key: layout.LeaseKey, hook: func() { lh.armed.Store(true) }}
 			} else {
-				st = &deleteHook{Store: mem, key: layout.LeaseKey, hook: follower}
+				st = &deleteHook{Store: st, key: layout.LeaseKey, hook: follower}
 			}
-			ra, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq}, lakehouse.Options{})
-			if err != nil || ra.Pending || !ra.Changed {
+			ra, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq, SwappedAt: a.SwappedAt}, lakehouse.Options{})
+			if err != nil || ra.Pending || !ra.Changed || ra.Rebases == 0 {
 				t.Fatalf("holder: %+v %v", ra, err)
 			}
 			if errB != nil || rb.Pending == late {
@@ -136,36 +150,84 @@ func TestLeaseFinalList(t *testing.T) {
 			if !late && ra.FoldedOthers != 1 {
 				t.Errorf("holder: %+v, want the follower's commit folded", ra)
 			}
-			holdsAll(t, mem, a, b)
+			holdsAll(t, mem, append(rivals, a, b)...)
 			noMarkersNorLease(t, mem)
 			checkReaders(t, mem)
 		})
 	}
 }
 
-// listHook runs hook (once) before the first listing of prefix.
+// loseRace wraps st so that a publish through it loses the race for its
+// first version: right before its first PUT of a version, rival's commit
+// is published (in line, WaitForView) straight to st.
+func loseRace(t *testing.T, st store.Store, rival swap.Result) store.Store {
+	return &putHook{Store: st, match: func(key string) bool {
+		_, ok := lakehouse.VersionOfKey(key)
+		return ok
+	}, hook: func() {
+		r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: rival.Partition, Generation: rival.Generation, Seq: rival.Seq}, lakehouse.Options{WaitForView: true})
+		if err != nil || !r.Changed {
+			t.Errorf("rival publish: %+v %v", r, err)
+		}
+	}}
+}
+
+// putHook runs hook (once) before the first PUT of a key that match takes
+// (after it, with after).
+type putHook struct {
+	store.Store
+	match func(string) bool
+	once  sync.Once
+	hook  func()
+	after bool
+}
+
+// Now is the wrapped store's clock (store.Clock).
+func (h *putHook) Now(ctx context.Context) (time.Time, error) { return store.Now(ctx, h.Store) }
+
+func (h *putHook) Put(ctx context.Context, key string, data []byte, opts store.PutOptions) (store.Attrs, error) {
+	if !h.match(key) {
+		return h.Store.Put(ctx, key, data, opts)
+	}
+	if !h.after {
+		h.once.Do(h.hook)
+		return h.Store.Put(ctx, key, data, opts)
+	}
+	a, err := h.Store.Put(ctx, key, data, opts)
+	h.once.Do(h.hook)
+	return a, err
+}
+
+// listHook runs hook (once) before the first listing of prefix (once
+// armed, if armed is not nil).
 type listHook struct {
 	store.Store
 	prefix string
 	once   sync.Once
 	hook   func()
+	armed  *atomic.Bool
 }
 
 func (l *listHook) List(ctx context.Context, prefix string) iter.Seq2[store.Attrs, error] {
-	if prefix == l.prefix {
+	if prefix == l.prefix && (l.armed == nil || l.armed.Load()) {
 		l.once.Do(l.hook)
 	}
 	return l.Store.List(ctx, prefix)
 }
 
 // TestLeaseOfKilledHolder: a holder killed mid-lease leaves the lease
-// and a pending commit's marker. While the lease lives, the next commit
-// is pending too, and `pswap publish` (Publish) reflects both and deletes
-// their markers; once the lease has expired (on the store's clock), the
-// next commit takes it over and folds the markers it finds.
+// and a pending commit's marker. A lone publisher of the next commit
+// publishes it on its own (the lease is for contention only), and `pswap
+// publish` (Publish) reflects the pending one and deletes its marker. One
+// that loses a race while the lease lives is pending too; once the lease
+// has expired (on the store's clock), it takes the lease over and folds
+// the markers it finds.
 func TestLeaseOfKilledHolder(t *testing.T) {
-	for _, expired := range []bool{false, true} {
-		t.Run(fmt.Sprintf("expired %v", expired), func(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		race, expired bool
+	}{{"lone", false, false}, {"race, lease live", true, false}, {"race, lease expired", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			clock := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 			now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
@@ -188,21 +250,40 @@ func TestLeaseOfKilledHolder(t *testing.T) {
 				}
 			}
 			mu.Lock()
-			if expired {
+			if tc.expired {
 				clock = clock.Add(21 * time.Second)
 			} else {
 				clock = clock.Add(5 * time.Second)
 			}
 			mu.Unlock()
 			b := commit(t, mem, "dt=2026-03-02", 4, "b", swap.Options{})
-			rb, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+			rival := commit(t, mem, "dt=2026-03-03", 5, "c", swap.Options{})
+			var st store.Store = mem
+			if tc.race {
+				st = loseRace(t, mem, rival)
+			}
+			rb, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !expired {
+			switch {
+			case !tc.race:
+				if rb.Pending || !rb.Changed || rb.FoldedOthers != 0 {
+					t.Fatalf("lone: %+v, want its own version, nothing folded", rb)
+				}
+				if _, err := mem.Stat(ctx, layout.FoldKey(a.Partition, a.Seq)); err != nil {
+					t.Fatalf("the pending commit's marker: %v, want it left for a reconcile", err)
+				}
+			case !tc.expired:
 				if !rb.Pending || rb.LeaseHolder != "killed" || rb.Version != 1 {
 					t.Fatalf("under a live lease: %+v, want pending on the killed holder's v1", rb)
 				}
+			default:
+				if rb.Pending || !rb.Changed || rb.FoldedOthers != 1 {
+					t.Fatalf("after the lease expired: %+v, want the lease taken over and the marker folded", rb)
+				}
+			}
+			if !tc.expired {
 				r, err := lakehouse.Publish(ctx, mem, lakehouse.Options{})
 				if err != nil || !r.Changed {
 					t.Fatalf("publish: %+v %v", r, err)
@@ -210,10 +291,12 @@ func TestLeaseOfKilledHolder(t *testing.T) {
 				if err := mem.Delete(ctx, layout.LeaseKey); err != nil { // it expires; nothing else reads it here
 					t.Fatal(err)
 				}
-			} else if rb.Pending || !rb.Changed || rb.FoldedOthers != 1 {
-				t.Fatalf("after the lease expired: %+v, want the lease taken over and the marker folded", rb)
 			}
-			holdsAll(t, mem, a, b)
+			if tc.race {
+				holdsAll(t, mem, a, b, rival)
+			} else {
+				holdsAll(t, mem, a, b)
+			}
 			noMarkersNorLease(t, mem)
 			checkReaders(t, mem)
 		})
@@ -235,5 +318,113 @@ func TestLeaseWaitForView(t *testing.T) {
 	holdsAll(t, mem, a)
 	if !strings.HasSuffix(r.MetadataLocation, lakehouse.MetadataKey(r.Version)) {
 		t.Errorf("location %s, version %d", r.MetadataLocation, r.Version)
+	}
+}
+
+// currentSummary is the summary of the latest version's current snapshot.
+func currentSummary(t *testing.T, st store.Store) map[string]string {
+	t.Helper()
+	_, v, err := lakehouse.Latest(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := store.ReadAll(ctx, st, lakehouse.MetadataKey(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Current   int64 `json:"current-snapshot-id"`
+		Snapshots []struct {
+			ID      int64             `json:"snapshot-id"`
+			Summary map[string]string `json:"summary"`
+		} `json:"snapshots"`
+	}
+	if err := json.Unmarshal(data, &md); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range md.Snapshots {
+		if s.ID == md.Current {
+			return s.Summary
+		}
+	}
+	t.Fatalf("v%d has no current snapshot", v)
+	return nil
+}
+
+// TestLeaseBurstSignal: a lease holder's version that folds another
+// commit names the holder in its snapshot's summary (pswap.lease), and a
+// publish whose prefetch reads that version within the lease's length
+// takes the lease's path at once: under a live lease it is pending after
+// the prefetch's hint and version (no manifest list), its marker and the
+// lease's GET; with the lease released it takes it and leads. A lone
+// publisher's version names no holder.
+func TestLeaseBurstSignal(t *testing.T) {
+	mem := publishedTable(t, 2)
+	a := commit(t, mem, "dt=2026-03-01", 3, "a", swap.Options{})
+	if r, err := lakehouse.PublishCommit(ctx, mem, lakehouse.Commit{Partition: a.Partition, Generation: a.Generation, Seq: a.Seq, SwappedAt: a.SwappedAt}, lakehouse.Options{}); err != nil || !r.Changed {
+		t.Fatalf("lone: %+v %v", r, err)
+	}
+	if h := currentSummary(t, mem)["pswap.lease"]; h != "" {
+		t.Fatalf("a lone publisher's version names the lease holder %q", h)
+	}
+	for i, live := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lease live %v", live), func(t *testing.T) {
+			// A holder (it lost a race) folds a follower pending on it.
+			day := func(d int) string { return fmt.Sprintf("dt=2026-03-%02d", 10*i+d) }
+			b := commit(t, mem, day(2), 4, "b", swap.Options{})
+			c := commit(t, mem, day(3), 5, "c", swap.Options{})
+			rival := commit(t, mem, day(4), 6, "d", swap.Options{})
+			follower := func() {
+				if r, err := lakehouse.PublishCommit(ctx, loseRace(t, mem, rival), lakehouse.Commit{Partition: c.Partition, Generation: c.Generation, Seq: c.Seq}, lakehouse.Options{}); err != nil || !r.Pending {
+					t.Errorf("follower: %+v %v, want pending", r, err)
+				}
+			}
+			rival0 := commit(t, mem, day(5), 7, "e", swap.Options{})
+			// The holder takes the lease (after its lost race), then the
+			// follower loses its race and finds the lease live.
+			lh := &putHook{Store: loseRace(t, mem, rival0), match: func(key string) bool { return key == layout.LeaseKey }, hook: follower, after: true}
+			rb, err := lakehouse.PublishCommit(ctx, lh, lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+			if err != nil || rb.Pending || rb.FoldedOthers == 0 {
+				t.Fatalf("holder: %+v %v, want the follower folded", rb, err)
+			}
+			if h := currentSummary(t, mem)["pswap.lease"]; h == "" {
+				t.Fatalf("the holder's version that folded another commit names no holder: %v", currentSummary(t, mem))
+			}
+			holdsAll(t, mem, a, b, c, rival, rival0)
+			noMarkersNorLease(t, mem)
+
+			if live {
+				if _, err := mem.Put(ctx, layout.LeaseKey, []byte(`{"holder":"other","version":1,"seconds":20}`), store.PutOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := commit(t, mem, day(6), 3, "f", swap.Options{})
+			cs := storetest.NewCounting(mem)
+			pf := lakehouse.StartPrefetch(env.With(ctx, &env.Env{Order: env.InOrder}), cs, lakehouse.Options{}, d.Partition)
+			r, err := lakehouse.PublishCommit(ctx, cs, lakehouse.Commit{Partition: d.Partition, Generation: d.Generation, Seq: d.Seq, SwappedAt: d.SwappedAt}, lakehouse.Options{Prefetch: pf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v: %d requests %v", r, cs.Total(), cs.Counts())
+			if live {
+				// The hint, the version; the marker; the lease.
+				if !r.Pending || r.LeaseHolder != "other" || !maps.Equal(cs.Counts(), map[string]int{"get": 3, "put": 1}) {
+					t.Fatalf("under a live lease after a burst: %+v, requests %v, want pending after 3 GETs and the marker", r, cs.Counts())
+				}
+				if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				if err := mem.Delete(ctx, layout.LeaseKey); err != nil {
+					t.Fatal(err)
+				}
+			} else if r.Pending || !r.Changed || cs.Counts()["put-if-none-match"] != 4 || cs.Counts()["delete"] != 2 {
+				// Its marker, then the lease taken (put-if-none-match)
+				// and released (delete), the marker deleted.
+				t.Fatalf("after a burst, the lease released: %+v, requests %v, want it taken and the commit published", r, cs.Counts())
+			}
+			holdsAll(t, mem, d)
+			noMarkersNorLease(t, mem)
+			checkReaders(t, mem)
+		})
 	}
 }

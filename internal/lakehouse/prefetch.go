@@ -8,14 +8,15 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pswap/pswap/internal/env"
-	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/store"
 )
 
 // Prefetch is the latest metadata version read ahead of a publish: the
 // version hint, the metadata file and its current manifest list, the three
-// reads, one after another, that every publish begins with. They depend on
+// reads, one after another, that every publish begins with, and then the
+// manifests of the groups the publish replaces (unless the version shows
+// a burst in progress, lease.go: then it stops after the metadata file). They depend on
 // nothing a commit does, so StartPrefetch can start them in the background
 // when a commit begins, and Options.Prefetch hands what they read to the
 // publish that follows the commit, which then starts from it instead of
@@ -39,15 +40,15 @@ type Prefetch struct {
 	cancel   context.CancelFunc
 
 	// Set once done is closed.
-	// leaseLive: the publish lease was held by a live publisher when the
-	// prefetch began (lease.go): a publish then most likely returns
-	// pending, so the prefetch read nothing more, and the publish goes
-	// straight to its marker.
-	leaseLive bool
-	s         *state
-	hinted    int
-	err       error
-	parts     []string // the partitions whose groups it reads
+	// burst: the latest version shows a burst in progress (inBurst: a
+	// lease holder wrote it for others, lately): a publish then most
+	// likely returns pending (lease.go), so the prefetch read no manifest
+	// list, and the publish goes straight to its marker.
+	burst  bool
+	s      *state
+	hinted int
+	err    error
+	parts  []string // the partitions whose groups it reads
 	// groupsDone is closed once the group manifests are read (after
 	// done): groups is set then.
 	groupsDone chan struct{}
@@ -74,26 +75,22 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 		defer close(f.groupsDone)
 		defer cancel()
 		p := newLoader(ctx, st, o)
-		if !o.WaitForView {
-			// One GET first: under a live lease holder, the reads below
-			// would be wasted on a publish that returns pending.
-			if data, a, err := store.ReadAll(ctx, st, layout.LeaseKey); err == nil {
-				if b, ok := parseLease(data); ok && p.leaseLive(ctx, b, a) {
-					f.leaseLive = true
-					close(f.done)
-					return
-				}
-			}
-		}
+		// Under the lease (not WaitForView), a version that shows a burst
+		// in progress ends the reads: its manifest list would be wasted
+		// on a publish that returns pending.
+		p.stopOnBurst = !o.WaitForView
 		f.s, f.err = p.load(ctx, false)
 		f.hinted = p.hinted
+		if f.err == nil && f.s.burst {
+			f.burst, f.s = true, nil
+		}
 		close(f.done)
-		if f.err == nil && o.WaitForView {
-			// Under the publish lease (not WaitForView) the group
-			// manifests are left to the publish, which reads them beside
-			// the pointer, at no round trip more, only if it holds the
-			// lease: a publish of a burst that returns pending would not
-			// use them.
+		if f.s != nil && (o.WaitForView || !o.LeaseFirst) {
+			// No burst in progress: the publish most likely writes a
+			// version, and needs the manifests of its groups. With
+			// LeaseFirst they are left to the publish, which reads them
+			// only if it holds the lease (one of a burst most likely
+			// returns pending).
 			f.readGroups(ctx, p)
 		}
 	})
@@ -208,10 +205,10 @@ func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 	f.groups = p.groups
 }
 
-// sawLiveLease reports whether the prefetch found the publish lease held
-// by a live publisher, less than the lease's length ago (it waits for the
-// prefetch's first read).
-func (f *Prefetch) sawLiveLease(ctx context.Context, p *publisher) bool {
+// sawBurst reports whether the prefetch found a burst in progress (the
+// latest version written for others by a lease holder, inBurst), less
+// than the lease's length ago (it waits for the prefetch's reads).
+func (f *Prefetch) sawBurst(ctx context.Context, p *publisher) bool {
 	if f == nil || f.tableURI != p.tableURI {
 		return false
 	}
@@ -221,5 +218,5 @@ func (f *Prefetch) sawLiveLease(ctx context.Context, p *publisher) bool {
 		return false
 	}
 	age := f.Age()
-	return f.leaseLive && age >= 0 && age < leaseLength
+	return f.burst && !f.stopped.Load() && age >= 0 && age < leaseLength
 }

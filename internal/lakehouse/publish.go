@@ -85,9 +85,12 @@ type Options struct {
 	// MaxElapsed (the attempt's own bound) plus a request's flight, less
 	// than the twice MaxElapsed that the expiry's MinAge must exceed
 	// (DefaultMetadataMinAge). Everything else is as without a prefetch:
-	// the pointer is read right before writing, and a version overtaken
-	// since the prefetch is a lost race, read again and rebased on. Nil:
-	// every attempt reads for itself.
+	// the pointer is read right before writing (unless the commit's
+	// SwappedAt stands for it), and a version overtaken since the
+	// prefetch is a lost race, read again and rebased on. A prefetch that
+	// found a burst in progress (lease.go, inBurst) read no manifest list:
+	// the publish goes to the lease's path at once. Nil: every attempt
+	// reads for itself.
 	Prefetch *Prefetch
 	// Catalog, when not nil, is the table's entry in an Iceberg catalog:
 	// the publish points it at the version it wrote or found latest (see
@@ -100,6 +103,24 @@ type Options struct {
 	// generation's id, so it is what the GET would return; the pointers
 	// are still read, and decide which generation is published.
 	Manifests []*manifest.Manifest
+	// Commits are commits the caller made itself, each with its
+	// SwappedAt (a backfill's, before its reconcile): Publish takes their
+	// pointers from here instead of a GET each, when each was swapped at
+	// most MaxElapsed/2 before (ownSwap), and times its first attempt from
+	// the earliest of them (see Commit.SwappedAt for why that keeps GC's
+	// bound and never brings older data back). Others are read.
+	Commits []Commit
+	// LeaseFirst makes PublishCommit take the publish lease's path
+	// before its first attempt (lease.go), as a writer that expects a
+	// burst of writers at once should: the first of a burst holds the
+	// lease, the others' commits are pending after three requests (the
+	// lease's refused PUT, their marker, the lease's GET), where an
+	// optimistic writer of a burst that starts all at once writes a
+	// manifest, a list and a version in vain first. A writer alone pays
+	// three requests more (the lease's PUT, DELETE and a LIST). False
+	// (the default): optimistic, the lease's path only after a lost race
+	// or when the version it starts from shows a burst in progress.
+	LeaseFirst bool
 	// WaitForView makes PublishCommit return only once a version holds
 	// its commit, even while another publisher holds the publish lease
 	// (lease.go): it publishes in line, folding with the others as they
@@ -160,11 +181,14 @@ type Result struct {
 	// the versions it wrote for others after its own, too).
 	FoldedOthers int
 	// Pending: a PublishCommit that found the publish lease held by a live
-	// publisher (lease.go): its commit is announced (its fold marker
+	// publisher (lease.go), after it lost the race for a version or saw a
+	// burst in progress: its commit is announced (its fold marker
 	// written), and the holder's next version (after Version, the latest
 	// the holder had written when it last wrote the lease; 0: none known)
 	// holds it, within about the lease's length while the holder lives,
-	// else at the next publish. Nothing was written but the marker.
+	// else at the next publish that takes the lease's path, or a
+	// reconcile. Nothing of its own is in a version (rarely, a version PUT
+	// refused at once was its own after all: then the commit is in it).
 	Pending bool
 	// LeaseHolder is the lease holder's id (Pending).
 	LeaseHolder string
@@ -183,6 +207,17 @@ type Commit struct {
 	// generation is published with (nil: read, one GET, only if the
 	// metadata has not seen the generation's schema).
 	Table *tablemeta.Table
+	// SwappedAt is when the commit sent the pointer PUT that made
+	// Generation (of Seq) current, on the local clock of the publish's
+	// context (swap.Result.SwappedAt; zero: unknown). A publish that
+	// starts within MaxElapsed/2 of it does not read the pointer again:
+	// Generation cannot have been replaced before SwappedAt, so an
+	// attempt timed from it keeps Options.MaxElapsed's bound for garbage
+	// collection, and the version it writes on already says whether a
+	// newer commit of the partition was published (then it writes
+	// nothing). Zero: the pointer is read, as it must be when the commit
+	// is not the caller's own.
+	SwappedAt time.Time
 }
 
 // PublishCommit brings the metadata up to date with one committed
@@ -203,34 +238,69 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			return Result{}, err
 		}
 		c.Seq, c.Generation = b.Pointer.Seq, b.Pointer.Generation
+		c.SwappedAt = time.Time{} // read now: the attempt reads it again
 	}
 	if c.Manifest != nil && (c.Manifest.Generation != c.Generation || c.Manifest.Partition != c.Partition) {
 		c.Manifest = nil
 	}
 	p.fold = &folding{part: c.Partition, seq: c.Seq}
-	var l *lease
-	if !opts.WaitForView {
-		// The publish lease (lease.go): hold it and publish, or announce
-		// the commit to its live holder and return.
-		l = &lease{holder: p.newUUID().String(), length: leaseLength}
-		switch out, b := p.acquire(ctx, l); out {
+	// The publish lease (lease.go), under contention only: a publish
+	// writes its version optimistically, as without the lease, and takes
+	// the lease's path (enter) once it lost the race for a version, or
+	// when the version it starts from shows a burst in progress
+	// (inBurst): there it holds the lease and publishes, or announces its
+	// commit to the live holder and returns pending.
+	var (
+		l       *lease // held by this publish
+		leasing = !opts.WaitForView
+		holder  leaseBody // the live holder's, when pending
+	)
+	p.optimistic = leasing
+	enter := func(ctx context.Context, known bool) error {
+		leasing, p.optimistic = false, false
+		cand := &lease{holder: p.newUUID().String(), length: leaseLength}
+		switch out, b := p.acquire(ctx, cand, known); out {
 		case leasePending:
-			r := Result{Pending: true, LeaseHolder: b.Holder, Version: b.Version}
-			if b.Version > 0 {
-				r.MetadataLocation = p.loc(MetadataKey(b.Version))
-			}
-			return r, nil
-		case leaseInLine:
-			l = nil
+			holder = b
+			return errPending
+		case leaseHeld:
+			l = cand
+			p.holding = l.holder // a version that folds others shows the burst (inBurst)
+		}
+		return nil // held, or in line (folding as without the lease)
+	}
+	pending := func() (Result, error) {
+		r := Result{Pending: true, LeaseHolder: holder.Holder, Version: holder.Version, Rebases: p.rebases}
+		if holder.Version > 0 {
+			r.MetadataLocation = p.loc(MetadataKey(holder.Version))
+		}
+		return r, nil
+	}
+	// A lost race enters the lease's path before the next attempt's
+	// reads: a pending publish makes none.
+	p.afterLost = func(ctx context.Context) error {
+		if !leasing {
+			return nil
+		}
+		return enter(ctx, false)
+	}
+	if leasing && (opts.LeaseFirst || opts.Prefetch.sawBurst(ctx, p)) {
+		if err := enter(ctx, !opts.LeaseFirst); err != nil {
+			return pending()
 		}
 	}
 	folded := false // reflected by a version another publisher wrote after we lost a race
 	plan := func(ctx context.Context, s *state) ([]partUpdate, error) {
-		l.renewDue(ctx, p)
 		folded = p.rebases > 0
 		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
 		}
+		if leasing && p.inBurst(s) {
+			if err := enter(ctx, true); err != nil {
+				return nil, err
+			}
+		}
+		l.renewDue(ctx, p)
 		if p.fold.reflected(ctx, p, s) {
 			return nil, nil // one of a burst, carried by another's version (fold.go)
 		}
@@ -245,20 +315,29 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		// About to write: the pointer says what is current now, so that a
 		// slow publisher never brings older data back, and an attempt's
 		// version lands within MaxElapsed of this read (see
-		// Options.MaxElapsed).
+		// Options.MaxElapsed). A commit's own publish knows both from the
+		// commit (ownSwap): its generation was current from before
+		// SwappedAt, and the version it writes on says whether a newer
+		// commit of the partition is published already (recorded, below).
 		p.startAttempt()
+		own := ownSwap(p, c)
+		if own {
+			p.started = c.SwappedAt
+		}
 		var (
 			b   swap.Base
 			err error
 		)
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(p.opts.Concurrency) // 1: the pointer, then the manifest
-		g.Go(func() error {
-			return p.retryRead(gctx, func() (err error) {
-				b, err = swap.ReadPointer(gctx, st, c.Partition)
-				return err
+		if !own {
+			g.Go(func() error {
+				return p.retryRead(gctx, func() (err error) {
+					b, err = swap.ReadPointer(gctx, st, c.Partition)
+					return err
+				})
 			})
-		})
+		}
 		p.readReplaced(gctx, g, s, c.Partition)
 		if c.Manifest != nil {
 			// The footers of its files whose manifest does not record
@@ -269,7 +348,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if err = g.Wait(); err != nil {
 			return nil, err
 		}
-		if b.Pointer.Seq > c.Seq {
+		if !own && b.Pointer.Seq > c.Seq {
 			c = Commit{Partition: c.Partition, Generation: b.Pointer.Generation, Seq: b.Pointer.Seq}
 			p.doc.given = nil // a later commit's, perhaps of an evolved schema
 		}
@@ -300,6 +379,9 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		return ups, nil
 	}
 	r, err := p.run(ctx, plan)
+	if errors.Is(err, errPending) {
+		return pending()
+	}
 	if err != nil && p.fold.folded > 0 && ctx.Err() == nil && !errors.Is(err, ErrContention) {
 		// Perhaps another commit's generation failed the version (its
 		// schema, its manifest): publish this commit on its own, as
@@ -320,6 +402,36 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		r = p.leadRounds(ctx, l, r, err)
 	}
 	return r, err
+}
+
+// ownSwap reports whether an attempt of p may publish c as its commit
+// reported it, without reading its pointer: c comes with the time of the
+// pointer PUT that made its generation current (Commit.SwappedAt), at most
+// MaxElapsed/2 ago on p's clock, so the attempt, timed from it (stale),
+// has at least half of MaxElapsed left to write its version.
+//
+// Why that keeps a publish's two guarantees without the pointer's GET:
+//   - Garbage collection: c's generation became current when the PUT
+//     landed, after SwappedAt, so it was retired (replaced by a later
+//     commit) after SwappedAt too. A version that names it lands within
+//     MaxElapsed of SwappedAt (stale), hence within MaxElapsed of its
+//     retirement: GC, which keeps what was retired less than its
+//     CommitWindow (more than MaxElapsed) before it asks what the
+//     snapshots name, still has it, as after a pointer read (which could
+//     only be later than SwappedAt).
+//   - A slow publisher never brings older data back: the attempt writes
+//     nothing when the version it writes on already records the
+//     partition at c.Seq or past it (recorded, the comparison the pointer
+//     read fed before), and the version is created if absent, on exactly
+//     that base. A newer commit of the partition that is not published
+//     yet is published by its own publisher, whose version comes after
+//     this one (or finds this one's base newer and writes nothing).
+func ownSwap(p *publisher, c Commit) bool {
+	if c.SwappedAt.IsZero() || c.Seq <= 0 || c.Generation == "" {
+		return false
+	}
+	age := p.env.Now().Sub(c.SwappedAt)
+	return age >= 0 && age <= p.opts.MaxElapsed/2
 }
 
 // recordedByName is recorded without reading a group's manifest: what a
@@ -447,6 +559,10 @@ type state struct {
 	// hintUnread: read without the version hint (a follower's, fold.go),
 	// which it leaves to the leader.
 	hintUnread bool
+	// burst: load stopped after the metadata file, which shows a burst in
+	// progress (publisher.stopOnBurst): no manifest list was read, and
+	// the state serves no attempt.
+	burst bool
 }
 
 type publisher struct {
@@ -483,6 +599,22 @@ type publisher struct {
 	oldRoot string
 	// fold: a PublishCommit's folding (fold.go); nil for the others.
 	fold *folding
+	// holding is the lease holder's id when this publisher writes
+	// versions for others as the holder (leadRounds): its snapshots name
+	// it (leaseSummaryKey).
+	holding string
+	// afterLost, when set, runs after a lost race, before the next
+	// attempt: a PublishCommit's entry into the publish lease's path
+	// (errPending ends the publish).
+	afterLost func(context.Context) error
+	// optimistic: a PublishCommit under the publish lease that has not
+	// taken its path yet: a version PUT refused at once is a lost race,
+	// without the read-back (putVersion).
+	optimistic bool
+	// stopOnBurst: load stops after the metadata file when it shows a
+	// burst in progress (inBurst), its state marked burst (a prefetch's:
+	// the publish most likely returns pending).
+	stopOnBurst bool
 	// lostTo is the bytes of the version the latest lost race was lost
 	// to, as putVersion read them back (nil: none).
 	lostTo []byte
@@ -607,6 +739,10 @@ func (p *publisher) manifest(ctx context.Context, part, gen string, m *manifest.
 
 var errLostRace = errors.New("lost the race for the next metadata version")
 
+// errPending ends a PublishCommit's attempts: its commit is announced to
+// the live holder of the publish lease (lease.go).
+var errPending = errors.New("announced to the publish lease's holder")
+
 // run loads the latest version, asks plan what to change, and writes the
 // next version; it rebases when another publisher wrote that version first.
 // maxReadTries bounds the repeats of an attempt whose reads failed
@@ -657,6 +793,9 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			probe = true // a newer version exists (fold.go): read it
 			continue
 		}
+		if errors.Is(err, errPending) {
+			return Result{Rebases: p.rebases}, err // announced to the lease's holder: done
+		}
 		if err != nil {
 			// The reads of an attempt (the hint, the metadata, the
 			// manifest lists, the pointers) write nothing: a transient
@@ -699,6 +838,11 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		if errors.Is(err, errLostRace) {
 			p.fold.lost(ctx, p, s.version+1) // the next version's writer may carry this commit
 			p.rebases++
+			if p.afterLost != nil {
+				if err := p.afterLost(ctx); err != nil {
+					return Result{Rebases: p.rebases}, err // errPending (lease.go)
+				}
+			}
 			p.floor = s.version + 1 // exists now: probe on from there
 			if attempt >= p.opts.MaxAttempts {
 				return Result{Rebases: p.rebases}, fmt.Errorf("%w (%d attempts)", ErrContention, attempt)
@@ -865,6 +1009,10 @@ func (p *publisher) load(ctx context.Context, probe bool) (*state, error) {
 	if cs == nil {
 		return s, nil
 	}
+	if p.stopOnBurst && p.inBurst(s) {
+		s.burst = true
+		return s, nil
+	}
 	lk, err := p.keyOf(cs.ManifestList)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: manifest list: %w", s.loc, ErrCorrupt, err)
@@ -1028,6 +1176,15 @@ func (p *publisher) putVersion(ctx context.Context, v int, data []byte) error {
 		_, err = p.st.Put(ctx, key, data, store.PutOptions{IfNoneMatch: true, ContentType: "application/json"})
 		if err == nil {
 			return nil
+		}
+		if try == 0 && errors.Is(err, store.ErrPrecondition) && p.optimistic {
+			// An optimistic attempt under the publish lease lost (or,
+			// rarely, the SDK's retry of our own write was refused): it
+			// goes to the lease's path, which reads the version only if
+			// it leads (lease.go). Ours after all, the commit is in it,
+			// and its marker is passed over.
+			p.lostTo = nil
+			return errLostRace
 		}
 		if errors.Is(err, store.ErrPrecondition) || store.IsRetryable(err) {
 			got, rerr := p.readBack(ctx, key)

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pswap/pswap/manifest"
+	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/swap"
 )
 
@@ -43,10 +45,25 @@ type reconcile struct {
 // unknown), and every other partition still publishes.
 func (rc *reconcile) list(ctx context.Context) error {
 	p := rc.p
+	// The caller's own commits' pointers, as they swapped them: no GET.
+	known := map[string]*manifest.Pointer{}
+	var earliest time.Time
+	for _, c := range p.opts.Commits {
+		if partition.Validate(c.Partition) != nil || !ownSwap(p, c) {
+			continue
+		}
+		known[c.Partition] = &manifest.Pointer{Partition: c.Partition, Generation: c.Generation, Seq: c.Seq}
+		if earliest.IsZero() || c.SwappedAt.Before(earliest) {
+			earliest = c.SwappedAt
+		}
+	}
 	var listed []swap.Listed
 	if err := p.retryRead(ctx, func() (err error) {
 		p.startAttempt()
-		listed, err = swap.ListPointersWith(ctx, p.st, "", swap.ListOptions{})
+		if !earliest.IsZero() && earliest.Before(p.started) {
+			p.started = earliest // the known pointers' "read" (ownSwap)
+		}
+		listed, err = swap.ListPointersWith(ctx, p.st, "", swap.ListOptions{Known: known})
 		return err
 	}); err != nil {
 		return err

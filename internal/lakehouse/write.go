@@ -58,6 +58,9 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 		SnapshotID: p.snapshot, ParentSnapshotID: parent, SequenceNumber: seq, TimestampMs: now,
 		ManifestList: p.loc(listKey), Summary: lc.summary(ups),
 	}
+	if p.holding != "" && slices.ContainsFunc(ups, func(u partUpdate) bool { return u.folded }) {
+		snap.Summary[leaseSummaryKey] = p.holding // a burst in progress (lease.go, inBurst)
+	}
 	var md *tableMetadata
 	if s.meta == nil {
 		md, err = firstMetadata(p.newUUID(), p.tableURI, sh.sc, *sh.spec, sh.props, snap)

@@ -21,7 +21,7 @@ func (d *IcebergDriver) Name() string { return Iceberg }
 // PublishCommit implements Driver.
 func (d *IcebergDriver) PublishCommit(ctx context.Context, st store.Store, c Commit) (Result, error) {
 	r, err := lakehouse.PublishCommit(ctx, st, lakehouse.Commit{Partition: c.Partition, Generation: c.Generation,
-		Seq: c.Seq, Manifest: c.Manifest, Table: c.Table}, d.once())
+		Seq: c.Seq, Manifest: c.Manifest, Table: c.Table, SwappedAt: c.SwappedAt}, d.once())
 	return icebergResult(r), err
 }
 

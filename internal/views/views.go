@@ -38,6 +38,8 @@ type Commit struct {
 	// Table is the table.json the commit was checked against, when the
 	// caller has it (nil: read when needed).
 	Table *tablemeta.Table
+	// SwappedAt is the commit's swap.Result.SwappedAt (zero: unknown).
+	SwappedAt time.Time
 }
 
 // Result is what a publish did to one view. A publish never fails the

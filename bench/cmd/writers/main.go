@@ -9,7 +9,7 @@
 // and the longest until a version held one, and the
 // final view holds every partition (a reconcile afterwards writes nothing).
 //
-//	writers -pswap BIN [-s3count BIN] -table s3://bucket/prefix [-writers 8,32,64] [-rounds 2] [-rows 10000]
+//	writers -pswap BIN [-s3count BIN] [-base BIN] [-lease-first] -table s3://bucket/prefix [-writers 8,32,64] [-rounds 2] [-rows 10000]
 //
 // S3 settings come from the standard AWS environment, as for pswap. It
 // prints one line per measurement and a summary with the load average.
@@ -89,6 +89,7 @@ func run(ctx context.Context) error {
 	rounds := flag.Int("rounds", 2, "rounds of each measurement")
 	rows := flag.Int("rows", 10000, "rows per writer")
 	verbose := flag.Bool("v", false, "print the requests by operation")
+	leaseFirst := flag.Bool("lease-first", false, "also measure -pswap with the publish and --lease-first, in the same rounds")
 	flag.Parse()
 	if *bin == "" || *table == "" {
 		return fmt.Errorf("usage: writers -pswap BIN -table s3://bucket/prefix [-s3count BIN] [-writers 8,32,64] [-rounds 2] [-rows 10000]")
@@ -128,13 +129,17 @@ func run(ctx context.Context) error {
 	for r := range *rounds {
 		for _, n := range ns {
 			type mode struct {
-				name string
-				bin  string
-				pub  bool
+				name  string
+				bin   string
+				pub   bool
+				extra []string
 			}
-			order := []mode{{"publish", *bin, true}, {"no-publish", *bin, false}}
+			order := []mode{{"publish", *bin, true, nil}, {"no-publish", *bin, false, nil}}
+			if *leaseFirst {
+				order = append(order, mode{"lease-first", *bin, true, []string{"--lease-first"}})
+			}
 			if *base != "" {
-				order = append(order, mode{"base-publish", *base, true})
+				order = append(order, mode{"base-publish", *base, true, nil})
 			}
 			if r%2 == 1 {
 				slices.Reverse(order)
@@ -142,7 +147,7 @@ func run(ctx context.Context) error {
 			for _, md := range order {
 				pub := md.pub
 				t := fmt.Sprintf("%s/r%d-w%d-%s-%d", strings.TrimSuffix(*table, "/"), r, n, md.name, time.Now().UnixNano())
-				m, err := measureOnce(ctx, md.bin, env, t, input, n, pub)
+				m, err := measureOnce(ctx, md.bin, env, t, input, n, pub, md.extra)
 				if err != nil {
 					return err
 				}
@@ -162,7 +167,10 @@ func run(ctx context.Context) error {
 	fmt.Println("\nratio to --publish=false of the same round (commits/s):")
 	k := 2
 	if *base != "" {
-		k = 3
+		k++
+	}
+	if *leaseFirst {
+		k++
 	}
 	rate := func(m measure) float64 { return float64(m.ok) / m.wall.Seconds() }
 	for i := 0; i+k <= len(all); i += k {
@@ -229,7 +237,7 @@ func loadavg() string {
 	return f[0]
 }
 
-func measureOnce(ctx context.Context, bin string, env []string, table, input string, n int, pub bool) (measure, error) {
+func measureOnce(ctx context.Context, bin string, env []string, table, input string, n int, pub bool, extra []string) (measure, error) {
 	m := measure{writers: n, publish: pub, load: loadavg()}
 	// The table exists and is published before the writers start.
 	seed := exec.CommandContext(ctx, bin, "commit", "--table", table, "--partition", "dt=2026-09-30", "--run-id", "seed", input)
@@ -255,6 +263,7 @@ func measureOnce(ctx context.Context, bin string, env []string, table, input str
 		if !pub {
 			args = append(args, "--publish=false")
 		}
+		args = append(args, extra...)
 		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = env
 		var stdout, stderr bytes.Buffer

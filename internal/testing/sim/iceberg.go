@@ -600,13 +600,17 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 		folded := "" // how the folding publisher (lakehouse fold.go) went, when it shows
 		switch {
 		case w.cfg.Plant == PlantPublisherSkipSeqCheck:
-			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: w.plantedSeq(a, s.part, s.res.Seq)}
+			// As a commit's own publish, and one that swapped just now
+			// (it slept since): it reads no pointer, so only the
+			// comparison with the version's base (which the claimed seq
+			// defeats) could keep its older generation out.
+			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: w.plantedSeq(a, s.part, s.res.Seq), SwappedAt: env.From(ctx).Now()}
 			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
 			pub = pswap.Publication{Published: err == nil, Version: r.Version, Err: err}
 		case facade:
 			pub = s.w.Publish(ctx, fopts)
 		default:
-			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: s.res.Seq, Manifest: s.res.Manifest}
+			c := lakehouse.Commit{Partition: s.part, Generation: s.res.Generation, Seq: s.res.Seq, Manifest: s.res.Manifest, SwappedAt: s.res.SwappedAt}
 			r, err := lakehouse.PublishCommit(ctx, w.st, c, opts)
 			pub = pswap.Publication{Published: err == nil && !r.Pending, Pending: r.Pending, MetadataLocation: r.MetadataLocation, Version: r.Version, Rebases: r.Rebases, Err: err}
 			folded = foldNote(r)

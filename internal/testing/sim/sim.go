@@ -41,7 +41,10 @@ const (
 	// PlantPublisherSkipSeqCheck makes the publishers that follow commits
 	// claim a sequence number above the one the latest metadata has for
 	// the partition: the check that keeps a slow publisher from bringing
-	// back older data always passes.
+	// back older data always passes. They claim to have swapped just
+	// now (lakehouse.Commit.SwappedAt), so they read no pointer: the
+	// comparison with the version's base is the one left, and it is
+	// defeated.
 	PlantPublisherSkipSeqCheck
 	// PlantPublisherProbesFromV1 makes the publishers' listings of the
 	// metadata versions (a publish without a hint, or with one naming a
