@@ -67,11 +67,15 @@ import (
 // expire (leaseLength after its last write): the markers stay, and the
 // next publisher that takes the lease's path takes the expired lease and
 // folds them, or `pswap publish` (Publish) reflects them and deletes their
-// markers (an optimistic publisher alone publishes its own commit and
-// leaves them). A commit is thus in the view within about the lease's
-// length while its holder lives (the holder's next version), else at the
-// next publish in contention or reconcile; `pswap status` shows the view
-// behind its pointer meanwhile.
+// markers. An optimistic publisher alone takes the path once after a
+// burst (afterBurst: the version it starts from names a holder, older than
+// the lease), so a holder killed mid-burst has its markers folded by the
+// next commit after its lease expired; one killed before its first
+// version that folds others leaves no such sign. A commit is thus in the
+// view within about the lease's length while its holder lives (the
+// holder's next version), else at the next commit after the expiry, or
+// the next publish in contention or reconcile; `pswap status` shows the
+// view behind its pointer meanwhile.
 //
 // A lone writer pays nothing for this (three requests with LeaseFirst:
 // the lease's PUT, its DELETE and the LIST after it). A pending commit
@@ -251,15 +255,37 @@ const leaseSummaryKey = "pswap.lease"
 // clocks), it costs requests, never correctness: a commit is still
 // pending only under a live lease, or published.
 func (p *publisher) inBurst(s *state) bool {
+	signal, recent := p.burstSignal(s)
+	return signal && recent
+}
+
+// afterBurst reports whether s's current snapshot was written for others
+// by a lease holder longer than the lease's length ago: the last version
+// of a burst that has ended, or whose holder was killed. A publish of a
+// commit that starts from it takes the lease's path (acquire, not known)
+// once, so that the markers a killed holder left are folded by the next
+// commit after its lease expired, not only by the next contended one or
+// `pswap publish`. It costs that one publish the lease's three requests;
+// its own version folds nothing unless markers were left, so it does not
+// name the lease, and the writers after it are optimistic again.
+func (p *publisher) afterBurst(s *state) bool {
+	signal, recent := p.burstSignal(s)
+	return signal && !recent
+}
+
+// burstSignal reports whether s's current snapshot names a lease holder
+// (leaseSummaryKey), and whether it was written less than the lease's
+// length ago (a skew of up to that length either way taken as now).
+func (p *publisher) burstSignal(s *state) (signal, recent bool) {
 	if s == nil || s.meta == nil {
-		return false
+		return false, false
 	}
 	cs := s.meta.currentSnapshot()
 	if cs == nil || cs.Summary[leaseSummaryKey] == "" {
-		return false
+		return false, false
 	}
 	age := p.env.Now().Sub(time.UnixMilli(cs.TimestampMs))
-	return age >= -leaseLength && age <= leaseLength
+	return true, age >= -leaseLength && age <= leaseLength
 }
 
 // acquire is a PublishCommit's step into the lease (see the top of this

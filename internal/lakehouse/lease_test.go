@@ -428,3 +428,93 @@ func TestLeaseBurstSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaseSweptAfterBurst: the markers a killed holder left are folded by
+// the next commit after its lease expired, even a lone one (which publishes
+// optimistically, never touching the lease), when the version it starts from
+// ends a burst (names a lease holder, older than the lease's length). The
+// sweep costs that one commit the lease's path; the commit after it is
+// optimistic again. Before, a lone writer left the markers for the next
+// contended publish or `pswap publish`.
+func TestLeaseSweptAfterBurst(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Now().UTC()
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	fctx := env.With(ctx, &env.Env{Clock: now})
+	mem := memstore.New(memstore.Options{Now: now})
+	for i := range 2 {
+		commit(t, mem, fmt.Sprintf("dt=2026-01-%02d", i+1), 3, "x", swap.Options{})
+	}
+	if _, err := lakehouse.Publish(fctx, mem, lakehouse.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	leftover := func(holder string, r swap.Result) {
+		t.Helper()
+		for k, v := range map[string]string{
+			layout.LeaseKey:                    `{"holder":"` + holder + `","version":1,"seconds":20}`,
+			layout.FoldKey(r.Partition, r.Seq): "",
+		} {
+			if _, err := mem.Put(ctx, k, []byte(v), store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	publish := func(st store.Store, r swap.Result) lakehouse.Result {
+		t.Helper()
+		res, err := lakehouse.PublishCommit(fctx, st, lakehouse.Commit{Partition: r.Partition, Generation: r.Generation, Seq: r.Seq}, lakehouse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	// A burst: a holder that lost a race takes over a killed holder's
+	// expired lease and folds the commit pending on it.
+	a := commit(t, mem, "dt=2026-03-01", 3, "a", swap.Options{})
+	leftover("killed", a)
+	advance(21 * time.Second)
+	b := commit(t, mem, "dt=2026-03-02", 4, "b", swap.Options{})
+	rival := commit(t, mem, "dt=2026-03-03", 5, "c", swap.Options{})
+	if r := publish(loseRace(t, mem, rival), b); r.Pending || r.FoldedOthers != 1 {
+		t.Fatalf("the burst's holder: %+v, want the pending commit folded", r)
+	}
+	if currentSummary(t, mem)["pswap.lease"] == "" {
+		t.Fatalf("the burst's last version names no holder: %v", currentSummary(t, mem))
+	}
+
+	// Its next holder is killed with a commit pending on it; the lease
+	// expires; a lone commit comes.
+	c := commit(t, mem, "dt=2026-03-04", 3, "d", swap.Options{})
+	leftover("killed again", c)
+	advance(21 * time.Second)
+	d := commit(t, mem, "dt=2026-03-05", 4, "e", swap.Options{})
+	if r := publish(mem, d); r.Pending || !r.Changed || r.FoldedOthers != 1 {
+		t.Fatalf("the lone commit after the burst: %+v, want the killed holder's pending commit swept", r)
+	}
+	holdsAll(t, mem, a, b, rival, c, d)
+	noMarkersNorLease(t, mem)
+
+	// The sweep's version folded a commit, so it names its holder: the next
+	// commit sweeps once more (nothing left), and its version, folding
+	// nothing, ends the signal: the commit after it never touches the lease.
+	advance(21 * time.Second)
+	e := commit(t, mem, "dt=2026-03-06", 3, "f", swap.Options{})
+	if r := publish(mem, e); r.Pending || !r.Changed || r.FoldedOthers != 0 {
+		t.Fatalf("the commit after the sweep: %+v", r)
+	}
+	if h := currentSummary(t, mem)["pswap.lease"]; h != "" {
+		t.Fatalf("a version that folded nothing names the holder %q", h)
+	}
+	f := commit(t, mem, "dt=2026-03-07", 4, "g", swap.Options{})
+	cs := storetest.NewCounting(mem)
+	if r := publish(cs, f); r.Pending || !r.Changed {
+		t.Fatalf("a lone commit after the signal ended: %+v", r)
+	}
+	if n := cs.Counts()["delete"]; n != 0 {
+		t.Fatalf("a lone commit after the signal ended took the lease (%d deletes): %v", n, cs.Counts())
+	}
+	holdsAll(t, mem, a, b, rival, c, d, e, f)
+	noMarkersNorLease(t, mem)
+	checkReaders(t, mem)
+}

@@ -299,6 +299,11 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			if err := enter(ctx, true); err != nil {
 				return nil, err
 			}
+		} else if leasing && p.afterBurst(s) {
+			// The first commit after a burst sweeps what it left.
+			if err := enter(ctx, false); err != nil {
+				return nil, err
+			}
 		}
 		l.renewDue(ctx, p)
 		if p.fold.reflected(ctx, p, s) {
