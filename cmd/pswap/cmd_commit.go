@@ -296,6 +296,9 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 	if c.appendRun && p.wopts.Commit.RunID == "" {
 		return usagef("--append needs a run id (--run-id, $%s or Airflow's): it is what makes a re-run a no-op", envRunID)
 	}
+	if !c.dryRun {
+		defer prescanFirst(ctx, p).Stop()
+	}
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		if c.dryRun {
 			return c.runDry(ctx, part, p)
