@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -208,6 +209,9 @@ type commitCmd struct {
 	// The orchestrator's identity of the attempt, for the audit
 	// (pswap.Identity; defaults from Airflow's or Dagster's environment).
 	job, task, logicalDate string
+	// prescan is the check of the first Parquet input started before
+	// Begin (prescanFirst), nil if none.
+	prescan *pqscan.Prescan
 }
 
 func newCommitCmd(a *app) *cobra.Command {
@@ -297,7 +301,8 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 		return usagef("--append needs a run id (--run-id, $%s or Airflow's): it is what makes a re-run a no-op", envRunID)
 	}
 	if !c.dryRun {
-		defer prescanFirst(ctx, p).Stop()
+		c.prescan = prescanFirst(ctx, p)
+		defer c.prescan.Stop()
 	}
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		if c.dryRun {
@@ -434,6 +439,7 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 	}
 	*gen = w.Generation()
 	if w.AlreadyCommitted() {
+		c.prescan.Stop() // nothing to upload: no check either
 		// Our run id already committed here: nothing to upload, and the
 		// commit is the SameRun no-op describing the current generation.
 		res, err := w.Commit(ctx)

@@ -16,7 +16,7 @@ import (
 // TestCommitPrescansFirstParquet: `pswap commit` of Parquet files checks
 // the first one ahead of its Begin (pqscan.StartPrescan), and the stager
 // takes that check when it adds the file; --check footer and --dry-run
-// start none.
+// start none, and a run that already committed stops it unused.
 func TestCommitPrescansFirstParquet(t *testing.T) {
 	dir := t.TempDir()
 	type row struct {
@@ -53,6 +53,8 @@ func TestCommitPrescansFirstParquet(t *testing.T) {
 		{nil, 1},
 		{[]string{"--check", "footer"}, 0},
 		{[]string{"--dry-run"}, 0},
+		{[]string{"--run-id", "r1"}, 1},
+		{[]string{"--run-id", "r1"}, 0}, // the same run again: nothing to upload or check
 	} {
 		before := pqscan.PrescansTaken()
 		commit("dt=2026-11-29", c.extra...)
