@@ -12,7 +12,7 @@ import (
 )
 
 // TestPrescan: a full check started before the file is added
-// (pqscan.StartPrescan, as `pswap commit` does for its first Parquet input)
+// (StartPrescan, as `pswap commit` does for its first Parquet input)
 // stands for the stager's scan only when the stager opens the very file
 // scanned, unchanged, and computes the same checksum: the content is then
 // what a scan of its own gives. A file rewritten in place (another
@@ -68,9 +68,9 @@ func TestPrescan(t *testing.T) {
 	// Used: the same content as without it.
 	a := write("a.parquet", bytesA, t0)
 	taken := pqscan.PrescansTaken()
-	p := pqscan.StartPrescan(ctx, a)
+	sp := StartPrescan(ctx, a)
 	got := mustAdd(t, Options{}, a)
-	p.Stop()
+	sp.Stop()
 	if n := pqscan.PrescansTaken() - taken; n != 1 {
 		t.Errorf("prescans taken: %d, want 1", n)
 	}
@@ -146,4 +146,14 @@ func TestPrescan(t *testing.T) {
 	if !found {
 		t.Error("no damage that the full check refuses")
 	}
+}
+
+// TestPrescanNil: StartPrescan of a file that cannot be opened starts
+// nothing, and Stop of nil does nothing.
+func TestPrescanNil(t *testing.T) {
+	p := StartPrescan(context.Background(), filepath.Join(t.TempDir(), "missing.parquet"))
+	if p != nil {
+		t.Errorf("StartPrescan of a missing file: %v, want nil", p)
+	}
+	p.Stop()
 }

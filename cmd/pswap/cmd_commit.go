@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/internal/pqscan"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/swap"
@@ -211,7 +210,7 @@ type commitCmd struct {
 	job, task, logicalDate string
 	// prescan is the check of the first Parquet input started before
 	// Begin (prescanFirst), nil if none.
-	prescan *pqscan.Prescan
+	prescan *staging.Prescan
 }
 
 func newCommitCmd(a *app) *cobra.Command {
