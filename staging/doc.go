@@ -10,9 +10,7 @@
 //   - Arrow record batches, through Arrow's Parquet writer (pqarrow):
 //     [Stager.WriteRecord].
 //   - Existing local Parquet files, copied byte for byte after their footer
-//     and every page were read and checked: [Stager.AddParquetFile]. The
-//     check of a file may start before the Stager exists
-//     ([StartPrescan]), so that it overlaps what precedes the add.
+//     and every page were read and checked: [Stager.AddParquetFile].
 //   - CSV and JSON Lines, converted to Arrow records (schema given or
 //     inferred): [Stager.AddCSV], [Stager.AddJSONL].
 //

@@ -78,12 +78,6 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		return fmt.Errorf("%w: %s is not a regular file", ErrBadInput, path)
 	}
 	size := before.Size()
-	// A full check of this very file started before it was added
-	// (pqscan.StartPrescan) stands for the scan below; any other prescan
-	// of the path is stopped.
-	footerOnly := s.opts.Check == CheckFooter
-	ps := pqscan.TakePrescan(path, before, s.opts.LegacyChecksum || footerOnly)
-	defer ps.Stop()
 
 	// The footer, before anything goes out.
 	pr, err := pqscan.Open(f, size)
@@ -129,19 +123,13 @@ func (s *Stager) addParquetFile(ctx context.Context, path string) error {
 		err  error
 	}
 	done := make(chan scanned, 1)
+	footerOnly := s.opts.Check == CheckFooter
 	go func() {
 		var r scanned
-		switch {
-		case footerOnly:
+		if footerOnly {
 			r.rows = ft.Rows
 			_, r.err = pqscan.VerifyPageChecksumsOf(f, size, pr.MetaData())
-		case ps != nil:
-			r.rows, r.sum, r.err = ps.Wait(sctx)
-			if r.err != nil && sctx.Err() == nil && (errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded)) {
-				// The prescan was stopped, not this add: scan here.
-				r.rows, r.sum, r.err = pqscan.ScanPages(sctx, f, size, pr, canon, s.opts.LegacyChecksum)
-			}
-		default:
+		} else {
 			r.rows, r.sum, r.err = pqscan.ScanPages(sctx, f, size, pr, canon, s.opts.LegacyChecksum)
 		}
 		if r.err != nil {

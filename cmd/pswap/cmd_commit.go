@@ -208,9 +208,6 @@ type commitCmd struct {
 	// The orchestrator's identity of the attempt, for the audit
 	// (pswap.Identity; defaults from Airflow's or Dagster's environment).
 	job, task, logicalDate string
-	// prescan is the check of the first Parquet input started before
-	// Begin (prescanFirst), nil if none.
-	prescan *staging.Prescan
 }
 
 func newCommitCmd(a *app) *cobra.Command {
@@ -298,10 +295,6 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 	p.wopts.Commit.AllowEmpty = p.allowEmpty
 	if c.appendRun && p.wopts.Commit.RunID == "" {
 		return usagef("--append needs a run id (--run-id, $%s or Airflow's): it is what makes a re-run a no-op", envRunID)
-	}
-	if !c.dryRun {
-		c.prescan = prescanFirst(ctx, p)
-		defer c.prescan.Stop()
 	}
 	return c.withWriteTable(ctx, c.mustExist, p.key, func(t *pswap.Table, part *pswap.Partition) error {
 		if c.dryRun {
@@ -438,7 +431,6 @@ func (c *commitCmd) write(ctx context.Context, part *pswap.Partition, p prepared
 	}
 	*gen = w.Generation()
 	if w.AlreadyCommitted() {
-		c.prescan.Stop() // nothing to upload: no check either
 		// Our run id already committed here: nothing to upload, and the
 		// commit is the SameRun no-op describing the current generation.
 		res, err := w.Commit(ctx)

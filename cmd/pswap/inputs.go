@@ -13,7 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pswap/pswap"
-	"github.com/pswap/pswap/staging"
 )
 
 // stdinArg names standard input among the input paths.
@@ -345,23 +344,4 @@ func looksLikeText(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// prescanFirst starts the full check of the first local Parquet input
-// (staging.StartPrescan) when the default check is on, so that its decoding
-// overlaps the commit's start (the table's and the pointer's reads) instead
-// of beginning only once the file is added; the stager takes the result
-// when it adds that same, unchanged file. The later inputs are checked as
-// they are added, beside their uploads. Stop the returned Prescan (nil:
-// none started) when the command ends.
-func prescanFirst(ctx context.Context, p prepared) *staging.Prescan {
-	if p.wopts.Staging.Check != staging.CheckFull {
-		return nil
-	}
-	for _, in := range p.inputs {
-		if in.format == pswap.FormatParquet && in.path != stdinArg {
-			return staging.StartPrescan(ctx, in.path)
-		}
-	}
-	return nil
 }

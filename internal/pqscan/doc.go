@@ -14,12 +14,6 @@
 // up, is decoded by Arrow's record reader (INT96 columns beside it in
 // microseconds, int96.go); both compute the same checksum.
 //
-// [StartPrescan] runs that whole check of a file before the stager adds it
-// (prescan.go): `pswap commit` starts it for its first Parquet input, so
-// that the decoding overlaps the command's start; the stager takes the
-// result ([TakePrescan]) only for the same file, unchanged, and the same
-// checksum algorithm.
-//
 // [RegisterCodecs] adds to arrow-go's process-wide codec registry what it
 // lacks for other writers' files (codecs.go). The definitions of the
 // checksums are in package staging's documentation; their primitives are

@@ -24,13 +24,6 @@ import (
 // order). Each worker decodes with its own reader and recovers from a
 // decoder's panic on malformed input.
 func ScanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, canon *Schema, legacy bool) (rows int64, sum checksum.Sums, err error) {
-	return scanPages(ctx, f, size, pr, canon, legacy, nil)
-}
-
-// scanPages is ScanPages. With more not nil it starts with one worker and
-// adds the others once more is closed (a prescan: one core decodes while
-// the command starts, all of them once the file is added).
-func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, canon *Schema, legacy bool, more <-chan struct{}) (rows int64, sum checksum.Sums, err error) {
 	if _, err := VerifyPageChecksumsOf(f, size, pr.MetaData()); err != nil {
 		return 0, sum, err
 	}
@@ -66,50 +59,23 @@ func scanPages(ctx context.Context, f io.ReaderAt, size int64, pr *file.Reader, 
 		mu   sync.Mutex
 		errs []error
 	)
-	worker := func(exited chan<- struct{}) {
-		defer wg.Done()
-		if exited != nil {
-			defer close(exited)
-		}
-		var local checksum.Sums
-		var n int64
-		err := scanRowGroups(ctx, pr, fast, canon, legacy, next, &local, &n)
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			errs = append(errs, err)
-			cancel()
-			return
-		}
-		sum.Add(local)
-		rows += n
-	}
-	start := func(n int) {
-		for range n {
-			wg.Add(1)
-			go worker(nil)
-		}
-	}
-	if more == nil {
-		start(workers)
-	} else {
-		// One worker now, the rest once more is closed. The others are
-		// added (wg.Add) before wg.Wait below is reached: spawned closes
-		// only once they are, or once they are no longer wanted.
-		firstExited := make(chan struct{})
+	for range workers {
 		wg.Add(1)
-		go worker(firstExited)
-		spawned := make(chan struct{})
 		go func() {
-			defer close(spawned)
-			select {
-			case <-more:
-				start(workers - 1)
-			case <-firstExited: // every row group taken, or a failure
-			case <-ctx.Done():
+			defer wg.Done()
+			var local checksum.Sums
+			var n int64
+			err := scanRowGroups(ctx, pr, fast, canon, legacy, next, &local, &n)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				cancel()
+				return
 			}
+			sum.Add(local)
+			rows += n
 		}()
-		<-spawned
 	}
 	wg.Wait()
 	if len(errs) > 0 {
