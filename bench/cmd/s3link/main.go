@@ -59,17 +59,7 @@ func run(args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	fmt.Printf("http://%s\n", ln.Addr())
-	lim := &limiter{rate: *mbps * 1e6}
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(u)
-		r.Out.Host = r.In.Host // signed by the client
-	}}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &pacedBody{ReadCloser: r.Body, lim: lim}
-		}
-		rp.ServeHTTP(w, r)
-	})}
+	srv := &http.Server{Handler: newProxy(u, *mbps*1e6)}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -80,6 +70,22 @@ func run(args []string) error {
 		return err
 	}
 	return nil
+}
+
+// newProxy forwards every request to upstream, its body through one
+// limit of bytesPerSec shared by all requests.
+func newProxy(upstream *url.URL, bytesPerSec float64) http.Handler {
+	lim := &limiter{rate: bytesPerSec}
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(upstream)
+		r.Out.Host = r.In.Host // signed by the client
+	}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = &pacedBody{ReadCloser: r.Body, lim: lim}
+		}
+		rp.ServeHTTP(w, r)
+	})
 }
 
 // limiter paces bytes to a rate, across all the readers that share it.
