@@ -432,29 +432,67 @@ func (w *World) rollbackBody(rs ActorSpec, ps *pubSlot) func(context.Context, *a
 		if err != nil {
 			return err.Error()
 		}
-		hist, err := p.History(ctx, 0)
-		if err != nil {
-			return "history failed: " + errSummary(err)
-		}
-		var targets, collected []string
-		for _, e := range hist {
-			switch {
-			case e.Collected:
-				collected = append(collected, e.Generation)
-			case !e.Current:
-				targets = append(targets, e.Generation)
+		// pick chooses the target from the partition's history: a
+		// generation still there (live), the oldest of them 3 times in
+		// 4 (what GC collects next), or a collected one (the refusal is
+		// a path too); "" and why when there is none.
+		pick := func() (target string, live, oldest bool, hist []swap.Entry, why string) {
+			hist, err := p.History(ctx, 0)
+			if err != nil {
+				return "", false, false, nil, "history failed: " + errSummary(err)
 			}
+			var targets, collected []string
+			for _, e := range hist {
+				switch {
+				case e.Collected:
+					collected = append(collected, e.Generation)
+				case !e.Current:
+					targets = append(targets, e.Generation)
+				}
+			}
+			switch {
+			case len(targets) > 0 && a.rng.IntN(4) != 0:
+				return targets[len(targets)-1], true, true, hist, ""
+			case len(targets) > 0 && (len(collected) == 0 || a.rng.IntN(4) != 0):
+				return targets[a.rng.IntN(len(targets))], true, false, hist, ""
+			case len(collected) > 0:
+				return collected[0], false, false, hist, ""
+			}
+			return "", false, false, hist, "nothing to roll back to"
 		}
+		// A rollback with Looks that finds no generation still there to
+		// roll back to (or no history yet) looks again, up to Looks
+		// more times, 5 to 24 steps later. WithGC, it looks (and rolls
+		// back) each time a GC collection begins, and passes over an
+		// oldest generation GC may not collect yet: either GC's second
+		// listing of the manifests sees the rollback's, or the
+		// rollback's second read of its target finds it gone
+		// (gc/doc.go), so the race is worth running with a target that
+		// collection may delete.
 		var target string
-		switch {
-		case len(targets) > 0 && a.rng.IntN(4) != 0:
-			target = targets[len(targets)-1] // the oldest still there: what GC collects next
-		case len(targets) > 0 && (len(collected) == 0 || a.rng.IntN(4) != 0):
-			target = targets[a.rng.IntN(len(targets))]
-		case len(collected) > 0:
-			target = collected[0] // the refusal is a path too
-		default:
-			return "nothing to roll back to"
+		for look := 0; ; look++ {
+			if rs.WithGC {
+				if err := w.awaitGC(ctx, a); err != nil {
+					return "killed"
+				}
+			}
+			t, live, oldest, hist, why := pick()
+			last := look >= rs.Looks
+			if live && (!rs.WithGC || !oldest || w.collectable(hist, t)) || t != "" && last {
+				target = t
+				break
+			}
+			if last {
+				if t != "" {
+					why = "nothing GC may collect to race it for"
+				}
+				return why
+			}
+			if !rs.WithGC {
+				if err := w.pause(ctx, 5+a.rng.IntN(20)); err != nil {
+					return "killed"
+				}
+			}
 		}
 		res, err := p.Rollback(ctx, target, w.commitOptions(a, "", swap.Fail))
 		if err == nil {
@@ -532,6 +570,7 @@ func (w *World) gcBody(gs GCSpec) func(context.Context, *actor) string {
 			w.gcSeen[a] = map[string]object{}
 			w.gcKeys[a] = nil
 			w.gcBlind[a] = true
+			w.releaseWithGC()
 			w.mu.Unlock()
 			rep, err := gc.Collect(ctx, w.st, opts)
 			errs := rep.Totals.Errors
@@ -546,6 +585,56 @@ func (w *World) gcBody(gs GCSpec) func(context.Context, *actor) string {
 		}
 		return w.report(a, func() string { return fmt.Sprint(outs) })
 	}
+}
+
+// awaitGC pauses a rollback (ActorSpec.WithGC) until the next GC
+// collection begins (releaseWithGC), or 100 steps; at once when no GC
+// actor is left to collect.
+func (w *World) awaitGC(ctx context.Context, a *actor) error {
+	w.mu.Lock()
+	gcs := false
+	for _, b := range w.actors {
+		gcs = gcs || b.kind == "gc" && b.state != done
+	}
+	a.gcWait = gcs
+	w.mu.Unlock()
+	if !gcs {
+		return nil
+	}
+	err := w.pause(ctx, 100)
+	w.mu.Lock()
+	a.gcWait = false
+	w.mu.Unlock()
+	return err
+}
+
+// releaseWithGC lets the first rollback waiting in awaitGC go on: a
+// collection begins now (one rollback per collection). The lock is held.
+func (w *World) releaseWithGC() {
+	for _, b := range w.actors {
+		if b.gcWait && b.state == pending && b.req != nil && b.req.op == "pause" {
+			b.req.until, b.gcWait = w.step, false
+			return
+		}
+	}
+}
+
+// collectable reports whether GC may collect gen now, as far as the
+// history tells: its successor became current more than GC's MinAge
+// (and the two seconds GC allows the clock) ago. (Iceberg snapshots that
+// name its files may keep them longer.)
+func (w *World) collectable(hist []swap.Entry, gen string) bool {
+	age := w.cfg.GC.MinAge
+	w.mu.Lock()
+	now := w.clock
+	w.mu.Unlock()
+	for i, e := range hist {
+		if e.Generation == gen && i > 0 {
+			at := hist[i-1].CommittedAt
+			return at.IsZero() || now.Sub(at) > age+2*time.Second
+		}
+	}
+	return true
 }
 
 func (w *World) setBlind(a *actor) {

@@ -198,7 +198,11 @@
 // reconcilers, 0-2 Iceberg readers, and the expiry's metadata min-age); a
 // third of
 // the seeds focus on one race (rollbacks to what GC is collecting, slow
-// tasks while GC collects orphans). FoldScenario (TestFoldSeeds) runs
+// tasks while GC collects orphans). In the first, each rollback looks
+// for its target as a collection begins, up to nine times, and takes
+// the oldest generation once GC may collect it (ActorSpec.WithGC):
+// its rollback then races that collection's second listing of the
+// manifests. FoldScenario (TestFoldSeeds) runs
 // bursts of publishers of distinct partitions, the folding publisher of
 // lakehouse's fold.go, with GC, readers, faults and kills. A failing
 // run's Format prints its trace: every request with its actor, fault and

@@ -56,13 +56,13 @@ var planted = []struct {
 	plant Plant
 	seeds []uint64
 }{
-	{PlantRollbackSkipReread, []uint64{505, 465, 46, 692, 1089, 1473, 401, 86, 52}},
-	{PlantGCSkipRelist, []uint64{891, 898, 970, 1223, 571, 188, 800, 1024, 1238, 546, 95}},
-	{PlantWriterSkipGrace, []uint64{28, 141, 4, 56, 290}},
-	{PlantGCIgnoresIceberg, []uint64{233, 67, 41, 38, 71, 84, 109}},
-	{PlantPublisherSkipSeqCheck, []uint64{177, 91, 14, 95, 97}},
-	{PlantPublisherProbesFromV1, []uint64{341, 117, 13, 23, 127, 242}},
-	{PlantReconcileKeepsMissingManifest, []uint64{12, 13, 21}},
+	{PlantRollbackSkipReread, []uint64{3, 113, 119, 505, 465, 46, 692, 1089, 1473, 401, 86, 52}},
+	{PlantGCSkipRelist, []uint64{1, 132, 256, 275, 327, 365, 571, 628, 770, 788, 891, 898, 970, 1223}},
+	{PlantWriterSkipGrace, []uint64{28, 190, 233, 141, 4, 56, 290}},
+	{PlantGCIgnoresIceberg, []uint64{71, 84, 99, 233, 67, 41, 38, 109}},
+	{PlantPublisherSkipSeqCheck, []uint64{67, 91, 176, 177, 14, 95, 97}},
+	{PlantPublisherProbesFromV1, []uint64{344, 341, 117, 13, 23, 127, 242}},
+	{PlantReconcileKeepsMissingManifest, []uint64{12, 21, 53, 13}},
 }
 
 const searchPlanted = 600

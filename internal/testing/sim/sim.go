@@ -216,6 +216,18 @@ type ActorSpec struct {
 	Partition string
 	Start     int // first step at which it may start
 	After     int // 1-based index of the writer it retries (starts once that one is done); 0: none
+	// Looks (rollbacks only) is how many more times a rollback that
+	// finds no generation still there to roll back to (or no history
+	// yet) looks again, 5 to 24 steps later; 0: it gives up at once.
+	Looks int
+	// WithGC (rollbacks only): from Start, it looks (and rolls back)
+	// only as a GC collection begins (one rollback per collection; at
+	// most 100 steps' wait, none once every GC actor is done), and with
+	// Looks left it passes over an oldest generation that GC may not
+	// collect yet: its rollback then races the collection that may
+	// delete its target (GC's second listing of the manifests against
+	// the rollback's second read of its target, gc/doc.go).
+	WithGC bool
 }
 
 // GCSpec is one garbage collector: Rounds collections, Pause steps apart.
@@ -345,7 +357,10 @@ func Scenario(seed uint64) Config {
 		}
 		c.Rollbacks = nil
 		for range 3 + f.IntN(4) {
-			c.Rollbacks = append(c.Rollbacks, ActorSpec{Partition: c.Partitions[0], Start: 30 + f.IntN(250)})
+			// Each looks for a target and rolls back when a collection
+			// begins, up to 9 times: the race of GC's second listing
+			// of the manifests (gc-skips-manifest-relist).
+			c.Rollbacks = append(c.Rollbacks, ActorSpec{Partition: c.Partitions[0], Start: 30 + f.IntN(250), Looks: 8, WithGC: true})
 		}
 		c.GCs = []GCSpec{{Start: f.IntN(40), Rounds: 6 + f.IntN(8), Pause: 10 + f.IntN(30)},
 			{Start: 40 + f.IntN(40), Rounds: 6 + f.IntN(8), Pause: 10 + f.IntN(30)}}

@@ -39,6 +39,9 @@ type actor struct {
 	kind  string // writer, rollback, gc, reader
 	start int    // first step at which it may start
 	after *actor // starts only once this one is done (a retry after a kill)
+	// gcWait: a rollback waiting for the next GC collection to begin
+	// (ActorSpec.WithGC, World.releaseWithGC).
+	gcWait bool
 	// killable: the scheduler may kill it between two requests.
 	killable bool
 	// window: its metadata requests expire CommitWindow after its latest
