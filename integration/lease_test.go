@@ -431,8 +431,14 @@ func leaseKilledHolder(t *testing.T, expiry bool) {
 		cmd.Env = append(cmd.Env, "AWS_ENDPOINT_URL="+os.Getenv("AWS_ENDPOINT_URL"))
 		return cmd
 	}
+	// --lease-first: alone, a commit publishes optimistically and never
+	// takes the lease; this test stalls a holder of the lease with writers
+	// pending behind it, as an orchestrator's fan-out that passes it does.
+	// (Without it, the holder of a burst that never wrote a version that
+	// carried another commit leaves no sign for a lone commit after the
+	// expiry: README, "The bound".)
 	commitArgs := func(part string, n int, note string) []string {
-		return []string{"commit", "--table", e.url, "--partition", part, "--run-id", note, "--json",
+		return []string{"commit", "--table", e.url, "--partition", part, "--run-id", note, "--json", "--lease-first",
 			writeCSVInput(t, dir, note+".csv", n, note)}
 	}
 	commitDirect := func(part string, n int, note string) (leaseCommitDoc, cliResult) {
