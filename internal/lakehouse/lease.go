@@ -98,6 +98,12 @@ type leaseBody struct {
 	Version int `json:"version"`
 	// Seconds is the lease's length.
 	Seconds int `json:"seconds"`
+	// Partition and Seq are the holder's own commit (empty, 0: none
+	// named, a lease of an older pswap). The holder announces no marker
+	// for it, so a publisher that takes over the lease after the holder
+	// was killed announces it in the holder's stead (announceHolder).
+	Partition string `json:"partition,omitempty"`
+	Seq       int64  `json:"seq,omitempty"`
 }
 
 // parseLease reads a lease object's content: a lease that does not parse
@@ -120,13 +126,15 @@ type lease struct {
 	wrote   time.Time // when (local clock) this holder last wrote it
 	version int       // the latest version this holder wrote or found
 	length  time.Duration
+	part    string // the holder's own commit (leaseBody.Partition, Seq)
+	seq     int64
 }
 
 // body is the lease's content as this holder writes it now.
 func (l *lease) body() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	data, _ := json.Marshal(leaseBody{Holder: l.holder, Version: l.version, Seconds: int(l.length / time.Second)})
+	data, _ := json.Marshal(leaseBody{Holder: l.holder, Version: l.version, Seconds: int(l.length / time.Second), Partition: l.part, Seq: l.seq})
 	return data
 }
 
@@ -326,12 +334,35 @@ func (p *publisher) acquire(ctx context.Context, l *lease, known bool) (leaseOut
 	case err != nil:
 		return leaseInLine, leaseBody{}
 	case ok:
+		if ifMatch != "" {
+			p.announceHolder(ctx, b)
+		}
 		return leaseHeld, leaseBody{}
 	}
 	// Another publisher wrote the lease after our marker: it lists after
 	// its release, so it folds this commit. Read who, for the result.
 	b, _, _, _ = p.readLease(ctx)
 	return leasePending, b
+}
+
+// announceHolder writes the fold marker of the commit an expired lease
+// names as its holder's own (a killed holder's: it announced none, since
+// it held the lease), so that the publisher that took the lease over folds
+// it with the commits that were pending on that holder, instead of leaving
+// it out of the view until the next reconcile or its partition's next
+// commit. It costs the take-over one PUT; a marker of a commit already in
+// the view is passed over and deleted as any other. A name that is not a
+// partition key (a damaged lease) is ignored: the reconcile still
+// reflects that commit.
+func (p *publisher) announceHolder(ctx context.Context, b leaseBody) {
+	if b.Partition == "" || b.Seq <= 0 || (p.fold != nil && b.Partition == p.fold.part) {
+		return
+	}
+	key := layout.FoldKey(b.Partition, b.Seq)
+	if part, seq, ok := layout.ParseFoldKey(key); !ok || part != b.Partition || seq != b.Seq {
+		return
+	}
+	_, _ = p.st.Put(ctx, key, nil, store.PutOptions{})
 }
 
 // leadRounds is the holder's work after its own publish (r, err): release

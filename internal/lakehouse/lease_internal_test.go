@@ -117,7 +117,8 @@ func TestLeaseTakeOverRace(t *testing.T) {
 // FuzzParseLease: a lease parses only with a holder and a length of 1 s
 // to an hour; nothing panics.
 func FuzzParseLease(f *testing.F) {
-	for _, s := range []string{`{"holder":"a","version":3,"seconds":20}`, `{}`, `{"holder":"a","seconds":0}`, `not json`, `{"holder":"a","version":-1,"seconds":5}`} {
+	for _, s := range []string{`{"holder":"a","version":3,"seconds":20}`, `{}`, `{"holder":"a","seconds":0}`, `not json`, `{"holder":"a","version":-1,"seconds":5}`,
+		`{"holder":"a","version":3,"seconds":20,"partition":"dt=2026-12-01","seq":4}`, `{"holder":"a","seconds":20,"partition":"../x","seq":-1}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -518,3 +518,44 @@ func TestLeaseSweptAfterBurst(t *testing.T) {
 	noMarkersNorLease(t, mem)
 	checkReaders(t, mem)
 }
+
+// TestLeaseTakeOverFoldsHolderCommit: a holder announces no marker for its
+// own commit (it holds the lease), so a holder killed before its version
+// left that commit out of the view until a reconcile; the lease now names
+// it, and the publisher that takes the expired lease over folds it with the
+// commits that were pending on the holder.
+func TestLeaseTakeOverFoldsHolderCommit(t *testing.T) {
+	var mu sync.Mutex
+	clock := time.Now().UTC()
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	mem := memstore.New(memstore.Options{Now: now})
+	for i := range 2 {
+		commit(t, mem, fmt.Sprintf("dt=2026-01-%02d", i+1), 3, "x", swap.Options{})
+	}
+	if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	h := commit(t, mem, "dt=2026-03-01", 3, "h", swap.Options{}) // the killed holder's own
+	a := commit(t, mem, "dt=2026-03-02", 4, "a", swap.Options{}) // pending on it
+	body := fmt.Sprintf(`{"holder":"killed","version":1,"seconds":20,"partition":%q,"seq":%d}`, h.Partition, h.Seq)
+	for k, v := range map[string]string{layout.LeaseKey: body, layout.FoldKey(a.Partition, a.Seq): ""} {
+		if _, err := mem.Put(ctx, k, []byte(v), store.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	clock = clock.Add(21 * time.Second)
+	mu.Unlock()
+	b := commit(t, mem, "dt=2026-03-03", 5, "b", swap.Options{})
+	rival := commit(t, mem, "dt=2026-03-04", 6, "c", swap.Options{})
+	r, err := lakehouse.PublishCommit(ctx, loseRace(t, mem, rival), lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pending || r.FoldedOthers != 2 {
+		t.Fatalf("the take-over: %+v, want the pending commit and the killed holder's own folded", r)
+	}
+	holdsAll(t, mem, h, a, b, rival)
+	noMarkersNorLease(t, mem)
+	checkReaders(t, mem)
+}

@@ -258,7 +258,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	p.optimistic = leasing
 	enter := func(ctx context.Context, known bool) error {
 		leasing, p.optimistic = false, false
-		cand := &lease{holder: p.newUUID().String(), length: leaseLength}
+		cand := &lease{holder: p.newUUID().String(), length: leaseLength, part: c.Partition, seq: c.Seq}
 		switch out, b := p.acquire(ctx, cand, known); out {
 		case leasePending:
 			holder = b
