@@ -2,6 +2,7 @@ package engines
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -257,11 +259,31 @@ func runSnippet(t *testing.T, dir, code string, env ...string) string {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
+	if err != nil && !abortedAtExit(err, stderr.String(), out) {
 		t.Fatalf("%v\n%s", err, tail(stderr.String(), 3000))
+	}
+	if err != nil {
+		t.Logf("the snippet printed its answer, then aborted at exit (delta-rs's runtime at interpreter shutdown, delta-io/delta-rs#2184): %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1]
+}
+
+// abortedAtExit reports a snippet process that printed its answer and was
+// then aborted by the C++ runtime at interpreter shutdown ("terminate
+// called without an active exception", SIGABRT): delta-rs's Python
+// binding, reading over S3, does so about one run in seven on this machine,
+// on main as well (delta-io/delta-rs#2184, pola-rs/polars#24169). The
+// answer is still checked; any other failure, or an abort before any
+// output, fails the test.
+func abortedAtExit(err error, stderr string, out []byte) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || strings.TrimSpace(string(out)) == "" {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGABRT &&
+		strings.HasSuffix(strings.TrimSpace(stderr), "terminate called without an active exception")
 }
 
 // readmeBlock returns the code block after the README's only
@@ -319,5 +341,30 @@ func TestReadmeCreateBucket(t *testing.T) {
 				t.Errorf("pswap ls of a table in the new bucket: %s", out)
 			}
 		})
+	}
+}
+
+// TestAbortedAtExit: only a process that printed something and was then
+// aborted with the C++ runtime's message counts as aborted at exit.
+func TestAbortedAtExit(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		want   bool
+	}{
+		{`echo 5; echo "terminate called without an active exception" >&2; kill -ABRT $$`, true},
+		{`echo "terminate called without an active exception" >&2; kill -ABRT $$`, false},  // no answer
+		{`echo 5; echo "Traceback" >&2; kill -ABRT $$`, false},                             // another abort
+		{`echo 5; echo "terminate called without an active exception" >&2; exit 1`, false}, // no signal
+	} {
+		cmd := exec.Command("sh", "-c", tc.script)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err == nil {
+			t.Fatalf("%q: no error", tc.script)
+		}
+		if got := abortedAtExit(err, stderr.String(), out); got != tc.want {
+			t.Errorf("%q: abortedAtExit = %v, want %v", tc.script, got, tc.want)
+		}
 	}
 }
