@@ -559,3 +559,43 @@ func TestLeaseTakeOverFoldsHolderCommit(t *testing.T) {
 	noMarkersNorLease(t, mem)
 	checkReaders(t, mem)
 }
+
+// TestLeaseFirstPrefetch: a LeaseFirst publish whose prefetch found the
+// lease live reads nothing else and goes straight to its marker: pending
+// after the prefetch's GET of the lease, the marker and the lease's GET (3
+// requests, as before the lease became optimistic). Without the lease's
+// read in the prefetch it read the hint, the version and its list, then
+// tried to create the lease: 6. With the lease free, it holds it and
+// publishes.
+func TestLeaseFirstPrefetch(t *testing.T) {
+	for _, live := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lease live %v", live), func(t *testing.T) {
+			mem := publishedTable(t, 2)
+			if live {
+				if _, err := mem.Put(ctx, layout.LeaseKey, []byte(`{"holder":"other","version":1,"seconds":20}`), store.PutOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d := commit(t, mem, "dt=2026-03-01", 3, "d", swap.Options{})
+			cs := storetest.NewCounting(mem)
+			opts := lakehouse.Options{LeaseFirst: true}
+			opts.Prefetch = lakehouse.StartPrefetch(env.With(ctx, &env.Env{Order: env.InOrder}), cs, opts, d.Partition)
+			r, err := lakehouse.PublishCommit(ctx, cs, lakehouse.Commit{Partition: d.Partition, Generation: d.Generation, Seq: d.Seq, SwappedAt: d.SwappedAt}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v: %d requests %v", r, cs.Total(), cs.Counts())
+			if live {
+				if !r.Pending || r.LeaseHolder != "other" || !maps.Equal(cs.Counts(), map[string]int{"get": 2, "put": 1}) {
+					t.Fatalf("under a live lease: %+v, requests %v, want pending after the lease's GET, the marker and the lease's GET", r, cs.Counts())
+				}
+				return
+			}
+			if r.Pending || !r.Changed {
+				t.Fatalf("with the lease free: %+v, want it held and the commit published", r)
+			}
+			holdsAll(t, mem, d)
+			noMarkersNorLease(t, mem)
+		})
+	}
+}

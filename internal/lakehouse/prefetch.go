@@ -44,11 +44,15 @@ type Prefetch struct {
 	// lease holder wrote it for others, lately): a publish then most
 	// likely returns pending (lease.go), so the prefetch read no manifest
 	// list, and the publish goes straight to its marker.
-	burst  bool
-	s      *state
-	hinted int
-	err    error
-	parts  []string // the partitions whose groups it reads
+	burst bool
+	// leaseLive: with Options.LeaseFirst, the lease was live when the
+	// prefetch began: it read nothing else (a publish then most likely
+	// returns pending), and the publish goes straight to its marker.
+	leaseLive bool
+	s         *state
+	hinted    int
+	err       error
+	parts     []string // the partitions whose groups it reads
 	// groupsDone is closed once the group manifests are read (after
 	// done): groups is set then.
 	groupsDone chan struct{}
@@ -75,6 +79,15 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 		defer close(f.groupsDone)
 		defer cancel()
 		p := newLoader(ctx, st, o)
+		if o.LeaseFirst && !o.WaitForView {
+			// One GET first: under a live lease holder, the reads below
+			// would be wasted on a publish that returns pending.
+			if _, _, live, err := p.readLease(ctx); err == nil && live {
+				f.leaseLive = true
+				close(f.done)
+				return
+			}
+		}
 		// Under the lease (not WaitForView), a version that shows a burst
 		// in progress ends the reads: its manifest list would be wasted
 		// on a publish that returns pending.
@@ -203,6 +216,22 @@ func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 	}
 	_ = g.Wait()
 	f.groups = p.groups
+}
+
+// sawLiveLease reports whether the prefetch, with Options.LeaseFirst,
+// found the lease live, less than the lease's length ago (it waits for
+// the prefetch's reads).
+func (f *Prefetch) sawLiveLease(ctx context.Context, p *publisher) bool {
+	if f == nil || f.tableURI != p.tableURI {
+		return false
+	}
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return false
+	}
+	age := f.Age()
+	return f.leaseLive && !f.stopped.Load() && age >= 0 && age < leaseLength
 }
 
 // sawBurst reports whether the prefetch found a burst in progress (the

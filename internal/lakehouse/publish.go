@@ -285,7 +285,10 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		return enter(ctx, false)
 	}
 	if leasing && (opts.LeaseFirst || opts.Prefetch.sawBurst(ctx, p)) {
-		if err := enter(ctx, !opts.LeaseFirst); err != nil {
+		// Known held (no PUT of the lease first): a burst shown, or a
+		// LeaseFirst prefetch that found the lease live.
+		known := !opts.LeaseFirst || opts.Prefetch.sawLiveLease(ctx, p)
+		if err := enter(ctx, known); err != nil {
 			return pending()
 		}
 	}
