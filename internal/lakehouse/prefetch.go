@@ -219,25 +219,21 @@ func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 }
 
 // sawLiveLease reports whether the prefetch, with Options.LeaseFirst,
-// found the lease live, less than the lease's length ago (it waits for
-// the prefetch's reads).
+// found the lease live (seen).
 func (f *Prefetch) sawLiveLease(ctx context.Context, p *publisher) bool {
-	if f == nil || f.tableURI != p.tableURI {
-		return false
-	}
-	select {
-	case <-f.done:
-	case <-ctx.Done():
-		return false
-	}
-	age := f.Age()
-	return f.leaseLive && !f.stopped.Load() && age >= 0 && age < leaseLength
+	return f.seen(ctx, p, func() bool { return f.leaseLive })
 }
 
 // sawBurst reports whether the prefetch found a burst in progress (the
-// latest version written for others by a lease holder, inBurst), less
-// than the lease's length ago (it waits for the prefetch's reads).
+// latest version written for others by a lease holder, inBurst; seen).
 func (f *Prefetch) sawBurst(ctx context.Context, p *publisher) bool {
+	return f.seen(ctx, p, func() bool { return f.burst })
+}
+
+// seen reports whether what found says the prefetch found, for p's table,
+// is still news: the prefetch ran, was not stopped, and began less than
+// the lease's length ago. It waits for the prefetch's reads.
+func (f *Prefetch) seen(ctx context.Context, p *publisher, found func() bool) bool {
 	if f == nil || f.tableURI != p.tableURI {
 		return false
 	}
@@ -247,5 +243,5 @@ func (f *Prefetch) sawBurst(ctx context.Context, p *publisher) bool {
 		return false
 	}
 	age := f.Age()
-	return f.burst && !f.stopped.Load() && age >= 0 && age < leaseLength
+	return found() && !f.stopped.Load() && age >= 0 && age < leaseLength
 }
