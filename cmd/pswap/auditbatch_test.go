@@ -17,20 +17,7 @@ import (
 // error document on stderr says the same; audit --publish publishes every
 // row, then exits 1.
 func TestAuditNamesAnUnreadableBatchRecord(t *testing.T) {
-	dir := t.TempDir()
-	table := filepath.Join(dir, "sales")
-	src := filepath.Join(dir, "out")
-	for _, day := range []string{"dt=2026-11-01", "dt=2026-11-02"} {
-		if err := os.MkdirAll(filepath.Join(src, day), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(src, day, "part-0.csv"), []byte("id,amount\n1,1.5\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if code, out, errOut := invoke(t, nil, "", "commit", "--table", table, "--partitioned", src, "--run-id", "bf"); code != exitOK {
-		t.Fatalf("the backfill: exit %d %s %s", code, out, errOut)
-	}
+	table := backfillTwoDays(t, t.TempDir())
 	batches, err := filepath.Glob(filepath.Join(table, filepath.FromSlash(layout.BatchesPrefix), "*.json"))
 	if err != nil || len(batches) != 1 {
 		t.Fatalf("batch records %v, %v", batches, err)
@@ -79,20 +66,7 @@ func TestAuditNamesAnUnreadableBatchRecord(t *testing.T) {
 // names both and gives each its repair: the hint once told only the
 // pointer's.
 func TestAuditHintsEveryDamage(t *testing.T) {
-	dir := t.TempDir()
-	table := filepath.Join(dir, "sales")
-	src := filepath.Join(dir, "out")
-	for _, day := range []string{"dt=2026-11-01", "dt=2026-11-02"} {
-		if err := os.MkdirAll(filepath.Join(src, day), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(src, day, "part-0.csv"), []byte("id,amount\n1,1.5\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if code, out, errOut := invoke(t, nil, "", "commit", "--table", table, "--partitioned", src, "--run-id", "bf"); code != exitOK {
-		t.Fatalf("the backfill: exit %d %s %s", code, out, errOut)
-	}
+	table := backfillTwoDays(t, t.TempDir())
 	batches, err := filepath.Glob(filepath.Join(table, filepath.FromSlash(layout.BatchesPrefix), "*.json"))
 	if err != nil || len(batches) != 1 {
 		t.Fatalf("batch records %v, %v", batches, err)
@@ -118,4 +92,25 @@ func TestAuditHintsEveryDamage(t *testing.T) {
 			t.Errorf("the hint lacks %q: %s", want, doc.Error.Hint)
 		}
 	}
+}
+
+// backfillTwoDays commits two days of one row each, dt=2026-11-01 and
+// dt=2026-11-02, with one commit --partitioned run (run id "bf") into
+// DIR/sales, and returns the table's path.
+func backfillTwoDays(t *testing.T, dir string) string {
+	t.Helper()
+	table := filepath.Join(dir, "sales")
+	src := filepath.Join(dir, "out")
+	for _, day := range []string{"dt=2026-11-01", "dt=2026-11-02"} {
+		if err := os.MkdirAll(filepath.Join(src, day), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, day, "part-0.csv"), []byte("id,amount\n1,1.5\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := invoke(t, nil, "", "commit", "--table", table, "--partitioned", src, "--run-id", "bf"); code != exitOK {
+		t.Fatalf("the backfill: exit %d %s %s", code, out, errOut)
+	}
+	return table
 }

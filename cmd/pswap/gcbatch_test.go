@@ -17,20 +17,8 @@ import (
 // as it names every other key it would delete.
 func TestGCBatchRecords(t *testing.T) {
 	dir := t.TempDir()
-	table := filepath.Join(dir, "sales")
-	src := filepath.Join(dir, "out")
+	table := backfillTwoDays(t, dir)
 	days := []string{"dt=2026-11-01", "dt=2026-11-02"}
-	for _, day := range days {
-		if err := os.MkdirAll(filepath.Join(src, day), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(src, day, "part-0.csv"), []byte("id,amount\n1,1.5\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if code, out, errOut := invoke(t, nil, "", "commit", "--table", table, "--partitioned", src, "--run-id", "bf"); code != exitOK {
-		t.Fatalf("the backfill: exit %d %s %s", code, out, errOut)
-	}
 	// Each day replaced: the backfill's generations are retired.
 	csv := filepath.Join(dir, "b.csv")
 	if err := os.WriteFile(csv, []byte("id,amount\n2,2.5\n"), 0o644); err != nil {
