@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/bench/internal/link"
 )
 
 // commitFile compares committing an existing Parquet file (DuckDB's file
@@ -142,17 +141,7 @@ func newLinkProxy(tb testing.TB, upstream string, bytesPerSec float64) string {
 	if err != nil || u.Host == "" {
 		tb.Fatalf("the S3 endpoint %q: %v", upstream, err)
 	}
-	lim := &byteLimiter{rate: bytesPerSec}
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(u)
-		r.Out.Host = r.In.Host // signed by the client
-	}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &throttledBody{ReadCloser: r.Body, lim: lim}
-		}
-		rp.ServeHTTP(w, r)
-	}))
+	srv := httptest.NewServer(link.Proxy(u, bytesPerSec))
 	tb.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -3,17 +3,16 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/pswap/pswap"
+	"github.com/pswap/pswap/bench/internal/link"
 	"github.com/pswap/pswap/internal/testing/duckcheck"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store/s3store"
@@ -124,7 +123,7 @@ func commitPathWith(r *reporter, t *pswap.Table, part, path string, wo pswap.Wri
 func (e *s3env) throttled(tb testing.TB, bytesPerSec float64) *s3env {
 	tb.Helper()
 	t := *e
-	lim := &byteLimiter{rate: bytesPerSec}
+	lim := link.NewLimiter(bytesPerSec)
 	t.opts.HTTPClient = throttledClient{inner: e.http, lim: lim}
 	raw, err := s3store.NewClient(context.Background(), t.opts)
 	if err != nil {
@@ -134,52 +133,15 @@ func (e *s3env) throttled(tb testing.TB, bytesPerSec float64) *s3env {
 	return &t
 }
 
-// byteLimiter paces bytes to a rate, across all the readers that share it.
-type byteLimiter struct {
-	rate float64 // bytes per second
-	mu   sync.Mutex
-	next time.Time // when the link is free again
-}
-
-// wait blocks until n more bytes fit the rate.
-func (l *byteLimiter) wait(n int) {
-	l.mu.Lock()
-	now := time.Now()
-	// Credit for up to 20 ms of idle link, so that a reader woken late
-	// (timer slack) catches up instead of losing the time.
-	if idle := now.Add(-20 * time.Millisecond); l.next.Before(idle) {
-		l.next = idle
-	}
-	l.next = l.next.Add(time.Duration(float64(n) / l.rate * float64(time.Second)))
-	until := l.next
-	l.mu.Unlock()
-	time.Sleep(time.Until(until))
-}
-
+// throttledClient sends request bodies through lim.
 type throttledClient struct {
 	inner aws.HTTPClient
-	lim   *byteLimiter
+	lim   *link.Limiter
 }
 
 func (c throttledClient) Do(r *http.Request) (*http.Response, error) {
 	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = &throttledBody{ReadCloser: r.Body, lim: c.lim}
+		r.Body = link.Body(r.Body, c.lim)
 	}
 	return c.inner.Do(r)
-}
-
-type throttledBody struct {
-	io.ReadCloser
-	lim *byteLimiter
-}
-
-func (b *throttledBody) Read(p []byte) (int, error) {
-	if len(p) > 64<<10 { // pace in small steps
-		p = p[:64<<10]
-	}
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.lim.wait(n)
-	}
-	return n, err
 }

@@ -18,16 +18,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
-	"time"
+
+	"github.com/pswap/pswap/bench/internal/link"
 )
 
 func main() {
@@ -59,7 +57,7 @@ func run(args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	fmt.Printf("http://%s\n", ln.Addr())
-	srv := &http.Server{Handler: newProxy(u, *mbps*1e6)}
+	srv := &http.Server{Handler: link.Proxy(u, *mbps*1e6)}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -70,59 +68,4 @@ func run(args []string) error {
 		return err
 	}
 	return nil
-}
-
-// newProxy forwards every request to upstream, its body through one
-// limit of bytesPerSec shared by all requests.
-func newProxy(upstream *url.URL, bytesPerSec float64) http.Handler {
-	lim := &limiter{rate: bytesPerSec}
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(upstream)
-		r.Out.Host = r.In.Host // signed by the client
-	}}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &pacedBody{ReadCloser: r.Body, lim: lim}
-		}
-		rp.ServeHTTP(w, r)
-	})
-}
-
-// limiter paces bytes to a rate, across all the readers that share it.
-type limiter struct {
-	rate float64 // bytes per second
-	mu   sync.Mutex
-	next time.Time // when the link is free again
-}
-
-// wait blocks until n more bytes fit the rate.
-func (l *limiter) wait(n int) {
-	l.mu.Lock()
-	now := time.Now()
-	// Credit for up to 20 ms of idle link, so that a reader woken late
-	// (timer slack) catches up instead of losing the time.
-	if idle := now.Add(-20 * time.Millisecond); l.next.Before(idle) {
-		l.next = idle
-	}
-	l.next = l.next.Add(time.Duration(float64(n) / l.rate * float64(time.Second)))
-	until := l.next
-	l.mu.Unlock()
-	time.Sleep(time.Until(until))
-}
-
-// pacedBody reads a request body through the limiter in small steps.
-type pacedBody struct {
-	io.ReadCloser
-	lim *limiter
-}
-
-func (b *pacedBody) Read(p []byte) (int, error) {
-	if len(p) > 64<<10 {
-		p = p[:64<<10]
-	}
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.lim.wait(n)
-	}
-	return n, err
 }

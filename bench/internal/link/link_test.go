@@ -1,4 +1,4 @@
-package main
+package link
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func TestProxyForwards(t *testing.T) {
 	}))
 	defer up.Close()
 	u, _ := url.Parse(up.URL)
-	px := httptest.NewServer(newProxy(u, 1e9))
+	px := httptest.NewServer(Proxy(u, 1e9))
 	defer px.Close()
 	body := bytes.Repeat([]byte("0123456789"), 20_000) // 200 kB: several paced reads
 	req, _ := http.NewRequest(http.MethodPut, px.URL+"/bucket/key", bytes.NewReader(body))
@@ -47,13 +47,13 @@ func TestProxyForwards(t *testing.T) {
 // shared between readers (in synctest's clock).
 func TestLimiterPaces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := &limiter{rate: 1e6} // 1 MB/s
+		l := NewLimiter(1e6) // 1 MB/s
 		start := time.Now()
 		done := make(chan struct{})
 		for range 2 {
 			go func() {
 				for range 10 {
-					l.wait(50_000)
+					l.Wait(50_000)
 				}
 				done <- struct{}{}
 			}()
