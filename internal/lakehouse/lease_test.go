@@ -228,16 +228,7 @@ func TestLeaseOfKilledHolder(t *testing.T) {
 		race, expired bool
 	}{{"lone", false, false}, {"race, lease live", true, false}, {"race, lease expired", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			var mu sync.Mutex
-			clock := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
-			now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-			mem := memstore.New(memstore.Options{Now: now})
-			for i := range 2 {
-				commit(t, mem, fmt.Sprintf("dt=2026-01-%02d", i+1), 3, "x", swap.Options{})
-			}
-			if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
-				t.Fatal(err)
-			}
+			mem, clk := clockedTable(t, time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC))
 			// The killed holder's lease, and the marker of a commit that
 			// was pending on it.
 			a := commit(t, mem, "dt=2026-03-01", 3, "a", swap.Options{})
@@ -249,13 +240,11 @@ func TestLeaseOfKilledHolder(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			mu.Lock()
 			if tc.expired {
-				clock = clock.Add(21 * time.Second)
+				clk.Add(21 * time.Second)
 			} else {
-				clock = clock.Add(5 * time.Second)
+				clk.Add(5 * time.Second)
 			}
-			mu.Unlock()
 			b := commit(t, mem, "dt=2026-03-02", 4, "b", swap.Options{})
 			rival := commit(t, mem, "dt=2026-03-03", 5, "c", swap.Options{})
 			var st store.Store = mem
@@ -437,18 +426,9 @@ func TestLeaseBurstSignal(t *testing.T) {
 // optimistic again. Before, a lone writer left the markers for the next
 // contended publish or `pswap publish`.
 func TestLeaseSweptAfterBurst(t *testing.T) {
-	var mu sync.Mutex
-	clock := time.Now().UTC()
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
-	fctx := env.With(ctx, &env.Env{Clock: now})
-	mem := memstore.New(memstore.Options{Now: now})
-	for i := range 2 {
-		commit(t, mem, fmt.Sprintf("dt=2026-01-%02d", i+1), 3, "x", swap.Options{})
-	}
-	if _, err := lakehouse.Publish(fctx, mem, lakehouse.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	mem, clk := clockedTable(t, time.Now().UTC())
+	advance := clk.Add
+	fctx := env.With(ctx, &env.Env{Clock: clk.Now})
 	leftover := func(holder string, r swap.Result) {
 		t.Helper()
 		for k, v := range map[string]string{
@@ -525,16 +505,7 @@ func TestLeaseSweptAfterBurst(t *testing.T) {
 // it, and the publisher that takes the expired lease over folds it with the
 // commits that were pending on the holder.
 func TestLeaseTakeOverFoldsHolderCommit(t *testing.T) {
-	var mu sync.Mutex
-	clock := time.Now().UTC()
-	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	mem := memstore.New(memstore.Options{Now: now})
-	for i := range 2 {
-		commit(t, mem, fmt.Sprintf("dt=2026-01-%02d", i+1), 3, "x", swap.Options{})
-	}
-	if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	mem, clk := clockedTable(t, time.Now().UTC())
 	h := commit(t, mem, "dt=2026-03-01", 3, "h", swap.Options{}) // the killed holder's own
 	a := commit(t, mem, "dt=2026-03-02", 4, "a", swap.Options{}) // pending on it
 	body := fmt.Sprintf(`{"holder":"killed","version":1,"seconds":20,"partition":%q,"seq":%d}`, h.Partition, h.Seq)
@@ -543,9 +514,7 @@ func TestLeaseTakeOverFoldsHolderCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mu.Lock()
-	clock = clock.Add(21 * time.Second)
-	mu.Unlock()
+	clk.Add(21 * time.Second)
 	b := commit(t, mem, "dt=2026-03-03", 5, "b", swap.Options{})
 	rival := commit(t, mem, "dt=2026-03-04", 6, "c", swap.Options{})
 	r, err := lakehouse.PublishCommit(ctx, loseRace(t, mem, rival), lakehouse.Commit{Partition: b.Partition, Generation: b.Generation, Seq: b.Seq}, lakehouse.Options{})
@@ -598,4 +567,20 @@ func TestLeaseFirstPrefetch(t *testing.T) {
 			noMarkersNorLease(t, mem)
 		})
 	}
+}
+
+// clockedTable returns a memory store on a testClock (determinism_test.go) starting at start,
+// holding a table of two partitions published (on the real clock), and
+// the clock.
+func clockedTable(t *testing.T, start time.Time) (*memstore.Store, *testClock) {
+	t.Helper()
+	clk := &testClock{t: start}
+	mem := memstore.New(memstore.Options{Now: clk.Now})
+	for i := range 2 {
+		commit(t, mem, fmt.Sprintf("dt=2026-01-%02d", i+1), 3, "x", swap.Options{})
+	}
+	if _, err := lakehouse.Publish(ctx, mem, lakehouse.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return mem, clk
 }
