@@ -124,31 +124,46 @@ func Load(ctx context.Context, st store.Store) (*State, error) {
 
 func load(ctx context.Context, st store.Store, pol retry.Policy) (*State, error) {
 	s := newState()
-	data, err := readAll(ctx, st, pol, lastCheckpointKey)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", lastCheckpointKey, err)
-	default:
-		lc, err := decodeLastCheckpoint(data)
-		if err == nil && lc.Parts == 0 {
-			cp, err := readAll(ctx, st, pol, CheckpointKey(lc.Version))
-			if err == nil {
-				if cs, derr := decodeCheckpoint(cp, lc.Version); derr == nil {
-					cs.Checkpoint = lc.Version
-					s = cs
-				}
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return nil, fmt.Errorf("read the checkpoint of version %d: %w", lc.Version, err)
-			}
-		}
-		// An unreadable _last_checkpoint or checkpoint (another writer's
-		// kind, or damage) costs a replay from version 0.
+	v, usable, err := readLastCheckpoint(ctx, st, pol)
+	if err != nil {
+		return nil, err
 	}
+	if usable && v >= 0 {
+		cp, err := readAll(ctx, st, pol, CheckpointKey(v))
+		if err == nil {
+			if cs, derr := decodeCheckpoint(cp, v); derr == nil {
+				cs.Checkpoint = v
+				s = cs
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("read the checkpoint of version %d: %w", v, err)
+		}
+	}
+	// An unreadable _last_checkpoint or checkpoint (another writer's kind,
+	// or damage) costs a replay from version 0.
 	if err := s.catchUp(ctx, st, pol); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// readLastCheckpoint reads _last_checkpoint: the version of the single-part
+// checkpoint it names, or -1 when there is none (usable both); usable is
+// false when it does not decode or names a multi-part checkpoint (another
+// writer's kind, or damage). An error is the read's.
+func readLastCheckpoint(ctx context.Context, st store.Store, pol retry.Policy) (v int64, usable bool, err error) {
+	data, err := readAll(ctx, st, pol, lastCheckpointKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return -1, true, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("read %s: %w", lastCheckpointKey, err)
+	}
+	lc, err := decodeLastCheckpoint(data)
+	if err != nil || lc.Parts != 0 {
+		return 0, false, nil
+	}
+	return lc.Version, true, nil
 }
 
 // catchUp applies the entries after s.Version, read at once.

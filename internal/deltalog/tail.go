@@ -65,19 +65,14 @@ func (t *logTail) version() int64 { return t.cp + int64(len(t.entries)) }
 // readTail reads _last_checkpoint, then the checkpoint's summary and the
 // entries after it at once.
 func (p *publisher) readTail(ctx context.Context) (*logTail, error) {
-	t := &logTail{cp: -1}
-	data, err := readAll(ctx, p.st, p.pol, lastCheckpointKey)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", lastCheckpointKey, err)
-	default:
-		lc, err := decodeLastCheckpoint(data)
-		if err != nil || lc.Parts != 0 {
-			return nil, errFallback
-		}
-		t.cp = lc.Version
+	cp, usable, err := readLastCheckpoint(ctx, p.st, p.pol)
+	if err != nil {
+		return nil, err
 	}
+	if !usable {
+		return nil, errFallback
+	}
+	t := &logTail{cp: cp}
 	var serr, eerr error
 	overlap.Do(ctx,
 		func() {
