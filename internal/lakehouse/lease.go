@@ -353,9 +353,12 @@ func (p *publisher) acquire(ctx context.Context, l *lease, known bool) (leaseOut
 // commit. It costs the take-over one PUT; a marker of a commit already in
 // the view is passed over and deleted as any other. A name that is not a
 // partition key (a damaged lease) is ignored: the reconcile still
-// reflects that commit.
+// reflects that commit. A holder's commit of the taker's own partition is
+// announced only when it is newer than the taker's (it replaced the
+// taker's generation): the taker's own version, written from its commit
+// without reading the pointer, would otherwise show the older one.
 func (p *publisher) announceHolder(ctx context.Context, b leaseBody) {
-	if b.Partition == "" || b.Seq <= 0 || (p.fold != nil && b.Partition == p.fold.part) {
+	if b.Partition == "" || b.Seq <= 0 || (p.fold != nil && b.Partition == p.fold.part && b.Seq <= p.fold.seq) {
 		return
 	}
 	key := layout.FoldKey(b.Partition, b.Seq)

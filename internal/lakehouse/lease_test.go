@@ -529,6 +529,48 @@ func TestLeaseTakeOverFoldsHolderCommit(t *testing.T) {
 	checkReaders(t, mem)
 }
 
+// TestLeaseTakeOverHolderNewerInOwnPartition: the killed holder's own
+// commit is of the taker's partition, and newer (it replaced the taker's
+// generation after the taker's swap). The taker publishes its own commit
+// from SwappedAt, without reading its pointer: unless it announces the
+// holder's commit too, its version shows the older generation, and the
+// newer one waits for the next reconcile. The view must end at the
+// holder's sequence number; a holder's older commit of the same partition
+// (the taker's newer) must not be announced (nothing to fold).
+func TestLeaseTakeOverHolderNewerInOwnPartition(t *testing.T) {
+	for _, holderNewer := range []bool{true, false} {
+		t.Run(fmt.Sprintf("holder newer %v", holderNewer), func(t *testing.T) {
+			mem, clk := clockedTable(t, time.Now().UTC())
+			first := commit(t, mem, "dt=2026-03-03", 3, "first", swap.Options{})
+			second := commit(t, mem, "dt=2026-03-03", 4, "second", swap.Options{})
+			holder, taker := second, first
+			if !holderNewer {
+				holder, taker = first, second
+			}
+			body := fmt.Sprintf(`{"holder":"killed","version":1,"seconds":20,"partition":%q,"seq":%d}`, holder.Partition, holder.Seq)
+			if _, err := mem.Put(ctx, layout.LeaseKey, []byte(body), store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Add(21 * time.Second)
+			rival := commit(t, mem, "dt=2026-03-04", 6, "c", swap.Options{})
+			r, err := lakehouse.PublishCommit(ctx, loseRace(t, mem, rival), lakehouse.Commit{Partition: taker.Partition, Generation: taker.Generation, Seq: taker.Seq, SwappedAt: time.Now()}, lakehouse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%+v", r)
+			want := 0
+			if holderNewer {
+				want = 1
+			}
+			if r.Pending || r.FoldedOthers != want {
+				t.Fatalf("the take-over: %+v, want it published with %d folded", r, want)
+			}
+			holdsAll(t, mem, second, rival)
+			noMarkersNorLease(t, mem)
+		})
+	}
+}
+
 // TestLeaseFirstPrefetch: a LeaseFirst publish whose prefetch found the
 // lease live reads nothing else and goes straight to its marker: pending
 // after the prefetch's GET of the lease, the marker and the lease's GET (3
