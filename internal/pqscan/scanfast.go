@@ -261,9 +261,7 @@ func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum
 				return 0, err
 			}
 		}
-		for _, a := range acc {
-			local.AddFold(a)
-		}
+		local.AddFolds(acc)
 		done += int64(k)
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -322,10 +320,7 @@ func (c *fastCol) fold(acc []uint64) error {
 		k := min(len(acc), c.left)
 		a := acc[:k]
 		if c.levels == nil {
-			hs := c.hs[c.vpos : c.vpos+k]
-			for i, h := range hs {
-				a[i] = checksum.FoldValue(a[i], h)
-			}
+			checksum.FoldValues(a, c.hs[c.vpos:c.vpos+k])
 			c.vpos += k
 		} else {
 			lv := c.levels[c.lpos : c.lpos+k]
