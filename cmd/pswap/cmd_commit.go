@@ -289,6 +289,7 @@ func (c *commitCmd) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	paceGCForCopies(p.inputs)
 	if p.wopts.Commit, err = c.commitOptions(cmd); err != nil {
 		return err
 	}

@@ -166,14 +166,9 @@ func (h *ColHasher) AddRecord(rec arrow.RecordBatch, canon *arrow.Schema, sum *S
 		if err := h.hashes(col, canon.Field(c).Type, ColSeed(c), h.hs, &h.dicts[c]); err != nil {
 			return fmt.Errorf("column %q: %w", rec.ColumnName(c), err)
 		}
-		acc := h.acc[:n]
-		for i, v := range h.hs[:n] {
-			acc[i] = FoldValue(acc[i], v)
-		}
+		FoldValues(h.acc[:n], h.hs[:n])
 	}
-	for _, a := range h.acc[:n] {
-		sum.AddFold(a)
-	}
+	sum.AddFolds(h.acc[:n])
 	return nil
 }
 

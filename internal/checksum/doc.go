@@ -14,7 +14,10 @@
 // The definitions, with the reasons for them, are in the staging package's
 // documentation ("Content checksum"). Staging's scanners (its fast Parquet
 // scan, its Go struct encoder) compute the same value hashes through the
-// primitives here (FixedHash, ValueHash, the Append* encoders); the Arrow
-// hashers here (ColHasher, ArrowEncoder) are the reference they are tested
+// primitives here (FixedHash, ValueHash, the Append* encoders, and their
+// bulk forms over a page or a batch of rows, bulk.go: FixedHashes64,
+// DoubleHashes64, FixedHashes32, FoldValues, Sum.AddFolds, with AVX-512
+// kernels on amd64 that compute the same function); the Arrow hashers
+// here (ColHasher, ArrowEncoder) are the reference they are tested
 // against.
 package checksum

@@ -95,6 +95,7 @@ type Writer struct {
 	cancel context.CancelFunc
 
 	pool     *sync.Pool
+	free     chan *[]byte // buffers of finished part uploads, for this write's next parts
 	sem      chan struct{}
 	wg       sync.WaitGroup
 	buf      *[]byte
@@ -121,15 +122,54 @@ func New(ctx context.Context, t Target, o Options) *Writer {
 		t: t, o: o, parent: ctx, ctx: wctx, cancel: cancel,
 		pool: poolFor(o.PartSize),
 		sem:  make(chan struct{}, conc),
+		free: make(chan *[]byte, conc),
 	}
 	w.buf = w.getBuf()
 	return w
 }
 
+// getBuf takes a part buffer: one a finished part upload of this write
+// gave back, else one from the pool. A part upload hands its buffer to
+// this write before it frees its slot, so a write never holds more than
+// Concurrency+1 buffers; through the pool alone it took one or two more
+// per write (a buffer put back on another P sits in that P's private
+// slot, which Get on this one does not see, and a GC empties the pool),
+// each 8 MiB of fresh memory to fault in.
 func (w *Writer) getBuf() *[]byte {
-	b := w.pool.Get().(*[]byte)
+	var b *[]byte
+	select {
+	case b = <-w.free:
+	default:
+		b = w.pool.Get().(*[]byte)
+	}
 	*b = (*b)[:0]
 	return b
+}
+
+// putBuf gives a finished part upload's buffer back: to this write first.
+func (w *Writer) putBuf(b *[]byte) {
+	select {
+	case w.free <- b:
+	default:
+		w.pool.Put(b)
+	}
+}
+
+// releaseBufs puts the write's buffers back in the pool, for other writes,
+// once no part upload runs.
+func (w *Writer) releaseBufs() {
+	if w.buf != nil {
+		w.pool.Put(w.buf)
+		w.buf = nil
+	}
+	for {
+		select {
+		case b := <-w.free:
+			w.pool.Put(b)
+		default:
+			return
+		}
+	}
 }
 
 // errorf is an error about the write, led by the store and the object.
@@ -283,7 +323,7 @@ func (w *Writer) flush() error {
 	go func() {
 		defer w.wg.Done()
 		defer func() { <-w.sem }()
-		defer w.pool.Put(buf)
+		defer w.putBuf(buf)
 		if err := w.t.UploadPart(w.ctx, num, *buf); err != nil {
 			w.fail(err)
 		}
@@ -360,8 +400,7 @@ func (w *Writer) Commit() (store.Attrs, error) {
 	w.state = stateCommitted
 	w.t.Finish(true)
 	w.cancel()
-	w.pool.Put(w.buf)
-	w.buf = nil
+	w.releaseBufs()
 	return a, nil
 }
 
@@ -406,10 +445,7 @@ func (w *Writer) cleanup() error {
 	w.state = stateAborted
 	w.cancel()
 	w.wg.Wait()
-	if w.buf != nil {
-		w.pool.Put(w.buf)
-		w.buf = nil
-	}
+	w.releaseBufs()
 	return w.t.Finish(false)
 }
 

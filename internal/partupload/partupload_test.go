@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -398,5 +399,48 @@ func TestSizeHint(t *testing.T) {
 	}
 	if _, err := w.Commit(); err != nil || !bytes.Equal(f.obj, data(3*part)) {
 		t.Fatalf("commit: %v", err)
+	}
+}
+
+// bufTarget records which part buffers a write handed to its uploads, and
+// collects garbage in each upload, which empties the sync.Pool of part
+// buffers.
+type bufTarget struct {
+	fake
+	bufMu sync.Mutex
+	bufs  map[*byte]bool
+}
+
+func (t *bufTarget) UploadPart(ctx context.Context, num int, data []byte) error {
+	t.bufMu.Lock()
+	t.bufs[&data[:1][0]] = true
+	t.bufMu.Unlock()
+	runtime.GC()
+	runtime.GC()
+	return t.fake.UploadPart(ctx, num, data)
+}
+
+// TestWriterReusesItsBuffers: a write of many parts uses at most
+// Concurrency+1 part buffers, whatever the garbage collector does to the
+// pool, so that a long file is not read into fresh memory part after part.
+func TestWriterReusesItsBuffers(t *testing.T) {
+	for _, conc := range []int{1, 2, 4} {
+		t.Run(fmt.Sprint(conc), func(t *testing.T) {
+			tg := &bufTarget{fake: *newFake(), bufs: map[*byte]bool{}}
+			w := New(context.Background(), tg, Options{Name: "test", URI: "mem://x", PartSize: 64 << 10, Concurrency: conc})
+			body := data(20 << 16)
+			if _, err := w.ReadFrom(bytes.NewReader(body)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(tg.obj, body) {
+				t.Fatal("object differs from the bytes written")
+			}
+			if n := len(tg.bufs); n > conc+1 {
+				t.Errorf("%d part buffers for %d parts at concurrency %d, want at most %d", n, len(tg.parts), conc, conc+1)
+			}
+		})
 	}
 }

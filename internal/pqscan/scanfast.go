@@ -221,6 +221,7 @@ type fastScanner struct {
 	bytes2             []byte
 	prefixes, suffixes []int64
 	pad                []byte // bit-packed runs at the end of a page
+	chunk              [lazyChunk]uint64
 }
 
 // rowGroup adds the row hashes of row group rg to sum and returns its
@@ -261,9 +262,7 @@ func (s *fastScanner) rowGroup(ctx context.Context, rg *file.RowGroupReader, sum
 				return 0, err
 			}
 		}
-		for _, a := range acc {
-			local.AddFold(a)
-		}
+		local.AddFolds(acc)
 		done += int64(k)
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -293,21 +292,58 @@ type fastCol struct {
 	hasDict bool
 
 	// The current page: levels[:left] (nil when every value is present)
-	// and hs (value hashes of the present values) from vpos on.
+	// and hs (value hashes of the present values) from vpos on; or, for a
+	// page of present values only in PLAIN (fixed width) or a dictionary
+	// encoding (lazy), its values hashed as they are folded: raw from the
+	// page's bytes, or the dictionary indices idx.
 	levels []uint8
 	hs     []uint64
 	idx    []uint32
+	lazy   lazyPage
+	raw    []byte
 	left   int
 	vpos   int
 	lpos   int
 	levBuf []uint8
 }
 
+// lazyPage is how fold gets a page's value hashes.
+type lazyPage uint8
+
+const (
+	lazyNone  lazyPage = iota // decoded into hs
+	lazyPlain                 // PLAIN values of a fixed width in raw, hashed as folded
+	lazyDict                  // dictionary indices in idx, looked up as folded
+)
+
+// lazyChunk is how many value hashes fold computes at a time from a lazy
+// page before folding them (8 KiB of hashes, in the CPU's L1 cache): the
+// page's hashes are never written out whole, which spared a page-sized
+// buffer per column and its round trip through memory.
+const lazyChunk = 1024
+
 func (c *fastCol) reset(pr file.PageReader) {
 	c.pr = pr
 	c.hasDict, c.dict = false, c.dict[:0]
 	c.levels, c.hs = nil, c.hs[:0]
+	c.lazy, c.raw = lazyNone, nil
 	c.left, c.vpos, c.lpos = 0, 0, 0
+}
+
+// lazyHashes writes the value hashes of the lazy page's values from on
+// into out.
+func (c *fastCol) lazyHashes(out []uint64, from int) error {
+	if c.lazy == lazyPlain {
+		return c.plain(out, c.raw[from*c.width():])
+	}
+	dict := c.dict
+	for i, k := range c.idx[from : from+len(out)] {
+		if int(k) >= len(dict) {
+			return fmt.Errorf("%w: dictionary index %d out of range", errNotFast, k)
+		}
+		out[i] = dict[k]
+	}
+	return nil
 }
 
 // fold folds the next len(acc) rows' value hashes into acc.
@@ -321,13 +357,21 @@ func (c *fastCol) fold(acc []uint64) error {
 		}
 		k := min(len(acc), c.left)
 		a := acc[:k]
-		if c.levels == nil {
-			hs := c.hs[c.vpos : c.vpos+k]
-			for i, h := range hs {
-				a[i] = checksum.FoldValue(a[i], h)
+		switch {
+		case c.lazy != lazyNone:
+			buf := c.s.chunk[:]
+			for j := 0; j < k; j += lazyChunk {
+				h := buf[:min(lazyChunk, k-j)]
+				if err := c.lazyHashes(h, c.vpos+j); err != nil {
+					return err
+				}
+				checksum.FoldValues(a[j:j+len(h)], h)
 			}
 			c.vpos += k
-		} else {
+		case c.levels == nil:
+			checksum.FoldValues(a, c.hs[c.vpos:c.vpos+k])
+			c.vpos += k
+		default:
 			lv := c.levels[c.lpos : c.lpos+k]
 			hs := c.hs
 			vp := c.vpos
@@ -449,12 +493,26 @@ func (c *fastCol) nextPage() error {
 			c.levels = lv
 		}
 	}
-	c.hs = checksum.GrowU64(c.hs, present)
-	if err := c.decodeValues(c.hs[:present], data[:len(data):len(data)], enc); err != nil {
-		return err
-	}
 	c.left, c.vpos, c.lpos = nv, 0, 0
-	return nil
+	c.lazy = lazyNone
+	if c.levels == nil && nv > 0 {
+		switch w := c.width(); {
+		case enc == parquet.Encodings.Plain && w > 0 && c.kind != fkBool:
+			if len(data)/w < nv {
+				return fmt.Errorf("%w: page too short", errNotFast)
+			}
+			c.lazy, c.raw = lazyPlain, data[:w*nv:w*nv]
+			return nil
+		case enc == parquet.Encodings.PlainDict || enc == parquet.Encodings.RLEDict:
+			if err := c.dictIndexes(nv, data); err != nil {
+				return err
+			}
+			c.lazy = lazyDict
+			return nil
+		}
+	}
+	c.hs = checksum.GrowU64(c.hs, present)
+	return c.decodeValues(c.hs[:present], data[:len(data):len(data)], enc)
 }
 
 // decodeValues writes the value hashes of the len(out) values of a page.

@@ -5,7 +5,6 @@ import (
 
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/zeebo/xxh3"
 )
@@ -47,27 +46,17 @@ func (c *fastCol) plain(out []uint64, data []byte) error {
 		if len(data) < 8*len(out) {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
-		for i := range out {
-			out[i] = checksum.FixedHash(binary.LittleEndian.Uint64(data[8*i:]), seed)
-		}
+		checksum.FixedHashes64(out, data, seed)
 	case fkDouble:
 		if len(data) < 8*len(out) {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
-		for i := range out {
-			x := binary.LittleEndian.Uint64(data[8*i:])
-			if f := math.Float64frombits(x); f != f {
-				x = 0x7ff8000000000000
-			}
-			out[i] = checksum.FixedHash(x, seed)
-		}
+		checksum.DoubleHashes64(out, data, seed)
 	case fkInt32:
 		if len(data) < 4*len(out) {
 			return fmt.Errorf("%w: page too short", errNotFast)
 		}
-		for i := range out {
-			out[i] = checksum.FixedHash(uint64(int64(int32(binary.LittleEndian.Uint32(data[4*i:])))), seed)
-		}
+		checksum.FixedHashes32(out, data, seed)
 	case fkDec32:
 		if len(data) < 4*len(out) {
 			return fmt.Errorf("%w: page too short", errNotFast)

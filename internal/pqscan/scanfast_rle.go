@@ -157,7 +157,11 @@ func (s *fastScanner) rleIndices(dst []uint32, src []byte, w uint) error {
 		} else {
 			in = src[:nb+bitpack.PaddingInt32]
 		}
-		bitpack.Unpack(dst[:8*groups], in[:nb:nb+bitpack.PaddingInt32], w)
+		// The padding is part of the input's length: the assembly
+		// unpackers read it past the end, the purego one (-tags purego,
+		// other architectures) only within the slice, and panicked at
+		// the last value of a run whose bits cross into it.
+		bitpack.Unpack(dst[:8*groups], in, w)
 		// skip the run: the header said h>>1 groups; any beyond what is
 		// needed are not read.
 		skip := int(h>>1) * bytesPerGroup

@@ -38,6 +38,16 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// minorFaults is the process's minor page faults so far: fresh memory
+// touched (or file pages mapped) costs one each.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
+}
+
 func run(ctx context.Context) error {
 	table := flag.String("table", "", "the table's URL (s3://bucket/prefix)")
 	n := flag.Int("n", 3, "commits in this process")
@@ -66,7 +76,7 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		c0, w0 := cpuTime(), time.Now()
+		c0, w0, f0 := cpuTime(), time.Now(), minorFaults()
 		w, err := p.Begin(ctx, wo)
 		if err != nil {
 			return err
@@ -78,7 +88,7 @@ func run(ctx context.Context) error {
 		if _, err := w.Commit(ctx); err != nil {
 			return err
 		}
-		fmt.Printf("commit %d wall %.3f cpu %.3f\n", i, time.Since(w0).Seconds(), (cpuTime() - c0).Seconds())
+		fmt.Printf("commit %d wall %.3f cpu %.3f faults %d\n", i, time.Since(w0).Seconds(), (cpuTime() - c0).Seconds(), minorFaults()-f0)
 	}
 	fmt.Printf("total cpu %.3f\n", cpuTime().Seconds())
 	return nil
