@@ -59,6 +59,8 @@ Environment:
   AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with
   AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN   az:// and abfss:// tables
   PG*                a PostgreSQL catalog's settings: PGPASSWORD, PGSSLMODE, ...
+  GOGC               Go's garbage-collector target; when unset, commit of
+                     local Parquet files only runs at 400, the rest at 100
   Never printed: the values of AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
   AWS_SECURITY_TOKEN, MINIO_ROOT_PASSWORD, PGPASSWORD, PSWAP_CATALOG_TOKEN,
   PSWAP_CATALOG_CREDENTIAL, AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN,
