@@ -361,16 +361,16 @@ listed="$(go list "${pkgs[@]}" 2>/dev/null || true)"
 if grep -qx 'github.com/pswap/pswap/internal/testing/sim' <<<"$listed"; then
 	background "sim without -race" to_log go test -count=1 -ldflags=-w -timeout "$TIMEOUT" ./internal/testing/sim/
 fi
-# The same for the long publish loops of lakehouse and deltalog (raceShare
-# in their tests: 200 of 1,000 appends, 2 of 8 seeds under -race): in full
-# here, without the race detector.
+# The same for the long append and publish loops of swap, lakehouse and
+# deltalog (raceShare in their tests: 300 or 200 of 1,000 appends, 2 of 8
+# seeds under -race): in full here, without the race detector.
 loops=()
-for pkg in internal/lakehouse internal/deltalog; do
+for pkg in swap internal/lakehouse internal/deltalog; do
 	if grep -qx "github.com/pswap/pswap/$pkg" <<<"$listed"; then loops+=("./$pkg/"); fi
 done
 if ((${#loops[@]} > 0)); then
 	background "long loops without -race" to_log go test -count=1 -ldflags=-w -timeout "$TIMEOUT" \
-		-run '^(TestAppendPublishCostFlat|TestAppendDeltaCost|TestAppendTailMatchesReplay)$' "${loops[@]}"
+		-run '^(TestAppendCostFlat|TestAppendPublishCostFlat|TestAppendDeltaCost|TestAppendTailMatchesReplay)$' "${loops[@]}"
 fi
 if [[ -n "$staticcheck" ]]; then
 	background staticcheck to_log nice -n 19 "$staticcheck" "${pkgs[@]}"
