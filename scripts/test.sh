@@ -357,8 +357,20 @@ to_log() { "$@" >&2; }
 # The simulation's seed loops run an eighth of their seeds under -race
 # (internal/testing/sim's defaultSeeds), where a seed costs about 3.5 times
 # the CPU: every seed runs here, without the race detector, beside go test.
-if go list "${pkgs[@]}" 2>/dev/null | grep -qx 'github.com/pswap/pswap/internal/testing/sim'; then
+listed="$(go list "${pkgs[@]}" 2>/dev/null || true)"
+if grep -qx 'github.com/pswap/pswap/internal/testing/sim' <<<"$listed"; then
 	background "sim without -race" to_log go test -count=1 -ldflags=-w -timeout "$TIMEOUT" ./internal/testing/sim/
+fi
+# The same for the long append and publish loops of swap, lakehouse and
+# deltalog (raceShare in their tests: 300 or 200 of 1,000 appends, 2 of 8
+# seeds under -race): in full here, without the race detector.
+loops=()
+for pkg in swap internal/lakehouse internal/deltalog; do
+	if grep -qx "github.com/pswap/pswap/$pkg" <<<"$listed"; then loops+=("./$pkg/"); fi
+done
+if ((${#loops[@]} > 0)); then
+	background "long loops without -race" to_log go test -count=1 -ldflags=-w -timeout "$TIMEOUT" \
+		-run '^(TestAppendCostFlat|TestAppendPublishCostFlat|TestAppendDeltaCost|TestAppendTailMatchesReplay)$' "${loops[@]}"
 fi
 if [[ -n "$staticcheck" ]]; then
 	background staticcheck to_log nice -n 19 "$staticcheck" "${pkgs[@]}"
@@ -384,6 +396,9 @@ fi
 await fuzz || true
 if [[ -n "${bgpid[sim without -race]:-}" ]]; then
 	await "sim without -race" || true
+fi
+if [[ -n "${bgpid[long loops without -race]:-}" ]]; then
+	await "long loops without -race" || true
 fi
 # One closing line that counts the test packages, for people and CI alike.
 passed="$(grep -c '^ok ' "$testlog" || true)"

@@ -74,6 +74,35 @@ func TestScriptsGCS(t *testing.T) {
 	}))
 }
 
+// raceScripts are the store runs of the scripts whose pswap processes are
+// the race-built test binary under -race: the local directory and S3.
+// The GCS and Azure runs take the plain CLI scripts/test.sh builds
+// ($PSWAP_TEST_CLI) for their pswap commands (pswap-race and the other
+// hooked programs stay the test binary): the scripts run the same CLI code
+// on every store, which the local and S3 runs check for data races, and
+// the stores' own code is checked under -race by store/gcsstore's and
+// store/azstore's tests and integration's GCS and Azure runs. A race-built
+// pswap process costs about twice a plain one's CPU to start and several
+// times its CPU to run, and the scripts start about 640 of them a store:
+// the GCS and Azure runs were half of the package's CPU.
+var raceScripts = map[string]bool{"TestScripts": true, "TestScriptsS3": true}
+
+// plainCLIDir returns a folder holding pswap, a link to the plain CLI, for
+// the store runs of the scripts that take it (see raceScripts): only under
+// -race, and only when $PSWAP_TEST_CLI names the CLI; "" otherwise.
+func plainCLIDir(t *testing.T) string {
+	cli := os.Getenv("PSWAP_TEST_CLI")
+	if !raceEnabled || cli == "" || raceScripts[t.Name()] {
+		return ""
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(cli, filepath.Join(dir, "pswap")); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the scripts' pswap commands run the plain CLI %s (see raceScripts)", cli)
+	return dir
+}
+
 // passEnv are the variables scripts inherit (the S3 settings; never
 // printed by the scripts).
 var passEnv = []string{
@@ -84,10 +113,14 @@ var passEnv = []string{
 }
 
 func scriptParams(t *testing.T, table func(*testscript.Env) string) testscript.Params {
+	plainBin := plainCLIDir(t)
 	return testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: false,
 		Setup: func(env *testscript.Env) error {
+			if plainBin != "" {
+				env.Setenv("PATH", plainBin+string(filepath.ListSeparator)+env.Getenv("PATH"))
+			}
 			for _, k := range passEnv {
 				if v, ok := os.LookupEnv(k); ok {
 					env.Setenv(k, v)

@@ -94,8 +94,9 @@ func partEqualsPointer(t *testing.T, st store.Store, part string) {
 // every 3 versions. After every publish the log holds exactly every
 // pointer's files; an append published while the log held its parent
 // adds the run's file alone and reads no checkpoint unless one is due.
+// Eight seeds; two under -race (see raceShare).
 func TestAppendTailMatchesReplay(t *testing.T) {
-	for seed := range uint64(8) {
+	for seed := range uint64(raceShare(8, 2)) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(seed, 42))

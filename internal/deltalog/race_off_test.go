@@ -1,0 +1,5 @@
+//go:build !race
+
+package deltalog_test
+
+const raceEnabled = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package lakehouse_test
+
+const raceEnabled = false

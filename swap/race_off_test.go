@@ -1,0 +1,5 @@
+//go:build !race
+
+package swap_test
+
+const raceEnabled = false
