@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/store"
@@ -196,25 +194,7 @@ func (p *publisher) pendingGroups(ctx context.Context) {
 // one that does not read is left to the publish.
 func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 	p.readTries = -1 // a prefetch does not retry
-	var g errgroup.Group
-	g.SetLimit(p.opts.Concurrency)
-	seen := map[string]bool{}
-	for _, part := range f.parts {
-		if _, ok := newestAppend(f.s, partHash(part)); ok {
-			continue // its appends' records are in their names (appends.go)
-		}
-		holds := holder(f.s.refs, part)
-		for i, r := range f.s.refs {
-			if mf := f.s.list[i]; holds(r) && liveFiles(mf) > 0 && !seen[mf.FilePath()] {
-				seen[mf.FilePath()] = true
-				g.Go(func() error {
-					_, _ = p.readGroup(ctx, mf)
-					return nil
-				})
-			}
-		}
-	}
-	_ = g.Wait()
+	p.readGroupsFor(ctx, f.s, f.parts)
 	f.groups = p.groups
 }
 
