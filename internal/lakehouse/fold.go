@@ -95,7 +95,9 @@ type folding struct {
 	// stale ones.
 	rounds bool
 	// holder: this publisher holds the lease for its own commit
-	// (lease.go): its pending collects clear as in rounds, for the
+	// (lease.go): its own version folds the markers it lists (one LIST,
+	// even if it never lost a race: it took the lease because it expects
+	// others), and its pending collects clear as in rounds, for the
 	// markers of the commits pending on it that its own version folds
 	// (their publishers returned: no one else deletes them).
 	holder bool
@@ -349,7 +351,7 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 		return nil
 	}
 	f.folded, f.clear = 0, nil
-	if !(f.marked || f.rounds) || f.off {
+	if !(f.marked || f.rounds || f.holder) || f.off {
 		return nil
 	}
 	clears := f.rounds || f.holder // no owner left to delete a settled marker

@@ -389,8 +389,14 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 	var (
 		deleting errgroup.Group // the settled markers' deletion
 		skip     map[string]bool
+		hinting  = p.hinting // the hint after the version written last
 	)
-	defer func() { _ = deleting.Wait() }()
+	defer func() {
+		_ = deleting.Wait()
+		if hinting != nil {
+			_ = hinting.Wait()
+		}
+	}()
 	settle := func(keys []string) {
 		if len(keys) == 0 {
 			return
@@ -447,7 +453,12 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 		}
 		// Taken (or unreachable: fold all the same, no one else may).
 		q.fold.listed, q.fold.listedParts = byPart, parts
+		if hinting != nil {
+			_ = hinting.Wait() // its ETag, for the next hint's PUT
+		}
 		q.from = prev.lastWritten(ctx, q)
+		q.hinting = new(errgroup.Group)
+		hinting = q.hinting
 		qr, err := q.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
 			l.renewDue(ctx, p)
 			q.startAttempt()

@@ -268,6 +268,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			p.holding = l.holder // a version that folds others shows the burst (inBurst)
 			p.fold.holder = true // it deletes the markers its version settles
 			p.keepGroups = true  // for its next round (leadRounds)
+			p.hinting = new(errgroup.Group)
 		}
 		return nil // held, or in line (folding as without the lease)
 	}
@@ -287,9 +288,9 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		return enter(ctx, false)
 	}
 	if leasing && (opts.LeaseFirst || opts.Prefetch.sawBurst(ctx, p)) {
-		// Known held (no PUT of the lease first): a burst shown, or a
-		// LeaseFirst prefetch that found the lease live.
-		known := !opts.LeaseFirst || opts.Prefetch.sawLiveLease(ctx, p)
+		// Known held (no PUT of the lease first) when a burst was shown;
+		// with LeaseFirst, the lease's PUT decides.
+		known := !opts.LeaseFirst
 		if err := enter(ctx, known); err != nil {
 			return pending()
 		}
@@ -663,6 +664,11 @@ type publisher struct {
 	kept       map[string][]byte
 	// hintWritten is the ETag of the hint's latest successful PUT.
 	hintWritten string
+	// hinting, when set, writes the hint after a version in the
+	// background: a lease holder's (lease.go, leadRounds), which waits
+	// for it before its next round starts from that version, and before
+	// it returns.
+	hinting *errgroup.Group
 	// started is when (env's clock) the attempt began reading the pointers
 	// of what it publishes (zero: an expiry, which adds nothing).
 	started time.Time
@@ -902,7 +908,16 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		if err != nil {
 			return Result{Rebases: p.rebases}, err
 		}
-		if p.writeHint(ctx, s, next.version) {
+		if p.hinting != nil {
+			// A lease holder's: beside its next listing (lease.go),
+			// which waits for it before it starts from next.
+			p.hinting.Go(func() error {
+				if p.writeHint(ctx, s, next.version) {
+					next.hintETag, next.hintFound = p.hintWritten, true
+				}
+				return nil
+			})
+		} else if p.writeHint(ctx, s, next.version) {
 			next.hintETag, next.hintFound = p.hintWritten, true
 		}
 		p.last = next

@@ -110,7 +110,7 @@ func serverCPU() time.Duration {
 
 func run(ctx context.Context) error {
 	bin := flag.String("pswap", "", "the pswap binary")
-	base := flag.String("base", "", "a baseline pswap binary (optional): also measured with the publish, in the same rounds")
+	base := flag.String("base", "", "a baseline pswap binary (optional): also measured with the publish (and with --lease-first under -lease-first: base-lease-first), in the same rounds")
 	counter := flag.String("s3count", "", "the s3count binary (optional: requests per commit)")
 	table := flag.String("table", "", "s3://bucket/prefix under which each measurement makes a table")
 	writersF := flag.String("writers", "8,32,64", "writers at once")
@@ -119,7 +119,7 @@ func run(ctx context.Context) error {
 	verbose := flag.Bool("v", false, "print the requests by operation")
 	leaseFirst := flag.Bool("lease-first", false, "also measure -pswap with the publish and --lease-first, in the same rounds")
 	traceF := flag.String("trace", "", "write every request to this file (a logging proxy in front of the store) and print its counts by what it touches")
-	only := flag.String("modes", "", "measure only these modes with the publish (comma-separated: publish, lease-first, base-publish; no-publish is always measured)")
+	only := flag.String("modes", "", "measure only these modes with the publish (comma-separated: publish, lease-first, base-publish, base-lease-first; no-publish is always measured)")
 	flag.Parse()
 	if *bin == "" || *table == "" {
 		return fmt.Errorf("usage: writers -pswap BIN -table s3://bucket/prefix [-s3count BIN] [-writers 8,32,64] [-rounds 2] [-rows 10000]")
@@ -186,6 +186,9 @@ func run(ctx context.Context) error {
 			}
 			if *base != "" {
 				order = append(order, mode{"base-publish", *base, true, nil})
+				if *leaseFirst {
+					order = append(order, mode{"base-lease-first", *base, true, []string{"--lease-first"}})
+				}
 			}
 			if *only != "" {
 				keep := strings.Split(*only, ",")
