@@ -43,11 +43,11 @@ type Prefetch struct {
 	// lease holder wrote it for others, lately): a publish then most
 	// likely returns pending (lease.go), so the prefetch read no manifest
 	// list, and the publish goes straight to its marker.
-	burst bool
-	s         *state
-	hinted    int
-	err       error
-	parts     []string // the partitions whose groups it reads
+	burst  bool
+	s      *state
+	hinted int
+	err    error
+	parts  []string // the partitions whose groups it reads
 	// groupsDone is closed once the group manifests are read (after
 	// done): groups is set then.
 	groupsDone chan struct{}

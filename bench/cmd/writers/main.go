@@ -103,8 +103,8 @@ func serverCPU() time.Duration {
 	if len(f) < 13 {
 		return 0
 	}
-	u, _ := strconv.ParseInt(f[11], 10, 64) // utime, in clock ticks
-	k, _ := strconv.ParseInt(f[12], 10, 64) // stime
+	u, _ := strconv.ParseInt(f[11], 10, 64)       // utime, in clock ticks
+	k, _ := strconv.ParseInt(f[12], 10, 64)       // stime
 	return time.Duration(u+k) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
