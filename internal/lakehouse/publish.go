@@ -112,14 +112,18 @@ type Options struct {
 	Commits []Commit
 	// LeaseFirst makes PublishCommit take the publish lease's path
 	// before its first attempt (lease.go), as a writer that expects a
-	// burst of writers at once should: the first of a burst holds the
-	// lease, the others' commits are pending after three requests (the
-	// lease's refused PUT, their marker, the lease's GET), where an
-	// optimistic writer of a burst that starts all at once writes a
-	// manifest, a list and a version in vain first. A writer alone pays
-	// three requests more (the lease's PUT, DELETE and a LIST). False
-	// (the default): optimistic, the lease's path only after a lost race
-	// or when the version it starts from shows a burst in progress.
+	// burst of writers at once should: it announces its commit (its
+	// marker) and reads the lease; the first of a burst finds none and
+	// holds it (its PUT), the others' commits are pending after those
+	// two requests (three for the few that find none but lose the PUT),
+	// where an optimistic writer of a burst that starts all at once
+	// writes a manifest, a list and a version in vain first. Its
+	// prefetch reads nothing (the holder reads for itself). A writer
+	// alone pays seven requests more (its marker, the lease's GET, PUT
+	// and DELETE with the marker's, and three LISTs: in its attempt,
+	// after its version, after the release). False (the default):
+	// optimistic, the lease's path only after a lost race or when the
+	// version it starts from shows a burst in progress.
 	LeaseFirst bool
 	// WaitForView makes PublishCommit return only once a version holds
 	// its commit, even while another publisher holds the publish lease
@@ -288,10 +292,10 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		return enter(ctx, false)
 	}
 	if leasing && (opts.LeaseFirst || opts.Prefetch.sawBurst(ctx, p)) {
-		// Known held (no PUT of the lease first) when a burst was shown;
-		// with LeaseFirst, the lease's PUT decides.
-		known := !opts.LeaseFirst
-		if err := enter(ctx, known); err != nil {
+		// The marker first, then the lease's GET (no PUT of the lease
+		// first): a burst shown, or expected (LeaseFirst), is most
+		// likely held.
+		if err := enter(ctx, true); err != nil {
 			return pending()
 		}
 	}
