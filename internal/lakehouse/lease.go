@@ -407,6 +407,10 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 		}
 		// A failure leaves markers, passed over once their commits are
 		// reflected.
+		if p.opts.Concurrency <= 1 {
+			_ = store.DeleteAll(ctx, p.st, keys) // one request at a time
+			return
+		}
 		deleting.Go(func() error { return store.DeleteAll(ctx, p.st, keys) })
 	}
 	released := false
@@ -457,7 +461,9 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 			_ = hinting.Wait() // its ETag, for the next hint's PUT
 		}
 		q.from = prev.lastWritten(ctx, q)
-		q.hinting = new(errgroup.Group)
+		if p.opts.Concurrency > 1 {
+			q.hinting = new(errgroup.Group)
+		}
 		hinting = q.hinting
 		qr, err := q.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
 			l.renewDue(ctx, p)

@@ -272,7 +272,9 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 			p.holding = l.holder // a version that folds others shows the burst (inBurst)
 			p.fold.holder = true // it deletes the markers its version settles
 			p.keepGroups = true  // for its next round (leadRounds)
-			p.hinting = new(errgroup.Group)
+			if p.opts.Concurrency > 1 {
+				p.hinting = new(errgroup.Group) // beside its next listing
+			}
 		}
 		return nil // held, or in line (folding as without the lease)
 	}
@@ -669,9 +671,9 @@ type publisher struct {
 	// hintWritten is the ETag of the hint's latest successful PUT.
 	hintWritten string
 	// hinting, when set, writes the hint after a version in the
-	// background: a lease holder's (lease.go, leadRounds), which waits
-	// for it before its next round starts from that version, and before
-	// it returns.
+	// background: a lease holder's (lease.go, leadRounds) with
+	// Options.Concurrency above 1, which waits for it before its next
+	// round starts from that version, and before it returns.
 	hinting *errgroup.Group
 	// started is when (env's clock) the attempt began reading the pointers
 	// of what it publishes (zero: an expiry, which adds nothing).
