@@ -223,3 +223,24 @@ func TestLeaseHolderClearsWhatItFolds(t *testing.T) {
 		t.Errorf("the lease written %d times and deleted %d, want once each: the holder went round again for markers its own version settled", kc.n["put"], kc.n["delete"])
 	}
 }
+
+// TestOptimisticBurst: 32 writers without --lease-first, each with its
+// prefetch, whose publishes start at once (a fan-out) or 25 ms apart:
+// each writes its version optimistically, the losers take the lease's
+// path (their marker, then the lease: pending after two requests under a
+// live holder). Every commit is in the view once all have returned, and
+// no marker nor lease is left.
+func TestOptimisticBurst(t *testing.T) {
+	const n = 32
+	for _, gap := range []time.Duration{0, 25 * time.Millisecond} {
+		t.Run(fmt.Sprintf("gap %v", gap), func(t *testing.T) {
+			mem := publishedTable(t, 4)
+			s := staggeredBurst(t, mem, n, gap, lakehouse.Options{})
+			t.Logf("%d writers %v apart, optimistic: %v", n, gap, s)
+			if got := checkReaders(t, mem); len(got) != 4+n {
+				t.Errorf("%d partitions in the view, want %d", len(got), 4+n)
+			}
+			noMarkersNorLease(t, mem)
+		})
+	}
+}

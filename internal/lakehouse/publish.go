@@ -291,7 +291,11 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if !leasing {
 			return nil
 		}
-		return enter(ctx, false)
+		// Its marker is written (the lost race): the lease's GET next,
+		// its PUT only if there is none. A race lost shows a burst, whose
+		// lease is most likely held already: pending after the marker and
+		// the GET, where the PUT first made it three requests.
+		return enter(ctx, true)
 	}
 	if leasing && (opts.LeaseFirst || opts.Prefetch.sawBurst(ctx, p)) {
 		// The marker first, then the lease's GET (no PUT of the lease
