@@ -29,29 +29,32 @@ import (
 //     its snapshot names a holder that folded others, lately; the
 //     prefetch then stops before the manifest list), or before its first
 //     attempt with Options.LeaseFirst.
-//   - The path, after a lost race or with LeaseFirst: create the lease
-//     (layout.LeaseKey, PUT If-None-Match). Created: it holds it, and
-//     publishes its own commit (in the view on return).
-//   - Refused (held, or left by a killed holder), or a burst shown: it
-//     writes its fold marker (layout.FoldKey), then reads the lease. A live
-//     one (written within its length on the store's clock) makes the
-//     commit pending: the publish returns Result.Pending, naming the
-//     holder and the version it last wrote; the holder's next version
-//     holds the commit. A missing one (released since) is created, an
-//     expired one taken over (PUT If-Match its ETag): the publisher holds
-//     it, and leads. A take refused again is another's take after our
-//     marker: pending too.
-//   - The holder, after its own version (done or failed; it folds the
-//     markers it lists in its attempt, fold.pending), releases the lease
-//     (DELETE), lists the markers (one LIST) and, if any is left, takes
-//     the lease again (If-None-Match: if another publisher took it in
-//     between, that one leads and this one is done) and writes one version
-//     that folds them all (fold.pending: their pointers and manifests),
-//     then deletes their markers, and lists again while it holds the
-//     lease, until a listing is empty: then it releases and lists once
-//     more. A holder thus works as long as commits keep coming. Its
-//     versions that fold others name it (leaseSummaryKey): the burst's
-//     later publishers see it.
+//   - The path, after a lost race (its marker written by the loss), with
+//     LeaseFirst or a burst shown: it writes its fold marker
+//     (layout.FoldKey), then reads the lease. A live one (written within
+//     its length on the store's clock) makes the commit pending: the
+//     publish returns Result.Pending, naming the holder and the version
+//     it last wrote; the holder's next version holds the commit. A
+//     missing one is created (PUT If-None-Match), an expired one taken
+//     over (PUT If-Match its ETag): the publisher holds it, and leads (in
+//     the view on return). A take refused is another's take after our
+//     marker: pending too. (The first commit after a burst, afterBurst,
+//     tries to create the lease first: it most likely finds none.)
+//   - The holder's own version (done or failed) folds the markers it
+//     lists in its attempt (fold.pending; it took the lease because it
+//     expects others). Then it lists the markers (one LIST) while it
+//     still holds the lease, beside the deletion of the markers its
+//     version settled (its own among them), and while a listing finds
+//     any, writes one version that folds them all (fold.pending: their
+//     pointers and manifests), starting from the version it wrote last
+//     (lastWritten: its bytes, not the store's), and deletes their
+//     markers and writes the hint beside its next listing. When a listing
+//     is empty it releases the lease (DELETE) and lists once more; if
+//     that listing is not empty it takes the lease again (If-None-Match:
+//     if another publisher took it in between, that one leads and this
+//     one is done). A holder thus works as long as commits keep coming.
+//     Its versions that fold others name it (leaseSummaryKey): the
+//     burst's later publishers see it.
 //
 // Why no pending commit is left behind while its holder lives: a pending
 // publisher wrote its marker before the read that found the lease live. So
@@ -80,12 +83,12 @@ import (
 // the next publish in contention or reconcile; `pswap status` shows the
 // view behind its pointer meanwhile.
 //
-// A lone writer pays nothing for this (three requests with LeaseFirst:
-// the lease's PUT, its DELETE and the LIST after it). A pending commit
-// pays three after its lost race (the lease's refused PUT, its marker,
-// the GET of the lease; two when the burst was shown: the marker and the
-// GET); its holder reads its pointer and manifest and deletes its marker
-// (in a batch where the store has one).
+// A lone writer pays nothing for this (seven requests with LeaseFirst:
+// its marker, the lease's GET, PUT and DELETE with the marker's, a LIST in
+// its attempt, one while it holds the lease and one after). A pending
+// commit pays two (its marker, the GET of the lease; three when it finds
+// no lease and loses the PUT for it); its holder reads its pointer and
+// manifest and deletes its marker (in a batch where the store has one).
 
 // leaseLength is how long a lease lives after its holder's last write of
 // it (on the store's clock: the lease's Last-Modified against the store's
