@@ -114,8 +114,8 @@ type folding struct {
 // leaves the commit unannounced: the publish goes on without (it is only
 // a hint).
 func (f *folding) announce(ctx context.Context, p *publisher) {
-	if f == nil || f.marked {
-		return
+	if f == nil || f.marked || f.part == "" {
+		return // a holder's round (rounds) has no commit of its own to announce
 	}
 	if _, err := p.st.Put(ctx, layout.FoldKey(f.part, f.seq), nil, store.PutOptions{}); err == nil {
 		f.marked = true
