@@ -160,7 +160,6 @@ func TestLeaseStaggeredBurst(t *testing.T) {
 		t.Errorf("%d partitions in the view, want %d", len(got), 4+n)
 	}
 	noMarkersNorLease(t, mem)
-	_ = store.ErrNotFound
 }
 
 // keyCounter counts the requests of each operation on the keys match
