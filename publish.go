@@ -62,8 +62,9 @@ type PublishOptions struct {
 	// publish lease before it writes (`pswap commit --lease-first`), as a
 	// writer that expects others at once should: in a burst that starts
 	// all at once, the first holds the lease and the others are pending
-	// after three requests, where an optimistic publish writes a version
-	// in vain first. A writer alone pays three requests more. False (the
+	// after two requests (their marker, the lease's GET), where an
+	// optimistic publish writes a version in vain first. A writer alone
+	// pays seven requests more (lakehouse.Options.LeaseFirst). False (the
 	// default): the publish writes its version optimistically, and takes
 	// the lease's path only after losing the race for it, or when the
 	// latest version shows a burst in progress.

@@ -21,12 +21,12 @@
 // (_pswap/publish.lease, lease.go), taken only in contention: a publisher
 // writes its version optimistically, and one that lost the race (or sees
 // in the version it starts from a burst in progress, or was asked to,
-// Options.LeaseFirst) takes the lease's path: the publisher that holds it
-// publishes its own commit and then folds every commit announced to it (a
-// fold marker, _pswap/fold/<partition>/<seq>) into the versions it writes,
-// until none is left; a publisher that finds it held by a live holder
-// writes its marker and returns at once (Result.Pending), its commit held
-// by the holder's next version. With Options.WaitForView a PublishCommit
+// Options.LeaseFirst) takes the lease's path: it announces its commit (a
+// fold marker, _pswap/fold/<partition>/<seq>) and reads the lease; the
+// publisher that holds it publishes its own commit and then folds every
+// commit announced to it into the versions it writes, until none is
+// left; a publisher that finds it held by a live holder returns at once
+// (Result.Pending), its commit held by the holder's next version. With Options.WaitForView a PublishCommit
 // publishes in line instead: one that lost a race announces its commit,
 // one of a burst of such publishers leads and folds every announced
 // commit into the version it writes, and the others wait for that version

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pswap/pswap/internal/layout"
@@ -93,9 +94,19 @@ type folding struct {
 	// the markers its version settles in clear instead of deleting the
 	// stale ones.
 	rounds bool
-	// clear is, after pending in rounds, the marker keys the planned
-	// version settles (their commits reflected, folded, or their
-	// partition gone): deleted once it is written.
+	// holder: this publisher holds the lease for its own commit
+	// (lease.go): its own version folds the markers it lists (one LIST,
+	// even if it never lost a race: it took the lease because it expects
+	// others), and its pending collects clear as in rounds, for the
+	// markers of the commits pending on it that its own version folds
+	// (their publishers returned: no one else deletes them).
+	holder bool
+	// skip is the markers list passes over: a lease holder's, settled by
+	// its version before and being deleted (lease.go, leadRounds).
+	skip map[string]bool
+	// clear is, after pending in rounds or as the holder, the marker keys
+	// the planned version settles (their commits reflected, folded, or
+	// their partition gone): deleted once it is written.
 	clear []string
 }
 
@@ -103,8 +114,8 @@ type folding struct {
 // leaves the commit unannounced: the publish goes on without (it is only
 // a hint).
 func (f *folding) announce(ctx context.Context, p *publisher) {
-	if f == nil || f.marked {
-		return
+	if f == nil || f.marked || f.part == "" {
+		return // a holder's round (rounds) has no commit of its own to announce
 	}
 	if _, err := p.st.Put(ctx, layout.FoldKey(f.part, f.seq), nil, store.PutOptions{}); err == nil {
 		f.marked = true
@@ -167,7 +178,7 @@ func (f *folding) list(ctx context.Context, p *publisher) (map[string]*marker, [
 			return nil, nil, false
 		}
 		part, seq, ok := layout.ParseFoldKey(a.Key)
-		if !ok {
+		if !ok || f.skip[a.Key] {
 			continue
 		}
 		if a.ModTime.After(f.storeNow) {
@@ -336,10 +347,14 @@ func (f *folding) follow(ctx context.Context, p *publisher, s *state) error {
 // Nothing of it fails the publish: a partition whose reads fail is left
 // to its own publisher.
 func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpdate {
-	if f == nil || !(f.marked || f.rounds) || f.off {
+	if f == nil {
 		return nil
 	}
 	f.folded, f.clear = 0, nil
+	if !(f.marked || f.rounds || f.holder) || f.off {
+		return nil
+	}
+	clears := f.rounds || f.holder // no owner left to delete a settled marker
 	byPart, parts := f.listed, f.listedParts
 	f.listed, f.listedParts = nil, nil
 	if byPart == nil {
@@ -350,6 +365,9 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 	if len(parts) > maxFold {
 		parts = parts[:maxFold]
 	}
+	// The group manifests the commits' records are in, each read once
+	// before the reads below ask for them all at once.
+	p.readGroupsFor(ctx, s, parts)
 	var (
 		mu  sync.Mutex
 		ups []partUpdate
@@ -382,7 +400,7 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				}
 			}
 			stale := func() {
-				if f.rounds {
+				if clears {
 					settled(math.MaxInt64)
 					return
 				}
@@ -394,7 +412,7 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				}
 			}
 			if have && r.seq >= mk.seq {
-				if f.rounds {
+				if clears {
 					settled(r.seq)
 					return nil
 				}
@@ -410,7 +428,7 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				stale() // the partition is gone
 				return nil
 			}
-			if err == nil && have && r.seq >= b.Pointer.Seq && f.rounds {
+			if err == nil && have && r.seq >= b.Pointer.Seq && clears {
 				settled(r.seq)
 			}
 			if err != nil || (have && r.seq >= b.Pointer.Seq) {
@@ -421,12 +439,12 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 				return nil
 			}
 			if len(m.Files) == 0 && !have {
-				if f.rounds {
+				if clears {
 					settled(b.Pointer.Seq) // nothing to show
 				}
 				return nil
 			}
-			if f.rounds {
+			if clears {
 				settled(b.Pointer.Seq)
 			}
 			mu.Lock()
@@ -444,6 +462,42 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 	return ups
 }
 
+// readGroupsFor reads the group manifests of s that hold the records of
+// parts (as recorded would, one by one), at once and each once: a fan-out
+// over parts that asks each for its record then finds them read, where
+// every one of its reads of a group would read the same manifest (a
+// holder folding 30 commits of a month read its group 30 times). One
+// that does not read is left to recorded, which reports its error.
+func (p *publisher) readGroupsFor(ctx context.Context, s *state, parts []string) {
+	if s == nil {
+		return
+	}
+	seen := map[string]bool{}
+	var mfs []iceberg.ManifestFile
+	for _, part := range parts {
+		ph := partHash(part)
+		if _, ok := newestAppend(s, ph); ok {
+			continue // its appends' records are in their names (appends.go)
+		}
+		holds := holder(s.refs, part)
+		for i, r := range s.refs {
+			if mf := s.list[i]; holds(r) && liveFiles(mf) > 0 && !seen[mf.FilePath()] {
+				seen[mf.FilePath()] = true
+				mfs = append(mfs, mf)
+			}
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(max(p.opts.Concurrency, 1))
+	for _, mf := range mfs {
+		g.Go(func() error {
+			_, _ = p.readGroup(ctx, mf)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
 // RecordedSeq returns the pointer sequence number at which version v of
 // the table's Iceberg metadata records partition part, false when it has
 // no files of it: whether the version a commit's publish reported holds
@@ -451,7 +505,7 @@ func (f *folding) pending(ctx context.Context, p *publisher, s *state) []partUpd
 // its manifest list and the manifest of part's group.
 func RecordedSeq(ctx context.Context, st store.Store, v int, part string) (int64, bool, error) {
 	p := newLoader(ctx, st, Options{})
-	s, err := p.readVersion(ctx, v, nil)
+	s, err := p.readVersion(ctx, v, nil, nil)
 	if err != nil {
 		return 0, false, err
 	}
@@ -463,9 +517,9 @@ func RecordedSeq(ctx context.Context, st store.Store, v int, part string) (int64
 }
 
 // readVersion reads version v, its metadata file (unless data holds its
-// bytes already) and manifest list, as load reads the latest (without its
-// repairs), but not the hint.
-func (p *publisher) readVersion(ctx context.Context, v int, data []byte) (*state, error) {
+// bytes already) and manifest list (unless listData does), as load reads
+// the latest (without its repairs), but not the hint.
+func (p *publisher) readVersion(ctx context.Context, v int, data, listData []byte) (*state, error) {
 	key := MetadataKey(v)
 	if data == nil {
 		var err error
@@ -488,9 +542,11 @@ func (p *publisher) readVersion(ctx context.Context, v int, data []byte) (*state
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: manifest list: %w", s.loc, ErrCorrupt, err)
 	}
-	ld, _, err := store.ReadAll(ctx, p.st, lk)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", lk, err)
+	ld := listData
+	if ld == nil {
+		if ld, _, err = store.ReadAll(ctx, p.st, lk); err != nil {
+			return nil, fmt.Errorf("read %s: %w", lk, err)
+		}
 	}
 	if s.list, err = readManifestList(ld); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", cs.ManifestList, ErrCorrupt, err)
@@ -510,7 +566,7 @@ func (p *publisher) readVersion(ctx context.Context, v int, data []byte) (*state
 func (f *folding) loadExact(ctx context.Context, p *publisher) *state {
 	v, data := f.exact, f.exactData
 	f.exact, f.exactData = 0, nil
-	s, err := p.readVersion(ctx, v, data)
+	s, err := p.readVersion(ctx, v, data, nil)
 	if err != nil {
 		return nil
 	}

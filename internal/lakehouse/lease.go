@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pswap/pswap/internal/layout"
 	"github.com/pswap/pswap/store"
@@ -26,29 +29,32 @@ import (
 //     its snapshot names a holder that folded others, lately; the
 //     prefetch then stops before the manifest list), or before its first
 //     attempt with Options.LeaseFirst.
-//   - The path, after a lost race or with LeaseFirst: create the lease
-//     (layout.LeaseKey, PUT If-None-Match). Created: it holds it, and
-//     publishes its own commit (in the view on return).
-//   - Refused (held, or left by a killed holder), or a burst shown: it
-//     writes its fold marker (layout.FoldKey), then reads the lease. A live
-//     one (written within its length on the store's clock) makes the
-//     commit pending: the publish returns Result.Pending, naming the
-//     holder and the version it last wrote; the holder's next version
-//     holds the commit. A missing one (released since) is created, an
-//     expired one taken over (PUT If-Match its ETag): the publisher holds
-//     it, and leads. A take refused again is another's take after our
-//     marker: pending too.
-//   - The holder, after its own version (done or failed; it folds the
-//     markers it lists in its attempt, fold.pending), releases the lease
-//     (DELETE), lists the markers (one LIST) and, if any is left, takes
-//     the lease again (If-None-Match: if another publisher took it in
-//     between, that one leads and this one is done) and writes one version
-//     that folds them all (fold.pending: their pointers and manifests),
-//     then deletes their markers, and lists again while it holds the
-//     lease, until a listing is empty: then it releases and lists once
-//     more. A holder thus works as long as commits keep coming. Its
-//     versions that fold others name it (leaseSummaryKey): the burst's
-//     later publishers see it.
+//   - The path, after a lost race (its marker written by the loss), with
+//     LeaseFirst or a burst shown: it writes its fold marker
+//     (layout.FoldKey), then reads the lease. A live one (written within
+//     its length on the store's clock) makes the commit pending: the
+//     publish returns Result.Pending, naming the holder and the version
+//     it last wrote; the holder's next version holds the commit. A
+//     missing one is created (PUT If-None-Match), an expired one taken
+//     over (PUT If-Match its ETag): the publisher holds it, and leads (in
+//     the view on return). A take refused is another's take after our
+//     marker: pending too. (The first commit after a burst, afterBurst,
+//     tries to create the lease first: it most likely finds none.)
+//   - The holder's own version (done or failed) folds the markers it
+//     lists in its attempt (fold.pending; it took the lease because it
+//     expects others). Then it lists the markers (one LIST) while it
+//     still holds the lease, beside the deletion of the markers its
+//     version settled (its own among them), and while a listing finds
+//     any, writes one version that folds them all (fold.pending: their
+//     pointers and manifests), starting from the version it wrote last
+//     (lastWritten: its bytes, not the store's), and deletes their
+//     markers and writes the hint beside its next listing. When a listing
+//     is empty it releases the lease (DELETE) and lists once more; if
+//     that listing is not empty it takes the lease again (If-None-Match:
+//     if another publisher took it in between, that one leads and this
+//     one is done). A holder thus works as long as commits keep coming.
+//     Its versions that fold others name it (leaseSummaryKey): the
+//     burst's later publishers see it.
 //
 // Why no pending commit is left behind while its holder lives: a pending
 // publisher wrote its marker before the read that found the lease live. So
@@ -77,12 +83,12 @@ import (
 // the next publish in contention or reconcile; `pswap status` shows the
 // view behind its pointer meanwhile.
 //
-// A lone writer pays nothing for this (three requests with LeaseFirst:
-// the lease's PUT, its DELETE and the LIST after it). A pending commit
-// pays three after its lost race (the lease's refused PUT, its marker,
-// the GET of the lease; two when the burst was shown: the marker and the
-// GET); its holder reads its pointer and manifest and deletes its marker
-// (in a batch where the store has one).
+// A lone writer pays nothing for this (seven requests with LeaseFirst:
+// its marker, the lease's GET, PUT and DELETE with the marker's, a LIST in
+// its attempt, one while it holds the lease and one after). A pending
+// commit pays two (its marker, the GET of the lease; three when it finds
+// no lease and loses the PUT for it); its holder reads its pointer and
+// manifest and deletes its marker (in a batch where the store has one).
 
 // leaseLength is how long a lease lives after its holder's last write of
 // it (on the store's clock: the lease's Last-Modified against the store's
@@ -370,39 +376,82 @@ func (p *publisher) announceHolder(ctx context.Context, b leaseBody) {
 
 // leadRounds is the holder's work after its own publish (r, err): release
 // the lease, list the markers, and while any is left take the lease again
-// and write a version that folds them (see the top of this file). It
-// returns r with the latest version written, and the count of commits
-// folded in FoldedOthers.
-func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr error) Result {
+// and write a version that folds them (see the top of this file). settled
+// is the markers its own version settled (the commits pending on it that
+// it folded, and its own marker). It returns r with the latest version
+// written, and the count of commits folded in FoldedOthers.
+//
+// What a round costs the burst's last commits, after their markers: the
+// holder deletes the markers a version settled while it lists again (the
+// listing passes over them), and starts each round from the version it
+// wrote in the round before (lastWritten: no GET of the hint, the version,
+// its manifest list and the group manifests it wrote).
+func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr error, settled []string) Result {
 	if rerr == nil {
 		l.mu.Lock()
 		l.version = max(l.version, r.Version)
 		l.mu.Unlock()
 	}
-	// After its own version, and whenever a listing finds no marker, the
-	// holder releases and lists once more; between the versions it writes
-	// for others it lists while it holds the lease (no release and take
-	// again per version).
+	var (
+		deleting errgroup.Group // the settled markers' deletion
+		skip     map[string]bool
+		hinting  = p.hinting // the hint after the version written last
+	)
+	defer func() {
+		_ = deleting.Wait()
+		if hinting != nil {
+			_ = hinting.Wait()
+		}
+	}()
+	settle := func(keys []string) {
+		if len(keys) == 0 {
+			return
+		}
+		skip = make(map[string]bool, len(keys))
+		for _, k := range keys {
+			skip[k] = true
+		}
+		// A failure leaves markers, passed over once their commits are
+		// reflected.
+		if p.opts.Concurrency <= 1 {
+			_ = store.DeleteAll(ctx, p.st, keys) // one request at a time
+			return
+		}
+		deleting.Go(func() error { return store.DeleteAll(ctx, p.st, keys) })
+	}
 	released := false
+	release := func() {
+		_ = deleting.Wait() // the listing after the release would find them
+		l.release(ctx, p)
+		released = true
+	}
+	settle(settled)
+	// After its own version, and between the versions it writes for
+	// others, the holder lists while it holds the lease; when a listing
+	// finds no marker, it releases and lists once more. Released after its
+	// own version instead, a burst's lease passed to a newcomer's PUT
+	// between the release and the holder's take again: that one's own
+	// publish then came first, from a state read before the holder's
+	// version (a lost race), before any round for the others.
+	prev := p // the publisher of the version written last
 	for round := 0; ; round++ {
-		if !released && (round == 0 || ctx.Err() != nil) {
-			l.release(ctx, p)
-			released = true
+		if !released && ctx.Err() != nil {
+			release()
 		}
 		if ctx.Err() != nil {
 			return r
 		}
 		q := newPublisher(ctx, p.st, p.opts)
 		q.opts.Prefetch = nil
-		q.fold = &folding{rounds: true}
+		q.fold = &folding{rounds: true, skip: skip}
 		q.holding = l.holder // its versions show the burst (inBurst)
+		q.keepGroups = true
 		byPart, parts, _ := q.fold.list(ctx, q)
 		if len(parts) == 0 {
 			if released {
 				return r // none left, or the listing failed (the next publish's listing finds them)
 			}
-			l.release(ctx, p)
-			released = true
+			release()
 			continue // the listing after the release decides
 		}
 		if released {
@@ -414,21 +463,26 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 		}
 		// Taken (or unreachable: fold all the same, no one else may).
 		q.fold.listed, q.fold.listedParts = byPart, parts
+		if hinting != nil {
+			_ = hinting.Wait() // its ETag, for the next hint's PUT
+		}
+		q.from = prev.lastWritten(ctx, q)
+		if p.opts.Concurrency > 1 {
+			q.hinting = new(errgroup.Group)
+		}
+		hinting = q.hinting
 		qr, err := q.run(ctx, func(ctx context.Context, s *state) ([]partUpdate, error) {
 			l.renewDue(ctx, p)
 			q.startAttempt()
 			return q.fold.pending(ctx, q, s), nil
 		})
 		if err != nil {
-			l.release(ctx, p)
+			release()
 			return r // the markers stay: the next publish folds them
 		}
+		prev = q
 		cleared := q.fold.clear
-		if len(cleared) > 0 {
-			// A failure leaves markers, passed over once their commits are
-			// reflected.
-			_ = store.DeleteAll(ctx, p.st, cleared)
-		}
+		settle(cleared)
 		if qr.Changed {
 			r.Version, r.MetadataLocation, r.SnapshotID, r.Partitions = qr.Version, qr.MetadataLocation, qr.SnapshotID, qr.Partitions
 			r.Changed = true
@@ -439,8 +493,41 @@ func (p *publisher) leadRounds(ctx context.Context, l *lease, r Result, rerr err
 			l.mu.Unlock()
 		}
 		if len(cleared) == 0 {
-			l.release(ctx, p)
+			release()
 			return r // no progress (unreadable pointers): leave them to the next publish
 		}
 	}
+}
+
+// lastWritten is the state of the version p's latest attempt wrote, made
+// from the bytes it wrote as q's load would read them (its groups too: the
+// manifests p read or wrote), for q's first attempt: a holder's next round
+// reads neither the hint, nor the version, nor its manifest list. nil when
+// p wrote none (q loads).
+func (p *publisher) lastWritten(ctx context.Context, q *publisher) *state {
+	w := p.last
+	if w == nil || w.data == nil || w.listData == nil {
+		return nil
+	}
+	s, err := q.readVersion(ctx, w.version, w.data, w.listData)
+	if err != nil {
+		return nil
+	}
+	s.hintETag, s.hintFound, s.hintUnread = w.hintETag, w.hintFound, false
+	if s.hintFound {
+		q.hinted = s.version
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	maps.Copy(q.groups, p.groups)
+	for i, mf := range s.list {
+		// Parsed with its entry in the list as written (its sequence
+		// number assigned there), as readGroup would.
+		if data := p.kept[mf.FilePath()]; data != nil && s.refs[i].group != "" && q.groups[mf.FilePath()] == nil {
+			if gc, err := parseGroup(mf, data); err == nil {
+				q.groups[mf.FilePath()] = gc
+			}
+		}
+	}
+	return s
 }

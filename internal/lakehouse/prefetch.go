@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/pswap/pswap/internal/env"
 	"github.com/pswap/pswap/internal/overlap"
 	"github.com/pswap/pswap/store"
@@ -16,7 +14,8 @@ import (
 // version hint, the metadata file and its current manifest list, the three
 // reads, one after another, that every publish begins with, and then the
 // manifests of the groups the publish replaces (unless the version shows
-// a burst in progress, lease.go: then it stops after the metadata file). They depend on
+// a burst in progress, lease.go: then it stops after the metadata file;
+// with Options.LeaseFirst it reads nothing). They depend on
 // nothing a commit does, so StartPrefetch can start them in the background
 // when a commit begins, and Options.Prefetch hands what they read to the
 // publish that follows the commit, which then starts from it instead of
@@ -44,15 +43,11 @@ type Prefetch struct {
 	// lease holder wrote it for others, lately): a publish then most
 	// likely returns pending (lease.go), so the prefetch read no manifest
 	// list, and the publish goes straight to its marker.
-	burst bool
-	// leaseLive: with Options.LeaseFirst, the lease was live when the
-	// prefetch began: it read nothing else (a publish then most likely
-	// returns pending), and the publish goes straight to its marker.
-	leaseLive bool
-	s         *state
-	hinted    int
-	err       error
-	parts     []string // the partitions whose groups it reads
+	burst  bool
+	s      *state
+	hinted int
+	err    error
+	parts  []string // the partitions whose groups it reads
 	// groupsDone is closed once the group manifests are read (after
 	// done): groups is set then.
 	groupsDone chan struct{}
@@ -78,16 +73,19 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 	overlap.Start(ctx, func() {
 		defer close(f.groupsDone)
 		defer cancel()
-		p := newLoader(ctx, st, o)
 		if o.LeaseFirst && !o.WaitForView {
-			// One GET first: under a live lease holder, the reads below
-			// would be wasted on a publish that returns pending.
-			if _, _, live, err := p.readLease(ctx); err == nil && live {
-				f.leaseLive = true
-				close(f.done)
-				return
-			}
+			// Nothing: of a burst of writers that start together, every
+			// publish but the lease holder's returns pending after the
+			// lease's refused PUT, its marker and the lease's GET, and
+			// reads nothing else; the holder reads for itself once it
+			// holds the lease. Read ahead, the version, the hint and the
+			// list were 3 requests in vain a pending commit (its lease's
+			// GET first, 4: the lease is free when a burst starts), and a
+			// lease found live saved none (its GET for the PUT).
+			close(f.done)
+			return
 		}
+		p := newLoader(ctx, st, o)
 		// Under the lease (not WaitForView), a version that shows a burst
 		// in progress ends the reads: its manifest list would be wasted
 		// on a publish that returns pending.
@@ -98,12 +96,9 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 			f.burst, f.s = true, nil
 		}
 		close(f.done)
-		if f.s != nil && (o.WaitForView || !o.LeaseFirst) {
+		if f.s != nil {
 			// No burst in progress: the publish most likely writes a
-			// version, and needs the manifests of its groups. With
-			// LeaseFirst they are left to the publish, which reads them
-			// only if it holds the lease (one of a burst most likely
-			// returns pending).
+			// version, and needs the manifests of its groups.
 			f.readGroups(ctx, p)
 		}
 	})
@@ -196,32 +191,8 @@ func (p *publisher) pendingGroups(ctx context.Context) {
 // one that does not read is left to the publish.
 func (f *Prefetch) readGroups(ctx context.Context, p *publisher) {
 	p.readTries = -1 // a prefetch does not retry
-	var g errgroup.Group
-	g.SetLimit(p.opts.Concurrency)
-	seen := map[string]bool{}
-	for _, part := range f.parts {
-		if _, ok := newestAppend(f.s, partHash(part)); ok {
-			continue // its appends' records are in their names (appends.go)
-		}
-		holds := holder(f.s.refs, part)
-		for i, r := range f.s.refs {
-			if mf := f.s.list[i]; holds(r) && liveFiles(mf) > 0 && !seen[mf.FilePath()] {
-				seen[mf.FilePath()] = true
-				g.Go(func() error {
-					_, _ = p.readGroup(ctx, mf)
-					return nil
-				})
-			}
-		}
-	}
-	_ = g.Wait()
+	p.readGroupsFor(ctx, f.s, f.parts)
 	f.groups = p.groups
-}
-
-// sawLiveLease reports whether the prefetch, with Options.LeaseFirst,
-// found the lease live (seen).
-func (f *Prefetch) sawLiveLease(ctx context.Context, p *publisher) bool {
-	return f.seen(ctx, p, func() bool { return f.leaseLive })
 }
 
 // sawBurst reports whether the prefetch found a burst in progress (the

@@ -112,14 +112,18 @@ type Options struct {
 	Commits []Commit
 	// LeaseFirst makes PublishCommit take the publish lease's path
 	// before its first attempt (lease.go), as a writer that expects a
-	// burst of writers at once should: the first of a burst holds the
-	// lease, the others' commits are pending after three requests (the
-	// lease's refused PUT, their marker, the lease's GET), where an
-	// optimistic writer of a burst that starts all at once writes a
-	// manifest, a list and a version in vain first. A writer alone pays
-	// three requests more (the lease's PUT, DELETE and a LIST). False
-	// (the default): optimistic, the lease's path only after a lost race
-	// or when the version it starts from shows a burst in progress.
+	// burst of writers at once should: it announces its commit (its
+	// marker) and reads the lease; the first of a burst finds none and
+	// holds it (its PUT), the others' commits are pending after those
+	// two requests (three for the few that find none but lose the PUT),
+	// where an optimistic writer of a burst that starts all at once
+	// writes a manifest, a list and a version in vain first. Its
+	// prefetch reads nothing (the holder reads for itself). A writer
+	// alone pays seven requests more (its marker, the lease's GET, PUT
+	// and DELETE with the marker's, and three LISTs: in its attempt,
+	// after its version, after the release). False (the default):
+	// optimistic, the lease's path only after a lost race or when the
+	// version it starts from shows a burst in progress.
 	LeaseFirst bool
 	// WaitForView makes PublishCommit return only once a version holds
 	// its commit, even while another publisher holds the publish lease
@@ -266,6 +270,11 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		case leaseHeld:
 			l = cand
 			p.holding = l.holder // a version that folds others shows the burst (inBurst)
+			p.fold.holder = true // it deletes the markers its version settles
+			p.keepGroups = true  // for its next round (leadRounds)
+			if p.opts.Concurrency > 1 {
+				p.hinting = new(errgroup.Group) // beside its next listing
+			}
 		}
 		return nil // held, or in line (folding as without the lease)
 	}
@@ -282,19 +291,24 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		if !leasing {
 			return nil
 		}
-		return enter(ctx, false)
+		// Its marker is written (the lost race): the lease's GET next,
+		// its PUT only if there is none. A race lost shows a burst, whose
+		// lease is most likely held already: pending after the marker and
+		// the GET, where the PUT first made it three requests.
+		return enter(ctx, true)
 	}
 	if leasing && (opts.LeaseFirst || opts.Prefetch.sawBurst(ctx, p)) {
-		// Known held (no PUT of the lease first): a burst shown, or a
-		// LeaseFirst prefetch that found the lease live.
-		known := !opts.LeaseFirst || opts.Prefetch.sawLiveLease(ctx, p)
-		if err := enter(ctx, known); err != nil {
+		// The marker first, then the lease's GET (no PUT of the lease
+		// first): a burst shown, or expected (LeaseFirst), is most
+		// likely held.
+		if err := enter(ctx, true); err != nil {
 			return pending()
 		}
 	}
 	folded := false // reflected by a version another publisher wrote after we lost a race
 	plan := func(ctx context.Context, s *state) ([]partUpdate, error) {
 		folded = p.rebases > 0
+		p.fold.clear = nil // what this attempt's version settles (pending), none yet
 		if r, have := p.recordedByName(s, c.Partition); have && r.seq >= c.Seq {
 			return nil, nil // already this generation, or a newer one
 		}
@@ -397,7 +411,18 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 		p.fold.off, p.fold.folded = true, 0
 		r, err = p.run(ctx, plan)
 	}
+	var settled []string // the markers the holder's version settles
 	if err == nil {
+		if l != nil && r.Changed {
+			// The holder deletes its own marker (after a lost race) with
+			// the markers its version settles, in one batch beside its
+			// release (leadRounds).
+			settled = p.fold.clear
+			if p.fold.marked {
+				settled = append(settled, layout.FoldKey(p.fold.part, p.fold.seq))
+				p.fold.marked = false
+			}
+		}
 		p.fold.done(ctx, p)
 		r.Folded = folded && !r.Changed
 		if r.Changed {
@@ -407,7 +432,7 @@ func PublishCommit(ctx context.Context, st store.Store, c Commit, opts Options) 
 	if l != nil {
 		// The holder, done or failed with its own: the others' commits
 		// announced to it are folded (lease.go).
-		r = p.leadRounds(ctx, l, r, err)
+		r = p.leadRounds(ctx, l, r, err, settled)
 	}
 	return r, err
 }
@@ -571,6 +596,10 @@ type state struct {
 	// progress (publisher.stopOnBurst): no manifest list was read, and
 	// the state serves no attempt.
 	burst bool
+	// data and listData are the bytes of the version and its manifest
+	// list, in a state this publisher wrote (write; nil otherwise): a
+	// lease holder's next round starts from them (lease.go, lastWritten).
+	data, listData []byte
 }
 
 type publisher struct {
@@ -629,6 +658,27 @@ type publisher struct {
 	// repair: a reconcile (Publish), which rebuilds from the pointers what
 	// it cannot read of the latest version instead of failing on it.
 	repair bool
+	// from, when set, is the state the first attempt starts from instead
+	// of a load: the version a lease holder wrote in its round before
+	// (lease.go, lastWritten). A newer version, written meanwhile by a
+	// publisher outside the lease, makes that attempt lose its race and
+	// rebase, as a prefetch overtaken does.
+	from *state
+	// last is the version this publisher's latest attempt wrote (nil:
+	// none), with the hint's ETag after it when its hint PUT succeeded.
+	last *state
+	// keepGroups: a lease holder's publisher keeps the bytes of the
+	// manifests it writes (putManifest) in kept, by location, for its
+	// next round (lease.go, lastWritten).
+	keepGroups bool
+	kept       map[string][]byte
+	// hintWritten is the ETag of the hint's latest successful PUT.
+	hintWritten string
+	// hinting, when set, writes the hint after a version in the
+	// background: a lease holder's (lease.go, leadRounds) with
+	// Options.Concurrency above 1, which waits for it before its next
+	// round starts from that version, and before it returns.
+	hinting *errgroup.Group
 	// started is when (env's clock) the attempt began reading the pointers
 	// of what it publishes (zero: an expiry, which adds nothing).
 	started time.Time
@@ -781,6 +831,9 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 			s, err = pre.state(ctx, p)
 			pre = nil
 		}
+		if s == nil && err == nil && p.from != nil {
+			s, p.from = p.from, nil // a holder's round: the version it wrote before
+		}
 		if s == nil && err == nil && p.fold != nil && p.fold.exact > 0 {
 			// A follower saw the version it waited for: read that one,
 			// without the hint and the probe (fold.go).
@@ -865,7 +918,19 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		if err != nil {
 			return Result{Rebases: p.rebases}, err
 		}
-		p.writeHint(ctx, s, next.version)
+		if p.hinting != nil {
+			// A lease holder's: beside its next listing (lease.go),
+			// which waits for it before it starts from next.
+			p.hinting.Go(func() error {
+				if p.writeHint(ctx, s, next.version) {
+					next.hintETag, next.hintFound = p.hintWritten, true
+				}
+				return nil
+			})
+		} else if p.writeHint(ctx, s, next.version) {
+			next.hintETag, next.hintFound = p.hintWritten, true
+		}
+		p.last = next
 		p.writeBackIDs(ctx, next.meta)
 		r := p.result(next, true)
 		r.Repairs = s.repairs
@@ -1149,6 +1214,12 @@ func (p *publisher) putManifest(ctx context.Context, mp *manifestPut) error {
 	}
 	p.mu.Lock()
 	p.written[mp.key] = mp.mf
+	if p.keepGroups {
+		if p.kept == nil {
+			p.kept = map[string][]byte{}
+		}
+		p.kept[mp.mf.FilePath()] = mp.data
+	}
 	p.mu.Unlock()
 	return nil
 }
@@ -1250,9 +1321,10 @@ func (p *publisher) writeHint(ctx context.Context, s *state, v int) bool {
 		if !found {
 			opts = store.PutOptions{IfNoneMatch: true}
 		}
-		_, err := p.st.Put(ctx, VersionHintKey, []byte(strconv.Itoa(v)), opts)
+		a, err := p.st.Put(ctx, VersionHintKey, []byte(strconv.Itoa(v)), opts)
 		switch {
 		case err == nil:
+			p.hintWritten = a.ETag
 			return true
 		case store.IsRetryable(err):
 			// A lost or refused hint PUT leaves readers that trust the

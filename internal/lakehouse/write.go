@@ -51,7 +51,8 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	if err := iceberg.WriteManifestList(2, &buf, p.snapshot, parent, &seq, 0, lc.list); err != nil {
 		return nil, fmt.Errorf("encode manifest list: %w", err)
 	}
-	if err := p.putList(ctx, lc.puts, listKey, p.deterministic(buf.Bytes())); err != nil {
+	listData := p.deterministic(buf.Bytes())
+	if err := p.putList(ctx, lc.puts, listKey, listData); err != nil {
 		return nil, err
 	}
 	snap := Snapshot{
@@ -85,7 +86,7 @@ func (p *publisher) write(ctx context.Context, s *state, ups []partUpdate, attem
 	if err := p.putVersion(ctx, v, data); err != nil {
 		return nil, err
 	}
-	next := &state{version: v, meta: md, loc: p.loc(MetadataKey(v)), list: lc.list, refs: make([]manifestRef, len(lc.list))}
+	next := &state{version: v, meta: md, loc: p.loc(MetadataKey(v)), list: lc.list, refs: make([]manifestRef, len(lc.list)), data: data, listData: listData}
 	for i, mf := range lc.list {
 		next.refs[i], _ = parseManifestPath(mf.FilePath())
 	}

@@ -78,11 +78,39 @@ type measure struct {
 	load     string
 	ops      map[string]int // requests by operation
 	ends     []time.Duration
+	trace    string // with -trace: the writers' requests by what they touch
+	// serverCPU is the CPU time the store's server spent (MINIO_PID's
+	// process, when that is set; 0 otherwise).
+	serverCPU time.Duration
+}
+
+// serverCPU reads the CPU time (user and system) of the process MINIO_PID
+// names, 0 when it is not set or not readable (another machine's server).
+func serverCPU() time.Duration {
+	pid := os.Getenv("MINIO_PID")
+	if pid == "" {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)       // utime, in clock ticks
+	k, _ := strconv.ParseInt(f[12], 10, 64)       // stime
+	return time.Duration(u+k) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
 func run(ctx context.Context) error {
 	bin := flag.String("pswap", "", "the pswap binary")
-	base := flag.String("base", "", "a baseline pswap binary (optional): also measured with the publish, in the same rounds")
+	base := flag.String("base", "", "a baseline pswap binary (optional): also measured with the publish (and with --lease-first under -lease-first: base-lease-first), in the same rounds")
 	counter := flag.String("s3count", "", "the s3count binary (optional: requests per commit)")
 	table := flag.String("table", "", "s3://bucket/prefix under which each measurement makes a table")
 	writersF := flag.String("writers", "8,32,64", "writers at once")
@@ -90,6 +118,8 @@ func run(ctx context.Context) error {
 	rows := flag.Int("rows", 10000, "rows per writer")
 	verbose := flag.Bool("v", false, "print the requests by operation")
 	leaseFirst := flag.Bool("lease-first", false, "also measure -pswap with the publish and --lease-first, in the same rounds")
+	traceF := flag.String("trace", "", "write every request to this file (a logging proxy in front of the store) and print its counts by what it touches")
+	only := flag.String("modes", "", "measure only these modes with the publish (comma-separated: publish, lease-first, base-publish, base-lease-first; no-publish is always measured)")
 	flag.Parse()
 	if *bin == "" || *table == "" {
 		return fmt.Errorf("usage: writers -pswap BIN -table s3://bucket/prefix [-s3count BIN] [-writers 8,32,64] [-rounds 2] [-rows 10000]")
@@ -117,6 +147,21 @@ func run(ctx context.Context) error {
 		env = append(env, "AWS_ENDPOINT_URL="+endpoint)
 		countURL = endpoint + "/-/counts"
 	}
+	var tr *tracer
+	if *traceF != "" {
+		upstream := os.Getenv("AWS_ENDPOINT_URL")
+		for _, e := range env {
+			if v, ok := strings.CutPrefix(e, "AWS_ENDPOINT_URL="); ok {
+				upstream = v // the counter's, when one runs
+			}
+		}
+		var endpoint string
+		if tr, endpoint, err = startTracer(*traceF, upstream); err != nil {
+			return err
+		}
+		defer tr.close()
+		env = append(env, "AWS_ENDPOINT_URL="+endpoint)
+	}
 	var ns []int
 	for _, s := range strings.Split(*writersF, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -126,6 +171,7 @@ func run(ctx context.Context) error {
 		ns = append(ns, n)
 	}
 	var all []measure
+	perGroup := 0 // measurements of one round and writer count
 	for r := range *rounds {
 		for _, n := range ns {
 			type mode struct {
@@ -140,38 +186,44 @@ func run(ctx context.Context) error {
 			}
 			if *base != "" {
 				order = append(order, mode{"base-publish", *base, true, nil})
+				if *leaseFirst {
+					order = append(order, mode{"base-lease-first", *base, true, []string{"--lease-first"}})
+				}
 			}
+			if *only != "" {
+				keep := strings.Split(*only, ",")
+				order = slices.DeleteFunc(order, func(m mode) bool { return m.name != "no-publish" && !slices.Contains(keep, m.name) })
+			}
+			perGroup = len(order)
 			if r%2 == 1 {
 				slices.Reverse(order)
 			}
 			for _, md := range order {
 				pub := md.pub
 				t := fmt.Sprintf("%s/r%d-w%d-%s-%d", strings.TrimSuffix(*table, "/"), r, n, md.name, time.Now().UnixNano())
-				m, err := measureOnce(ctx, md.bin, env, t, input, n, pub, md.extra)
+				tr.begin(fmt.Sprintf("r%d-w%d-%s-seed", r, n, md.name))
+				m, err := measureOnce(ctx, md.bin, env, t, input, n, pub, md.extra, tr)
 				if err != nil {
 					return err
 				}
 				m.mode = md.name
 				all = append(all, m)
-				fmt.Printf("round %d writers %2d %-12s wall %6.2f s  commits/s %6.2f  ok %d/%d  req/commit %5.1f  cpu/commit %.3f s  in view on return %d  pending %d (max lag %.1f s, never in a version %d)  final exact %v  versions %d  load %s\n",
-					r, n, md.name, m.wall.Seconds(), float64(m.ok)/m.wall.Seconds(), m.ok, n, float64(m.requests)/float64(n), m.cpu.Seconds()/float64(n), m.inView, m.pending, m.lagMax.Seconds(), m.lagLost, m.final, m.versions, m.load)
+				fmt.Printf("round %d writers %2d %-12s wall %6.2f s  commits/s %6.2f  ok %d/%d  req/commit %5.1f  cpu/commit %.3f s  server cpu/commit %.3f s  in view on return %d  pending %d (max lag %.1f s, never in a version %d)  final exact %v  versions %d  load %s\n",
+					r, n, md.name, m.wall.Seconds(), float64(m.ok)/m.wall.Seconds(), m.ok, n, float64(m.requests)/float64(n), m.cpu.Seconds()/float64(n), m.serverCPU.Seconds()/float64(n), m.inView, m.pending, m.lagMax.Seconds(), m.lagLost, m.final, m.versions, m.load)
 				if *verbose {
 					fmt.Printf("    requests by operation: %v\n", m.ops)
 					slices.Sort(m.ends)
 					k := len(m.ends)
 					fmt.Printf("    writers ended at (s): min %.2f p25 %.2f p50 %.2f p75 %.2f p90 %.2f max %.2f\n", m.ends[0].Seconds(), m.ends[k/4].Seconds(), m.ends[k/2].Seconds(), m.ends[3*k/4].Seconds(), m.ends[9*k/10].Seconds(), m.ends[k-1].Seconds())
 				}
+				if tr != nil {
+					fmt.Printf("    requests of the writers by what they touch:\n%s", m.trace)
+				}
 			}
 		}
 	}
 	fmt.Println("\nratio to --publish=false of the same round (commits/s):")
-	k := 2
-	if *base != "" {
-		k++
-	}
-	if *leaseFirst {
-		k++
-	}
+	k := perGroup
 	rate := func(m measure) float64 { return float64(m.ok) / m.wall.Seconds() }
 	for i := 0; i+k <= len(all); i += k {
 		var nopub measure
@@ -237,7 +289,7 @@ func loadavg() string {
 	return f[0]
 }
 
-func measureOnce(ctx context.Context, bin string, env []string, table, input string, n int, pub bool, extra []string) (measure, error) {
+func measureOnce(ctx context.Context, bin string, env []string, table, input string, n int, pub bool, extra []string, tr *tracer) (measure, error) {
 	m := measure{writers: n, publish: pub, load: loadavg()}
 	// The table exists and is published before the writers start.
 	seed := exec.CommandContext(ctx, bin, "commit", "--table", table, "--partition", "dt=2026-09-30", "--run-id", "seed", input)
@@ -253,7 +305,9 @@ func measureOnce(ctx context.Context, bin string, env []string, table, input str
 	if err != nil {
 		return m, err
 	}
+	tr.begin(strings.TrimSuffix(tr.current(), "-seed"))
 	c0 := countsDoc()
+	s0 := serverCPU()
 	outs := make([]outcome, n)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -288,6 +342,9 @@ func measureOnce(ctx context.Context, bin string, env []string, table, input str
 	wg.Wait()
 	m.wall = time.Since(start)
 	c1 := countsDoc()
+	m.serverCPU = serverCPU() - s0
+	m.trace = tr.summary()
+	tr.begin("after")
 	m.requests = c1.Requests - c0.Requests
 	m.ops = map[string]int{}
 	for op, k := range c1.Ops {

@@ -34,16 +34,16 @@ func (w *World) build() {
 		return a
 	}
 	type publishable struct {
-		a               *actor
-		slot            *pubSlot
-		prefetch, stall bool
+		a                           *actor
+		slot                        *pubSlot
+		prefetch, stall, leaseFirst bool
 	}
 	var pubs []publishable
 	ordinal := 0
 	publishes := func(a *actor, slot *pubSlot) {
 		ordinal++
 		if slot != nil && w.cfg.Publish[ordinal] {
-			pubs = append(pubs, publishable{a, slot, w.cfg.PrefetchPublish[ordinal], w.cfg.StallPublish[ordinal]})
+			pubs = append(pubs, publishable{a, slot, w.cfg.PrefetchPublish[ordinal], w.cfg.StallPublish[ordinal], w.cfg.LeaseFirstPublish[ordinal]})
 		}
 	}
 	var writers []*actor
@@ -102,7 +102,7 @@ func (w *World) build() {
 		add(fmt.Sprintf("mg%d", i+1), "migrator", ms.Start, nil, true, true, w.migratorBody(ms)) // legacy.go
 	}
 	for _, p := range pubs {
-		pa := add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot, p.prefetch))
+		pa := add("pub:"+p.a.name, "publisher", 0, p.a, true, false, w.publisherBody(p.slot, p.prefetch, p.leaseFirst))
 		pa.stall = p.stall
 	}
 	for i, gs := range w.cfg.Reconcilers {
@@ -137,7 +137,7 @@ func (w *World) build() {
 		ap := add(fmt.Sprintf("ap%d(%s)", i+1, as.RunID), "appender", as.Start, after, true, true, w.appenderBody(as, ps))
 		w.appenders = append(w.appenders, ap)
 		if w.cfg.PublishAppends[i+1] {
-			add("pub:"+ap.name, "publisher", 0, ap, true, false, w.publisherBody(ps, false))
+			add("pub:"+ap.name, "publisher", 0, ap, true, false, w.publisherBody(ps, false, false))
 		}
 	}
 	for i, vs := range w.cfg.Views {

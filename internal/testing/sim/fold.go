@@ -13,7 +13,8 @@ import (
 // FoldScenario derives, from a seed, a burst of writers of distinct
 // partitions (some partitions written twice, so that a folded marker's
 // pointer has moved on), each followed by its publisher, all at about the
-// same step: the leasing publisher (lakehouse, lease.go) as an actor. The
+// same step: the leasing publisher (lakehouse, lease.go) as an actor,
+// half of them with --lease-first (their marker, then the lease). The
 // publisher that holds the publish lease publishes its commit and folds
 // the commits announced to it; the others find the lease live, announce
 // their commit and return pending; killed publishers leave markers, and
@@ -94,6 +95,13 @@ func FoldScenario(seed uint64) Config {
 	}
 	for range 1 + r.IntN(2) {
 		c.IceReaders = append(c.IceReaders, ReaderSpec{ActorSpec: ActorSpec{Start: 20 + r.IntN(150)}, Reads: 1 + r.IntN(3)})
+	}
+	// Half the publishers (drawn apart, so that the others stay as they
+	// were) expect the burst: `--lease-first`.
+	lf := rand.New(rand.NewPCG(seed, 0x1eaf))
+	c.LeaseFirstPublish = map[int]bool{}
+	for i := 1; i <= id; i++ {
+		c.LeaseFirstPublish[i] = c.Publish[i] && lf.IntN(2) == 0
 	}
 	c.lossFaults(seed, id)
 	return c

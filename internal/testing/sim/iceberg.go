@@ -563,7 +563,7 @@ type pubSlot struct {
 // publisherBody publishes the commit or rollback its predecessor made, the
 // way `pswap commit --publish` does after it (pswap.Writer.Publish,
 // pswap.Partition.Publish: lakehouse.PublishCommit).
-func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context, *actor) string {
+func (w *World) publisherBody(slot *pubSlot, prefetch, leaseFirst bool) func(context.Context, *actor) string {
 	return func(ctx context.Context, a *actor) string {
 		w.mu.Lock()
 		s := *slot
@@ -577,7 +577,8 @@ func (w *World) publisherBody(slot *pubSlot, prefetch bool) func(context.Context
 		// Partition.Publish would.
 		opts := w.iceOptions()
 		facade := s.w != nil && w.cfg.Plant != PlantPublisherSkipSeqCheck
-		fopts := pswap.PublishOptions{Concurrency: opts.Concurrency, MaxAttempts: opts.MaxAttempts, MaxElapsed: opts.MaxElapsed}
+		opts.LeaseFirst = leaseFirst
+		fopts := pswap.PublishOptions{Concurrency: opts.Concurrency, MaxAttempts: opts.MaxAttempts, MaxElapsed: opts.MaxElapsed, LeaseFirst: leaseFirst}
 		switch {
 		case prefetch && facade:
 			fopts.Prefetch = pswap.NewTable(w.st).StartPrefetch(ctx, fopts)

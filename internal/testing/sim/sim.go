@@ -109,6 +109,11 @@ type Config struct {
 	// start, before a slow publisher's wait, as `pswap rollback` does
 	// before its rollback, and publish from them (lakehouse.Options.Prefetch).
 	PrefetchPublish map[int]bool
+	// LeaseFirstPublish: the publishers of these (same numbering) take
+	// the publish lease's path before their first attempt
+	// (lakehouse.Options.LeaseFirst, `pswap commit --lease-first`): their
+	// marker, then the lease.
+	LeaseFirstPublish map[int]bool
 	// StallPublish: the publishers of these (same numbering) stall, once,
 	// right before the PUT of their manifest list (after their attempt
 	// read the pointers, before its version PUT): 10-50 steps of the

@@ -120,6 +120,7 @@ func WithViews(c Config) Config {
 		return out
 	}
 	c.Publish, c.PrefetchPublish, c.StallPublish = shift(c.Publish), shift(c.PrefetchPublish), shift(c.StallPublish)
+	c.LeaseFirstPublish = shift(c.LeaseFirstPublish)
 	for i := range k {
 		c.Writers = append(c.Writers, WriterSpec{
 			ActorSpec: ActorSpec{Partition: c.Partitions[0], Start: 40 + r.IntN(300)},
