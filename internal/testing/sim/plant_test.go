@@ -59,7 +59,7 @@ var planted = []struct {
 	{PlantRollbackSkipReread, []uint64{3, 113, 119, 505, 465, 46, 692, 1089, 1473, 401, 86, 52}},
 	{PlantGCSkipRelist, []uint64{1, 132, 256, 275, 327, 365, 571, 628, 770, 788, 891, 898, 970, 1223}},
 	{PlantWriterSkipGrace, []uint64{28, 190, 233, 141, 4, 56, 290}},
-	{PlantGCIgnoresIceberg, []uint64{71, 84, 99, 233, 67, 41, 38, 109}},
+	{PlantGCIgnoresIceberg, []uint64{84, 71, 99, 233, 67, 41, 38, 109}},
 	{PlantPublisherSkipSeqCheck, []uint64{176, 67, 91, 177, 14, 95, 97}},
 	{PlantPublisherProbesFromV1, []uint64{374, 344, 341, 117, 13, 23, 127, 242}},
 	{PlantReconcileKeepsMissingManifest, []uint64{12, 21, 53, 13}},
