@@ -75,9 +75,8 @@ func StartPrefetch(ctx context.Context, st store.Store, opts Options, parts ...s
 		defer cancel()
 		if o.LeaseFirst && !o.WaitForView {
 			// Nothing: of a burst of writers that start together, every
-			// publish but the lease holder's returns pending after the
-			// lease's refused PUT, its marker and the lease's GET, and
-			// reads nothing else; the holder reads for itself once it
+			// publish but the lease holder's returns pending after its
+			// marker and the lease's GET, and reads nothing else; the holder reads for itself once it
 			// holds the lease. Read ahead, the version, the hint and the
 			// list were 3 requests in vain a pending commit (its lease's
 			// GET first, 4: the lease is free when a burst starts), and a
