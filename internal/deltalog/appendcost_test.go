@@ -26,9 +26,9 @@ type appendCost struct {
 	checkpoint  bool
 }
 
-// appendAndPublish appends one row to part with run id run and publishes
-// the Delta log of that commit alone, measured on c.
-func appendAndPublish(t *testing.T, tbl *pswap.Table, c *counting, part, run string, row int64) (appendCost, deltalog.Result) {
+// appendRow appends row to part with run id run and commits it (no
+// publish): the append every test of the tail's publish starts from.
+func appendRow(t *testing.T, tbl *pswap.Table, part, run string, row sale) pswap.Result {
 	t.Helper()
 	ctx := context.Background()
 	p, err := tbl.Partition(part)
@@ -39,16 +39,30 @@ func appendAndPublish(t *testing.T, tbl *pswap.Table, c *counting, part, run str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pswap.Write(w, sale{row, "x", 1}); err != nil {
+	if err := pswap.Write(w, row); err != nil {
 		t.Fatal(err)
 	}
 	res, err := w.Commit(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// commitOf is the Delta publish's view of a commit's result.
+func commitOf(res pswap.Result) deltalog.Commit {
+	return deltalog.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: res.Manifest}
+}
+
+// appendAndPublish appends one row to part with run id run and publishes
+// the Delta log of that commit alone, measured on c.
+func appendAndPublish(t *testing.T, tbl *pswap.Table, c *counting, part, run string, row int64) (appendCost, deltalog.Result) {
+	t.Helper()
+	ctx := context.Background()
+	res := appendRow(t, tbl, part, run, sale{row, "x", 1})
 	c.reset()
 	t0 := time.Now()
-	r, err := deltalog.PublishCommit(ctx, c, deltalog.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: res.Manifest}, deltalog.Options{})
+	r, err := deltalog.PublishCommit(ctx, c, commitOf(res), deltalog.Options{})
 	took := time.Since(t0)
 	if err != nil || !r.Changed || r.CheckpointErr != nil {
 		t.Fatalf("append %s to %s: %+v, %v", run, part, r, err)

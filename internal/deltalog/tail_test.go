@@ -196,22 +196,8 @@ func TestAppendTailFallsBack(t *testing.T) {
 	ctx := context.Background()
 	appendOne := func(t *testing.T, tbl *pswap.Table, part, run string) (pswap.Result, error) {
 		t.Helper()
-		p, err := tbl.Partition(part)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := p.Append(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: run}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pswap.Write(w, sale{1, run, 1}); err != nil {
-			t.Fatal(err)
-		}
-		res, err := w.Commit(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = deltalog.PublishCommit(ctx, tbl.Store(), deltalog.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: res.Manifest}, deltalog.Options{})
+		res := appendRow(t, tbl, part, run, sale{1, run, 1})
+		_, err := deltalog.PublishCommit(ctx, tbl.Store(), commitOf(res), deltalog.Options{})
 		return res, err
 	}
 	setup := func(t *testing.T) (*memstore.Store, *pswap.Table) {
@@ -416,24 +402,10 @@ func TestExpireDeletesSummaries(t *testing.T) {
 	mem := memstore.New()
 	cp := &cpReads{Store: mem}
 	tbl := pswap.NewTable(cp)
-	p, err := tbl.Partition("dt=2026-11-01")
-	if err != nil {
-		t.Fatal(err)
-	}
 	appendOne := func(run string) deltalog.Result {
-		w, err := p.Append(ctx, pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: run}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pswap.Write(w, sale{1, run, 1}); err != nil {
-			t.Fatal(err)
-		}
-		res, err := w.Commit(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := appendRow(t, tbl, "dt=2026-11-01", run, sale{1, run, 1})
 		cp.n.Store(0)
-		r, err := deltalog.PublishCommit(ctx, cp, deltalog.Commit{Partition: res.Partition, Generation: res.Generation, Seq: res.Seq, Manifest: res.Manifest}, deltalog.Options{})
+		r, err := deltalog.PublishCommit(ctx, cp, commitOf(res), deltalog.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
