@@ -37,20 +37,7 @@ type staggered struct {
 // its pointer PUT. The commits themselves are made before the clock runs.
 func staggeredBurst(t *testing.T, mem *memstore.Store, n int, gap time.Duration, opts lakehouse.Options) staggered {
 	t.Helper()
-	cs := make([]lakehouse.Commit, n)
-	for i := range n {
-		part := fmt.Sprintf("dt=2026-%02d-%02d", i/28+3, i%28+1)
-		res := commit(t, mem, part, 3+i%5, "f", swap.Options{})
-		m, err := swap.ReadManifest(ctx, mem, res.Partition, res.Generation)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs[i] = lakehouse.Commit{Partition: part, Generation: res.Generation, Seq: res.Seq, Manifest: m}
-	}
-	_, before, err := lakehouse.Latest(ctx, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, before := burstCommits(t, mem, n)
 	out := staggered{rs: make([]lakehouse.Result, n), byClass: map[string]int{}}
 	synctest.Test(t, func(t *testing.T) {
 		lat := storetest.NewLatency(mem, 20*time.Millisecond)

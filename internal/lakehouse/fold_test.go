@@ -116,8 +116,11 @@ func TestFoldPassesOverStaleMarkers(t *testing.T) {
 	}
 }
 
-// burstOn is burst on a given table, of partitions from dt=2026-03-01 on.
-func burstOn(t *testing.T, mem *memstore.Store, n int, opts lakehouse.Options) (*memstore.Store, []lakehouse.Result, int, time.Duration) {
+// burstCommits commits n distinct partitions from dt=2026-03-01 on (3 to
+// 7 files each), as a burst's writers do before they publish, and returns
+// their commits with their manifests, and the table's latest version
+// before any of them publishes.
+func burstCommits(t *testing.T, mem *memstore.Store, n int) ([]lakehouse.Commit, int) {
 	t.Helper()
 	cs := make([]lakehouse.Commit, n)
 	for i := range n {
@@ -133,6 +136,13 @@ func burstOn(t *testing.T, mem *memstore.Store, n int, opts lakehouse.Options) (
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cs, before
+}
+
+// burstOn is burst on a given table, of partitions from dt=2026-03-01 on.
+func burstOn(t *testing.T, mem *memstore.Store, n int, opts lakehouse.Options) (*memstore.Store, []lakehouse.Result, int, time.Duration) {
+	t.Helper()
+	cs, before := burstCommits(t, mem, n)
 	rs := make([]lakehouse.Result, n)
 	var wall time.Duration
 	synctest.Test(t, func(t *testing.T) {
