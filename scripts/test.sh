@@ -362,7 +362,7 @@ if grep -qx 'github.com/pswap/pswap/internal/testing/sim' <<<"$listed"; then
 	background "sim without -race" to_log go test -count=1 -ldflags=-w -timeout "$TIMEOUT" ./internal/testing/sim/
 fi
 # The same for the long append and publish loops of swap, lakehouse and
-# deltalog (raceShare in their tests: 300 or 200 of 1,000 appends, 2 of 8
+# deltalog (race.Share in their tests: 300 or 200 of 1,000 appends, 2 of 8
 # seeds under -race): in full here, without the race detector.
 loops=()
 for pkg in swap internal/lakehouse internal/deltalog; do

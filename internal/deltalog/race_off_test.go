@@ -1,5 +1,0 @@
-//go:build !race
-
-package deltalog_test
-
-const raceEnabled = false

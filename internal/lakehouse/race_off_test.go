@@ -1,5 +1,0 @@
-//go:build !race
-
-package lakehouse_test
-
-const raceEnabled = false

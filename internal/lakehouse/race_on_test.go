@@ -1,6 +1,0 @@
-//go:build race
-
-package lakehouse_test
-
-// raceEnabled: the tests run under the race detector (see raceShare).
-const raceEnabled = true

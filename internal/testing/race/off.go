@@ -1,0 +1,6 @@
+//go:build !race
+
+package race
+
+// Enabled: the binary runs under the race detector.
+const Enabled = false

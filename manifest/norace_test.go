@@ -1,5 +1,0 @@
-//go:build !race
-
-package manifest
-
-const raceEnabled = false

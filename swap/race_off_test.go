@@ -1,5 +1,0 @@
-//go:build !race
-
-package swap_test
-
-const raceEnabled = false
