@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pswap/pswap/internal/testing/race"
 	"github.com/pswap/pswap/internal/testing/srcdir"
 )
 
@@ -101,7 +102,7 @@ func pswapBin(t testing.TB) string {
 		// scripts/test.sh builds the CLI once for every package of the
 		// run, with and without the race detector.
 		env := "PSWAP_TEST_CLI"
-		if raceEnabled {
+		if race.Enabled {
 			env = "PSWAP_TEST_CLI_RACE"
 		}
 		if p := os.Getenv(env); p != "" {
@@ -116,7 +117,7 @@ func pswapBin(t testing.TB) string {
 		}
 		binPath = filepath.Join(binDir, "pswap")
 		args := []string{"build", "-o", binPath}
-		if raceEnabled {
+		if race.Enabled {
 			// Reuse the race-instrumented packages the test itself was built
 			// from, and check the CLI for data races while at it.
 			args = append(args, "-race")
@@ -179,7 +180,7 @@ func (r cliResult) commit(t testing.TB) commitJSON {
 func (e *tableEnv) cli(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
 	bin := pswapBin(t)
-	if plain := os.Getenv("PSWAP_TEST_CLI"); raceEnabled && plain != "" && !raceStores[e.kind] {
+	if plain := os.Getenv("PSWAP_TEST_CLI"); race.Enabled && plain != "" && !raceStores[e.kind] {
 		bin = plain
 	}
 	cmd := exec.Command(bin, args...)

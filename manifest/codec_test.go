@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pswap/pswap/internal/testing/race"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -417,7 +419,7 @@ func TestDecodeTooLarge(t *testing.T) {
 	if _, err := DecodePointer(doc); err == nil {
 		t.Error("DecodePointer accepted an oversized document")
 	}
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		return
 	}
 	if _, err := Decode(doc[1:]); err != nil {
@@ -613,7 +615,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestEncodeTooLarge(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		t.Skip("builds a 64 MiB document (skipped with -short or -race)")
 	}
 	// 100000 files with long paths full of quotes (each escaped to two
@@ -630,7 +632,7 @@ func TestEncodeTooLarge(t *testing.T) {
 }
 
 func TestManyFiles(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		t.Skip("encodes and decodes the largest number of files (skipped with -short or -race)")
 	}
 	m := validManifest()

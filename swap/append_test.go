@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/layout"
+	"github.com/pswap/pswap/internal/testing/race"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
@@ -270,20 +271,6 @@ func TestAppendWithReplaceAndRollback(t *testing.T) {
 	})
 }
 
-// raceShare returns full, or under the race detector race: the part of a
-// long loop of appends, one after another on a memory store, that the race
-// detector checks. Every step runs the code the steps before it ran, on a
-// longer history; under -race a step costs several times its CPU and the
-// race detector finds nothing in the 1,000th that it would not in the
-// 300th. scripts/test.sh runs the full loop without -race beside the
-// race-enabled tests, as it does the simulation's seeds.
-func raceShare(full, race int) int {
-	if raceEnabled {
-		return race
-	}
-	return full
-}
-
 // TestAppendCostFlat: the 1,000th append to a partition costs what the
 // 2nd does. Requests: the same GETs (the run's record and the base's head,
 // whatever came before) and the same PUTs, plus, every SegmentFiles files,
@@ -293,12 +280,12 @@ func raceShare(full, race int) int {
 // PSWAP_APPEND_COST_S3=1 it also runs on MinIO. Under -race it runs 300
 // appends (past the pointer's full history of manifest.MaxHistory), the
 // same checks on the 300th; scripts/test.sh runs the 1,000 without -race
-// (see raceShare).
+// (see race.Share).
 func TestAppendCostFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 appends")
 	}
-	n := raceShare(1000, 300)
+	n := race.Share(1000, 300)
 	const window = 50
 	run := func(t *testing.T, st store.Store) {
 		c := storetest.NewCounting(st)

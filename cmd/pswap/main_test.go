@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pswap/pswap/internal/layout"
+	"github.com/pswap/pswap/internal/testing/race"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -92,7 +93,7 @@ var raceScripts = map[string]bool{"TestScripts": true, "TestScriptsS3": true}
 // -race, and only when $PSWAP_TEST_CLI names the CLI; "" otherwise.
 func plainCLIDir(t *testing.T) string {
 	cli := os.Getenv("PSWAP_TEST_CLI")
-	if !raceEnabled || cli == "" || raceScripts[t.Name()] {
+	if !race.Enabled || cli == "" || raceScripts[t.Name()] {
 		return ""
 	}
 	dir := t.TempDir()

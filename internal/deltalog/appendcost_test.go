@@ -11,6 +11,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/deltalog"
+	"github.com/pswap/pswap/internal/testing/race"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -70,21 +71,6 @@ func appendAndPublish(t *testing.T, tbl *pswap.Table, c *counting, part, run str
 	return appendCost{reqs: c.total(), bytes: c.read.Load() + c.written.Load(), logBytes: c.logBytes.Load(), took: took, checkpoint: r.Checkpoint}, r
 }
 
-// raceShare returns full, or under the race detector race: the part of a
-// long loop of publishes, one after another on a memory store, that the
-// race detector checks. Every step runs the code the steps before it ran,
-// on a longer history; under -race a step costs several times its CPU and
-// the race detector finds nothing in the 1,000th that it would not in the
-// 200th. scripts/test.sh runs the package's full loops
-// without -race beside the race-enabled tests, as it does the simulation's
-// seeds.
-func raceShare(full, race int) int {
-	if raceEnabled {
-		return race
-	}
-	return full
-}
-
 func median[T int64 | time.Duration](v []T) T {
 	s := slices.Clone(v)
 	slices.Sort(s)
@@ -102,13 +88,13 @@ func median[T int64 | time.Duration](v []T) T {
 // version adds the run's file alone, and the last version's state names
 // every file once. PSWAP_DELTA_APPENDS changes the number of appends
 // (default 1,000; 200 under -race, whose late window then follows the
-// 101st-150th: see raceShare); with PSWAP_APPEND_COST_S3=1 it also runs
+// 101st-150th: see race.Share); with PSWAP_APPEND_COST_S3=1 it also runs
 // on MinIO.
 func TestAppendDeltaCost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("hundreds of appends")
 	}
-	n := raceShare(1000, 200)
+	n := race.Share(1000, 200)
 	if v, err := strconv.Atoi(os.Getenv("PSWAP_DELTA_APPENDS")); err == nil && v > 100 {
 		n = v
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/deltalog"
+	"github.com/pswap/pswap/internal/testing/race"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/memstore"
@@ -94,9 +95,9 @@ func partEqualsPointer(t *testing.T, st store.Store, part string) {
 // every 3 versions. After every publish the log holds exactly every
 // pointer's files; an append published while the log held its parent
 // adds the run's file alone and reads no checkpoint unless one is due.
-// Eight seeds; two under -race (see raceShare).
+// Eight seeds; two under -race (see race.Share).
 func TestAppendTailMatchesReplay(t *testing.T) {
-	for seed := range uint64(raceShare(8, 2)) {
+	for seed := range uint64(race.Share(8, 2)) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(seed, 42))

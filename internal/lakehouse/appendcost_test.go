@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pswap/pswap/internal/lakehouse"
+	"github.com/pswap/pswap/internal/testing/race"
 	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/filestore"
@@ -92,20 +93,6 @@ func icebergPlan(t testing.TB, st store.Store) (summary map[string]string, manif
 	return summary, len(mfs), len(tasks), rows
 }
 
-// raceShare returns full, or under the race detector race: the part of a
-// long loop of publishes, one after another on a memory store, that the
-// race detector checks. Every step runs the code the steps before it ran,
-// on a longer history; under -race a step costs several times its CPU and
-// the race detector finds nothing in the 1,000th that it would not in the
-// 200th. scripts/test.sh runs the full loops without
-// -race beside the race-enabled tests, as it does the simulation's seeds.
-func raceShare(full, race int) int {
-	if raceEnabled {
-		return race
-	}
-	return full
-}
-
 func median[T int | int64 | time.Duration](v []T) T {
 	s := slices.Clone(v)
 	slices.Sort(s)
@@ -122,12 +109,12 @@ func median[T int | int64 | time.Duration](v []T) T {
 // are expired every 10 appends, as a maintained table's are. With
 // PSWAP_APPEND_COST_S3=1 it also runs on MinIO; PSWAP_APPEND_COST_N
 // changes the number of appends (default 1,000; 200 under -race, whose
-// late window then follows the 151st: see raceShare).
+// late window then follows the 151st: see race.Share).
 func TestAppendPublishCostFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 appends")
 	}
-	n := raceShare(1000, 200)
+	n := race.Share(1000, 200)
 	if v, err := strconv.Atoi(os.Getenv("PSWAP_APPEND_COST_N")); err == nil && v > 2*50 {
 		n = v
 	}

@@ -672,8 +672,6 @@ type publisher struct {
 	// next round (lease.go, lastWritten).
 	keepGroups bool
 	kept       map[string][]byte
-	// hintWritten is the ETag of the hint's latest successful PUT.
-	hintWritten string
 	// hinting, when set, writes the hint after a version in the
 	// background: a lease holder's (lease.go, leadRounds) with
 	// Options.Concurrency above 1, which waits for it before its next
@@ -881,7 +879,7 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 				// publisher killed after its version): readers that trust
 				// it see an older version. Point it at the latest.
 				r.HintWas = p.hinted
-				r.HintFixed = p.writeHint(ctx, s, s.version)
+				_, r.HintFixed = p.writeHint(ctx, s, s.version)
 			}
 			p.writeBackIDs(ctx, s.meta)
 			return p.withCatalog(ctx, r, s.meta)
@@ -918,17 +916,18 @@ func (p *publisher) run(ctx context.Context, plan func(context.Context, *state) 
 		if err != nil {
 			return Result{Rebases: p.rebases}, err
 		}
+		hint := func() error {
+			if etag, ok := p.writeHint(ctx, s, next.version); ok {
+				next.hintETag, next.hintFound = etag, true
+			}
+			return nil
+		}
 		if p.hinting != nil {
 			// A lease holder's: beside its next listing (lease.go),
 			// which waits for it before it starts from next.
-			p.hinting.Go(func() error {
-				if p.writeHint(ctx, s, next.version) {
-					next.hintETag, next.hintFound = p.hintWritten, true
-				}
-				return nil
-			})
-		} else if p.writeHint(ctx, s, next.version) {
-			next.hintETag, next.hintFound = p.hintWritten, true
+			p.hinting.Go(hint)
+		} else {
+			_ = hint()
 		}
 		p.last = next
 		p.writeBackIDs(ctx, next.meta)
@@ -1306,14 +1305,15 @@ func (p *publisher) readBack(ctx context.Context, key string) (got []byte, err e
 }
 
 // writeHint points the version hint at v unless it already names v or a
-// later version. The hint is only a hint (readers probe past it), so a
-// failure here does not fail the publish.
-func (p *publisher) writeHint(ctx context.Context, s *state, v int) bool {
+// later version, and reports whether it names v now, with its ETag. The
+// hint is only a hint (readers probe past it), so a failure here does not
+// fail the publish.
+func (p *publisher) writeHint(ctx context.Context, s *state, v int) (string, bool) {
 	if p.stale() {
 		// Too late to be sure the expiry keeps version v's predecessors
 		// until the hint moves past them: leave the hint to the next
 		// publish (readers probe past it).
-		return false
+		return "", false
 	}
 	etag, found := s.hintETag, s.hintFound
 	for try := 0; try < 5; try++ {
@@ -1324,17 +1324,16 @@ func (p *publisher) writeHint(ctx context.Context, s *state, v int) bool {
 		a, err := p.st.Put(ctx, VersionHintKey, []byte(strconv.Itoa(v)), opts)
 		switch {
 		case err == nil:
-			p.hintWritten = a.ETag
-			return true
+			return a.ETag, true
 		case store.IsRetryable(err):
 			// A lost or refused hint PUT leaves readers that trust the
 			// hint on an older version: worth a few retries.
 			if p.backoff(ctx, try) != nil {
-				return false
+				return "", false
 			}
 			continue
 		case !errors.Is(err, store.ErrPrecondition):
-			return false
+			return "", false
 		}
 		data, a, err := store.ReadAll(ctx, p.st, VersionHintKey)
 		if errors.Is(err, store.ErrNotFound) {
@@ -1342,14 +1341,14 @@ func (p *publisher) writeHint(ctx context.Context, s *state, v int) bool {
 			continue
 		}
 		if err != nil {
-			return false
+			return "", false
 		}
 		if n, perr := strconv.Atoi(strings.TrimSpace(string(data))); perr == nil && n >= v {
-			return n == v
+			return a.ETag, n == v
 		}
 		etag, found = a.ETag, true
 	}
-	return false
+	return "", false
 }
 
 // foreignSnapshot is the error of a current snapshot that another writer

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pswap/pswap/internal/testing/race"
 )
 
 // envInt reads a non-negative integer setting, or def.
@@ -33,7 +35,7 @@ func defaultSeeds(full, short uint64) uint64 {
 	switch {
 	case testing.Short():
 		return short
-	case raceEnabled:
+	case race.Enabled:
 		return max(full/8, 1)
 	}
 	return full
