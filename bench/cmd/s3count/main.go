@@ -21,11 +21,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/pswap/pswap/bench/internal/link"
 )
 
 func main() {
@@ -79,15 +80,10 @@ func parseUpstream(s string) (*url.URL, error) {
 // answers with the counts.
 func newProxy(upstream *url.URL) http.Handler {
 	c := newCounter()
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(upstream)
-			r.Out.Host = r.In.Host // signed by the client
-		},
-		ModifyResponse: func(resp *http.Response) error {
-			resp.Body = &countingBody{ReadCloser: resp.Body, n: &c.down}
-			return nil
-		},
+	rp := link.Forward(upstream)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		resp.Body = &countingBody{ReadCloser: resp.Body, n: &c.down}
+		return nil
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /-/counts", func(w http.ResponseWriter, _ *http.Request) {

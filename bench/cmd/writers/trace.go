@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pswap/pswap/bench/internal/link"
 )
 
 // A request trace (-trace FILE): a logging reverse proxy in front of the
@@ -47,10 +48,7 @@ func startTracer(path, upstream string) (*tracer, string, error) {
 		return nil, "", err
 	}
 	t := &tracer{f: f, w: bufio.NewWriter(f), counts: map[string]int{}, start: time.Now()}
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(u)
-		r.Out.Host = r.In.Host // signed by the client
-	}}
+	rp := link.Forward(u)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		f.Close()

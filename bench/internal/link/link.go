@@ -58,15 +58,23 @@ func (b *pacedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Forward returns a reverse proxy to upstream (an http(s)://host:port URL)
+// that forwards the Host header unchanged: S3 clients sign it. The
+// benchmarks' proxies in front of a store (the modelled link, s3count's
+// counter, the writers' trace) are all this one.
+func Forward(upstream *url.URL) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(upstream)
+		r.Out.Host = r.In.Host // signed by the client
+	}}
+}
+
 // Proxy forwards every request to upstream, its body through one limit of
 // bytesPerSec shared by all requests. The Host header is forwarded
 // unchanged (S3 clients sign it); responses are not limited.
 func Proxy(upstream *url.URL, bytesPerSec float64) http.Handler {
 	lim := NewLimiter(bytesPerSec)
-	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(upstream)
-		r.Out.Host = r.In.Host // signed by the client
-	}}
+	rp := Forward(upstream)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = Body(r.Body, lim)
