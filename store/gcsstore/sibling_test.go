@@ -110,10 +110,15 @@ func TestSiblingMissingBucket(t *testing.T) {
 	if _, _, err := store.ReadAll(ctx, missing, "k"); !errors.Is(err, store.ErrBucketNotFound) {
 		t.Errorf("read in a missing bucket: %v, want ErrBucketNotFound", err)
 	}
+	n := 0
 	for _, err := range missing.List(ctx, "") {
+		n++
 		if !errors.Is(err, store.ErrBucketNotFound) {
 			t.Errorf("list of a missing bucket: %v, want ErrBucketNotFound", err)
 		}
+	}
+	if n != 1 {
+		t.Errorf("list of a missing bucket yielded %d entries, want its one error", n)
 	}
 	if _, _, err := store.ReadAll(ctx, s, "nope"); !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrBucketNotFound) {
 		t.Errorf("read of a missing key in the table's bucket: %v, want ErrNotFound only", err)
