@@ -56,8 +56,8 @@ func IsStoreURI(s string) bool {
 // container) that holds it and the key there, and copies one such object
 // into the table server-side.
 type objectCopier struct {
-	// resolve parses uri, refusing another store's scheme or a bucket the
-	// copy cannot reach (ErrBadInput).
+	// resolve parses uri, refusing another store's scheme or a bucket
+	// (an Azure account) the copy cannot reach (ErrBadInput).
 	resolve func(uri string) (src store.Store, key string, err error)
 	// copy copies s to dst, a key relative to the table's root.
 	copy func(ctx context.Context, dst string, s sourceObject, opts store.CopyOptions) (store.Attrs, error)
