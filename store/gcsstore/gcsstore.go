@@ -737,6 +737,6 @@ func (s *Store) missingBucket(ctx context.Context, err error) error {
 		}
 		return err
 	}
-	s.clock.seen.Store(s.bucket, struct{}{})
+	s.clock.sawBucket(s.bucket)
 	return err
 }

@@ -36,7 +36,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.clock.Observe(resp.Header.Get("Date"), time.Now())
 		if resp.StatusCode/100 == 2 {
 			for _, b := range requestBuckets(req.URL) {
-				t.clock.seen.Store(b, struct{}{})
+				t.clock.sawBucket(b)
 			}
 		}
 	}
@@ -64,8 +64,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // local monotonic time it arrived at.
 type serverClock struct {
 	serverclock.Clock
-	// seen holds the name of every bucket a request succeeded on, so
-	// that exists (bucket name → struct{}): the stores on one client
+	// seen holds the name of every bucket a request succeeded on, which
+	// therefore exists (bucket name → struct{}): the stores on one client
 	// (New's, Outer's, each Sibling's) share it, each asking for its own
 	// bucket.
 	seen sync.Map
@@ -78,6 +78,14 @@ type serverClock struct {
 func (c *serverClock) bucketSeen(bucket string) bool {
 	_, ok := c.seen.Load(bucket)
 	return ok
+}
+
+// sawBucket records that a request on bucket succeeded (a read first:
+// every successful request comes here, nearly always for a known bucket).
+func (c *serverClock) sawBucket(bucket string) {
+	if !c.bucketSeen(bucket) {
+		c.seen.Store(bucket, struct{}{})
+	}
 }
 
 // requestBuckets returns the buckets a GCS request names: each one after
