@@ -179,14 +179,14 @@ func sameScheme(uri, table, accepts string, ok bool) error {
 // of the table's storage account the credential can read); another scheme,
 // or on Azure another account, is ErrBadInput naming the accepted one. An
 // input the credentials cannot list or read, or in a missing bucket
-// (container), fails naming the input before anything is written. Each file's footer is
-// read with ranged GETs, as for adoption (schema and rows checked), then
-// the object is copied server-side (S3 CopyObject, UploadPartCopy above
-// 5 GiB; the GCS rewrite API; Azure Copy Blob), conditional on the version
-// the listing gave, into the generation's prefix, create-if-absent. A
-// source replaced during the copy fails the commit (store.ErrPrecondition)
-// and nothing becomes visible. A table on a local folder takes no such
-// inputs (ErrBadInput).
+// (container), fails naming the input before anything is written. Each
+// file's footer is read with ranged GETs, as for adoption (schema and rows
+// checked), then the object is copied server-side (S3 CopyObject,
+// UploadPartCopy above 5 GiB; the GCS rewrite API; Azure Copy Blob),
+// conditional on the version the listing gave, into the generation's
+// prefix, create-if-absent. A source replaced during the copy fails the
+// commit (store.ErrPrecondition) and nothing becomes visible. A table on a
+// local folder takes no such inputs (ErrBadInput).
 func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts WriteOptions, adopt ...AdoptOptions) (Result, error) {
 	var ao AdoptOptions
 	if len(adopt) > 0 {

@@ -101,8 +101,8 @@ func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOption
 // Sibling returns a store on another container (and root prefix) of the
 // same storage account, with s's credential and settings: to list, read
 // and copy from (CopyFrom) any container of the account the credential
-// reaches. A missing container shows up as store.ErrBucketNotFound on its
-// first request, as with New.
+// reaches. A missing container shows up as store.ErrBucketNotFound, as
+// with New (not on Stat, whose HEAD carries no error code).
 func (s *Store) Sibling(containerName, prefix string) (*Store, error) {
 	if err := validateContainer(containerName); err != nil {
 		return nil, err
