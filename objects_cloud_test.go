@@ -366,7 +366,8 @@ func TestCommitObjectsRefusedOnCloud(t *testing.T) {
 // bucket (container) where one partition's objects are not Parquet: the
 // others commit by server-side copies, that one fails; the audit shows
 // each attempt with its run id and identity, the failed one with its
-// error. The same run again: no-op rows, nothing copied.
+// error. The same run again: no-op rows, nothing copied. A backfill in
+// another bucket (container) is copied server-side too.
 func TestAuditPartitionedFromCloud(t *testing.T) {
 	for kind, open := range cloudTables() {
 		t.Run(kind, func(t *testing.T) {
@@ -418,6 +419,27 @@ func TestAuditPartitionedFromCloud(t *testing.T) {
 			}
 			if _, err := table.CommitPartitioned(ctx, ct.missing, opts); !errors.Is(err, store.ErrBucketNotFound) || !strings.Contains(err.Error(), strings.TrimSuffix(ct.missing, "/")) {
 				t.Errorf("partitioned source %s: %v, want ErrBucketNotFound naming it", ct.missing, err)
+			}
+
+			// A backfill written to another bucket (container of the
+			// account): copied server-side the same way.
+			src, uri, _ := ct.sibling(t)
+			for i := range 2 {
+				putObj(t, src, fmt.Sprintf("staged/dt=2026-10-%02d/part-0.parquet", i+1), parquetBytes(t, i*10, 10))
+			}
+			putObj(t, src, "staged/_SUCCESS", nil)
+			w.take()
+			res, err = table.CommitPartitioned(ctx, uri("staged"), pswap.PartitionedOptions{Write: pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "staged"}}})
+			if err != nil || res.Committed != 2 || res.Failed != 0 {
+				t.Fatalf("the backfill from another bucket: %+v, %v", res, err)
+			}
+			if copies, uploads := w.take(); copies != 2 || len(uploads) != 0 {
+				t.Fatalf("the backfill from another bucket: %d copies, data uploads %q; want 2 copies and no upload", copies, uploads)
+			}
+			for _, o := range res.Partitions {
+				if o.Err != nil || o.Result.Rows != 10 || o.Source != uri("staged/"+o.Partition) {
+					t.Errorf("%s: %+v", o.Partition, o)
+				}
 			}
 		})
 	}
