@@ -56,8 +56,8 @@ func IsStoreURI(s string) bool {
 // container) that holds it and the key there, and copies one such object
 // into the table server-side.
 type objectCopier struct {
-	// resolve parses uri, refusing another store's scheme or a bucket the
-	// copy cannot reach (ErrBadInput).
+	// resolve parses uri, refusing another store's scheme or a bucket
+	// (an Azure account) the copy cannot reach (ErrBadInput).
 	resolve func(uri string) (src store.Store, key string, err error)
 	// copy copies s to dst, a key relative to the table's root.
 	copy func(ctx context.Context, dst string, s sourceObject, opts store.CopyOptions) (store.Attrs, error)
@@ -96,7 +96,6 @@ func copierOf(st store.Store) (objectCopier, error) {
 			},
 		}, nil
 	case *gcsstore.Store:
-		outer, _ := dst.Outer()
 		return objectCopier{
 			resolve: func(uri string) (store.Store, string, error) {
 				if err := sameScheme(uri, dst.URI(""), acceptsGCS, isScheme(uri, "gs")); err != nil {
@@ -106,18 +105,17 @@ func copierOf(st store.Store) (objectCopier, error) {
 				if err != nil {
 					return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 				}
-				if bucket != dst.Bucket() {
-					return nil, "", fmt.Errorf("%w: input %s is in bucket %s and the table %s in bucket %s: on GCS, objects are copied server-side within the table's bucket only (copy them into gs://%s/ first, or commit local files)",
-						ErrBadInput, uri, bucket, dst.URI(""), dst.Bucket(), dst.Bucket())
+				src, err := dst.Sibling(bucket, "")
+				if err != nil {
+					return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, uri, err)
 				}
-				return outer, key, nil
+				return src, key, nil
 			},
 			copy: func(ctx context.Context, to string, s sourceObject, opts store.CopyOptions) (store.Attrs, error) {
-				return store.Copy(ctx, outer, dst.Prefix()+to, s.attr.Key, opts)
+				return dst.CopyFrom(ctx, to, s.st.(*gcsstore.Store).Bucket(), s.attr.Key, opts)
 			},
 		}, nil
 	case *azstore.Store:
-		outer, _ := dst.Outer()
 		return objectCopier{
 			resolve: func(uri string) (store.Store, string, error) {
 				if err := sameScheme(uri, dst.URI(""), acceptsAzure, azstore.IsURL(uri)); err != nil {
@@ -127,14 +125,18 @@ func copierOf(st store.Store) (objectCopier, error) {
 				if err != nil {
 					return nil, "", fmt.Errorf("%w: %w", ErrBadInput, err)
 				}
-				if loc.Container != dst.Container() || (loc.Account != "" && !strings.EqualFold(loc.Account, dst.Account())) {
-					return nil, "", fmt.Errorf("%w: input %s is in %s and the table %s in %s: on Azure, objects are copied server-side within the table's container only (copy them into it first, or commit local files)",
-						ErrBadInput, uri, azWhere(loc.Container, loc.Account), dst.URI(""), azWhere(dst.Container(), dst.Account()))
+				if loc.Account != "" && !strings.EqualFold(loc.Account, dst.Account()) {
+					return nil, "", fmt.Errorf("%w: input %s is in storage account %s and the table %s in %s: on Azure, objects are copied server-side from the table's own storage account only (any of its containers); a blob of another account needs a SAS for its source, which pswap does not hold (copy them into the table's account first, or commit local files)",
+						ErrBadInput, uri, loc.Account, dst.URI(""), azAccount(dst.Account()))
 				}
-				return outer, loc.Prefix, nil
+				src, err := dst.Sibling(loc.Container, "")
+				if err != nil {
+					return nil, "", fmt.Errorf("%w: %s: %w", ErrBadInput, uri, err)
+				}
+				return src, loc.Prefix, nil
 			},
 			copy: func(ctx context.Context, to string, s sourceObject, opts store.CopyOptions) (store.Attrs, error) {
-				return store.Copy(ctx, outer, dst.Prefix()+to, s.attr.Key, opts)
+				return dst.CopyFrom(ctx, to, s.st.(*azstore.Store).Container(), s.attr.Key, opts)
 			},
 		}, nil
 	}
@@ -142,12 +144,13 @@ func copierOf(st store.Store) (objectCopier, error) {
 		ErrBadInput, st.URI(""))
 }
 
-// azWhere names an Azure container, and its account when known.
-func azWhere(container, account string) string {
+// azAccount names the table's Azure storage account, or says it is not
+// known (a connection string with a SAS and no account name).
+func azAccount(account string) string {
 	if account == "" {
-		return "container " + container
+		return "an account the credential does not name"
 	}
-	return "container " + container + " of account " + account
+	return "account " + account
 }
 
 // isScheme reports whether uri starts with scheme://, in any case.
@@ -171,17 +174,19 @@ func sameScheme(uri, table, accepts string, ok bool) error {
 // store as one new generation: each uri is an object (s3://bucket/key) or
 // a prefix (s3://bucket/prefix/, every data object under it, engine
 // markers skipped). The URIs take the table's store's scheme: s3:// on S3
-// (the table's bucket or any other the credentials can read), gs:// on
-// GCS (the table's bucket), az://container/key, abfss:// or wasbs:// on
-// Azure (the table's container and account); another scheme, bucket or
-// container is ErrBadInput naming the accepted one. Each file's footer is
-// read with ranged GETs, as for adoption (schema and rows checked), then
-// the object is copied server-side (S3 CopyObject, UploadPartCopy above
-// 5 GiB; the GCS rewrite API; Azure Copy Blob), conditional on the version
-// the listing gave, into the generation's prefix, create-if-absent. A
-// source replaced during the copy fails the commit (store.ErrPrecondition)
-// and nothing becomes visible. A table on a local folder takes no such
-// inputs (ErrBadInput).
+// and gs:// on GCS (the table's bucket or any other the credentials can
+// read), az://container/key, abfss:// or wasbs:// on Azure (any container
+// of the table's storage account the credential can read); another scheme,
+// or on Azure another account, is ErrBadInput naming the accepted one. An
+// input the credentials cannot list or read, or in a missing bucket
+// (container), fails naming the input before anything is written. Each
+// file's footer is read with ranged GETs, as for adoption (schema and rows
+// checked), then the object is copied server-side (S3 CopyObject,
+// UploadPartCopy above 5 GiB; the GCS rewrite API; Azure Copy Blob),
+// conditional on the version the listing gave, into the generation's
+// prefix, create-if-absent. A source replaced during the copy fails the
+// commit (store.ErrPrecondition) and nothing becomes visible. A table on a
+// local folder takes no such inputs (ErrBadInput).
 func (p *Partition) CommitObjects(ctx context.Context, uris []string, opts WriteOptions, adopt ...AdoptOptions) (Result, error) {
 	var ao AdoptOptions
 	if len(adopt) > 0 {

@@ -78,11 +78,10 @@ func uriTables(t testing.TB) map[string]store.Store {
 	return map[string]store.Store{"s3": s3, "gcs": gcs, "azure": az}
 }
 
-// TestObjectURIRules: each table store takes its own scheme's inputs (in
-// its bucket; S3 in any bucket; Azure in its container and account) and
+// TestObjectURIRules: each table store takes its own scheme's inputs (S3
+// and GCS in any bucket; Azure in any container of its account) and
 // refuses any other with ErrBadInput, naming the accepted scheme (or both
-// buckets, both containers); a table without server-side copies refuses
-// them all.
+// accounts); a table without server-side copies refuses them all.
 func TestObjectURIRules(t *testing.T) {
 	tables := uriTables(t)
 	type accept struct {
@@ -97,11 +96,15 @@ func TestObjectURIRules(t *testing.T) {
 		"gcs": {
 			{"gs://lake/spark-out/dt=1/", "spark-out/dt=1", "gs://lake/"},
 			{"GS://lake/out/a.parquet", "out/a.parquet", "gs://lake/"},
+			{"gs://other-bucket/out/", "out", "gs://other-bucket/"},
+			{"gs://other-bucket", "", "gs://other-bucket/"},
 		},
 		"azure": {
 			{"az://lake/spark-out/dt=1/", "spark-out/dt=1", "abfss://lake@acct.dfs.core.windows.net/"},
 			{"abfss://lake@acct.dfs.core.windows.net/out/a.parquet", "out/a.parquet", "abfss://lake@acct.dfs.core.windows.net/"},
 			{"wasbs://lake@ACCT.blob.core.windows.net/out/", "out", "abfss://lake@acct.dfs.core.windows.net/"},
+			{"az://other/out/", "out", "abfss://other@acct.dfs.core.windows.net/"},
+			{"abfss://staging@acct.dfs.core.windows.net/spark-out/a.parquet", "spark-out/a.parquet", "abfss://staging@acct.dfs.core.windows.net/"},
 		},
 	}
 	type refuse struct {
@@ -119,13 +122,15 @@ func TestObjectURIRules(t *testing.T) {
 		"gcs": {
 			{"s3://lake/out/", []string{"s3:// input", "gs://lake/sales", "takes gs:// inputs"}},
 			{"abfss://lake@acct.dfs.core.windows.net/out/", []string{"abfss:// input", "takes gs:// inputs"}},
-			{"gs://other-bucket/out/", []string{"gs://other-bucket/out/", "bucket other-bucket", "gs://lake/sales", "bucket lake", "table's bucket only"}},
+			{"gs://Other_Bucket/out/", []string{"Other_Bucket"}},
 		},
 		"azure": {
 			{"s3://lake/out/", []string{"s3:// input", "abfss://lake@acct.dfs.core.windows.net/sales", "takes az:// (or abfss://, wasbs://) inputs"}},
 			{"gs://lake/out/", []string{"gs:// input", "takes az:// (or abfss://, wasbs://) inputs"}},
-			{"az://other/out/", []string{"container other", "container lake of account acct", "table's container only"}},
-			{"abfss://lake@acct2.dfs.core.windows.net/out/", []string{"container lake of account acct2", "container lake of account acct", "table's container only"}},
+			{"abfss://lake@acct2.dfs.core.windows.net/out/", []string{"abfss://lake@acct2.dfs.core.windows.net/out/", "storage account acct2",
+				"abfss://lake@acct.dfs.core.windows.net/sales in account acct", "own storage account only", "SAS"}},
+			{"wasbs://other@acct2.blob.core.windows.net/out/", []string{"storage account acct2", "in account acct", "SAS"}},
+			{"az://Other_Container/out/", []string{"Other_Container"}},
 			{"abfs://lake@acct.dfs.core.windows.net/out/", []string{"unencrypted abfs:// is not supported", "az://"}},
 		},
 	}

@@ -1,9 +1,12 @@
 package pswap_test
 
 import (
+	"crypto/md5"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/pswap/pswap"
 	"github.com/pswap/pswap/internal/testing/testenv"
+	"github.com/pswap/pswap/manifest"
 	"github.com/pswap/pswap/store"
 	"github.com/pswap/pswap/store/azstore"
 	"github.com/pswap/pswap/store/gcsstore"
@@ -23,17 +27,29 @@ import (
 
 // cloudWire counts a GCS or Azure store's requests on the wire: server-side
 // copies, and uploads of data objects (which a server-side commit never
-// sends). onCopy, when set, runs before each copy request is sent.
+// sends). onCopy, when set, runs before each copy request is sent. Every
+// request whose path has the segment deny, when set, is answered 403
+// (credentials that cannot read that bucket or container), unsent.
 type cloudWire struct {
 	mu      sync.Mutex
 	copies  int
 	uploads []string
 	onCopy  func()
+	deny    string
 	inner   http.RoundTripper
 }
 
 func (w *cloudWire) RoundTrip(r *http.Request) (*http.Response, error) {
 	w.note(r)
+	w.mu.Lock()
+	deny := w.deny
+	w.mu.Unlock()
+	if deny != "" && slices.Contains(strings.Split(r.URL.Path, "/"), deny) {
+		body := `{"error":{"code":403,"message":"permission denied"}}`
+		return &http.Response{StatusCode: http.StatusForbidden, Status: "403 Forbidden", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"application/json"}, "X-Ms-Error-Code": {"AuthorizationPermissionMismatch"}},
+			Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: r}, nil
+	}
 	return w.inner.RoundTrip(r)
 }
 
@@ -86,8 +102,15 @@ type cloudTable struct {
 	st    store.Store
 	outer store.Store
 	uri   func(key string) string
-	// other is an input URI in another bucket (container) of the emulator.
-	other string
+	// sibling makes another bucket (container, of the same account) on
+	// the emulator and returns a store on it whose requests w counts too,
+	// the input URI of a key in it, and its name.
+	sibling func(t *testing.T) (src store.Store, uri func(key string) string, name string)
+	// missing is an input URI in a bucket (container) that does not exist.
+	missing string
+	// foreign is an input URI in another Azure storage account, which the
+	// table's credential cannot copy from ("" on GCS).
+	foreign string
 	// wrong is an input URI of another store's scheme.
 	wrong string
 }
@@ -107,8 +130,16 @@ func cloudTables() map[string]func(t *testing.T, w *cloudWire) cloudTable {
 			}
 			t.Cleanup(func() { st.Close() })
 			outer, _ := st.Outer()
+			sibling := func(t *testing.T) (store.Store, func(string) string, string) {
+				other, _ := testenv.GCSBucket(t)
+				src, err := st.Sibling(other, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return src, func(k string) string { return "gs://" + other + "/" + k }, other
+			}
 			return cloudTable{st: st, outer: outer, uri: func(k string) string { return "gs://" + bucket + "/" + k },
-				other: "gs://other-" + bucket + "/out/", wrong: "s3://" + bucket + "/out/"}
+				sibling: sibling, missing: "gs://missing-" + bucket + "/out/", wrong: "s3://" + bucket + "/out/"}
 		},
 		"azure": func(t *testing.T, w *cloudWire) cloudTable {
 			opts := testenv.AzureOptions(t)
@@ -120,122 +151,212 @@ func cloudTables() map[string]func(t *testing.T, w *cloudWire) cloudTable {
 				t.Fatal(err)
 			}
 			outer, _ := st.Outer()
-			uri := func(k string) string { return "az://" + name + "/" + k }
-			if st.Account() != "" {
+			uriOf := func(container string) func(string) string {
+				if st.Account() == "" {
+					return func(k string) string { return "az://" + container + "/" + k }
+				}
 				// The form Spark and Iceberg write: what a job hands over.
-				uri = func(k string) string { return "abfss://" + name + "@" + st.Account() + ".dfs.core.windows.net/" + k }
+				return func(k string) string {
+					return "abfss://" + container + "@" + st.Account() + ".dfs.core.windows.net/" + k
+				}
 			}
-			return cloudTable{st: st, outer: outer, uri: uri, other: "az://other-" + name + "/out/", wrong: "gs://" + name + "/out/"}
+			sibling := func(t *testing.T) (store.Store, func(string) string, string) {
+				other := testenv.AzureContainer(t)
+				src, err := st.Sibling(other, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return src, uriOf(other), other
+			}
+			return cloudTable{st: st, outer: outer, uri: uriOf(name), sibling: sibling, missing: uriOf("missing-" + name)("out/"),
+				foreign: "abfss://" + name + "@other" + st.Account() + ".dfs.core.windows.net/out/", wrong: "gs://" + name + "/out/"}
 		},
 	}
 }
 
-// TestCommitObjectsOnCloud: objects of the table's bucket (container) are
+// TestCommitObjectsOnCloud: objects of the table's bucket (container), and
+// of another bucket (another container of the table's account), are
 // committed by server-side copies (one per object, no data uploaded),
 // byte-exact and verified; the same objects again are a no-op, and the
-// same run id the same-run no-op with nothing copied; another bucket or
-// scheme is refused naming what is accepted; a source replaced during its
-// copy fails the commit and leaves nothing.
+// same run id the same-run no-op with nothing copied; a source replaced
+// during its copy fails the commit and leaves nothing.
 func TestCommitObjectsOnCloud(t *testing.T) {
+	for kind, open := range cloudTables() {
+		for _, where := range []string{"table-bucket", "other-bucket"} {
+			t.Run(kind+"/"+where, func(t *testing.T) {
+				w := &cloudWire{}
+				ct := open(t, w)
+				src, uri := ct.outer, ct.uri
+				if where == "other-bucket" {
+					src, uri, _ = ct.sibling(t)
+				}
+				commitObjectsOnCloud(t, w, ct, src, uri)
+			})
+		}
+	}
+}
+
+// commitObjectsOnCloud is TestCommitObjectsOnCloud for inputs in src,
+// whose keys uri names.
+func commitObjectsOnCloud(t *testing.T, w *cloudWire, ct cloudTable, src store.Store, uri func(string) string) {
+	table := pswap.NewTable(ct.st)
+	for i := range 3 {
+		putObj(t, src, fmt.Sprintf("spark-out/dt=2026-09-01/part-%05d.snappy.parquet", i), parquetBytes(t, i*50, 50))
+	}
+	putObj(t, src, "spark-out/dt=2026-09-01/_SUCCESS", nil)
+	p, err := table.Partition("dt=2026-09-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.take()
+	r, err := p.CommitObjects(ctx, []string{uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
+	if err != nil || !r.Changed || r.Rows != 150 || r.Files != 3 {
+		t.Fatalf("commit objects: %+v %v", r, err)
+	}
+	if copies, uploads := w.take(); copies != 3 || len(uploads) != 0 {
+		t.Fatalf("server-side commit: %d copies, data uploads %q; want 3 copies and no upload", copies, uploads)
+	}
+	snap, err := p.Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := int64(0)
+	for i, f := range snap.Files {
+		want := parquetBytes(t, i*50, 50)
+		got, a, err := store.ReadAll(ctx, ct.st, f.Key)
+		if err != nil || string(got) != string(want) || f.Size != int64(len(want)) || f.Rows != 50 {
+			t.Fatalf("copied %s: %d bytes (%d recorded, %d rows), %v", f.Path, len(got), f.Size, f.Rows, err)
+		}
+		// The recorded checksum names the copy's version, and the copy's
+		// MD5 is the source bytes'.
+		st, err := ct.st.Stat(ctx, f.Key)
+		if err != nil || !manifest.SameETag(f.Checksum, a.ETag) || st.ContentMD5 != fmt.Sprintf("%x", md5.Sum(want)) {
+			t.Fatalf("copied %s: checksum %s, version %s, MD5 %s (%v); want the copy's version and the source's MD5", f.Path, f.Checksum, a.ETag, st.ContentMD5, err)
+		}
+		rows += f.Rows
+	}
+	if rows != 150 || len(snap.Files) != 3 {
+		t.Fatalf("the committed partition holds %d rows in %d files, want 150 in 3", rows, len(snap.Files))
+	}
+	if rep, err := p.Verify(ctx); err != nil || !rep.OK {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	// The same objects again: identical content, a no-op, as on S3,
+	// though a copy's version (a GCS generation, an Azure ETag) is
+	// new with every write: the content checksum is over the
+	// bytes' MD5s (GCS md5Hash, Azure Content-MD5).
+	r, err = p.CommitObjects(ctx, []string{uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
+	if err != nil || r.Changed || r.Outcome != swap.Identical || r.Generation != snap.Pointer.Generation {
+		t.Fatalf("same objects again: %+v %v, want the identical no-op on %s", r, err, snap.Pointer.Generation)
+	}
+	// The same bytes written again (an engine re-run: new versions
+	// of the objects) are identical content too, in whichever bucket.
+	for i := range 3 {
+		putObj(t, ct.outer, fmt.Sprintf("rerun/dt=2026-09-01/part-%05d.snappy.parquet", i), parquetBytes(t, i*50, 50))
+	}
+	r, err = p.CommitObjects(ctx, []string{ct.uri("rerun/dt=2026-09-01/")}, pswap.WriteOptions{})
+	if err != nil || r.Changed || r.Outcome != swap.Identical {
+		t.Fatalf("same bytes rewritten: %+v %v, want the identical no-op", r, err)
+	}
+	// One object changed (other rows): a new generation.
+	putObj(t, src, "spark-out/dt=2026-09-01/part-00002.snappy.parquet", parquetBytes(t, 1000, 50))
+	r, err = p.CommitObjects(ctx, []string{uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
+	if err != nil || !r.Changed || r.Outcome != swap.Committed || r.Rows != 150 {
+		t.Fatalf("one object changed: %+v %v, want a new generation", r, err)
+	}
+
+	rerun := pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "job-7"}}
+	first, err := p.CommitObjects(ctx, []string{uri("spark-out/dt=2026-09-01/part-00000.snappy.parquet")}, rerun)
+	if err != nil || !first.Changed || first.Rows != 50 {
+		t.Fatalf("one object as job-7: %+v %v", first, err)
+	}
+	w.take()
+	again, err := p.CommitObjects(ctx, []string{uri("spark-out/dt=2026-09-01/part-00001.snappy.parquet")}, rerun)
+	if copies, _ := w.take(); err != nil || again.Changed || again.Outcome != swap.SameRun || again.Generation != first.Generation || copies != 0 {
+		t.Fatalf("job-7 again: %+v %v (%d copies), want the same-run no-op of %+v", again, err, copies, first)
+	}
+
+	// A source replaced while it is being copied.
+	q, _ := table.Partition("dt=2026-09-02")
+	putObj(t, src, "in/a.parquet", parquetBytes(t, 0, 10))
+	var replaced atomic.Bool
+	w.mu.Lock()
+	w.onCopy = func() {
+		if replaced.CompareAndSwap(false, true) {
+			putObj(t, src, "in/a.parquet", parquetBytes(t, 5, 10))
+		}
+	}
+	w.mu.Unlock()
+	_, err = q.CommitObjects(ctx, []string{uri("in/a.parquet")}, pswap.WriteOptions{})
+	if !errors.Is(err, store.ErrPrecondition) || !replaced.Load() {
+		t.Fatalf("source replaced during the copy: %v (replaced %v)", err, replaced.Load())
+	}
+	if _, err := q.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
+		t.Fatalf("a failed copy made something visible: %v", err)
+	}
+	if keys := listKeys(t, ct.st, q.Key()+"/"); len(keys) != 0 {
+		t.Fatalf("a failed copy left %q", keys)
+	}
+}
+
+// TestCommitObjectsRefusedOnCloud: an input of another store's scheme, or
+// of another Azure storage account, is refused (ErrBadInput) naming the
+// table and what it takes; one in a missing bucket (container), or in one
+// the credentials cannot read, fails naming the input. Nothing is copied and nothing written: no pointer, no
+// generation, no attempt left visible.
+func TestCommitObjectsRefusedOnCloud(t *testing.T) {
 	for kind, open := range cloudTables() {
 		t.Run(kind, func(t *testing.T) {
 			w := &cloudWire{}
 			ct := open(t, w)
 			table := pswap.NewTable(ct.st)
-			for i := range 3 {
-				putObj(t, ct.outer, fmt.Sprintf("spark-out/dt=2026-09-01/part-%05d.snappy.parquet", i), parquetBytes(t, i*50, 50))
-			}
-			putObj(t, ct.outer, "spark-out/dt=2026-09-01/_SUCCESS", nil)
-			p, err := table.Partition("dt=2026-09-01")
+			p, err := table.Partition("dt=2026-09-02")
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.take()
-			r, err := p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
-			if err != nil || !r.Changed || r.Rows != 150 || r.Files != 3 {
-				t.Fatalf("commit objects: %+v %v", r, err)
+			type bad struct {
+				uri  string
+				is   error
+				says []string
 			}
-			if copies, uploads := w.take(); copies != 3 || len(uploads) != 0 {
-				t.Fatalf("server-side commit: %d copies, data uploads %q; want 3 copies and no upload", copies, uploads)
+			cases := []bad{
+				{ct.wrong, pswap.ErrBadInput, []string{ct.wrong, ct.st.URI(""), "inputs"}},
+				{ct.missing, store.ErrBucketNotFound, []string{ct.missing}},
 			}
-			snap, err := p.Current(ctx)
-			if err != nil {
-				t.Fatal(err)
+			// Another bucket (container) that the credentials cannot read.
+			src, uri, deny := ct.sibling(t)
+			putObj(t, src, "out/part-0.parquet", parquetBytes(t, 0, 10))
+			cases = append(cases, bad{uri("out/"), store.ErrAccessDenied, []string{uri("out/")}})
+			if ct.foreign != "" {
+				cases = append(cases, bad{ct.foreign, pswap.ErrBadInput, []string{ct.foreign, ct.st.URI(""), "account other", "SAS"}})
 			}
-			for i, f := range snap.Files {
-				got, _, err := store.ReadAll(ctx, ct.st, f.Key)
-				if err != nil || string(got) != string(parquetBytes(t, i*50, 50)) {
-					t.Fatalf("copied %s: %d bytes, %v", f.Path, len(got), err)
+			for _, c := range cases {
+				w.mu.Lock()
+				w.deny = ""
+				if c.is == store.ErrAccessDenied {
+					w.deny = deny
 				}
-			}
-			if rep, err := p.Verify(ctx); err != nil || !rep.OK {
-				t.Fatalf("verify: %+v %v", rep, err)
-			}
-			// The same objects again: identical content, a no-op, as on S3,
-			// though a copy's version (a GCS generation, an Azure ETag) is
-			// new with every write: the content checksum is over the
-			// bytes' MD5s (GCS md5Hash, Azure Content-MD5).
-			r, err = p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
-			if err != nil || r.Changed || r.Outcome != swap.Identical || r.Generation != snap.Pointer.Generation {
-				t.Fatalf("same objects again: %+v %v, want the identical no-op on %s", r, err, snap.Pointer.Generation)
-			}
-			// The same bytes written again (an engine re-run: new versions
-			// of the objects) are identical content too.
-			for i := range 3 {
-				putObj(t, ct.outer, fmt.Sprintf("spark-out/dt=2026-09-01/part-%05d.snappy.parquet", i), parquetBytes(t, i*50, 50))
-			}
-			r, err = p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
-			if err != nil || r.Changed || r.Outcome != swap.Identical {
-				t.Fatalf("same bytes rewritten: %+v %v, want the identical no-op", r, err)
-			}
-			// One object changed (other rows): a new generation.
-			putObj(t, ct.outer, "spark-out/dt=2026-09-01/part-00002.snappy.parquet", parquetBytes(t, 1000, 50))
-			r, err = p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/")}, pswap.WriteOptions{})
-			if err != nil || !r.Changed || r.Outcome != swap.Committed || r.Rows != 150 {
-				t.Fatalf("one object changed: %+v %v, want a new generation", r, err)
-			}
-
-			rerun := pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "job-7"}}
-			first, err := p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/part-00000.snappy.parquet")}, rerun)
-			if err != nil || !first.Changed || first.Rows != 50 {
-				t.Fatalf("one object as job-7: %+v %v", first, err)
-			}
-			w.take()
-			again, err := p.CommitObjects(ctx, []string{ct.uri("spark-out/dt=2026-09-01/part-00001.snappy.parquet")}, rerun)
-			if copies, _ := w.take(); err != nil || again.Changed || again.Outcome != swap.SameRun || again.Generation != first.Generation || copies != 0 {
-				t.Fatalf("job-7 again: %+v %v (%d copies), want the same-run no-op of %+v", again, err, copies, first)
-			}
-
-			q, _ := table.Partition("dt=2026-09-02")
-			for _, bad := range []struct{ uri, says string }{
-				{ct.other, "only"},
-				{ct.wrong, "inputs"},
-			} {
-				_, err := q.CommitObjects(ctx, []string{bad.uri}, pswap.WriteOptions{})
-				if !errors.Is(err, pswap.ErrBadInput) || !strings.Contains(err.Error(), bad.says) || !strings.Contains(err.Error(), ct.st.URI("")) {
-					t.Errorf("input %s: %v, want ErrBadInput naming the table", bad.uri, err)
+				w.mu.Unlock()
+				w.take()
+				_, err := p.CommitObjects(ctx, []string{c.uri}, pswap.WriteOptions{})
+				t.Logf("input %s: %v", c.uri, err)
+				if !errors.Is(err, c.is) {
+					t.Errorf("input %s: %v, want %v", c.uri, err, c.is)
 				}
-			}
-
-			// A source replaced while it is being copied.
-			putObj(t, ct.outer, "in/a.parquet", parquetBytes(t, 0, 10))
-			var replaced atomic.Bool
-			w.mu.Lock()
-			w.onCopy = func() {
-				if replaced.CompareAndSwap(false, true) {
-					putObj(t, ct.outer, "in/a.parquet", parquetBytes(t, 5, 10))
+				for _, say := range c.says {
+					if err != nil && !strings.Contains(err.Error(), say) {
+						t.Errorf("input %s: %q does not say %q", c.uri, err, say)
+					}
 				}
-			}
-			w.mu.Unlock()
-			_, err = q.CommitObjects(ctx, []string{ct.uri("in/a.parquet")}, pswap.WriteOptions{})
-			if !errors.Is(err, store.ErrPrecondition) || !replaced.Load() {
-				t.Fatalf("source replaced during the copy: %v (replaced %v)", err, replaced.Load())
-			}
-			if _, err := q.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
-				t.Fatalf("a failed copy made something visible: %v", err)
-			}
-			if keys := listKeys(t, ct.st, q.Key()+"/"); len(keys) != 0 {
-				t.Fatalf("a failed copy left %q", keys)
+				if copies, uploads := w.take(); copies != 0 || len(uploads) != 0 {
+					t.Errorf("input %s: %d copies, uploads %q", c.uri, copies, uploads)
+				}
+				if _, err := p.Current(ctx); !errors.Is(err, pswap.ErrNoData) {
+					t.Errorf("input %s: a refused commit made something visible: %v", c.uri, err)
+				}
+				if keys := listKeys(t, ct.st, ""); len(keys) != 0 {
+					t.Errorf("input %s: a refused commit left %q", c.uri, keys)
+				}
 			}
 		})
 	}
@@ -245,7 +366,8 @@ func TestCommitObjectsOnCloud(t *testing.T) {
 // bucket (container) where one partition's objects are not Parquet: the
 // others commit by server-side copies, that one fails; the audit shows
 // each attempt with its run id and identity, the failed one with its
-// error. The same run again: no-op rows, nothing copied.
+// error. The same run again: no-op rows, nothing copied. A backfill in
+// another bucket (container) is copied server-side too.
 func TestAuditPartitionedFromCloud(t *testing.T) {
 	for kind, open := range cloudTables() {
 		t.Run(kind, func(t *testing.T) {
@@ -292,9 +414,31 @@ func TestAuditPartitionedFromCloud(t *testing.T) {
 			if copies, _ := w.take(); copies != 0 {
 				t.Errorf("the same run again copied %d objects", copies)
 			}
-			for _, src := range []string{ct.other, ct.wrong} {
-				if _, err := table.CommitPartitioned(ctx, src, opts); !errors.Is(err, pswap.ErrBadInput) {
-					t.Errorf("partitioned source %s: %v, want ErrBadInput", src, err)
+			if _, err := table.CommitPartitioned(ctx, ct.wrong, opts); !errors.Is(err, pswap.ErrBadInput) {
+				t.Errorf("partitioned source %s: %v, want ErrBadInput", ct.wrong, err)
+			}
+			if _, err := table.CommitPartitioned(ctx, ct.missing, opts); !errors.Is(err, store.ErrBucketNotFound) || !strings.Contains(err.Error(), strings.TrimSuffix(ct.missing, "/")) {
+				t.Errorf("partitioned source %s: %v, want ErrBucketNotFound naming it", ct.missing, err)
+			}
+
+			// A backfill written to another bucket (container of the
+			// account): copied server-side the same way.
+			src, uri, _ := ct.sibling(t)
+			for i := range 2 {
+				putObj(t, src, fmt.Sprintf("staged/dt=2026-10-%02d/part-0.parquet", i+1), parquetBytes(t, i*10, 10))
+			}
+			putObj(t, src, "staged/_SUCCESS", nil)
+			w.take()
+			res, err = table.CommitPartitioned(ctx, uri("staged"), pswap.PartitionedOptions{Write: pswap.WriteOptions{Commit: pswap.CommitOptions{RunID: "staged"}}})
+			if err != nil || res.Committed != 2 || res.Failed != 0 {
+				t.Fatalf("the backfill from another bucket: %+v, %v", res, err)
+			}
+			if copies, uploads := w.take(); copies != 2 || len(uploads) != 0 {
+				t.Fatalf("the backfill from another bucket: %d copies, data uploads %q; want 2 copies and no upload", copies, uploads)
+			}
+			for _, o := range res.Partitions {
+				if o.Err != nil || o.Result.Rows != 10 || o.Source != uri("staged/"+o.Partition) {
+					t.Errorf("%s: %+v", o.Partition, o)
 				}
 			}
 		})

@@ -9,7 +9,10 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/pswap/pswap/internal/testing/testenv"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/azstore"
+	"github.com/pswap/pswap/store/gcsstore"
 )
 
 // TestPartitionedFromCloud is TestPartitionedFromS3 on fake-gcs-server and
@@ -17,8 +20,9 @@ import (
 // (container), markers included, is committed by one `commit --partitioned
 // gs://...` (az://...), server-side; the re-run is a no-op for every
 // partition. `commit --partition P <uri>/` takes one folder the same way,
-// and an input of another store's scheme is refused (exit 2) naming the
-// accepted one.
+// from the table's bucket or another (another container of the account on
+// Azure); an input of another store's scheme, or of another Azure account,
+// is refused (exit 2) naming the accepted one.
 func TestPartitionedFromCloud(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []string{"gcs", "azurite"} {
@@ -84,6 +88,48 @@ func TestPartitionedFromCloud(t *testing.T) {
 			if v := e.runCLI(t, "verify", "--table", e.url); v.code != 0 {
 				t.Fatalf("verify: %s %s", v.stdout, v.stderr)
 			}
+			// The staging layout: the job wrote to another bucket (another
+			// container of the account), copied server-side all the same.
+			var other string
+			var staging store.Store
+			var err error
+			if kind == "gcs" {
+				other, _ = testenv.GCSBucket(t)
+				staging, err = e.raw.(*gcsstore.Store).Sibling(other, "")
+			} else {
+				other = testenv.AzureContainer(t)
+				staging, err = e.raw.(*azstore.Store).Sibling(other, "")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := parquet.Write(&buf, []sale{{ID: 1, Name: "staged"}, {ID: 2, Name: "staged"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := staging.Put(ctx, "spark-out/dt=2026-09-10/part-00000-abc.c000.snappy.parquet", buf.Bytes(), store.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			staged := scheme + other + "/spark-out/dt=2026-09-10/"
+			r = e.runCLI(t, "commit", "--table", e.url, "--partition", "dt=2026-09-10", staged, "--json")
+			c = struct {
+				Changed bool  `json:"changed"`
+				Rows    int64 `json:"rows"`
+			}{}
+			if err := json.Unmarshal([]byte(r.stdout), &c); err != nil || r.code != 0 || !c.Changed || c.Rows != 2 {
+				t.Fatalf("commit %s from another bucket: %d %s %s", staged, r.code, r.stdout, r.stderr)
+			}
+			if v := e.runCLI(t, "verify", "--table", e.url, "--partition", "dt=2026-09-10"); v.code != 0 {
+				t.Fatalf("verify: %s %s", v.stdout, v.stderr)
+			}
+			if kind != "gcs" {
+				foreign := "abfss://" + other + "@pswapforeign.dfs.core.windows.net/spark-out/dt=2026-09-10/"
+				r = e.runCLI(t, "commit", "--table", e.url, "--partition", "dt=2026-09-11", foreign)
+				if r.code != 2 || !strings.Contains(r.stderr, "pswapforeign") || !strings.Contains(r.stderr, "SAS") {
+					t.Fatalf("commit %s from another account: exit %d, %s; want exit 2 naming the account and the SAS it needs", foreign, r.code, r.stderr)
+				}
+			}
+
 			bad := wrong + e.bucket + "/spark-out/dt=2026-09-01/"
 			r = e.runCLI(t, "commit", "--table", e.url, "--partition", "dt=2026-09-09", bad)
 			if r.code != 2 || !strings.Contains(r.stderr, "takes "+scheme) {

@@ -118,6 +118,9 @@ type Store struct {
 	sharedKey   bool // batches need a shared key or a token (not a SAS)
 	dataRetry   policy.RetryOptions
 	clock       *serverClock
+	// newClient makes a client of another container of the account with
+	// the store's credential and pipeline settings (Sibling).
+	newClient func(container string) (*container.Client, error)
 }
 
 var (
@@ -220,9 +223,16 @@ func (s *Store) connect(opts Options) error {
 			return fmt.Errorf("azstore: the URL names account %q but the connection string is for account %q", opts.Account, s.account)
 		}
 		co.InsecureAllowCredentialWithHTTP = true // an emulator's http:// BlobEndpoint
-		cc, err := container.NewClientFromConnectionString(cs, s.container, co)
+		s.newClient = func(name string) (*container.Client, error) {
+			cc, err := container.NewClientFromConnectionString(cs, name, co)
+			if err != nil {
+				return nil, fmt.Errorf("azstore: connection string (not shown): %w", scrubSDK(err))
+			}
+			return cc, nil
+		}
+		cc, err := s.newClient(s.container)
 		if err != nil {
-			return fmt.Errorf("azstore: connection string (not shown): %w", scrubSDK(err))
+			return err
 		}
 		s.cc = cc
 		s.sharedKey = strings.Contains(strings.ToLower(cs), "accountkey=")
@@ -240,8 +250,7 @@ func (s *Store) connect(opts Options) error {
 		endpoint = "https://" + s.account + ".blob.core.windows.net"
 	}
 	co.InsecureAllowCredentialWithHTTP = strings.HasPrefix(endpoint, "http://")
-	containerURL := endpoint + "/" + s.container
-	var err error
+	var newClient func(containerURL string) (*container.Client, error)
 	switch key, sas := pick(opts.Key, EnvKey), pick(opts.SAS, EnvSAS); {
 	case key != "":
 		secret(key)
@@ -249,7 +258,9 @@ func (s *Store) connect(opts Options) error {
 		if cerr != nil {
 			return fmt.Errorf("azstore: account key (not shown): %w", scrubSDK(cerr))
 		}
-		s.cc, err = container.NewClientWithSharedKeyCredential(containerURL, cred, co)
+		newClient = func(u string) (*container.Client, error) {
+			return container.NewClientWithSharedKeyCredential(u, cred, co)
+		}
 		s.sharedKey = true
 	case sas != "":
 		sas = strings.TrimPrefix(sas, "?")
@@ -257,17 +268,23 @@ func (s *Store) connect(opts Options) error {
 		if q, qerr := url.ParseQuery(sas); qerr == nil {
 			secret(q.Get("sig"))
 		}
-		s.cc, err = container.NewClientWithNoCredential(containerURL+"?"+sas, co)
+		newClient = func(u string) (*container.Client, error) { return container.NewClientWithNoCredential(u+"?"+sas, co) }
 	case opts.Credential != nil:
-		s.cc, err = container.NewClient(containerURL, opts.Credential, co)
+		newClient = func(u string) (*container.Client, error) { return container.NewClient(u, opts.Credential, co) }
 		s.sharedKey = true
 	default:
 		return fmt.Errorf("azstore: no credential for account %s: set %s, %s or %s", s.account, EnvKey, EnvSAS, EnvConnectionString)
 	}
-	if err != nil {
-		return fmt.Errorf("azstore: %w", scrubSDK(err))
+	s.newClient = func(name string) (*container.Client, error) {
+		cc, err := newClient(endpoint + "/" + name)
+		if err != nil {
+			return nil, fmt.Errorf("azstore: %w", scrubSDK(err))
+		}
+		return cc, nil
 	}
-	return nil
+	var err error
+	s.cc, err = s.newClient(s.container)
+	return err
 }
 
 // scrubSDK keeps an SDK construction error's message off any secret: only

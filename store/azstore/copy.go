@@ -88,12 +88,63 @@ func rangeTotal(cr string) (int64, bool) {
 // *). Within one storage account the copy completes before the reply; a
 // copy still pending is polled until it ends. The destination is written
 // atomically: a failed or aborted copy leaves an empty blob that the copy
-// status marks as failed, which is deleted here.
+// status marks as failed, which is deleted here. CopyFrom copies from
+// another container of the account.
 func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOptions) (store.Attrs, error) {
 	ks, err := s.fullKey("copy", src)
 	if err != nil {
 		return store.Attrs{}, err
 	}
+	return s.copyBlob(ctx, dst, s.blob(ks).URL(), s.URI(src), opts)
+}
+
+// Sibling returns a store on another container (and root prefix) of the
+// same storage account, with s's credential and settings: to list, read
+// and copy from (CopyFrom) any container of the account the credential
+// reaches. A missing container shows up as store.ErrBucketNotFound, as
+// with New (not on Stat, whose HEAD carries no error code).
+func (s *Store) Sibling(containerName, prefix string) (*Store, error) {
+	if err := validateContainer(containerName); err != nil {
+		return nil, err
+	}
+	prefix = strings.Trim(prefix, "/")
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return nil, fmt.Errorf("azstore: root prefix: %w", err)
+	}
+	cc, err := s.newClient(containerName)
+	if err != nil {
+		return nil, err
+	}
+	o := *s
+	o.cc, o.container, o.root = cc, containerName, ""
+	if prefix != "" {
+		o.root = prefix + "/"
+	}
+	return &o, nil
+}
+
+// CopyFrom copies the blob srcKey of the container srcContainer (a full
+// blob name, not relative to this store's root) of this store's storage
+// account to the key dst of this store, with Copy Blob, as Copy does
+// within the container: the service copies the bytes under the store's
+// own credential, conditional per opts. A blob of another account needs
+// a credential of its own for the source (a SAS in its URL), which this
+// store does not have. Errors name the source.
+func (s *Store) CopyFrom(ctx context.Context, dst, srcContainer, srcKey string, opts store.CopyOptions) (store.Attrs, error) {
+	src, err := s.Sibling(srcContainer, "")
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	ks, err := src.fullKey("copy from", srcKey)
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	return s.copyBlob(ctx, dst, src.blob(ks).URL(), src.URI(srcKey), opts)
+}
+
+// copyBlob copies the blob at srcURL (named srcURI in errors) to the key
+// dst of s: see Copy.
+func (s *Store) copyBlob(ctx context.Context, dst, srcURL, srcURI string, opts store.CopyOptions) (store.Attrs, error) {
 	kd, err := s.fullKey("copy", dst)
 	if err != nil {
 		return store.Attrs{}, err
@@ -105,10 +156,9 @@ func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOption
 	if opts.IfNoneMatch {
 		in.AccessConditions = accessConditions(store.PutOptions{IfNoneMatch: true})
 	}
-	srcURL := s.blob(ks).URL()
 	out, err := s.blob(kd).StartCopyFromURL(ctx, srcURL, in)
 	if err != nil {
-		return store.Attrs{}, fmt.Errorf("copy from %s: %w", s.URI(src), s.copyError(ctx, dst, err))
+		return store.Attrs{}, fmt.Errorf("copy from %s: %w", srcURI, s.copyError(ctx, dst, err))
 	}
 	status := deref(out.CopyStatus, blob.CopyStatusTypeSuccess)
 	wait := copyPoll
@@ -130,7 +180,7 @@ func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOption
 		}
 	}
 	if status != blob.CopyStatusTypeSuccess {
-		return store.Attrs{}, fmt.Errorf("azstore: copy from %s to %s: copy status %s: %w", s.URI(src), s.URI(dst), status, store.ErrTransient)
+		return store.Attrs{}, fmt.Errorf("azstore: copy from %s to %s: copy status %s: %w", srcURI, s.URI(dst), status, store.ErrTransient)
 	}
 	a, err := s.Stat(ctx, dst)
 	if err != nil {

@@ -6,6 +6,11 @@
 // *Store implements store.BatchDeleter (blob batch, 256 deletes per
 // request), store.DelimiterLister, store.RangeReader, store.Copier (Copy
 // Blob, server-side) and store.Clock (the service's Date header).
+// Store.Sibling is a store on another container of the same storage
+// account with the same credential, and Store.CopyFrom copies a blob of
+// another container of the account into the store with the same Copy Blob
+// as Copy (a blob of another account would need a credential of its own
+// for the source, a SAS in its URL, which a Store does not hold).
 //
 // URLs: az://container/prefix, with the account from the environment;
 // abfss://container@account.dfs.core.windows.net/prefix and

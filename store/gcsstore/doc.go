@@ -8,7 +8,10 @@
 // implements store.BatchDeleter (concurrent deletes: the Go SDK has no batch
 // request), store.RangeReader, store.Copier (the rewrite API: no byte passes
 // through the client), store.DelimiterLister and store.Clock (the server's
-// own time, from the Date header of its responses).
+// own time, from the Date header of its responses). Store.Sibling is a
+// store on another bucket sharing the client and its credentials, and
+// Store.CopyFrom copies an object of another bucket into the store with the
+// same rewrite as Copy.
 //
 // Version tokens are GCS generation numbers, in decimal: the ETag of every
 // store.Attrs the package returns is the object's generation, which GCS

@@ -39,6 +39,9 @@ type fakeGCS struct {
 	// query of every rewrite.
 	requests map[string]int
 	rewrites []url.Values
+	// rewritePaths records the escaped path of every rewrite (its source
+	// and destination buckets and objects).
+	rewritePaths []string
 	// listsMet, when not nil, holds each listing until a second one
 	// arrives (then closes it) or a second has passed.
 	listsMet chan struct{}
@@ -122,6 +125,7 @@ func (f *fakeGCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, dst, _ = strings.Cut(dst, "/o/")
 		q := r.URL.Query()
 		f.rewrites = append(f.rewrites, q)
+		f.rewritePaths = append(f.rewritePaths, r.URL.EscapedPath())
 		sg, ok := f.objects[src]
 		if !ok {
 			f.fail(w, http.StatusNotFound, "No such object: "+bucket+"/"+src)
@@ -219,6 +223,45 @@ func TestCopyPreconditionsOnRealPath(t *testing.T) {
 	_, err = s.Copy(ctx, "gen/3/a.parquet", "in/missing.parquet", store.CopyOptions{IfNoneMatch: true})
 	if !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrPrecondition) {
 		t.Fatalf("copy of a missing source: %v, want ErrNotFound", err)
+	}
+}
+
+// TestCopyFromOnRealPath: CopyFrom on the path real GCS takes is one
+// rewrite from the other bucket's object to this store's key, carrying
+// both preconditions; a source replaced since it was read is
+// store.ErrPrecondition naming the source, with nothing written. (The
+// fake keeps one namespace of objects for every bucket.)
+func TestCopyFromOnRealPath(t *testing.T) {
+	t.Parallel()
+	f, srv := newFakeGCS(t)
+	ctx := context.Background()
+	s, err := gcsstore.New(ctx, "bkt", "tbl", gcsstore.Options{Endpoint: srv.URL, RetryMaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gcsstore.AsRealGCS(s)
+	src := gcsstore.Generation(f.put("out/dt=1/a.parquet"))
+	if _, err := s.CopyFrom(ctx, "gen/1/a.parquet", "staging", "out/dt=1/a.parquet", store.CopyOptions{IfNoneMatch: true, SourceIfMatch: src}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.object("tbl/gen/1/a.parquet"); !ok || len(f.rewritePaths) != 1 {
+		t.Fatalf("copy not written (%d rewrites)", len(f.rewritePaths))
+	}
+	if p, want := f.rewritePaths[0], "/storage/v1/b/staging/o/out%2Fdt%3D1%2Fa.parquet/rewriteTo/b/bkt/o/tbl%2Fgen%2F1%2Fa.parquet"; p != want {
+		t.Fatalf("rewrite %s, want %s", p, want)
+	}
+	if q := f.rewrites[0]; q.Get("ifGenerationMatch") != "0" || q.Get("ifSourceGenerationMatch") != src {
+		t.Fatalf("the rewrite carried ifGenerationMatch=%q ifSourceGenerationMatch=%q, want 0 and %s",
+			q.Get("ifGenerationMatch"), q.Get("ifSourceGenerationMatch"), src)
+	}
+	f.put("out/dt=1/a.parquet")
+	_, err = s.CopyFrom(ctx, "gen/2/a.parquet", "staging", "out/dt=1/a.parquet", store.CopyOptions{IfNoneMatch: true, SourceIfMatch: src})
+	if !errors.Is(err, store.ErrPrecondition) || !strings.Contains(err.Error(), "gs://staging/out/dt=1/a.parquet") {
+		t.Fatalf("copy of a replaced source: %v, want ErrPrecondition naming it", err)
+	}
+	if _, ok := f.object("tbl/gen/2/a.parquet"); ok {
+		t.Fatal("a copy refused for its source's generation wrote the destination")
 	}
 }
 

@@ -295,9 +295,14 @@ func Generation(g int64) string { return strconv.FormatInt(g, 10) }
 // parseGeneration reads a version token; anything else (an S3 ETag carried
 // over by mistake) is a precondition that cannot hold.
 func (s *Store) parseGeneration(op, key, etag string) (int64, error) {
+	return parseGeneration(op, s.URI(key), etag)
+}
+
+// parseGeneration is Store.parseGeneration for the object uri.
+func parseGeneration(op, uri, etag string) (int64, error) {
 	g, err := strconv.ParseInt(etag, 10, 64)
 	if err != nil || g <= 0 {
-		return 0, fmt.Errorf("gcsstore: %s %s: version %q is not a GCS generation: %w", op, s.URI(key), etag, store.ErrPrecondition)
+		return 0, fmt.Errorf("gcsstore: %s %s: version %q is not a GCS generation: %w", op, uri, etag, store.ErrPrecondition)
 	}
 	return g, nil
 }
@@ -621,22 +626,28 @@ func (s *Store) ListDelimited(ctx context.Context, prefix, delimiter string) ite
 
 // Copy implements store.Copier with the rewrite API: the bytes never leave
 // GCS. SourceIfMatch is a source generation precondition, IfNoneMatch a
-// destination ifGenerationMatch=0.
+// destination ifGenerationMatch=0. CopyFrom copies from another bucket.
 func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOptions) (store.Attrs, error) {
-	dk, err := s.fullKey("copy to", dst)
-	if err != nil {
-		return store.Attrs{}, err
-	}
 	sk, err := s.fullKey("copy from", src)
 	if err != nil {
 		return store.Attrs{}, err
 	}
-	so, do := s.bkt.Object(sk), s.bkt.Object(dk)
+	return s.copyObject(ctx, dst, s.bkt.Object(sk), s.URI(src), opts)
+}
+
+// copyObject copies the object so (named srcURI in errors) to the key
+// dst of s with one rewrite, conditional per opts.
+func (s *Store) copyObject(ctx context.Context, dst string, so *storage.ObjectHandle, srcURI string, opts store.CopyOptions) (store.Attrs, error) {
+	dk, err := s.fullKey("copy to", dst)
+	if err != nil {
+		return store.Attrs{}, err
+	}
+	do := s.bkt.Object(dk)
 	if s.emulator {
-		return s.emulatorCopy(ctx, dst, src, so, do, opts)
+		return s.emulatorCopy(ctx, dst, so, do, srcURI, opts)
 	}
 	if opts.SourceIfMatch != "" {
-		g, err := s.parseGeneration("copy from", src, opts.SourceIfMatch)
+		g, err := parseGeneration("copy from", srcURI, opts.SourceIfMatch)
 		if err != nil {
 			return store.Attrs{}, err
 		}
@@ -657,9 +668,10 @@ func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOption
 // (a replaced source is then not found), and the destination is checked
 // with a Stat before the copy, which is not atomic: the one guarantee the
 // emulator cannot show (pswap copies only to fresh generation keys).
-func (s *Store) emulatorCopy(ctx context.Context, dst, src string, so, do *storage.ObjectHandle, opts store.CopyOptions) (store.Attrs, error) {
+func (s *Store) emulatorCopy(ctx context.Context, dst string, so, do *storage.ObjectHandle, srcURI string, opts store.CopyOptions) (store.Attrs, error) {
+	src := so
 	if opts.SourceIfMatch != "" {
-		g, err := s.parseGeneration("copy from", src, opts.SourceIfMatch)
+		g, err := parseGeneration("copy from", srcURI, opts.SourceIfMatch)
 		if err != nil {
 			return store.Attrs{}, err
 		}
@@ -678,8 +690,8 @@ func (s *Store) emulatorCopy(ctx context.Context, dst, src string, so, do *stora
 	if err != nil {
 		err = s.mapError(ctx, opCopy, dst, err)
 		if opts.SourceIfMatch != "" && errors.Is(err, store.ErrNotFound) {
-			if _, serr := s.Stat(ctx, src); serr == nil {
-				return store.Attrs{}, fmt.Errorf("gcsstore: copy %s: source changed: %w", s.URI(src), store.ErrPrecondition)
+			if _, serr := src.Attrs(ctx); serr == nil {
+				return store.Attrs{}, fmt.Errorf("gcsstore: copy %s: source changed: %w", srcURI, store.ErrPrecondition)
 			}
 		}
 		return store.Attrs{}, err
@@ -707,14 +719,14 @@ func (r reportingTokens) Token(ctx context.Context) (*auth.Token, error) {
 // listing request (objects.list: 404 for a missing bucket) tells them apart,
 // one probe at a time: misses at once wait for the probe under way.
 func (s *Store) missingBucket(ctx context.Context, err error) error {
-	if !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrBucketNotFound) || s.clock.bucketSeen.Load() {
+	if !errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrBucketNotFound) || s.clock.bucketSeen(s.bucket) {
 		return err
 	}
 	// One probe at a time: a miss that waited for another's probe needs
 	// none when that one showed the bucket.
 	s.clock.probe.Lock()
 	defer s.clock.probe.Unlock()
-	if s.clock.bucketSeen.Load() {
+	if s.clock.bucketSeen(s.bucket) {
 		return err
 	}
 	it := s.bkt.Objects(ctx, &storage.Query{Prefix: s.root})
@@ -725,6 +737,6 @@ func (s *Store) missingBucket(ctx context.Context, err error) error {
 		}
 		return err
 	}
-	s.clock.bucketSeen.Store(true)
+	s.clock.sawBucket(s.bucket)
 	return err
 }

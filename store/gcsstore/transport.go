@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -34,7 +35,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp != nil {
 		t.clock.Observe(resp.Header.Get("Date"), time.Now())
 		if resp.StatusCode/100 == 2 {
-			t.clock.bucketSeen.Store(true)
+			for _, b := range requestBuckets(req.URL) {
+				t.clock.sawBucket(b)
+			}
 		}
 	}
 	if t.log != nil {
@@ -61,12 +64,56 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // local monotonic time it arrived at.
 type serverClock struct {
 	serverclock.Clock
-	// bucketSeen: a request succeeded, so the bucket exists (the client
-	// serves one bucket).
-	bucketSeen atomic.Bool
+	// seen holds the name of every bucket a request succeeded on, which
+	// therefore exists (bucket name → struct{}): the stores on one client
+	// (New's, Outer's, each Sibling's) share it, each asking for its own
+	// bucket.
+	seen sync.Map
 	// probe serializes missingBucket's listings: misses at once (a
 	// commit reads its pointer and table.json together) share one.
 	probe sync.Mutex
+}
+
+// bucketSeen reports whether a request on bucket succeeded.
+func (c *serverClock) bucketSeen(bucket string) bool {
+	_, ok := c.seen.Load(bucket)
+	return ok
+}
+
+// sawBucket records that a request on bucket succeeded (a read first:
+// every successful request comes here, nearly always for a known bucket).
+func (c *serverClock) sawBucket(bucket string) {
+	if !c.bucketSeen(bucket) {
+		c.seen.Store(bucket, struct{}{})
+	}
+}
+
+// requestBuckets returns the buckets a GCS request names: each one after
+// "/b/" in a JSON API path (a rewrite names its source's and its
+// destination's), else the first segment of an XML API path
+// (/bucket/object). Object names are escaped in both (a slash is %2F),
+// so "/b/" is never part of one.
+func requestBuckets(u *url.URL) []string {
+	p := u.EscapedPath()
+	if !strings.Contains(p, "/b/") {
+		b, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		if b == "" {
+			return nil
+		}
+		return []string{b}
+	}
+	var out []string
+	for {
+		_, rest, ok := strings.Cut(p, "/b/")
+		if !ok {
+			return out
+		}
+		b, _, _ := strings.Cut(rest, "/")
+		if b != "" {
+			out = append(out, b)
+		}
+		p = rest
+	}
 }
 
 // Now returns the GCS server's current time: the Date header of the most
