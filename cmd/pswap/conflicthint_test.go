@@ -14,7 +14,7 @@ import (
 // merge and append rebase, so re-running them is safe. It once told every
 // command, merge included, to "re-run to replace it".
 func TestConflictHintFollowsRetryRule(t *testing.T) {
-	h := errorHint(fmt.Errorf("commit dt=2026-12-01: %w", pswap.ErrConflict))
+	h := errorHint(fmt.Errorf("commit dt=2026-12-01: %w", pswap.ErrConflict), storeS3)
 	for _, want := range []string{"stops rather than replace it", "pswap history", "merge and commit --append rebase", "re-running them is safe"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("conflict hint %q lacks %q", h, want)

@@ -182,7 +182,9 @@ func isUsage(err error) bool {
 }
 
 // errorHint is advice for the errors whose fix lies outside pswap, or "".
-func errorHint(err error) string {
+// Credentials, missing buckets and unreachable endpoints get the advice of
+// the table's kind of store (storeOf), since each takes its own variables.
+func errorHint(err error, kind storeKind) string {
 	var ie *interruptError
 	switch {
 	case errors.As(err, &ie):
@@ -194,9 +196,9 @@ func errorHint(err error) string {
 		return "give pswap AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), " +
 			"AWS_PROFILE with a profile in ~/.aws/credentials or ~/.aws/config, or an instance or container role"
 	case errors.Is(err, store.ErrAccessDenied):
-		return "check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...) and that they may read and write the table's prefix"
+		return accessHint(kind)
 	case errors.Is(err, store.ErrBucketNotFound):
-		return "the bucket (or local root directory) does not exist; create it first, and check AWS_ENDPOINT_URL and AWS_REGION"
+		return missingBucketHint(kind)
 	case errors.Is(err, errNoTable):
 		return "check the table URL for a typo; a table exists once something was committed to it"
 	case errors.Is(err, pswap.ErrOutcomeUnknown):
@@ -215,9 +217,78 @@ func errorHint(err error) string {
 		return corruptionHint(err)
 	}
 	if ep := unreachableEndpoint(err); ep != "" {
-		return "nothing answers at " + ep + "; check AWS_ENDPOINT_URL (or the profile's endpoint_url) and that the server is running"
+		return "nothing answers at " + ep + "; " + endpointHint(kind) + " and that the server is running"
 	}
 	return ""
+}
+
+// storeKind is the kind of store a table URL names, for the hints whose
+// advice depends on it (errorHint).
+type storeKind int
+
+const (
+	storeS3    storeKind = iota // s3://, and no table URL at all
+	storeGCS                    // gs://
+	storeAzure                  // az://, abfss://, wasbs://
+	storeLocal                  // file:// or a path
+)
+
+// storeOf is the kind of store of the table URL u (an input URI takes the
+// table's scheme, so it is the kind of every store a command touches).
+func storeOf(u string) storeKind {
+	scheme, _, ok := strings.Cut(strings.TrimSpace(u), "://")
+	switch {
+	case strings.TrimSpace(u) == "":
+		return storeS3
+	case !ok || strings.EqualFold(scheme, "file"):
+		return storeLocal
+	case strings.EqualFold(scheme, "gs"):
+		return storeGCS
+	case strings.EqualFold(scheme, "az"), strings.EqualFold(scheme, "abfss"), strings.EqualFold(scheme, "wasbs"):
+		return storeAzure
+	}
+	return storeS3
+}
+
+// accessHint is the advice for a request the store refused (403).
+func accessHint(kind storeKind) string {
+	switch kind {
+	case storeGCS:
+		return "check the Google Cloud credentials (GOOGLE_APPLICATION_CREDENTIALS, or 'gcloud auth application-default login') " +
+			"and that they may read and write the table's prefix, and read every input's bucket"
+	case storeAzure:
+		return "check the Azure credential (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN) " +
+			"and that it may read and write the table's container, and read every input's container"
+	case storeLocal:
+		return "check that this user may read and write the table's directory"
+	}
+	return "check the AWS credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...) and that they may read and write the table's prefix"
+}
+
+// missingBucketHint is the advice for a bucket (container, directory) that
+// does not exist.
+func missingBucketHint(kind storeKind) string {
+	switch kind {
+	case storeGCS:
+		return "the bucket does not exist; create it first ('gcloud storage buckets create gs://NAME'), and check STORAGE_EMULATOR_HOST if you use an emulator"
+	case storeAzure:
+		return "the container does not exist; create it first ('az storage container create'), and check the storage account the URL or AZURE_STORAGE_ACCOUNT names"
+	case storeLocal:
+		return "the table's root directory does not exist; create it first"
+	}
+	return "the bucket (or local root directory) does not exist; create it first, and check AWS_ENDPOINT_URL and AWS_REGION"
+}
+
+// endpointHint is what to check when nothing answers at the store's
+// endpoint.
+func endpointHint(kind storeKind) string {
+	switch kind {
+	case storeGCS:
+		return "check STORAGE_EMULATOR_HOST"
+	case storeAzure:
+		return "check the BlobEndpoint of AZURE_STORAGE_CONNECTION_STRING"
+	}
+	return "check AWS_ENDPOINT_URL (or the profile's endpoint_url)"
 }
 
 // corruptionHint is the repair advice for every kind of damaged object err
@@ -290,9 +361,9 @@ func errorMessage(err error) string {
 }
 
 // errorText is the message printed for err, with its hint on a line of its own.
-func errorText(err error) string {
+func errorText(err error, kind storeKind) string {
 	msg := errorMessage(err)
-	if h := errorHint(err); h != "" {
+	if h := errorHint(err, kind); h != "" {
 		msg += "\nhint: " + h
 	}
 	return msg
@@ -312,8 +383,8 @@ type errorBody struct {
 	Hint    string `json:"hint,omitempty"`
 }
 
-func newErrorDoc(err error, code int) errorDoc {
-	return errorDoc{errorBody{Code: errorCode(err), Exit: code, Message: errorMessage(err), Hint: errorHint(err)}}
+func newErrorDoc(err error, code int, kind storeKind) errorDoc {
+	return errorDoc{errorBody{Code: errorCode(err), Exit: code, Message: errorMessage(err), Hint: errorHint(err, kind)}}
 }
 
 // errTimeout: the command ran out of --timeout.

@@ -20,7 +20,7 @@ func TestDiskFullError(t *testing.T) {
 	if got := exitCode(err); got != exitFailure {
 		t.Errorf("exit %d, want %d", got, exitFailure)
 	}
-	text := errorText(err)
+	text := errorText(err, storeLocal)
 	for _, want := range []string{"no space left on the local disk", "hint: the disk that holds the table is full", "nothing was half-written"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%q does not say %q", text, want)

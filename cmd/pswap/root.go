@@ -177,10 +177,10 @@ func run(a *app, args []string) int {
 		a.json = hasFlag(args, "json")
 	}
 	if a.json {
-		_ = printJSON(a.stderr, newErrorDoc(err, code))
+		_ = printJSON(a.stderr, newErrorDoc(err, code, storeOf(a.table)))
 		return code
 	}
-	fmt.Fprintf(a.stderr, "pswap: %s\n", errorText(err))
+	fmt.Fprintf(a.stderr, "pswap: %s\n", errorText(err, storeOf(a.table)))
 	if code == exitUsage && isCobraUsage(err) {
 		fmt.Fprintln(a.stderr, "Run 'pswap --help' for usage.")
 	}
