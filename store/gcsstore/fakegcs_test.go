@@ -160,6 +160,21 @@ func (f *fakeGCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// realPathStore is a store on bucket "bkt", root "tbl", of a fake GCS
+// server, taking the copy path real GCS takes (AsRealGCS), one attempt a
+// request; the fake and the store are closed with the test.
+func realPathStore(t *testing.T) (*fakeGCS, *gcsstore.Store) {
+	t.Helper()
+	f, srv := newFakeGCS(t)
+	s, err := gcsstore.New(context.Background(), "bkt", "tbl", gcsstore.Options{Endpoint: srv.URL, RetryMaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	gcsstore.AsRealGCS(s)
+	return f, s
+}
+
 // TestCopyPreconditionsOnRealPath covers the copy path that runs on real
 // GCS (fake-gcs-server's rewrite ignores preconditions, so the emulator
 // runs emulatorCopy instead): the rewrite must carry ifGenerationMatch=0
@@ -167,14 +182,8 @@ func (f *fakeGCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // must come back as store.ErrPrecondition with nothing written.
 func TestCopyPreconditionsOnRealPath(t *testing.T) {
 	t.Parallel()
-	f, srv := newFakeGCS(t)
+	f, s := realPathStore(t)
 	ctx := context.Background()
-	s, err := gcsstore.New(ctx, "bkt", "tbl", gcsstore.Options{Endpoint: srv.URL, RetryMaxAttempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	gcsstore.AsRealGCS(s)
 	srcGen := f.put("tbl/in/a.parquet")
 	src := gcsstore.Generation(srcGen)
 
@@ -233,14 +242,8 @@ func TestCopyPreconditionsOnRealPath(t *testing.T) {
 // fake keeps one namespace of objects for every bucket.)
 func TestCopyFromOnRealPath(t *testing.T) {
 	t.Parallel()
-	f, srv := newFakeGCS(t)
+	f, s := realPathStore(t)
 	ctx := context.Background()
-	s, err := gcsstore.New(ctx, "bkt", "tbl", gcsstore.Options{Endpoint: srv.URL, RetryMaxAttempts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	gcsstore.AsRealGCS(s)
 	src := gcsstore.Generation(f.put("out/dt=1/a.parquet"))
 	if _, err := s.CopyFrom(ctx, "gen/1/a.parquet", "staging", "out/dt=1/a.parquet", store.CopyOptions{IfNoneMatch: true, SourceIfMatch: src}); err != nil {
 		t.Fatal(err)
@@ -256,7 +259,7 @@ func TestCopyFromOnRealPath(t *testing.T) {
 			q.Get("ifGenerationMatch"), q.Get("ifSourceGenerationMatch"), src)
 	}
 	f.put("out/dt=1/a.parquet")
-	_, err = s.CopyFrom(ctx, "gen/2/a.parquet", "staging", "out/dt=1/a.parquet", store.CopyOptions{IfNoneMatch: true, SourceIfMatch: src})
+	_, err := s.CopyFrom(ctx, "gen/2/a.parquet", "staging", "out/dt=1/a.parquet", store.CopyOptions{IfNoneMatch: true, SourceIfMatch: src})
 	if !errors.Is(err, store.ErrPrecondition) || !strings.Contains(err.Error(), "gs://staging/out/dt=1/a.parquet") {
 		t.Fatalf("copy of a replaced source: %v, want ErrPrecondition naming it", err)
 	}
