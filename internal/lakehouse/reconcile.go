@@ -244,6 +244,16 @@ func (rc *reconcile) plan(ctx context.Context, s *state) ([]partUpdate, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(damaged) > 0 {
+		// A damaged manifest is written anew from the pointers, and what
+		// it recorded is lost with it: list them again, after this
+		// version was read, so that a partition a publish recorded in it
+		// after our listing (created since) is not dropped from the view.
+		rc.errs = nil
+		if err := rc.list(ctx); err != nil {
+			return nil, err
+		}
+	}
 	s.damaged = damaged
 	rc.orphans = nil
 	members, err := rc.members(ctx, s)

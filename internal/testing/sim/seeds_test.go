@@ -182,6 +182,11 @@ var viewsRegressions = []struct {
 	// 6, "dt" 5 to 4), and the check took a column with another id for a
 	// column lost (sim's checker: a column is its name).
 	{85, "a publish's id write-back renumbered a column (checker)"},
+	// A reconcile that found a group manifest lost (an operator's
+	// deletion) wrote it anew from pointers it had listed before it read
+	// the version, and dropped a partition that a commit created and
+	// published in between (TestSeedsWithViews, seeds from 900000).
+	{901434, "a reconcile's repair of a lost manifest dropped a partition created after its listing"},
 }
 
 func TestViewsRegressions(t *testing.T) {
