@@ -14,6 +14,7 @@ import (
 	"github.com/pswap/pswap/partition"
 	"github.com/pswap/pswap/staging"
 	"github.com/pswap/pswap/store"
+	"github.com/pswap/pswap/store/azstore"
 	"github.com/pswap/pswap/store/filestore"
 	"github.com/pswap/pswap/swap"
 )
@@ -236,15 +237,16 @@ const (
 // storeOf is the kind of store of the table URL u (an input URI takes the
 // table's scheme, so it is the kind of every store a command touches).
 func storeOf(u string) storeKind {
-	scheme, _, ok := strings.Cut(strings.TrimSpace(u), "://")
+	u = strings.TrimSpace(u)
+	scheme, _, ok := strings.Cut(u, "://")
 	switch {
-	case strings.TrimSpace(u) == "":
+	case u == "":
 		return storeS3
 	case !ok || strings.EqualFold(scheme, "file"):
 		return storeLocal
 	case strings.EqualFold(scheme, "gs"):
 		return storeGCS
-	case strings.EqualFold(scheme, "az"), strings.EqualFold(scheme, "abfss"), strings.EqualFold(scheme, "wasbs"):
+	case azstore.IsURL(u):
 		return storeAzure
 	}
 	return storeS3

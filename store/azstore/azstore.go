@@ -136,17 +136,11 @@ var (
 // I/O: a missing container or bad credentials show up as
 // store.ErrBucketNotFound or store.ErrAccessDenied on the first request.
 func New(ctx context.Context, containerName, prefix string, opts Options) (*Store, error) {
-	if err := validateContainer(containerName); err != nil {
+	root, err := rootIn(containerName, prefix)
+	if err != nil {
 		return nil, err
 	}
-	prefix = strings.Trim(prefix, "/")
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, fmt.Errorf("azstore: root prefix: %w", err)
-	}
-	s := &Store{container: containerName, clock: &serverClock{}}
-	if prefix != "" {
-		s.root = prefix + "/"
-	}
+	s := &Store{container: containerName, root: root, clock: &serverClock{}}
 	s.partSize = opts.PartSize
 	if s.partSize <= 0 {
 		s.partSize = DefaultPartSize
@@ -300,6 +294,22 @@ func scrubSDK(err error) error {
 // validateContainer checks Azure's container naming rules: 3 to 63
 // characters, lowercase letters, digits and single hyphens, starting and
 // ending with a letter or digit.
+// rootIn checks a container name and a root prefix in it, and returns the
+// prefix as a store's root ("" or "prefix/").
+func rootIn(containerName, prefix string) (string, error) {
+	if err := validateContainer(containerName); err != nil {
+		return "", err
+	}
+	prefix = strings.Trim(prefix, "/")
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return "", fmt.Errorf("azstore: root prefix: %w", err)
+	}
+	if prefix == "" {
+		return "", nil
+	}
+	return prefix + "/", nil
+}
+
 func validateContainer(c string) error {
 	if len(c) < 3 || len(c) > 63 {
 		return fmt.Errorf("azstore: invalid container name %q: must be 3 to 63 characters", c)

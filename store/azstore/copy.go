@@ -104,22 +104,16 @@ func (s *Store) Copy(ctx context.Context, dst, src string, opts store.CopyOption
 // reaches. A missing container shows up as store.ErrBucketNotFound, as
 // with New (not on Stat, whose HEAD carries no error code).
 func (s *Store) Sibling(containerName, prefix string) (*Store, error) {
-	if err := validateContainer(containerName); err != nil {
+	root, err := rootIn(containerName, prefix)
+	if err != nil {
 		return nil, err
-	}
-	prefix = strings.Trim(prefix, "/")
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, fmt.Errorf("azstore: root prefix: %w", err)
 	}
 	cc, err := s.newClient(containerName)
 	if err != nil {
 		return nil, err
 	}
 	o := *s
-	o.cc, o.container, o.root = cc, containerName, ""
-	if prefix != "" {
-		o.root = prefix + "/"
-	}
+	o.cc, o.container, o.root = cc, containerName, root
 	return &o, nil
 }
 

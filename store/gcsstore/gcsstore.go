@@ -194,17 +194,11 @@ func detectCredentials(opts Options) (*auth.Credentials, error) {
 // finding credentials: a missing bucket shows up as store.ErrBucketNotFound
 // on the first request.
 func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
-	if err := validateBucket(bucket); err != nil {
+	root, err := rootIn(bucket, prefix)
+	if err != nil {
 		return nil, err
 	}
-	prefix = strings.Trim(prefix, "/")
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, fmt.Errorf("gcsstore: root prefix: %w", err)
-	}
-	s := &Store{bucket: bucket, clock: &serverClock{}, owned: true, emulator: emulatorEndpoint(opts) != "", maxAttempts: opts.RetryMaxAttempts}
-	if prefix != "" {
-		s.root = prefix + "/"
-	}
+	s := &Store{bucket: bucket, root: root, clock: &serverClock{}, owned: true, emulator: emulatorEndpoint(opts) != "", maxAttempts: opts.RetryMaxAttempts}
 	s.partSize = chunkSize(opts.PartSize)
 	c, err := newClient(ctx, opts, s.clock)
 	if err != nil {
@@ -278,8 +272,31 @@ func (s *Store) Close() error {
 // root prefix in it (without trailing slash): pswap looks there for a
 // table that would enclose a new one (pswap.OuterStore).
 func (s *Store) Outer() (store.Store, string) {
-	return &Store{client: s.client, bkt: s.bkt, bucket: s.bucket, partSize: s.partSize, clock: s.clock, emulator: s.emulator, maxAttempts: s.maxAttempts},
-		strings.TrimSuffix(s.root, "/")
+	return s.sharing(s.bkt, s.bucket, ""), strings.TrimSuffix(s.root, "/")
+}
+
+// sharing is a store on bucket (bkt, a handle of s's client) with the root
+// prefix root, that shares s's client, clock and settings and does not own
+// the client (Outer, Sibling).
+func (s *Store) sharing(bkt *storage.BucketHandle, bucket, root string) *Store {
+	return &Store{client: s.client, bkt: bkt, bucket: bucket, root: root, partSize: s.partSize, clock: s.clock,
+		emulator: s.emulator, serverDelimiter: s.serverDelimiter, maxAttempts: s.maxAttempts}
+}
+
+// rootIn checks a bucket name and a root prefix in it, and returns the
+// prefix as a store's root ("" or "prefix/").
+func rootIn(bucket, prefix string) (string, error) {
+	if err := validateBucket(bucket); err != nil {
+		return "", err
+	}
+	prefix = strings.Trim(prefix, "/")
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return "", fmt.Errorf("gcsstore: root prefix: %w", err)
+	}
+	if prefix == "" {
+		return "", nil
+	}
+	return prefix + "/", nil
 }
 
 func (s *Store) fullKey(op, key string) (string, error) {

@@ -3,7 +3,6 @@ package gcsstore
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/pswap/pswap/store"
 )
@@ -14,19 +13,11 @@ import (
 // s's). A missing bucket shows up as store.ErrBucketNotFound on its first
 // request, as with New.
 func (s *Store) Sibling(bucket, prefix string) (*Store, error) {
-	if err := validateBucket(bucket); err != nil {
+	root, err := rootIn(bucket, prefix)
+	if err != nil {
 		return nil, err
 	}
-	prefix = strings.Trim(prefix, "/")
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, fmt.Errorf("gcsstore: root prefix: %w", err)
-	}
-	o := &Store{client: s.client, bkt: s.client.Bucket(bucket), bucket: bucket, partSize: s.partSize, clock: s.clock,
-		emulator: s.emulator, serverDelimiter: s.serverDelimiter, maxAttempts: s.maxAttempts}
-	if prefix != "" {
-		o.root = prefix + "/"
-	}
-	return o, nil
+	return s.sharing(s.client.Bucket(bucket), bucket, root), nil
 }
 
 // CopyFrom copies the object srcKey of bucket srcBucket (a full object

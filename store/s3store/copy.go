@@ -292,16 +292,9 @@ func (s *Store) copyPartSize() int64 {
 // s's client, credentials and settings: to read, list and copy from any
 // bucket the credentials reach.
 func (s *Store) Sibling(bucket, prefix string) (*Store, error) {
-	if err := validateBucket(bucket); err != nil {
+	root, err := rootIn(bucket, prefix)
+	if err != nil {
 		return nil, err
 	}
-	prefix = strings.Trim(prefix, "/")
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, fmt.Errorf("s3store: root prefix: %w", err)
-	}
-	o := &Store{client: s.client, bucket: bucket, partSize: s.partSize, concurrency: s.concurrency, whenRequired: s.whenRequired}
-	if prefix != "" {
-		o.root = prefix + "/"
-	}
-	return o, nil
+	return &Store{client: s.client, bucket: bucket, root: root, partSize: s.partSize, concurrency: s.concurrency, whenRequired: s.whenRequired}, nil
 }

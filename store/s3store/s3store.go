@@ -196,17 +196,11 @@ func newClient(ctx context.Context, opts Options, extra ...func(*s3.Options)) (*
 // loading the AWS configuration: a missing bucket or bad credentials show up
 // as store.ErrBucketNotFound or store.ErrAccessDenied on the first request.
 func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, error) {
-	if err := validateBucket(bucket); err != nil {
+	root, err := rootIn(bucket, prefix)
+	if err != nil {
 		return nil, err
 	}
-	prefix = strings.Trim(prefix, "/")
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, fmt.Errorf("s3store: root prefix: %w", err)
-	}
-	s := &Store{bucket: bucket}
-	if prefix != "" {
-		s.root = prefix + "/"
-	}
+	s := &Store{bucket: bucket, root: root}
 	s.partSize = normPartSize(opts.PartSize, DefaultPartSize)
 	s.concurrency = opts.Concurrency
 	if s.concurrency <= 0 {
@@ -221,6 +215,22 @@ func New(ctx context.Context, bucket, prefix string, opts Options) (*Store, erro
 	s.client = c
 	s.whenRequired = c.Options().RequestChecksumCalculation == aws.RequestChecksumCalculationWhenRequired
 	return s, nil
+}
+
+// rootIn checks a bucket name and a root prefix in it, and returns the
+// prefix as a store's root ("" or "prefix/").
+func rootIn(bucket, prefix string) (string, error) {
+	if err := validateBucket(bucket); err != nil {
+		return "", err
+	}
+	prefix = strings.Trim(prefix, "/")
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return "", fmt.Errorf("s3store: root prefix: %w", err)
+	}
+	if prefix == "" {
+		return "", nil
+	}
+	return prefix + "/", nil
 }
 
 func validateBucket(b string) error {
